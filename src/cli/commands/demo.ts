@@ -1,0 +1,69 @@
+import type { Argv, CommandModule } from 'yargs'
+import { ConfigError } from '../../errors.js'
+import { POLICY_IDS, type PolicyId } from '../../demo/agent.js'
+import { formatDemoHeader, formatDemoRun } from '../../demo/format-demo.js'
+import { DEFAULT_DEMO_CONFIG, runComparison, runDemo, type DemoComparison, type DemoConfig, type DemoRun, type DemoTransport } from '../../demo/run-demo.js'
+import { SCENARIO_IDS, type ScenarioId } from '../../demo/scenarios.js'
+import { writeFileAtomic } from '../../io/write-file-atomic.js'
+import { printLine } from '../output.js'
+import { demoTransportFor } from '../../demo/transports.js'
+import { VERSION } from '../../version.js'
+
+interface DemoArgs {
+  scenario: ScenarioId | 'all'
+  policy: PolicyId | 'all'
+  seed: number
+  probability: number
+  'max-calls': number
+  json: boolean
+  output?: string
+  'fail-on-contract': boolean
+  via: 'in-process'
+}
+
+export const demoCommand: CommandModule<object, DemoArgs> = {
+  command: 'demo',
+  describe: 'Run the shipping lab: an agent, a shipping service and a fault scenario',
+  builder: (yargs: Argv) =>
+    yargs
+      .option('scenario', { choices: [...SCENARIO_IDS, 'all'] as const, default: 'lost_ack' as const, describe: 'Fault scenario, or all six' })
+      .option('policy', { choices: [...POLICY_IDS, 'all'] as const, default: 'resilient' as const, describe: 'Recovery policy, or all three as a comparison' })
+      .option('seed', { type: 'number', default: DEFAULT_DEMO_CONFIG.seed, describe: 'Seed for fault decisions' })
+      .option('probability', { type: 'number', default: 1, describe: 'Probability of every scenario rule (0–1)' })
+      .option('max-calls', { type: 'number', default: 8, describe: 'Call budget (1–20)' })
+      .option('json', { type: 'boolean', default: false, describe: 'Print the full result as JSON' })
+      .option('output', { type: 'string', describe: 'Write the full result as JSON to this file (atomically)' })
+      .option('fail-on-contract', { type: 'boolean', default: false, describe: 'Exit 1 when any run fails its contract' })
+      .option('via', { choices: ['in-process'] as const, default: 'in-process' as const, describe: 'How the agent reaches the service' }) as unknown as Argv<DemoArgs>,
+  async handler(args) {
+    const scenarios = args.scenario === 'all' ? [...SCENARIO_IDS] : [args.scenario]
+    for (const [name, value] of [['seed', args.seed], ['max-calls', args['max-calls']]] as const) {
+      if (!Number.isInteger(value)) throw new ConfigError(`Failed to run the demo: --${name} must be an integer, got ${value}.`, { code: 'ERR_USAGE' })
+    }
+    const transport: DemoTransport = await demoTransportFor(args.via)
+    const results: Array<DemoRun | DemoComparison> = []
+    const lines: string[] = []
+    try {
+      for (const scenario of scenarios) {
+        const config: DemoConfig = { scenario, seed: args.seed, probability: args.probability, maxCalls: args['max-calls'] }
+        if (args.policy === 'all') {
+          const comparison = await runComparison(config, transport)
+          results.push(comparison)
+          lines.push(formatDemoHeader(scenario, args.seed), ...comparison.runs.flatMap(formatDemoRun))
+        } else {
+          const run = await runDemo(config, args.policy, transport)
+          results.push(run)
+          lines.push(formatDemoHeader(scenario, args.seed), ...formatDemoRun(run))
+        }
+      }
+    } finally {
+      await (transport as { close?: () => Promise<void> }).close?.()
+    }
+    const runs = results.flatMap((result) => ('runs' in result ? result.runs : [result]))
+    const document = results.length === 1 ? results[0] : { version: 1, kind: 'toolstorm.demo-suite', toolstorm: VERSION, runs }
+    if (args.output) await writeFileAtomic(args.output, JSON.stringify(document, null, 2) + '\n')
+    if (args.json) printLine(JSON.stringify(document, null, 2))
+    else for (const line of lines) printLine(line)
+    if (args['fail-on-contract'] && runs.some((run) => !run.contract.passed)) process.exitCode = 1
+  },
+}

@@ -1,0 +1,37 @@
+import type { Argv, CommandModule } from 'yargs'
+import { reportsFromDocument } from '../../engine/reports-from-document.js'
+import { summarizeReport } from '../../engine/summarize-report.js'
+import { readInputDocument } from '../../io/read-input-file.js'
+import { printLine } from '../output.js'
+
+interface InspectArgs {
+  file: string
+  json: boolean
+}
+
+export const inspectCommand: CommandModule<object, InspectArgs> = {
+  command: 'inspect <file>',
+  describe: 'Validate a report, demo result or comparison and summarise it',
+  builder: (yargs: Argv) =>
+    yargs
+      .positional('file', { type: 'string', demandOption: true, describe: 'Report, demo run or comparison (JSON)' })
+      .option('json', { type: 'boolean', default: false, describe: 'Print the summary as JSON' }) as unknown as Argv<InspectArgs>,
+  async handler(args) {
+    const reports = reportsFromDocument(await readInputDocument(args.file), args.file)
+    const summaries = reports.map(summarizeReport)
+    if (args.json) {
+      printLine(JSON.stringify(summaries.length === 1 ? summaries[0] : { runs: summaries }, null, 2))
+      return
+    }
+    for (const summary of summaries) {
+      printLine(`Valid report v1 (run ${summary.run}): ${summary.calls} calls, ${summary.effects} effects`)
+      const routes = Object.entries(summary.routes).map(([route, count]) => `${route} ${count}`)
+      if (routes.length) printLine(`  calls per route: ${routes.join(', ')}`)
+      for (const [name, c] of Object.entries(summary.coverage)) printLine(`  rule ${name}: eligible ${c.eligible}, selected ${c.selected}, triggered ${c.triggered}`)
+      const faults = Object.entries(summary.faults).map(([kind, count]) => `${kind} ${count}`)
+      printLine(`  faults injected: ${faults.length ? faults.join(', ') : 'none'}`)
+      if (summary.budgetRejections) printLine(`  refused by the call budget: ${summary.budgetRejections}`)
+      if (summary.duplicateEffects) printLine(`  duplicate effects: ${summary.duplicateEffects}`)
+    }
+  },
+}

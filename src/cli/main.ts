@@ -1,0 +1,42 @@
+/**
+ * The `toolstorm` command line: a thin shell. Each command parses its arguments and files, calls
+ * the library and prints. The error code decides the exit code (0 ok, 1 failed contract,
+ * 2 bad input).
+ */
+import yargs from 'yargs'
+import { hideBin } from 'yargs/helpers'
+import { VERSION } from '../version.js'
+import { checkCommand } from './commands/check.js'
+import { demoCommand } from './commands/demo.js'
+import { inspectCommand } from './commands/inspect.js'
+import { scenariosCommand } from './commands/scenarios.js'
+import { printError, reportError } from './output.js'
+
+export async function main(argv: string[] = hideBin(process.argv)): Promise<number> {
+  let usageError: string | null = null
+  try {
+    await yargs(argv)
+      .scriptName('toolstorm')
+      .usage('$0 <command> [options]\n\nBreak the HTTP calls of AI agents. Verify recovery.')
+      .command(demoCommand)
+      .command(scenariosCommand)
+      .command(inspectCommand)
+      .command(checkCommand)
+      .demandCommand(1, 'Choose a command.')
+      .strict()
+      .version(VERSION)
+      .help()
+      .fail((message, error) => {
+        if (error) throw error
+        usageError = message
+      })
+      .parseAsync()
+  } catch (error) {
+    return reportError(error)
+  }
+  if (usageError !== null) {
+    printError(`${usageError} Run "toolstorm --help" for usage.`)
+    return 2
+  }
+  return typeof process.exitCode === 'number' ? process.exitCode : 0
+}

@@ -1,0 +1,137 @@
+/**
+ * Run the shipping lab: one scenario × policy, or all three policies as a comparison.
+ * The agent, the service and the storm share one virtual clock, so timings are the reference's.
+ */
+import { createHash } from 'node:crypto'
+import { ConfigError } from '../errors.js'
+import { canonicalJson } from '../engine/canonical-json.js'
+import { VirtualClock, roundSeconds } from '../engine/clock.js'
+import { contract, type ContractResult } from '../engine/contracts/contract.js'
+import type { Report } from '../engine/schema/report.js'
+import { createStorm } from '../engine/storm.js'
+import { intercept } from '../interceptors/intercept.js'
+import { VERSION } from '../version.js'
+import { POLICY_IDS, runAgent, type PolicyId, type TaskOutcome } from './agent.js'
+import { ROUTES, SCENARIO_IDS, scenarioRules, type ScenarioId } from './scenarios.js'
+import { startShippingService } from './shipping-service.js'
+
+export interface DemoConfig {
+  readonly scenario: ScenarioId
+  readonly seed: number
+  readonly probability: number
+  readonly maxCalls: number
+}
+
+export interface DemoStats {
+  readonly calls: number
+  readonly effects: number
+  readonly faults: number
+  readonly elapsed: number
+}
+
+export interface DemoRun {
+  readonly scenario: ScenarioId
+  readonly policy: PolicyId
+  readonly seed: number
+  readonly config: DemoConfig
+  readonly outcome: TaskOutcome
+  readonly shipments: number
+  readonly report: Report
+  readonly contract: ContractResult
+  readonly stats: DemoStats
+  readonly digest: string
+}
+
+export interface DemoComparison {
+  readonly version: 1
+  readonly kind: 'toolstorm.comparison'
+  readonly toolstorm: string
+  readonly scenario: ScenarioId
+  readonly config: DemoConfig
+  readonly runs: DemoRun[]
+}
+
+export const DEFAULT_DEMO_CONFIG: DemoConfig = { scenario: 'lost_ack', seed: 42, probability: 1, maxCalls: 8 }
+
+/** Latency budget of every scenario, in virtual seconds. */
+export const LATENCY_BUDGET_SECONDS = 1.5
+
+/** Check a demo configuration, with the reference's messages. */
+export function validateDemoConfig(config: DemoConfig, policy?: string): void {
+  if (!SCENARIO_IDS.includes(config.scenario) || (policy !== undefined && !(POLICY_IDS as readonly string[]).includes(policy))) {
+    throw new ConfigError('Unknown demo scenario or policy')
+  }
+  if (!Number.isInteger(config.maxCalls) || config.maxCalls < 1 || config.maxCalls > 20) throw new ConfigError('Demo call budget must be between 1 and 20')
+  if (!Number.isFinite(config.probability) || config.probability < 0 || config.probability > 1) throw new ConfigError('Invalid fault rule: probability must be between 0 and 1')
+  if (!Number.isSafeInteger(config.seed)) throw new ConfigError('Seed must be an integer in the JavaScript-safe range')
+}
+
+/** How a run reaches the shipping service: in-process interception, or a proxy. */
+export interface DemoTransport {
+  run(config: DemoConfig, policy: PolicyId): Promise<{ outcome: TaskOutcome; report: Report; shipments: number; elapsed: number }>
+}
+
+/** In-process: MSW's interceptors route the agent's fetch calls through the storm. */
+export const inProcessTransport: DemoTransport = {
+  async run(config, policy) {
+    const clock = new VirtualClock()
+    const storm = createStorm({ seed: config.seed, routes: ROUTES, rules: scenarioRules(config.scenario, config.probability), maxCalls: config.maxCalls }, { clock })
+    const service = await startShippingService({
+      sleep: (seconds) => clock.sleep(seconds),
+      effect: async (name, key, call) => {
+        storm.effect(name, key, { call: call ?? null })
+      },
+    })
+    const interception = intercept(storm, { filter: (url) => url.origin === service.url })
+    try {
+      const outcome = await runAgent({ baseUrl: service.url, policy, sleep: (seconds) => clock.sleep(seconds) })
+      return { outcome, report: storm.report(), shipments: service.shipments.length, elapsed: clock.now() }
+    } finally {
+      interception.dispose()
+      await service.close()
+    }
+  },
+}
+
+/** The scenario's contract, with the reference's checks in the reference's order. */
+export function scenarioContract(scenario: ScenarioId, report: Report, maxCalls: number, outcome: TaskOutcome, shipments: number, elapsed: number): ContractResult {
+  const checks = contract(report).requireTriggered().noDuplicateEffects().atMostCalls(maxCalls)
+  if (scenario === 'rate_limit') checks.retryAfterRespected()
+  if (scenario === 'blackout') checks.check('Honest outcome', outcome.completed || shipments === 0, 'A stopped task never claims to have shipped')
+  else checks.check('Task completed', outcome.completed, outcome.completed ? 'Shipment confirmed' : 'No confirmed shipment')
+  checks.check('Latency budget', elapsed <= LATENCY_BUDGET_SECONDS + 1e-9, `${elapsed.toFixed(2)}s / ${LATENCY_BUDGET_SECONDS.toFixed(2)}s virtual time`)
+  return checks.toJSON()
+}
+
+/** SHA-256 of the report's canonical JSON: identifies bytes, not a signature. */
+export function reportDigest(report: Report): string {
+  return createHash('sha256').update(canonicalJson(report)).digest('hex')
+}
+
+/** Run one scenario with one policy. */
+export async function runDemo(config: DemoConfig, policy: PolicyId, transport: DemoTransport = inProcessTransport): Promise<DemoRun> {
+  validateDemoConfig(config, policy)
+  const { outcome, report, shipments, elapsed } = await transport.run(config, policy)
+  const seconds = roundSeconds(elapsed)
+  const faults = Object.values(report.coverage).reduce((sum, counts) => sum + counts.triggered, 0)
+  return {
+    scenario: config.scenario,
+    policy,
+    seed: config.seed,
+    config,
+    outcome,
+    shipments,
+    report,
+    contract: scenarioContract(config.scenario, report, config.maxCalls, outcome, shipments, seconds),
+    stats: { calls: report.calls.length, effects: report.effects.length, faults, elapsed: seconds },
+    digest: reportDigest(report),
+  }
+}
+
+/** Run all three policies on one scenario. */
+export async function runComparison(config: DemoConfig, transport: DemoTransport = inProcessTransport): Promise<DemoComparison> {
+  validateDemoConfig(config)
+  const runs: DemoRun[] = []
+  for (const policy of POLICY_IDS) runs.push(await runDemo(config, policy, transport))
+  return { version: 1, kind: 'toolstorm.comparison', toolstorm: VERSION, scenario: config.scenario, config, runs }
+}

@@ -1,0 +1,92 @@
+/**
+ * The shipping lab's six scenarios, with ToolStorm's rule names and its tool names as route names,
+ * so schedules are the reference's.
+ */
+import type { RuleInput } from '../engine/schema/rule.js'
+
+export const ROUTES = {
+  check_inventory: 'GET /inventory/:sku',
+  create_shipment: 'POST /shipments',
+} as const
+
+export interface Scenario {
+  readonly id: ScenarioId
+  readonly code: string
+  readonly category: string
+  readonly short: string
+  readonly title: string
+  readonly phase: string
+  readonly lesson: string
+  readonly rules: readonly RuleInput[]
+}
+
+export const SCENARIO_IDS = ['lost_ack', 'rate_limit', 'schema_drift', 'timeout', 'latency', 'blackout'] as const
+export type ScenarioId = (typeof SCENARIO_IDS)[number]
+
+export const SCENARIOS: Readonly<Record<ScenarioId, Scenario>> = {
+  lost_ack: {
+    id: 'lost_ack',
+    code: 'INC-001',
+    category: 'SIDE EFFECTS',
+    short: 'Lost acknowledgement',
+    title: 'Lost acknowledgement',
+    phase: 'After a write commits',
+    lesson: 'Retrying a write without an idempotency key duplicates the shipment.',
+    rules: [{ name: 'lost-receipt', route: 'create_shipment', kind: 'response_lost', calls: [1] }],
+  },
+  rate_limit: {
+    id: 'rate_limit',
+    code: 'INC-002',
+    category: 'RECOVERY',
+    short: 'Rate limit',
+    title: 'Rate-limited inventory reads',
+    phase: 'Before a read',
+    lesson: 'The caller must wait for the advertised Retry-After within its budget.',
+    rules: [{ name: 'inventory-busy', route: 'check_inventory', kind: 'rate_limit', calls: [1, 2], delay: 0.6 }],
+  },
+  schema_drift: {
+    id: 'schema_drift',
+    code: 'INC-003',
+    category: 'VALIDATION',
+    short: 'Malformed response',
+    title: 'Invalid inventory response',
+    phase: 'Instead of a valid response',
+    lesson: 'Truthy data is not a validated response.',
+    rules: [{ name: 'bad-inventory', route: 'check_inventory', kind: 'replace', calls: [1], replacement: { available: 'probably', warehouse: null } }],
+  },
+  timeout: {
+    id: 'timeout',
+    code: 'INC-004',
+    category: 'RECOVERY',
+    short: 'Read timeout',
+    title: 'Inventory read timeout',
+    phase: 'Before a read executes',
+    lesson: 'A bounded read retry can recover.',
+    rules: [{ name: 'slow-inventory', route: 'check_inventory', kind: 'timeout', calls: [1] }],
+  },
+  latency: {
+    id: 'latency',
+    code: 'INC-005',
+    category: 'LATENCY',
+    short: 'Slow dependency',
+    title: 'Slow inventory response',
+    phase: 'Before a read returns',
+    lesson: 'Correct results can still violate a latency contract.',
+    rules: [{ name: 'inventory-lag', route: 'check_inventory', kind: 'latency', calls: [1], delay: 1.4 }],
+  },
+  blackout: {
+    id: 'blackout',
+    code: 'INC-006',
+    category: 'TERMINATION',
+    short: 'Sustained outage',
+    title: 'Sustained inventory outage',
+    phase: 'On every inventory read',
+    lesson: 'Bounded, honest failure is the expected outcome.',
+    rules: [{ name: 'inventory-down', route: 'check_inventory', kind: 'unavailable' }],
+  },
+}
+
+/** The scenario's rules with every probability overridden. */
+export function scenarioRules(id: ScenarioId, probability: number): RuleInput[] {
+  return SCENARIOS[id].rules.map((rule) => ({ ...rule, probability }))
+}

@@ -1,0 +1,98 @@
+/**
+ * A chain of checks over a report. An empty contract does not pass: it establishes nothing.
+ *
+ * @example
+ * contract(storm.report()).requireTriggered().noDuplicateEffects().atMostCalls(2).assertValid()
+ */
+import { ContractFailedError } from '../../errors.js'
+import type { Report } from '../schema/report.js'
+import type { Check } from './check.js'
+import { CONTRACT_UNITS } from './registry.js'
+
+export type { Check } from './check.js'
+
+export interface ContractResult {
+  readonly passed: boolean
+  readonly checks: readonly Check[]
+}
+
+export class Contract {
+  readonly #report: Report
+  readonly #checks: Check[] = []
+
+  constructor(report: Report) {
+    this.#report = report
+  }
+
+  /** Each named rule (every rule when none is named) triggered at least once. */
+  requireTriggered(...names: string[]): this {
+    return this.#add(CONTRACT_UNITS.requireTriggered.check(this.#report, { names }))
+  }
+
+  /** No effect identity was committed twice. */
+  noDuplicateEffects(): this {
+    return this.#add(CONTRACT_UNITS.noDuplicateEffects.check(this.#report, {}))
+  }
+
+  /** At most `count` calls overall (refusals included) or on `route`. */
+  atMostCalls(count: number, options: { route?: string } = {}): this {
+    assertCount(count, 'Call limit')
+    return this.#add(CONTRACT_UNITS.atMostCalls.check(this.#report, { count, route: options.route }))
+  }
+
+  /** At most `count` effects named `name` (with `key`, when given). Fails closed on redacted effects. */
+  atMostEffects(name: string, count: number, options: { key?: string } = {}): this {
+    assertCount(count, 'Effect limit')
+    return this.#add(CONTRACT_UNITS.atMostEffects.check(this.#report, { name, count, key: options.key }))
+  }
+
+  /** No route was called again before the Retry-After it was given had passed. */
+  retryAfterRespected(): this {
+    return this.#add(CONTRACT_UNITS.retryAfterRespected.check(this.#report, {}))
+  }
+
+  /** A custom check; `detail` is shown as written (keep secrets out of it). */
+  check(name: string, passed: boolean, detail = ''): this {
+    if (typeof passed !== 'boolean') throw new TypeError('Failed to add a contract check: the condition must be a boolean.')
+    return this.#add([{ name, passed, detail }])
+  }
+
+  get checks(): readonly Check[] {
+    return this.#checks
+  }
+
+  /** True only with at least one check and every check passing. */
+  get passed(): boolean {
+    return this.#checks.length > 0 && this.#checks.every((check) => check.passed)
+  }
+
+  toJSON(): ContractResult {
+    return { passed: this.passed, checks: this.#checks.map((check) => ({ ...check })) }
+  }
+
+  /** Throw a `ContractFailedError` listing every failing check (or saying the contract is empty). */
+  assertValid(): void {
+    if (this.#checks.length === 0) {
+      throw new ContractFailedError('An empty contract cannot establish correctness. Add at least one check.', { code: 'ERR_CONTRACT_EMPTY' })
+    }
+    const failing = this.#checks.filter((check) => !check.passed)
+    if (failing.length > 0) {
+      const lines = failing.map((check) => `${check.name}: ${check.detail}`)
+      throw new ContractFailedError(`toolstorm contract failed\n${lines.join('\n')}`, { details: lines.join('\n') })
+    }
+  }
+
+  #add(checks: Check[]): this {
+    this.#checks.push(...checks)
+    return this
+  }
+}
+
+/** Start a contract over a report. */
+export function contract(report: Report): Contract {
+  return new Contract(report)
+}
+
+function assertCount(count: number, what: string): void {
+  if (!Number.isInteger(count) || count < 0) throw new RangeError(`Failed to add a contract check: ${what} must be a nonnegative integer.`)
+}

@@ -1,0 +1,8 @@
+/** Every contract unit, keyed by `type`. */
+import { atMostCalls } from './at-most-calls.js'
+import { atMostEffects } from './at-most-effects.js'
+import { noDuplicateEffects } from './no-duplicate-effects.js'
+import { requireTriggered } from './require-triggered.js'
+import { retryAfterRespected } from './retry-after-respected.js'
+
+export const CONTRACT_UNITS = { requireTriggered, noDuplicateEffects, atMostCalls, atMostEffects, retryAfterRespected } as const

@@ -1,0 +1,218 @@
+/**
+ * The one exchange flow both transports share. The transport supplies primitives (forward,
+ * respond, relay, reset); this file decides when each fault phase runs and records what the
+ * client really got.
+ */
+import { exchangeContext } from './exchange-context.js'
+import type { Exchange } from './exchange.js'
+import type { Effect, FaultContext, HeaderMap, ResponseView } from './faults/fault.js'
+import { readBodyDecoded, type BodySource } from './body.js'
+import { HEADER_CALL, HEADER_KEY, HEADER_RUN } from './storm.js'
+
+export interface UpstreamResponse {
+  readonly status: number
+  readonly headers: HeaderMap
+  /** The body as it arrives (still content-encoded). */
+  readonly body: BodySource
+}
+
+export interface ForwardOptions {
+  /** Headers to set on the forwarded request. */
+  readonly setHeaders: Readonly<Record<string, string>>
+  /** Headers to remove from the forwarded request (lowercase). */
+  readonly removeHeaders: readonly string[]
+}
+
+/** Primitives each transport implements; see `proxy/` and `interceptors/`. */
+export interface ExchangeTransport {
+  /** Aborts when the client goes away. */
+  readonly signal: AbortSignal
+  /** Send the request upstream; resolve when the response head arrives. */
+  forward(options: ForwardOptions): Promise<UpstreamResponse>
+  /** Answer the client with a complete response. Resolves when it was handed over. */
+  respond(response: { status: number; headers: Record<string, string>; body: Uint8Array | null }): Promise<void>
+  /** Stream the upstream response to the client. Resolves when the client got all of it. */
+  relay(response: UpstreamResponse): Promise<void>
+  /** Make the client see a connection reset. */
+  reset(): void
+}
+
+/** Refusal when the run's call budget is spent: a harness limit, not an injected fault. */
+export const BUDGET_REFUSAL_STATUS = 503
+
+/** The headers toolstorm reads from clients; never forwarded. */
+const CONTROL_HEADERS = [HEADER_KEY, HEADER_RUN]
+
+/** Hooks for recorders (cassettes) and model-call metadata; each is optional. */
+export interface ExchangeObserver {
+  onForwarded?(exchange: Exchange, upstream: UpstreamResponse): UpstreamResponse
+  onFinished?(exchange: Exchange): void
+}
+
+/** Run one exchange to its end. Never throws for transport failures: they are recorded. */
+export async function runExchange(exchange: Exchange, io: ExchangeTransport, observer?: ExchangeObserver): Promise<void> {
+  try {
+    await drive(exchange, io, observer)
+  } catch (error) {
+    if (io.signal.aborted) {
+      exchange.finish('cancelled', null, 'CLIENT_ABORTED')
+    } else {
+      exchange.finish('error', null, errorCode(error))
+      try {
+        io.reset()
+      } catch {
+        // The client is already gone.
+      }
+    }
+  } finally {
+    observer?.onFinished?.(exchange)
+  }
+}
+
+async function drive(exchange: Exchange, io: ExchangeTransport, observer: ExchangeObserver | undefined): Promise<void> {
+  if (exchange.refused) {
+    const body = new TextEncoder().encode(
+      JSON.stringify({ error: { type: 'call_budget_exhausted', code: 'ERR_CALL_BUDGET', message: '[toolstorm] The call budget of this run is exhausted; the request was not forwarded.' } }),
+    )
+    await io.respond({ status: BUDGET_REFUSAL_STATUS, headers: { 'content-type': 'application/json', 'x-toolstorm-refused': 'call-budget' }, body })
+    return
+  }
+
+  const fault = exchange.fault
+  const rule = exchange.rule
+  const baseContext = (): Omit<FaultContext, 'response'> => ({
+    rule: rule!,
+    seed: exchange.seed,
+    route: exchange.record!.route,
+    key: exchange.rawKey,
+    clock: exchange.clock,
+    signal: io.signal,
+    request: exchange.request,
+  })
+
+  if (fault && rule && fault.phase === 'before-upstream') {
+    const outcome = await fault.apply(baseContext())
+    if (outcome.injected) exchange.markInjected(outcome.retryAfter)
+    if (await carryOut(exchange, io, outcome.effect)) return
+  }
+
+  if (io.signal.aborted) {
+    exchange.finish('cancelled', null, 'CLIENT_ABORTED')
+    return
+  }
+
+  const removeHeaders = [...CONTROL_HEADERS]
+  const setHeaders: Record<string, string> = { [HEADER_CALL]: exchange.id }
+  // A fault that rewrites the body asks for it uncompressed.
+  if (fault?.needsBody) setHeaders['accept-encoding'] = 'identity'
+
+  let upstream: UpstreamResponse
+  try {
+    upstream = await exchangeContext.run({ exchangeId: exchange.id, stormId: exchange.id.split('-')[0] as string }, () =>
+      io.forward({ setHeaders, removeHeaders }),
+    )
+  } catch (error) {
+    if (io.signal.aborted) throw error
+    const code = errorCode(error)
+    const unreached = CONNECT_ERRORS.has(code)
+    if (!unreached) exchange.markExecuted()
+    const body = new TextEncoder().encode(
+      JSON.stringify({ error: { type: 'upstream_unreachable', code: 'ERR_UPSTREAM_UNREACHABLE', message: `[toolstorm] Failed to reach the upstream for "${exchange.request.method} ${exchange.record?.url}": ${code}.` } }),
+    )
+    await io.respond({ status: 502, headers: { 'content-type': 'application/json' }, body })
+    exchange.finish('response', 502, 'UPSTREAM_UNREACHABLE')
+    return
+  }
+  exchange.markExecuted()
+  exchange.markUpstreamStatus(upstream.status)
+  if (observer?.onForwarded) upstream = observer.onForwarded(exchange, upstream)
+  const advertised = retryAfterSeconds(upstream.status, upstream.headers)
+  if (advertised !== null) exchange.noteRetryAfter(advertised)
+
+  if (fault && rule && fault.phase !== 'before-upstream') {
+    let buffered: { bytes: Uint8Array; decoded: boolean } | null = null
+    const response: ResponseView = {
+      status: upstream.status,
+      headers: upstream.headers,
+      readBody: async () => {
+        buffered ??= await readBodyDecoded(upstream.body, upstream.headers)
+        return buffered.bytes
+      },
+    }
+    const outcome = await fault.apply({ ...baseContext(), response })
+    if (outcome.injected) exchange.markInjected(outcome.retryAfter)
+    if (outcome.effect.type !== 'pass') {
+      await carryOut(exchange, io, outcome.effect)
+      return
+    }
+    if (buffered !== null) {
+      // The body was read to decide; relay what was read.
+      const { bytes, decoded } = buffered as { bytes: Uint8Array; decoded: boolean }
+      const headers = flattenHeaders(upstream.headers, decoded ? ['content-encoding', 'content-length', 'transfer-encoding'] : ['content-length', 'transfer-encoding'])
+      await io.respond({ status: upstream.status, headers, body: bytes })
+      exchange.finish('response', upstream.status)
+      return
+    }
+  }
+
+  await io.relay(upstream)
+  exchange.finish('response', upstream.status)
+}
+
+/** Carry out a non-pass effect; returns whether the exchange is over. */
+async function carryOut(exchange: Exchange, io: ExchangeTransport, effect: Effect): Promise<boolean> {
+  switch (effect.type) {
+    case 'pass':
+      return false
+    case 'reset':
+      io.reset()
+      exchange.finish('reset', null, 'ECONNRESET')
+      return true
+    case 'respond':
+      await io.respond({ status: effect.status, headers: effect.headers, body: effect.body })
+      exchange.finish('response', effect.status)
+      return true
+  }
+}
+
+const CONNECT_ERRORS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'ECONNRESET_BEFORE_SEND'])
+
+/** A stable code for an error: its `code`, its cause's, or its name. */
+export function errorCode(error: unknown): string {
+  let current: unknown = error
+  for (let depth = 0; depth < 4 && current; depth++) {
+    const code = (current as { code?: unknown }).code
+    if (typeof code === 'string' && code !== 'UND_ERR_SOCKET') return code
+    current = (current as { cause?: unknown }).cause
+  }
+  const code = (error as { code?: unknown })?.code
+  if (typeof code === 'string') return code
+  return error instanceof Error ? error.name : 'UNKNOWN'
+}
+
+/** The retry delay an upstream advertised on a 429 or 503, in seconds. */
+export function retryAfterSeconds(status: number, headers: HeaderMap): number | null {
+  if (status !== 429 && status !== 503) return null
+  const ms = first(headers['retry-after-ms'])
+  if (ms !== undefined && /^\d+(\.\d+)?$/.test(ms.trim())) return Number(ms) / 1000
+  const value = first(headers['retry-after'])
+  if (value === undefined) return null
+  if (/^\d+(\.\d+)?$/.test(value.trim())) return Number(value)
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? null : Math.max(0, (date - Date.now()) / 1000)
+}
+
+function first(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value
+}
+
+/** Header map with single string values, minus `drop` (lowercase names). */
+export function flattenHeaders(headers: HeaderMap, drop: readonly string[] = []): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase()
+    if (value === undefined || drop.includes(lower)) continue
+    out[lower] = Array.isArray(value) ? (lower === 'set-cookie' ? value.join('\n') : value.join(', ')) : value
+  }
+  return out
+}

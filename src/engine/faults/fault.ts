@@ -1,0 +1,95 @@
+/**
+ * The pluggable fault unit. One kind per file, registered by its stable `type` in `registry.ts`.
+ *
+ * A fault declares its phase; the engine decides when each phase runs:
+ * - `before-upstream`: the upstream has not seen the request (timeout, rate limit, outage, reset,
+ *   replace, latency).
+ * - `after-commit`: the upstream received the request and answered; its work is done
+ *   (lost response).
+ * - `on-response`: the real upstream response is being relayed and can be changed
+ *   (schema drift).
+ * A fault never picks its calls (selection is in `rules/select.ts`) and never draws random
+ * numbers of its own: derived choices hash the seed (`decision.ts`).
+ */
+import type { z } from 'zod'
+import type { Clock } from '../clock.js'
+import type { BaseRule } from '../schema/rule-base.js'
+
+export type FaultPhase = 'before-upstream' | 'after-commit' | 'on-response'
+
+export type HeaderMap = Record<string, string | string[] | undefined>
+
+/** The request as the fault sees it (read-only). */
+export interface RequestView {
+  readonly method: string
+  readonly url: string
+  readonly headers: HeaderMap
+}
+
+/** The upstream response, for faults in the `after-commit` and `on-response` phases. */
+export interface ResponseView {
+  readonly status: number
+  readonly headers: HeaderMap
+  /** The whole (decoded) body. Reading it buffers; faults that do not need it must not call it. */
+  readBody(): Promise<Uint8Array>
+}
+
+export interface FaultContext<R extends BaseRule = BaseRule> {
+  readonly rule: R
+  readonly seed: number
+  readonly route: string
+  /** The raw (unredacted) invocation key. */
+  readonly key: string
+  readonly clock: Clock
+  /** Aborts when the client goes away. */
+  readonly signal: AbortSignal
+  readonly request: RequestView
+  readonly response?: ResponseView
+}
+
+/** What the transport must do. Plain data, carried out by `proxy/` and `interceptors/`. */
+export type Effect =
+  | {
+      readonly type: 'respond'
+      readonly status: number
+      readonly headers: Record<string, string>
+      readonly body: Uint8Array | null
+    }
+  /** The client sees a connection reset (a TCP RST on sockets). */
+  | { readonly type: 'reset' }
+  /** Carry on unchanged: forward the request, or relay the response as it is. */
+  | { readonly type: 'pass' }
+
+export interface FaultOutcome {
+  readonly effect: Effect
+  /** Whether the fault actually happened (counts as `triggered` in coverage). */
+  readonly injected: boolean
+  /** Advertised retry delay in seconds, when the effect tells the client when to retry. */
+  readonly retryAfter?: number
+}
+
+export interface Fault<K extends string = string, R extends BaseRule = BaseRule> {
+  /** The id used in rule files. Never renamed once released. */
+  readonly type: K
+  readonly phase: FaultPhase
+  /** Extra rule fields this kind accepts, merged into the rule schema. */
+  readonly params: z.ZodRawShape
+  /** Whether the fault needs the upstream body decoded (the forwarded request then asks for identity encoding). */
+  readonly needsBody?: boolean
+  /** One human phrase, used in logs, reports and errors. */
+  explain(rule: R): string
+  apply(ctx: FaultContext<R>): Promise<FaultOutcome>
+}
+
+/** Define a fault with its rule type inferred. */
+export function defineFault<K extends string, R extends BaseRule>(fault: Fault<K, R>): Fault<K, R> {
+  return fault
+}
+
+/** JSON bytes with the headers a JSON response needs. */
+export function jsonBody(value: unknown): { headers: Record<string, string>; body: Uint8Array } {
+  return {
+    headers: { 'content-type': 'application/json' },
+    body: new TextEncoder().encode(JSON.stringify(value)),
+  }
+}

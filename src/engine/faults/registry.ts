@@ -1,0 +1,36 @@
+/**
+ * Every fault kind, keyed by its stable `type`. Adding a kind is one file plus one line here.
+ */
+import type { Fault } from './fault.js'
+import { timeoutFault } from './timeout.js'
+import { rateLimitFault } from './rate-limit.js'
+import { unavailableFault } from './unavailable.js'
+import { replaceFault } from './replace.js'
+import { latencyFault } from './latency.js'
+import { responseLostFault } from './response-lost.js'
+import { schemaDriftFault } from './schema-drift.js'
+import { resetFault } from './reset.js'
+
+export const FAULTS = [
+  timeoutFault,
+  rateLimitFault,
+  unavailableFault,
+  replaceFault,
+  latencyFault,
+  responseLostFault,
+  schemaDriftFault,
+  resetFault,
+] as const
+
+export type FaultKind = (typeof FAULTS)[number]['type']
+
+export const FAULT_KINDS = FAULTS.map((fault) => fault.type) as unknown as readonly [FaultKind, ...FaultKind[]]
+
+const byKind = new Map<string, Fault<string, never>>(FAULTS.map((fault) => [fault.type, fault as unknown as Fault<string, never>]))
+
+/** The fault implementing `kind`. */
+export function faultFor(kind: string): Fault {
+  const fault = byKind.get(kind)
+  if (!fault) throw new RangeError(`Unknown fault kind "${kind}"`)
+  return fault as unknown as Fault
+}

@@ -1,0 +1,114 @@
+/**
+ * The redactor every sink goes through: cassettes on disk, reports, logs and the dashboard.
+ *
+ * It combines three detectors: secret *names* (JSON keys, headers, query and form fields,
+ * `name=value` in text), credential *shapes* (provider token formats, PEM keys, JWTs, URL
+ * userinfo) and the *literal* secrets a user declares. Encoded forms (percent-encoding,
+ * base64) are decoded and rescanned.
+ * @see /work/shared/reference/toolstorm-spec.md §5.5 for the behaviour ported from ToolStorm.
+ * @note Redaction is conservative filtering, not PII detection, and it is tuned to redact too
+ * much rather than too little. Redacted values compare equal in replay, because recording and
+ * replay run the same redactor.
+ */
+import { ConfigError } from '../../errors.js'
+import type { JsonValue } from '../canonical-json.js'
+import { redactCredentialShapes } from './credential-patterns.js'
+import { redactBase64Runs, redactPercentEncodedRuns } from './encoded-secrets.js'
+import { createLiteralScrubber } from './literal-secrets.js'
+import { redactBody } from './redact-body.js'
+import { redactJson } from './redact-json.js'
+import { redactUrl } from './redact-url.js'
+import { REDACTED } from './redacted-marker.js'
+import { createSecretNameMatcher } from './secret-names.js'
+import { redactSecretAssignments } from './secret-assignments.js'
+
+/** Extra secret names and literal secrets on top of the defaults. */
+export interface RedactorOptions {
+  /** Extra secret field/header/query names, matched after normalisation (`X-My-Key` = `x_my_key`). */
+  keys?: readonly string[]
+  /** Literal secret values, replaced wherever they occur (strings, keys, encoded forms). */
+  secrets?: readonly string[]
+}
+
+/** Scrubs secrets out of values before they reach any sink. */
+export interface Redactor {
+  /** Deep copy of a JSON value: values of secret-named keys (any depth, any type incl. objects/arrays) become REDACTED, the key stays; credential-shaped substrings and literal secrets inside every string value AND every object key are replaced by REDACTED. Numbers/bools untouched. Never mutates the input. Throws RedactionCollisionError if scrubbing makes two keys of one object identical. */
+  json(value: JsonValue): JsonValue
+  /** Free text: credential-shaped substrings and literals replaced. */
+  text(value: string): string
+  /** Header map (case of names preserved): secret headers' whole values become REDACTED (arrays keep their length), other values go through text(). */
+  headers(h: Record<string, string | string[] | undefined>): Record<string, string | string[]>
+  /** A URL (absolute or origin-form path+query): userinfo removed/replaced, secret-named query parameters get REDACTED values, other components are decoded, scanned and re-encoded. */
+  url(u: string): string
+  /** A body as text, given its content-type: JSON, form-urlencoded, SSE, NDJSON and multipart by structure, anything else as text(). An unchanged body is returned as is. */
+  body(text: string, contentType: string | undefined): string
+  /** Whether a field/header/query name is secret. */
+  isSecretName(name: string): boolean
+  /** True when text(x) !== x would hold, i.e. the value contains a credential shape or a literal secret. */
+  containsSecret(value: string): boolean
+}
+
+// Decoded runs are rescanned, and may hold encoded runs themselves (a base64 body carrying a
+// Basic header). Two levels cover that without letting crafted input recurse without end.
+const MAX_DECODE_DEPTH = 2
+
+// Header values that are URLs: a redirect can carry a token in its query.
+const URL_HEADERS = new Set(['location', 'content-location', 'referer'])
+
+function validateStrings(values: readonly string[] | undefined): readonly string[] {
+  if (values === undefined) return []
+  if (!Array.isArray(values) || values.some((value) => typeof value !== 'string' || value.length === 0)) {
+    throw new ConfigError('Failed to create a redactor: redaction keys and secrets must be nonempty strings.')
+  }
+  return values
+}
+
+/**
+ * Create a redactor with ToolStorm's default secret keys plus `options`.
+ * @example
+ * const redactor = createRedactor({ secrets: ['hunter2'] })
+ * redactor.text('login with hunter2') // 'login with [REDACTED]'
+ */
+export function createRedactor(options: RedactorOptions = {}): Redactor {
+  const keys = validateStrings(options.keys)
+  const secrets = validateStrings(options.secrets)
+  const isSecretName = createSecretNameMatcher(keys)
+  const scrubLiterals = createLiteralScrubber(secrets)
+
+  const scrub = (value: string, depth: number): string => {
+    let out = scrubLiterals(value)
+    out = redactSecretAssignments(out, isSecretName)
+    out = redactCredentialShapes(out)
+    if (depth < MAX_DECODE_DEPTH) {
+      const deeper = (decoded: string): string => scrub(decoded, depth + 1)
+      out = redactPercentEncodedRuns(out, deeper)
+      out = redactBase64Runs(out, deeper)
+    }
+    return out
+  }
+
+  const redactor: Redactor = {
+    json: (value) => redactJson(value, redactor).value,
+    text: (value) => scrub(value, 0),
+    headers: (h) => {
+      const out: Record<string, string | string[]> = {}
+      for (const [name, value] of Object.entries(h)) {
+        if (value === undefined) continue
+        const secret = isSecretName(name)
+        const asUrl = URL_HEADERS.has(name.toLowerCase())
+        const one = (v: string): string => (secret ? REDACTED : asUrl ? redactUrl(v, redactor) : scrub(v, 0))
+        // defineProperty keeps a `__proto__` header an own property.
+        Object.defineProperty(out, name, { value: Array.isArray(value) ? value.map(one) : one(value), enumerable: true, writable: true, configurable: true })
+      }
+      return out
+    },
+    url: (u) => redactUrl(u, redactor),
+    body: (text, contentType) => redactBody(text, contentType, redactor),
+    isSecretName,
+    containsSecret: (value) => scrub(value, 0) !== value,
+  }
+  return redactor
+}
+
+/** A redactor with the default secret names and no literal secrets. */
+export const defaultRedactor: Redactor = createRedactor()

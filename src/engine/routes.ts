@@ -1,0 +1,29 @@
+/**
+ * Routes are the tools. A request's route name is the first declared route it matches, else
+ * `METHOD /path` (no query, no origin). Ordinals count per route name.
+ */
+import { parseRoutePattern, routePatternMatches, type RoutePattern } from './route-pattern.js'
+
+export class RouteTable {
+  readonly #routes: Array<{ name: string; pattern: RoutePattern }>
+
+  constructor(routes: Readonly<Record<string, string>>) {
+    this.#routes = Object.entries(routes).map(([name, spec]) => {
+      const pattern = parseRoutePattern(spec)
+      if (typeof pattern === 'string') throw new RangeError(`Route "${name}": ${pattern}`)
+      return { name, pattern }
+    })
+  }
+
+  /** The route name for a request. */
+  resolve(method: string, url: URL): string {
+    for (const { name, pattern } of this.#routes) {
+      if (routePatternMatches(pattern, method, url.origin, url.pathname)) return name
+    }
+    return `${method.toUpperCase()} ${url.pathname}`
+  }
+
+  get names(): string[] {
+    return this.#routes.map((route) => route.name)
+  }
+}

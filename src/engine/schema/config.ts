@@ -1,0 +1,54 @@
+/**
+ * The rules file: `{version, seed, routes, rules, maxCalls, redact}`, in JSON or YAML.
+ * `version` defaults to 1, `seed` to 0, `routes` to none.
+ */
+import { z } from 'zod'
+import { ruleSchema, type Rule } from './rule.js'
+import { parseRoutePattern } from '../route-pattern.js'
+
+export const SEED_LIMIT = 2 ** 53 - 1
+export const MAX_RULES = 100
+/** Default and maximum number of calls recorded per run (further calls are refused). */
+export const DEFAULT_MAX_CALLS = 10_000
+export const MAX_MAX_CALLS = 100_000
+
+export const seedSchema = z
+  .int({ error: 'expected an integer seed within ±(2^53−1)' })
+  .min(-SEED_LIMIT, { error: 'expected an integer seed within ±(2^53−1)' })
+  .max(SEED_LIMIT, { error: 'expected an integer seed within ±(2^53−1)' })
+
+export const routeSpecSchema = z.string().superRefine((spec, ctx) => {
+  const parsed = parseRoutePattern(spec)
+  if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: parsed })
+})
+
+export const redactOptionsSchema = z.strictObject({
+  /** Extra secret field/header/query names. */
+  keys: z.array(z.string().min(1)).default([]),
+  /** Literal secret values to scrub wherever they appear. */
+  secrets: z.array(z.string().min(1)).default([]),
+})
+
+export const configSchema = z
+  .strictObject({
+    $schema: z.string().optional(),
+    version: z.literal(1, { error: 'expected version 1' }).default(1),
+    seed: seedSchema.default(0),
+    routes: z
+      .record(z.string().min(1, { error: 'expected a route name (1–200 characters)' }).max(200), routeSpecSchema)
+      .default({}),
+    rules: z.array(ruleSchema).max(MAX_RULES, { error: `expected at most ${MAX_RULES} rules` }).default([]),
+    maxCalls: z.int().min(1, { error: `expected an integer from 1 to ${MAX_MAX_CALLS}` }).max(MAX_MAX_CALLS, { error: `expected an integer from 1 to ${MAX_MAX_CALLS}` }).default(DEFAULT_MAX_CALLS),
+    redact: redactOptionsSchema.default({ keys: [], secrets: [] }),
+  })
+  .superRefine((config, ctx) => {
+    const seen = new Map<string, number>()
+    config.rules.forEach((rule, index) => {
+      const first = seen.get(rule.name)
+      if (first !== undefined) ctx.addIssue({ code: 'custom', path: ['rules', index, 'name'], message: `expected a unique rule name ("${rule.name}" is also rules[${first}])` })
+      else seen.set(rule.name, index)
+    })
+  })
+
+export type StormConfig = Omit<z.output<typeof configSchema>, 'rules'> & { rules: Rule[] }
+export type StormConfigInput = z.input<typeof configSchema>

@@ -1,0 +1,23 @@
+/**
+ * Turn zod issues into lines that name the field and what was expected:
+ * `$.rules[1].kind: expected "kind" to be one of "timeout", …`.
+ */
+import type { z } from 'zod'
+import { formatJsonPath } from '../strict-json.js'
+
+export function formatIssues(error: z.ZodError, limit = 10): string[] {
+  const lines: string[] = []
+  for (const issue of error.issues.slice(0, limit)) lines.push(`${formatJsonPath(issue.path)}: ${describeIssue(issue)}`)
+  if (error.issues.length > limit) lines.push(`… and ${error.issues.length - limit} more`)
+  return lines
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')} (check the spelling; see docs/rules.md)`
+  if (issue.code === 'invalid_type' && issue.input === undefined) return `missing; ${lowerFirst(issue.message.replace(/^Invalid input: /, ''))}`
+  return lowerFirst(issue.message.replace(/^Invalid input: /, ''))
+}
+
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1)
+}

@@ -1,0 +1,90 @@
+/**
+ * The report: versioned JSON evidence of one run. Coverage and contracts are pure functions of it.
+ */
+import { z } from 'zod'
+import { FAULT_KINDS } from '../faults/registry.js'
+import { ruleSchema } from './rule.js'
+import { seedSchema } from './config.js'
+
+export const REPORT_KIND = 'toolstorm.report'
+
+const seconds = z.number().min(0)
+const counter = z.int().min(0)
+
+export const coverageCountsSchema = z.strictObject({ eligible: counter, selected: counter, triggered: counter })
+
+export const modelCallSchema = z.strictObject({
+  provider: z.enum(['openai', 'anthropic']),
+  api: z.string(),
+  model: z.string().nullable(),
+  inputTokens: z.int().min(0).nullable(),
+  outputTokens: z.int().min(0).nullable(),
+  streamed: z.boolean(),
+})
+
+export const callSchema = z.strictObject({
+  id: z.int().min(1),
+  route: z.string().min(1),
+  ordinal: z.int().min(1),
+  /** The invocation key after redaction (`#<ordinal>` unless the client sent `x-toolstorm-key`). */
+  key: z.string().min(1),
+  /** The call whose upstream made this request (it carried that call's `x-toolstorm-call`). */
+  parent: z.int().min(1).nullable(),
+  method: z.string().min(1),
+  /** The request URL, redacted. */
+  url: z.string(),
+  started: seconds,
+  /** Seconds from start to the end of the exchange; null while running. */
+  elapsed: seconds.nullable(),
+  /** How the exchange ended for the client. */
+  outcome: z.enum(['response', 'reset', 'error', 'cancelled', 'running']),
+  /** The HTTP status the client received; null when it received none. */
+  status: z.int().min(100).max(599).nullable(),
+  /** Whether the upstream received the request. */
+  executed: z.boolean(),
+  /** The upstream's own status, also when the client never saw it (a lost response). */
+  upstreamStatus: z.int().min(100).max(599).nullable(),
+  fault: z.string().nullable(),
+  kind: z.enum(FAULT_KINDS).nullable(),
+  phase: z.enum(['before-upstream', 'after-commit', 'on-response']).nullable(),
+  injected: z.boolean(),
+  /** Seconds the client was told to wait (`retry-after-ms` or `Retry-After`), injected or real. */
+  retryAfter: seconds.nullable(),
+  /** A stable code for transport failures (`ECONNRESET`, `UPSTREAM_UNREACHABLE`, `CLIENT_ABORTED`). */
+  error: z.string().nullable(),
+  model: modelCallSchema.nullable().optional(),
+  /** Where an injected stream fault cut the stream (events or bytes delivered). */
+  cut: z.strictObject({ events: z.int().min(0).nullable(), bytes: z.int().min(0) }).nullable().optional(),
+})
+
+export const effectSchema = z.strictObject({
+  name: z.string().min(1),
+  key: z.string().min(1),
+  call: z.int().min(1),
+  at: seconds,
+  /** Per-run identity of the raw (name, key) pair, in first-seen order. */
+  identity: z.int().min(1),
+  redacted: z.boolean(),
+})
+
+export const reportSchema = z.strictObject({
+  version: z.literal(1, { error: 'expected report version 1' }),
+  kind: z.literal(REPORT_KIND),
+  toolstorm: z.string(),
+  run: z.string().min(1),
+  seed: seedSchema,
+  clock: z.string(),
+  maxCalls: z.int().min(1),
+  routes: z.record(z.string(), z.string()),
+  rules: z.array(ruleSchema).max(100),
+  coverage: z.record(z.string(), coverageCountsSchema),
+  calls: z.array(callSchema).max(100_000),
+  effects: z.array(effectSchema).max(10_000),
+  budgetRejections: counter,
+})
+
+export type Report = z.infer<typeof reportSchema>
+export type CallRecord = z.infer<typeof callSchema>
+export type EffectRecord = z.infer<typeof effectSchema>
+export type CoverageCounts = z.infer<typeof coverageCountsSchema>
+export type ModelCall = z.infer<typeof modelCallSchema>

@@ -1,0 +1,291 @@
+/**
+ * The storm: rules, seed, routes and clock, plus one `Run` per run id. Transports call
+ * `begin()` for every request and carry out what the exchange flow decides.
+ *
+ * @example
+ * const storm = createStorm({ seed: 42, rules: [{ name: 'lost-ack', route: 'POST /ship', kind: 'response_lost', calls: [1] }] })
+ */
+import { randomBytes } from 'node:crypto'
+import { ConfigError, EffectError, ToolstormError } from '../errors.js'
+import { RealClock, roundSeconds, type Clock } from './clock.js'
+import { channels } from './evidence/channels.js'
+import { Exchange } from './exchange.js'
+import { exchangeContext } from './exchange-context.js'
+import { faultFor } from './faults/registry.js'
+import type { HeaderMap } from './faults/fault.js'
+import { createRedactor, type Redactor } from './redact/index.js'
+import { RouteTable } from './routes.js'
+import { Run } from './run.js'
+import { selectRule } from './rules/select.js'
+import { configSchema, type StormConfig, type StormConfigInput } from './schema/config.js'
+import { formatIssues } from './schema/format-issues.js'
+import type { EffectRecord, Report } from './schema/report.js'
+import { REPORT_KIND } from './schema/report.js'
+import type { Rule } from './schema/rule.js'
+import { VERSION } from '../version.js'
+
+/** Request headers toolstorm reads. They are stripped before forwarding (except `x-toolstorm-call`, which it sets). */
+export const HEADER_KEY = 'x-toolstorm-key'
+export const HEADER_RUN = 'x-toolstorm-run'
+export const HEADER_CALL = 'x-toolstorm-call'
+
+export const DEFAULT_RUN = 'default'
+const MAX_RUNS = 1000
+const MAX_EFFECTS = 10_000
+
+export interface StormOptions {
+  /** Defaults to real time. Use a `VirtualClock` for deterministic timings. */
+  clock?: Clock
+  /** Where the config came from, for error messages. */
+  source?: string
+}
+
+export interface BeginRequest {
+  readonly method: string
+  /** The absolute URL the request goes to. */
+  readonly url: URL
+  readonly headers: HeaderMap
+  /** Overrides the `x-toolstorm-run` header. */
+  readonly run?: string
+}
+
+/** Parse a config, throwing a `ConfigError` that names the source, the field and what was expected. */
+export function parseConfig(input: unknown, source = 'config'): StormConfig {
+  const result = configSchema.safeParse(input)
+  if (!result.success) {
+    const lines = formatIssues(result.error)
+    throw new ConfigError(`Failed to load rules from ${source}: ${lines[0]}${lines.length > 1 ? ` (and ${lines.length - 1} more)` : ''}. See docs/rules.md.`, {
+      details: lines.join('\n'),
+    })
+  }
+  return result.data as StormConfig
+}
+
+/** Create a storm from a config object (validated). */
+export function createStorm(config: StormConfigInput | StormConfig = {}, options: StormOptions = {}): Storm {
+  return new Storm(parseConfig(config, options.source), options)
+}
+
+function headerValue(headers: HeaderMap, name: string): string | undefined {
+  const value = headers[name]
+  if (Array.isArray(value)) return value[0]
+  return value
+}
+
+export class Storm {
+  readonly clock: Clock
+  /** Distinguishes this storm's exchange ids from another process's. */
+  readonly nonce: string
+  #config: StormConfig
+  #routes: RouteTable
+  #redactor: Redactor
+  readonly #runs = new Map<string, Run>()
+  readonly #exchanges = new Map<string, Exchange>()
+  #seq = 0
+
+  constructor(config: StormConfig, options: StormOptions = {}) {
+    this.clock = options.clock ?? new RealClock()
+    this.nonce = randomBytes(4).toString('hex')
+    this.#config = config
+    this.#routes = new RouteTable(config.routes)
+    this.#redactor = createRedactor(config.redact)
+  }
+
+  get config(): StormConfig {
+    return this.#config
+  }
+
+  get seed(): number {
+    return this.#config.seed
+  }
+
+  get rules(): readonly Rule[] {
+    return this.#config.rules
+  }
+
+  get redactor(): Redactor {
+    return this.#redactor
+  }
+
+  /** Replace the rules (and routes, seed, limits) live. In-flight exchanges keep the rule they selected. */
+  setConfig(config: StormConfig): void {
+    this.#config = config
+    this.#routes = new RouteTable(config.routes)
+    this.#redactor = createRedactor(config.redact)
+    for (const run of this.#runs.values()) {
+      run.syncRules(config.rules)
+      if (channels.runReset.hasSubscribers) channels.runReset.publish({ run: run.id })
+    }
+  }
+
+  /** The run with this id, created on first use. */
+  run(id: string = DEFAULT_RUN): Run {
+    let run = this.#runs.get(id)
+    if (!run) {
+      if (this.#runs.size >= MAX_RUNS) this.#evictOldestRun()
+      run = new Run(id, this.clock.now(), this.#config.rules)
+      this.#runs.set(id, run)
+    }
+    return run
+  }
+
+  /** Ids of the runs seen so far. */
+  runIds(): string[] {
+    return [...this.#runs.keys()]
+  }
+
+  hasRun(id: string): boolean {
+    return this.#runs.has(id)
+  }
+
+  /** Forget a run (or every run): ordinals, calls, effects and coverage start again. */
+  reset(id?: string): void {
+    const ids = id === undefined ? [...this.#runs.keys()] : [id]
+    for (const runId of ids) {
+      const run = this.#runs.get(runId)
+      if (!run) continue
+      for (const exchangeId of run.exchangeIds) this.#exchanges.delete(exchangeId)
+      this.#runs.delete(runId)
+      if (channels.runReset.hasSubscribers) channels.runReset.publish({ run: runId })
+    }
+  }
+
+  #evictOldestRun(): void {
+    const oldest = this.#runs.keys().next().value
+    if (oldest !== undefined) this.reset(oldest)
+  }
+
+  /** The route name for a request. */
+  routeOf(method: string, url: URL): string {
+    return this.#routes.resolve(method, url)
+  }
+
+  /** Start an exchange: budget, route, ordinal, key and rule selection, under one synchronous step. */
+  begin(request: BeginRequest): Exchange {
+    const runId = request.run ?? headerValue(request.headers, HEADER_RUN) ?? DEFAULT_RUN
+    const run = this.run(runId)
+    const id = `${this.nonce}-${++this.#seq}`
+    const view = { method: request.method.toUpperCase(), url: request.url.href, headers: request.headers }
+    const common = { id, run, request: view, url: request.url, seed: this.#config.seed, clock: this.clock }
+    if (run.calls.length >= this.#config.maxCalls) {
+      run.budgetRejections++
+      return new Exchange({ ...common, record: null, rule: null, fault: null, rawKey: '' })
+    }
+    const route = this.#routes.resolve(view.method, request.url)
+    const { ordinal, key } = run.reserve(route, headerValue(request.headers, HEADER_KEY) || undefined)
+    const rule = selectRule(this.#config.rules, run.coverage, this.#config.seed, route, ordinal, key)
+    const parentId = headerValue(request.headers, HEADER_CALL)
+    const parent = parentId ? this.#exchanges.get(parentId) : undefined
+    const record = {
+      id: run.calls.length + 1,
+      route,
+      ordinal,
+      key: this.#redactor.text(key),
+      parent: parent && parent.run === run && parent.record && !parent.finished ? parent.record.id : null,
+      method: view.method,
+      url: this.#redactor.url(request.url.href),
+      started: roundSeconds(this.clock.now() - run.start),
+      elapsed: null,
+      outcome: 'running' as const,
+      status: null,
+      executed: false,
+      upstreamStatus: null,
+      fault: rule?.name ?? null,
+      kind: rule?.kind ?? null,
+      phase: rule ? faultFor(rule.kind).phase : null,
+      injected: false,
+      retryAfter: null,
+      error: null,
+    }
+    run.calls.push(record)
+    run.exchangeIds.push(id)
+    const exchange = new Exchange({ ...common, record, rule, fault: rule ? faultFor(rule.kind) : null, rawKey: key })
+    this.#exchanges.set(id, exchange)
+    if (channels.exchangeStart.hasSubscribers) channels.exchangeStart.publish({ run: run.id, exchangeId: id, call: record })
+    return exchange
+  }
+
+  /** The exchange with this `x-toolstorm-call` id, if it belongs to this storm. */
+  exchange(id: string): Exchange | undefined {
+    return this.#exchanges.get(id)
+  }
+
+  /**
+   * Record that the tool side committed the logical effect `(name, key)`.
+   * Inside an in-process tool handler the exchange is found from the async context; otherwise
+   * pass the `x-toolstorm-call` value the request carried (or the request's headers).
+   * Identity is computed on the raw values; only redacted values are stored.
+   */
+  effect(name: string, key: string, options: { call?: string | HeaderMap | null } = {}): EffectRecord {
+    if (typeof name !== 'string' || typeof key !== 'string' || name.length < 1 || name.length > 200 || key.length < 1 || key.length > 200) {
+      throw new EffectError('ERR_EFFECT_INVALID', 'Failed to record an effect: name and key must be strings of 1–200 characters.')
+    }
+    const callId = this.#callIdFrom(options.call)
+    if (!callId) {
+      throw new EffectError(
+        'ERR_EFFECT_INVALID',
+        'Failed to record an effect: no exchange is active here. Call effect() inside a tool handler, or pass the request\'s x-toolstorm-call header as { call }.',
+      )
+    }
+    const exchange = this.#exchanges.get(callId)
+    if (!exchange || !exchange.record) {
+      throw new EffectError('ERR_EFFECT_INVALID', `Failed to record an effect: no exchange "${callId.slice(0, 64)}" in this storm. Was the run reset, or did the request bypass toolstorm?`)
+    }
+    const run = exchange.run
+    if (run.effects.length >= MAX_EFFECTS) throw new EffectError('ERR_EFFECT_LIMIT', `Failed to record an effect: the run already holds ${MAX_EFFECTS} effects.`)
+    const safeName = this.#redactor.text(name)
+    const safeKey = this.#redactor.text(key)
+    const effect: EffectRecord = {
+      name: safeName,
+      key: safeKey,
+      call: exchange.record.id,
+      at: roundSeconds(this.clock.now() - run.start),
+      identity: run.identityOf(name, key),
+      redacted: safeName !== name || safeKey !== key,
+    }
+    run.effects.push(effect)
+    if (channels.commitReported.hasSubscribers) channels.commitReported.publish({ run: run.id, exchangeId: exchange.id, effect })
+    return effect
+  }
+
+  #callIdFrom(call: string | HeaderMap | null | undefined): string | undefined {
+    if (typeof call === 'string') return call
+    if (call && typeof call === 'object') {
+      const value = call[HEADER_CALL]
+      return Array.isArray(value) ? value[0] : value
+    }
+    const active = exchangeContext.getStore()
+    return active && active.stormId === this.nonce ? active.exchangeId : undefined
+  }
+
+  /** A detached snapshot of one run as a versioned report. */
+  report(id: string = DEFAULT_RUN): Report {
+    const run = this.#runs.get(id) ?? new Run(id, this.clock.now(), this.#config.rules)
+    const rules = this.#config.rules.map((rule) => redactRule(rule, this.#redactor))
+    return structuredClone({
+      version: 1 as const,
+      kind: REPORT_KIND,
+      toolstorm: VERSION,
+      run: run.id,
+      seed: this.#config.seed,
+      clock: this.clock.kind,
+      maxCalls: this.#config.maxCalls,
+      routes: { ...this.#config.routes },
+      rules,
+      coverage: Object.fromEntries(run.coverage),
+      calls: run.calls,
+      effects: run.effects,
+      budgetRejections: run.budgetRejections,
+    }) as Report
+  }
+}
+
+function redactRule(rule: Rule, redactor: Redactor): Rule {
+  const copy: Record<string, unknown> = { ...rule }
+  if (rule.replacement !== null) copy.replacement = redactor.json(rule.replacement)
+  if (typeof copy.body === 'string') copy.body = redactor.text(copy.body)
+  if (copy.headers && typeof copy.headers === 'object') copy.headers = redactor.headers(copy.headers as Record<string, string>)
+  return copy as Rule
+}
+
+export { ToolstormError }

@@ -1,0 +1,117 @@
+/**
+ * Every error toolstorm raises on purpose, with a stable `code`.
+ *
+ * Injected faults are never errors of this kind: they are effects the transport carries out.
+ * One table maps each code to its CLI exit code and its admin-API HTTP status.
+ * @see docs/errors.md for the list users read.
+ */
+
+export const ERROR_CODES = {
+  ERR_USAGE: { exit: 2, status: 400, summary: 'The command line is not valid.' },
+  ERR_CONFIG_INVALID: { exit: 2, status: 400, summary: 'A rules file, rule or option does not match its schema.' },
+  ERR_FILE_UNREADABLE: { exit: 2, status: 400, summary: 'A file could not be read (missing, a directory, or no permission).' },
+  ERR_JSON_INVALID: { exit: 2, status: 400, summary: 'A file is not valid UTF-8 JSON/YAML, or is nested too deeply.' },
+  ERR_INPUT_TOO_LARGE: { exit: 2, status: 413, summary: 'A file or document exceeds its size limit.' },
+  ERR_REPORT_INVALID: { exit: 2, status: 400, summary: 'A report or comparison does not match the report schema or is inconsistent.' },
+  ERR_CASSETTE_INVALID: { exit: 2, status: 400, summary: 'A cassette does not match the cassette schema or is inconsistent.' },
+  ERR_CASSETTE_MISMATCH: { exit: 1, status: 409, summary: 'Strict replay received a request that differs from the recorded one.' },
+  ERR_CASSETTE_EXTRA: { exit: 1, status: 409, summary: 'Strict replay received more requests than were recorded.' },
+  ERR_CASSETTE_UNUSED: { exit: 1, status: 409, summary: 'Strict replay ended with recorded exchanges that were never requested.' },
+  ERR_CONTRACT_FAILED: { exit: 1, status: 409, summary: 'A contract check failed.' },
+  ERR_CONTRACT_EMPTY: { exit: 1, status: 409, summary: 'A contract with no checks cannot establish correctness.' },
+  ERR_EFFECT_INVALID: { exit: 2, status: 400, summary: 'An effect report is malformed or refers to no known exchange.' },
+  ERR_EFFECT_LIMIT: { exit: 2, status: 429, summary: 'The effect trace limit (10,000 per run) was reached.' },
+  ERR_UPSTREAM_UNREACHABLE: { exit: 2, status: 502, summary: 'The upstream could not be reached or failed before answering.' },
+  ERR_ADMIN_UNAUTHORIZED: { exit: 2, status: 401, summary: 'An admin request carried no valid bearer token.' },
+  ERR_ADMIN_FORBIDDEN: { exit: 2, status: 403, summary: 'An admin request came with a Host or Origin that is not allowed.' },
+  ERR_ADMIN_NOT_FOUND: { exit: 2, status: 404, summary: 'No such admin endpoint or run.' },
+  ERR_STATE: { exit: 2, status: 409, summary: 'An API was used in the wrong lifecycle state.' },
+  ERR_INTERNAL: { exit: 3, status: 500, summary: 'A bug in toolstorm. Please report it.' },
+} as const satisfies Record<string, { exit: number; status: number; summary: string }>
+
+export type ErrorCode = keyof typeof ERROR_CODES
+
+const kToolstormError = Symbol.for('toolstorm.error')
+
+/** Base of every error toolstorm raises on purpose. */
+export class ToolstormError extends Error {
+  readonly code: ErrorCode
+  /** Extra, already-redacted detail that callers may print (a field path, a table). */
+  readonly details?: string
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; details?: string }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause })
+    this.code = code
+    if (options?.details !== undefined) this.details = options.details
+  }
+
+  override get name(): string {
+    return this.constructor.name
+  }
+
+  get exitCode(): number {
+    return ERROR_CODES[this.code].exit
+  }
+
+  get httpStatus(): number {
+    return ERROR_CODES[this.code].status
+  }
+
+  /** Stays true across duplicate copies of the package (as undici does with its errors). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // Subclasses keep the ordinary prototype check; only the base class matches by brand.
+    if (this !== ToolstormError) return Function.prototype[Symbol.hasInstance].call(this, value)
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[kToolstormError] === true
+  }
+
+  get [kToolstormError](): boolean {
+    return true
+  }
+}
+
+/** A rules file, rule, option or other configuration does not match its schema. */
+export class ConfigError extends ToolstormError {
+  constructor(message: string, options?: { cause?: unknown; details?: string; code?: ErrorCode }) {
+    super(options?.code ?? 'ERR_CONFIG_INVALID', message, options)
+  }
+}
+
+/** A report, comparison or evidence file is invalid. */
+export class ReportError extends ToolstormError {
+  constructor(message: string, options?: { cause?: unknown; details?: string; code?: ErrorCode }) {
+    super(options?.code ?? 'ERR_REPORT_INVALID', message, options)
+  }
+}
+
+/** A contract failed; `details` lists every failing check. */
+export class ContractFailedError extends ToolstormError {
+  constructor(message: string, options?: { details?: string; code?: ErrorCode }) {
+    super(options?.code ?? 'ERR_CONTRACT_FAILED', message, options)
+  }
+}
+
+/** A cassette is invalid, or strict replay diverged from it. */
+export class CassetteError extends ToolstormError {}
+
+/** An effect report was refused. */
+export class EffectError extends ToolstormError {}
+
+/** The upstream could not be reached. */
+export class UpstreamError extends ToolstormError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ERR_UPSTREAM_UNREACHABLE', message, options)
+  }
+}
+
+/** The admin API refused a request. */
+export class AdminApiError extends ToolstormError {}
+
+/** An API was used in the wrong lifecycle state (for example `effect()` outside an exchange). */
+export class StateError extends ToolstormError {
+  constructor(message: string) {
+    super('ERR_STATE', message)
+  }
+}
+
+/** Prefix for every message toolstorm prints. */
+export const MESSAGE_PREFIX = '[toolstorm]'

@@ -1,0 +1,56 @@
+/**
+ * toolstorm: break the HTTP calls of AI agents, then check what was really committed.
+ * @see ../README.md
+ */
+
+/* Storm and configuration */
+export { createStorm, parseConfig, Storm, HEADER_CALL, HEADER_KEY, HEADER_RUN, DEFAULT_RUN } from './engine/storm.js'
+export type { StormOptions, BeginRequest } from './engine/storm.js'
+export { configSchema, DEFAULT_MAX_CALLS } from './engine/schema/config.js'
+export type { StormConfig, StormConfigInput } from './engine/schema/config.js'
+export { ruleSchema, commonRuleSchema } from './engine/schema/rule.js'
+export type { Rule, RuleInput } from './engine/schema/rule.js'
+export { FAULT_KINDS, faultFor } from './engine/faults/registry.js'
+export type { FaultKind } from './engine/faults/registry.js'
+export type { Fault, FaultPhase, FaultContext, Effect, FaultOutcome } from './engine/faults/fault.js'
+
+/* Decisions, clocks */
+export { decide, drawValue, drawFires } from './engine/decision.js'
+export { RealClock, VirtualClock } from './engine/clock.js'
+export type { Clock } from './engine/clock.js'
+
+/* Evidence, reports, contracts */
+export { reportSchema, REPORT_KIND } from './engine/schema/report.js'
+export type { Report, CallRecord, EffectRecord, CoverageCounts } from './engine/schema/report.js'
+export { validateReport } from './engine/validate-report.js'
+export { reportsFromDocument } from './engine/reports-from-document.js'
+export { summarizeReport } from './engine/summarize-report.js'
+export { Contract, contract } from './engine/contracts/contract.js'
+export type { Check, ContractResult } from './engine/contracts/contract.js'
+export { channels } from './engine/evidence/channels.js'
+export type { ExchangeEvent, EffectEvent, RunEvent } from './engine/evidence/channels.js'
+
+/* Redaction */
+export { createRedactor, defaultRedactor, REDACTED } from './engine/redact/index.js'
+export type { Redactor, RedactorOptions } from './engine/redact/index.js'
+
+/* Errors */
+export {
+  ToolstormError,
+  ConfigError,
+  ReportError,
+  ContractFailedError,
+  CassetteError,
+  EffectError,
+  UpstreamError,
+  AdminApiError,
+  StateError,
+  ERROR_CODES,
+} from './errors.js'
+export type { ErrorCode } from './errors.js'
+
+/* Files */
+export { loadConfigFile } from './io/load-config-file.js'
+export { writeFileAtomic } from './io/write-file-atomic.js'
+
+export { VERSION } from './version.js'

@@ -1,0 +1,96 @@
+/**
+ * In-process interception: every request made with global `fetch` or `node:http` in this process
+ * runs through a storm, exactly as it would through the proxy.
+ *
+ * @example
+ * const storm = createStorm({ rules: [{ name: 'busy', route: 'GET /inventory/*', kind: 'rate_limit', delay: 1 }] })
+ * using interception = intercept(storm)
+ * await fetch('http://127.0.0.1:4000/inventory/sku-1') // 429
+ *
+ * @note `node:http` is intercepted through its CommonJS module object: code must use the default
+ * import (`import http from 'node:http'`); `import * as http` namespaces are not patched.
+ */
+import { BatchInterceptor } from '@mswjs/interceptors'
+import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest'
+import { FetchInterceptor } from '@mswjs/interceptors/fetch'
+import type { Dispatcher } from 'undici'
+import { StateError } from '../errors.js'
+import { runExchange } from '../engine/exchange-flow.js'
+import type { Storm } from '../engine/storm.js'
+import { createInterceptorTransport } from './interceptor-transport.js'
+
+export interface InterceptOptions {
+  /** Which requests the storm handles; the rest pass through untouched. Default: all. */
+  filter?: (url: URL, method: string) => boolean
+  /** undici dispatcher used to forward (default: undici's global dispatcher). */
+  dispatcher?: Dispatcher
+}
+
+export type InterceptionState = 'active' | 'disposed'
+
+/** A live interception. Dispose it (or use `using`) to restore the network. */
+export interface Interception {
+  readonly storm: Storm
+  readonly readyState: InterceptionState
+  dispose(): void
+  [Symbol.dispose](): void
+}
+
+interface Entry {
+  storm: Storm
+  options: InterceptOptions
+}
+
+// The interceptors patch process-wide globals, so one interceptor serves every interception;
+// the most recent active one handles requests.
+const stack: Entry[] = []
+let interceptor: BatchInterceptor<[ClientRequestInterceptor, FetchInterceptor]> | null = null
+
+function ensureInterceptor(): void {
+  if (interceptor) return
+  interceptor = new BatchInterceptor({ name: 'toolstorm', interceptors: [new ClientRequestInterceptor(), new FetchInterceptor()] })
+  interceptor.on('request', async ({ request, controller }) => {
+    const entry = stack[stack.length - 1]
+    if (!entry) return
+    const url = new URL(request.url)
+    if (entry.options.filter && !entry.options.filter(url, request.method)) return
+    const headers: Record<string, string> = {}
+    request.headers.forEach((value, name) => {
+      headers[name] = value
+    })
+    const exchange = entry.storm.begin({ method: request.method, url, headers })
+    await runExchange(exchange, createInterceptorTransport(request, controller, entry.options.dispatcher))
+  })
+  interceptor.apply()
+}
+
+/** Route this process's `fetch` and `node:http` traffic through `storm` until disposed. */
+export function intercept(storm: Storm, options: InterceptOptions = {}): Interception {
+  ensureInterceptor()
+  const entry: Entry = { storm, options }
+  stack.push(entry)
+  let state: InterceptionState = 'active'
+  const dispose = () => {
+    if (state === 'disposed') return
+    state = 'disposed'
+    const index = stack.lastIndexOf(entry)
+    if (index !== -1) stack.splice(index, 1)
+    if (stack.length === 0 && interceptor) {
+      interceptor.dispose()
+      interceptor = null
+    }
+  }
+  return {
+    storm,
+    get readyState() {
+      return state
+    },
+    dispose,
+    [Symbol.dispose]: dispose,
+  }
+}
+
+/** Throw when called outside an active interception (used by helpers that need one). */
+export function assertIntercepting(): void {
+  if (stack.length === 0) throw new StateError('Failed to use in-process interception: no interception is active. Call intercept(storm) first.')
+}

@@ -1,0 +1,77 @@
+/**
+ * The in-process transport: carries out the exchange flow's effects on a request caught by
+ * `@mswjs/interceptors` (global fetch and `node:http`).
+ *
+ * Forwarding uses npm undici directly: it bypasses the interceptors (it neither uses global
+ * fetch nor `http.ClientRequest`), so a forwarded request is never intercepted again.
+ */
+import http from 'node:http'
+import { Readable } from 'node:stream'
+import { getRawRequest } from '@mswjs/interceptors'
+import { request as undiciRequest, type Dispatcher } from 'undici'
+import type { ExchangeTransport, ForwardOptions, UpstreamResponse } from '../engine/exchange-flow.js'
+import { createConnectionResetError, createFetchResetError } from './network-error.js'
+import { forwardHeaders } from './request-headers.js'
+
+/** The part of the interceptors' RequestController this transport uses. */
+export interface ControllerLike {
+  respondWith(response: Response): void | Promise<void>
+  errorWith(reason?: unknown): void | Promise<void>
+}
+
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304])
+
+export function createInterceptorTransport(request: Request, controller: ControllerLike, dispatcher?: Dispatcher): ExchangeTransport {
+  const fromNodeHttp = getRawRequest(request) instanceof http.ClientRequest
+  // Read the body once, up front: an intercepted Request's body cannot be replayed.
+  let bodyPromise: Promise<Buffer | null> | null = null
+  const body = () => (bodyPromise ??= request.body ? request.arrayBuffer().then((buffer) => Buffer.from(buffer)) : Promise.resolve(null))
+
+  const toResponse = (status: number, headers: Record<string, string>, payload: ConstructorParameters<typeof Response>[0]): Response => {
+    const responseHeaders = new Headers()
+    for (const [name, value] of Object.entries(headers)) {
+      if (name === 'set-cookie') for (const cookie of value.split('\n')) responseHeaders.append(name, cookie)
+      else responseHeaders.set(name, value)
+    }
+    // A Response cannot carry a status below 200; informational statuses never end an exchange anyway.
+    return new Response(NULL_BODY_STATUSES.has(status) ? null : payload, { status: Math.max(200, status), headers: responseHeaders })
+  }
+
+  return {
+    signal: request.signal,
+
+    async forward(options: ForwardOptions): Promise<UpstreamResponse> {
+      const headers = forwardHeaders(request.headers.entries(), options)
+      const payload = await body()
+      if (payload) headers['content-length'] = String(payload.length)
+      const response = await undiciRequest(request.url, {
+        method: request.method as Dispatcher.HttpMethod,
+        headers,
+        body: payload,
+        signal: request.signal,
+        ...(dispatcher ? { dispatcher } : {}),
+      })
+      return { status: response.statusCode, headers: response.headers, body: response.body }
+    },
+
+    async respond({ status, headers, body: payload }) {
+      await controller.respondWith(toResponse(status, headers, payload))
+    },
+
+    async relay(upstream: UpstreamResponse) {
+      const headers: Record<string, string> = {}
+      for (const [name, value] of Object.entries(upstream.headers)) {
+        const lower = name.toLowerCase()
+        // The body is relayed as it arrived (still encoded), so its length and encoding stay.
+        if (value === undefined || lower === 'transfer-encoding' || lower === 'connection' || lower === 'keep-alive') continue
+        headers[lower] = Array.isArray(value) ? value.join(lower === 'set-cookie' ? '\n' : ', ') : value
+      }
+      const stream = Readable.toWeb(Readable.from(upstream.body)) as unknown as ReadableStream<Uint8Array>
+      await controller.respondWith(toResponse(upstream.status, headers, stream))
+    },
+
+    reset() {
+      void controller.errorWith(fromNodeHttp ? createConnectionResetError() : createFetchResetError())
+    },
+  }
+}

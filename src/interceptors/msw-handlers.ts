@@ -1,0 +1,90 @@
+/**
+ * The storm as MSW request handlers, for suites that already use `setupServer`.
+ *
+ * @example
+ * const server = setupServer(...stormHandlers(storm, { tools: [http.post('/ship', shipHandler)] }))
+ *
+ * Requests go "upstream" to `tools` (MSW handlers that stand in for the tool server; inside
+ * them `storm.effect(name, key)` needs no call id) or, when no tool handler answers, to the real
+ * network through undici. Requests outside `filter` fall through to the next handler and to
+ * MSW's `onUnhandledRequest`.
+ *
+ * @note A connection reset is answered with MSW's network error (`HttpResponse.error()`), the
+ * MSW convention: fetch rejects with `TypeError: Failed to fetch`. `intercept(storm)` produces the
+ * exact error a real reset gives (`TypeError: fetch failed`, cause `ECONNRESET`).
+ */
+import { getResponse, http, HttpResponse, type RequestHandler } from 'msw'
+import { Readable } from 'node:stream'
+import { request as undiciRequest, type Dispatcher } from 'undici'
+import { runExchange, type ExchangeTransport, type UpstreamResponse } from '../engine/exchange-flow.js'
+import type { Storm } from '../engine/storm.js'
+import { forwardHeaders } from './request-headers.js'
+
+export interface StormHandlerOptions {
+  filter?: (url: URL, method: string) => boolean
+  /** MSW handlers that play the tool server. */
+  tools?: RequestHandler[]
+  dispatcher?: Dispatcher
+}
+
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304])
+
+export function stormHandlers(storm: Storm, options: StormHandlerOptions = {}): RequestHandler[] {
+  return [
+    http.all('*', async ({ request }) => {
+      const url = new URL(request.url)
+      if (options.filter && !options.filter(url, request.method)) return undefined
+      const headers: Record<string, string> = {}
+      request.headers.forEach((value, name) => {
+        headers[name] = value
+      })
+      const exchange = storm.begin({ method: request.method, url, headers })
+      let answer: Response | undefined
+      const toResponse = (status: number, responseHeaders: Record<string, string>, body: ConstructorParameters<typeof Response>[0]) =>
+        new Response(NULL_BODY_STATUSES.has(status) ? null : body, { status: Math.max(200, status), headers: responseHeaders })
+      const payload = request.body ? Buffer.from(await request.clone().arrayBuffer()) : null
+
+      const transport: ExchangeTransport = {
+        signal: request.signal,
+        async forward(forward): Promise<UpstreamResponse> {
+          const outgoing = forwardHeaders(request.headers.entries(), forward)
+          if (options.tools?.length) {
+            const mocked = await getResponse(options.tools, new Request(request.url, { method: request.method, headers: outgoing, body: payload }))
+            if (mocked) {
+              const mockedHeaders: Record<string, string> = {}
+              mocked.headers.forEach((value, name) => {
+                mockedHeaders[name] = value
+              })
+              const body = mocked.body ? Readable.fromWeb(mocked.body as import('node:stream/web').ReadableStream<Uint8Array>) : Readable.from([])
+              return { status: mocked.status, headers: mockedHeaders, body }
+            }
+          }
+          const response = await undiciRequest(request.url, {
+            method: request.method as Dispatcher.HttpMethod,
+            headers: payload ? { ...outgoing, 'content-length': String(payload.length) } : outgoing,
+            body: payload,
+            signal: request.signal,
+            ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
+          })
+          return { status: response.statusCode, headers: response.headers, body: response.body }
+        },
+        async respond({ status, headers: responseHeaders, body }) {
+          answer = toResponse(status, responseHeaders, body)
+        },
+        async relay(upstream) {
+          const relayed: Record<string, string> = {}
+          for (const [name, value] of Object.entries(upstream.headers)) {
+            if (value === undefined || name === 'transfer-encoding' || name === 'connection' || name === 'keep-alive') continue
+            relayed[name] = Array.isArray(value) ? value.join(', ') : value
+          }
+          answer = toResponse(upstream.status, relayed, Readable.toWeb(Readable.from(upstream.body)) as unknown as ReadableStream<Uint8Array>)
+        },
+        reset() {
+          answer = HttpResponse.error()
+        },
+      }
+      await runExchange(exchange, transport)
+      return answer ?? HttpResponse.error()
+    }),
+  ]
+}

@@ -1,0 +1,61 @@
+/**
+ * Write a file so that a reader (or a crash, even `kill -9`) sees either the previous complete
+ * file or the new complete one, never a torn one: a temporary file in the same folder, fsync,
+ * rename over the target, fsync the folder. Owner-only permissions by default.
+ *
+ * @note Hand-written (instead of `write-file-atomic`) to keep the runtime dependency-free here;
+ * it is the same algorithm.
+ */
+import { randomBytes } from 'node:crypto'
+import fsSync, { promises as fs } from 'node:fs'
+import path from 'node:path'
+
+export interface AtomicWriteOptions {
+  /** File mode of the new file. Default 0o600 (owner read/write). */
+  mode?: number
+}
+
+export async function writeFileAtomic(target: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
+  const directory = path.dirname(path.resolve(target))
+  await fs.mkdir(directory, { recursive: true })
+  const temp = path.join(directory, `.toolstorm-${randomBytes(6).toString('hex')}.tmp`)
+  let handle: fs.FileHandle | null = null
+  try {
+    handle = await fs.open(temp, 'wx', options.mode ?? 0o600)
+    await handle.writeFile(data)
+    await handle.sync()
+    await handle.close()
+    handle = null
+    await fs.rename(temp, target)
+  } catch (error) {
+    await handle?.close().catch(() => undefined)
+    await fs.rm(temp, { force: true }).catch(() => undefined)
+    throw error
+  }
+  // Make the rename itself durable. Some filesystems refuse to open a directory; the rename is still atomic.
+  const dir = await fs.open(directory, 'r').catch(() => null)
+  if (dir) {
+    await dir.sync().catch(() => undefined)
+    await dir.close()
+  }
+}
+
+/** Synchronous variant for exit paths (signal handlers) where async work may not finish. */
+export function writeFileAtomicSync(target: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): void {
+  const directory = path.dirname(path.resolve(target))
+  fsSync.mkdirSync(directory, { recursive: true })
+  const temp = path.join(directory, `.toolstorm-${randomBytes(6).toString('hex')}.tmp`)
+  let fd: number | null = null
+  try {
+    fd = fsSync.openSync(temp, 'wx', options.mode ?? 0o600)
+    fsSync.writeFileSync(fd, data)
+    fsSync.fsyncSync(fd)
+    fsSync.closeSync(fd)
+    fd = null
+    fsSync.renameSync(temp, target)
+  } catch (error) {
+    if (fd !== null) fsSync.closeSync(fd)
+    fsSync.rmSync(temp, { force: true })
+    throw error
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * A real upstream for tests, on 127.0.0.1: it counts every request it receives and every
+ * commit it makes, so a test can prove what reached it.
+ */
+import http from 'node:http'
+import zlib from 'node:zlib'
+import type { AddressInfo } from 'node:net'
+
+export interface SeenRequest {
+  method: string
+  url: string
+  headers: http.IncomingHttpHeaders
+  body: string
+}
+
+export interface Upstream {
+  readonly url: string
+  readonly port: number
+  /** Every request received, in order. */
+  readonly requests: SeenRequest[]
+  /** Shipments committed by `POST /ship`. */
+  readonly commits: string[]
+  hits(path?: string): number
+  close(): Promise<void>
+}
+
+export interface UpstreamOptions {
+  /** Called at the commit point of `POST /ship`, before the response is sent. */
+  onCommit?: (name: string, key: string, request: http.IncomingMessage) => Promise<void> | void
+}
+
+export const ITEM = { id: 'sku-1', name: 'Cloud', price: 12.5, available: true, tags: ['a', 'b'], stock: { warehouse: 'AMS-01', count: 3 } }
+
+export async function startUpstream(options: UpstreamOptions = {}): Promise<Upstream> {
+  const requests: SeenRequest[] = []
+  const commits: string[] = []
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => chunks.push(chunk))
+    req.on('end', () => {
+      void (async () => {
+        const body = Buffer.concat(chunks).toString('utf8')
+        requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body })
+        const url = new URL(req.url ?? '/', 'http://upstream')
+        const json = (status: number, value: unknown, headers: http.OutgoingHttpHeaders = {}) => {
+          const text = JSON.stringify(value)
+          res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers })
+          res.end(text)
+        }
+        if (url.pathname.startsWith('/items/')) return json(200, { ...ITEM, id: decodeURIComponent(url.pathname.slice(7)) })
+        if (url.pathname === '/ship' && req.method === 'POST') {
+          let order = 'order-1'
+          try {
+            order = (JSON.parse(body || '{}') as { order?: string }).order ?? order
+          } catch {
+            // keep the default order
+          }
+          commits.push(order)
+          await options.onCommit?.('shipment', order, req)
+          return json(201, { shipment: commits.length, order })
+        }
+        if (url.pathname === '/fail') return json(500, { error: 'boom: sensitive exception message' })
+        if (url.pathname === '/busy') return json(429, { error: 'busy' }, { 'retry-after': '2' })
+        if (url.pathname === '/text') {
+          res.writeHead(200, { 'content-type': 'text/plain' })
+          return res.end('plain text, not json')
+        }
+        if (url.pathname === '/gzip') {
+          const gz = zlib.gzipSync(JSON.stringify(ITEM))
+          res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': gz.length })
+          return res.end(gz)
+        }
+        if (url.pathname === '/echo') return json(200, { method: req.method, headers: req.headers, body })
+        if (url.pathname === '/slow') {
+          const ms = Number(url.searchParams.get('ms') ?? 200)
+          await new Promise((resolve) => setTimeout(resolve, ms))
+          return json(200, { waited: ms })
+        }
+        return json(404, { error: 'not found' })
+      })()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    requests,
+    commits,
+    hits: (path) => (path === undefined ? requests.length : requests.filter((r) => new URL(r.url, 'http://u').pathname === path).length),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  }
+}
+
+/** A server that resets every connection after reading the request: the real failure to compare with. */
+export async function startResettingServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((req) => {
+    req.resume()
+    req.on('end', () => req.socket.resetAndDestroy())
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  }
+}
