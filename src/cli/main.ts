@@ -9,7 +9,9 @@ import { VERSION } from '../version.js'
 import { checkCommand } from './commands/check.js'
 import { demoCommand } from './commands/demo.js'
 import { inspectCommand } from './commands/inspect.js'
+import { rulesCommand } from './commands/rules.js'
 import { scenariosCommand } from './commands/scenarios.js'
+import { schemaCommand } from './commands/schema.js'
 import { printError, reportError } from './output.js'
 
 export async function main(argv: string[] = hideBin(process.argv)): Promise<number> {
@@ -22,6 +24,8 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<numb
       .command(scenariosCommand)
       .command(inspectCommand)
       .command(checkCommand)
+      .command(rulesCommand)
+      .command(schemaCommand)
       .demandCommand(1, 'Choose a command.')
       .strict()
       .version(VERSION)

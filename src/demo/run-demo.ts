@@ -53,13 +53,19 @@ export interface DemoComparison {
 
 export const DEFAULT_DEMO_CONFIG: DemoConfig = { scenario: 'lost_ack', seed: 42, probability: 1, maxCalls: 8 }
 
+/** The origin the lab's agent calls; interception maps it to the embedded service. */
+export const LAB_ORIGIN = 'http://shipping.lab'
+
 /** Latency budget of every scenario, in virtual seconds. */
 export const LATENCY_BUDGET_SECONDS = 1.5
 
 /** Check a demo configuration, with the reference's messages. */
 export function validateDemoConfig(config: DemoConfig, policy?: string): void {
-  if (!SCENARIO_IDS.includes(config.scenario) || (policy !== undefined && !(POLICY_IDS as readonly string[]).includes(policy))) {
-    throw new ConfigError('Unknown demo scenario or policy')
+  if (!SCENARIO_IDS.includes(config.scenario)) {
+    throw new ConfigError(`Unknown demo scenario or policy: scenario "${config.scenario}" is not one of ${SCENARIO_IDS.join(', ')}`)
+  }
+  if (policy !== undefined && !(POLICY_IDS as readonly string[]).includes(policy)) {
+    throw new ConfigError(`Unknown demo scenario or policy: policy "${policy}" is not one of ${POLICY_IDS.join(', ')}`)
   }
   if (!Number.isInteger(config.maxCalls) || config.maxCalls < 1 || config.maxCalls > 20) throw new ConfigError('Demo call budget must be between 1 and 20')
   if (!Number.isFinite(config.probability) || config.probability < 0 || config.probability > 1) throw new ConfigError('Invalid fault rule: probability must be between 0 and 1')
@@ -82,9 +88,10 @@ export const inProcessTransport: DemoTransport = {
         storm.effect(name, key, { call: call ?? null })
       },
     })
-    const interception = intercept(storm, { filter: (url) => url.origin === service.url })
+    // The agent calls a stable virtual host, so reports (and their digests) do not depend on the port.
+    const interception = intercept(storm, { targets: { [LAB_ORIGIN]: service.url } })
     try {
-      const outcome = await runAgent({ baseUrl: service.url, policy, sleep: (seconds) => clock.sleep(seconds) })
+      const outcome = await runAgent({ baseUrl: LAB_ORIGIN, policy, sleep: (seconds) => clock.sleep(seconds) })
       return { outcome, report: storm.report(), shipments: service.shipments.length, elapsed: clock.now() }
     } finally {
       interception.dispose()

@@ -53,7 +53,7 @@ export interface BeginRequest {
 export function parseConfig(input: unknown, source = 'config'): StormConfig {
   const result = configSchema.safeParse(input)
   if (!result.success) {
-    const lines = formatIssues(result.error)
+    const lines = formatIssues(result.error, input)
     throw new ConfigError(`Failed to load rules from ${source}: ${lines[0]}${lines.length > 1 ? ` (and ${lines.length - 1} more)` : ''}. See docs/rules.md.`, {
       details: lines.join('\n'),
     })

@@ -13,7 +13,7 @@ import { reportSchema, type Report } from './schema/report.js'
 export function validateReport(input: unknown, source = 'report', at = '$'): Report {
   const parsed = reportSchema.safeParse(input)
   if (!parsed.success) {
-    const lines = formatIssues(parsed.error).map((line) => (at === '$' ? line : line.replace(/^\$/, at)))
+    const lines = formatIssues(parsed.error, input).map((line) => (at === '$' ? line : line.replace(/^\$/, at)))
     throw new ReportError(`Failed to read the report in ${source}: ${lines[0]}.`, { details: lines.join('\n') })
   }
   const report = parsed.data

@@ -20,8 +20,13 @@ import type { Storm } from '../engine/storm.js'
 import { createInterceptorTransport } from './interceptor-transport.js'
 
 export interface InterceptOptions {
-  /** Which requests the storm handles; the rest pass through untouched. Default: all. */
+  /** Which requests the storm handles; the rest pass through untouched. Default: all (or only `targets` when given). */
   filter?: (url: URL, method: string) => boolean
+  /**
+   * Send requests for an origin to another one, as a reverse proxy does:
+   * `{ 'https://api.shipping.test': 'http://127.0.0.1:4000' }`. Reports keep the URL the client asked for.
+   */
+  targets?: Record<string, string>
   /** undici dispatcher used to forward (default: undici's global dispatcher). */
   dispatcher?: Dispatcher
 }
@@ -39,6 +44,7 @@ export interface Interception {
 interface Entry {
   storm: Storm
   options: InterceptOptions
+  targets: Map<string, string>
 }
 
 // The interceptors patch process-wide globals, so one interceptor serves every interception;
@@ -53,13 +59,15 @@ function ensureInterceptor(): void {
     const entry = stack[stack.length - 1]
     if (!entry) return
     const url = new URL(request.url)
-    if (entry.options.filter && !entry.options.filter(url, request.method)) return
+    const target = entry.targets.get(url.origin)
+    if (entry.options.filter ? !entry.options.filter(url, request.method) : entry.targets.size > 0 && target === undefined) return
     const headers: Record<string, string> = {}
     request.headers.forEach((value, name) => {
       headers[name] = value
     })
     const exchange = entry.storm.begin({ method: request.method, url, headers })
-    await runExchange(exchange, createInterceptorTransport(request, controller, entry.options.dispatcher))
+    const upstreamUrl = target === undefined ? url : new URL(url.pathname + url.search, target)
+    await runExchange(exchange, createInterceptorTransport(request, controller, { upstreamUrl, dispatcher: entry.options.dispatcher }))
   })
   interceptor.apply()
 }
@@ -67,7 +75,8 @@ function ensureInterceptor(): void {
 /** Route this process's `fetch` and `node:http` traffic through `storm` until disposed. */
 export function intercept(storm: Storm, options: InterceptOptions = {}): Interception {
   ensureInterceptor()
-  const entry: Entry = { storm, options }
+  const targets = new Map(Object.entries(options.targets ?? {}).map(([from, to]) => [new URL(from).origin, new URL(to).origin]))
+  const entry: Entry = { storm, options, targets }
   stack.push(entry)
   let state: InterceptionState = 'active'
   const dispose = () => {

@@ -21,7 +21,15 @@ export interface ControllerLike {
 
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304])
 
-export function createInterceptorTransport(request: Request, controller: ControllerLike, dispatcher?: Dispatcher): ExchangeTransport {
+export interface InterceptorTransportOptions {
+  /** Where to send the request (defaults to its own URL). */
+  upstreamUrl?: URL
+  dispatcher?: Dispatcher | undefined
+}
+
+export function createInterceptorTransport(request: Request, controller: ControllerLike, options: InterceptorTransportOptions = {}): ExchangeTransport {
+  const { dispatcher } = options
+  const upstreamUrl = options.upstreamUrl?.href ?? request.url
   const fromNodeHttp = getRawRequest(request) instanceof http.ClientRequest
   // Read the body once, up front: an intercepted Request's body cannot be replayed.
   let bodyPromise: Promise<Buffer | null> | null = null
@@ -44,7 +52,7 @@ export function createInterceptorTransport(request: Request, controller: Control
       const headers = forwardHeaders(request.headers.entries(), options)
       const payload = await body()
       if (payload) headers['content-length'] = String(payload.length)
-      const response = await undiciRequest(request.url, {
+      const response = await undiciRequest(upstreamUrl, {
         method: request.method as Dispatcher.HttpMethod,
         headers,
         body: payload,

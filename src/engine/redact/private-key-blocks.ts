@@ -10,12 +10,14 @@
 import { REDACTED } from './redacted-marker.js'
 
 // Label between BEGIN/END and PRIVATE KEY: `RSA `, `EC `, `OPENSSH `, `ENCRYPTED `, `PGP `.
-const BEGIN_LINE = /-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----/iy
-const END_LINE = /-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----/iy
+// Case-sensitive and without `-` (RFC 7468 labels are uppercase), so a label can never run
+// across one block's END line into the next block's BEGIN line.
+const BEGIN_LINE = /-----BEGIN[ A-Z0-9_]{0,100}PRIVATE KEY(?: BLOCK)?-----/y
+const END_LINE = /-----END[ A-Z0-9_]{0,100}PRIVATE KEY(?: BLOCK)?-----/y
 
 // What may follow a header when the END line is missing: base64, line breaks (raw or
 // JSON-escaped) and the `Proc-Type:`/`DEK-Info:` headers of encrypted keys.
-const BLOCK_BODY = /[A-Za-z0-9+/=\s\\:,-]{0,65536}/y
+const BLOCK_BODY = /[A-Za-z0-9+/=\s\\:,-]*/y
 
 // A block body longer than this is not a key (RSA 16384-bit PKCS#8 is about 13 KB).
 const MAX_BLOCK_CHARS = 65536

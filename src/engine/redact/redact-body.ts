@@ -49,8 +49,7 @@ function redactJsonOrText(text: string, scrubber: BodyScrubber): string {
   return redactJsonText(text, scrubber) ?? scrubber.text(text)
 }
 
-// Line terminators are kept as they were (`\r\n`, `\n` or `\r`), so offsets after a redacted
-// line stay meaningful and the stream re-parses the same way.
+// Line terminators are kept as they were (`\r\n`, `\n` or `\r`).
 function mapLines(text: string, redactLine: (line: string) => string): string {
   return text
     .split(/(\r\n|\n|\r)/)
@@ -62,16 +61,62 @@ function redactNdjson(text: string, scrubber: BodyScrubber): string {
   return mapLines(text, (line) => (line.trim() === '' ? line : redactJsonOrText(line, scrubber)))
 }
 
+function dataPayload(line: string): { prefix: string; payload: string } {
+  const prefix = line.startsWith('data: ') ? 'data: ' : 'data:'
+  return { prefix, payload: line.slice(prefix.length) }
+}
+
+// One event's data: JSON when the joined `data:` lines parse, else text, then any single
+// line that is JSON on its own (servers that send one JSON document per line).
+function redactEventData(data: string, scrubber: BodyScrubber): string {
+  // Only try JSON.parse where it can succeed; most LLM streams are JSON, `[DONE]` is not.
+  const first = data.trimStart()[0]
+  const json = first === '{' || first === '[' || first === '"' ? redactJsonText(data, scrubber) : undefined
+  if (json !== undefined) return json
+  const scanned = scrubber.text(data)
+  if (!scanned.includes('\n')) return scanned
+  return scanned
+    .split('\n')
+    .map((line) => redactJsonText(line, scrubber) ?? line)
+    .join('\n')
+}
+
+// Consecutive `data:` lines form one payload (joined with `\n`, as the SSE spec says), so a
+// PEM key or JSON document spread over several lines is seen whole.
 function redactEventStream(text: string, scrubber: BodyScrubber): string {
-  return mapLines(text, (line) => {
-    if (!line.startsWith('data:')) return scrubber.text(line)
-    const prefix = line.startsWith('data: ') ? 'data: ' : 'data:'
-    const payload = line.slice(prefix.length)
-    // Only try JSON.parse where it can succeed; most LLM streams are JSON, `[DONE]` is not.
-    const first = payload.trimStart()[0]
-    const json = first === '{' || first === '[' || first === '"' ? redactJsonText(payload, scrubber) : undefined
-    return prefix + (json ?? scrubber.text(payload))
-  })
+  const pieces = text.split(/(\r\n|\n|\r)/)
+  let out = ''
+  let i = 0
+  while (i < pieces.length) {
+    const line = pieces[i] as string
+    if (!line.startsWith('data:')) {
+      out += scrubber.text(line) + (pieces[i + 1] ?? '')
+      i += 2
+      continue
+    }
+    const payloads: string[] = []
+    const terminators: string[] = []
+    let j = i
+    while (j < pieces.length && (pieces[j] as string).startsWith('data:')) {
+      payloads.push(dataPayload(pieces[j] as string).payload)
+      terminators.push(pieces[j + 1] ?? '')
+      j += 2
+    }
+    const data = payloads.join('\n')
+    const redacted = redactEventData(data, scrubber)
+    if (redacted === data) {
+      out += pieces.slice(i, j).join('')
+    } else {
+      const { prefix } = dataPayload(line)
+      const lines = redacted.split('\n')
+      const inner = terminators[0] as string
+      lines.forEach((payload, k) => {
+        out += prefix + payload + (k === lines.length - 1 ? (terminators[terminators.length - 1] as string) : inner)
+      })
+    }
+    i = j
+  }
+  return out
 }
 
 function multipartBoundary(contentType: string): string | undefined {

@@ -21,7 +21,13 @@ const URI_PARTS = /^(?:([A-Za-z][A-Za-z0-9+.-]*):)?(?:\/\/([^/?#]*))?([^?#]*)(?:
 function redactComponent(raw: string, scrubber: UrlScrubber, plusIsSpace: boolean): string {
   const plain = safePercentDecode(plusIsSpace ? raw.replace(/\+/g, ' ') : raw)
   const scrubbed = scrubber.text(plain)
-  return scrubbed === plain ? raw : encodeAroundMarkers(scrubbed)
+  if (scrubbed !== plain) return encodeAroundMarkers(scrubbed)
+  // A raw `+` in a query is a space, or a base64 character some client forgot to encode
+  // (`Basic dXNl+…`): scan that reading too, so a token is not split in two.
+  if (!plusIsSpace || !raw.includes('+')) return raw
+  const literal = safePercentDecode(raw)
+  const scrubbedLiteral = scrubber.text(literal)
+  return scrubbedLiteral === literal ? raw : encodeAroundMarkers(scrubbedLiteral)
 }
 
 /** Redact `name=value&…` pairs: secret names lose their values, other values are scanned. */

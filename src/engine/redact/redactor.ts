@@ -52,6 +52,14 @@ export interface Redactor {
 // Basic header). Two levels cover that without letting crafted input recurse without end.
 const MAX_DECODE_DEPTH = 2
 
+// A cheap test that every scan below needs to pass before it can change anything, so the
+// many short strings of a JSON document (`"item 42"`) skip some forty regex passes:
+// assignments need `:`, `=` or `</`; encoded runs need `%` or a 16-character base64 run;
+// credential shapes need a 12-character run of token characters, `://`, `-----BEGIN`, the
+// Azure `Q~` infix, or an auth scheme word. A new credential pattern must keep this true (the
+// fake-secret corpus puts every shape in short strings, so a miss fails there).
+const MAY_HOLD_CREDENTIAL = /[A-Za-z0-9+/_-]{12}|[:=%~<]|-----|\b(?:bearer|basic|token|bot)\b/i
+
 // Header values that are URLs: a redirect can carry a token in its query.
 const URL_HEADERS = new Set(['location', 'content-location', 'referer'])
 
@@ -77,6 +85,7 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
 
   const scrub = (value: string, depth: number): string => {
     let out = scrubLiterals(value)
+    if (!MAY_HOLD_CREDENTIAL.test(out)) return out
     out = redactSecretAssignments(out, isSecretName)
     out = redactCredentialShapes(out)
     if (depth < MAX_DECODE_DEPTH) {

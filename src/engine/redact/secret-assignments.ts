@@ -13,36 +13,53 @@ import { REDACTED } from './redacted-marker.js'
 // `Authorization:` / `Proxy-Authorization:` / `Cookie:` / `Set-Cookie:` header lines: the value
 // has spaces (`Bearer x`, `a=1; b=2`), so it runs to the end of the line, or to a quote or
 // backslash so that a header line quoted inside a JSON string does not swallow what follows.
-const HEADER_LINE = /(?<![A-Za-z0-9_-])(?<name>[A-Za-z0-9-]{0,40}(?:authorization|cookie))(?<sep>[ \t]{0,8}:[ \t]{0,8})(?!\[REDACTED\])(?<value>[^\r\n\\"]{1,8192})/gi
+const HEADER_LINE = /(?<![A-Za-z0-9_-])(?<name>[A-Za-z0-9-]{0,40}(?:authorization|cookie))(?<sep>[ \t]{0,8}:[ \t]{0,8})(?!\[REDACTED\])(?<value>[^\s\\"][^\r\n\\"]{0,8191})/gi
 
-// `name = value`, `name: value`, `"name":"value"`, `'name': 'value'`. Quoted values use the
-// lookahead-and-backreference idiom so a missing closing quote fails in linear time.
-const ASSIGNMENT = new RegExp(
+// `name = value`, `name: value`, `"name":"value"`, `'name': 'value'`, `--password=value`.
+// Only the name and separator are matched here; the value is read (by `VALUE`) after the
+// name proved secret, so ordinary `a: b` pairs cost nothing more, and after a non-secret name
+// the scan resumes right there: `"note":"password=x"` still reaches the inner assignment.
+const ASSIGNMENT =
+  /(?<![A-Za-z0-9_.-])-{0,2}(?<q>["']?)(?<name>[A-Za-z_][A-Za-z0-9_.-]{0,63})\k<q>[ \t]{0,8}[:=][ \t]{0,8}/g
+
+// The value at the position after a secret name's separator. Quoted values stop at the first
+// unescaped quote or line break; an unterminated quote (`password="hunter2` in a cut log
+// line) falls through to the bare form.
+const VALUE = new RegExp(
   [
-    '(?<![A-Za-z0-9_.])',
-    '(?<q>["\']?)(?<name>[A-Za-z_][A-Za-z0-9_.-]{0,63})\\k<q>',
-    '(?<sep>[ \\t]{0,8}[:=][ \\t]{0,8})',
-    '(?:',
-    '"(?=(?<dq>(?:[^"\\\\\\r\\n]|\\\\.){0,8192}))\\k<dq>"',
-    '|',
-    "'(?=(?<sq>(?:[^'\\\\\\r\\n]|\\\\.){0,8192}))\\k<sq>'",
-    '|',
-    '(?!\\[REDACTED\\])(?<bare>(?:(?:Bearer|Basic|Token|Digest|Bot)[ \\t]{1,4})?[^\\s,;&"\'<>{}\\[\\]()]{1,8192})',
-    ')',
+    '"(?<dq>(?:[^"\\\\\\r\\n]|\\\\.){0,8192})"',
+    "|'(?<sq>(?:[^'\\\\\\r\\n]|\\\\.){0,8192})'",
+    '|(?!\\[REDACTED\\])(?<bare>["\']?(?:(?:Bearer|Basic|Token|Digest|Bot)[ \\t]{1,4})?[^\\s,;&"\'<>{}\\[\\]()]{1,8192})',
   ].join(''),
-  'gi',
+  'iy',
 )
 
 // `<password>…</password>` in XML or HTML.
 const XML_ELEMENT = /<(?<name>[A-Za-z_][A-Za-z0-9_.:-]{0,63})>(?<value>[^<]{1,8192})<\/\k<name>>/g
 
-interface AssignmentGroups {
-  q: string
-  name: string
-  sep: string
-  dq?: string
-  sq?: string
-  bare?: string
+function redactAssignments(text: string, isSecretName: (name: string) => boolean): string {
+  let out = ''
+  let copied = 0
+  ASSIGNMENT.lastIndex = 0
+  for (let head = ASSIGNMENT.exec(text); head !== null; head = ASSIGNMENT.exec(text)) {
+    const { q, name } = head.groups as { q: string; name: string }
+    if (!isSecretName(name)) continue
+    const valueStart = head.index + head[0].length
+    VALUE.lastIndex = valueStart
+    const value = VALUE.exec(text)
+    if (value === null) continue
+    const { dq, sq } = value.groups as { dq?: string; sq?: string }
+    let replacement: string
+    if (dq !== undefined) replacement = `"${REDACTED}"`
+    else if (sq !== undefined) replacement = `'${REDACTED}'`
+    // A quoted name with a bare value is JSON-like (`"token":null`): quote the marker so the
+    // text stays valid JSON.
+    else replacement = q === '"' ? `"${REDACTED}"` : REDACTED
+    out += text.slice(copied, valueStart) + replacement
+    copied = valueStart + value[0].length
+    ASSIGNMENT.lastIndex = copied
+  }
+  return copied === 0 ? text : out + text.slice(copied)
 }
 
 /** Replace the values assigned to secret names in `text`. */
@@ -51,16 +68,7 @@ export function redactSecretAssignments(text: string, isSecretName: (name: strin
     const { name, sep } = args[args.length - 1] as { name: string; sep: string }
     return isSecretName(name) ? name + sep + REDACTED : match
   })
-  out = out.replace(ASSIGNMENT, (match, ...args: unknown[]) => {
-    const g = args[args.length - 1] as AssignmentGroups
-    if (!isSecretName(g.name)) return match
-    const head = g.q + g.name + g.q + g.sep
-    if (g.dq !== undefined) return g.dq === REDACTED ? match : `${head}"${REDACTED}"`
-    if (g.sq !== undefined) return g.sq === REDACTED ? match : `${head}'${REDACTED}'`
-    // A quoted name with a bare value is JSON-like (`"token":null`): quote the marker so the
-    // text stays valid JSON.
-    return g.q === '"' ? `${head}"${REDACTED}"` : head + REDACTED
-  })
+  out = redactAssignments(out, isSecretName)
   if (out.includes('</')) {
     out = out.replace(XML_ELEMENT, (match, ...args: unknown[]) => {
       const { name, value } = args[args.length - 1] as { name: string; value: string }

@@ -1,0 +1,115 @@
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runCli } from '../helpers/cli.js'
+
+/** The reference's golden results at the defaults: verdict, calls, shipments, virtual seconds. */
+const GOLDEN: Record<string, Array<[string, number, number, string]>> = {
+  lost_ack: [['FAIL', 2, 1, '0.20'], ['FAIL', 3, 2, '0.32'], ['PASS', 3, 1, '0.47']],
+  rate_limit: [['FAIL', 1, 0, '0.00'], ['FAIL', 4, 1, '0.20'], ['PASS', 4, 1, '1.40']],
+  schema_drift: [['FAIL', 2, 0, '0.12'], ['FAIL', 4, 0, '0.36'], ['PASS', 3, 1, '0.35']],
+  timeout: [['FAIL', 1, 0, '0.00'], ['PASS', 3, 1, '0.20'], ['PASS', 3, 1, '0.35']],
+  latency: [['FAIL', 2, 1, '1.60'], ['FAIL', 2, 1, '1.60'], ['FAIL', 2, 1, '1.60']],
+  blackout: [['PASS', 1, 0, '0.00'], ['PASS', 3, 0, '0.00'], ['PASS', 3, 0, '0.45']],
+}
+
+const LOST_ACK_OUTPUT = `toolstorm · Lost acknowledgement · seed 42
+FAIL  No retries               2 calls · 1 shipments · 0.20s virtual
+  ✓ Fault exercised: lost-receipt: Triggered 1 time(s)
+  ✓ No duplicate side effects: 0 duplicate effect(s) across 1 commits
+  ✓ Call budget: 2 / 8 calls
+  ✗ Task completed: No confirmed shipment
+  ✓ Latency budget: 0.20s / 1.50s virtual time
+FAIL  Unchecked retries        3 calls · 2 shipments · 0.32s virtual
+  ✓ Fault exercised: lost-receipt: Triggered 1 time(s)
+  ✗ No duplicate side effects: 1 duplicate effect(s) across 2 commits
+  ✓ Call budget: 3 / 8 calls
+  ✓ Task completed: Shipment confirmed
+  ✓ Latency budget: 0.32s / 1.50s virtual time
+PASS  Validated retries        3 calls · 1 shipments · 0.47s virtual
+  ✓ Fault exercised: lost-receipt: Triggered 1 time(s)
+  ✓ No duplicate side effects: 0 duplicate effect(s) across 1 commits
+  ✓ Call budget: 3 / 8 calls
+  ✓ Task completed: Shipment confirmed
+  ✓ Latency budget: 0.47s / 1.50s virtual time
+`
+
+let dir: string
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-cli-'))
+})
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true })
+})
+
+describe('toolstorm demo', () => {
+  it('prints the reference table for lost_ack line for line', async () => {
+    const result = await runCli(['demo', '--scenario', 'lost_ack', '--policy', 'all'])
+    expect(result.code).toBe(0)
+    expect(result.stdout).toBe(LOST_ACK_OUTPUT)
+  })
+
+  it('reproduces the golden verdicts, calls, shipments and times of every scenario and policy', async () => {
+    const result = await runCli(['demo', '--scenario', 'all', '--policy', 'all'])
+    expect(result.code).toBe(0)
+    const rows = result.stdout.split('\n').filter((line) => /^(PASS|FAIL) /.test(line))
+    const parsed = rows.map((line) => {
+      const m = /^(PASS|FAIL)\s+.+?\s(\d+) calls · (\d+) shipments · ([\d.]+)s virtual$/.exec(line)
+      return [m?.[1], Number(m?.[2]), Number(m?.[3]), m?.[4]]
+    })
+    expect(parsed).toEqual(Object.values(GOLDEN).flat())
+    expect(result.stdout).toContain('  ✓ Retry-after respected: 0 retry(s) occurred before the advertised delay')
+    expect(result.stdout).toContain('  ✗ Retry-after respected: 2 retry(s) occurred before the advertised delay')
+    expect(result.stdout).toContain('  ✓ Honest outcome: A stopped task never claims to have shipped')
+  })
+
+  it('fails every run at probability 0 because nothing was injected', async () => {
+    const result = await runCli(['demo', '--scenario', 'lost_ack', '--policy', 'all', '--probability', '0'])
+    const rows = result.stdout.split('\n').filter((line) => /^(PASS|FAIL) /.test(line))
+    expect(rows).toEqual([
+      'FAIL  No retries               2 calls · 1 shipments · 0.20s virtual',
+      'FAIL  Unchecked retries        2 calls · 1 shipments · 0.20s virtual',
+      'FAIL  Validated retries        2 calls · 1 shipments · 0.20s virtual',
+    ])
+  })
+
+  it('exits 1 with --fail-on-contract only when a contract failed', async () => {
+    expect((await runCli(['demo', '--policy', 'retry', '--fail-on-contract'])).code).toBe(1)
+    expect((await runCli(['demo', '--policy', 'resilient', '--fail-on-contract'])).code).toBe(0)
+    expect((await runCli(['demo', '--policy', 'retry'])).code).toBe(0)
+  })
+
+  it('writes identical JSON for identical settings (deterministic under the virtual clock)', async () => {
+    const a = path.join(dir, 'a.json')
+    const b = path.join(dir, 'b.json')
+    expect((await runCli(['demo', '--policy', 'all', '--output', a])).code).toBe(0)
+    expect((await runCli(['demo', '--policy', 'all', '--json', '--output', b])).code).toBe(0)
+    const first = JSON.parse(await readFile(a, 'utf8'))
+    const second = JSON.parse(await readFile(b, 'utf8'))
+    expect(first.runs.map((r: { digest: string }) => r.digest)).toEqual(second.runs.map((r: { digest: string }) => r.digest))
+    expect(first).toMatchObject({ version: 1, kind: 'toolstorm.comparison', scenario: 'lost_ack', config: { seed: 42, probability: 1, maxCalls: 8 } })
+    expect(((await stat(a)).mode & 0o777).toString(8)).toBe('600')
+  })
+
+  it.each([
+    [['demo', '--max-calls', '21'], 'Demo call budget must be between 1 and 20'],
+    [['demo', '--probability', '2'], 'probability must be between 0 and 1'],
+    [['demo', '--seed', 'abc'], '--seed must be an integer'],
+    [['demo', '--scenario', 'nope'], 'Unknown demo scenario or policy: scenario "nope" is not one of lost_ack'],
+  ])('exits 2 on bad input %j without writing output', async (args, message) => {
+    const out = path.join(dir, `bad-${args.join('-')}.json`)
+    const result = await runCli([...args, '--output', out])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain(message)
+    await expect(stat(out)).rejects.toThrow()
+  })
+})
+
+describe('toolstorm scenarios', () => {
+  it('lists the six scenarios with their titles', async () => {
+    const result = await runCli(['scenarios'])
+    expect(result.stdout.split('\n')[0]).toBe('lost_ack        Lost acknowledgement')
+    expect(result.stdout.trim().split('\n')).toHaveLength(6)
+  })
+})
