@@ -6,7 +6,7 @@
 /* Storm and configuration */
 export { createStorm, parseConfig, Storm, HEADER_CALL, HEADER_KEY, HEADER_RUN, DEFAULT_RUN } from './engine/storm.js'
 export type { StormOptions, BeginRequest } from './engine/storm.js'
-export { configSchema, DEFAULT_MAX_CALLS } from './engine/schema/config.js'
+export { configSchema, ITEMIZED_CALLS_LIMIT } from './engine/schema/config.js'
 export type { StormConfig, StormConfigInput } from './engine/schema/config.js'
 export { ruleSchema, commonRuleSchema } from './engine/schema/rule.js'
 export type { Rule, RuleInput } from './engine/schema/rule.js'

@@ -10,14 +10,14 @@ export class Run {
   /** Clock reading when the run started; call timings are relative to it. */
   start: number
   readonly ordinals = new Map<string, number>()
-  readonly keys = new Map<string, Set<string>>()
   readonly calls: CallRecord[] = []
   readonly effects: EffectRecord[] = []
   readonly identities = new Map<string, number>()
   readonly coverage = new Map<string, CoverageCounts>()
   budgetRejections = 0
-  /** Exchange ids of this run, so a reset forgets them. */
-  readonly exchangeIds: string[] = []
+  /** Calls made after the itemized limit. */
+  droppedCalls = 0
+  /** Keys sent explicitly per route (default `#n` keys are unique by construction). */
 
   constructor(id: string, start: number, rules: readonly Rule[]) {
     this.id = id
@@ -32,24 +32,33 @@ export class Run {
     for (const rule of rules) this.coverage.set(rule.name, previous.get(rule.name) ?? { eligible: 0, selected: 0, triggered: 0 })
   }
 
+  readonly explicitKeys = new Map<string, Set<string>>()
+
+  /** Calls started in this run, itemized or not. */
+  get callCount(): number {
+    return this.calls.length + this.droppedCalls
+  }
+
   /** Reserve the next ordinal and a unique key for `route`. */
   reserve(route: string, requestedKey: string | undefined): { ordinal: number; key: string } {
     const ordinal = (this.ordinals.get(route) ?? 0) + 1
-    let used = this.keys.get(route)
-    if (!used) {
-      used = new Set()
-      this.keys.set(route, used)
-    }
+    this.ordinals.set(route, ordinal)
+    let explicit = this.explicitKeys.get(route)
+    const taken = (key: string) => explicit?.has(key) === true || isDefaultKeyUpTo(key, ordinal - (requestedKey === undefined ? 1 : 0))
     let key = requestedKey ?? `#${ordinal}`
+    if (requestedKey === undefined && !taken(key)) return { ordinal, key }
     // A retry that reuses its key gets a distinct one, so its draw is its own (ToolStorm refuses
     // the call instead; over HTTP that would turn a harness rule into a fault the agent sees).
-    if (used.has(key)) {
+    if (taken(key)) {
       let n = 2
-      while (used.has(`${key}#${n}`)) n++
+      while (taken(`${key}#${n}`)) n++
       key = `${key}#${n}`
     }
-    used.add(key)
-    this.ordinals.set(route, ordinal)
+    if (!explicit) {
+      explicit = new Set()
+      this.explicitKeys.set(route, explicit)
+    }
+    explicit.add(key)
     return { ordinal, key }
   }
 
@@ -63,4 +72,10 @@ export class Run {
     }
     return identity
   }
+}
+
+/** Whether `key` is a default key `#n` already handed out (n ≤ `upTo`). */
+function isDefaultKeyUpTo(key: string, upTo: number): boolean {
+  if (!/^#[1-9]\d*$/.test(key)) return false
+  return Number(key.slice(1)) <= upTo
 }

@@ -17,7 +17,7 @@ import { createRedactor, type Redactor } from './redact/index.js'
 import { RouteTable } from './routes.js'
 import { Run } from './run.js'
 import { selectRule } from './rules/select.js'
-import { configSchema, type StormConfig, type StormConfigInput } from './schema/config.js'
+import { configSchema, ITEMIZED_CALLS_LIMIT, type StormConfig, type StormConfigInput } from './schema/config.js'
 import { formatIssues } from './schema/format-issues.js'
 import type { EffectRecord, Report } from './schema/report.js'
 import { REPORT_KIND } from './schema/report.js'
@@ -32,6 +32,8 @@ export const HEADER_CALL = 'x-toolstorm-call'
 export const DEFAULT_RUN = 'default'
 const MAX_RUNS = 1000
 const MAX_EFFECTS = 10_000
+/** Exchanges remembered for late effect reports; the oldest finished ones are forgotten first. */
+const MAX_REMEMBERED_EXCHANGES = 20_000
 
 export interface StormOptions {
   /** Defaults to real time. Use a `VirtualClock` for deterministic timings. */
@@ -64,6 +66,19 @@ export function parseConfig(input: unknown, source = 'config'): StormConfig {
 /** Create a storm from a config object (validated). */
 export function createStorm(config: StormConfigInput | StormConfig = {}, options: StormOptions = {}): Storm {
   return new Storm(parseConfig(config, options.source), options)
+}
+
+// Exchange ids are capabilities: whoever saw a forwarded request may report effects for it, so
+// the id carries random bits. Drawn from a pooled buffer to keep the per-request cost low.
+let pool = randomBytes(0)
+let poolOffset = 0
+function unguessable(): string {
+  if (poolOffset + 6 > pool.length) {
+    pool = randomBytes(6 * 1024)
+    poolOffset = 0
+  }
+  poolOffset += 6
+  return pool.toString('base64url', poolOffset - 6, poolOffset)
 }
 
 function headerValue(headers: HeaderMap, name: string): string | undefined {
@@ -144,7 +159,7 @@ export class Storm {
     for (const runId of ids) {
       const run = this.#runs.get(runId)
       if (!run) continue
-      for (const exchangeId of run.exchangeIds) this.#exchanges.delete(exchangeId)
+      for (const [exchangeId, exchange] of this.#exchanges) if (exchange.run === run) this.#exchanges.delete(exchangeId)
       this.#runs.delete(runId)
       if (channels.runReset.hasSubscribers) channels.runReset.publish({ run: runId })
     }
@@ -164,10 +179,10 @@ export class Storm {
   begin(request: BeginRequest): Exchange {
     const runId = request.run ?? headerValue(request.headers, HEADER_RUN) ?? DEFAULT_RUN
     const run = this.run(runId)
-    const id = `${this.nonce}-${++this.#seq}`
+    const id = `${this.nonce}-${(++this.#seq).toString(36)}-${unguessable()}`
     const view = { method: request.method.toUpperCase(), url: request.url.href, headers: request.headers }
     const common = { id, run, request: view, url: request.url, seed: this.#config.seed, clock: this.clock }
-    if (run.calls.length >= this.#config.maxCalls) {
+    if (this.#config.maxCalls !== null && run.callCount >= this.#config.maxCalls) {
       run.budgetRejections++
       return new Exchange({ ...common, record: null, rule: null, fault: null, rawKey: '' })
     }
@@ -177,7 +192,7 @@ export class Storm {
     const parentId = headerValue(request.headers, HEADER_CALL)
     const parent = parentId ? this.#exchanges.get(parentId) : undefined
     const record = {
-      id: run.calls.length + 1,
+      id: run.callCount + 1,
       route,
       ordinal,
       key: this.#redactor.text(key),
@@ -197,12 +212,21 @@ export class Storm {
       retryAfter: null,
       error: null,
     }
-    run.calls.push(record)
-    run.exchangeIds.push(id)
+    if (run.calls.length < ITEMIZED_CALLS_LIMIT) run.calls.push(record)
+    else run.droppedCalls++
     const exchange = new Exchange({ ...common, record, rule, fault: rule ? faultFor(rule.kind) : null, rawKey: key })
-    this.#exchanges.set(id, exchange)
+    this.#remember(id, exchange)
     if (channels.exchangeStart.hasSubscribers) channels.exchangeStart.publish({ run: run.id, exchangeId: id, call: record })
     return exchange
+  }
+
+  #remember(id: string, exchange: Exchange): void {
+    this.#exchanges.set(id, exchange)
+    if (this.#exchanges.size <= MAX_REMEMBERED_EXCHANGES) return
+    for (const [oldId, old] of this.#exchanges) {
+      if (this.#exchanges.size <= MAX_REMEMBERED_EXCHANGES * 0.9) break
+      if (old.finished) this.#exchanges.delete(oldId)
+    }
   }
 
   /** The exchange with this `x-toolstorm-call` id, if it belongs to this storm. */
@@ -274,6 +298,7 @@ export class Storm {
       rules,
       coverage: Object.fromEntries(run.coverage),
       calls: run.calls,
+      droppedCalls: run.droppedCalls,
       effects: run.effects,
       budgetRejections: run.budgetRejections,
     }) as Report

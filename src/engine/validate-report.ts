@@ -58,8 +58,8 @@ export function validateReport(input: unknown, source = 'report', at = '$'): Rep
   report.effects.forEach((effect, index) => {
     const path = `.effects[${index}]`
     const call = report.calls[effect.call - 1]
-    if (!call) return fail(`${path}.call`, 'expected the id of a recorded call')
-    if (!call.executed) fail(`${path}.call`, 'a call that never reached the upstream cannot commit an effect')
+    if (!call && effect.call > report.calls.length + report.droppedCalls) return fail(`${path}.call`, 'expected the id of a recorded call')
+    if (call && !call.executed) fail(`${path}.call`, 'a call that never reached the upstream cannot commit an effect')
     const label = JSON.stringify([effect.name, effect.key])
     const known = seen.get(effect.identity)
     if (known === undefined) {
@@ -70,6 +70,16 @@ export function validateReport(input: unknown, source = 'report', at = '$'): Rep
     }
   })
 
+  // Calls beyond the itemized limit are counted, not listed: coverage can only be bounded then.
+  if (report.droppedCalls > 0) {
+    for (const [name, counts] of Object.entries(report.coverage)) {
+      const floor = recomputed.get(name) as { eligible: number; selected: number; triggered: number }
+      if (counts.triggered > counts.selected || counts.selected > counts.eligible || counts.eligible < floor.eligible || counts.selected < floor.selected || counts.triggered < floor.triggered) {
+        fail(`.coverage[${JSON.stringify(name)}]`, 'coverage is inconsistent with the recorded calls')
+      }
+    }
+    return report
+  }
   for (const [name, counts] of recomputed) {
     const declared = report.coverage[name] as { eligible: number; selected: number; triggered: number }
     if (declared.eligible !== counts.eligible || declared.selected !== counts.selected || declared.triggered !== counts.triggered) {

@@ -7,26 +7,31 @@ import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import { createStorm, type Storm } from '../../src/engine/storm.js'
 import { intercept } from '../../src/interceptors/intercept.js'
 import type { Clock } from '../../src/engine/clock.js'
+import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
+import { ToolstormEffects } from '../../src/effects/toolstorm-effects.js'
 import { startUpstream, type Upstream } from './upstream.js'
 
-export type TransportName = 'in-process'
+export type TransportName = 'in-process' | 'proxy'
 
-export const TRANSPORTS: readonly TransportName[] = ['in-process']
+export const TRANSPORTS: readonly TransportName[] = ['in-process', 'proxy']
 
 export interface Scenario {
   readonly transport: TransportName
   readonly baseUrl: string
   readonly upstream: Upstream
   readonly storm: Storm
+  readonly proxy: ProxyServer | null
   report(run?: string): Promise<Report>
   close(): Promise<void>
 }
 
 export async function startScenario(transport: TransportName, config: StormConfigInput, options: { clock?: Clock } = {}): Promise<Scenario> {
   const storm = createStorm(config, options.clock ? { clock: options.clock } : {})
+  let effects: ToolstormEffects | null = null
   const upstream = await startUpstream({
-    onCommit: (name, key, request) => {
-      storm.effect(name, key, { call: request.headers })
+    onCommit: async (name, key, request) => {
+      if (effects) await effects.report(request, name, key)
+      else storm.effect(name, key, { call: request.headers })
     },
   })
   switch (transport) {
@@ -37,9 +42,29 @@ export async function startScenario(transport: TransportName, config: StormConfi
         baseUrl: upstream.url,
         upstream,
         storm,
+        proxy: null,
         report: async (run) => storm.report(run),
         close: async () => {
           interception.dispose()
+          await upstream.close()
+        },
+      }
+    }
+    case 'proxy': {
+      const proxy = await startProxy({ targets: [upstream.url], storm })
+      effects = new ToolstormEffects({ sidecarUrl: proxy.adminUrl })
+      return {
+        transport,
+        baseUrl: proxy.url,
+        upstream,
+        storm,
+        proxy,
+        report: async (run) => {
+          const response = await fetch(`${proxy.adminUrl}/report${run ? `?run=${encodeURIComponent(run)}` : ''}`, { headers: { authorization: `Bearer ${proxy.token}` } })
+          return (await response.json()) as Report
+        },
+        close: async () => {
+          await proxy.close()
           await upstream.close()
         },
       }

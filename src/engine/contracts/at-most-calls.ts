@@ -8,7 +8,7 @@ export const atMostCalls = defineContractUnit<{ count: number; route?: string | 
   type: 'atMostCalls',
   explain: ({ count, route }) => (route ? `at most ${count} calls to ${route}` : `at most ${count} calls`),
   check(report, { count, route }) {
-    const actual = route === undefined ? report.calls.length + report.budgetRejections : report.calls.filter((call) => call.route === route).length
+    const actual = route === undefined ? report.calls.length + report.droppedCalls + report.budgetRejections : report.calls.filter((call) => call.route === route).length
     return [{ name: route === undefined ? 'Call budget' : `Call budget: ${route}`, passed: actual <= count, detail: `${actual} / ${count} calls` }]
   },
 })

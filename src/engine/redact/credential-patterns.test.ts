@@ -30,17 +30,23 @@ describe('credential patterns', () => {
     expect(redactCredentialShapes(`"Basic ${body(12)}\\/${body(12)}=="`)).toBe('"Basic [REDACTED]"')
   })
 
-  it('leaves a scheme word followed by an ordinary word alone', () => {
-    const text = 'Basic information about Bearer bonds and Token Management'
+  it.each([
+    'Basic information about Bearer bonds and Token Management',
+    'the signature is the bearer credential. The cost',
+    'Basic auth-based login',
+  ])('leaves a scheme word followed by an ordinary word alone: %s', (text) => {
     expect(redactCredentialShapes(text)).toBe(text)
   })
 
   it('tells token-like values from words', () => {
     expect(isTokenLike('abcdefgh1')).toBe(true)
-    expect(isTokenLike('abc.defgh')).toBe(true)
+    expect(isTokenLike('abcdefgh+/')).toBe(true)
     expect(isTokenLike('abcDefgh')).toBe(true)
+    expect(isTokenLike('opaque.session.identifier.value')).toBe(true)
     expect(isTokenLike('information')).toBe(false)
     expect(isTokenLike('Management')).toBe(false)
+    expect(isTokenLike('credential.')).toBe(false)
+    expect(isTokenLike('auth-based')).toBe(false)
   })
 
   it.each(['postgres', 'postgresql', 'mysql', 'mongodb', 'mongodb+srv', 'redis', 'rediss', 'amqp', 'amqps', 'ftp', 'https'])(

@@ -33,9 +33,13 @@ const pattern = (id: string, description: string, source: string, flags = '', ac
 
 /** Whether a value after `Bearer `/`Basic `/`Token ` looks like a credential rather than a word. */
 export function isTokenLike(value: string): boolean {
-  // Random tokens contain a digit, a symbol or inner capitals; prose ("Basic information",
-  // "Token Management") does not, which keeps false positives on ordinary text low.
-  return /[0-9+/=_.~\\-]/.test(value) || (/[a-z]/.test(value) && /[A-Z]/.test(value.slice(1)))
+  // Random tokens contain a digit, a base64 symbol or inner capitals; prose ("Basic
+  // information", "Bearer credential.", "Basic auth-based login") does not, which keeps false
+  // positives on ordinary text low. Long dotted or dashed values (opaque session ids) count too.
+  let end = value.length
+  while (end > 0 && value[end - 1] === '.') end--
+  const word = value.slice(0, end)
+  return /[0-9+/=]/.test(word) || (/[a-z]/.test(word) && /[A-Z]/.test(word.slice(1))) || (word.length >= 24 && /[_.~-]/.test(word))
 }
 
 /** Every credential shape but PEM private keys (see `private-key-blocks.ts`), in the order they are applied. */
@@ -104,7 +108,8 @@ export const CREDENTIAL_PATTERNS: readonly CredentialPattern[] = [
   pattern('docker-pat', 'Docker Hub personal access token (dckr_pat_…)', `${B}dckr_pat_[A-Za-z0-9_-]{27,40}`),
   pattern('pypi-token', 'PyPI upload token (pypi-AgEIcHlwaS5vcmc…)', `${B}pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,300}`),
   pattern('linear-api-key', 'Linear API key (lin_api_…)', `${B}lin_api_[A-Za-z0-9]{40}`),
-  pattern('telegram-bot-token', 'Telegram bot token (<bot id>:AA…)', '(?<![A-Za-z0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}'),
+  // Telegram API URLs glue the token to `bot`: `/bot<id>:AA…/sendMessage`.
+  pattern('telegram-bot-token', 'Telegram bot token (<bot id>:AA…), also right after /bot', '(?:(?<=bot)|(?<![A-Za-z0-9]))[0-9]{8,10}:AA[A-Za-z0-9_-]{33}'),
   pattern(
     'authorization-scheme',
     'credential after an auth scheme word (Bearer, Basic, Token, Bot), 8+ token-like characters',

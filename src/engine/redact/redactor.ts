@@ -9,6 +9,17 @@
  * @note Redaction is conservative filtering, not PII detection, and it is tuned to redact too
  * much rather than too little. Redacted values compare equal in replay, because recording and
  * replay run the same redactor.
+ * @note Known over-redactions: any field whose name has a secret word loses its value, even
+ * when that value is harmless (`token` in OpenAI logprobs, `signature` in reasoning blocks,
+ * `session` objects, `authorization_endpoint` in OIDC metadata, `password_min_length`);
+ * `Token`/`Bearer`/`Basic` followed by a token-like word (`Token abc=def`) loses the word;
+ * a base64 or percent-encoded run that decodes to text holding a secret is replaced whole.
+ * @note Known gaps: standalone secrets without a recognisable shape (an AWS secret access key,
+ * an Azure OpenAI key, a bare 32-hex key) are caught only under a secret name or as a literal;
+ * a secret split across two separate `text()` calls (two stream chunks) is not seen whole;
+ * compressed bodies must be decompressed before they reach `body()`; header names are kept
+ * as they are; JSON nested deeper than the call stack makes `json()` throw a RangeError
+ * (`body()` then falls back to `text()`).
  */
 import { ConfigError } from '../../errors.js'
 import type { JsonValue } from '../canonical-json.js'
@@ -36,11 +47,11 @@ export interface Redactor {
   json(value: JsonValue): JsonValue
   /** Free text: credential-shaped substrings and literals replaced. */
   text(value: string): string
-  /** Header map (case of names preserved): secret headers' whole values become REDACTED (arrays keep their length), other values go through text(). */
+  /** Header map (case of names preserved): secret headers' whole values become REDACTED (arrays keep their length), `Location`/`Content-Location`/`Referer` go through url(), other values through text(); undefined values are dropped. */
   headers(h: Record<string, string | string[] | undefined>): Record<string, string | string[]>
-  /** A URL (absolute or origin-form path+query): userinfo removed/replaced, secret-named query parameters get REDACTED values, other components are decoded, scanned and re-encoded. */
+  /** A URL (absolute or origin-form path+query): userinfo password (and username) replaced, query parameters with secret names get REDACTED values, other query values and path segments go through text() after percent-decoding and are re-encoded only if changed. Returns the URL as a string; keeps it parseable. */
   url(u: string): string
-  /** A body as text, given its content-type: JSON, form-urlencoded, SSE, NDJSON and multipart by structure, anything else as text(). An unchanged body is returned as is. */
+  /** A body as text, given its content-type: JSON (application/json, +json) → parse, json(), re-serialise compactly (if not parseable, fall back to text()); NDJSON line by line; application/x-www-form-urlencoded → secret-named fields REDACTED, others text(); text/event-stream (SSE) → each event's `data:` payload treated as JSON if it parses else text; multipart → secret-named parts REDACTED, others by their own type; anything else → text(). A body with nothing to redact comes back byte for byte. */
   body(text: string, contentType: string | undefined): string
   /** Whether a field/header/query name is secret. */
   isSecretName(name: string): boolean

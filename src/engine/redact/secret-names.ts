@@ -110,11 +110,14 @@ const IDENTIFIER_KEY_QUALIFIERS = new Set([
   'i18n',
 ])
 
+// Longest name judged by its words; the longest header name in common use is under 50.
+const MAX_NAME_LENGTH = 256
+
 /** Normalise a name for matching: `X-Api-Key`, `xApiKey` and `x api key` all become `x_api_key`. */
 export function normaliseSecretName(name: string): string {
   return name
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2')
+    .replace(/([A-Z])(?=[A-Z][a-z])/g, '$1_')
     .toLowerCase()
     .replace(/[\s.-]+/g, '_')
     .replace(/_+/g, '_')
@@ -156,6 +159,8 @@ export function createSecretNameMatcher(extraKeys: readonly string[] = []): (nam
   // Bodies repeat the same few keys many times; a small cache keeps the scan cheap.
   const cache = new Map<string, boolean>()
   return (name: string): boolean => {
+    // A name this long is data (a JSON key holding a document), not a field name.
+    if (name.length > MAX_NAME_LENGTH) return false
     const cached = cache.get(name)
     if (cached !== undefined) return cached
     const normalised = normaliseSecretName(name)

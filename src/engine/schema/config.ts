@@ -8,9 +8,10 @@ import { parseRoutePattern } from '../route-pattern.js'
 
 export const SEED_LIMIT = 2 ** 53 - 1
 export const MAX_RULES = 100
-/** Default and maximum number of calls recorded per run (further calls are refused). */
-export const DEFAULT_MAX_CALLS = 10_000
-export const MAX_MAX_CALLS = 100_000
+/** Largest call budget a config may set. */
+export const MAX_MAX_CALLS = 1_000_000
+/** Calls itemized per run in reports; later calls are counted (`droppedCalls`), not listed. */
+export const ITEMIZED_CALLS_LIMIT = 10_000
 
 export const seedSchema = z
   .int({ error: 'expected an integer seed within ±(2^53−1)' })
@@ -38,7 +39,13 @@ export const configSchema = z
       .record(z.string().min(1, { error: 'expected a route name (1–200 characters)' }).max(200), routeSpecSchema)
       .default({}),
     rules: z.array(ruleSchema).max(MAX_RULES, { error: `expected at most ${MAX_RULES} rules` }).default([]),
-    maxCalls: z.int().min(1, { error: `expected an integer from 1 to ${MAX_MAX_CALLS}` }).max(MAX_MAX_CALLS, { error: `expected an integer from 1 to ${MAX_MAX_CALLS}` }).default(DEFAULT_MAX_CALLS),
+    /** Call budget per run: further calls are refused (never forwarded) and counted. Null: no budget. */
+    maxCalls: z
+      .int({ error: `expected an integer from 1 to ${MAX_MAX_CALLS}, or null` })
+      .min(1, { error: `expected an integer from 1 to ${MAX_MAX_CALLS}, or null` })
+      .max(MAX_MAX_CALLS, { error: `expected an integer from 1 to ${MAX_MAX_CALLS}, or null` })
+      .nullable()
+      .default(null),
     redact: redactOptionsSchema.default({ keys: [], secrets: [] }),
   })
   .superRefine((config, ctx) => {

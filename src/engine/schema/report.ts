@@ -74,11 +74,13 @@ export const reportSchema = z.strictObject({
   run: z.string().min(1),
   seed: seedSchema,
   clock: z.string(),
-  maxCalls: z.int().min(1),
+  maxCalls: z.int().min(1).nullable(),
   routes: z.record(z.string(), z.string()),
   rules: z.array(ruleSchema).max(100),
   coverage: z.record(z.string(), coverageCountsSchema),
-  calls: z.array(callSchema).max(100_000),
+  calls: z.array(callSchema).max(10_000),
+  /** Calls made after the itemized limit: counted in coverage and budgets, not listed. */
+  droppedCalls: counter,
   effects: z.array(effectSchema).max(10_000),
   budgetRejections: counter,
 })

@@ -1,0 +1,146 @@
+/**
+ * toolstorm effects helper for tool servers: report each commit to the proxy's sidecar.
+ *
+ * One self-contained file with no dependencies (copy it into any Node ≥ 18 project, or import
+ * `toolstorm/effects`). It is fail-open, as good observability SDKs are:
+ * - a request without `x-toolstorm-call` (production traffic) is ignored at once;
+ * - when the sidecar is unreachable it warns once, never throws into your code, and gives up
+ *   after a short timeout (1 s by default);
+ * - `stats()` counts what was sent, dropped and skipped; `flush()` waits for pending reports.
+ *
+ * Await `reportEffect` at the commit point, before sending your response: the effect is then on
+ * record before your response reaches the proxy.
+ *
+ * @example
+ * import { reportEffect } from 'toolstorm/effects'
+ * app.post('/shipments', async (req, res) => {
+ *   const shipment = await db.createShipment(req.body)
+ *   await reportEffect(req, 'shipment', req.body.order_id)
+ *   res.status(201).json(shipment)
+ * })
+ *
+ * Environment: TOOLSTORM_SIDECAR (the proxy's admin URL, default http://127.0.0.1:8788),
+ * TOOLSTORM_ADMIN_TOKEN (optional: the call id is enough to report for that call).
+ */
+import http from 'node:http'
+import https from 'node:https'
+
+export const CALL_HEADER = 'x-toolstorm-call'
+
+type HeaderBag = Record<string, string | string[] | undefined> | { get(name: string): string | null }
+
+export interface EffectsOptions {
+  /** Base URL of the proxy's admin server. */
+  sidecarUrl?: string
+  /** Give up on one report after this long. */
+  timeoutMs?: number
+  /** Admin token (optional). */
+  token?: string
+  /** Where the one-time warning goes (default: process.emitWarning). */
+  warn?: (message: string) => void
+}
+
+export interface EffectsStats {
+  sent: number
+  dropped: number
+  skipped: number
+  pending: number
+}
+
+function callIdOf(source: { headers?: HeaderBag } | HeaderBag | string | null | undefined): string | undefined {
+  if (typeof source === 'string') return source || undefined
+  if (!source) return undefined
+  const headers = ('headers' in source && source.headers ? source.headers : source) as HeaderBag
+  if (typeof (headers as { get?: unknown }).get === 'function') return (headers as { get(name: string): string | null }).get(CALL_HEADER) ?? undefined
+  const value = (headers as Record<string, string | string[] | undefined>)[CALL_HEADER]
+  return Array.isArray(value) ? value[0] : value
+}
+
+export class ToolstormEffects {
+  readonly #url: URL
+  readonly #timeoutMs: number
+  readonly #token: string | undefined
+  readonly #warn: (message: string) => void
+  #warned = false
+  readonly #stats = { sent: 0, dropped: 0, skipped: 0 }
+  readonly #pending = new Set<Promise<boolean>>()
+
+  constructor(options: EffectsOptions = {}) {
+    const env = typeof process !== 'undefined' ? process.env : {}
+    this.#url = new URL('/effects', options.sidecarUrl ?? env.TOOLSTORM_SIDECAR ?? 'http://127.0.0.1:8788')
+    this.#timeoutMs = options.timeoutMs ?? 1000
+    this.#token = options.token ?? env.TOOLSTORM_ADMIN_TOKEN
+    this.#warn = options.warn ?? ((message) => process.emitWarning(message, { type: 'ToolstormWarning' }))
+  }
+
+  /**
+   * Report that the request being served committed the logical effect `(name, key)`.
+   * Resolves `true` once it is on record, `false` when skipped or dropped. Never rejects.
+   */
+  report(request: { headers?: HeaderBag } | HeaderBag | string | null | undefined, name: string, key: string): Promise<boolean> {
+    const call = callIdOf(request)
+    if (!call) {
+      this.#stats.skipped++
+      return Promise.resolve(false)
+    }
+    const pending = this.#post(JSON.stringify({ name: String(name), key: String(key), call })).then(
+      (ok) => {
+        if (ok) this.#stats.sent++
+        else this.#stats.dropped++
+        return ok
+      },
+    )
+    this.#pending.add(pending)
+    void pending.finally(() => this.#pending.delete(pending))
+    return pending
+  }
+
+  /** Counts of reports sent, dropped (sidecar unreachable or refused), skipped (no call header), and pending. */
+  stats(): EffectsStats {
+    return { ...this.#stats, pending: this.#pending.size }
+  }
+
+  /** Wait until pending reports settle (at most `timeoutMs`). */
+  async flush(timeoutMs = this.#timeoutMs * 2): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    await Promise.race([Promise.allSettled([...this.#pending]), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))])
+    if (timer) clearTimeout(timer)
+  }
+
+  #post(body: string): Promise<boolean> {
+    return new Promise((resolve) => {
+      const transport = this.#url.protocol === 'https:' ? https : http
+      const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }
+      if (this.#token) headers.authorization = `Bearer ${this.#token}`
+      let settled = false
+      const done = (ok: boolean, problem?: string) => {
+        if (settled) return
+        settled = true
+        if (!ok && problem && !this.#warned) {
+          this.#warned = true
+          this.#warn(`toolstorm: could not report an effect to ${this.#url.origin} (${problem}); further failures are counted in stats() silently.`)
+        }
+        resolve(ok)
+      }
+      const req = transport.request(this.#url, { method: 'POST', headers, timeout: this.#timeoutMs }, (res) => {
+        res.resume()
+        res.on('end', () => done(res.statusCode === 201, `HTTP ${res.statusCode}`))
+        res.on('error', (error) => done(false, error.message))
+      })
+      req.on('timeout', () => {
+        req.destroy()
+        done(false, `no answer within ${this.#timeoutMs} ms`)
+      })
+      req.on('error', (error: NodeJS.ErrnoException) => done(false, error.code ?? error.message))
+      req.end(body)
+    })
+  }
+}
+
+let shared: ToolstormEffects | undefined
+
+/** Report an effect with a shared helper configured from the environment. */
+export function reportEffect(request: { headers?: HeaderBag } | HeaderBag | string | null | undefined, name: string, key: string): Promise<boolean> {
+  shared ??= new ToolstormEffects()
+  return shared.report(request, name, key)
+}

@@ -1,0 +1,146 @@
+/**
+ * The admin API: a separate loopback HTTP server with a plain JSON control plane.
+ *
+ * | method | path | what |
+ * |---|---|---|
+ * | GET | /healthz | liveness (no token needed) |
+ * | GET | /report?run=ID | the run's report |
+ * | GET | /runs | run ids with call counts |
+ * | GET | /rules | the rules in force |
+ * | PUT | /rules | replace the rules live (validated; the old rules stay on error) |
+ * | POST | /reset?run=ID | forget one run (or all) |
+ * | POST | /effects | the tool side reports a commit `{name, key, call}` |
+ * | POST | /clock/advance | advance a virtual clock `{seconds}` (virtual clock only) |
+ *
+ * Errors are `{error, code}` with the code's HTTP status (see docs/errors.md).
+ */
+import http from 'node:http'
+import { AdminApiError, ToolstormError, ERROR_CODES } from '../../errors.js'
+import { VirtualClock } from '../../engine/clock.js'
+import { parseStrictJson, StrictJsonError } from '../../engine/strict-json.js'
+import { parseConfig, type Storm } from '../../engine/storm.js'
+import { parseDocument } from '../../io/read-input-file.js'
+import { VERSION } from '../../version.js'
+import { hasValidToken, isAllowedHost } from './admin-auth.js'
+
+/** Admin request bodies are small JSON documents. */
+const MAX_ADMIN_BODY_BYTES = 1024 * 1024
+
+export interface AdminContext {
+  readonly storm: Storm
+  readonly token: string
+  /** Host names besides loopback that may address the admin server (the --host it listens on). */
+  readonly allowedHosts: ReadonlySet<string>
+  /** Extra routes (dashboard, events) handled before the built-in ones; return true when handled. */
+  readonly extraRoutes?: Array<(req: http.IncomingMessage, res: http.ServerResponse, url: URL) => boolean | Promise<boolean>>
+  /** Called when the rules change, so the proxy can apply side effects (none today). */
+  onRulesChanged?(): void
+}
+
+export function sendJson(res: http.ServerResponse, status: number, value: unknown): void {
+  const body = JSON.stringify(value)
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' })
+  res.end(body)
+}
+
+export function sendError(res: http.ServerResponse, error: unknown): void {
+  if (error instanceof ToolstormError) {
+    sendJson(res, ERROR_CODES[error.code].status, { error: error.message, code: error.code, ...(error.details ? { details: error.details.split('\n') } : {}) })
+    return
+  }
+  sendJson(res, 500, { error: `Failed to handle the admin request: ${(error as Error)?.message ?? String(error)}`, code: 'ERR_INTERNAL' })
+}
+
+export function readBody(req: http.IncomingMessage, limit = MAX_ADMIN_BODY_BYTES): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length
+      if (size > limit) {
+        reject(new AdminApiError('ERR_INPUT_TOO_LARGE', `Failed to read the admin request: the body exceeds ${limit} bytes.`))
+        req.destroy()
+        return
+      }
+      chunks.push(chunk)
+    })
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
+    req.on('error', reject)
+  })
+}
+
+function parseJsonBody(text: string, what: string): unknown {
+  try {
+    return parseStrictJson(text, { maxDepth: 64 })
+  } catch (error) {
+    const detail = error instanceof StrictJsonError ? `line ${error.line}, column ${error.column}: ${error.message}` : String(error)
+    throw new AdminApiError('ERR_JSON_INVALID', `Failed to read ${what}: the body is not valid JSON (${detail}).`)
+  }
+}
+
+export function createAdminHandler(context: AdminContext): http.RequestListener {
+  const { storm } = context
+  return (req, res) => {
+    void (async () => {
+      const url = new URL(req.url ?? '/', 'http://admin')
+      if (!isAllowedHost(req, context.allowedHosts)) {
+        throw new AdminApiError('ERR_ADMIN_FORBIDDEN', 'Failed to use the admin API: the Host or Origin header names another site. Address the admin server by its loopback address.')
+      }
+      if (req.method === 'GET' && url.pathname === '/healthz') return sendJson(res, 200, { ok: true, version: VERSION })
+      // An effect report is allowed without the token when it names a live exchange: the
+      // exchange id is an unguessable capability that only the forwarded request carried.
+      const isEffect = req.method === 'POST' && url.pathname === '/effects'
+      if (!isEffect && !hasValidToken(req, url, context.token)) {
+        throw new AdminApiError('ERR_ADMIN_UNAUTHORIZED', 'Failed to use the admin API: send the token printed at start as "Authorization: Bearer <token>".')
+      }
+      for (const route of context.extraRoutes ?? []) if (await route(req, res, url)) return
+
+      const run = url.searchParams.get('run') ?? undefined
+      switch (`${req.method} ${url.pathname}`) {
+        case 'GET /report': {
+          if (run !== undefined && !storm.hasRun(run)) throw new AdminApiError('ERR_ADMIN_NOT_FOUND', `Failed to read the report: no run "${run}" (runs: ${storm.runIds().join(', ') || 'none'}).`)
+          return sendJson(res, 200, storm.report(run))
+        }
+        case 'GET /runs':
+          return sendJson(res, 200, { runs: storm.runIds().map((id) => ({ id, calls: storm.report(id).calls.length })) })
+        case 'GET /rules':
+          return sendJson(res, 200, storm.config)
+        case 'PUT /rules': {
+          const text = await readBody(req)
+          const type = req.headers['content-type'] ?? ''
+          const document = /yaml/i.test(type) ? parseDocument(text, 'PUT /rules', { yaml: true }) : parseJsonBody(text, 'PUT /rules')
+          const config = parseConfig(document, 'PUT /rules')
+          storm.setConfig(config)
+          context.onRulesChanged?.()
+          return sendJson(res, 200, { ok: true, rules: config.rules.length })
+        }
+        case 'POST /reset':
+          storm.reset(run)
+          return sendJson(res, 200, { ok: true, reset: run ?? 'all' })
+        case 'POST /effects': {
+          const body = parseJsonBody(await readBody(req, 16 * 1024), 'POST /effects') as { name?: unknown; key?: unknown; call?: unknown }
+          if (typeof body !== 'object' || body === null || typeof body.call !== 'string') {
+            throw new AdminApiError('ERR_EFFECT_INVALID', 'Failed to record an effect: expected {"name": string, "key": string, "call": "<x-toolstorm-call value>"}.')
+          }
+          if (!storm.exchange(body.call) && !hasValidToken(req, url, context.token)) {
+            throw new AdminApiError('ERR_EFFECT_INVALID', 'Failed to record an effect: the call id names no live exchange. Pass the x-toolstorm-call header of the request being served.')
+          }
+          const effect = storm.effect(body.name as string, body.key as string, { call: body.call })
+          return sendJson(res, 201, { ok: true, effect })
+        }
+        case 'POST /clock/advance': {
+          if (!(storm.clock instanceof VirtualClock)) throw new AdminApiError('ERR_STATE', 'Failed to advance the clock: this proxy runs on real time (start it with --clock virtual).')
+          const body = parseJsonBody(await readBody(req), 'POST /clock/advance') as { seconds?: unknown }
+          if (typeof body?.seconds !== 'number' || !Number.isFinite(body.seconds) || body.seconds < 0) throw new AdminApiError('ERR_CONFIG_INVALID', 'Failed to advance the clock: expected {"seconds": a finite nonnegative number}.')
+          await storm.clock.sleep(body.seconds)
+          return sendJson(res, 200, { now: storm.clock.now() })
+        }
+        default:
+          throw new AdminApiError('ERR_ADMIN_NOT_FOUND', `Failed to use the admin API: no endpoint ${req.method} ${url.pathname}. See docs/admin-api.md.`)
+      }
+    })().catch((error: unknown) => {
+      if (!res.headersSent) sendError(res, error)
+      else res.destroy()
+    })
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * Where a request goes. Reverse mode: one `--target URL`, or several named targets mounted under
+ * `/<name>/`. Forward mode (no target): the absolute-form URL the client sent (HTTP_PROXY).
+ */
+import { ConfigError } from '../errors.js'
+
+export interface Target {
+  /** Mount name (`shop` for `/shop/…`), or null for the unnamed target at `/`. */
+  readonly name: string | null
+  readonly url: URL
+}
+
+export type Resolution =
+  | { readonly ok: true; readonly upstream: URL; readonly clientUrl: URL }
+  | { readonly ok: false; readonly status: number; readonly message: string }
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+
+/** Parse `--target` values: `http://host:port[/base]` or `name=http://host:port[/base]`. */
+export function parseTargets(values: readonly string[]): Target[] {
+  const targets = values.map((value) => {
+    const eq = value.indexOf('=')
+    const hasName = eq > 0 && !value.slice(0, eq).includes('/')
+    const name = hasName ? value.slice(0, eq) : null
+    const raw = hasName ? value.slice(eq + 1) : value
+    if (name !== null && !NAME.test(name)) throw new ConfigError(`Failed to use --target ${value}: the name "${name}" must be letters, digits, ".", "_" or "-".`, { code: 'ERR_USAGE' })
+    let url: URL
+    try {
+      url = new URL(raw)
+    } catch {
+      throw new ConfigError(`Failed to use --target ${value}: "${raw}" is not a URL. Expected http(s)://host:port, optionally name=URL.`, { code: 'ERR_USAGE' })
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`Failed to use --target ${value}: only http and https targets are supported.`, { code: 'ERR_USAGE' })
+    if (url.username || url.password) throw new ConfigError(`Failed to use --target ${value}: put credentials in headers, not in the target URL.`, { code: 'ERR_USAGE' })
+    return { name, url }
+  })
+  const unnamed = targets.filter((t) => t.name === null)
+  if (unnamed.length > 1) throw new ConfigError('Failed to use --target: only one target may be unnamed; name the others (name=URL).', { code: 'ERR_USAGE' })
+  const names = new Set<string>()
+  for (const t of targets) {
+    if (t.name === null) continue
+    if (names.has(t.name)) throw new ConfigError(`Failed to use --target: the name "${t.name}" is used twice.`, { code: 'ERR_USAGE' })
+    names.add(t.name)
+  }
+  return targets
+}
+
+/** Decide where a request goes. `rawUrl` is `req.url`; `host` is the Host header. */
+export function resolveTarget(targets: readonly Target[], rawUrl: string, host: string | undefined, self: string): Resolution {
+  if (targets.length === 0) {
+    // Forward mode: the client must send an absolute URL.
+    if (!/^https?:\/\//i.test(rawUrl)) {
+      return { ok: false, status: 400, message: 'This proxy runs in forward mode: send absolute-form requests (set HTTP_PROXY, or use a ProxyAgent), or start it with --target URL.' }
+    }
+    let url: URL
+    try {
+      url = new URL(rawUrl)
+    } catch {
+      return { ok: false, status: 400, message: 'The request target is not a valid URL.' }
+    }
+    return { ok: true, upstream: url, clientUrl: url }
+  }
+  if (!rawUrl.startsWith('/')) {
+    // An absolute-form request to a reverse proxy: accept it for the target it names.
+    return { ok: false, status: 400, message: 'This proxy runs in reverse mode: send requests to its own address (origin-form paths).' }
+  }
+  const clientUrl = new URL(rawUrl, `http://${host ?? self}`)
+  for (const target of targets) {
+    if (target.name === null) continue
+    const prefix = `/${target.name}`
+    if (clientUrl.pathname === prefix || clientUrl.pathname.startsWith(prefix + '/')) {
+      return { ok: true, upstream: join(target.url, clientUrl.pathname.slice(prefix.length) || '/', clientUrl.search), clientUrl }
+    }
+  }
+  const fallback = targets.find((t) => t.name === null)
+  if (fallback) return { ok: true, upstream: join(fallback.url, clientUrl.pathname, clientUrl.search), clientUrl }
+  const mounts = targets.map((t) => `/${t.name}/`).join(', ')
+  return { ok: false, status: 404, message: `No target is mounted at ${clientUrl.pathname}. The mounted targets are: ${mounts}.` }
+}
+
+function join(base: URL, path: string, search: string): URL {
+  const basePath = base.pathname.endsWith('/') ? base.pathname.slice(0, -1) : base.pathname
+  const url = new URL(base.origin)
+  url.pathname = basePath + path
+  url.search = search
+  return url
+}
