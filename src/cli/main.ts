@@ -9,6 +9,7 @@ import { VERSION } from '../version.js'
 import { checkCommand } from './commands/check.js'
 import { demoCommand } from './commands/demo.js'
 import { inspectCommand } from './commands/inspect.js'
+import { proxyCommand } from './commands/proxy.js'
 import { rulesCommand } from './commands/rules.js'
 import { scenariosCommand } from './commands/scenarios.js'
 import { schemaCommand } from './commands/schema.js'
@@ -21,6 +22,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<numb
       .scriptName('toolstorm')
       .usage('$0 <command> [options]\n\nBreak the HTTP calls of AI agents. Verify recovery.')
       .command(demoCommand)
+      .command(proxyCommand)
       .command(scenariosCommand)
       .command(inspectCommand)
       .command(checkCommand)

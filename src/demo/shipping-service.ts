@@ -26,6 +26,8 @@ export interface Receipt {
 export interface ShippingService {
   readonly url: string
   readonly shipments: readonly Receipt[]
+  /** Forget every shipment and receipt (a fresh warehouse for the next run). */
+  reset(): void
   close(): Promise<void>
 }
 
@@ -81,6 +83,10 @@ export async function startShippingService(hooks: ServiceHooks): Promise<Shippin
   return {
     url: `http://127.0.0.1:${port}`,
     shipments,
+    reset() {
+      shipments.length = 0
+      receipts.clear()
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections()

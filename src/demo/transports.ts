@@ -1,11 +1,15 @@
 /** Pick how the lab's agent reaches its service. */
+import { startProxyDemoTransport } from './proxy-transport.js'
 import { inProcessTransport, type DemoTransport } from './run-demo.js'
 
-export type DemoVia = 'in-process'
+export const DEMO_VIAS = ['proxy', 'in-process'] as const
+export type DemoVia = (typeof DEMO_VIAS)[number]
 
-export async function demoTransportFor(via: DemoVia): Promise<DemoTransport> {
+export async function demoTransportFor(via: DemoVia): Promise<DemoTransport & { close?: () => Promise<void> }> {
   switch (via) {
     case 'in-process':
       return inProcessTransport
+    case 'proxy':
+      return startProxyDemoTransport()
   }
 }

@@ -15,6 +15,8 @@ export interface ReadInputOptions {
   maxBytes?: number
   /** Accept YAML (by extension .yaml/.yml, or when the text is not JSON). */
   yaml?: boolean
+  /** Force the format instead of guessing from the file name. */
+  format?: 'json' | 'yaml'
   maxDepth?: number
 }
 
@@ -58,7 +60,7 @@ export async function readInputDocument(file: string, options: ReadInputOptions 
 
 /** Parse text already read; `file` names it in errors. */
 export function parseDocument(text: string, file: string, options: ReadInputOptions = {}): JsonValue {
-  const isYaml = options.yaml === true && /\.ya?ml$/i.test(file)
+  const isYaml = options.format === 'yaml' || (options.format === undefined && options.yaml === true && /\.ya?ml$/i.test(file))
   if (isYaml) {
     try {
       return parseYaml(text, { uniqueKeys: true, maxAliasCount: 100, prettyErrors: true }) as JsonValue

@@ -44,14 +44,25 @@ afterAll(async () => {
 })
 
 describe('toolstorm demo', () => {
-  it('prints the reference table for lost_ack line for line', async () => {
-    const result = await runCli(['demo', '--scenario', 'lost_ack', '--policy', 'all'])
+  it.each(['proxy', 'in-process'])('prints the reference table for lost_ack line for line (via %s)', async (via) => {
+    const result = await runCli(['demo', '--scenario', 'lost_ack', '--policy', 'all', '--via', via])
     expect(result.code).toBe(0)
     expect(result.stdout).toBe(LOST_ACK_OUTPUT)
   })
 
-  it('reproduces the golden verdicts, calls, shipments and times of every scenario and policy', async () => {
-    const result = await runCli(['demo', '--scenario', 'all', '--policy', 'all'])
+  it('records the same calls, effects and coverage through the proxy as in-process', async () => {
+    const [proxy, inProcess] = await Promise.all(['proxy', 'in-process'].map((via) => runCli(['demo', '--scenario', 'rate_limit', '--policy', 'all', '--via', via, '--json'])))
+    const shape = (stdout: string) =>
+      (JSON.parse(stdout) as { runs: Array<{ report: { calls: Array<Record<string, unknown>>; effects: unknown[]; coverage: unknown } }> }).runs.map((run) => ({
+        calls: run.report.calls.map(({ route, ordinal, status, started, elapsed, injected, executed }) => ({ route, ordinal, status, started, elapsed, injected, executed })),
+        effects: run.report.effects,
+        coverage: run.report.coverage,
+      }))
+    expect(shape(proxy!.stdout)).toEqual(shape(inProcess!.stdout))
+  })
+
+  it.each(['proxy', 'in-process'])('reproduces the golden verdicts, calls, shipments and times of every scenario and policy (via %s)', async (via) => {
+    const result = await runCli(['demo', '--scenario', 'all', '--policy', 'all', '--via', via])
     expect(result.code).toBe(0)
     const rows = result.stdout.split('\n').filter((line) => /^(PASS|FAIL) /.test(line))
     const parsed = rows.map((line) => {
@@ -83,8 +94,8 @@ describe('toolstorm demo', () => {
   it('writes identical JSON for identical settings (deterministic under the virtual clock)', async () => {
     const a = path.join(dir, 'a.json')
     const b = path.join(dir, 'b.json')
-    expect((await runCli(['demo', '--policy', 'all', '--output', a])).code).toBe(0)
-    expect((await runCli(['demo', '--policy', 'all', '--json', '--output', b])).code).toBe(0)
+    expect((await runCli(['demo', '--policy', 'all', '--via', 'in-process', '--output', a])).code).toBe(0)
+    expect((await runCli(['demo', '--policy', 'all', '--via', 'in-process', '--json', '--output', b])).code).toBe(0)
     const first = JSON.parse(await readFile(a, 'utf8'))
     const second = JSON.parse(await readFile(b, 'utf8'))
     expect(first.runs.map((r: { digest: string }) => r.digest)).toEqual(second.runs.map((r: { digest: string }) => r.digest))

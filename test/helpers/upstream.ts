@@ -59,6 +59,19 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
           await options.onCommit?.('shipment', order, req)
           return json(201, { shipment: commits.length, order })
         }
+        if (url.pathname === '/v1/chat/completions' && req.method === 'POST') {
+          const request = JSON.parse(body || '{}') as { model?: string; user?: string }
+          commits.push(request.user ?? 'anonymous')
+          await options.onCommit?.('completion', request.user ?? 'anonymous', req)
+          return json(200, {
+            id: `chatcmpl-${commits.length}`,
+            object: 'chat.completion',
+            created: 0,
+            model: request.model ?? 'gpt-test',
+            choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'ok' } }],
+            usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 },
+          })
+        }
         if (url.pathname === '/fail') return json(500, { error: 'boom: sensitive exception message' })
         if (url.pathname === '/busy') return json(429, { error: 'busy' }, { 'retry-after': '2' })
         if (url.pathname === '/text') {

@@ -6,7 +6,7 @@ import { DEFAULT_DEMO_CONFIG, runComparison, runDemo, type DemoComparison, type 
 import { SCENARIO_IDS, type ScenarioId } from '../../demo/scenarios.js'
 import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { printLine } from '../output.js'
-import { demoTransportFor } from '../../demo/transports.js'
+import { DEMO_VIAS, demoTransportFor, type DemoVia } from '../../demo/transports.js'
 import { VERSION } from '../../version.js'
 
 interface DemoArgs {
@@ -18,7 +18,7 @@ interface DemoArgs {
   json: boolean
   output?: string
   'fail-on-contract': boolean
-  via: 'in-process'
+  via: DemoVia
 }
 
 export const demoCommand: CommandModule<object, DemoArgs> = {
@@ -34,13 +34,13 @@ export const demoCommand: CommandModule<object, DemoArgs> = {
       .option('json', { type: 'boolean', default: false, describe: 'Print the full result as JSON' })
       .option('output', { type: 'string', describe: 'Write the full result as JSON to this file (atomically)' })
       .option('fail-on-contract', { type: 'boolean', default: false, describe: 'Exit 1 when any run fails its contract' })
-      .option('via', { choices: ['in-process'] as const, default: 'in-process' as const, describe: 'How the agent reaches the service' }) as unknown as Argv<DemoArgs>,
+      .option('via', { choices: DEMO_VIAS, default: 'proxy' as const, describe: 'Through a real proxy process on loopback, or in-process interception' }) as unknown as Argv<DemoArgs>,
   async handler(args) {
     const scenarios = args.scenario === 'all' ? [...SCENARIO_IDS] : [args.scenario]
     for (const [name, value] of [['seed', args.seed], ['max-calls', args['max-calls']]] as const) {
       if (!Number.isInteger(value)) throw new ConfigError(`Failed to run the demo: --${name} must be an integer, got ${value}.`, { code: 'ERR_USAGE' })
     }
-    const transport: DemoTransport = await demoTransportFor(args.via)
+    const transport: DemoTransport & { close?: () => Promise<void> } = await demoTransportFor(args.via)
     const results: Array<DemoRun | DemoComparison> = []
     const lines: string[] = []
     try {
@@ -57,7 +57,7 @@ export const demoCommand: CommandModule<object, DemoArgs> = {
         }
       }
     } finally {
-      await (transport as { close?: () => Promise<void> }).close?.()
+      await transport.close?.()
     }
     const runs = results.flatMap((result) => ('runs' in result ? result.runs : [result]))
     const document = results.length === 1 ? results[0] : { version: 1, kind: 'toolstorm.demo-suite', toolstorm: VERSION, runs }

@@ -108,7 +108,7 @@ export function createAdminHandler(context: AdminContext): http.RequestListener 
         case 'PUT /rules': {
           const text = await readBody(req)
           const type = req.headers['content-type'] ?? ''
-          const document = /yaml/i.test(type) ? parseDocument(text, 'PUT /rules', { yaml: true }) : parseJsonBody(text, 'PUT /rules')
+          const document = /yaml/i.test(type) ? parseDocument(text, 'PUT /rules', { format: 'yaml' }) : parseJsonBody(text, 'PUT /rules')
           const config = parseConfig(document, 'PUT /rules')
           storm.setConfig(config)
           context.onRulesChanged?.()

@@ -1,0 +1,157 @@
+"""toolstorm effects helper for Python tool servers (one file, standard library only).
+
+Report each commit your tool server makes to the toolstorm proxy's sidecar, so contracts such
+as "no duplicate effects" run on what really happened. Copy this file next to your server.
+
+It is fail-open:
+- a request without the ``x-toolstorm-call`` header (production traffic) is ignored at once;
+- when the sidecar is unreachable it warns once (``ToolstormWarning``), never raises into your
+  code, and gives up after a short timeout (1 s by default);
+- ``stats()`` counts what was sent, dropped and skipped; ``flush()`` waits for pending reports.
+
+Call ``report_effect`` at the commit point, before you send your response: the effect is then
+on record before your response reaches the proxy.
+
+    from toolstorm_effects import report_effect
+
+    @app.post("/shipments")
+    def create_shipment():
+        shipment = db.create_shipment(request.json)
+        report_effect(request.headers, "shipment", request.json["order_id"])
+        return shipment, 201
+
+Environment: TOOLSTORM_SIDECAR (the proxy's admin URL, default http://127.0.0.1:8788),
+TOOLSTORM_ADMIN_TOKEN (optional: the call id alone is enough to report for that call).
+"""
+
+import json
+import logging
+import os
+import threading
+import time
+import urllib.error
+import urllib.request
+import warnings
+
+__all__ = ["ToolstormEffects", "ToolstormWarning", "report_effect", "stats", "flush", "CALL_HEADER"]
+
+CALL_HEADER = "x-toolstorm-call"
+_log = logging.getLogger("toolstorm")
+
+
+class ToolstormWarning(UserWarning):
+    """Emitted once when effects cannot be reported."""
+
+
+def _call_id(source):
+    """The x-toolstorm-call value of a request, a header mapping, a WSGI environ, or a string."""
+    if source is None:
+        return None
+    if isinstance(source, str):
+        return source or None
+    headers = getattr(source, "headers", source)
+    getter = getattr(headers, "get", None)
+    if getter is None:
+        return None
+    for name in (CALL_HEADER, "X-Toolstorm-Call", "X-TOOLSTORM-CALL", "HTTP_X_TOOLSTORM_CALL"):
+        value = getter(name)
+        if value:
+            return value[0] if isinstance(value, (list, tuple)) else value
+    return None
+
+
+class ToolstormEffects:
+    """Reports effects to one sidecar. Thread-safe; never raises from ``report``."""
+
+    def __init__(self, sidecar_url=None, timeout=1.0, token=None):
+        base = sidecar_url or os.environ.get("TOOLSTORM_SIDECAR") or "http://127.0.0.1:8788"
+        self._url = base.rstrip("/") + "/effects"
+        self._timeout = timeout
+        self._token = token if token is not None else os.environ.get("TOOLSTORM_ADMIN_TOKEN")
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._warned = False
+        self._stats = {"sent": 0, "dropped": 0, "skipped": 0, "pending": 0}
+
+    def report(self, request, name, key):
+        """Report that the request being served committed ``(name, key)``.
+
+        Returns True once it is on record, False when skipped or dropped. Never raises.
+        """
+        call = _call_id(request)
+        if not call:
+            with self._lock:
+                self._stats["skipped"] += 1
+            return False
+        with self._lock:
+            self._stats["pending"] += 1
+        ok = False
+        problem = None
+        try:
+            body = json.dumps({"name": str(name), "key": str(key), "call": call}).encode("utf-8")
+            headers = {"content-type": "application/json"}
+            if self._token:
+                headers["authorization"] = "Bearer " + self._token
+            req = urllib.request.Request(self._url, data=body, headers=headers, method="POST")
+            # An explicit opener without proxies: the sidecar is local, never reached via HTTP_PROXY.
+            opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+            with opener.open(req, timeout=self._timeout) as response:
+                ok = response.status == 201
+                problem = None if ok else "HTTP %d" % response.status
+        except urllib.error.HTTPError as error:
+            problem = "HTTP %d" % error.code
+        except Exception as error:  # noqa: BLE001 - fail-open: nothing may escape into the tool server
+            problem = type(error).__name__ + ": " + str(error)
+        with self._lock:
+            self._stats["pending"] -= 1
+            self._stats["sent" if ok else "dropped"] += 1
+            warn = problem is not None and not self._warned
+            if warn:
+                self._warned = True
+            self._idle.notify_all()
+        if warn:
+            message = "toolstorm: could not report an effect to %s (%s); further failures are counted in stats() silently." % (self._url, problem)
+            warnings.warn(message, ToolstormWarning, stacklevel=2)
+            _log.warning(message)
+        return ok
+
+    def stats(self):
+        """Counts of reports sent, dropped, skipped (no call header) and pending."""
+        with self._lock:
+            return dict(self._stats)
+
+    def flush(self, timeout=None):
+        """Wait until pending reports (from other threads) settle, at most ``timeout`` seconds."""
+        deadline = time.monotonic() + (self._timeout * 2 if timeout is None else timeout)
+        with self._lock:
+            while self._stats["pending"] > 0:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._idle.wait(remaining)
+        return True
+
+
+_shared = None
+_shared_lock = threading.Lock()
+
+
+def _default():
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = ToolstormEffects()
+        return _shared
+
+
+def report_effect(request, name, key):
+    """Report an effect with a shared helper configured from the environment."""
+    return _default().report(request, name, key)
+
+
+def stats():
+    return _default().stats()
+
+
+def flush(timeout=None):
+    return _default().flush(timeout)

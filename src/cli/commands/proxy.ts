@@ -1,0 +1,101 @@
+import type { Argv, CommandModule } from 'yargs'
+import { ConfigError } from '../../errors.js'
+import { RealClock, VirtualClock } from '../../engine/clock.js'
+import type { StormConfig } from '../../engine/schema/config.js'
+import { createStorm, parseConfig, type Storm } from '../../engine/storm.js'
+import { loadConfigFile } from '../../io/load-config-file.js'
+import { writeFileAtomic } from '../../io/write-file-atomic.js'
+import { startProxy, type ProxyServer } from '../../proxy/proxy-server.js'
+import { VERSION } from '../../version.js'
+import { printError, printLine } from '../output.js'
+
+export interface ProxyArgs {
+  target: string[]
+  port: number
+  host: string
+  'admin-port': number
+  rules?: string
+  seed?: number
+  'admin-token'?: string
+  report?: string
+  clock: 'real' | 'virtual'
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1'])
+
+/** The options every proxy-running command shares (proxy, record, replay). */
+export function proxyOptions<T>(yargs: Argv<T>): Argv<T & ProxyArgs> {
+  return yargs
+    .option('target', { type: 'string', array: true, default: [] as string[], describe: 'Reverse mode: upstream URL, or name=URL mounted at /name/ (repeatable). Without it: forward mode (HTTP_PROXY).' })
+    .option('port', { type: 'number', default: 8787, describe: 'Proxy port (0 picks a free one)' })
+    .option('host', { type: 'string', default: '127.0.0.1', describe: 'Interface to listen on (loopback unless you say otherwise)' })
+    .option('admin-port', { type: 'number', default: 8788, describe: 'Admin API port (0 picks a free one)' })
+    .option('rules', { type: 'string', describe: 'Rules file (JSON or YAML)' })
+    .option('seed', { type: 'number', describe: 'Seed (overrides the rules file)' })
+    .option('admin-token', { type: 'string', describe: 'Admin bearer token (default: random, printed at start)' })
+    .option('report', { type: 'string', describe: 'Write the report here on shutdown (atomically)' })
+    .option('clock', { choices: ['real', 'virtual'] as const, default: 'real' as const, describe: 'virtual: latency faults advance time instead of waiting (tests only)' }) as unknown as Argv<T & ProxyArgs>
+}
+
+/** Build the storm from --rules/--seed/--clock. */
+export async function stormFromArgs(args: ProxyArgs): Promise<Storm> {
+  let config: StormConfig = args.rules ? await loadConfigFile(args.rules) : parseConfig({})
+  if (args.seed !== undefined) {
+    if (!Number.isSafeInteger(args.seed)) throw new ConfigError(`Failed to start the proxy: --seed must be an integer within ±(2^53−1), got ${args.seed}.`, { code: 'ERR_USAGE' })
+    config = { ...config, seed: args.seed }
+  }
+  return createStorm(config, { clock: args.clock === 'virtual' ? new VirtualClock() : new RealClock() })
+}
+
+/** The report document for every run of a storm: one report, or `{runs: [{report}]}`. */
+export function reportDocument(storm: Storm): unknown {
+  const ids = storm.runIds()
+  if (ids.length <= 1) return storm.report(ids[0])
+  return { version: 1, kind: 'toolstorm.report-set', toolstorm: VERSION, runs: ids.map((id) => ({ run: id, report: storm.report(id) })) }
+}
+
+export function describeProxy(proxy: ProxyServer): string[] {
+  const where = proxy.mode === 'reverse' ? `reverse → ${proxy.targets.map((t) => (t.name ? `/${t.name}/ → ${t.url.href}` : t.url.href)).join(', ')}` : 'forward mode (set HTTP_PROXY)'
+  return [
+    `toolstorm proxy ${proxy.url} (${where}) · admin ${proxy.adminUrl}`,
+    `admin token: ${proxy.token}  (Authorization: Bearer <token>; tool servers report effects to ${proxy.adminUrl}/effects)`,
+  ]
+}
+
+/** Stop on SIGINT/SIGTERM: close the proxy, then run `onStop` (write files), then exit. */
+export function stopOnSignals(proxy: ProxyServer, onStop: () => Promise<void>): Promise<void> {
+  return new Promise((resolve) => {
+    let stopping = false
+    const stop = () => {
+      if (stopping) return
+      stopping = true
+      void (async () => {
+        await proxy.close()
+        await onStop()
+        process.off('SIGINT', stop)
+        process.off('SIGTERM', stop)
+        resolve()
+      })()
+    }
+    process.on('SIGINT', stop)
+    process.on('SIGTERM', stop)
+  })
+}
+
+export const proxyCommand: CommandModule<object, ProxyArgs> = {
+  command: 'proxy',
+  describe: 'Run the fault-injecting proxy (reverse mode with --target, forward mode without)',
+  builder: (yargs: Argv) => proxyOptions(yargs),
+  async handler(args) {
+    const storm = await stormFromArgs(args)
+    if (!LOOPBACK.has(args.host)) printError(`listening on ${args.host}: anyone who can reach it can use this proxy. Keep the admin token secret.`)
+    const proxy = await startProxy({ targets: args.target, host: args.host, port: args.port, adminPort: args['admin-port'], storm, ...(args['admin-token'] ? { adminToken: args['admin-token'] } : {}) })
+    for (const line of describeProxy(proxy)) printLine(line)
+    await stopOnSignals(proxy, async () => {
+      if (args.report) {
+        await writeFileAtomic(args.report, JSON.stringify(reportDocument(storm), null, 2) + '\n')
+        printError(`report written to ${args.report}`)
+      }
+    })
+  },
+}

@@ -1,0 +1,113 @@
+import http from 'node:http'
+import { afterEach, describe, expect, it } from 'vitest'
+import { startProxied, type Proxied } from '../helpers/proxied.js'
+
+let env: Proxied | null = null
+afterEach(async () => {
+  await env?.close()
+  env = null
+})
+
+function rawAdmin(url: string, headers: Record<string, string>, method = 'GET'): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, headers }, (res) => {
+      let body = ''
+      res.on('data', (c: Buffer) => (body += c))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+describe('admin API', () => {
+  it('refuses requests without the token with 401 and {error, code}', async () => {
+    env = await startProxied('reverse')
+    const response = await fetch(`${env.proxy.adminUrl}/report`)
+    expect(response.status).toBe(401)
+    expect(await response.json()).toEqual({ error: 'Failed to use the admin API: send the token printed at start as "Authorization: Bearer <token>".', code: 'ERR_ADMIN_UNAUTHORIZED' })
+    expect((await fetch(`${env.proxy.adminUrl}/report`, { headers: { authorization: 'Bearer wrong-token-of-some-length' } })).status).toBe(401)
+    expect((await fetch(`${env.proxy.adminUrl}/healthz`)).status).toBe(200)
+  })
+
+  it('refuses a foreign Host or Origin (DNS rebinding) even with the token', async () => {
+    env = await startProxied('reverse')
+    const auth = { authorization: `Bearer ${env.proxy.token}` }
+    const rebound = await rawAdmin(`${env.proxy.adminUrl}/report`, { ...auth, host: 'attacker.example:8788' })
+    expect(rebound.status).toBe(403)
+    expect(JSON.parse(rebound.body).code).toBe('ERR_ADMIN_FORBIDDEN')
+    const crossSite = await rawAdmin(`${env.proxy.adminUrl}/report`, { ...auth, origin: 'https://attacker.example' })
+    expect(crossSite.status).toBe(403)
+    const ok = await rawAdmin(`${env.proxy.adminUrl}/report`, { ...auth, host: `localhost:${new URL(env.proxy.adminUrl).port}` })
+    expect(ok.status).toBe(200)
+  })
+
+  it('replaces the rules live with PUT /rules, and keeps the old ones when the new file is bad', async () => {
+    env = await startProxied('reverse', { rules: [] })
+    expect((await fetch(`${env.base}/items/a`)).status).toBe(200)
+    const bad = await env.admin('/rules', { method: 'PUT', body: JSON.stringify({ rules: [{ name: 'x', route: 'GET /items/*', kind: 'rate_limit', probability: 3 }] }) })
+    expect(bad.status).toBe(400)
+    expect(await bad.json()).toMatchObject({ code: 'ERR_CONFIG_INVALID', error: expect.stringContaining('$.rules[0].probability: expected a probability between 0 and 1') })
+    expect((await fetch(`${env.base}/items/a`)).status).toBe(200)
+    const good = await env.admin('/rules', { method: 'PUT', body: JSON.stringify({ rules: [{ name: 'down', route: 'GET /items/*', kind: 'unavailable' }] }) })
+    expect(good.status).toBe(200)
+    expect((await fetch(`${env.base}/items/a`)).status).toBe(503)
+    const yaml = await env.admin('/rules', { method: 'PUT', headers: { 'content-type': 'application/yaml' }, body: 'rules:\n  - {name: busy, route: "GET /items/*", kind: rate_limit, delay: 1}\n' })
+    expect(yaml.status).toBe(200)
+    expect((await fetch(`${env.base}/items/a`)).status).toBe(429)
+  })
+
+  it('lets in-flight requests finish under the rules they started with', async () => {
+    env = await startProxied('reverse', { rules: [{ name: 'lag', route: 'GET /items/*', kind: 'latency', delay: 0.4 }] })
+    const inFlight = fetch(`${env.base}/items/slow`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect((await env.admin('/rules', { method: 'PUT', body: JSON.stringify({ rules: [{ name: 'down', route: 'GET /items/*', kind: 'unavailable' }] }) })).status).toBe(200)
+    expect((await inFlight).status).toBe(200)
+    expect((await fetch(`${env.base}/items/b`)).status).toBe(503)
+    expect(env.upstream.hits()).toBe(1)
+  })
+
+  it('forgets a run on POST /reset and answers 404 for an unknown run', async () => {
+    env = await startProxied('reverse')
+    await fetch(`${env.base}/items/a`, { headers: { 'x-toolstorm-run': 'w1' } })
+    expect((await env.report('w1')).calls).toHaveLength(1)
+    expect((await env.admin('/reset?run=w1', { method: 'POST' })).status).toBe(200)
+    const missing = await env.admin('/report?run=w1')
+    expect(missing.status).toBe(404)
+    expect(((await missing.json()) as { code: string }).code).toBe('ERR_ADMIN_NOT_FOUND')
+    expect((await env.admin('/nope')).status).toBe(404)
+  })
+
+  it('accepts effects by call id without the token, and refuses unknown call ids and bad bodies', async () => {
+    env = await startProxied('reverse')
+    const unknown = await fetch(`${env.proxy.adminUrl}/effects`, { method: 'POST', body: JSON.stringify({ name: 'shipment', key: 'k', call: 'made-up' }) })
+    expect(unknown.status).toBe(400)
+    expect(((await unknown.json()) as { code: string }).code).toBe('ERR_EFFECT_INVALID')
+    const malformed = await fetch(`${env.proxy.adminUrl}/effects`, { method: 'POST', body: '{"name":' })
+    expect(malformed.status).toBe(400)
+    expect(((await malformed.json()) as { code: string }).code).toBe('ERR_JSON_INVALID')
+    const echo = (await (await fetch(`${env.base}/echo`, { method: 'POST', body: 'x' })).json()) as { headers: Record<string, string> }
+    const call = echo.headers['x-toolstorm-call'] as string
+    const ok = await fetch(`${env.proxy.adminUrl}/effects`, { method: 'POST', body: JSON.stringify({ name: 'note', key: 'n-1', call }) })
+    expect(ok.status).toBe(201)
+    expect((await env.report()).effects).toMatchObject([{ name: 'note', key: 'n-1', call: 1 }])
+  })
+})
+
+describe('runs', () => {
+  it('give parallel workers their own ordinals, coverage and report, and never reach the upstream', async () => {
+    env = await startProxied('reverse', { rules: [{ name: 'first-only', route: 'GET /items/*', kind: 'unavailable', calls: [1] }] })
+    const statuses = await Promise.all(
+      ['a', 'b', 'c'].flatMap((worker) => [1, 2].map(() => worker)).map(async (worker) => [worker, (await fetch(`${env!.base}/items/x`, { headers: { 'x-toolstorm-run': worker } })).status] as const),
+    )
+    for (const worker of ['a', 'b', 'c']) {
+      expect(statuses.filter(([w]) => w === worker).map(([, s]) => s).sort()).toEqual([200, 503])
+      const report = await env.report(worker)
+      expect(report.run).toBe(worker)
+      expect(report.coverage['first-only']).toEqual({ eligible: 1, selected: 1, triggered: 1 })
+    }
+    expect(env.upstream.requests.every((r) => r.headers['x-toolstorm-run'] === undefined)).toBe(true)
+    const runs = (await (await env.admin('/runs')).json()) as { runs: Array<{ id: string }> }
+    expect(runs.runs.map((r) => r.id).sort()).toEqual(['a', 'b', 'c'])
+  })
+})

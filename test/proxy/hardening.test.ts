@@ -1,0 +1,162 @@
+import http from 'node:http'
+import net from 'node:net'
+import type { AddressInfo } from 'node:net'
+import { afterEach, describe, expect, it } from 'vitest'
+import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
+import { startProxied, type Proxied } from '../helpers/proxied.js'
+
+let env: Proxied | null = null
+let proxy: ProxyServer | null = null
+const servers: http.Server[] = []
+afterEach(async () => {
+  await env?.close()
+  await proxy?.close()
+  env = null
+  proxy = null
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections()
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+})
+
+/** Send raw bytes and collect the reply until the socket closes. */
+function raw(port: number, bytes: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(bytes))
+    let reply = ''
+    socket.on('data', (chunk) => (reply += chunk.toString('latin1')))
+    socket.on('close', () => resolve(reply))
+    socket.on('error', () => resolve(reply))
+    socket.setTimeout(3000, () => socket.destroy())
+  })
+}
+
+describe('proxy hardening', () => {
+  it.each([
+    ['duplicate Content-Length', 'POST /ship HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd'],
+    ['Content-Length with Transfer-Encoding', 'POST /ship HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'],
+    ['an obfuscated Transfer-Encoding', 'POST /ship HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked-false\r\n\r\n1\r\nA\r\n0\r\n\r\nGET /flag HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['a header without a colon', 'GET /items/a HTTP/1.1\r\nHost: x\r\nbroken header\r\n\r\n'],
+    ['a NUL in a header value', 'GET /items/a HTTP/1.1\r\nHost: x\r\nX-A: a\u0000b\r\n\r\n'],
+    ['an invalid chunk size', 'POST /ship HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0x5\r\nhello\r\n0\r\n\r\n'],
+  ])('answers 400 to %s and never reaches the upstream', async (_name, bytes) => {
+    env = await startProxied('reverse', { rules: [] })
+    const reply = await raw(Number(new URL(env.proxy.url).port), bytes)
+    expect(reply.startsWith('HTTP/1.1 400 Bad Request')).toBe(true)
+    expect(env.upstream.hits()).toBe(0)
+  })
+
+  it('answers 431 to oversized headers', async () => {
+    env = await startProxied('reverse', { rules: [] })
+    const reply = await raw(Number(new URL(env.proxy.url).port), `GET /items/a HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)
+    expect(reply.startsWith('HTTP/1.1 431 Request Header Fields Too Large')).toBe(true)
+    expect(env.upstream.hits()).toBe(0)
+  })
+
+  it('answers 502 with a clear body when the upstream is unreachable, and keeps serving', async () => {
+    const closed = net.createServer()
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
+    const port = (closed.address() as AddressInfo).port
+    await new Promise<void>((resolve) => closed.close(() => resolve()))
+    proxy = await startProxy({ targets: [`http://127.0.0.1:${port}`] })
+    for (let i = 0; i < 2; i++) {
+      const response = await fetch(`${proxy.url}/items/a`)
+      expect(response.status).toBe(502)
+      expect(await response.json()).toEqual({
+        error: { type: 'upstream_unreachable', code: 'ERR_UPSTREAM_UNREACHABLE', message: `[toolstorm] Failed to reach the upstream for "GET ${proxy.url}/items/a": ECONNREFUSED.` },
+      })
+    }
+    expect(proxy.storm.report().calls.map((c) => [c.status, c.executed, c.error])).toEqual([
+      [502, false, 'UPSTREAM_UNREACHABLE'],
+      [502, false, 'UPSTREAM_UNREACHABLE'],
+    ])
+  })
+
+  it('does not leak the upstream socket when the client disconnects mid-body', async () => {
+    let upstreamSawClose = false
+    const upstream = http.createServer((req) => {
+      req.on('close', () => (upstreamSawClose = true))
+      req.resume()
+    })
+    servers.push(upstream)
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
+    proxy = await startProxy({ targets: [`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`] })
+    const socket = net.connect(Number(new URL(proxy.url).port), '127.0.0.1')
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()))
+    socket.write('POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n' + 'a'.repeat(1000))
+    await new Promise((resolve) => setTimeout(resolve, 150))
+    socket.destroy()
+    for (let i = 0; i < 40 && !upstreamSawClose; i++) await new Promise((resolve) => setTimeout(resolve, 25))
+    expect(upstreamSawClose).toBe(true)
+    const count = await new Promise<number>((resolve) => upstream.getConnections((_e, n) => resolve(n)))
+    expect(count).toBe(0)
+    for (let i = 0; i < 40 && proxy.storm.report().calls[0]?.outcome === 'running'; i++) await new Promise((resolve) => setTimeout(resolve, 25))
+    expect(proxy.storm.report().calls[0]).toMatchObject({ outcome: 'cancelled', error: 'CLIENT_ABORTED' })
+  })
+
+  it('strips hop-by-hop and control headers, and tells the upstream the exchange id', async () => {
+    env = await startProxied('reverse', { rules: [] })
+    const port = Number(new URL(env.proxy.url).port)
+    const reply = await raw(
+      port,
+      'POST /echo HTTP/1.1\r\nHost: x\r\nConnection: close, X-Secret-Hop\r\nX-Secret-Hop: 1\r\nKeep-Alive: timeout=5\r\nTE: trailers\r\nProxy-Authorization: Basic YTpi\r\nX-Toolstorm-Key: order-1\r\nX-Toolstorm-Run: w9\r\nX-End-To-End: kept\r\nContent-Length: 2\r\n\r\nhi',
+    )
+    const body = JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4)) as { headers: Record<string, string>; body: string }
+    expect(body.body).toBe('hi')
+    expect(body.headers['x-end-to-end']).toBe('kept')
+    for (const name of ['x-secret-hop', 'keep-alive', 'te', 'proxy-authorization', 'x-toolstorm-key', 'x-toolstorm-run']) expect(body.headers[name]).toBeUndefined()
+    expect(body.headers['x-toolstorm-call']).toMatch(/^[0-9a-f]{8}-[0-9a-z]+-[\w-]{8}$/)
+    expect((await env.report('w9')).calls[0]?.key).toBe('order-1')
+  })
+
+  it('never sends a request upstream twice, even when the upstream resets it', async () => {
+    let seen = 0
+    const upstream = http.createServer((req) => {
+      seen++
+      req.socket.resetAndDestroy()
+    })
+    servers.push(upstream)
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
+    proxy = await startProxy({ targets: [`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`] })
+    const response = await fetch(`${proxy.url}/items/a`)
+    expect(response.status).toBe(502)
+    expect(seen).toBe(1)
+  })
+
+  it('refuses to forward to itself in forward mode', async () => {
+    proxy = await startProxy({})
+    const response = await new Promise<number>((resolve) => {
+      const port = new URL(proxy!.url).port
+      http.get({ host: '127.0.0.1', port, path: `http://localhost:${port}/loop` }, (res) => {
+        res.resume()
+        resolve(res.statusCode ?? 0)
+      })
+    })
+    expect(response).toBe(508)
+  })
+
+  it('answers origin-form requests in forward mode with a hint', async () => {
+    proxy = await startProxy({})
+    const response = await fetch(`${proxy.url}/items/a`)
+    expect(response.status).toBe(400)
+    expect(((await response.json()) as { error: { message: string } }).error.message).toContain('forward mode: send absolute-form requests')
+  })
+
+  it('answers a path no named target is mounted at with the mounted targets', async () => {
+    env = await startProxied('reverse', { rules: [] })
+    proxy = await startProxy({ targets: [`shop=${env.upstream.url}`, `llm=${env.upstream.url}`] })
+    const ok = await fetch(`${proxy.url}/shop/items/a`)
+    expect(ok.status).toBe(200)
+    expect(env.upstream.requests.at(-1)?.url).toBe('/items/a')
+    const missing = await fetch(`${proxy.url}/other/x`)
+    expect(missing.status).toBe(404)
+    expect(((await missing.json()) as { error: { message: string } }).error.message).toBe('[toolstorm] No target is mounted at /other/x. The mounted targets are: /shop/, /llm/.')
+    expect(proxy.storm.report().calls[0]?.route).toBe('GET /shop/items/a')
+  })
+
+  it('listens on loopback only by default', async () => {
+    proxy = await startProxy({})
+    expect(new URL(proxy.url).hostname).toBe('127.0.0.1')
+    expect(new URL(proxy.adminUrl).hostname).toBe('127.0.0.1')
+  })
+})
