@@ -35,6 +35,29 @@ export interface ExchangeTransport {
   relay(response: UpstreamResponse): Promise<void>
   /** Make the client see a connection reset. */
   reset(): void
+  /**
+   * Optional fast path for exchanges no fault touches: forward and relay in one go, reporting
+   * through `hooks`. It skips the promise hops of the general flow (forward → relay), which on
+   * the proxy's hot path cost as much as the rest of the exchange.
+   */
+  passThrough?(options: ForwardOptions, hooks: PassThroughHooks): void
+  /**
+   * Run `forward` inside the exchange's async context, so in-process tool handlers can call
+   * `storm.effect()` without a call id.
+   * @note Off for sockets: on Node 20, AsyncLocalStorage turns on promise hooks process-wide,
+   * which costs every proxied request; a tool server behind the proxy uses the header instead.
+   */
+  readonly propagatesContext?: boolean
+}
+
+/** What a pass-through transport reports back; the flow decides what to record. */
+export interface PassThroughHooks {
+  /** The upstream answered with this head. */
+  upstreamHead(status: number, headers: HeaderMap): void
+  /** The upstream could not be reached: the transport sends this response instead. */
+  unreachable(error: unknown): { status: number; headers: Record<string, string>; body: Uint8Array }
+  /** The exchange ended for the client (`error`: the upstream broke off mid-body, the client saw a reset). */
+  done(outcome: 'response' | 'reset' | 'cancelled' | 'error', status: number | null, error?: string): void
 }
 
 /** Refusal when the run's call budget is spent: a harness limit, not an injected fault. */
@@ -50,7 +73,48 @@ export interface ExchangeObserver {
 }
 
 /** Run one exchange to its end. Never throws for transport failures: they are recorded. */
-export async function runExchange(exchange: Exchange, io: ExchangeTransport, observer?: ExchangeObserver): Promise<void> {
+export function runExchange(exchange: Exchange, io: ExchangeTransport, observer?: ExchangeObserver): Promise<void> | void {
+  if (io.passThrough && exchange.fault === null && exchange.record !== null && observer === undefined) {
+    io.passThrough({ setHeaders: { [HEADER_CALL]: exchange.id }, removeHeaders: CONTROL_HEADERS }, passThroughHooks(exchange))
+    return
+  }
+  return runFlow(exchange, io, observer)
+}
+
+function passThroughHooks(exchange: Exchange): PassThroughHooks {
+  return {
+    upstreamHead(status, headers) {
+      recordUpstreamHead(exchange, status, headers)
+    },
+    unreachable(error) {
+      return unreachableResponse(exchange, error)
+    },
+    done(outcome, status, error) {
+      exchange.finish(outcome, status, error ?? (outcome === 'reset' ? 'ECONNRESET' : outcome === 'cancelled' ? 'CLIENT_ABORTED' : null))
+    },
+  }
+}
+
+/** The upstream answered: it was reached, and it may have advertised a retry delay. */
+function recordUpstreamHead(exchange: Exchange, status: number, headers: HeaderMap): void {
+  exchange.markExecuted()
+  exchange.markUpstreamStatus(status)
+  const advertised = retryAfterSeconds(status, headers)
+  if (advertised !== null) exchange.noteRetryAfter(advertised)
+}
+
+/** Record an unreachable upstream and build the 502 the client gets. */
+function unreachableResponse(exchange: Exchange, error: unknown): { status: number; headers: Record<string, string>; body: Uint8Array } {
+  const code = errorCode(error)
+  if (!CONNECT_ERRORS.has(code)) exchange.markExecuted()
+  exchange.finish('response', 502, 'UPSTREAM_UNREACHABLE')
+  const body = new TextEncoder().encode(
+    JSON.stringify({ error: { type: 'upstream_unreachable', code: 'ERR_UPSTREAM_UNREACHABLE', message: `[toolstorm] Failed to reach the upstream for "${exchange.request.method} ${exchange.record?.url}": ${code}.` } }),
+  )
+  return { status: 502, headers: { 'content-type': 'application/json' }, body }
+}
+
+async function runFlow(exchange: Exchange, io: ExchangeTransport, observer?: ExchangeObserver): Promise<void> {
   try {
     await drive(exchange, io, observer)
   } catch (error) {
@@ -94,40 +158,30 @@ async function drive(exchange: Exchange, io: ExchangeTransport, observer: Exchan
     const outcome = await fault.apply(baseContext())
     if (outcome.injected) exchange.markInjected(outcome.retryAfter)
     if (await carryOut(exchange, io, outcome.effect)) return
+    // The client may have left while the fault waited (latency): then nothing is forwarded.
+    if (io.signal.aborted) {
+      exchange.finish('cancelled', null, 'CLIENT_ABORTED')
+      return
+    }
   }
 
-  if (io.signal.aborted) {
-    exchange.finish('cancelled', null, 'CLIENT_ABORTED')
-    return
-  }
-
-  const removeHeaders = [...CONTROL_HEADERS]
+  const removeHeaders = CONTROL_HEADERS
   const setHeaders: Record<string, string> = { [HEADER_CALL]: exchange.id }
   // A fault that rewrites the body asks for it uncompressed.
   if (fault?.needsBody) setHeaders['accept-encoding'] = 'identity'
 
   let upstream: UpstreamResponse
   try {
-    upstream = await exchangeContext.run({ exchangeId: exchange.id, stormId: exchange.id.split('-')[0] as string }, () =>
-      io.forward({ setHeaders, removeHeaders }),
-    )
+    upstream = io.propagatesContext
+      ? await exchangeContext.run({ exchangeId: exchange.id, stormId: exchange.id.split('-')[0] as string }, () => io.forward({ setHeaders, removeHeaders }))
+      : await io.forward({ setHeaders, removeHeaders })
   } catch (error) {
-    if (io.signal.aborted) throw error
-    const code = errorCode(error)
-    const unreached = CONNECT_ERRORS.has(code)
-    if (!unreached) exchange.markExecuted()
-    const body = new TextEncoder().encode(
-      JSON.stringify({ error: { type: 'upstream_unreachable', code: 'ERR_UPSTREAM_UNREACHABLE', message: `[toolstorm] Failed to reach the upstream for "${exchange.request.method} ${exchange.record?.url}": ${code}.` } }),
-    )
-    await io.respond({ status: 502, headers: { 'content-type': 'application/json' }, body })
-    exchange.finish('response', 502, 'UPSTREAM_UNREACHABLE')
+    if (io.signal.aborted || errorCode(error) === 'UND_ERR_ABORTED') throw error
+    await io.respond(unreachableResponse(exchange, error))
     return
   }
-  exchange.markExecuted()
-  exchange.markUpstreamStatus(upstream.status)
+  recordUpstreamHead(exchange, upstream.status, upstream.headers)
   if (observer?.onForwarded) upstream = observer.onForwarded(exchange, upstream)
-  const advertised = retryAfterSeconds(upstream.status, upstream.headers)
-  if (advertised !== null) exchange.noteRetryAfter(advertised)
 
   if (fault && rule && fault.phase !== 'before-upstream') {
     let buffered: { bytes: Uint8Array; decoded: boolean } | null = null

@@ -11,6 +11,13 @@ import { channels } from './evidence/channels.js'
 
 export type ExchangeOutcome = 'response' | 'reset' | 'error' | 'cancelled'
 
+/** What the storm remembers of an exchange for late effect reports: small on purpose. */
+export interface ExchangeEntry {
+  readonly run: Run
+  readonly record: CallRecord | null
+  done: boolean
+}
+
 export class Exchange {
   /** The value of `x-toolstorm-call`: how the tool side names this exchange in effect reports. */
   readonly id: string
@@ -25,31 +32,20 @@ export class Exchange {
   readonly rawKey: string
   readonly seed: number
   readonly clock: Clock
-  /** Whether the rule's fault was actually injected (a lost response needs a 2xx to be). */
-  #finished = false
+  readonly entry: ExchangeEntry
 
-  constructor(init: {
-    id: string
-    run: Run
-    request: RequestView
-    url: URL
-    record: CallRecord | null
-    rule: Rule | null
-    fault: Fault | null
-    rawKey: string
-    seed: number
-    clock: Clock
-  }) {
-    this.id = init.id
-    this.run = init.run
-    this.request = init.request
-    this.url = init.url
-    this.record = init.record
-    this.rule = init.rule
-    this.fault = init.fault
-    this.rawKey = init.rawKey
-    this.seed = init.seed
-    this.clock = init.clock
+  constructor(id: string, run: Run, request: RequestView, url: URL, record: CallRecord | null, rule: Rule | null, fault: Fault | null, rawKey: string, seed: number, clock: Clock) {
+    this.id = id
+    this.run = run
+    this.request = request
+    this.url = url
+    this.record = record
+    this.rule = rule
+    this.fault = fault
+    this.rawKey = rawKey
+    this.seed = seed
+    this.clock = clock
+    this.entry = { run, record, done: false }
   }
 
   get refused(): boolean {
@@ -61,7 +57,7 @@ export class Exchange {
   }
 
   get finished(): boolean {
-    return this.#finished
+    return this.entry.done
   }
 
   /** Seconds since the run started. */
@@ -95,8 +91,8 @@ export class Exchange {
 
   /** End the exchange. Later calls are ignored: the first ending is what the client saw. */
   finish(outcome: ExchangeOutcome, status: number | null, error: string | null = null): void {
-    if (this.#finished) return
-    this.#finished = true
+    if (this.entry.done) return
+    this.entry.done = true
     const record = this.record
     if (!record) return
     record.outcome = outcome

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto'
 import { ConfigError, EffectError, ToolstormError } from '../errors.js'
 import { RealClock, roundSeconds, type Clock } from './clock.js'
 import { channels } from './evidence/channels.js'
-import { Exchange } from './exchange.js'
+import { Exchange, type ExchangeEntry } from './exchange.js'
 import { exchangeContext } from './exchange-context.js'
 import { faultFor } from './faults/registry.js'
 import type { HeaderMap } from './faults/fault.js'
@@ -32,8 +32,9 @@ export const HEADER_CALL = 'x-toolstorm-call'
 export const DEFAULT_RUN = 'default'
 const MAX_RUNS = 1000
 const MAX_EFFECTS = 10_000
+const REDACTED_URL_CACHE = 4096
 /** Exchanges remembered for late effect reports; the oldest finished ones are forgotten first. */
-const MAX_REMEMBERED_EXCHANGES = 20_000
+const MAX_REMEMBERED_EXCHANGES = 4096
 
 export interface StormOptions {
   /** Defaults to real time. Use a `VirtualClock` for deterministic timings. */
@@ -95,7 +96,9 @@ export class Storm {
   #routes: RouteTable
   #redactor: Redactor
   readonly #runs = new Map<string, Run>()
-  readonly #exchanges = new Map<string, Exchange>()
+  readonly #exchanges = new Map<string, ExchangeEntry>()
+  /** Redacted URLs by raw URL: agents call the same endpoints over and over. */
+  readonly #redactedUrls = new Map<string, string>()
   #seq = 0
 
   constructor(config: StormConfig, options: StormOptions = {}) {
@@ -127,6 +130,7 @@ export class Storm {
     this.#config = config
     this.#routes = new RouteTable(config.routes)
     this.#redactor = createRedactor(config.redact)
+    this.#redactedUrls.clear()
     for (const run of this.#runs.values()) {
       run.syncRules(config.rules)
       if (channels.runReset.hasSubscribers) channels.runReset.publish({ run: run.id })
@@ -159,7 +163,7 @@ export class Storm {
     for (const runId of ids) {
       const run = this.#runs.get(runId)
       if (!run) continue
-      for (const [exchangeId, exchange] of this.#exchanges) if (exchange.run === run) this.#exchanges.delete(exchangeId)
+      for (const [exchangeId, entry] of this.#exchanges) if (entry.run === run) this.#exchanges.delete(exchangeId)
       this.#runs.delete(runId)
       if (channels.runReset.hasSubscribers) channels.runReset.publish({ run: runId })
     }
@@ -180,25 +184,27 @@ export class Storm {
     const runId = request.run ?? headerValue(request.headers, HEADER_RUN) ?? DEFAULT_RUN
     const run = this.run(runId)
     const id = `${this.nonce}-${(++this.#seq).toString(36)}-${unguessable()}`
-    const view = { method: request.method.toUpperCase(), url: request.url.href, headers: request.headers }
-    const common = { id, run, request: view, url: request.url, seed: this.#config.seed, clock: this.clock }
+    const href = request.url.href
+    const view = { method: request.method.toUpperCase(), url: href, headers: request.headers }
+    const seed = this.#config.seed
     if (this.#config.maxCalls !== null && run.callCount >= this.#config.maxCalls) {
       run.budgetRejections++
-      return new Exchange({ ...common, record: null, rule: null, fault: null, rawKey: '' })
+      return new Exchange(id, run, view, request.url, null, null, null, '', seed, this.clock)
     }
     const route = this.#routes.resolve(view.method, request.url)
     const { ordinal, key } = run.reserve(route, headerValue(request.headers, HEADER_KEY) || undefined)
-    const rule = selectRule(this.#config.rules, run.coverage, this.#config.seed, route, ordinal, key)
+    const rule = this.#config.rules.length ? selectRule(this.#config.rules, run.coverage, seed, route, ordinal, key) : null
     const parentId = headerValue(request.headers, HEADER_CALL)
     const parent = parentId ? this.#exchanges.get(parentId) : undefined
     const record = {
       id: run.callCount + 1,
       route,
       ordinal,
-      key: this.#redactor.text(key),
-      parent: parent && parent.run === run && parent.record && !parent.finished ? parent.record.id : null,
+      // Default keys (#<ordinal>) cannot hold a secret; only client-sent keys are scanned.
+      key: key.charCodeAt(0) === 35 && /^#\d+$/.test(key) ? key : this.#redactor.text(key),
+      parent: parent && parent.run === run && parent.record && !parent.done ? parent.record.id : null,
       method: view.method,
-      url: this.#redactor.url(request.url.href),
+      url: this.#redactUrl(href),
       started: roundSeconds(this.clock.now() - run.start),
       elapsed: null,
       outcome: 'running' as const,
@@ -214,24 +220,31 @@ export class Storm {
     }
     if (run.calls.length < ITEMIZED_CALLS_LIMIT) run.calls.push(record)
     else run.droppedCalls++
-    const exchange = new Exchange({ ...common, record, rule, fault: rule ? faultFor(rule.kind) : null, rawKey: key })
-    this.#remember(id, exchange)
+    const exchange = new Exchange(id, run, view, request.url, record, rule, rule ? faultFor(rule.kind) : null, key, seed, this.clock)
+    this.#remember(id, exchange.entry)
     if (channels.exchangeStart.hasSubscribers) channels.exchangeStart.publish({ run: run.id, exchangeId: id, call: record })
     return exchange
   }
 
-  #remember(id: string, exchange: Exchange): void {
-    this.#exchanges.set(id, exchange)
-    if (this.#exchanges.size <= MAX_REMEMBERED_EXCHANGES) return
-    for (const [oldId, old] of this.#exchanges) {
-      if (this.#exchanges.size <= MAX_REMEMBERED_EXCHANGES * 0.9) break
-      if (old.finished) this.#exchanges.delete(oldId)
+  #redactUrl(raw: string): string {
+    let redacted = this.#redactedUrls.get(raw)
+    if (redacted === undefined) {
+      redacted = this.#redactor.url(raw)
+      if (this.#redactedUrls.size >= REDACTED_URL_CACHE) this.#redactedUrls.clear()
+      this.#redactedUrls.set(raw, redacted)
     }
+    return redacted
   }
 
-  /** The exchange with this `x-toolstorm-call` id, if it belongs to this storm. */
-  exchange(id: string): Exchange | undefined {
-    return this.#exchanges.get(id)
+  #remember(id: string, entry: ExchangeEntry): void {
+    this.#exchanges.set(id, entry)
+    // Insertion order is age order: forget the oldest.
+    if (this.#exchanges.size > MAX_REMEMBERED_EXCHANGES) this.#exchanges.delete(this.#exchanges.keys().next().value as string)
+  }
+
+  /** Whether `id` names an exchange this storm still remembers (effects may be reported for it). */
+  knowsExchange(id: string): boolean {
+    return this.#exchanges.has(id)
   }
 
   /**
@@ -268,7 +281,7 @@ export class Storm {
       redacted: safeName !== name || safeKey !== key,
     }
     run.effects.push(effect)
-    if (channels.commitReported.hasSubscribers) channels.commitReported.publish({ run: run.id, exchangeId: exchange.id, effect })
+    if (channels.commitReported.hasSubscribers) channels.commitReported.publish({ run: run.id, exchangeId: callId, effect })
     return effect
   }
 

@@ -47,6 +47,7 @@ export function createInterceptorTransport(request: Request, controller: Control
 
   return {
     signal: request.signal,
+    propagatesContext: true,
 
     async forward(options: ForwardOptions): Promise<UpstreamResponse> {
       const headers = forwardHeaders(request.headers.entries(), options)

@@ -46,6 +46,7 @@ export function stormHandlers(storm: Storm, options: StormHandlerOptions = {}): 
 
       const transport: ExchangeTransport = {
         signal: request.signal,
+        propagatesContext: true,
         async forward(forward): Promise<UpstreamResponse> {
           const outgoing = forwardHeaders(request.headers.entries(), forward)
           if (options.tools?.length) {

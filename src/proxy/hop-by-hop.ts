@@ -26,16 +26,23 @@ export function connectionTokens(headers: IncomingHttpHeaders | Record<string, s
     .filter(Boolean)
 }
 
-/** Copy `headers` without hop-by-hop headers and without `drop` (lowercase names). */
-export function endToEndHeaders(headers: Record<string, string | string[] | undefined>, drop: Iterable<string> = []): Record<string, string | string[]> {
-  const skip = new Set([...HOP_BY_HOP_HEADERS, ...connectionTokens(headers), ...drop])
+/** `Connection` values that name no extra header. */
+const PLAIN_CONNECTION = new Set(['keep-alive', 'close'])
+
+/**
+ * Copy `headers` without hop-by-hop headers and without `drop` (lowercase names).
+ * Node and undici hand us lowercase names already; this runs on every proxied message.
+ */
+export function endToEndHeaders(headers: Record<string, string | string[] | undefined>, drop: readonly string[] = []): Record<string, string | string[]> {
+  const connection = headers.connection
+  const extra = connection === undefined || (typeof connection === 'string' && PLAIN_CONNECTION.has(connection.toLowerCase())) ? null : connectionTokens(headers)
   const out: Record<string, string | string[]> = {}
   for (const name in headers) {
     const value = headers[name]
-    if (value === undefined) continue
-    const lower = name.toLowerCase()
-    if (skip.has(lower)) continue
-    out[lower] = value
+    if (value === undefined || HOP_BY_HOP_HEADERS.has(name)) continue
+    if (drop.length !== 0 && drop.includes(name)) continue
+    if (extra !== null && extra.includes(name)) continue
+    out[name] = value
   }
   return out
 }

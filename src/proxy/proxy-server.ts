@@ -117,7 +117,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
       res.end(body)
       return
     }
-    if (targets.length === 0 && isSelf(resolution.upstream)) {
+    if (targets.length === 0 && isSelf(resolution.clientUrl)) {
       const body = JSON.stringify({ error: { type: 'proxy_error', message: '[toolstorm] Refused to forward a request to the proxy itself.' } })
       res.writeHead(508, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
       res.end(body)

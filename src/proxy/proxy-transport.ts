@@ -9,79 +9,173 @@
 import type http from 'node:http'
 import { pipeline } from 'node:stream/promises'
 import type { Dispatcher } from 'undici'
-import type { ExchangeTransport, ForwardOptions, UpstreamResponse } from '../engine/exchange-flow.js'
+import { errorCode, type ExchangeTransport, type ForwardOptions, type PassThroughHooks, type UpstreamResponse } from '../engine/exchange-flow.js'
 import { endToEndHeaders } from './hop-by-hop.js'
 import { resetOrDestroy } from './reset-socket.js'
+import { DispatchedResponse, dispatchUpstream } from './upstream-dispatch.js'
+import type { Upstream } from './targets.js'
 
-/** Methods whose requests never carry a body unless they say so. */
 function hasRequestBody(req: http.IncomingMessage): boolean {
   const length = req.headers['content-length']
   if (length !== undefined) return length !== '0'
   return req.headers['transfer-encoding'] !== undefined
 }
 
-export function createProxyTransport(req: http.IncomingMessage, res: http.ServerResponse, upstream: URL, dispatcher: Dispatcher): ExchangeTransport {
+const CLIENT_GONE = new Error('The client closed the connection.')
+
+class ProxyTransport implements ExchangeTransport {
+  readonly #req: http.IncomingMessage
+  readonly #res: http.ServerResponse
+  readonly #upstream: Upstream
+  readonly #dispatcher: Dispatcher
   // Captured now: `req.socket` is detached once the request body has been consumed.
-  const socket = req.socket
-  const controller = new AbortController()
-  res.once('close', () => {
-    if (!res.writableFinished) controller.abort(new Error('The client closed the connection.'))
-  })
+  readonly #socket: http.IncomingMessage['socket']
+  #controller: AbortController | null = null
+  #gone = false
+  #response: DispatchedResponse | null = null
+  #upstreamController: Dispatcher.DispatchController | null = null
 
-  return {
-    signal: controller.signal,
+  constructor(req: http.IncomingMessage, res: http.ServerResponse, upstream: Upstream, dispatcher: Dispatcher) {
+    this.#req = req
+    this.#res = res
+    this.#upstream = upstream
+    this.#dispatcher = dispatcher
+    this.#socket = req.socket
+    res.once('close', () => {
+      if (res.writableFinished) return
+      this.#gone = true
+      this.#controller?.abort(CLIENT_GONE)
+      this.#response?.abort(CLIENT_GONE)
+      this.#upstreamController?.abort(CLIENT_GONE)
+    })
+  }
 
-    async forward(options: ForwardOptions): Promise<UpstreamResponse> {
-      const headers = endToEndHeaders(req.headers, [...options.removeHeaders, 'host'])
-      headers.host = upstream.host
-      for (const name in options.setHeaders) headers[name] = options.setHeaders[name] as string
-      const response = await dispatcher.request({
-        origin: upstream.origin,
-        path: upstream.pathname + upstream.search,
-        method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
-        headers,
-        body: hasRequestBody(req) ? req : null,
-        signal: controller.signal,
-      })
-      return { status: response.statusCode, headers: response.headers, body: response.body }
-    },
+  // Created on demand: most exchanges never wait on anything the client could interrupt.
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController()
+      if (this.#gone) this.#controller.abort(CLIENT_GONE)
+    }
+    return this.#controller.signal
+  }
 
-    async respond({ status, headers, body }) {
-      if (res.headersSent || res.destroyed) return
-      const out: Record<string, string | number> = { ...headers }
-      out['content-length'] = body?.length ?? 0
-      res.writeHead(status, out)
-      res.end(req.method === 'HEAD' ? undefined : body ?? undefined)
-      await finished(res)
-    },
+  #upstreamHeaders(options: ForwardOptions): Record<string, string | string[]> {
+    const headers = endToEndHeaders(this.#req.headers, options.removeHeaders.length ? [...options.removeHeaders, 'host'] : ['host'])
+    headers.host = this.#upstream.host
+    for (const name in options.setHeaders) headers[name] = options.setHeaders[name] as string
+    return headers
+  }
 
-    async relay(upstream) {
-      if (res.destroyed) {
-        ;(upstream.body as { destroy?: () => void }).destroy?.()
-        return
-      }
-      res.writeHead(upstream.status, endToEndHeaders(upstream.headers))
-      try {
+  passThrough(options: ForwardOptions, hooks: PassThroughHooks): void {
+    if (this.#gone) return hooks.done('cancelled', null)
+    const req = this.#req
+    const res = this.#res
+    let status = 0
+    let held: Buffer | null = null
+    let ended = false
+    // Hold the first chunk until the parser's current batch is done: a small body then leaves in
+    // one write together with the head, and a streamed one is delayed by a microtask at most.
+    const flushHeld = () => {
+      if (held === null || ended) return
+      const chunk = held
+      held = null
+      if (!res.write(chunk)) this.#pauseUntilDrain()
+    }
+    this.#dispatcher.dispatch(
+      { origin: this.#upstream.origin, path: this.#upstream.path, method: (req.method ?? 'GET') as Dispatcher.HttpMethod, headers: this.#upstreamHeaders(options), body: hasRequestBody(req) ? req : null },
+      {
+        onRequestStart: (controller) => {
+          this.#upstreamController = controller
+          if (this.#gone) controller.abort(CLIENT_GONE)
+        },
+        onResponseStart: (_controller, statusCode, headers) => {
+          status = statusCode
+          hooks.upstreamHead(statusCode, headers)
+          if (!res.destroyed) res.writeHead(statusCode, endToEndHeaders(headers))
+        },
+        onResponseData: (_controller, chunk) => {
+          if (res.destroyed) return
+          if (held === null) {
+            held = chunk
+            queueMicrotask(flushHeld)
+            return
+          }
+          flushHeld()
+          if (!res.write(chunk)) this.#pauseUntilDrain()
+        },
+        onResponseEnd: () => {
+          const last = held
+          held = null
+          ended = true
+          res.end(last ?? undefined)
+          hooks.done('response', status)
+        },
+        onResponseError: (_controller, error) => {
+          ended = true
+          if (this.#gone || errorCode(error) === 'UND_ERR_ABORTED') return hooks.done('cancelled', status || null)
+          if (status === 0 && !res.headersSent) {
+            const reply = hooks.unreachable(error)
+            void this.respond(reply)
+            return
+          }
+          // The upstream died mid-body: the client must see a broken connection, never a clean end.
+          resetOrDestroy(this.#socket)
+          hooks.done('error', null, errorCode(error))
+        },
+      },
+    )
+  }
+
+  #pauseUntilDrain(): void {
+    const controller = this.#upstreamController
+    if (!controller || controller.paused) return
+    controller.pause()
+    this.#res.once('drain', () => controller.resume())
+  }
+
+  async forward(options: ForwardOptions): Promise<UpstreamResponse> {
+    if (this.#gone) throw CLIENT_GONE
+    const req = this.#req
+    const headers = this.#upstreamHeaders(options)
+    const response = new DispatchedResponse()
+    this.#response = response
+    return dispatchUpstream(
+      this.#dispatcher,
+      { origin: this.#upstream.origin, path: this.#upstream.path, method: req.method ?? 'GET', headers, body: hasRequestBody(req) ? req : null },
+      response,
+    )
+  }
+
+  async respond({ status, headers, body }: { status: number; headers: Record<string, string>; body: Uint8Array | null }): Promise<void> {
+    const res = this.#res
+    if (res.headersSent || res.destroyed) return
+    const out: Record<string, string | number> = { ...headers, 'content-length': body?.length ?? 0 }
+    res.writeHead(status, out)
+    res.end(this.#req.method === 'HEAD' ? undefined : body ?? undefined)
+  }
+
+  async relay(upstream: UpstreamResponse): Promise<void> {
+    const res = this.#res
+    if (res.destroyed) return
+    try {
+      if (upstream instanceof DispatchedResponse) await upstream.relayTo(res, endToEndHeaders(upstream.headers))
+      else {
+        res.writeHead(upstream.status, endToEndHeaders(upstream.headers))
         await pipeline(upstream.body, res)
-      } catch (error) {
-        // The upstream died mid-body: the client must see a broken connection, never a clean end.
-        resetOrDestroy(socket)
-        throw error
       }
-    },
+    } catch (error) {
+      // The upstream died mid-body: the client must see a broken connection, never a clean end.
+      resetOrDestroy(this.#socket)
+      throw error
+    }
+  }
 
-    reset() {
-      resetOrDestroy(socket)
-      ;(req as { resume?: () => void }).resume?.()
-    },
+  reset(): void {
+    resetOrDestroy(this.#socket)
+    this.#req.resume()
   }
 }
 
-function finished(res: http.ServerResponse): Promise<void> {
-  if (res.writableFinished || res.destroyed) return Promise.resolve()
-  return new Promise((resolve) => {
-    const done = () => resolve()
-    res.once('finish', done)
-    res.once('close', done)
-  })
+export function createProxyTransport(req: http.IncomingMessage, res: http.ServerResponse, upstream: Upstream, dispatcher: Dispatcher): ExchangeTransport {
+  return new ProxyTransport(req, res, upstream, dispatcher)
 }

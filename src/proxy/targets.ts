@@ -11,8 +11,16 @@ export interface Target {
 }
 
 export type Resolution =
-  | { readonly ok: true; readonly upstream: URL; readonly clientUrl: URL }
+  | { readonly ok: true; readonly upstream: Upstream; readonly clientUrl: URL }
   | { readonly ok: false; readonly status: number; readonly message: string }
+
+/** Where to send one request: an origin and an origin-form path. */
+export interface Upstream {
+  readonly origin: string
+  /** `host[:port]`, for the Host header. */
+  readonly host: string
+  readonly path: string
+}
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
@@ -58,7 +66,7 @@ export function resolveTarget(targets: readonly Target[], rawUrl: string, host: 
     } catch {
       return { ok: false, status: 400, message: 'The request target is not a valid URL.' }
     }
-    return { ok: true, upstream: url, clientUrl: url }
+    return { ok: true, upstream: { origin: url.origin, host: url.host, path: url.pathname + url.search }, clientUrl: url }
   }
   if (!rawUrl.startsWith('/')) {
     // An absolute-form request to a reverse proxy: accept it for the target it names.
@@ -78,10 +86,7 @@ export function resolveTarget(targets: readonly Target[], rawUrl: string, host: 
   return { ok: false, status: 404, message: `No target is mounted at ${clientUrl.pathname}. The mounted targets are: ${mounts}.` }
 }
 
-function join(base: URL, path: string, search: string): URL {
+function join(base: URL, path: string, search: string): Upstream {
   const basePath = base.pathname.endsWith('/') ? base.pathname.slice(0, -1) : base.pathname
-  const url = new URL(base.origin)
-  url.pathname = basePath + path
-  url.search = search
-  return url
+  return { origin: base.origin, host: base.host, path: basePath + path + search }
 }

@@ -122,7 +122,7 @@ export function createAdminHandler(context: AdminContext): http.RequestListener 
           if (typeof body !== 'object' || body === null || typeof body.call !== 'string') {
             throw new AdminApiError('ERR_EFFECT_INVALID', 'Failed to record an effect: expected {"name": string, "key": string, "call": "<x-toolstorm-call value>"}.')
           }
-          if (!storm.exchange(body.call) && !hasValidToken(req, url, context.token)) {
+          if (!storm.knowsExchange(body.call) && !hasValidToken(req, url, context.token)) {
             throw new AdminApiError('ERR_EFFECT_INVALID', 'Failed to record an effect: the call id names no live exchange. Pass the x-toolstorm-call header of the request being served.')
           }
           const effect = storm.effect(body.name as string, body.key as string, { call: body.call })

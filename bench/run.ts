@@ -1,0 +1,25 @@
+/**
+ * `npm run bench [-- suite…] [--quick]`: speed and memory targets live here, not in timed tests.
+ * Results go to stdout (markdown) and bench/results/latest.json.
+ */
+import { mkdir, writeFile } from 'node:fs/promises'
+import { benchProxyThroughput } from './proxy-throughput.js'
+
+const args = process.argv.slice(2)
+const quick = args.includes('--quick')
+const wanted = args.filter((a) => !a.startsWith('--'))
+const suites: Record<string, () => Promise<Record<string, unknown>>> = {
+  proxy: () => benchProxyThroughput(quick ? { rounds: 1, seconds: 2, latencySeconds: 1 } : { rounds: 3, seconds: 5, latencySeconds: 3 }),
+}
+
+const results: Record<string, unknown>[] = []
+for (const [name, run] of Object.entries(suites)) {
+  if (wanted.length && !wanted.includes(name)) continue
+  console.log(`\n## ${name}\n`)
+  const result = await run()
+  results.push(result)
+  console.log(result.table)
+  for (const [gate, ok] of Object.entries(result.gates as Record<string, boolean>)) console.log(`${ok ? 'PASS' : 'FAIL'}  ${gate}`)
+}
+await mkdir(new URL('./results/', import.meta.url), { recursive: true })
+await writeFile(new URL('./results/latest.json', import.meta.url), JSON.stringify({ date: new Date().toISOString(), node: process.version, results }, null, 2))
