@@ -14,6 +14,11 @@ export interface UpstreamResponse {
   readonly headers: HeaderMap
   /** The body as it arrives (still content-encoded). */
   readonly body: BodySource
+  /**
+   * Observe every body chunk as it arrives (`null` at the end), whoever consumes the body.
+   * Optional: without it the flow wraps `body` to observe it.
+   */
+  tap?(listener: (chunk: Uint8Array | null, error?: Error) => void): void
 }
 
 export interface ForwardOptions {
@@ -21,6 +26,8 @@ export interface ForwardOptions {
   readonly setHeaders: Readonly<Record<string, string>>
   /** Headers to remove from the forwarded request (lowercase). */
   readonly removeHeaders: readonly string[]
+  /** Called with each request body chunk as it is forwarded, then `null` (recorders use it). */
+  readonly onRequestBody?: (chunk: Uint8Array | null) => void
 }
 
 /** Primitives each transport implements; see `proxy/` and `interceptors/`. */
@@ -66,10 +73,50 @@ export const BUDGET_REFUSAL_STATUS = 503
 /** The headers toolstorm reads from clients; never forwarded. */
 const CONTROL_HEADERS = [HEADER_KEY, HEADER_RUN]
 
-/** Hooks for recorders (cassettes) and model-call metadata; each is optional. */
+/**
+ * Observers see the bytes of every exchange: recorders (cassettes) and model-call metadata use
+ * them. Every hook is optional. Bodies are observed as they travel (still content-encoded), never
+ * buffered for the observer's sake. With an observer attached, the transports' pass-through fast
+ * path is not used.
+ */
 export interface ExchangeObserver {
-  onForwarded?(exchange: Exchange, upstream: UpstreamResponse): UpstreamResponse
+  /** The exchange began (its request head is `exchange.request`). */
+  onStart?(exchange: Exchange): void
+  /** A request body chunk as it is forwarded upstream; `null` at its end. Not called when nothing is forwarded. */
+  onRequestBody?(exchange: Exchange, chunk: Uint8Array | null): void
+  /** The upstream's answer: what it really said, also when the client never sees it (a lost response). */
+  onUpstreamHead?(exchange: Exchange, status: number, headers: HeaderMap): void
+  /** An upstream body chunk; `null` at its end (with `error` when it broke off). */
+  onUpstreamBody?(exchange: Exchange, chunk: Uint8Array | null, error?: Error): void
+  /**
+   * What the client received. `sameAsUpstream` means the upstream body is relayed unchanged, so
+   * its chunks are the client's too and `onClientBody` is not called.
+   */
+  onClientHead?(exchange: Exchange, status: number, headers: HeaderMap, sameAsUpstream: boolean): void
+  /** A body chunk the client received that differs from the upstream's; `null` at its end. */
+  onClientBody?(exchange: Exchange, chunk: Uint8Array | null): void
+  /** The exchange ended; `exchange.record` says how (a reset has no client head). */
   onFinished?(exchange: Exchange): void
+}
+
+/** Call several observers as one. */
+export function combineObservers(...observers: Array<ExchangeObserver | undefined>): ExchangeObserver | undefined {
+  const list = observers.filter((o): o is ExchangeObserver => o !== undefined)
+  if (list.length <= 1) return list[0]
+  const each =
+    <K extends keyof ExchangeObserver>(key: K) =>
+    (...args: Parameters<NonNullable<ExchangeObserver[K]>>) => {
+      for (const observer of list) (observer[key] as ((...a: unknown[]) => void) | undefined)?.(...args)
+    }
+  return {
+    onStart: each('onStart'),
+    onRequestBody: each('onRequestBody'),
+    onUpstreamHead: each('onUpstreamHead'),
+    onUpstreamBody: each('onUpstreamBody'),
+    onClientHead: each('onClientHead'),
+    onClientBody: each('onClientBody'),
+    onFinished: each('onFinished'),
+  }
 }
 
 /** Run one exchange to its end. Never throws for transport failures: they are recorded. */
@@ -115,6 +162,7 @@ function unreachableResponse(exchange: Exchange, error: unknown): { status: numb
 }
 
 async function runFlow(exchange: Exchange, io: ExchangeTransport, observer?: ExchangeObserver): Promise<void> {
+  observer?.onStart?.(exchange)
   try {
     await drive(exchange, io, observer)
   } catch (error) {
@@ -133,7 +181,8 @@ async function runFlow(exchange: Exchange, io: ExchangeTransport, observer?: Exc
   }
 }
 
-async function drive(exchange: Exchange, io: ExchangeTransport, observer: ExchangeObserver | undefined): Promise<void> {
+async function drive(exchange: Exchange, transport: ExchangeTransport, observer: ExchangeObserver | undefined): Promise<void> {
+  const io = observer ? observed(exchange, transport, observer) : transport
   if (exchange.refused) {
     const body = new TextEncoder().encode(
       JSON.stringify({ error: { type: 'call_budget_exhausted', code: 'ERR_CALL_BUDGET', message: '[toolstorm] The call budget of this run is exhausted; the request was not forwarded.' } }),
@@ -165,23 +214,25 @@ async function drive(exchange: Exchange, io: ExchangeTransport, observer: Exchan
     }
   }
 
-  const removeHeaders = CONTROL_HEADERS
   const setHeaders: Record<string, string> = { [HEADER_CALL]: exchange.id }
   // A fault that rewrites the body asks for it uncompressed.
   if (fault?.needsBody) setHeaders['accept-encoding'] = 'identity'
+  const options: ForwardOptions = observer?.onRequestBody
+    ? { setHeaders, removeHeaders: CONTROL_HEADERS, onRequestBody: (chunk) => observer.onRequestBody?.(exchange, chunk) }
+    : { setHeaders, removeHeaders: CONTROL_HEADERS }
 
   let upstream: UpstreamResponse
   try {
     upstream = io.propagatesContext
-      ? await exchangeContext.run({ exchangeId: exchange.id, stormId: exchange.id.split('-')[0] as string }, () => io.forward({ setHeaders, removeHeaders }))
-      : await io.forward({ setHeaders, removeHeaders })
+      ? await exchangeContext.run({ exchangeId: exchange.id, stormId: exchange.id.split('-')[0] as string }, () => io.forward(options))
+      : await io.forward(options)
   } catch (error) {
     if (io.signal.aborted || errorCode(error) === 'UND_ERR_ABORTED') throw error
     await io.respond(unreachableResponse(exchange, error))
     return
   }
   recordUpstreamHead(exchange, upstream.status, upstream.headers)
-  if (observer?.onForwarded) upstream = observer.onForwarded(exchange, upstream)
+  if (observer) upstream = observeUpstream(exchange, upstream, observer)
 
   if (fault && rule && fault.phase !== 'before-upstream') {
     let buffered: { bytes: Uint8Array; decoded: boolean } | null = null
@@ -211,6 +262,53 @@ async function drive(exchange: Exchange, io: ExchangeTransport, observer: Exchan
 
   await io.relay(upstream)
   exchange.finish('response', upstream.status)
+}
+
+/** Report the upstream's head and body chunks to the observer, whoever reads the body. */
+function observeUpstream(exchange: Exchange, upstream: UpstreamResponse, observer: ExchangeObserver): UpstreamResponse {
+  observer.onUpstreamHead?.(exchange, upstream.status, upstream.headers)
+  if (!observer.onUpstreamBody) return upstream
+  const listener = (chunk: Uint8Array | null, error?: Error) => observer.onUpstreamBody?.(exchange, chunk, error)
+  if (upstream.tap) {
+    upstream.tap(listener)
+    return upstream
+  }
+  const source = upstream.body
+  async function* tee(): AsyncGenerator<Uint8Array> {
+    try {
+      for await (const chunk of source) {
+        listener(chunk)
+        yield chunk
+      }
+      listener(null)
+    } catch (error) {
+      listener(null, error as Error)
+      throw error
+    }
+  }
+  return { status: upstream.status, headers: upstream.headers, body: tee() }
+}
+
+/** The transport, with what the client receives reported to the observer. */
+function observed(exchange: Exchange, io: ExchangeTransport, observer: ExchangeObserver): ExchangeTransport {
+  return {
+    get signal() {
+      return io.signal
+    },
+    ...(io.propagatesContext ? { propagatesContext: true } : {}),
+    forward: (options) => io.forward(options),
+    async respond(response) {
+      observer.onClientHead?.(exchange, response.status, response.headers, false)
+      if (response.body && response.body.length) observer.onClientBody?.(exchange, response.body)
+      observer.onClientBody?.(exchange, null)
+      await io.respond(response)
+    },
+    async relay(upstream) {
+      observer.onClientHead?.(exchange, upstream.status, upstream.headers, true)
+      await io.relay(upstream)
+    },
+    reset: () => io.reset(),
+  }
 }
 
 /** Carry out a non-pass effect; returns whether the exchange is over. */

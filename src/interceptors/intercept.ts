@@ -15,7 +15,7 @@ import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest'
 import { FetchInterceptor } from '@mswjs/interceptors/fetch'
 import type { Dispatcher } from 'undici'
 import { StateError } from '../errors.js'
-import { runExchange } from '../engine/exchange-flow.js'
+import { runExchange, type ExchangeObserver } from '../engine/exchange-flow.js'
 import type { Storm } from '../engine/storm.js'
 import { createInterceptorTransport } from './interceptor-transport.js'
 
@@ -29,6 +29,8 @@ export interface InterceptOptions {
   targets?: Record<string, string>
   /** undici dispatcher used to forward (default: undici's global dispatcher). */
   dispatcher?: Dispatcher
+  /** Sees every exchange's bytes (recorders, model-call metadata). */
+  observer?: ExchangeObserver
 }
 
 export type InterceptionState = 'active' | 'disposed'
@@ -67,7 +69,7 @@ function ensureInterceptor(): void {
     })
     const exchange = entry.storm.begin({ method: request.method, url, headers })
     const upstreamUrl = target === undefined ? url : new URL(url.pathname + url.search, target)
-    await runExchange(exchange, createInterceptorTransport(request, controller, { upstreamUrl, dispatcher: entry.options.dispatcher }))
+    await runExchange(exchange, createInterceptorTransport(request, controller, { upstreamUrl, dispatcher: entry.options.dispatcher }), entry.options.observer)
   })
   interceptor.apply()
 }

@@ -53,6 +53,8 @@ export function createInterceptorTransport(request: Request, controller: Control
       const headers = forwardHeaders(request.headers.entries(), options)
       const payload = await body()
       if (payload) headers['content-length'] = String(payload.length)
+      if (payload && payload.length) options.onRequestBody?.(payload)
+      options.onRequestBody?.(null)
       const response = await undiciRequest(upstreamUrl, {
         method: request.method as Dispatcher.HttpMethod,
         headers,

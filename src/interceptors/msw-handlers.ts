@@ -49,6 +49,8 @@ export function stormHandlers(storm: Storm, options: StormHandlerOptions = {}): 
         propagatesContext: true,
         async forward(forward): Promise<UpstreamResponse> {
           const outgoing = forwardHeaders(request.headers.entries(), forward)
+          if (payload && payload.length) forward.onRequestBody?.(payload)
+          forward.onRequestBody?.(null)
           if (options.tools?.length) {
             const mocked = await getResponse(options.tools, new Request(request.url, { method: request.method, headers: outgoing, body: payload }))
             if (mocked) {

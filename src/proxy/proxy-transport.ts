@@ -7,6 +7,7 @@
  * between the phases of one exchange; a proxy library owns those phases and hides the sockets.
  */
 import type http from 'node:http'
+import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { Dispatcher } from 'undici'
 import { errorCode, type ExchangeTransport, type ForwardOptions, type PassThroughHooks, type UpstreamResponse } from '../engine/exchange-flow.js'
@@ -139,11 +140,27 @@ class ProxyTransport implements ExchangeTransport {
     const headers = this.#upstreamHeaders(options)
     const response = new DispatchedResponse()
     this.#response = response
-    return dispatchUpstream(
-      this.#dispatcher,
-      { origin: this.#upstream.origin, path: this.#upstream.path, method: req.method ?? 'GET', headers, body: hasRequestBody(req) ? req : null },
-      response,
-    )
+    let body: http.IncomingMessage | Transform | null = hasRequestBody(req) ? req : null
+    const onRequestBody = options.onRequestBody
+    if (onRequestBody) {
+      if (body) {
+        // A pass-through stage sees each chunk on its way upstream (a second 'data' listener
+        // would start the flow before undici listens, and undici would miss the first chunks).
+        const tap = new Transform({
+          transform(chunk: Buffer, _encoding, callback) {
+            onRequestBody(chunk)
+            callback(null, chunk)
+          },
+          flush(callback) {
+            onRequestBody(null)
+            callback()
+          },
+        })
+        req.on('error', (error) => tap.destroy(error))
+        body = req.pipe(tap)
+      } else onRequestBody(null)
+    }
+    return dispatchUpstream(this.#dispatcher, { origin: this.#upstream.origin, path: this.#upstream.path, method: req.method ?? 'GET', headers, body }, response)
   }
 
   async respond({ status, headers, body }: { status: number; headers: Record<string, string>; body: Uint8Array | null }): Promise<void> {

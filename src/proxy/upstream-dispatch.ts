@@ -9,6 +9,7 @@
  * is all it is used for.
  */
 import type http from 'node:http'
+import type { Readable } from 'node:stream'
 import type { Dispatcher } from 'undici'
 import type { UpstreamResponse } from '../engine/exchange-flow.js'
 import type { HeaderMap } from '../engine/faults/fault.js'
@@ -129,7 +130,7 @@ export interface UpstreamRequest {
   readonly path: string
   readonly method: string
   readonly headers: Record<string, string | string[]>
-  readonly body: http.IncomingMessage | null
+  readonly body: Readable | null
 }
 
 /** Dispatch upstream; resolves at the response head. */

@@ -9,6 +9,7 @@ import { intercept } from '../../src/interceptors/intercept.js'
 import type { Clock } from '../../src/engine/clock.js'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
 import { ToolstormEffects } from '../../src/effects/toolstorm-effects.js'
+import type { ExchangeObserver } from '../../src/engine/exchange-flow.js'
 import { startUpstream, type Upstream } from './upstream.js'
 
 export type TransportName = 'in-process' | 'proxy'
@@ -25,7 +26,7 @@ export interface Scenario {
   close(): Promise<void>
 }
 
-export async function startScenario(transport: TransportName, config: StormConfigInput, options: { clock?: Clock } = {}): Promise<Scenario> {
+export async function startScenario(transport: TransportName, config: StormConfigInput, options: { clock?: Clock; observer?: ExchangeObserver } = {}): Promise<Scenario> {
   const storm = createStorm(config, options.clock ? { clock: options.clock } : {})
   let effects: ToolstormEffects | null = null
   const upstream = await startUpstream({
@@ -36,7 +37,7 @@ export async function startScenario(transport: TransportName, config: StormConfi
   })
   switch (transport) {
     case 'in-process': {
-      const interception = intercept(storm, { filter: (url) => url.origin === upstream.url })
+      const interception = intercept(storm, { filter: (url) => url.origin === upstream.url, ...(options.observer ? { observer: options.observer } : {}) })
       return {
         transport,
         baseUrl: upstream.url,
@@ -51,7 +52,7 @@ export async function startScenario(transport: TransportName, config: StormConfi
       }
     }
     case 'proxy': {
-      const proxy = await startProxy({ targets: [upstream.url], storm })
+      const proxy = await startProxy({ targets: [upstream.url], storm, ...(options.observer ? { observer: options.observer } : {}) })
       effects = new ToolstormEffects({ sidecarUrl: proxy.adminUrl })
       return {
         transport,

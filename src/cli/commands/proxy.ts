@@ -90,12 +90,14 @@ export const proxyCommand: CommandModule<object, ProxyArgs> = {
     const storm = await stormFromArgs(args)
     if (!LOOPBACK.has(args.host)) printError(`listening on ${args.host}: anyone who can reach it can use this proxy. Keep the admin token secret.`)
     const proxy = await startProxy({ targets: args.target, host: args.host, port: args.port, adminPort: args['admin-port'], storm, ...(args['admin-token'] ? { adminToken: args['admin-token'] } : {}) })
-    for (const line of describeProxy(proxy)) printLine(line)
-    await stopOnSignals(proxy, async () => {
+    // Handlers go in before the first line is printed: whoever reads it may signal at once.
+    const stopped = stopOnSignals(proxy, async () => {
       if (args.report) {
         await writeFileAtomic(args.report, JSON.stringify(reportDocument(storm), null, 2) + '\n')
         printError(`report written to ${args.report}`)
       }
     })
+    for (const line of describeProxy(proxy)) printLine(line)
+    await stopped
   },
 }
