@@ -9,7 +9,7 @@ const args = process.argv.slice(2)
 const quick = args.includes('--quick')
 const wanted = args.filter((a) => !a.startsWith('--'))
 const suites: Record<string, () => Promise<Record<string, unknown>>> = {
-  proxy: () => benchProxyThroughput(quick ? { rounds: 1, seconds: 2, latencySeconds: 1 } : { rounds: 3, seconds: 5, latencySeconds: 3 }),
+  proxy: () => benchProxyThroughput(quick ? { rounds: 2, seconds: 2, latencySeconds: 1 } : { rounds: 5, seconds: 3, latencySeconds: 2 }),
 }
 
 const results: Record<string, unknown>[] = []

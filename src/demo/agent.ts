@@ -36,6 +36,8 @@ export interface AgentOptions {
   sleep(seconds: number): Promise<void>
   /** Extra headers on every request (for example `x-toolstorm-run`). */
   readonly headers?: Record<string, string>
+  /** The fetch to call tools with (default: the global one). The browser lab passes its own. */
+  readonly fetch?: (url: string, init: RequestInit) => Promise<Response>
 }
 
 export type TaskOutcome = { completed: true; receipt: Record<string, unknown> } | { completed: false; reason: string }
@@ -48,7 +50,7 @@ export async function runAgent(options: AgentOptions): Promise<TaskOutcome> {
   const call = async (method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<Record<string, unknown>> => {
     let response: Response
     try {
-      response = await fetch(options.baseUrl + path, {
+      response = await (options.fetch ?? fetch)(options.baseUrl + path, {
         method,
         headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...options.headers, ...extraHeaders },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
