@@ -10,8 +10,11 @@ import { Readable } from 'node:stream'
 import { getRawRequest } from '@mswjs/interceptors'
 import { request as undiciRequest, type Dispatcher } from 'undici'
 import type { ExchangeTransport, ForwardOptions, UpstreamResponse } from '../engine/exchange-flow.js'
+import type { HeaderMap } from '../engine/faults/fault.js'
+import type { ResponseWriter } from '../engine/streams/response-writer.js'
 import { createConnectionResetError, createFetchResetError } from './network-error.js'
 import { forwardHeaders } from './request-headers.js'
+import { openStreamResponse } from './stream-response-writer.js'
 
 /** The part of the interceptors' RequestController this transport uses. */
 export interface ControllerLike {
@@ -44,6 +47,9 @@ export function createInterceptorTransport(request: Request, controller: Control
     // A Response cannot carry a status below 200; informational statuses never end an exchange anyway.
     return new Response(NULL_BODY_STATUSES.has(status) ? null : payload, { status: Math.max(200, status), headers: responseHeaders })
   }
+
+  // Once a streamed response is open, a reset breaks its body instead (the request is answered).
+  let writer: ResponseWriter | null = null
 
   return {
     signal: request.signal,
@@ -82,7 +88,24 @@ export function createInterceptorTransport(request: Request, controller: Control
     },
 
     reset() {
+      if (writer) return writer.reset()
       void controller.errorWith(fromNodeHttp ? createConnectionResetError() : createFetchResetError())
     },
+
+    open(status: number, headers: HeaderMap): ResponseWriter {
+      writer = openStreamResponse((body) => void controller.respondWith(toResponse(status, relayHeaders(headers), body)), request.signal)
+      return writer
+    },
   }
+}
+
+/** Response headers a relayed body keeps: everything but hop-by-hop framing. */
+export function relayHeaders(headers: HeaderMap): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase()
+    if (value === undefined || lower === 'transfer-encoding' || lower === 'connection' || lower === 'keep-alive') continue
+    out[lower] = Array.isArray(value) ? value.join(lower === 'set-cookie' ? '\n' : ', ') : value
+  }
+  return out
 }
