@@ -83,8 +83,32 @@ export function createInterceptorTransport(request: Request, controller: Control
         if (value === undefined || lower === 'transfer-encoding' || lower === 'connection' || lower === 'keep-alive') continue
         headers[lower] = Array.isArray(value) ? value.join(lower === 'set-cookie' ? '\n' : ', ') : value
       }
-      const stream = Readable.toWeb(Readable.from(upstream.body)) as unknown as ReadableStream<Uint8Array>
+      // An event stream's exchange ends when its last event was handed over (as on the proxy), so
+      // its `elapsed` is the stream's duration. Other bodies end with the head: they are short, and
+      // a client that never reads one must not keep its exchange running.
+      const type = upstream.headers['content-type']
+      if (!(Array.isArray(type) ? type.join(',') : type ?? '').toLowerCase().startsWith('text/event-stream')) {
+        await controller.respondWith(toResponse(upstream.status, headers, Readable.toWeb(Readable.from(upstream.body)) as unknown as ReadableStream<Uint8Array>))
+        return
+      }
+      let ended!: () => void
+      let broke!: (error: unknown) => void
+      const relayed = new Promise<void>((resolve, reject) => ((ended = resolve), (broke = reject)))
+      relayed.catch(() => undefined)
+      const source = upstream.body
+      async function* body(): AsyncGenerator<Uint8Array> {
+        try {
+          for await (const chunk of source) yield chunk
+        } catch (error) {
+          broke(error)
+          throw error
+        } finally {
+          ended()
+        }
+      }
+      const stream = Readable.toWeb(Readable.from(body())) as unknown as ReadableStream<Uint8Array>
       await controller.respondWith(toResponse(upstream.status, headers, stream))
+      await relayed
     },
 
     reset() {

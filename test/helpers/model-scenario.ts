@@ -26,7 +26,18 @@ export interface ModelScenario {
   /** Extra `fetch` options for this path (the forward-mode dispatcher), for SDK `fetchOptions` and raw fetch. */
   readonly fetchOptions: { dispatcher?: ProxyAgent }
   report(): Report
+  /** The report once no call is running any more (the proxy sees a client leave a moment later). */
+  settled(): Promise<Report>
   close(): Promise<void>
+}
+
+async function settle(storm: Storm): Promise<Report> {
+  const deadline = performance.now() + 3_000
+  while (true) {
+    const report = storm.report()
+    if (report.calls.every((call) => call.outcome !== 'running') || performance.now() > deadline) return report
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
 }
 
 export async function startModelScenario(path: ModelPath, config: StormConfigInput, options: ModelUpstreamOptions & { observer?: ExchangeObserver } = {}): Promise<ModelScenario> {
@@ -43,6 +54,7 @@ export async function startModelScenario(path: ModelPath, config: StormConfigInp
       base: upstream.url,
       fetchOptions: {},
       report: () => storm.report(),
+      settled: () => settle(storm),
       close: async () => {
         interception.dispose()
         await upstream.close()
@@ -59,6 +71,7 @@ export async function startModelScenario(path: ModelPath, config: StormConfigInp
     base: path === 'reverse' ? proxy.url : upstream.url,
     fetchOptions: dispatcher ? { dispatcher } : {},
     report: () => storm.report(),
+    settled: () => settle(storm),
     close: async () => {
       await dispatcher?.close()
       await proxy.close()

@@ -37,10 +37,8 @@ export function createModelCallObserver(): ExchangeObserver {
       readers.get(exchange)?.responseHead(status, headers)
     },
     onUpstreamBody(exchange, chunk) {
+      // In-process, the body may still flow after the exchange finished: readers live as long as their exchange.
       readers.get(exchange)?.responseBody(chunk)
-    },
-    onFinished(exchange) {
-      readers.delete(exchange)
     },
   }
 }
