@@ -4,6 +4,7 @@
  * transform holds back (at most one SSE event), and backpressure reaches the upstream: the next
  * chunk is read only when the client took the previous one.
  */
+import { ToolstormError } from '../../errors.js'
 import type { Exchange } from '../exchange.js'
 import type { ExchangeTransport, UpstreamResponse } from '../exchange-flow.js'
 import type { HeaderMap } from '../faults/fault.js'
@@ -18,7 +19,7 @@ const STALE_HEADERS = new Set(['content-length', 'content-md5', 'digest', 'etag'
  * A transport without `open()` relays the body unchanged (the fault then does not trigger).
  */
 export async function relayStream(exchange: Exchange, io: ExchangeTransport, upstream: UpstreamResponse | undefined, transform: StreamTransform): Promise<void> {
-  if (!upstream) throw new Error('Failed to relay a stream: the fault acted before the upstream answered. Stream faults must be on-response faults.')
+  if (!upstream) throw new ToolstormError('ERR_INTERNAL', `Failed to relay a stream for "${exchange.request.method} ${exchange.record?.url ?? ''}": the fault returned a stream effect before the upstream answered. Give stream faults the on-response phase.`)
   const status = upstream.status
   if (!io.open) {
     await io.relay(upstream)
