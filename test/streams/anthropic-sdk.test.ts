@@ -73,6 +73,13 @@ for (const path of MODEL_PATHS) {
       expect((await s.settled()).calls[0]).toMatchObject({ injected: true, outcome: 'cancelled', error: 'CLIENT_ABORTED', cut: { events: 3 } })
     })
 
+    it('ends a stalled raw stream silently when the caller\'s signal fires', async () => {
+      const { client } = await start(path, { rules: [{ name: 'stall', route: MESSAGES, kind: 'stream_stall', after: 2 }] }, { timeout: 300 })
+      const { items, error } = await drain(await client.messages.create({ ...params, stream: true }, { signal: AbortSignal.timeout(700) }))
+      expect(error).toBeNull()
+      expect(items.map((event) => event.type)).toEqual(['message_start', 'content_block_start'])
+    })
+
     it('makes a stream without message_stop visible: the helper finds no final message', async () => {
       const { s, client } = await start(path, { rules: [{ name: 'drop', route: MESSAGES, kind: 'drop_terminal' }] })
       const stream = client.messages.stream(params)
