@@ -58,6 +58,8 @@ export async function relayStream(exchange: Exchange, io: ExchangeTransport, ups
     }
   } catch (error) {
     if (writer.closed.aborted) {
+      // The client left: closing what is left of the response tells observers the body ended here.
+      writer.abort()
       exchange.finish('cancelled', status, 'CLIENT_ABORTED')
       return
     }
@@ -86,6 +88,7 @@ export async function relayStream(exchange: Exchange, io: ExchangeTransport, ups
       return
     case 'stall':
       if (await hold(exchange, writer, step.holdSeconds ?? 0)) {
+        writer.abort()
         exchange.finish('cancelled', status, 'CLIENT_ABORTED')
         return
       }
