@@ -169,5 +169,14 @@ for (const path of MODEL_PATHS) {
       expect(client).toEqual([`data: {"tick":1}\n\n`, `data: {"tick":2}\n\n`, '<end>'])
       expect(client.slice(0, -1).join('')).toBe(text)
     })
+
+    it('tells observers where the body ended when the client leaves a stalled stream', async () => {
+      const client: string[] = []
+      const observer: ExchangeObserver = { onClientBody: (_exchange, chunk) => void client.push(chunk ? Buffer.from(chunk).toString('utf8') : '<end>') }
+      scenario = await startModelScenario(path, rule('stream_stall', 'GET /ticks', { after: 1 }), { observer })
+      await readBody(await fetch(`${scenario.base}/ticks?count=4`, { ...scenario.fetchOptions, signal: AbortSignal.timeout(200) } as RequestInit))
+      await scenario.settled()
+      expect(client).toEqual([`data: {"tick":1}\n\n`, '<end>'])
+    })
   })
 }

@@ -13,7 +13,7 @@ export const slowStreamFault = defineFault<'slow_stream', BaseRule>({
   phase: 'on-response',
   needsBody: true,
   params: {},
-  explain: (rule) => `hold every event of the stream after the first ${rule.delay}s longer`,
+  explain: (rule) => `delay every event of the stream after the first by ${rule.delay}s`,
   async apply({ rule, request, response }) {
     if (!response || !isEventStream(request, response)) return { effect: { type: 'pass' }, injected: false }
     const transform = new EventTransform({ stop: 'abort', decide: (piece, events) => (events > 0 && piece.complete && piece.dispatches ? { delay: rule.delay } : 'send') })

@@ -89,4 +89,14 @@ describe('stream transforms', () => {
       expect(await transformFor(kind, {}, { ...SSE, 'content-encoding': 'gzip' })).toBeNull()
     }
   })
+
+  it('explain each stream fault in one phrase', () => {
+    const explain = (fields: Record<string, unknown>) => faultFor(fields.kind as string).explain(ruleSchema.parse({ name: 'r', route: '*', ...fields }) as never)
+    expect(explain({ kind: 'stream_cut', after: 3 })).toBe('close the event stream after 3 event(s), without its final event')
+    expect(explain({ kind: 'stream_stall', after: 1 })).toBe('stop the event stream after 1 event(s) and hold the connection until the client gives up')
+    expect(explain({ kind: 'stream_stall', after: 1, delay: 5 })).toBe('stop the event stream after 1 event(s) and hold the connection 5s, then close it')
+    expect(explain({ kind: 'drop_terminal' })).toBe('deliver the event stream without its final event ([DONE], message_stop, response.completed)')
+    expect(explain({ kind: 'slow_stream', delay: 0.2 })).toBe('delay every event of the stream after the first by 0.2s')
+    expect(explain({ kind: 'truncate', after: 1024 })).toBe('close the connection after 1024 byte(s) of the response body')
+  })
 })
