@@ -84,8 +84,8 @@ const CONTROL_HEADERS = [HEADER_KEY, HEADER_RUN]
 /**
  * Observers see the bytes of every exchange: recorders (cassettes) and model-call metadata use
  * them. Every hook is optional. Bodies are observed as they travel (still content-encoded), never
- * buffered for the observer's sake. With an observer attached, the transports' pass-through fast
- * path is not used.
+ * buffered for the observer's sake. The transports' pass-through fast path is not used for the
+ * exchanges an observer `wants`.
  */
 export interface ExchangeObserver {
   /**
