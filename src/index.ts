@@ -14,6 +14,10 @@ export { FAULT_KINDS, faultFor } from './engine/faults/registry.js'
 export type { FaultKind } from './engine/faults/registry.js'
 export type { Fault, FaultPhase, FaultContext, Effect, FaultOutcome } from './engine/faults/fault.js'
 
+/* Streams (for stream faults of your own; see docs/streams.md) */
+export type { StreamTransform, StreamStep, StreamNext, StreamPiece } from './engine/streams/stream-transform.js'
+export type { ResponseWriter } from './engine/streams/response-writer.js'
+
 /* Decisions, clocks */
 export { decide, drawValue, drawFires } from './engine/decision.js'
 export { RealClock, VirtualClock } from './engine/clock.js'
@@ -21,12 +25,12 @@ export type { Clock } from './engine/clock.js'
 
 /* Evidence, reports, contracts */
 export { reportSchema, REPORT_KIND } from './engine/schema/report.js'
-export type { Report, CallRecord, EffectRecord, CoverageCounts } from './engine/schema/report.js'
+export type { Report, CallRecord, EffectRecord, CoverageCounts, ModelCall } from './engine/schema/report.js'
 export { validateReport } from './engine/validate-report.js'
 export { reportsFromDocument } from './engine/reports-from-document.js'
 export { summarizeReport } from './engine/summarize-report.js'
 export { Contract, contract } from './engine/contracts/contract.js'
-export type { Check, ContractResult } from './engine/contracts/contract.js'
+export type { Check, ContractResult, TokenKind } from './engine/contracts/contract.js'
 export { channels } from './engine/evidence/channels.js'
 export type { ExchangeEvent, EffectEvent, RunEvent } from './engine/evidence/channels.js'
 

@@ -8,6 +8,8 @@ import type { Exchange } from './exchange.js'
 import type { Effect, FaultContext, HeaderMap, ResponseView } from './faults/fault.js'
 import { readBodyDecoded, type BodySource } from './body.js'
 import { HEADER_CALL, HEADER_KEY, HEADER_RUN } from './storm.js'
+import { observeWriter, type ResponseWriter } from './streams/response-writer.js'
+import { relayStream } from './streams/stream-relay.js'
 
 export interface UpstreamResponse {
   readonly status: number
@@ -43,6 +45,12 @@ export interface ExchangeTransport {
   /** Make the client see a connection reset. */
   reset(): void
   /**
+   * Start a response the flow writes piece by piece (stream faults; see `streams/stream-relay.ts`).
+   * The head goes out at once; `headers` are end-to-end headers without a content length.
+   * Optional: without it a stream fault relays the body unchanged.
+   */
+  open?(status: number, headers: HeaderMap): ResponseWriter
+  /**
    * Optional fast path for exchanges no fault touches: forward and relay in one go, reporting
    * through `hooks`. It skips the promise hops of the general flow (forward → relay), which on
    * the proxy's hot path cost as much as the rest of the exchange.
@@ -76,10 +84,15 @@ const CONTROL_HEADERS = [HEADER_KEY, HEADER_RUN]
 /**
  * Observers see the bytes of every exchange: recorders (cassettes) and model-call metadata use
  * them. Every hook is optional. Bodies are observed as they travel (still content-encoded), never
- * buffered for the observer's sake. With an observer attached, the transports' pass-through fast
- * path is not used.
+ * buffered for the observer's sake. The transports' pass-through fast path is not used for the
+ * exchanges an observer `wants`.
  */
 export interface ExchangeObserver {
+  /**
+   * Whether this observer wants to see `exchange`, asked once before anything else (absent: yes).
+   * An exchange no observer wants and no fault touches keeps the transports' fast path.
+   */
+  wants?(exchange: Exchange): boolean
   /** The exchange began (its request head is `exchange.request`). */
   onStart?(exchange: Exchange): void
   /** A request body chunk as it is forwarded upstream; `null` at its end. Not called when nothing is forwarded. */
@@ -99,16 +112,23 @@ export interface ExchangeObserver {
   onFinished?(exchange: Exchange): void
 }
 
-/** Call several observers as one. */
+/** Call several observers as one; each sees only the exchanges it `wants`. */
 export function combineObservers(...observers: Array<ExchangeObserver | undefined>): ExchangeObserver | undefined {
   const list = observers.filter((o): o is ExchangeObserver => o !== undefined)
   if (list.length <= 1) return list[0]
+  const interested = new WeakMap<Exchange, ExchangeObserver[]>()
+  const wanting = (exchange: Exchange) => {
+    let wanted = interested.get(exchange)
+    if (!wanted) interested.set(exchange, (wanted = list.filter((observer) => observer.wants?.(exchange) !== false)))
+    return wanted
+  }
   const each =
-    <K extends keyof ExchangeObserver>(key: K) =>
-    (...args: Parameters<NonNullable<ExchangeObserver[K]>>) => {
-      for (const observer of list) (observer[key] as ((...a: unknown[]) => void) | undefined)?.(...args)
+    <K extends Exclude<keyof ExchangeObserver, 'wants'>>(key: K) =>
+    (exchange: Exchange, ...args: unknown[]) => {
+      for (const observer of wanting(exchange)) (observer[key] as ((...a: unknown[]) => void) | undefined)?.(exchange, ...args)
     }
   return {
+    wants: (exchange) => wanting(exchange).length > 0,
     onStart: each('onStart'),
     onRequestBody: each('onRequestBody'),
     onUpstreamHead: each('onUpstreamHead'),
@@ -120,7 +140,8 @@ export function combineObservers(...observers: Array<ExchangeObserver | undefine
 }
 
 /** Run one exchange to its end. Never throws for transport failures: they are recorded. */
-export function runExchange(exchange: Exchange, io: ExchangeTransport, observer?: ExchangeObserver): Promise<void> | void {
+export function runExchange(exchange: Exchange, io: ExchangeTransport, wanting?: ExchangeObserver): Promise<void> | void {
+  const observer = wanting?.wants?.(exchange) === false ? undefined : wanting
   if (io.passThrough && exchange.fault === null && exchange.record !== null && observer === undefined) {
     io.passThrough({ setHeaders: { [HEADER_CALL]: exchange.id }, removeHeaders: CONTROL_HEADERS }, passThroughHooks(exchange))
     return
@@ -247,7 +268,7 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
     const outcome = await fault.apply({ ...baseContext(), response })
     if (outcome.injected) exchange.markInjected(outcome.retryAfter)
     if (outcome.effect.type !== 'pass') {
-      await carryOut(exchange, io, outcome.effect)
+      await carryOut(exchange, io, outcome.effect, upstream)
       return
     }
     if (buffered !== null) {
@@ -308,11 +329,12 @@ function observed(exchange: Exchange, io: ExchangeTransport, observer: ExchangeO
       await io.relay(upstream)
     },
     reset: () => io.reset(),
+    ...(io.open ? { open: (status: number, headers: HeaderMap) => observeWriter(exchange, observer, status, headers, io.open!(status, headers)) } : {}),
   }
 }
 
 /** Carry out a non-pass effect; returns whether the exchange is over. */
-async function carryOut(exchange: Exchange, io: ExchangeTransport, effect: Effect): Promise<boolean> {
+async function carryOut(exchange: Exchange, io: ExchangeTransport, effect: Effect, upstream?: UpstreamResponse): Promise<boolean> {
   switch (effect.type) {
     case 'pass':
       return false
@@ -323,6 +345,9 @@ async function carryOut(exchange: Exchange, io: ExchangeTransport, effect: Effec
     case 'respond':
       await io.respond({ status: effect.status, headers: effect.headers, body: effect.body })
       exchange.finish('response', effect.status)
+      return true
+    case 'stream':
+      await relayStream(exchange, io, upstream, effect.transform)
       return true
   }
 }

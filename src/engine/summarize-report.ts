@@ -11,6 +11,10 @@ export interface ReportSummary {
   readonly routes: Record<string, number>
   readonly faults: Record<string, number>
   readonly coverage: Record<string, CoverageCounts>
+  /** Model calls, and the tokens they reported (sums of the known counts). */
+  readonly modelCalls: { readonly calls: number; readonly streamed: number; readonly inputTokens: number; readonly outputTokens: number; readonly withoutUsage: number; readonly models: Record<string, number> }
+  /** Calls whose stream an injected fault cut. */
+  readonly cutStreams: number
 }
 
 export function summarizeReport(report: Report): ReportSummary {
@@ -19,6 +23,20 @@ export function summarizeReport(report: Report): ReportSummary {
   for (const call of report.calls) {
     routes[call.route] = (routes[call.route] ?? 0) + 1
     if (call.injected && call.kind) faults[call.kind] = (faults[call.kind] ?? 0) + 1
+  }
+  const modelCalls = { calls: 0, streamed: 0, inputTokens: 0, outputTokens: 0, withoutUsage: 0, models: {} as Record<string, number> }
+  let cutStreams = 0
+  for (const call of report.calls) {
+    if (call.cut) cutStreams++
+    const model = call.model
+    if (!model) continue
+    modelCalls.calls++
+    if (model.streamed) modelCalls.streamed++
+    modelCalls.inputTokens += model.inputTokens ?? 0
+    modelCalls.outputTokens += model.outputTokens ?? 0
+    if (model.inputTokens === null || model.outputTokens === null) modelCalls.withoutUsage++
+    const name = model.model ?? '(unknown)'
+    modelCalls.models[name] = (modelCalls.models[name] ?? 0) + 1
   }
   const identities = new Set(report.effects.map((effect) => effect.identity))
   return {
@@ -31,5 +49,7 @@ export function summarizeReport(report: Report): ReportSummary {
     routes,
     faults,
     coverage: report.coverage,
+    modelCalls,
+    cutStreams,
   }
 }

@@ -27,6 +27,7 @@ describe('report validation', () => {
     ['an invented fault reference', (r: any) => (r.calls[1].fault = 'invented', r.calls[1].kind = 'timeout'), '$.calls[1].fault: expected the name of a rule, got "invented"'],
     ['an effect on an unexecuted call', (r: any) => (r.effects[0].call = 1), '$.effects[0].call: a call that never reached the upstream cannot commit an effect'],
     ['a skipped identity', (r: any) => (r.effects[0].identity = 2), '$.effects[0].identity: expected 1'],
+    ['a cut without an injected fault', (r: any) => (r.calls[1].cut = { events: 1, bytes: 10 }), '$.calls[1].cut: a cut stream needs an injected stream fault'],
     ['an unknown top-level key', (r: any) => (r.extra = 1), '$: unknown field "extra"'],
     ['a wrong version', (r: any) => (r.version = 2), '$.version: expected report version 1'],
     ['a probability-zero rule that was selected', (r: any) => (r.rules[0].probability = 0), 'a probability-zero rule cannot be selected'],

@@ -36,6 +36,7 @@ export function validateReport(input: unknown, source = 'report', at = '$'): Rep
     ordinals.set(call.route, ordinal)
     if (call.parent !== null && call.parent >= call.id) fail(`${path}.parent`, 'expected an earlier call')
     for (const rule of report.rules) if (isEligible(rule, call.route, call.ordinal)) (recomputed.get(rule.name) as { eligible: number }).eligible++
+    if (call.cut && !call.injected) fail(`${path}.cut`, 'a cut stream needs an injected stream fault')
     if (call.fault === null) {
       if (call.kind !== null || call.injected) fail(path, 'a fault kind or injection needs a rule reference')
       return

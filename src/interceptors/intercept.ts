@@ -15,7 +15,8 @@ import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest'
 import { FetchInterceptor } from '@mswjs/interceptors/fetch'
 import type { Dispatcher } from 'undici'
 import { StateError } from '../errors.js'
-import { runExchange, type ExchangeObserver } from '../engine/exchange-flow.js'
+import { combineObservers, runExchange, type ExchangeObserver } from '../engine/exchange-flow.js'
+import { createModelCallObserver } from '../engine/model-calls/model-call-observer.js'
 import type { Storm } from '../engine/storm.js'
 import { createInterceptorTransport } from './interceptor-transport.js'
 
@@ -31,6 +32,8 @@ export interface InterceptOptions {
   dispatcher?: Dispatcher
   /** Sees every exchange's bytes (recorders, model-call metadata). */
   observer?: ExchangeObserver
+  /** Record model calls (provider, model, tokens) in the report. Default true; see docs/streams.md. */
+  modelCalls?: boolean
 }
 
 export type InterceptionState = 'active' | 'disposed'
@@ -47,6 +50,7 @@ interface Entry {
   storm: Storm
   options: InterceptOptions
   targets: Map<string, string>
+  observer: ExchangeObserver | undefined
 }
 
 // The interceptors patch process-wide globals, so one interceptor serves every interception;
@@ -69,7 +73,7 @@ function ensureInterceptor(): void {
     })
     const exchange = entry.storm.begin({ method: request.method, url, headers })
     const upstreamUrl = target === undefined ? url : new URL(url.pathname + url.search, target)
-    await runExchange(exchange, createInterceptorTransport(request, controller, { upstreamUrl, dispatcher: entry.options.dispatcher }), entry.options.observer)
+    await runExchange(exchange, createInterceptorTransport(request, controller, { upstreamUrl, dispatcher: entry.options.dispatcher }), entry.observer)
   })
   interceptor.apply()
 }
@@ -78,7 +82,8 @@ function ensureInterceptor(): void {
 export function intercept(storm: Storm, options: InterceptOptions = {}): Interception {
   ensureInterceptor()
   const targets = new Map(Object.entries(options.targets ?? {}).map(([from, to]) => [new URL(from).origin, new URL(to).origin]))
-  const entry: Entry = { storm, options, targets }
+  const observer = combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer)
+  const entry: Entry = { storm, options, targets, observer }
   stack.push(entry)
   let state: InterceptionState = 'active'
   const dispose = () => {

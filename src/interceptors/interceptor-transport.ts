@@ -10,8 +10,11 @@ import { Readable } from 'node:stream'
 import { getRawRequest } from '@mswjs/interceptors'
 import { request as undiciRequest, type Dispatcher } from 'undici'
 import type { ExchangeTransport, ForwardOptions, UpstreamResponse } from '../engine/exchange-flow.js'
+import type { HeaderMap } from '../engine/faults/fault.js'
+import type { ResponseWriter } from '../engine/streams/response-writer.js'
 import { createConnectionResetError, createFetchResetError } from './network-error.js'
 import { forwardHeaders } from './request-headers.js'
+import { openStreamResponse } from './stream-response-writer.js'
 
 /** The part of the interceptors' RequestController this transport uses. */
 export interface ControllerLike {
@@ -45,6 +48,9 @@ export function createInterceptorTransport(request: Request, controller: Control
     return new Response(NULL_BODY_STATUSES.has(status) ? null : payload, { status: Math.max(200, status), headers: responseHeaders })
   }
 
+  // Once a streamed response is open, a reset breaks its body instead (the request is answered).
+  let writer: ResponseWriter | null = null
+
   return {
     signal: request.signal,
     propagatesContext: true,
@@ -77,12 +83,53 @@ export function createInterceptorTransport(request: Request, controller: Control
         if (value === undefined || lower === 'transfer-encoding' || lower === 'connection' || lower === 'keep-alive') continue
         headers[lower] = Array.isArray(value) ? value.join(lower === 'set-cookie' ? '\n' : ', ') : value
       }
-      const stream = Readable.toWeb(Readable.from(upstream.body)) as unknown as ReadableStream<Uint8Array>
+      // An event stream's exchange ends when its last event was handed over (as on the proxy), so
+      // its `elapsed` is the stream's duration. Other bodies end with the head: they are short, and
+      // a client that never reads one must not keep its exchange running.
+      const type = upstream.headers['content-type']
+      if (!(Array.isArray(type) ? type.join(',') : type ?? '').toLowerCase().startsWith('text/event-stream')) {
+        await controller.respondWith(toResponse(upstream.status, headers, Readable.toWeb(Readable.from(upstream.body)) as unknown as ReadableStream<Uint8Array>))
+        return
+      }
+      let ended!: () => void
+      let broke!: (error: unknown) => void
+      const relayed = new Promise<void>((resolve, reject) => ((ended = resolve), (broke = reject)))
+      relayed.catch(() => undefined)
+      const source = upstream.body
+      async function* body(): AsyncGenerator<Uint8Array> {
+        try {
+          for await (const chunk of source) yield chunk
+        } catch (error) {
+          broke(error)
+          throw error
+        } finally {
+          ended()
+        }
+      }
+      const stream = Readable.toWeb(Readable.from(body())) as unknown as ReadableStream<Uint8Array>
       await controller.respondWith(toResponse(upstream.status, headers, stream))
+      await relayed
     },
 
     reset() {
+      if (writer) return writer.reset()
       void controller.errorWith(fromNodeHttp ? createConnectionResetError() : createFetchResetError())
     },
+
+    open(status: number, headers: HeaderMap): ResponseWriter {
+      writer = openStreamResponse((body) => void controller.respondWith(toResponse(status, relayHeaders(headers), body)), request.signal)
+      return writer
+    },
   }
+}
+
+/** Response headers a relayed body keeps: everything but hop-by-hop framing. */
+export function relayHeaders(headers: HeaderMap): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase()
+    if (value === undefined || lower === 'transfer-encoding' || lower === 'connection' || lower === 'keep-alive') continue
+    out[lower] = Array.isArray(value) ? value.join(lower === 'set-cookie' ? '\n' : ', ') : value
+  }
+  return out
 }

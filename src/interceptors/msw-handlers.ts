@@ -17,8 +17,11 @@ import { getResponse, http, HttpResponse, type RequestHandler } from 'msw'
 import { Readable } from 'node:stream'
 import { request as undiciRequest, type Dispatcher } from 'undici'
 import { runExchange, type ExchangeTransport, type UpstreamResponse } from '../engine/exchange-flow.js'
+import type { ResponseWriter } from '../engine/streams/response-writer.js'
 import type { Storm } from '../engine/storm.js'
+import { relayHeaders } from './interceptor-transport.js'
 import { forwardHeaders } from './request-headers.js'
+import { openStreamResponse } from './stream-response-writer.js'
 
 export interface StormHandlerOptions {
   filter?: (url: URL, method: string) => boolean
@@ -43,6 +46,10 @@ export function stormHandlers(storm: Storm, options: StormHandlerOptions = {}): 
       const toResponse = (status: number, responseHeaders: Record<string, string>, body: ConstructorParameters<typeof Response>[0]) =>
         new Response(NULL_BODY_STATUSES.has(status) ? null : body, { status: Math.max(200, status), headers: responseHeaders })
       const payload = request.body ? Buffer.from(await request.clone().arrayBuffer()) : null
+      // A streamed answer (stream faults) is returned as soon as it opens; the flow keeps feeding it.
+      let opened: () => void = () => undefined
+      const open = new Promise<void>((resolve) => (opened = resolve))
+      let writer: ResponseWriter | null = null
 
       const transport: ExchangeTransport = {
         signal: request.signal,
@@ -83,10 +90,18 @@ export function stormHandlers(storm: Storm, options: StormHandlerOptions = {}): 
           answer = toResponse(upstream.status, relayed, Readable.toWeb(Readable.from(upstream.body)) as unknown as ReadableStream<Uint8Array>)
         },
         reset() {
+          if (writer) return writer.reset()
           answer = HttpResponse.error()
         },
+        open(status, responseHeaders) {
+          writer = openStreamResponse((body) => {
+            answer = toResponse(status, relayHeaders(responseHeaders), body)
+            opened()
+          }, request.signal)
+          return writer
+        },
       }
-      await runExchange(exchange, transport)
+      await Promise.race([runExchange(exchange, transport), open])
       return answer ?? HttpResponse.error()
     }),
   ]

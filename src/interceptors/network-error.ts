@@ -12,3 +12,16 @@ export function createConnectionResetError(): NodeJS.ErrnoException {
 export function createFetchResetError(): TypeError {
   return new TypeError('fetch failed', { cause: createConnectionResetError() })
 }
+
+/** What undici raises when the server closes the connection in the middle of a body. */
+export function createSocketClosedError(): Error {
+  return Object.assign(new Error('other side closed'), { name: 'SocketError', code: 'UND_ERR_SOCKET' })
+}
+
+/**
+ * What reading a `fetch` body rejects with when the connection breaks mid-body:
+ * `TypeError: terminated`, caused by the socket error (a close by default, or `cause`).
+ */
+export function createFetchTerminatedError(cause: Error = createSocketClosedError()): TypeError {
+  return new TypeError('terminated', { cause })
+}

@@ -13,7 +13,8 @@ import { randomBytes } from 'node:crypto'
 import { Agent, type Dispatcher } from 'undici'
 import { ConfigError, StateError } from '../errors.js'
 import type { Clock } from '../engine/clock.js'
-import { runExchange, type ExchangeObserver } from '../engine/exchange-flow.js'
+import { combineObservers, runExchange, type ExchangeObserver } from '../engine/exchange-flow.js'
+import { createModelCallObserver } from '../engine/model-calls/model-call-observer.js'
 import type { StormConfig, StormConfigInput } from '../engine/schema/config.js'
 import { createStorm, parseConfig, Storm } from '../engine/storm.js'
 import { createAdminHandler, type AdminContext } from './admin/admin-server.js'
@@ -39,6 +40,8 @@ export interface ProxyOptions {
   dispatcher?: Dispatcher
   /** Hooks for recorders. */
   observer?: ExchangeObserver
+  /** Record model calls (provider, model, tokens) in the report. Default true; see docs/streams.md. */
+  modelCalls?: boolean
   /** Extra admin routes (dashboard). */
   adminRoutes?: AdminContext['extraRoutes']
 }
@@ -93,6 +96,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   if (options.adminToken !== undefined && options.adminToken.length < 16) throw new ConfigError('Failed to start the proxy: --admin-token must be at least 16 characters.', { code: 'ERR_USAGE' })
   const ownsDispatcher = options.dispatcher === undefined
   const dispatcher = options.dispatcher ?? new Agent({ keepAliveTimeout: 4_000, keepAliveMaxTimeout: 30_000 })
+  const observer = combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer)
 
   const server = http.createServer({
     maxHeaderSize: 16 * 1024,
@@ -124,7 +128,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
       return
     }
     const exchange = storm.begin({ method: req.method ?? 'GET', url: resolution.clientUrl, headers: req.headers })
-    void runExchange(exchange, createProxyTransport(req, res, resolution.upstream, dispatcher), options.observer)
+    void runExchange(exchange, createProxyTransport(req, res, resolution.upstream, dispatcher), observer)
   })
 
   const allowedHosts = new Set<string>(LOOPBACK.has(host) ? [] : [host.toLowerCase()])

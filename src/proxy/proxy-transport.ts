@@ -11,7 +11,10 @@ import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { Dispatcher } from 'undici'
 import { errorCode, type ExchangeTransport, type ForwardOptions, type PassThroughHooks, type UpstreamResponse } from '../engine/exchange-flow.js'
+import type { HeaderMap } from '../engine/faults/fault.js'
+import type { ResponseWriter } from '../engine/streams/response-writer.js'
 import { endToEndHeaders } from './hop-by-hop.js'
+import { createProxyResponseWriter } from './proxy-response-writer.js'
 import { resetOrDestroy } from './reset-socket.js'
 import { DispatchedResponse, dispatchUpstream } from './upstream-dispatch.js'
 import type { Upstream } from './targets.js'
@@ -190,6 +193,10 @@ class ProxyTransport implements ExchangeTransport {
   reset(): void {
     resetOrDestroy(this.#socket)
     this.#req.resume()
+  }
+
+  open(status: number, headers: HeaderMap): ResponseWriter {
+    return createProxyResponseWriter(this.#res, this.#socket, status, endToEndHeaders(headers), this.signal)
   }
 }
 

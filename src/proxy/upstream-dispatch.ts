@@ -14,6 +14,8 @@ import type { Dispatcher } from 'undici'
 import type { UpstreamResponse } from '../engine/exchange-flow.js'
 import type { HeaderMap } from '../engine/faults/fault.js'
 
+const BODY_ABANDONED = new Error('The rest of the response body is not needed.')
+
 /** Queue at most this much while nobody reads yet; then the upstream is paused. */
 const HIGH_WATER_BYTES = 256 * 1024
 
@@ -110,17 +112,22 @@ export class DispatchedResponse implements UpstreamResponse {
   }
 
   async *#iterate(): AsyncGenerator<Uint8Array> {
-    while (true) {
-      if (this.#queue.length > 0) {
-        const chunk = this.#queue.shift() as Buffer
-        this.#queued -= chunk.length
-        if (this.#queued <= HIGH_WATER_BYTES) this.#controller?.resume()
-        yield chunk
-        continue
+    try {
+      while (true) {
+        if (this.#queue.length > 0) {
+          const chunk = this.#queue.shift() as Buffer
+          this.#queued -= chunk.length
+          if (this.#queued <= HIGH_WATER_BYTES) this.#controller?.resume()
+          yield chunk
+          continue
+        }
+        if (this.#error) throw this.#error
+        if (this.#ended) return
+        await new Promise<void>((resolve) => (this.#wake = resolve))
       }
-      if (this.#error) throw this.#error
-      if (this.#ended) return
-      await new Promise<void>((resolve) => (this.#wake = resolve))
+    } finally {
+      // A reader that stops early (a stream fault cut the body) no longer wants the rest.
+      if (!this.#ended && !this.#error) this.abort(BODY_ABANDONED)
     }
   }
 }

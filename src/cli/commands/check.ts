@@ -9,23 +9,37 @@ import { printLine } from '../output.js'
 interface CheckArgs {
   file: string
   'max-calls': number
+  'max-model-calls'?: number
+  'max-tokens'?: number
   json: boolean
 }
 
 export const checkCommand: CommandModule<object, CheckArgs> = {
   command: 'check <file>',
-  describe: 'Run the contracts on a saved report: every rule triggered, no duplicate effects, a call budget',
+  describe: 'Run the contracts on a saved report: every rule triggered, no duplicate effects, call (and model-call, token) budgets',
   builder: (yargs: Argv) =>
     yargs
       .positional('file', { type: 'string', demandOption: true, describe: 'Report, demo run or comparison (JSON)' })
       .option('max-calls', { type: 'number', default: 100, describe: 'Fail when more calls were made (refusals included)' })
+      .option('max-model-calls', { type: 'number', describe: 'Fail when more model calls were made' })
+      .option('max-tokens', { type: 'number', describe: 'Fail when the model calls used more tokens (input + output), or reported no usage' })
       .option('json', { type: 'boolean', default: false, describe: 'Print the contract as JSON' }) as unknown as Argv<CheckArgs>,
   async handler(args) {
     const maxCalls = args['max-calls']
-    if (!Number.isInteger(maxCalls) || maxCalls < 0) throw new ConfigError(`Failed to check ${args.file}: --max-calls must be a nonnegative integer, got ${maxCalls}.`, { code: 'ERR_USAGE' })
+    for (const flag of ['max-calls', 'max-model-calls', 'max-tokens'] as const) {
+      const value = args[flag]
+      if (value !== undefined && (!Number.isInteger(value) || value < 0)) throw new ConfigError(`Failed to check ${args.file}: --${flag} must be a nonnegative integer, got ${value}.`, { code: 'ERR_USAGE' })
+    }
+    const maxModelCalls = args['max-model-calls']
+    const maxTokens = args['max-tokens']
     const reports = reportsFromDocument(await readInputDocument(args.file), args.file)
     // The contract is rebuilt from the trace, never taken from a verdict stored in the file.
-    const results = reports.map((report) => contract(report).requireTriggered().noDuplicateEffects().atMostCalls(maxCalls).toJSON())
+    const results = reports.map((report) => {
+      const checks = contract(report).requireTriggered().noDuplicateEffects().atMostCalls(maxCalls)
+      if (maxModelCalls !== undefined) checks.atMostModelCalls(maxModelCalls)
+      if (maxTokens !== undefined) checks.atMostTokens(maxTokens)
+      return checks.toJSON()
+    })
     if (args.json) printLine(JSON.stringify(results.length === 1 ? results[0] : { runs: results }, null, 2))
     else
       for (const result of results) {

@@ -32,6 +32,13 @@ export const inspectCommand: CommandModule<object, InspectArgs> = {
       printLine(`  faults injected: ${faults.length ? faults.join(', ') : 'none'}`)
       if (summary.budgetRejections) printLine(`  refused by the call budget: ${summary.budgetRejections}`)
       if (summary.duplicateEffects) printLine(`  duplicate effects: ${summary.duplicateEffects}`)
+      const model = summary.modelCalls
+      if (model.calls) {
+        const models = Object.entries(model.models).map(([name, count]) => `${name} ${count}`)
+        printLine(`  model calls: ${model.calls} (${model.streamed} streamed): ${models.join(', ')}`)
+        printLine(`  tokens: ${model.inputTokens} input, ${model.outputTokens} output${model.withoutUsage ? ` (${model.withoutUsage} call(s) without usage)` : ''}`)
+      }
+      if (summary.cutStreams) printLine(`  streams cut: ${summary.cutStreams}`)
     }
   },
 }

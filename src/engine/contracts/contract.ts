@@ -8,8 +8,10 @@ import { ContractFailedError } from '../../errors.js'
 import type { Report } from '../schema/report.js'
 import type { Check } from './check.js'
 import { CONTRACT_UNITS } from './registry.js'
+import { TOKEN_KINDS, type TokenKind } from './at-most-tokens.js'
 
 export type { Check } from './check.js'
+export type { TokenKind } from './at-most-tokens.js'
 
 export interface ContractResult {
   readonly passed: boolean
@@ -44,6 +46,23 @@ export class Contract {
   atMostEffects(name: string, count: number, options: { key?: string } = {}): this {
     assertCount(count, 'Effect limit')
     return this.#add(CONTRACT_UNITS.atMostEffects.check(this.#report, { name, count, key: options.key }))
+  }
+
+  /** At most `count` model calls (OpenAI chat completions / Responses, Anthropic messages), whatever their outcome. */
+  atMostModelCalls(count: number): this {
+    assertCount(count, 'Model-call limit')
+    return this.#add(CONTRACT_UNITS.atMostModelCalls.check(this.#report, { count }))
+  }
+
+  /**
+   * At most `count` tokens over all model calls, from the providers' usage fields: `total`
+   * (default), `input` or `output`. Fails closed when a call was answered without usage.
+   */
+  atMostTokens(count: number, options: { kind?: TokenKind } = {}): this {
+    assertCount(count, 'Token limit')
+    const kind = options.kind ?? 'total'
+    if (!TOKEN_KINDS.includes(kind)) throw new RangeError(`Failed to add a contract check: unknown token kind "${String(kind)}". Use one of ${TOKEN_KINDS.map((k) => `"${k}"`).join(', ')}.`)
+    return this.#add(CONTRACT_UNITS.atMostTokens.check(this.#report, { count, kind }))
   }
 
   /** No route was called again before the Retry-After it was given had passed. */

@@ -13,6 +13,7 @@
  */
 import type { z } from 'zod'
 import type { Clock } from '../clock.js'
+import type { StreamTransform } from '../streams/stream-transform.js'
 import type { BaseRule } from '../schema/rule-base.js'
 
 export type FaultPhase = 'before-upstream' | 'after-commit' | 'on-response'
@@ -59,6 +60,11 @@ export type Effect =
   | { readonly type: 'reset' }
   /** Carry on unchanged: forward the request, or relay the response as it is. */
   | { readonly type: 'pass' }
+  /**
+   * Relay the upstream body through `transform`, chunk by chunk (on-response stream faults).
+   * The transform decides what the client gets and when; `streams/stream-relay.ts` drives it.
+   */
+  | { readonly type: 'stream'; readonly transform: StreamTransform }
 
 export interface FaultOutcome {
   readonly effect: Effect

@@ -10,6 +10,11 @@ import { latencyFault } from './latency.js'
 import { responseLostFault } from './response-lost.js'
 import { schemaDriftFault } from './schema-drift.js'
 import { resetFault } from './reset.js'
+import { streamCutFault } from './stream-cut.js'
+import { streamStallFault } from './stream-stall.js'
+import { dropTerminalFault } from './drop-terminal.js'
+import { slowStreamFault } from './slow-stream.js'
+import { truncateFault } from './truncate.js'
 
 export const FAULTS = [
   timeoutFault,
@@ -20,6 +25,11 @@ export const FAULTS = [
   responseLostFault,
   schemaDriftFault,
   resetFault,
+  streamCutFault,
+  streamStallFault,
+  dropTerminalFault,
+  slowStreamFault,
+  truncateFault,
 ] as const
 
 export type FaultKind = (typeof FAULTS)[number]['type']

@@ -10,6 +10,6 @@ describe('published JSON Schemas', () => {
 
   it('lists every fault kind in the rules schema', () => {
     const text = JSON.stringify(jsonSchemaFor('rules'))
-    for (const kind of ['timeout', 'rate_limit', 'unavailable', 'replace', 'latency', 'response_lost', 'schema_drift', 'reset']) expect(text).toContain(`"${kind}"`)
+    for (const kind of ['timeout', 'rate_limit', 'unavailable', 'replace', 'latency', 'response_lost', 'schema_drift', 'reset', 'stream_cut', 'stream_stall', 'drop_terminal', 'slow_stream', 'truncate']) expect(text).toContain(`"${kind}"`)
   })
 })

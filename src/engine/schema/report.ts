@@ -13,12 +13,21 @@ const counter = z.int().min(0)
 
 export const coverageCountsSchema = z.strictObject({ eligible: counter, selected: counter, triggered: counter })
 
+/**
+ * A model call recognised on the wire. Metadata only: prompts and outputs are never stored.
+ * Tokens are null when the provider reported no usage (an OpenAI chat stream without
+ * `stream_options.include_usage`, a stream cut before its usage event).
+ */
 export const modelCallSchema = z.strictObject({
+  /** The wire format: `openai` (and OpenAI-compatible servers) or `anthropic`. */
   provider: z.enum(['openai', 'anthropic']),
-  api: z.string(),
-  model: z.string().nullable(),
+  api: z.enum(['chat.completions', 'responses', 'messages']),
+  /** The model the provider answered with, else the one requested. */
+  model: z.string().max(200).nullable(),
+  /** Input tokens; for Anthropic including cache reads and writes. */
   inputTokens: z.int().min(0).nullable(),
   outputTokens: z.int().min(0).nullable(),
+  /** Whether the response was an event stream. */
   streamed: z.boolean(),
 })
 
@@ -52,8 +61,12 @@ export const callSchema = z.strictObject({
   retryAfter: seconds.nullable(),
   /** A stable code for transport failures (`ECONNRESET`, `UPSTREAM_UNREACHABLE`, `CLIENT_ABORTED`). */
   error: z.string().nullable(),
+  /** Set when the call was a model call (see docs/streams.md). */
   model: modelCallSchema.nullable().optional(),
-  /** Where an injected stream fault cut the stream (events or bytes delivered). */
+  /**
+   * Where an injected stream fault cut the stream: the complete SSE events (null for byte-level
+   * `truncate`) and the body bytes the client received before the cut.
+   */
   cut: z.strictObject({ events: z.int().min(0).nullable(), bytes: z.int().min(0) }).nullable().optional(),
 })
 

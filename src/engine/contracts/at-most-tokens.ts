@@ -1,0 +1,43 @@
+import type { CallRecord } from '../schema/report.js'
+import { defineContractUnit } from './check.js'
+
+export type TokenKind = 'input' | 'output' | 'total'
+
+export const TOKEN_KINDS: readonly TokenKind[] = ['input', 'output', 'total']
+
+/**
+ * At most `count` tokens across the model calls, as the providers reported them in their usage
+ * fields: input, output, or both (`total`, the default).
+ *
+ * Calls the upstream never answered with a 2xx cost nothing. **Fails closed** when a model call
+ * was answered in full without usage (an OpenAI chat stream without
+ * `stream_options.include_usage`): the budget cannot be checked then. A call that broke off
+ * before its usage arrived (a cut or stalled stream) is counted as far as known and named in the
+ * detail.
+ */
+export const atMostTokens = defineContractUnit<{ count: number; kind: TokenKind }>({
+  type: 'atMostTokens',
+  explain: ({ count, kind }) => (kind === 'total' ? `at most ${count} tokens` : `at most ${count} ${kind} tokens`),
+  check(report, { count, kind }) {
+    const name = kind === 'total' ? 'Token budget' : `Token budget: ${kind}`
+    let actual = 0
+    let unmeasured = 0
+    let broken = 0
+    for (const call of report.calls) {
+      const model = call.model
+      if (!model) continue
+      const parts = kind === 'input' ? [model.inputTokens] : kind === 'output' ? [model.outputTokens] : [model.inputTokens, model.outputTokens]
+      for (const part of parts) actual += part ?? 0
+      if (parts.every((part) => part !== null) || !answered(call)) continue
+      if (call.outcome === 'response' && call.status !== null && call.status >= 200 && call.status <= 299) unmeasured++
+      else broken++
+    }
+    if (unmeasured > 0) return [{ name, passed: false, detail: `Cannot count tokens: ${unmeasured} model call(s) answered without usage` }]
+    return [{ name, passed: actual <= count, detail: `${actual} / ${count} tokens${broken ? `; ${broken} model call(s) broke off before reporting usage` : ''}` }]
+  },
+})
+
+/** Whether the upstream answered with a 2xx (so tokens were spent). */
+function answered(call: CallRecord): boolean {
+  return call.executed && call.upstreamStatus !== null && call.upstreamStatus >= 200 && call.upstreamStatus <= 299
+}

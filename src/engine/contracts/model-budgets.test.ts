@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest'
+import { VirtualClock } from '../clock.js'
+import type { ModelCall } from '../schema/report.js'
+import { createStorm } from '../storm.js'
+import { contract } from './contract.js'
+
+type Outcome = { status: number; outcome?: 'response' | 'error' | 'cancelled'; executed?: boolean; tokens?: [number | null, number | null] }
+
+/** A report with one model call per entry (and one ordinary call that is not counted). */
+function reportWith(...calls: Outcome[]) {
+  const storm = createStorm({}, { clock: new VirtualClock() })
+  storm.begin({ method: 'GET', url: new URL('http://tools.test/items/1'), headers: {} }).finish('response', 200)
+  for (const call of calls) {
+    const exchange = storm.begin({ method: 'POST', url: new URL('http://llm.test/v1/chat/completions'), headers: {} })
+    const [inputTokens, outputTokens] = call.tokens ?? [null, null]
+    const model: ModelCall = { provider: 'openai', api: 'chat.completions', model: 'gpt-x', inputTokens, outputTokens, streamed: true }
+    exchange.record!.model = model
+    if (call.executed !== false) {
+      exchange.markExecuted()
+      exchange.markUpstreamStatus(call.status)
+    }
+    exchange.finish(call.outcome ?? 'response', call.outcome === 'cancelled' ? null : call.status)
+  }
+  return storm.report()
+}
+
+describe('model-call and token budgets', () => {
+  it('count model calls whatever their outcome', () => {
+    const report = reportWith({ status: 200, tokens: [1, 1] }, { status: 429, executed: false }, { status: 200, outcome: 'error' })
+    expect(contract(report).atMostModelCalls(3).atMostModelCalls(2).checks).toEqual([
+      { name: 'Model-call budget', passed: true, detail: '3 / 3 model calls' },
+      { name: 'Model-call budget', passed: false, detail: '3 / 2 model calls' },
+    ])
+  })
+
+  it('sum input, output or total tokens from usage', () => {
+    const report = reportWith({ status: 200, tokens: [11, 7] }, { status: 200, tokens: [33, 9] })
+    expect(contract(report).atMostTokens(60).atMostTokens(59).atMostTokens(44, { kind: 'input' }).atMostTokens(15, { kind: 'output' }).checks).toEqual([
+      { name: 'Token budget', passed: true, detail: '60 / 60 tokens' },
+      { name: 'Token budget', passed: false, detail: '60 / 59 tokens' },
+      { name: 'Token budget: input', passed: true, detail: '44 / 44 tokens' },
+      { name: 'Token budget: output', passed: false, detail: '16 / 15 tokens' },
+    ])
+  })
+
+  it('fail closed when a call was answered in full without usage', () => {
+    const report = reportWith({ status: 200, tokens: [11, 7] }, { status: 200 })
+    expect(contract(report).atMostTokens(1000).checks[0]).toEqual({ name: 'Token budget', passed: false, detail: 'Cannot count tokens: 1 model call(s) answered without usage' })
+  })
+
+  it('count calls that never got a 2xx as free and name calls that broke off before their usage', () => {
+    const report = reportWith({ status: 200, tokens: [11, 7] }, { status: 503 }, { status: 429, executed: false }, { status: 200, outcome: 'error', tokens: [21, null] })
+    expect(contract(report).atMostTokens(100).checks[0]).toEqual({ name: 'Token budget', passed: true, detail: '39 / 100 tokens; 1 model call(s) broke off before reporting usage' })
+  })
+
+  it('reject negative limits and unknown token kinds', () => {
+    const c = contract(reportWith())
+    expect(() => c.atMostModelCalls(-1)).toThrow('Failed to add a contract check: Model-call limit must be a nonnegative integer.')
+    expect(() => c.atMostTokens(1, { kind: 'cached' as 'input' })).toThrow('Failed to add a contract check: unknown token kind "cached". Use one of "input", "output", "total".')
+  })
+})

@@ -1,0 +1,76 @@
+/**
+ * A stream transform that acts on whole SSE events: `rule` decides for each block (an event or
+ * a comment, or a piece of an oversized one) whether it is sent, held back a while, dropped, or
+ * whether the stream stops there. Blocks go out as soon as they are complete.
+ */
+import { SseSplitter, type SsePiece } from './sse-splitter.js'
+import type { StreamPiece, StreamStep, StreamTransform } from './stream-transform.js'
+
+export type PieceAction = 'send' | 'drop' | 'stop' | { readonly delay: number }
+
+export interface EventRule {
+  /** What to do with `piece`; `events` counts the events sent so far. */
+  decide(piece: SsePiece, events: number): PieceAction
+  /** How the stream stops on a `stop`. */
+  readonly stop: 'abort' | 'stall' | 'reset'
+  /** For `stall`: seconds to hold before closing; 0 holds until the client leaves. */
+  readonly holdSeconds?: number
+}
+
+export class EventTransform implements StreamTransform {
+  readonly #rule: EventRule
+  readonly #splitter = new SseSplitter()
+  #events = 0
+  #changed = false
+  #dropped = false
+
+  constructor(rule: EventRule) {
+    this.#rule = rule
+  }
+
+  get changed(): boolean {
+    return this.#changed
+  }
+
+  get truncated(): boolean {
+    return this.#dropped
+  }
+
+  get events(): number {
+    return this.#events
+  }
+
+  push(chunk: Uint8Array): StreamStep {
+    return this.#step(this.#splitter.push(chunk), 'continue')
+  }
+
+  finish(): StreamStep {
+    const rest = this.#splitter.flush()
+    return this.#step(rest ? [rest] : [], 'end')
+  }
+
+  #step(pieces: readonly SsePiece[], next: 'continue' | 'end'): StreamStep {
+    const send: StreamPiece[] = []
+    for (const piece of pieces) {
+      const action = this.#rule.decide(piece, this.#events)
+      if (action === 'stop') {
+        this.#changed = true
+        this.#dropped = true
+        const stop = this.#rule.stop
+        return stop === 'stall' && this.#rule.holdSeconds ? { send, next: stop, holdSeconds: this.#rule.holdSeconds } : { send, next: stop }
+      }
+      if (action === 'drop') {
+        this.#changed = true
+        this.#dropped = true
+        continue
+      }
+      if (action === 'send') send.push({ bytes: piece.bytes })
+      else {
+        if (action.delay > 0) this.#changed = true
+        send.push({ bytes: piece.bytes, delay: action.delay })
+      }
+      if (piece.complete && piece.dispatches) this.#events++
+    }
+    return { send, next }
+  }
+}

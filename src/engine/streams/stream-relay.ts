@@ -1,0 +1,114 @@
+/**
+ * Carry out a `stream` effect: relay the upstream body through a stream transform, chunk by
+ * chunk, writing through the transport's `open()` primitive. Nothing is buffered beyond what the
+ * transform holds back (at most one SSE event), and backpressure reaches the upstream: the next
+ * chunk is read only when the client took the previous one.
+ */
+import { ToolstormError } from '../../errors.js'
+import type { Exchange } from '../exchange.js'
+import type { ExchangeTransport, UpstreamResponse } from '../exchange-flow.js'
+import type { HeaderMap } from '../faults/fault.js'
+import type { StreamStep, StreamTransform } from './stream-transform.js'
+import type { ResponseWriter } from './response-writer.js'
+
+/** Response headers that no longer hold once the body is changed. */
+const STALE_HEADERS = new Set(['content-length', 'content-md5', 'digest', 'etag', 'transfer-encoding'])
+
+/**
+ * Relay `upstream` to the client through `transform` and finish the exchange.
+ * A transport without `open()` relays the body unchanged (the fault then does not trigger).
+ */
+export async function relayStream(exchange: Exchange, io: ExchangeTransport, upstream: UpstreamResponse | undefined, transform: StreamTransform): Promise<void> {
+  if (!upstream) throw new ToolstormError('ERR_INTERNAL', `Failed to relay a stream for "${exchange.request.method} ${exchange.record?.url ?? ''}": the fault returned a stream effect before the upstream answered. Give stream faults the on-response phase.`)
+  const status = upstream.status
+  if (!io.open) {
+    await io.relay(upstream)
+    exchange.finish('response', status)
+    return
+  }
+  const headers: HeaderMap = {}
+  for (const [name, value] of Object.entries(upstream.headers)) if (!STALE_HEADERS.has(name.toLowerCase())) headers[name] = value
+  const writer = io.open(status, headers)
+  const iterator = upstream.body[Symbol.asyncIterator]()
+  let upstreamDone = false
+  let bytes = 0
+  const send = async (step: StreamStep) => {
+    if (transform.changed) exchange.markInjected()
+    for (const piece of step.send) {
+      if (piece.delay) await exchange.clock.sleep(piece.delay, writer.closed)
+      if (piece.bytes.length === 0) continue
+      await writer.write(piece.bytes)
+      bytes += piece.bytes.length
+    }
+  }
+
+  let step: StreamStep
+  try {
+    while (true) {
+      const next = await iterator.next()
+      if (next.done) {
+        upstreamDone = true
+        step = transform.finish()
+        await send(step)
+        break
+      }
+      step = transform.push(next.value)
+      await send(step)
+      if (step.next !== 'continue') break
+    }
+  } catch (error) {
+    if (writer.closed.aborted) {
+      // The client left: closing what is left of the response tells observers the body ended here.
+      writer.abort()
+      exchange.finish('cancelled', status, 'CLIENT_ABORTED')
+      return
+    }
+    // The upstream broke off mid-body: the client must see a broken connection, never a clean end.
+    writer.reset()
+    throw error
+  } finally {
+    // Stop reading an upstream whose rest the client will never get (this releases its connection).
+    if (!upstreamDone) await iterator.return?.().catch(() => undefined)
+  }
+
+  if (transform.truncated && exchange.record) exchange.record.cut = { events: transform.events, bytes }
+  switch (step.next) {
+    case 'continue':
+    case 'end':
+      writer.end()
+      exchange.finish('response', status)
+      return
+    case 'abort':
+      writer.abort()
+      exchange.finish('error', status, 'STREAM_CUT')
+      return
+    case 'reset':
+      writer.reset()
+      exchange.finish('reset', status, 'ECONNRESET')
+      return
+    case 'stall':
+      if (await hold(exchange, writer, step.holdSeconds ?? 0)) {
+        writer.abort()
+        exchange.finish('cancelled', status, 'CLIENT_ABORTED')
+        return
+      }
+      writer.abort()
+      exchange.finish('error', status, 'STREAM_CUT')
+  }
+}
+
+/** Hold the connection until the client leaves (true) or `seconds` pass (false; 0 waits for the client). */
+async function hold(exchange: Exchange, writer: ResponseWriter, seconds: number): Promise<boolean> {
+  const closed = writer.closed
+  if (closed.aborted) return true
+  if (seconds > 0) {
+    try {
+      await exchange.clock.sleep(seconds, closed)
+      return false
+    } catch {
+      return true
+    }
+  }
+  await new Promise<void>((resolve) => closed.addEventListener('abort', () => resolve(), { once: true }))
+  return true
+}

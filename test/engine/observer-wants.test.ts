@@ -1,0 +1,41 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { combineObservers, type ExchangeObserver } from '../../src/engine/exchange-flow.js'
+import { startScenario, TRANSPORTS, type Scenario } from '../helpers/scenario.js'
+
+let scenario: Scenario | null = null
+afterEach(async () => {
+  await scenario?.close()
+  scenario = null
+})
+
+/** An observer that wants the paths it is given and notes every hook it sees. */
+function watching(...paths: string[]) {
+  const seen: string[] = []
+  const observer: ExchangeObserver = {
+    wants: (exchange) => paths.includes(exchange.url.pathname),
+    onStart: (exchange) => void seen.push(`start ${exchange.url.pathname}`),
+    onUpstreamHead: (exchange, status) => void seen.push(`head ${exchange.url.pathname} ${status}`),
+    onFinished: (exchange) => void seen.push(`finished ${exchange.url.pathname}`),
+  }
+  return { observer, seen }
+}
+
+for (const transport of TRANSPORTS) {
+  describe(`observers choose their exchanges (${transport})`, () => {
+    it('show each observer only the exchanges it wants, also when combined', async () => {
+      const echo = watching('/echo')
+      const items = watching('/items/a')
+      scenario = await startScenario(transport, { rules: [] }, { observer: combineObservers(echo.observer, items.observer) })
+      expect((await fetch(`${scenario.baseUrl}/items/a`)).status).toBe(200)
+      expect((await fetch(`${scenario.baseUrl}/echo`, { method: 'POST', body: 'x' })).status).toBe(200)
+      expect((await fetch(`${scenario.baseUrl}/items/b`)).status).toBe(200)
+      expect(echo.seen).toEqual(['start /echo', 'head /echo 200', 'finished /echo'])
+      expect(items.seen).toEqual(['start /items/a', 'head /items/a 200', 'finished /items/a'])
+      expect((await scenario.report()).calls.map((call) => [call.route, call.outcome, call.status])).toEqual([
+        ['GET /items/a', 'response', 200],
+        ['POST /echo', 'response', 200],
+        ['GET /items/b', 'response', 200],
+      ])
+    })
+  })
+}
