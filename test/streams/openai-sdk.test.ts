@@ -107,7 +107,10 @@ for (const path of MODEL_PATHS) {
       const times: number[] = []
       for await (const _chunk of stream) times.push(performance.now())
       expect(times.length).toBeGreaterThanOrEqual(6)
-      for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(75)
+      // Each event waits 80 ms; scheduling jitter can bunch two deliveries, so judge the gaps as a whole.
+      const gaps = times.slice(1).map((t, i) => t - times[i]!).sort((a, b) => a - b)
+      expect(gaps[Math.floor(gaps.length / 2)]).toBeGreaterThanOrEqual(70)
+      expect(times.at(-1)! - times[0]!).toBeGreaterThanOrEqual(0.9 * 80 * gaps.length)
     })
 
     it('records the answered model and exactly the usage the upstream sent, streamed or not', async () => {
