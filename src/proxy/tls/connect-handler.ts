@@ -72,6 +72,10 @@ interface Tunnel {
 
 const ignore = () => undefined
 
+function leftEarly(this: net.Socket): void {
+  this.destroy()
+}
+
 /**
  * @example
  * const connect = createConnectHandler({ leaves: new LeafCertificates(ca), ownPorts, serve })
@@ -130,6 +134,8 @@ export function createConnectHandler(options: ConnectHandlerOptions): ConnectHan
       },
     })
     setResetTarget(secure, socket)
+    // The TCP socket does not learn on its own that the TLS socket on top of it closed.
+    secure.once('close', () => socket.destroy())
     secure.setTimeout(HANDSHAKE_TIMEOUT_MS, () => secure.destroy())
     const onHandshakeError = (error: NodeJS.ErrnoException) => {
       // An untrusting client is expected (and not the proxy's failure): no stack, no noise.
@@ -139,9 +145,12 @@ export function createConnectHandler(options: ConnectHandlerOptions): ConnectHan
       socket.destroy()
     }
     secure.on('error', onHandshakeError)
+    // Half-open like the TCP socket under it: a client that leaves mid-handshake must not keep it open.
+    secure.once('end', leftEarly)
     secure.once('secure', () => {
       secure.setTimeout(0)
       secure.off('error', onHandshakeError)
+      secure.off('end', leftEarly)
       // From here the inner server owns the socket and its errors; this keeps a late one harmless.
       secure.on('error', ignore)
       tunnels.set(secure, { target, secure: true })
@@ -151,6 +160,7 @@ export function createConnectHandler(options: ConnectHandlerOptions): ConnectHan
 
   const dispatch = (socket: net.Socket, target: ConnectTarget, first: Buffer) => {
     socket.setTimeout(0)
+    socket.off('end', leftEarly)
     socket.pause()
     socket.unshift(first)
     if (first[0] === TLS_HANDSHAKE_RECORD) {
@@ -203,6 +213,8 @@ export function createConnectHandler(options: ConnectHandlerOptions): ConnectHan
     socket.write('HTTP/1.1 200 Connection Established\r\n\r\n')
     if (head.length) return dispatch(socket, target, head)
     socket.setTimeout(HANDSHAKE_TIMEOUT_MS, () => socket.destroy())
+    // CONNECT sockets are half-open capable (as the http server made them): close one whose client left.
+    socket.once('end', leftEarly)
     socket.once('data', (first: Buffer) => dispatch(socket, target, first))
     socket.resume()
   }
