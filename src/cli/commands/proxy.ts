@@ -99,12 +99,14 @@ export const proxyCommand: CommandModule<object, ProxyArgs> = {
     if (!LOOPBACK.has(args.host)) printError(`listening on ${args.host}: anyone who can reach it can use this proxy. Keep the admin token secret.`)
     const https = await httpsOptionsFromArgs(args)
     const proxy = await startProxy({ targets: args.target, host: args.host, port: args.port, adminPort: args['admin-port'], storm, ...https, ...(args['admin-token'] ? { adminToken: args['admin-token'] } : {}) })
-    for (const line of describeProxy(proxy)) printLine(line)
-    await stopOnSignals(proxy, async () => {
+    // Signal handlers first: whoever reads the printed address may stop the proxy right away.
+    const stopped = stopOnSignals(proxy, async () => {
       if (args.report) {
         await writeFileAtomic(args.report, JSON.stringify(reportDocument(storm), null, 2) + '\n')
         printError(`report written to ${args.report}`)
       }
     })
+    for (const line of describeProxy(proxy)) printLine(line)
+    await stopped
   },
 }
