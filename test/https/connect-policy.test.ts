@@ -3,6 +3,7 @@
  * intercepts, and what it tunnels untouched.
  */
 import net from 'node:net'
+import tls from 'node:tls'
 import { ProxyAgent, request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/engine/storm.js'
@@ -70,6 +71,24 @@ describe('CONNECT allowlist', () => {
     const reply = await rawConnect(proxy.url, 'example.com')
     expect(reply.status).toBe('HTTP/1.1 400 Bad Request')
     expect(reply.body).toBe('[toolstorm] Failed to open a tunnel to "example.com": expected host:port, as in "CONNECT api.example.com:443".\n')
+  })
+})
+
+describe('leaf certificates', () => {
+  it('presents a leaf for the CONNECT host, plus the SNI name a client sends', async () => {
+    proxy = await startProxy({})
+    const { hostname, port } = new URL(proxy.url)
+    const names = async (servername: string | null) => {
+      const socket = net.connect(Number(port), hostname, () => socket.write('CONNECT 127.0.0.1:443 HTTP/1.1\r\n\r\n'))
+      await new Promise((resolve) => socket.once('data', resolve))
+      const secure = tls.connect({ socket, host: servername ?? '127.0.0.1', ...(servername ? { servername } : {}), ca: proxy!.ca!.certificatePem })
+      await new Promise((resolve, reject) => secure.once('secureConnect', resolve).once('error', reject))
+      const san = secure.getPeerX509Certificate()?.subjectAltName
+      secure.destroy()
+      return san
+    }
+    expect(await names(null)).toBe('IP Address:127.0.0.1')
+    expect(await names('alias.test')).toBe('IP Address:127.0.0.1, DNS:alias.test')
   })
 })
 

@@ -53,6 +53,16 @@ describe('a client that does not trust the CA', () => {
     await expectStillServing(env)
   })
 
+  it("fails its handshake (Python's urllib without the CA), and the proxy reports the refusal", async () => {
+    const refusals: Array<[string, string]> = []
+    env = await startHttpsProxied({ rules: [] }, { onCertificateRefused: (host, reason) => refusals.push([host, reason]) })
+    const script = 'import sys, urllib.request\ntry:\n    urllib.request.urlopen(sys.argv[1], timeout=10)\nexcept Exception as e:\n    print(type(getattr(e, "reason", e)).__name__)'
+    const result = await run('python3', ['-c', script, `${env.base}/items/a`], { env: { ...process.env, HTTPS_PROXY: env.proxy.url, https_proxy: env.proxy.url, NO_PROXY: '', no_proxy: '' } })
+    expect(result.stdout.trim()).toBe('SSLCertVerificationError')
+    expect(refusals).toEqual([['127.0.0.1', 'unknown CA']])
+    await expectStillServing(env)
+  })
+
   it('survives a tunnel that sends a broken handshake or nothing at all', async () => {
     env = await startHttpsProxied({ rules: [] })
     const { hostname, port } = new URL(env.proxy.url)
