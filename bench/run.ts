@@ -4,12 +4,14 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises'
 import { benchProxyThroughput } from './proxy-throughput.js'
+import { benchTls } from './tls.js'
 
 const args = process.argv.slice(2)
 const quick = args.includes('--quick')
 const wanted = args.filter((a) => !a.startsWith('--'))
 const suites: Record<string, () => Promise<Record<string, unknown>>> = {
   proxy: () => benchProxyThroughput(quick ? { rounds: 2, seconds: 2, latencySeconds: 1 } : { rounds: 5, seconds: 3, latencySeconds: 2 }),
+  tls: () => benchTls(quick ? { rounds: 1, seconds: 2, concurrency: 16, coldHosts: 20 } : { rounds: 3, seconds: 5, concurrency: 16, coldHosts: 100 }),
 }
 
 const results: Record<string, unknown>[] = []

@@ -22,6 +22,7 @@ export const ERROR_CODES = {
   ERR_EFFECT_INVALID: { exit: 2, status: 400, summary: 'An effect report is malformed or refers to no known exchange.' },
   ERR_EFFECT_LIMIT: { exit: 2, status: 429, summary: 'The effect trace limit (10,000 per run) was reached.' },
   ERR_UPSTREAM_UNREACHABLE: { exit: 2, status: 502, summary: 'The upstream could not be reached or failed before answering.' },
+  ERR_CA_INVALID: { exit: 2, status: 500, summary: 'The local certificate authority folder is incomplete, damaged, expired or unsafe.' },
   ERR_ADMIN_UNAUTHORIZED: { exit: 2, status: 401, summary: 'An admin request carried no valid bearer token.' },
   ERR_ADMIN_FORBIDDEN: { exit: 2, status: 403, summary: 'An admin request came with a Host or Origin that is not allowed.' },
   ERR_ADMIN_NOT_FOUND: { exit: 2, status: 404, summary: 'No such admin endpoint or run.' },
@@ -100,6 +101,13 @@ export class EffectError extends ToolstormError {}
 export class UpstreamError extends ToolstormError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('ERR_UPSTREAM_UNREACHABLE', message, options)
+  }
+}
+
+/** The local certificate authority (HTTPS interception) cannot be created or used. */
+export class CertificateAuthorityError extends ToolstormError {
+  constructor(message: string, options?: { cause?: unknown; code?: ErrorCode }) {
+    super(options?.code ?? 'ERR_CA_INVALID', message, options)
   }
 }
 

@@ -6,6 +6,7 @@
 import yargs from 'yargs'
 import { hideBin } from 'yargs/helpers'
 import { VERSION } from '../version.js'
+import { caCommand } from './commands/ca.js'
 import { checkCommand } from './commands/check.js'
 import { demoCommand } from './commands/demo.js'
 import { inspectCommand } from './commands/inspect.js'
@@ -23,6 +24,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<numb
       .usage('$0 <command> [options]\n\nBreak the HTTP calls of AI agents. Verify recovery.')
       .command(demoCommand)
       .command(proxyCommand)
+      .command(caCommand)
       .command(scenariosCommand)
       .command(inspectCommand)
       .command(checkCommand)

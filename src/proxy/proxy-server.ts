@@ -7,8 +7,8 @@
  * // point the agent at proxy.url; the tool server reports effects to proxy.adminUrl + '/effects'
  * await proxy.close()
  */
-import http, { STATUS_CODES } from 'node:http'
-import type { AddressInfo, Socket } from 'node:net'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { randomBytes } from 'node:crypto'
 import { Agent, type Dispatcher } from 'undici'
 import { ConfigError, StateError } from '../errors.js'
@@ -18,8 +18,14 @@ import { createModelCallObserver } from '../engine/model-calls/model-call-observ
 import type { StormConfig, StormConfigInput } from '../engine/schema/config.js'
 import { createStorm, parseConfig, Storm } from '../engine/storm.js'
 import { createAdminHandler, type AdminContext } from './admin/admin-server.js'
+import { answerClientError, createDataPlaneServer, sendProxyError } from './data-plane-server.js'
 import { createProxyTransport } from './proxy-transport.js'
-import { parseTargets, resolveTarget, type Target } from './targets.js'
+import { parseTargets, resolveTarget, type Target, type Upstream } from './targets.js'
+import { createInMemoryCertificateAuthority, type CertificateAuthority } from './tls/certificate-authority.js'
+import { createConnectHandler } from './tls/connect-handler.js'
+import { createInterceptPredicate } from './tls/intercepted-hosts.js'
+import { LeafCertificates } from './tls/leaf-certificates.js'
+import { upstreamConnectOptions, type UpstreamTlsOptions } from './tls/upstream-tls.js'
 
 export interface ProxyOptions {
   /** Reverse-mode targets (`http://host:port`, `name=http://…`). None: forward mode. */
@@ -44,6 +50,19 @@ export interface ProxyOptions {
   modelCalls?: boolean
   /** Extra admin routes (dashboard). */
   adminRoutes?: AdminContext['extraRoutes']
+  // HTTPS (docs/https.md) -------------------------------------------------------------------
+  /** Forward mode: the CA that signs a leaf per CONNECT host. Default: a CA in this process's memory only. */
+  ca?: CertificateAuthority
+  /** Ports CONNECT may reach besides 443. */
+  connectPorts?: readonly number[]
+  /** Tunnel CONNECTs to hosts no rule can apply to untouched (raw TCP) instead of intercepting them. */
+  tunnelUnmatched?: boolean
+  /** A client refused the CA's leaf during the TLS handshake (it does not trust the CA). */
+  onCertificateRefused?: (host: string, reason: string) => void
+  /** Extra CA certificates (PEM) trusted for upstream HTTPS, on top of the default roots. */
+  upstreamCa?: UpstreamTlsOptions['upstreamCa']
+  /** Do not verify upstream certificates. Only for tests against self-signed upstreams. */
+  insecureSkipUpstreamTlsVerification?: boolean
 }
 
 export type ProxyState = 'listening' | 'closing' | 'closed'
@@ -58,6 +77,8 @@ export interface ProxyServer {
   readonly readyState: ProxyState
   /** The data-plane server (for CONNECT handlers and tests). */
   readonly server: http.Server
+  /** Forward mode: the CA whose leaves intercepted HTTPS clients see (trust its `certificatePem`). Null in reverse mode. */
+  readonly ca: CertificateAuthority | null
   close(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>
 }
@@ -78,16 +99,6 @@ function formatOrigin(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`
 }
 
-/** Answer parser errors (llhttp rejects) without ever reaching the upstream. */
-function onClientError(error: NodeJS.ErrnoException, socket: Socket): void {
-  if (error.code === 'ECONNRESET' || !socket.writable) {
-    socket.destroy()
-    return
-  }
-  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`)
-}
-
 export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServer> {
   const host = options.host ?? '127.0.0.1'
   const targets = parseTargets(options.targets ?? [])
@@ -95,41 +106,42 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   const token = options.adminToken ?? randomBytes(24).toString('base64url')
   if (options.adminToken !== undefined && options.adminToken.length < 16) throw new ConfigError('Failed to start the proxy: --admin-token must be at least 16 characters.', { code: 'ERR_USAGE' })
   const ownsDispatcher = options.dispatcher === undefined
-  const dispatcher = options.dispatcher ?? new Agent({ keepAliveTimeout: 4_000, keepAliveMaxTimeout: 30_000 })
+  const upstreamTls = upstreamConnectOptions(options)
+  if (upstreamTls && !ownsDispatcher) throw new ConfigError('Failed to start the proxy: upstreamCa and insecureSkipUpstreamTlsVerification configure the proxy\'s own dispatcher. Set the TLS options on your dispatcher instead.', { code: 'ERR_USAGE' })
+  const dispatcher = options.dispatcher ?? new Agent({ keepAliveTimeout: 4_000, keepAliveMaxTimeout: 30_000, ...(upstreamTls ? { connect: upstreamTls } : {}) })
   const observer = combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer)
+  const ca = targets.length === 0 ? (options.ca ?? (await createInMemoryCertificateAuthority())) : null
 
-  const server = http.createServer({
-    maxHeaderSize: 16 * 1024,
-    requestTimeout: 300_000,
-    headersTimeout: 60_000,
-    keepAliveTimeout: 5_000,
-    insecureHTTPParser: false,
-  })
+  const server = createDataPlaneServer()
   const admin = http.createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 60_000, headersTimeout: 30_000 })
 
   let self = ''
   const ownPorts = new Set<string>()
   // In forward mode a request naming the proxy's own ports (by any loopback name) would loop.
   const isSelf = (url: URL) => ownPorts.has(url.port) && (LOOPBACK.has(url.hostname.replace(/^\[|\]$/g, '')) || url.hostname === host)
-  server.on('clientError', onClientError)
-  admin.on('clientError', onClientError)
+  admin.on('clientError', answerClientError)
+  // Every request, direct or from inside a CONNECT tunnel, goes through here.
+  const serve = (req: http.IncomingMessage, res: http.ServerResponse, upstream: Upstream, clientUrl: URL) => {
+    const exchange = storm.begin({ method: req.method ?? 'GET', url: clientUrl, headers: req.headers })
+    void runExchange(exchange, createProxyTransport(req, res, upstream, dispatcher), observer)
+  }
   server.on('request', (req, res) => {
     const resolution = resolveTarget(targets, req.url ?? '/', req.headers.host, self)
-    if (!resolution.ok) {
-      const body = JSON.stringify({ error: { type: 'proxy_error', message: `[toolstorm] ${resolution.message}` } })
-      res.writeHead(resolution.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
-      res.end(body)
-      return
-    }
-    if (targets.length === 0 && isSelf(resolution.clientUrl)) {
-      const body = JSON.stringify({ error: { type: 'proxy_error', message: '[toolstorm] Refused to forward a request to the proxy itself.' } })
-      res.writeHead(508, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
-      res.end(body)
-      return
-    }
-    const exchange = storm.begin({ method: req.method ?? 'GET', url: resolution.clientUrl, headers: req.headers })
-    void runExchange(exchange, createProxyTransport(req, res, resolution.upstream, dispatcher), observer)
+    if (!resolution.ok) return sendProxyError(res, resolution.status, resolution.message)
+    if (targets.length === 0 && isSelf(resolution.clientUrl)) return sendProxyError(res, 508, 'Refused to forward a request to the proxy itself.')
+    serve(req, res, resolution.upstream, resolution.clientUrl)
   })
+  const connect = ca
+    ? createConnectHandler({
+        leaves: new LeafCertificates(ca),
+        ownPorts,
+        serve,
+        ...(options.connectPorts ? { connectPorts: options.connectPorts } : {}),
+        ...(options.tunnelUnmatched ? { intercept: createInterceptPredicate(() => storm.config) } : {}),
+        ...(options.onCertificateRefused ? { onCertificateRefused: options.onCertificateRefused } : {}),
+      })
+    : null
+  if (connect) server.on('connect', connect.listener)
 
   const allowedHosts = new Set<string>(LOOPBACK.has(host) ? [] : [host.toLowerCase()])
   admin.on('request', createAdminHandler({ storm, token, allowedHosts, ...(options.adminRoutes ? { extraRoutes: options.adminRoutes } : {}) }))
@@ -154,10 +166,12 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
       const stopped = Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), new Promise<void>((resolve) => admin.close(() => resolve()))])
       server.closeIdleConnections()
       admin.closeIdleConnections()
+      connect?.close()
       // In-flight exchanges get a moment to finish, then their sockets are closed.
       const grace = setTimeout(() => {
         server.closeAllConnections()
         admin.closeAllConnections()
+        connect?.destroyAll()
       }, 2_000)
       grace.unref()
       await stopped
@@ -176,6 +190,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
     mode: targets.length ? 'reverse' : 'forward',
     targets,
     server,
+    ca,
     get readyState() {
       return state
     },

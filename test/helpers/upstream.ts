@@ -3,6 +3,7 @@
  * commit it makes, so a test can prove what reached it.
  */
 import http from 'node:http'
+import https from 'node:https'
 import zlib from 'node:zlib'
 import type { AddressInfo } from 'node:net'
 
@@ -27,6 +28,8 @@ export interface Upstream {
 export interface UpstreamOptions {
   /** Called at the commit point of `POST /ship`, before the response is sent. */
   onCommit?: (name: string, key: string, request: http.IncomingMessage) => Promise<void> | void
+  /** Serve HTTPS with this key and certificate (PEM) instead of HTTP. */
+  tls?: { key: string; cert: string }
 }
 
 export const ITEM = { id: 'sku-1', name: 'Cloud', price: 12.5, available: true, tags: ['a', 'b'], stock: { warehouse: 'AMS-01', count: 3 } }
@@ -34,7 +37,7 @@ export const ITEM = { id: 'sku-1', name: 'Cloud', price: 12.5, available: true, 
 export async function startUpstream(options: UpstreamOptions = {}): Promise<Upstream> {
   const requests: SeenRequest[] = []
   const commits: string[] = []
-  const server = http.createServer((req, res) => {
+  const listener: http.RequestListener = (req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', () => {
@@ -92,11 +95,12 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
         return json(404, { error: 'not found' })
       })()
     })
-  })
+  }
+  const server = options.tls ? https.createServer(options.tls, listener) : http.createServer(listener)
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     port,
     requests,
     commits,

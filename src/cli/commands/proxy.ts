@@ -7,9 +7,10 @@ import { loadConfigFile } from '../../io/load-config-file.js'
 import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { startProxy, type ProxyServer } from '../../proxy/proxy-server.js'
 import { VERSION } from '../../version.js'
+import { httpsOptionsFromArgs, type HttpsArgs } from '../https-args.js'
 import { printError, printLine } from '../output.js'
 
-export interface ProxyArgs {
+export interface ProxyArgs extends HttpsArgs {
   target: string[]
   port: number
   host: string
@@ -34,7 +35,13 @@ export function proxyOptions<T>(yargs: Argv<T>): Argv<T & ProxyArgs> {
     .option('seed', { type: 'number', describe: 'Seed (overrides the rules file)' })
     .option('admin-token', { type: 'string', describe: 'Admin bearer token (default: random, printed at start)' })
     .option('report', { type: 'string', describe: 'Write the report here on shutdown (atomically)' })
-    .option('clock', { choices: ['real', 'virtual'] as const, default: 'real' as const, describe: 'virtual: latency faults advance time instead of waiting (tests only)' }) as unknown as Argv<T & ProxyArgs>
+    .option('clock', { choices: ['real', 'virtual'] as const, default: 'real' as const, describe: 'virtual: latency faults advance time instead of waiting (tests only)' })
+    // HTTPS (docs/https.md) ---------------------------------------------------------------
+    .option('ca-dir', { type: 'string', describe: 'Forward mode: folder of the CA that intercepts HTTPS, created on first use (default: the folder "toolstorm ca" uses)' })
+    .option('connect-port', { type: 'number', array: true, default: [] as number[], describe: 'Also allow CONNECT to this port (443 always is; repeatable)' })
+    .option('tunnel-unmatched', { type: 'boolean', default: false, describe: 'Tunnel HTTPS to hosts no rule can apply to untouched, instead of intercepting every host' })
+    .option('upstream-ca', { type: 'string', array: true, default: [] as string[], describe: 'Also trust this CA (PEM file) when verifying upstream HTTPS servers (repeatable)' })
+    .option('insecure-skip-upstream-tls-verification', { type: 'boolean', default: false, describe: 'DANGEROUS: do not verify upstream HTTPS certificates' }) as unknown as Argv<T & ProxyArgs>
 }
 
 /** Build the storm from --rules/--seed/--clock. */
@@ -59,6 +66,7 @@ export function describeProxy(proxy: ProxyServer): string[] {
   return [
     `toolstorm proxy ${proxy.url} (${where}) · admin ${proxy.adminUrl}`,
     `admin token: ${proxy.token}  (Authorization: Bearer <token>; tool servers report effects to ${proxy.adminUrl}/effects)`,
+    ...(proxy.ca?.certificatePath ? [`HTTPS: CONNECT is intercepted with the CA ${proxy.ca.certificatePath} (trust it in clients: toolstorm ca --dir ${proxy.ca.dir})`] : []),
   ]
 }
 
@@ -89,8 +97,9 @@ export const proxyCommand: CommandModule<object, ProxyArgs> = {
   async handler(args) {
     const storm = await stormFromArgs(args)
     if (!LOOPBACK.has(args.host)) printError(`listening on ${args.host}: anyone who can reach it can use this proxy. Keep the admin token secret.`)
-    const proxy = await startProxy({ targets: args.target, host: args.host, port: args.port, adminPort: args['admin-port'], storm, ...(args['admin-token'] ? { adminToken: args['admin-token'] } : {}) })
-    // Handlers go in before the first line is printed: whoever reads it may signal at once.
+    const https = await httpsOptionsFromArgs(args)
+    const proxy = await startProxy({ targets: args.target, host: args.host, port: args.port, adminPort: args['admin-port'], storm, ...https, ...(args['admin-token'] ? { adminToken: args['admin-token'] } : {}) })
+    // Signal handlers first: whoever reads the printed address may stop the proxy right away.
     const stopped = stopOnSignals(proxy, async () => {
       if (args.report) {
         await writeFileAtomic(args.report, JSON.stringify(reportDocument(storm), null, 2) + '\n')

@@ -1,0 +1,53 @@
+/**
+ * The HTTPS options of proxy-running commands (`--ca-dir`, `--connect-port`, `--tunnel-unmatched`,
+ * `--upstream-ca`, `--insecure-skip-upstream-tls-verification`) turned into `startProxy` options.
+ * @see docs/https.md
+ */
+import path from 'node:path'
+import { ConfigError } from '../errors.js'
+import type { ProxyOptions } from '../proxy/proxy-server.js'
+import { defaultCaDir, openCertificateAuthority } from '../proxy/tls/certificate-authority.js'
+import { readCaFile } from '../proxy/tls/upstream-tls.js'
+import { printError } from './output.js'
+
+export interface HttpsArgs {
+  target: string[]
+  'ca-dir'?: string
+  'connect-port': number[]
+  'tunnel-unmatched': boolean
+  'upstream-ca': string[]
+  'insecure-skip-upstream-tls-verification': boolean
+}
+
+type HttpsProxyOptions = Pick<ProxyOptions, 'ca' | 'connectPorts' | 'tunnelUnmatched' | 'upstreamCa' | 'insecureSkipUpstreamTlsVerification' | 'onCertificateRefused'>
+
+/** Validate the flags, open (or create) the CA in forward mode, read the upstream CAs. */
+export async function httpsOptionsFromArgs(args: HttpsArgs): Promise<HttpsProxyOptions> {
+  for (const port of args['connect-port']) {
+    if (!Number.isInteger(port) || port < 1 || port > 65_535) throw new ConfigError(`Failed to start the proxy: --connect-port must be a port number from 1 to 65535, got ${port}.`, { code: 'ERR_USAGE' })
+  }
+  const upstreamCa = args['upstream-ca'].map((file) => readCaFile(file))
+  const options: HttpsProxyOptions = {
+    connectPorts: args['connect-port'],
+    tunnelUnmatched: args['tunnel-unmatched'],
+    upstreamCa,
+    insecureSkipUpstreamTlsVerification: args['insecure-skip-upstream-tls-verification'],
+  }
+  if (options.insecureSkipUpstreamTlsVerification) {
+    printError('WARNING: upstream HTTPS certificates are NOT verified (--insecure-skip-upstream-tls-verification): anyone on the network path can read and change this traffic. Prefer --upstream-ca FILE.')
+  }
+  if (args.target.length > 0) return options
+  const dir = args['ca-dir'] ? path.resolve(args['ca-dir']) : defaultCaDir()
+  const { ca, created } = await openCertificateAuthority(dir)
+  if (created) printError(`created a new CA in ${dir}. Run "toolstorm ca${args['ca-dir'] ? ` --dir ${dir}` : ''}" to see how to trust it.`)
+  const warned = new Set<string>()
+  return {
+    ...options,
+    ca,
+    onCertificateRefused: (host, reason) => {
+      if (warned.has(host) || warned.size > 100) return
+      warned.add(host)
+      printError(`a client refused the certificate for ${host} (${reason}): it does not trust the toolstorm CA. Trust ${ca.certificatePath} in that client (see "toolstorm ca").`)
+    },
+  }
+}

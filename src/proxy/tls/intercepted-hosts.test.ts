@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest'
+import { parseConfig } from '../../engine/storm.js'
+import { createInterceptPredicate, interceptScope } from './intercepted-hosts.js'
+
+const routes = {
+  openai_chat: 'POST https://api.openai.com/v1/chat/completions',
+  openai_models: 'GET https://api.openai.com/v1/models',
+  tools_ship: 'POST https://tools.test:8443/ship',
+  local_health: 'GET /health',
+}
+
+function scope(rules: Array<{ route: string }>) {
+  return interceptScope(parseConfig({ routes, rules: rules.map((r, i) => ({ name: `r${i}`, kind: 'unavailable', ...r })) }))
+}
+
+describe('interceptScope', () => {
+  it('is empty without rules, so every host is tunnelled', () => {
+    expect(scope([])).toEqual({ everyHost: false, hosts: new Set() })
+  })
+
+  it('names the hosts of declared routes with an origin', () => {
+    expect(scope([{ route: 'openai_chat' }, { route: 'tools_ship' }])).toEqual({ everyHost: false, hosts: new Set(['api.openai.com:443', 'tools.test:8443']) })
+  })
+
+  it('follows a glob over declared names with an origin', () => {
+    expect(scope([{ route: 'openai_*' }])).toEqual({ everyHost: false, hosts: new Set(['api.openai.com:443']) })
+  })
+
+  it.each([['POST /ship'], ['GET /items/*'], ['*'], ['*ship*'], ['POST *'], ['local_health'], ['[A-Z]* /x'], ['P?ST /ship']])('intercepts every host for the route %j', (route) => {
+    expect(scope([{ route }])).toEqual({ everyHost: true })
+  })
+
+  it('ignores a literal that names no route and cannot be a default name', () => {
+    expect(scope([{ route: 'no_such_route' }])).toEqual({ everyHost: false, hosts: new Set() })
+  })
+})
+
+describe('createInterceptPredicate', () => {
+  it('follows live rule changes', () => {
+    let config = parseConfig({ routes, rules: [{ name: 'a', route: 'openai_chat', kind: 'unavailable' }] })
+    const intercepts = createInterceptPredicate(() => config)
+    expect(intercepts('api.openai.com', 443)).toBe(true)
+    expect(intercepts('api.openai.com', 8443)).toBe(false)
+    expect(intercepts('example.com', 443)).toBe(false)
+    config = parseConfig({ routes, rules: [{ name: 'b', route: 'POST /ship', kind: 'unavailable' }] })
+    expect(intercepts('example.com', 443)).toBe(true)
+  })
+})
