@@ -52,7 +52,8 @@ export async function startProxyDemoTransport(): Promise<ProxyDemoTransport> {
   if (!match) throw new ToolstormError('ERR_INTERNAL', `Failed to start the demo proxy: unexpected first line "${firstLine}".`)
   const proxyUrl = match[1] as string
   admin = match[2] as string
-  effects = new ToolstormEffects({ sidecarUrl: admin, token })
+  // The lab must not lose evidence on a loaded machine: a generous timeout, unlike production tool servers.
+  effects = new ToolstormEffects({ sidecarUrl: admin, token, timeoutMs: 10_000 })
   let runs = 0
 
   return {
