@@ -93,6 +93,20 @@ export class ContractFailedError extends ToolstormError {
 /** A cassette is invalid, or strict replay diverged from it. */
 export class CassetteError extends ToolstormError {}
 
+/** Strict replay received a request that differs from the recorded one, or one too many (`details`: the table). */
+export class CassetteMismatchError extends CassetteError {
+  constructor(code: 'ERR_CASSETTE_MISMATCH' | 'ERR_CASSETTE_EXTRA', message: string, options?: { details?: string }) {
+    super(code, message, options)
+  }
+}
+
+/** Strict replay ended with recorded exchanges that were never requested (`details`: the table). */
+export class CassetteUnusedError extends CassetteError {
+  constructor(message: string, options?: { details?: string }) {
+    super('ERR_CASSETTE_UNUSED', message, options)
+  }
+}
+
 /** An effect report was refused. */
 export class EffectError extends ToolstormError {}
 

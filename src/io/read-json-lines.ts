@@ -1,0 +1,95 @@
+/**
+ * Read a JSON Lines file line by line, as UTF-8, with bounds on the file and on each line.
+ * Nothing larger than one line is held at a time. Every failure is a `ToolstormError` naming
+ * the file and the line.
+ */
+import { createReadStream, promises as fs } from 'node:fs'
+import { ToolstormError, type ErrorCode } from '../errors.js'
+
+export interface JsonLinesLimits {
+  /** Bytes the whole file may have. */
+  maxBytes: number
+  /** Bytes one line may have (it may depend on what earlier lines said). */
+  maxLineBytes: (lineNumber: number) => number
+  /** Code for content errors (an unterminated last line, invalid UTF-8). */
+  invalidCode: ErrorCode
+}
+
+export interface TextLine {
+  readonly text: string
+  /** 1-based. */
+  readonly number: number
+}
+
+const DECODER = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+
+function unreadable(file: string, error: unknown): ToolstormError {
+  const code = (error as NodeJS.ErrnoException).code
+  const reason = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a directory' : String(code ?? error)
+  return new ToolstormError('ERR_FILE_UNREADABLE', `Failed to read ${file}: ${reason}.`, { cause: error })
+}
+
+/** Check the file can be read and is within `maxBytes`, before streaming it. */
+export async function statInput(file: string, maxBytes: number): Promise<number> {
+  let stat
+  try {
+    stat = await fs.stat(file)
+  } catch (error) {
+    throw unreadable(file, error)
+  }
+  if (stat.isDirectory()) throw new ToolstormError('ERR_FILE_UNREADABLE', `Failed to read ${file}: it is a directory.`)
+  if (stat.size > maxBytes) throw new ToolstormError('ERR_INPUT_TOO_LARGE', `Failed to read ${file}: it is ${stat.size} bytes, over the limit of ${maxBytes} bytes.`)
+  return stat.size
+}
+
+/** Yield the lines of `file`. The last line must end with a newline (else the file is truncated). */
+export async function* readJsonLines(file: string, limits: JsonLinesLimits): AsyncGenerator<TextLine> {
+  await statInput(file, limits.maxBytes)
+  let number = 1
+  let pending: Buffer[] = []
+  let pendingBytes = 0
+  let total = 0
+  const decode = (bytes: Buffer): string => {
+    try {
+      const text = DECODER.decode(bytes)
+      return text.endsWith('\r') ? text.slice(0, -1) : text
+    } catch {
+      throw new ToolstormError(limits.invalidCode, `Failed to read ${file}: line ${number} is not valid UTF-8.`)
+    }
+  }
+  const tooLong = () => new ToolstormError('ERR_INPUT_TOO_LARGE', `Failed to read ${file}: line ${number} is longer than ${limits.maxLineBytes(number)} bytes.`)
+  let stream
+  try {
+    stream = createReadStream(file, { highWaterMark: 1024 * 1024 })
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      total += chunk.length
+      if (total > limits.maxBytes) throw new ToolstormError('ERR_INPUT_TOO_LARGE', `Failed to read ${file}: it exceeds the limit of ${limits.maxBytes} bytes.`)
+      let start = 0
+      while (start < chunk.length) {
+        const newline = chunk.indexOf(0x0a, start)
+        if (newline === -1) {
+          pending.push(chunk.subarray(start))
+          pendingBytes += chunk.length - start
+          if (pendingBytes > limits.maxLineBytes(number)) throw tooLong()
+          break
+        }
+        const piece = chunk.subarray(start, newline)
+        if (pendingBytes + piece.length > limits.maxLineBytes(number)) throw tooLong()
+        const bytes = pending.length ? Buffer.concat([...pending, piece]) : piece
+        pending = []
+        pendingBytes = 0
+        yield { text: decode(bytes), number }
+        number++
+        start = newline + 1
+      }
+    }
+  } catch (error) {
+    if (error instanceof ToolstormError) throw error
+    throw unreadable(file, error)
+  } finally {
+    stream?.destroy()
+  }
+  if (pendingBytes > 0) {
+    throw new ToolstormError(limits.invalidCode, `Failed to read ${file}: line ${number} ends without a newline, so the file is truncated (a write was cut short). Record it again, or restore the previous copy.`)
+  }
+}
