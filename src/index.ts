@@ -41,6 +41,8 @@ export {
   ReportError,
   ContractFailedError,
   CassetteError,
+  CassetteMismatchError,
+  CassetteUnusedError,
   EffectError,
   UpstreamError,
   AdminApiError,

@@ -10,6 +10,9 @@ import { checkCommand } from './commands/check.js'
 import { demoCommand } from './commands/demo.js'
 import { inspectCommand } from './commands/inspect.js'
 import { proxyCommand } from './commands/proxy.js'
+import { harCommand } from './commands/har.js'
+import { recordCommand } from './commands/record.js'
+import { replayCommand } from './commands/replay.js'
 import { rulesCommand } from './commands/rules.js'
 import { scenariosCommand } from './commands/scenarios.js'
 import { schemaCommand } from './commands/schema.js'
@@ -23,6 +26,9 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<numb
       .usage('$0 <command> [options]\n\nBreak the HTTP calls of AI agents. Verify recovery.')
       .command(demoCommand)
       .command(proxyCommand)
+      .command(recordCommand)
+      .command(replayCommand)
+      .command(harCommand)
       .command(scenariosCommand)
       .command(inspectCommand)
       .command(checkCommand)

@@ -8,6 +8,7 @@ import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { startProxy, type ProxyServer } from '../../proxy/proxy-server.js'
 import { VERSION } from '../../version.js'
 import { printError, printLine } from '../output.js'
+import { recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
 
 export interface ProxyArgs {
   target: string[]
@@ -82,16 +83,25 @@ export function stopOnSignals(proxy: ProxyServer, onStop: () => Promise<void>): 
   })
 }
 
-export const proxyCommand: CommandModule<object, ProxyArgs> = {
+export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & { record?: string }> = {
   command: 'proxy',
   describe: 'Run the fault-injecting proxy (reverse mode with --target, forward mode without)',
-  builder: (yargs: Argv) => proxyOptions(yargs),
+  // Cassette recording (issue 4): --record FILE plus the options in record-options.ts.
+  builder: (yargs: Argv) => recordOptions(proxyOptions(yargs)).option('record', { type: 'string', describe: 'Record every exchange into this cassette (JSON Lines, written atomically)' }) as unknown as Argv<ProxyArgs & RecordArgs & { record?: string }>,
   async handler(args) {
     const storm = await stormFromArgs(args)
     if (!LOOPBACK.has(args.host)) printError(`listening on ${args.host}: anyone who can reach it can use this proxy. Keep the admin token secret.`)
-    const proxy = await startProxy({ targets: args.target, host: args.host, port: args.port, adminPort: args['admin-port'], storm, ...(args['admin-token'] ? { adminToken: args['admin-token'] } : {}) })
+    const recorder = args.record ? recorderFromArgs(storm, args.record, args) : null
+    const proxy = await startProxy({ targets: args.target, host: args.host, port: args.port, adminPort: args['admin-port'], storm, ...(args['admin-token'] ? { adminToken: args['admin-token'] } : {}), ...(recorder ? { observer: recorder.observer } : {}) }).catch(async (error: unknown) => {
+      await recorder?.discard()
+      throw error
+    })
     // Handlers go in before the first line is printed: whoever reads it may signal at once.
     const stopped = stopOnSignals(proxy, async () => {
+      if (recorder && args.record) {
+        await recorder.close()
+        printError(`cassette written to ${args.record} (${recorder.size} exchanges)`)
+      }
       if (args.report) {
         await writeFileAtomic(args.report, JSON.stringify(reportDocument(storm), null, 2) + '\n')
         printError(`report written to ${args.report}`)
