@@ -76,8 +76,15 @@ interface Entry {
   client: (Head & { same: boolean; body: BodyCapture | null }) | null
   readonly effects: StoredEffect[]
   finishedAt: number | null
+  /** Things to wait for before the line is written: the exchange's end, and each body it started. */
+  waiting: number
   done: () => void
   readonly finished: Promise<void>
+}
+
+/** One awaited thing is over; the line can be written when none is left. */
+function settle(entry: Entry): void {
+  if (--entry.waiting === 0) entry.done()
 }
 
 const NO_RUN = '\u0000toolstorm-recorder'
@@ -149,6 +156,7 @@ export class CassetteRecorder {
           client: null,
           effects: [],
           finishedAt: null,
+          waiting: 1,
           done,
           finished,
         }
@@ -174,31 +182,41 @@ export class CassetteRecorder {
         if (chunk) entry.request.push(chunk)
         else entry.request.ended = true
       },
+      // In-process, an exchange can finish before the client has read the body it was handed:
+      // the line waits for every body to end.
       onUpstreamHead: (exchange, status, headers) => {
         const entry = entries.get(exchange)
-        if (entry) entry.upstream = { status, headers, body: new BodyCapture(this.#bodyLimit) }
+        if (!entry) return
+        entry.upstream = { status, headers, body: new BodyCapture(this.#bodyLimit) }
+        entry.waiting++
       },
       onUpstreamBody: (exchange, chunk) => {
-        const body = entries.get(exchange)?.upstream?.body
-        if (!body) return
-        if (chunk) body.push(chunk)
-        else body.ended = true
+        const entry = entries.get(exchange)
+        const body = entry?.upstream?.body
+        if (!entry || !body || body.ended) return
+        if (chunk) return body.push(chunk)
+        body.ended = true
+        settle(entry)
       },
       onClientHead: (exchange, status, headers, same) => {
         const entry = entries.get(exchange)
-        if (entry) entry.client = { status, headers, same, body: same ? null : new BodyCapture(this.#bodyLimit) }
+        if (!entry) return
+        entry.client = { status, headers, same, body: same ? null : new BodyCapture(this.#bodyLimit) }
+        if (!same) entry.waiting++
       },
       onClientBody: (exchange, chunk) => {
-        const body = entries.get(exchange)?.client?.body
-        if (!body) return
-        if (chunk) body.push(chunk)
-        else body.ended = true
+        const entry = entries.get(exchange)
+        const body = entry?.client?.body
+        if (!entry || !body || body.ended) return
+        if (chunk) return body.push(chunk)
+        body.ended = true
+        settle(entry)
       },
       onFinished: (exchange) => {
         const entry = entries.get(exchange)
-        if (!entry) return
+        if (!entry || entry.finishedAt !== null) return
         entry.finishedAt = roundSeconds(exchange.elapsedSinceStart())
-        entry.done()
+        settle(entry)
       },
     }
   }
