@@ -72,7 +72,7 @@ describe('cassettes', () => {
   it('refuses an oversized file and an oversized line before reading them whole', async () => {
     const file = path.join(dir, 'big.cassette.jsonl')
     await writeFile(file, text([exchangeAt(1, { request: { method: 'GET', url: '/' + 'x'.repeat(5000), headers: {}, body: null } })]))
-    await expect(Cassette.load(file, { maxBytes: 1000 })).rejects.toMatchObject({ code: 'ERR_INPUT_TOO_LARGE', message: expect.stringMatching(/^Failed to read .*big\.cassette\.jsonl: it is \d+ bytes, over the limit of 1000 bytes\.$/) })
+    await expect(Cassette.load(file, { maxBytes: 1000 })).rejects.toMatchObject({ code: 'ERR_INPUT_TOO_LARGE', message: expect.stringMatching(/^Failed to load the cassette .*big\.cassette\.jsonl: it is \d+ bytes, over the limit of 1000 bytes\.$/) })
     await expect(Cassette.load(file, { maxLineBytes: 2000 })).rejects.toMatchObject({ code: 'ERR_INPUT_TOO_LARGE', message: expect.stringContaining('line 2 is longer than 2000 bytes') })
   })
 

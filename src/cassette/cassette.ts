@@ -71,6 +71,7 @@ export class Cassette {
       maxBytes: options.maxBytes ?? DEFAULT_MAX_CASSETTE_BYTES,
       maxLineBytes: (n) => options.maxLineBytes ?? (n === 1 ? 1024 * 1024 : 16 * 1024 * 1024 + 8 * (validator.header?.bodyLimit ?? MAX_BODY_LIMIT)),
       invalidCode: 'ERR_CASSETTE_INVALID',
+      action: `load the cassette ${file}`,
     })
     for await (const { text, number } of lines) {
       last = number

@@ -13,6 +13,8 @@ export interface JsonLinesLimits {
   maxLineBytes: (lineNumber: number) => number
   /** Code for content errors (an unterminated last line, invalid UTF-8). */
   invalidCode: ErrorCode
+  /** What errors say was being done: `load the cassette FILE`. Default `read FILE`. */
+  action?: string
 }
 
 export interface TextLine {
@@ -23,28 +25,29 @@ export interface TextLine {
 
 const DECODER = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
-function unreadable(file: string, error: unknown): ToolstormError {
+function unreadable(action: string, error: unknown): ToolstormError {
   const code = (error as NodeJS.ErrnoException).code
   const reason = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a directory' : String(code ?? error)
-  return new ToolstormError('ERR_FILE_UNREADABLE', `Failed to read ${file}: ${reason}.`, { cause: error })
+  return new ToolstormError('ERR_FILE_UNREADABLE', `Failed to ${action}: ${reason}.`, { cause: error })
 }
 
 /** Check the file can be read and is within `maxBytes`, before streaming it. */
-export async function statInput(file: string, maxBytes: number): Promise<number> {
+export async function statInput(file: string, maxBytes: number, action = `read ${file}`): Promise<number> {
   let stat
   try {
     stat = await fs.stat(file)
   } catch (error) {
-    throw unreadable(file, error)
+    throw unreadable(action, error)
   }
-  if (stat.isDirectory()) throw new ToolstormError('ERR_FILE_UNREADABLE', `Failed to read ${file}: it is a directory.`)
-  if (stat.size > maxBytes) throw new ToolstormError('ERR_INPUT_TOO_LARGE', `Failed to read ${file}: it is ${stat.size} bytes, over the limit of ${maxBytes} bytes.`)
+  if (stat.isDirectory()) throw new ToolstormError('ERR_FILE_UNREADABLE', `Failed to ${action}: it is a directory.`)
+  if (stat.size > maxBytes) throw new ToolstormError('ERR_INPUT_TOO_LARGE', `Failed to ${action}: it is ${stat.size} bytes, over the limit of ${maxBytes} bytes.`)
   return stat.size
 }
 
 /** Yield the lines of `file`. The last line must end with a newline (else the file is truncated). */
 export async function* readJsonLines(file: string, limits: JsonLinesLimits): AsyncGenerator<TextLine> {
-  await statInput(file, limits.maxBytes)
+  const action = limits.action ?? `read ${file}`
+  await statInput(file, limits.maxBytes, action)
   let number = 1
   let pending: Buffer[] = []
   let pendingBytes = 0
@@ -54,16 +57,16 @@ export async function* readJsonLines(file: string, limits: JsonLinesLimits): Asy
       const text = DECODER.decode(bytes)
       return text.endsWith('\r') ? text.slice(0, -1) : text
     } catch {
-      throw new ToolstormError(limits.invalidCode, `Failed to read ${file}: line ${number} is not valid UTF-8.`)
+      throw new ToolstormError(limits.invalidCode, `Failed to ${action}: line ${number} is not valid UTF-8.`)
     }
   }
-  const tooLong = () => new ToolstormError('ERR_INPUT_TOO_LARGE', `Failed to read ${file}: line ${number} is longer than ${limits.maxLineBytes(number)} bytes.`)
+  const tooLong = () => new ToolstormError('ERR_INPUT_TOO_LARGE', `Failed to ${action}: line ${number} is longer than ${limits.maxLineBytes(number)} bytes.`)
   let stream
   try {
     stream = createReadStream(file, { highWaterMark: 1024 * 1024 })
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       total += chunk.length
-      if (total > limits.maxBytes) throw new ToolstormError('ERR_INPUT_TOO_LARGE', `Failed to read ${file}: it exceeds the limit of ${limits.maxBytes} bytes.`)
+      if (total > limits.maxBytes) throw new ToolstormError('ERR_INPUT_TOO_LARGE', `Failed to ${action}: it exceeds the limit of ${limits.maxBytes} bytes.`)
       let start = 0
       while (start < chunk.length) {
         const newline = chunk.indexOf(0x0a, start)
@@ -85,11 +88,11 @@ export async function* readJsonLines(file: string, limits: JsonLinesLimits): Asy
     }
   } catch (error) {
     if (error instanceof ToolstormError) throw error
-    throw unreadable(file, error)
+    throw unreadable(action, error)
   } finally {
     stream?.destroy()
   }
   if (pendingBytes > 0) {
-    throw new ToolstormError(limits.invalidCode, `Failed to read ${file}: line ${number} ends without a newline, so the file is truncated (a write was cut short). Record it again, or restore the previous copy.`)
+    throw new ToolstormError(limits.invalidCode, `Failed to ${action}: line ${number} ends without a newline, so the file is truncated (a write was cut short). Record it again, or restore the previous copy.`)
   }
 }
