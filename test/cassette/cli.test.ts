@@ -36,10 +36,20 @@ afterAll(async () => {
 
 const server = ['--port', '0', '--admin-port', '0']
 
+/** The agent's cassette, recorded once by the CLI (tests below read it, whichever runs first). */
+let agentCassette: Promise<{ file: string; code: number | null; stdout: string; stderr: string }> | null = null
+function recordAgent(): Promise<{ file: string; code: number | null; stdout: string; stderr: string }> {
+  agentCassette ??= (async () => {
+    const file = path.join(dir, 'agent.cassette.jsonl')
+    return { file, ...(await runCli(['record', file, '--target', upstream.url, ...server, '--rules', rules, '--', process.execPath, agent, '3'])) }
+  })()
+  return agentCassette
+}
+
 describe('toolstorm record and replay with a command', () => {
   it('records a command\'s traffic and exits with its code, then replays it with no upstream', async () => {
-    const file = path.join(dir, 'agent.cassette.jsonl')
-    const recorded = await runCli(['record', file, '--target', upstream.url, ...server, '--rules', rules, '--', process.execPath, agent, '3'])
+    const recorded = await recordAgent()
+    const file = recorded.file
     expect(recorded.code).toBe(3)
     expect(recorded.stdout).toBe('agent 200 201\n')
     expect(recorded.stderr).toContain(`cassette written to ${file} (3 exchanges)`)
@@ -87,7 +97,7 @@ http.get({ host: proxy.hostname, port: proxy.port, path: '${upstream.url}/items/
 
 describe('inspect, check and bad cassettes', () => {
   it('summarises a cassette and runs the contracts on it', async () => {
-    const file = path.join(dir, 'agent.cassette.jsonl')
+    const { file } = await recordAgent()
     const inspect = await runCli(['inspect', file])
     expect(inspect.code).toBe(0)
     expect(inspect.stdout).toMatch(/^Valid cassette v1: 3 exchanges, 0 effects \(recorded \S+ via proxy\)\n {2}outcomes: response 3; statuses: 200 1, 201 1, 429 1\nValid report v1 \(run default\): 3 calls, 0 effects\n/)
@@ -101,7 +111,7 @@ describe('inspect, check and bad cassettes', () => {
   })
 
   it('refuses truncated, wrong-version and hand-edited cassettes with the file, line and field, exit 2', async () => {
-    const good = await readFile(path.join(dir, 'agent.cassette.jsonl'), 'utf8')
+    const good = await readFile((await recordAgent()).file, 'utf8')
     const lines = good.split('\n')
     const cases: Array<[string, string, string]> = [
       ['truncated', good.slice(0, good.length - 30), 'line 4 ends without a newline, so the file is truncated'],
@@ -127,7 +137,7 @@ describe('inspect, check and bad cassettes', () => {
 
 describe('toolstorm har', () => {
   it('exports a cassette to HAR 1.2 and imports it back unchanged', async () => {
-    const file = path.join(dir, 'agent.cassette.jsonl')
+    const { file } = await recordAgent()
     const har = path.join(dir, 'agent.har')
     const back = path.join(dir, 'back.cassette.jsonl')
     expect((await runCli(['har', 'export', file, har])).code).toBe(0)
