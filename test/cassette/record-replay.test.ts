@@ -41,7 +41,7 @@ for (const mode of ['reverse', 'forward'] as ProxyMode[]) {
       await shippingTraffic(client)
       await client.close()
       const response = await fetch(`${replay.adminUrl}/report`, { headers: { authorization: `Bearer ${replay.token}` } })
-      const report = await response.json()
+      const report = (await response.json()) as { effects: Array<{ position: number; key: string }> }
       expect(report).toMatchObject({ kind: 'toolstorm.replay', passed: true, served: 5, duplicateEffects: 1 })
       expect(report.effects.map((e: { position: number; key: string }) => [e.position, e.key])).toEqual([
         [3, 'o-1'],
