@@ -3,6 +3,7 @@
  * Results go to stdout (markdown) and bench/results/latest.json.
  */
 import { mkdir, writeFile } from 'node:fs/promises'
+import { benchCassette } from './cassette.js'
 import { benchProxyThroughput } from './proxy-throughput.js'
 
 const args = process.argv.slice(2)
@@ -10,6 +11,7 @@ const quick = args.includes('--quick')
 const wanted = args.filter((a) => !a.startsWith('--'))
 const suites: Record<string, () => Promise<Record<string, unknown>>> = {
   proxy: () => benchProxyThroughput(quick ? { rounds: 1, seconds: 2, latencySeconds: 1 } : { rounds: 3, seconds: 5, latencySeconds: 3 }),
+  cassette: () => benchCassette(quick ? { rounds: 1, lookups: 5_000 } : { rounds: 3, lookups: 20_000 }),
 }
 
 const results: Record<string, unknown>[] = []

@@ -106,13 +106,19 @@ export class ReplaySession {
   readonly #options: ReplayOptions
   readonly #match: MatchOptions
   readonly #redactor: Redactor
-  readonly #views: MatchView[]
+  /** Match views by position, computed when first needed (a strict replay only looks at the next one). */
+  readonly #views: Array<MatchView | undefined>
+  /** Positions by key, for `order: 'any'` (built at construction) … */
   readonly #index = new Map<string, number[]>()
+  /** … and used positions by key, for repeats (grows as exchanges are served). */
+  readonly #usedByKey = new Map<string, number[]>()
+  readonly #size: number
   /** Per key: how many of its positions are used up (for `order: 'any'`). */
   readonly #cursor = new Map<string, number>()
   readonly #served: Uint8Array
   readonly #released: number[] = []
-  readonly #rows: ReplayRow[] = []
+  /** One row per request; `expected` is filled in from `position` when the verdict is read. */
+  readonly #rows: Array<{ request: number; position: number | null; seen: string; result: string }> = []
   readonly #servedLog: number[] = []
   #next = 0
   #requests = 0
@@ -133,13 +139,21 @@ export class ReplaySession {
     }
     this.#redactor = options.redactor ?? createRedactor({ keys: cassette.header.redaction.keys })
     this.#served = new Uint8Array(cassette.exchanges.length)
-    this.#views = cassette.exchanges.map((exchange, position) => {
-      const view = matchView(exchange.request, this.#match)
-      const list = this.#index.get(view.key)
-      if (list) list.push(position)
-      else this.#index.set(view.key, [position])
-      return view
-    })
+    this.#size = cassette.exchanges.length
+    this.#views = new Array<MatchView | undefined>(this.#size)
+    if (this.order === 'any') for (let position = 0; position < this.#size; position++) this.#indexed(this.#index, this.#view(position).key, position)
+  }
+
+  #view(position: number): MatchView {
+    let view = this.#views[position]
+    if (view === undefined) this.#views[position] = view = matchView((this.cassette.exchanges[position] as CassetteExchange).request, this.#match)
+    return view
+  }
+
+  #indexed(index: Map<string, number[]>, key: string, position: number): void {
+    const list = index.get(key)
+    if (list) list.push(position)
+    else index.set(key, [position])
   }
 
   get matchOptions(): MatchOptions {
@@ -156,7 +170,7 @@ export class ReplaySession {
     const request = ++this.#requests
     if (this.order !== 'strict' || this.#failure) return { request, position: null }
     if (this.#released.length) return { request, position: this.#released.shift() as number }
-    const position = this.#next < this.#views.length ? this.#next++ : null
+    const position = this.#next < this.#size ? this.#next++ : null
     return { request, position }
   }
 
@@ -196,7 +210,7 @@ export class ReplaySession {
   #decideStrict(ticket: ReplayTicket, seen: MatchView & { url: string }, seenText: string): ReplayDecision {
     const position = ticket.position
     if (position !== null && !this.#served[position]) {
-      const expected = this.#views[position] as MatchView
+      const expected = this.#view(position)
       const difference = describeDifference(expected, seen, this.#match)
       if (difference === null) return this.#serve(ticket.request, position, seenText, false)
       const repeat = this.#repeatFor(seen)
@@ -220,7 +234,7 @@ export class ReplaySession {
       'ERR_CASSETTE_EXTRA',
       ticket.request,
       'one request too many',
-      `Failed to replay "${seenText}" (request ${ticket.request}): all ${this.#views.length} recorded exchange(s) of ${this.cassette.source} were already used. Re-record the cassette, or pass --allow-repeats if repeating is expected.`,
+      `Failed to replay "${seenText}" (request ${ticket.request}): all ${this.#size} recorded exchange(s) of ${this.cassette.source} were already used. Re-record the cassette, or pass --allow-repeats if repeating is expected.`,
     )
   }
 
@@ -234,10 +248,10 @@ export class ReplaySession {
       this.#row(ticket.request, null, seenText, 'passed through (no recording)')
       return { type: 'passthrough' }
     }
-    const remaining = this.#views.length - this.#servedCount
+    const remaining = this.#size - this.#servedCount
     if (remaining === 0) {
       this.#row(ticket.request, null, seenText, 'extra')
-      return this.#fail('ERR_CASSETTE_EXTRA', ticket.request, 'one request too many', `Failed to replay "${seenText}" (request ${ticket.request}): all ${this.#views.length} recorded exchange(s) of ${this.cassette.source} were already used. Re-record the cassette, or pass --allow-repeats if repeating is expected.`)
+      return this.#fail('ERR_CASSETTE_EXTRA', ticket.request, 'one request too many', `Failed to replay "${seenText}" (request ${ticket.request}): all ${this.#size} recorded exchange(s) of ${this.cassette.source} were already used. Re-record the cassette, or pass --allow-repeats if repeating is expected.`)
     }
     this.#row(ticket.request, null, seenText, 'mismatch: no recorded exchange matches')
     return this.#fail(
@@ -258,7 +272,7 @@ export class ReplaySession {
     for (let i = cursor; i < positions.length; i++) {
       const position = positions[i] as number
       if (this.#served[position]) continue
-      const expected = this.#views[position] as MatchView
+      const expected = this.#view(position)
       if (expected.origin === null || seen.origin === null || expected.origin === seen.origin) return position
     }
     return null
@@ -268,12 +282,12 @@ export class ReplaySession {
   #repeatFor(seen: MatchView): number | null {
     if (!this.#options.allowRepeats) return null
     for (const key of seen.key === seen.looseKey ? [seen.key] : [seen.key, seen.looseKey]) {
-      const positions = this.#index.get(key)
+      const positions = this.#usedByKey.get(key)
       if (!positions) continue
       for (let i = positions.length - 1; i >= 0; i--) {
         const position = positions[i] as number
-        const expected = this.#views[position] as MatchView
-        if (this.#served[position] && (expected.origin === null || seen.origin === null || expected.origin === seen.origin)) return position
+        const expected = this.#view(position)
+        if (expected.origin === null || seen.origin === null || expected.origin === seen.origin) return position
       }
     }
     return null
@@ -285,6 +299,7 @@ export class ReplaySession {
     else {
       this.#served[position] = 1
       this.#servedCount++
+      if (this.#options.allowRepeats) this.#indexed(this.#usedByKey, this.#view(position).key, position)
     }
     this.#servedLog.push(position)
     this.#row(request, position, seenText, repeat ? 'ok (repeat)' : 'ok')
@@ -301,8 +316,7 @@ export class ReplaySession {
   }
 
   #row(request: number, position: number | null, seen: string, result: string): void {
-    const exchange = position === null ? null : this.cassette.exchanges[position]
-    this.#rows.push({ request, position: position === null ? null : position + 1, expected: exchange ? describeExchange(exchange) : null, seen, result })
+    this.#rows.push({ request, position, seen, result })
   }
 
   /** Positions served so far, in the order they were served (repeats included). */
@@ -313,14 +327,21 @@ export class ReplaySession {
   /** The verdict so far: unused exchanges count as failures unless `allowUnused`. */
   verdict(): ReplayVerdict {
     const unusedRows: ReplayRow[] = []
-    for (let position = 0; position < this.#views.length; position++) {
+    for (let position = 0; position < this.#size; position++) {
       if (this.#served[position]) continue
       const exchange = this.cassette.exchanges[position] as CassetteExchange
       unusedRows.push({ request: null, position: position + 1, expected: describeExchange(exchange), seen: null, result: 'unused' })
     }
-    const rows = [...this.#rows, ...unusedRows]
+    const rows: ReplayRow[] = this.#rows.map(({ request, position, seen, result }) => ({
+      request,
+      position: position === null ? null : position + 1,
+      expected: position === null ? null : describeExchange(this.cassette.exchanges[position] as CassetteExchange),
+      seen,
+      result,
+    }))
+    rows.push(...unusedRows)
     const base = {
-      expected: this.#views.length,
+      expected: this.#size,
       served: this.#servedCount,
       repeats: this.#repeats,
       passedThrough: this.#passedThrough,
@@ -337,7 +358,7 @@ export class ReplaySession {
         message: `Failed to finish the replay of ${this.cassette.source}: ${unusedRows.length} recorded exchange(s) were never requested (first: exchange ${first.position}, ${first.expected}). Re-record the cassette, or pass --allow-unused.`,
       }
     }
-    return { ...base, passed: true, code: null, message: `Replayed ${this.#servedCount} of ${this.#views.length} exchange(s) from ${this.cassette.source}${this.#repeats ? `, ${this.#repeats} repeat(s)` : ''}${this.#passedThrough ? `, ${this.#passedThrough} passed through` : ''}.` }
+    return { ...base, passed: true, code: null, message: `Replayed ${this.#servedCount} of ${this.#size} exchange(s) from ${this.cassette.source}${this.#repeats ? `, ${this.#repeats} repeat(s)` : ''}${this.#passedThrough ? `, ${this.#passedThrough} passed through` : ''}.` }
   }
 
   /** Throw the verdict's typed error (with the table in `details`) unless it passed. */

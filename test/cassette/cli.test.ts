@@ -46,7 +46,7 @@ function recordAgent(): Promise<{ file: string; code: number | null; stdout: str
   return agentCassette
 }
 
-describe('toolstorm record and replay with a command', () => {
+describe('toolstorm record and replay with a command', { timeout: 120_000 }, () => {
   it('records a command\'s traffic and exits with its code, then replays it with no upstream', async () => {
     const recorded = await recordAgent()
     const file = recorded.file
@@ -95,7 +95,7 @@ http.get({ host: proxy.hostname, port: proxy.port, path: '${upstream.url}/items/
   })
 })
 
-describe('inspect, check and bad cassettes', () => {
+describe('inspect, check and bad cassettes', { timeout: 120_000 }, () => {
   it('summarises a cassette and runs the contracts on it', async () => {
     const { file } = await recordAgent()
     const inspect = await runCli(['inspect', file])
@@ -135,7 +135,7 @@ describe('inspect, check and bad cassettes', () => {
   })
 })
 
-describe('toolstorm har', () => {
+describe('toolstorm har', { timeout: 120_000 }, () => {
   it('exports a cassette to HAR 1.2 and imports it back unchanged', async () => {
     const { file } = await recordAgent()
     const har = path.join(dir, 'agent.har')

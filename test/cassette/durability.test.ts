@@ -47,7 +47,7 @@ async function waitForExchanges(file: string, n: number): Promise<Cassette> {
   throw new Error(`no cassette with ${n} exchanges in ${file}`)
 }
 
-describe('recording durability', () => {
+describe('recording durability', { timeout: 120_000 }, () => {
   it('leaves a complete cassette when the recorder is killed with SIGKILL mid-recording', async () => {
     const file = path.join(dir, 'killed.cassette.jsonl')
     const recorder = await startRecorder(file)
