@@ -88,6 +88,7 @@ function settle(entry: Entry): void {
 }
 
 const NO_RUN = '\u0000toolstorm-recorder'
+const BODILESS_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'DELETE', 'CONNECT'])
 
 /** Exchanges remembered after they were written, for effects reported late. */
 const LATE_EFFECT_WINDOW = 4096
@@ -251,8 +252,11 @@ export class CassetteRecorder {
     const record = exchange.record
     const requestHeaders = exchange.request.headers
     const url = this.#options.urlForm === 'origin' ? redactor.url(exchange.url.pathname + exchange.url.search) : record?.url ?? redactor.url(exchange.url.href)
-    // A request answered before it was forwarded had its body left unread: unknown, unless the head says there is none.
-    const declaresBody = headerOf(requestHeaders, 'transfer-encoding') !== undefined || (headerOf(requestHeaders, 'content-length') ?? '0') !== '0'
+    // A request answered before it was forwarded had its body left unread: unknown, unless the
+    // head says there is none. In-process requests carry no framing headers, so a method that
+    // usually has a body counts as having one.
+    const length = headerOf(requestHeaders, 'content-length')
+    const declaresBody = headerOf(requestHeaders, 'transfer-encoding') !== undefined || (length !== undefined ? length !== '0' : !BODILESS_METHODS.has(exchange.request.method))
     const bodyUnknown = !entry.requestRead && declaresBody
     const requestBody = bodyUnknown
       ? null

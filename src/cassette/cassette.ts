@@ -105,6 +105,39 @@ export class Cassette {
     return new Cassette(validator.end(exchanges.length + 1), parsed, source)
   }
 
+  /**
+   * A cassette from a report: each call becomes an exchange with its status or reset, its fault
+   * and its effects, but no headers or bodies (reports keep none). Replay then matches method and
+   * URL only, and answers with empty bodies: a fixture for the shape of an incident, not its content.
+   */
+  static fromReport(report: Report): Cassette {
+    const effects = new Map<number, Report['effects']>()
+    for (const effect of report.effects) effects.set(effect.call, [...(effects.get(effect.call) ?? []), effect])
+    const exchanges = report.calls
+      .filter((call) => call.outcome !== 'running')
+      .map((call, index) => ({
+        seq: index + 1,
+        run: report.run,
+        call: call.id,
+        route: call.route,
+        ordinal: call.ordinal,
+        key: call.key,
+        parent: call.parent,
+        started: call.started,
+        elapsed: call.elapsed ?? 0,
+        request: { method: call.method, url: call.url, headers: {}, body: null, bodyUnknown: true },
+        outcome: call.outcome,
+        response: call.status === null || call.outcome === 'reset' ? null : { status: call.status, headers: {}, body: null },
+        upstream: call.upstreamStatus !== null && call.upstreamStatus !== call.status ? { status: call.upstreamStatus, headers: {}, body: null } : null,
+        executed: call.executed,
+        fault: call.fault && call.kind && call.phase ? { rule: call.fault, kind: call.kind, phase: call.phase, injected: call.injected } : null,
+        retryAfter: call.retryAfter,
+        error: call.error,
+        effects: (effects.get(call.id) ?? []).map(({ name, key, at, identity, redacted }) => ({ name, key, at, identity, redacted })),
+      }))
+    return Cassette.from({ seed: report.seed, clock: report.clock, maxCalls: report.maxCalls, routes: report.routes, rules: report.rules, toolstorm: report.toolstorm }, exchanges, `the report of run ${report.run}`)
+  }
+
   /** The file's lines: the header, then one line per exchange (no newlines). */
   *lines(): Generator<string> {
     yield JSON.stringify(this.header)

@@ -23,6 +23,8 @@ export type { CassetteRecorder, CassetteRecorderOptions, RecorderState } from '.
 /* Replay */
 export { replayCassette } from './replay-cassette.js'
 export type { CassetteReplay, CassetteReplayOptions, CassetteReplayState } from './replay-cassette.js'
+export { cassetteHandlers } from './cassette-handlers.js'
+export type { CassetteHandlers } from './cassette-handlers.js'
 export { startReplayServer } from './replay-server.js'
 export type { ReplayServer, ReplayServerOptions, ReplayServerMode, ReplayServerState } from './replay-server.js'
 export { formatReplayTable } from './replay-session.js'

@@ -16,7 +16,7 @@
 import { getResponse, http, HttpResponse, type RequestHandler } from 'msw'
 import { Readable } from 'node:stream'
 import { request as undiciRequest, type Dispatcher } from 'undici'
-import { runExchange, type ExchangeTransport, type UpstreamResponse } from '../engine/exchange-flow.js'
+import { runExchange, type ExchangeObserver, type ExchangeTransport, type UpstreamResponse } from '../engine/exchange-flow.js'
 import type { Storm } from '../engine/storm.js'
 import { forwardHeaders } from './request-headers.js'
 
@@ -25,6 +25,8 @@ export interface StormHandlerOptions {
   /** MSW handlers that play the tool server. */
   tools?: RequestHandler[]
   dispatcher?: Dispatcher
+  /** Sees every exchange's bytes (a cassette recorder's `observer`). */
+  observer?: ExchangeObserver
 }
 
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304])
@@ -86,7 +88,7 @@ export function stormHandlers(storm: Storm, options: StormHandlerOptions = {}): 
           answer = HttpResponse.error()
         },
       }
-      await runExchange(exchange, transport)
+      await runExchange(exchange, transport, options.observer)
       return answer ?? HttpResponse.error()
     }),
   ]

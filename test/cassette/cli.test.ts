@@ -1,9 +1,10 @@
+import { spawn } from 'node:child_process'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Cassette } from '../../src/cassette/cassette.js'
-import { runCli } from '../helpers/cli.js'
+import { BIN, runCli } from '../helpers/cli.js'
 import { startUpstream, type Upstream } from '../helpers/upstream.js'
 
 let dir: string
@@ -86,6 +87,28 @@ http.get({ host: proxy.hostname, port: proxy.port, path: '${upstream.url}/items/
     const result = await runCli(['record', file, ...server, '--', process.execPath, script])
     expect(result.code).toBe(0)
     expect((await Cassette.load(file)).exchanges.map((e) => e.request.url)).toEqual([`${upstream.url}/items/fwd`])
+  })
+
+  it('serves until SIGTERM without a command, then exits with the verdict and writes the replay report', async () => {
+    const { file } = await recordAgent()
+    const report = path.join(dir, 'replay-report.json')
+    const child = spawn(process.execPath, [BIN, 'replay', file, ...server, '--report', report], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let stderr = ''
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk))
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+    const url = await new Promise<string>((resolve) => {
+      let stdout = ''
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk
+        const match = /^toolstorm replay (\S+) \(3 exchanges from .*, mode replay, order strict\) · admin \S+$/m.exec(stdout)
+        if (match) resolve(match[1] as string)
+      })
+    })
+    expect((await fetch(`${url}/items/a`)).status).toBe(429)
+    child.kill('SIGTERM')
+    expect(await exited).toBe(1)
+    expect(stderr).toContain('2 recorded exchange(s) were never requested (first: exchange 2, GET /items/a)')
+    expect(JSON.parse(await readFile(report, 'utf8'))).toMatchObject({ kind: 'toolstorm.replay', mode: 'replay', passed: false, code: 'ERR_CASSETTE_UNUSED', served: 1, unused: 2 })
   })
 
   it('exits 127 when the command cannot start', async () => {
