@@ -70,6 +70,8 @@ export interface ReplayServer {
   [Symbol.asyncDispose](): Promise<void>
 }
 
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1'])
+
 /** Request bodies buffered to forward them (passthrough modes) at most; larger ones are refused. */
 const MAX_FORWARDED_BODY = 256 * 1024 * 1024
 
@@ -189,6 +191,7 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
   const server = http.createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 300_000, headersTimeout: 60_000, keepAliveTimeout: 5_000 })
   server.on('clientError', onClientError)
   let self = ''
+  const ownPorts = new Set<string>()
   server.on('request', (req, res) => {
     // The position is claimed when the head arrives: concurrent requests keep their order.
     const ticket = session.begin()
@@ -204,6 +207,10 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
       if (tooLarge) return sendProblem(res, 413, 'replay_error', 'ERR_INPUT_TOO_LARGE', `Failed to forward "${req.method} ${session.redactor.url(rawUrl)}": its body exceeds ${MAX_FORWARDED_BODY} bytes.`)
       // Passthrough: a real exchange through the storm (and the recorder in update mode).
       const resolution = /^https?:\/\//i.test(rawUrl) ? resolveTarget([], rawUrl, req.headers.host, self) : resolveTarget(targets, rawUrl, req.headers.host, self)
+      // A request naming the replay server itself would loop.
+      if (resolution.ok && ownPorts.has(resolution.clientUrl.port) && LOOPBACK.has(resolution.clientUrl.hostname.replace(/^\[|\]$/g, ''))) {
+        return sendProblem(res, 508, 'replay_error', 'ERR_UPSTREAM_UNREACHABLE', 'Refused to forward a request to the replay server itself.')
+      }
       if (!resolution.ok) {
         const reason = targets.length === 0 ? 'it matches no recorded exchange and, without --target, only absolute-form (proxy) requests can be forwarded' : resolution.message
         return sendProblem(res, 502, 'replay_error', 'ERR_UPSTREAM_UNREACHABLE', `Failed to forward "${req.method} ${session.redactor.url(rawUrl)}": ${reason}.`)
@@ -232,7 +239,7 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
     }
     return false
   }
-  admin.on('request', createAdminHandler({ storm, token, allowedHosts: new Set(host === '127.0.0.1' || host === 'localhost' || host === '::1' ? [] : [host.toLowerCase()]), extraRoutes: [replayRoutes] }))
+  admin.on('request', createAdminHandler({ storm, token, allowedHosts: new Set(LOOPBACK.has(host) ? [] : [host.toLowerCase()]), extraRoutes: [replayRoutes] }))
 
   const address = await listen(server, options.port ?? 0, host)
   let adminAddress: AddressInfo
@@ -243,6 +250,8 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
     throw error
   }
   self = `${host.includes(':') ? `[${host}]` : host}:${address.port}`
+  ownPorts.add(String(address.port))
+  ownPorts.add(String(adminAddress.port))
 
   let state: ReplayServerState = 'listening'
   let closing: Promise<ReplayVerdict> | null = null

@@ -4,10 +4,11 @@
  * with its exit code. Without a command it records until SIGINT/SIGTERM.
  */
 import type { Argv, CommandModule } from 'yargs'
+import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { startProxy } from '../../proxy/proxy-server.js'
 import { printError, printLine } from '../output.js'
 import { commandEnvironment, runCommand, untilSignal } from '../run-command.js'
-import { describeProxy, proxyOptions, stormFromArgs, type ProxyArgs } from './proxy.js'
+import { describeProxy, proxyOptions, reportDocument, stormFromArgs, type ProxyArgs } from './proxy.js'
 import { recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
 
 export interface RecordCommandArgs extends ProxyArgs, RecordArgs {
@@ -50,6 +51,10 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs, c
   await proxy.close()
   await recorder.close()
   printError(`cassette written to ${file} (${recorder.size} exchanges)`)
+  if (args.report) {
+    await writeFileAtomic(args.report, JSON.stringify(reportDocument(storm), null, 2) + '\n')
+    printError(`report written to ${args.report}`)
+  }
   return code
 }
 

@@ -47,6 +47,7 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
       process.exitCode = await runRecording(args.file, args, command)
       return
     }
+    if (!['127.0.0.1', 'localhost', '::1'].includes(args.host)) printError(`listening on ${args.host}: anyone who can reach it can read this cassette. Keep the admin token secret.`)
     const cassette = await Cassette.load(args.file)
     const storm = await stormFromArgs(args)
     const config = storm.config
