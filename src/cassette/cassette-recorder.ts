@@ -53,6 +53,8 @@ export interface CassetteRecorderOptions {
   bodyLimit?: number
   /** Header names never stored (case-insensitive), besides hop-by-hop and toolstorm's own. */
   excludeHeaders?: readonly string[]
+  /** When given, the only header names stored (an allow-list; secret ones are still redacted). */
+  includeHeaders?: readonly string[]
   /** Matching options written to the header (replay uses them unless told otherwise). */
   match?: Partial<MatchOptions>
   /** Milliseconds between snapshots while recording (default 1000; a snapshot never takes more than ~10% of the time). */
@@ -99,6 +101,7 @@ export class CassetteRecorder {
   readonly #options: CassetteRecorderOptions
   readonly #bodyLimit: number
   readonly #exclude: ReadonlySet<string>
+  readonly #only: ReadonlySet<string> | null
   readonly #recorded = new Date().toISOString()
   readonly #active = new Map<string, Entry>()
   readonly #written = new Map<string, number>()
@@ -123,6 +126,7 @@ export class CassetteRecorder {
     }
     this.#bodyLimit = limit
     this.#exclude = new Set((options.excludeHeaders ?? []).map((name) => name.toLowerCase()))
+    this.#only = options.includeHeaders?.length ? new Set(options.includeHeaders.map((name) => name.toLowerCase())) : null
     this.#storeReady = (options.file ? JournalLineStore.create(journalPathFor(options.file)) : Promise.resolve(new MemoryLineStore())).then((store) => (this.#store = store))
     this.#storeReady.catch((error: unknown) => (this.#failure ??= error))
     this.#onEffect = (message) => this.#effect(message as EffectEvent)
@@ -241,7 +245,7 @@ export class CassetteRecorder {
     const { redactor } = this.storm
     return {
       status: head.status,
-      headers: storeHeaders(head.headers, redactor, this.#exclude),
+      headers: storeHeaders(head.headers, redactor, this.#exclude, this.#only),
       body: body ? await storeBody(body, { contentType: headerOf(head.headers, 'content-type'), contentEncoding: headerOf(head.headers, 'content-encoding'), limit: this.#bodyLimit, redactor }) : null,
     }
   }
@@ -280,7 +284,7 @@ export class CassetteRecorder {
       request: {
         method: exchange.request.method,
         url,
-        headers: storeHeaders(requestHeaders, redactor, this.#exclude),
+        headers: storeHeaders(requestHeaders, redactor, this.#exclude, this.#only),
         body: requestBody,
         ...(bodyUnknown ? { bodyUnknown: true as const } : {}),
       },

@@ -131,4 +131,27 @@ describe('secrets never reach a cassette', () => {
     expect(exchange!.request.url).toBe(`/echo?page=2&sha=${digest}`)
     expect(exchange!.request.body!.data).toBe(body)
   })
+
+  it('stores only allow-listed headers when asked, drops excluded ones, and still redacts secret ones', async () => {
+    const secrets = fakeSecrets()
+    const upstream = await startLeakyUpstream(secrets)
+    const headers = { authorization: `Bearer ${secrets.github}`, 'x-tenant': 'acme', 'user-agent': 'agent/1', 'x-trace': 't-1' }
+    const recordWith = async (options: { includeHeaders?: string[]; excludeHeaders?: string[] }) => {
+      const storm = createStorm({})
+      const recorder = createCassetteRecorder(storm, { urlForm: 'origin', ...options })
+      const proxy = await startProxy({ targets: [upstream.url], storm, observer: recorder.observer })
+      await undiciFetch(`${proxy.url}/echo`, { method: 'POST', headers, body: 'x' }).then((r) => r.text())
+      await proxy.close()
+      await recorder.close()
+      return (await recorder.cassette()).exchanges[0]!
+    }
+    const allowed = await recordWith({ includeHeaders: ['Authorization', 'x-tenant', 'content-type'] })
+    expect(allowed.request.headers).toEqual({ authorization: '[REDACTED]', 'x-tenant': 'acme', 'content-type': 'text/plain;charset=UTF-8' })
+    expect(Object.keys(allowed.response!.headers)).toEqual(['content-type'])
+    const excluded = await recordWith({ excludeHeaders: ['User-Agent', 'x-trace'] })
+    expect(excluded.request.headers).not.toHaveProperty('user-agent')
+    expect(excluded.request.headers).not.toHaveProperty('x-trace')
+    expect(excluded.request.headers).toMatchObject({ authorization: '[REDACTED]', 'x-tenant': 'acme' })
+    await upstream.close()
+  })
 })

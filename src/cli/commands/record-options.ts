@@ -16,6 +16,7 @@ export interface MatchArgs {
 export interface RecordArgs extends MatchArgs {
   'body-limit': number
   'exclude-header': string[]
+  'include-header': string[]
 }
 
 /** `--match-header`, `--ignore-query`, `--ignore-body-field`. */
@@ -30,7 +31,8 @@ export function matchOptions<T>(yargs: Argv<T>): Argv<T & MatchArgs> {
 export function recordOptions<T>(yargs: Argv<T>): Argv<T & RecordArgs> {
   return matchOptions(yargs)
     .option('body-limit', { type: 'number', default: DEFAULT_BODY_LIMIT, describe: 'Bytes stored per body; longer bodies keep a prefix marked truncated' })
-    .option('exclude-header', { type: 'string', array: true, default: [] as string[], describe: 'Header never stored (repeatable); secret headers are stored as [REDACTED] anyway' }) as unknown as Argv<T & RecordArgs>
+    .option('exclude-header', { type: 'string', array: true, default: [] as string[], describe: 'Header never stored (repeatable); secret headers are stored as [REDACTED] anyway' })
+    .option('include-header', { type: 'string', array: true, default: [] as string[], describe: 'Store only these headers (repeatable allow-list); secret ones are still redacted' }) as unknown as Argv<T & RecordArgs>
 }
 
 /** Matching options given on the command line (empty lists mean "as recorded"). */
@@ -55,6 +57,7 @@ export function recorderFromArgs(storm: Storm, file: string, args: RecordArgs & 
     targets: args.target,
     bodyLimit: limit,
     excludeHeaders: args['exclude-header'].map(String),
+    includeHeaders: args['include-header'].map(String),
     match: matchFromArgs(args),
   })
 }
