@@ -8,6 +8,7 @@
  */
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
+import { ToolstormError } from '../errors.js'
 import { readJsonLines } from '../io/read-json-lines.js'
 import { writeLinesAtomic } from '../io/write-lines-atomic.js'
 
@@ -68,8 +69,13 @@ export class JournalLineStore implements LineStore {
   /** Start a fresh journal (a stale one from a killed recorder is overwritten). */
   static async create(file: string): Promise<JournalLineStore> {
     const store = new JournalLineStore(file)
-    await fs.mkdir(path.dirname(file), { recursive: true })
-    store.#handle = await fs.open(file, 'w', 0o600)
+    try {
+      await fs.mkdir(path.dirname(file), { recursive: true })
+      store.#handle = await fs.open(file, 'w', 0o600)
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? String(error)
+      throw new ToolstormError('ERR_FILE_UNWRITABLE', `Failed to start recording: cannot write ${file} (${code}). Record into a folder you can write to.`, { cause: error })
+    }
     return store
   }
 

@@ -115,6 +115,7 @@ export class CassetteRecorder {
   #timer: NodeJS.Timeout | null = null
   #snapshotting: Promise<void> | null = null
   #snapshotCount = 0
+  #closing: Promise<void> = Promise.resolve()
   readonly #onEffect: (message: unknown) => void
 
   constructor(storm: Storm, options: CassetteRecorderOptions = {}) {
@@ -133,6 +134,11 @@ export class CassetteRecorder {
     subscribe('toolstorm:commit:reported', this.#onEffect)
     this.observer = this.#createObserver()
     if (options.file) this.#schedule(options.snapshotIntervalMs ?? 1000)
+  }
+
+  /** Resolves once the recorder can write (its journal is open); rejects with why it cannot. */
+  async ready(): Promise<void> {
+    await this.#storeReady
   }
 
   get readyState(): RecorderState {
@@ -392,8 +398,6 @@ export class CassetteRecorder {
     })()
     await this.#closing
   }
-
-  #closing: Promise<void> = Promise.resolve()
 
   /** Stop recording without writing anything (the cassette file is left as it was). */
   async discard(): Promise<void> {

@@ -28,7 +28,7 @@ import { resetOrDestroy } from '../proxy/reset-socket.js'
 import { parseTargets, resolveTarget } from '../proxy/targets.js'
 import { BodyCapture } from './body-capture.js'
 import { createBufferedTransport } from './buffered-transport.js'
-import { Cassette } from './cassette.js'
+import type { Cassette } from './cassette.js'
 import { createCassetteRecorder, type CassetteRecorder } from './cassette-recorder.js'
 import { mergeSession, type SessionStep } from './merge-session.js'
 import { replayReport, type ReplayReport } from './replay-report.js'
@@ -301,4 +301,3 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
   }
 }
 
-export { Cassette }

@@ -111,6 +111,15 @@ http.get({ host: proxy.hostname, port: proxy.port, path: '${upstream.url}/items/
     expect(JSON.parse(await readFile(report, 'utf8'))).toMatchObject({ kind: 'toolstorm.replay', mode: 'replay', passed: false, code: 'ERR_CASSETTE_UNUSED', served: 1, unused: 2 })
   })
 
+  it('exits 2 before running the command when the cassette cannot be written', async () => {
+    const file = path.join(agent, 'not-a-folder', 'x.cassette.jsonl')
+    const result = await runCli(['record', file, '--target', upstream.url, ...server, '--', process.execPath, agent])
+    expect(result.code).toBe(2)
+    expect(result.stdout).toBe('')
+    expect(result.stderr).toContain(`Failed to start recording: cannot write ${path.join(agent, 'not-a-folder')}`)
+    expect(result.stderr).toContain('(ERR_FILE_UNWRITABLE)')
+  })
+
   it('exits 127 when the command cannot start', async () => {
     const result = await runCli(['record', path.join(dir, 'none.cassette.jsonl'), '--target', upstream.url, ...server, '--', 'no-such-command-toolstorm'])
     expect(result.code).toBe(127)

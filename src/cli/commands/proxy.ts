@@ -92,6 +92,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & { reco
     const storm = await stormFromArgs(args)
     if (!LOOPBACK.has(args.host)) printError(`listening on ${args.host}: anyone who can reach it can use this proxy. Keep the admin token secret.`)
     const recorder = args.record ? recorderFromArgs(storm, args.record, args) : null
+    await recorder?.ready()
     const proxy = await startProxy({ targets: args.target, host: args.host, port: args.port, adminPort: args['admin-port'], storm, ...(args['admin-token'] ? { adminToken: args['admin-token'] } : {}), ...(recorder ? { observer: recorder.observer } : {}) }).catch(async (error: unknown) => {
       await recorder?.discard()
       throw error

@@ -25,6 +25,10 @@ export function commandAfterDashes(args: { '--'?: Array<string | number> }): str
 export async function runRecording(file: string, args: ProxyArgs & RecordArgs, command: readonly string[]): Promise<number> {
   const storm = await stormFromArgs(args)
   const recorder = recorderFromArgs(storm, file, args)
+  await recorder.ready().catch(async (error: unknown) => {
+    await recorder.discard()
+    throw error
+  })
   const proxy = await startProxy({
     targets: args.target,
     host: args.host,
