@@ -206,9 +206,10 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
       if (decision.type === 'refuse') return sendProblem(res, 409, 'cassette_mismatch', decision.error.code, decision.error.message)
       if (tooLarge) return sendProblem(res, 413, 'replay_error', 'ERR_INPUT_TOO_LARGE', `Failed to forward "${req.method} ${session.redactor.url(rawUrl)}": its body exceeds ${MAX_FORWARDED_BODY} bytes.`)
       // Passthrough: a real exchange through the storm (and the recorder in update mode).
-      const resolution = /^https?:\/\//i.test(rawUrl) ? resolveTarget([], rawUrl, req.headers.host, self) : resolveTarget(targets, rawUrl, req.headers.host, self)
-      // A request naming the replay server itself would loop.
-      if (resolution.ok && ownPorts.has(resolution.clientUrl.port) && LOOPBACK.has(resolution.clientUrl.hostname.replace(/^\[|\]$/g, ''))) {
+      const absolute = /^https?:\/\//i.test(rawUrl)
+      const resolution = absolute ? resolveTarget([], rawUrl, req.headers.host, self) : resolveTarget(targets, rawUrl, req.headers.host, self)
+      // An absolute-form request naming the replay server itself would loop.
+      if (absolute && resolution.ok && ownPorts.has(resolution.clientUrl.port) && LOOPBACK.has(resolution.clientUrl.hostname.replace(/^\[|\]$/g, ''))) {
         return sendProblem(res, 508, 'replay_error', 'ERR_UPSTREAM_UNREACHABLE', 'Refused to forward a request to the replay server itself.')
       }
       if (!resolution.ok) {

@@ -117,6 +117,15 @@ describe('replay modes', () => {
     }
   })
 
+  it('refuses to forward an unmatched request to the replay server itself', async () => {
+    replay = await startReplayServer(cassette, { mode: 'passthrough-unmatched', allowUnused: true })
+    const client = clientFor('forward', replay.url, replay.url)
+    const loop = await client.request('/items/loop')
+    await client.close()
+    expect(loop.status).toBe(508)
+    expect(JSON.parse(loop.body!).error.message).toBe('[toolstorm] Refused to forward a request to the replay server itself.')
+  })
+
   it('update records what is new and rewrites the cassette as this session, which then replays strictly', async () => {
     const upstream = await startUpstream()
     const file = path.join(dir, 'update.cassette.jsonl')
