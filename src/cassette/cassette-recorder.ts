@@ -17,7 +17,7 @@
  * await recorder.save('incident.cassette.jsonl')
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
-import { StateError } from '../errors.js'
+import { StateError, ToolstormError } from '../errors.js'
 import { roundSeconds } from '../engine/clock.js'
 import type { EffectEvent } from '../engine/evidence/channels.js'
 import type { Exchange } from '../engine/exchange.js'
@@ -363,8 +363,9 @@ export class CassetteRecorder {
         const count = store.count
         await store.writeTo(file, JSON.stringify(this.#header(count)))
         this.#snapshotCount = count
-      } catch (error) {
-        this.#failure ??= error
+      } catch {
+        // A failed snapshot (a full disk, for a moment) leaves the previous one in place; the
+        // next snapshot or close() writes everything again, and close() reports its own failure.
       } finally {
         this.#snapshotting = null
       }
@@ -389,6 +390,10 @@ export class CassetteRecorder {
       const store = await this.#storeReady
       try {
         if (this.#options.file) await store.writeTo(this.#options.file, JSON.stringify(this.#header(store.count)), this.#patchLate())
+      } catch (error) {
+        if (error instanceof ToolstormError) throw error
+        const code = (error as NodeJS.ErrnoException).code ?? String(error)
+        throw new ToolstormError('ERR_FILE_UNWRITABLE', `Failed to write the cassette ${this.#options.file}: ${code}. The previous snapshot (if any) is intact, and the journal ${journalPathFor(this.#options.file as string)} holds every exchange.`, { cause: error })
       } finally {
         unsubscribe('toolstorm:commit:reported', this.#onEffect)
         this.#state = 'closed'
