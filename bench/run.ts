@@ -3,6 +3,7 @@
  * Results go to stdout (markdown) and bench/results/latest.json.
  */
 import { mkdir, writeFile } from 'node:fs/promises'
+import { benchCassette } from './cassette.js'
 import { benchProxyThroughput } from './proxy-throughput.js'
 import { benchTls } from './tls.js'
 
@@ -12,6 +13,7 @@ const wanted = args.filter((a) => !a.startsWith('--'))
 const suites: Record<string, () => Promise<Record<string, unknown>>> = {
   proxy: () => benchProxyThroughput(quick ? { rounds: 2, seconds: 2, latencySeconds: 1 } : { rounds: 5, seconds: 3, latencySeconds: 2 }),
   tls: () => benchTls(quick ? { rounds: 1, seconds: 2, concurrency: 16, coldHosts: 20 } : { rounds: 3, seconds: 5, concurrency: 16, coldHosts: 100 }),
+  cassette: () => benchCassette(quick ? { rounds: 1, lookups: 5_000 } : { rounds: 3, lookups: 20_000 }),
 }
 
 const results: Record<string, unknown>[] = []

@@ -10,6 +10,7 @@ export const ERROR_CODES = {
   ERR_USAGE: { exit: 2, status: 400, summary: 'The command line is not valid.' },
   ERR_CONFIG_INVALID: { exit: 2, status: 400, summary: 'A rules file, rule or option does not match its schema.' },
   ERR_FILE_UNREADABLE: { exit: 2, status: 400, summary: 'A file could not be read (missing, a directory, or no permission).' },
+  ERR_FILE_UNWRITABLE: { exit: 2, status: 500, summary: 'A file could not be written (no permission, no space, or a directory in the way).' },
   ERR_JSON_INVALID: { exit: 2, status: 400, summary: 'A file is not valid UTF-8 JSON/YAML, or is nested too deeply.' },
   ERR_INPUT_TOO_LARGE: { exit: 2, status: 413, summary: 'A file or document exceeds its size limit.' },
   ERR_REPORT_INVALID: { exit: 2, status: 400, summary: 'A report or comparison does not match the report schema or is inconsistent.' },
@@ -93,6 +94,20 @@ export class ContractFailedError extends ToolstormError {
 
 /** A cassette is invalid, or strict replay diverged from it. */
 export class CassetteError extends ToolstormError {}
+
+/** Strict replay received a request that differs from the recorded one, or one too many (`details`: the table). */
+export class CassetteMismatchError extends CassetteError {
+  constructor(code: 'ERR_CASSETTE_MISMATCH' | 'ERR_CASSETTE_EXTRA', message: string, options?: { details?: string }) {
+    super(code, message, options)
+  }
+}
+
+/** Strict replay ended with recorded exchanges that were never requested (`details`: the table). */
+export class CassetteUnusedError extends CassetteError {
+  constructor(message: string, options?: { details?: string }) {
+    super('ERR_CASSETTE_UNUSED', message, options)
+  }
+}
 
 /** An effect report was refused. */
 export class EffectError extends ToolstormError {}

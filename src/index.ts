@@ -45,6 +45,8 @@ export {
   ReportError,
   ContractFailedError,
   CassetteError,
+  CassetteMismatchError,
+  CassetteUnusedError,
   EffectError,
   UpstreamError,
   AdminApiError,

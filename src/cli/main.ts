@@ -11,6 +11,9 @@ import { checkCommand } from './commands/check.js'
 import { demoCommand } from './commands/demo.js'
 import { inspectCommand } from './commands/inspect.js'
 import { proxyCommand } from './commands/proxy.js'
+import { harCommand } from './commands/har.js'
+import { recordCommand } from './commands/record.js'
+import { replayCommand } from './commands/replay.js'
 import { rulesCommand } from './commands/rules.js'
 import { scenariosCommand } from './commands/scenarios.js'
 import { schemaCommand } from './commands/schema.js'
@@ -25,6 +28,9 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<numb
       .command(demoCommand)
       .command(proxyCommand)
       .command(caCommand)
+      .command(recordCommand)
+      .command(replayCommand)
+      .command(harCommand)
       .command(scenariosCommand)
       .command(inspectCommand)
       .command(checkCommand)

@@ -16,7 +16,7 @@
 import { getResponse, http, HttpResponse, type RequestHandler } from 'msw'
 import { Readable } from 'node:stream'
 import { request as undiciRequest, type Dispatcher } from 'undici'
-import { runExchange, type ExchangeTransport, type UpstreamResponse } from '../engine/exchange-flow.js'
+import { runExchange, type ExchangeObserver, type ExchangeTransport, type UpstreamResponse } from '../engine/exchange-flow.js'
 import type { ResponseWriter } from '../engine/streams/response-writer.js'
 import type { Storm } from '../engine/storm.js'
 import { relayHeaders } from './interceptor-transport.js'
@@ -28,6 +28,8 @@ export interface StormHandlerOptions {
   /** MSW handlers that play the tool server. */
   tools?: RequestHandler[]
   dispatcher?: Dispatcher
+  /** Sees every exchange's bytes (a cassette recorder's `observer`). */
+  observer?: ExchangeObserver
 }
 
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304])
@@ -101,7 +103,7 @@ export function stormHandlers(storm: Storm, options: StormHandlerOptions = {}): 
           return writer
         },
       }
-      await Promise.race([runExchange(exchange, transport), open])
+      await Promise.race([runExchange(exchange, transport, options.observer), open])
       return answer ?? HttpResponse.error()
     }),
   ]

@@ -1,8 +1,7 @@
 import type { Argv, CommandModule } from 'yargs'
 import { ConfigError } from '../../errors.js'
 import { contract } from '../../engine/contracts/contract.js'
-import { reportsFromDocument } from '../../engine/reports-from-document.js'
-import { readInputDocument } from '../../io/read-input-file.js'
+import { readReportsOrCassette } from '../../cassette/read-reports-or-cassette.js'
 import { formatCheck } from '../../demo/format-demo.js'
 import { printLine } from '../output.js'
 
@@ -16,10 +15,10 @@ interface CheckArgs {
 
 export const checkCommand: CommandModule<object, CheckArgs> = {
   command: 'check <file>',
-  describe: 'Run the contracts on a saved report: every rule triggered, no duplicate effects, call (and model-call, token) budgets',
+  describe: 'Run the contracts on a saved report or cassette: every rule triggered, no duplicate effects, call (and model-call, token) budgets',
   builder: (yargs: Argv) =>
     yargs
-      .positional('file', { type: 'string', demandOption: true, describe: 'Report, demo run or comparison (JSON)' })
+      .positional('file', { type: 'string', demandOption: true, describe: 'Report, demo run or comparison (JSON), or a cassette (JSON Lines)' })
       .option('max-calls', { type: 'number', default: 100, describe: 'Fail when more calls were made (refusals included)' })
       .option('max-model-calls', { type: 'number', describe: 'Fail when more model calls were made' })
       .option('max-tokens', { type: 'number', describe: 'Fail when the model calls used more tokens (input + output), or reported no usage' })
@@ -32,7 +31,7 @@ export const checkCommand: CommandModule<object, CheckArgs> = {
     }
     const maxModelCalls = args['max-model-calls']
     const maxTokens = args['max-tokens']
-    const reports = reportsFromDocument(await readInputDocument(args.file), args.file)
+    const { reports } = await readReportsOrCassette(args.file)
     // The contract is rebuilt from the trace, never taken from a verdict stored in the file.
     const results = reports.map((report) => {
       const checks = contract(report).requireTriggered().noDuplicateEffects().atMostCalls(maxCalls)

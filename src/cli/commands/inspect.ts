@@ -1,7 +1,7 @@
 import type { Argv, CommandModule } from 'yargs'
-import { reportsFromDocument } from '../../engine/reports-from-document.js'
+import { readReportsOrCassette } from '../../cassette/read-reports-or-cassette.js'
+import { formatCassetteSummary } from '../../cassette/summarize-cassette.js'
 import { summarizeReport } from '../../engine/summarize-report.js'
-import { readInputDocument } from '../../io/read-input-file.js'
 import { printLine } from '../output.js'
 
 interface InspectArgs {
@@ -11,18 +11,20 @@ interface InspectArgs {
 
 export const inspectCommand: CommandModule<object, InspectArgs> = {
   command: 'inspect <file>',
-  describe: 'Validate a report, demo result or comparison and summarise it',
+  describe: 'Validate a report, demo result, comparison or cassette and summarise it',
   builder: (yargs: Argv) =>
     yargs
-      .positional('file', { type: 'string', demandOption: true, describe: 'Report, demo run or comparison (JSON)' })
+      .positional('file', { type: 'string', demandOption: true, describe: 'Report, demo run or comparison (JSON), or a cassette (JSON Lines)' })
       .option('json', { type: 'boolean', default: false, describe: 'Print the summary as JSON' }) as unknown as Argv<InspectArgs>,
   async handler(args) {
-    const reports = reportsFromDocument(await readInputDocument(args.file), args.file)
+    const { reports, cassette } = await readReportsOrCassette(args.file)
     const summaries = reports.map(summarizeReport)
     if (args.json) {
-      printLine(JSON.stringify(summaries.length === 1 ? summaries[0] : { runs: summaries }, null, 2))
+      const summary = summaries.length === 1 ? summaries[0] : { runs: summaries }
+      printLine(JSON.stringify(cassette ? { cassette, ...summary } : summary, null, 2))
       return
     }
+    if (cassette) for (const line of formatCassetteSummary(cassette)) printLine(line)
     for (const summary of summaries) {
       printLine(`Valid report v1 (run ${summary.run}): ${summary.calls} calls, ${summary.effects} effects`)
       const routes = Object.entries(summary.routes).map(([route, count]) => `${route} ${count}`)

@@ -9,6 +9,7 @@ import { startProxy, type ProxyServer } from '../../proxy/proxy-server.js'
 import { VERSION } from '../../version.js'
 import { httpsOptionsFromArgs, type HttpsArgs } from '../https-args.js'
 import { printError, printLine } from '../output.js'
+import { recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
 
 export interface ProxyArgs extends HttpsArgs {
   target: string[]
@@ -90,17 +91,36 @@ export function stopOnSignals(proxy: ProxyServer, onStop: () => Promise<void>): 
   })
 }
 
-export const proxyCommand: CommandModule<object, ProxyArgs> = {
+export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & { record?: string }> = {
   command: 'proxy',
   describe: 'Run the fault-injecting proxy (reverse mode with --target, forward mode without)',
-  builder: (yargs: Argv) => proxyOptions(yargs),
+  // Cassette recording (issue 4): --record FILE plus the options in record-options.ts.
+  builder: (yargs: Argv) => recordOptions(proxyOptions(yargs)).option('record', { type: 'string', describe: 'Record every exchange into this cassette (JSON Lines, written atomically)' }) as unknown as Argv<ProxyArgs & RecordArgs & { record?: string }>,
   async handler(args) {
     const storm = await stormFromArgs(args)
     if (!LOOPBACK.has(args.host)) printError(`listening on ${args.host}: anyone who can reach it can use this proxy. Keep the admin token secret.`)
     const https = await httpsOptionsFromArgs(args)
-    const proxy = await startProxy({ targets: args.target, host: args.host, port: args.port, adminPort: args['admin-port'], storm, ...https, ...(args['admin-token'] ? { adminToken: args['admin-token'] } : {}) })
+    const recorder = args.record ? recorderFromArgs(storm, args.record, args) : null
+    await recorder?.ready()
+    const proxy = await startProxy({
+      targets: args.target,
+      host: args.host,
+      port: args.port,
+      adminPort: args['admin-port'],
+      storm,
+      ...https,
+      ...(args['admin-token'] ? { adminToken: args['admin-token'] } : {}),
+      ...(recorder ? { observer: recorder.observer } : {}),
+    }).catch(async (error: unknown) => {
+      await recorder?.discard()
+      throw error
+    })
     // Signal handlers first: whoever reads the printed address may stop the proxy right away.
     const stopped = stopOnSignals(proxy, async () => {
+      if (recorder && args.record) {
+        await recorder.close()
+        printError(`cassette written to ${args.record} (${recorder.size} exchanges)`)
+      }
       if (args.report) {
         await writeFileAtomic(args.report, JSON.stringify(reportDocument(storm), null, 2) + '\n')
         printError(`report written to ${args.report}`)

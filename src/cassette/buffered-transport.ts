@@ -1,0 +1,65 @@
+/**
+ * The socket transport for requests the replay server forwards (`update` and
+ * `passthrough-unmatched` modes): like the proxy's, except that the request body was already
+ * read (replay had to compare it first), so it is sent from a buffer.
+ */
+import type http from 'node:http'
+import { Readable } from 'node:stream'
+import type { Dispatcher } from 'undici'
+import type { ExchangeTransport, ForwardOptions, UpstreamResponse } from '../engine/exchange-flow.js'
+import { endToEndHeaders } from '../proxy/hop-by-hop.js'
+import { resetOrDestroy } from '../proxy/reset-socket.js'
+import type { Upstream } from '../proxy/targets.js'
+import { DispatchedResponse, dispatchUpstream } from '../proxy/upstream-dispatch.js'
+
+const CLIENT_GONE = new Error('The client closed the connection.')
+
+export function createBufferedTransport(req: http.IncomingMessage, res: http.ServerResponse, body: Buffer | null, upstream: Upstream, dispatcher: Dispatcher): ExchangeTransport {
+  const controller = new AbortController()
+  const socket = req.socket
+  let response: DispatchedResponse | null = null
+  res.once('close', () => {
+    if (res.writableFinished) return
+    controller.abort(CLIENT_GONE)
+    response?.abort(CLIENT_GONE)
+  })
+  return {
+    signal: controller.signal,
+
+    async forward(options: ForwardOptions): Promise<UpstreamResponse> {
+      if (controller.signal.aborted) throw CLIENT_GONE
+      const headers = endToEndHeaders(req.headers, [...options.removeHeaders, 'host'])
+      headers.host = upstream.host
+      for (const [name, value] of Object.entries(options.setHeaders)) headers[name] = value
+      if (body && body.length) options.onRequestBody?.(body)
+      options.onRequestBody?.(null)
+      response = new DispatchedResponse()
+      return dispatchUpstream(dispatcher, { origin: upstream.origin, path: upstream.path, method: req.method ?? 'GET', headers, body: body && body.length ? Readable.from([body]) : null }, response)
+    },
+
+    async respond({ status, headers, body: payload }) {
+      if (res.headersSent || res.destroyed) return
+      res.writeHead(status, { ...headers, 'content-length': payload?.length ?? 0 })
+      res.end(req.method === 'HEAD' ? undefined : payload ?? undefined)
+    },
+
+    async relay(upstreamResponse: UpstreamResponse) {
+      if (res.destroyed) return
+      try {
+        if (upstreamResponse instanceof DispatchedResponse) await upstreamResponse.relayTo(res, endToEndHeaders(upstreamResponse.headers))
+        else {
+          res.writeHead(upstreamResponse.status, endToEndHeaders(upstreamResponse.headers))
+          for await (const chunk of upstreamResponse.body) res.write(chunk)
+          res.end()
+        }
+      } catch (error) {
+        resetOrDestroy(socket)
+        throw error
+      }
+    },
+
+    reset() {
+      resetOrDestroy(socket)
+    },
+  }
+}

@@ -1,0 +1,453 @@
+/**
+ * Record exchanges into a cassette: an `ExchangeObserver` for the proxy (`startProxy({ observer })`)
+ * or in-process interception (`intercept(storm, { observer })`).
+ *
+ * Each exchange is stored in the order its request arrived, once it has finished, with the
+ * redacted request, what the client received (or the fault), the upstream's own answer when the
+ * client did not get it unchanged, timings and the effects the tool side reported for it.
+ *
+ * With a `file`, lines go to an append-only journal and the cassette is replaced atomically by a
+ * complete snapshot about once a second (less often as it grows) and on `close()`, so a
+ * `kill -9` leaves the previous complete cassette or a newer complete one, never a torn file.
+ *
+ * @example
+ * const recorder = createCassetteRecorder(storm)
+ * using _ = intercept(storm, { observer: recorder.observer })
+ * await agent.run()
+ * await recorder.save('incident.cassette.jsonl')
+ */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
+import { StateError, ToolstormError } from '../errors.js'
+import { roundSeconds } from '../engine/clock.js'
+import type { EffectEvent } from '../engine/evidence/channels.js'
+import type { Exchange } from '../engine/exchange.js'
+import type { ExchangeObserver } from '../engine/exchange-flow.js'
+import type { HeaderMap } from '../engine/faults/fault.js'
+import {
+  DEFAULT_BODY_LIMIT,
+  MAX_BODY_LIMIT,
+  type CassetteExchange,
+  type CassetteHeader,
+  type MatchOptions,
+  type StoredEffect,
+  type StoredResponse,
+} from '../engine/schema/cassette.js'
+import type { Storm } from '../engine/storm.js'
+import { ConfigError } from '../errors.js'
+import { BodyCapture } from './body-capture.js'
+import { Cassette, cassetteHeader } from './cassette.js'
+import { JournalLineStore, MemoryLineStore, journalPathFor, type LineStore } from './cassette-journal.js'
+import { storeBody } from './store-body.js'
+import { headerOf, storeHeaders } from './store-headers.js'
+
+export interface CassetteRecorderOptions {
+  /** Keep the cassette in this file as you go (snapshots) and write it on `close()`. */
+  file?: string
+  /** How the traffic was captured (header `source`). Default `in-process`. */
+  source?: 'proxy' | 'in-process'
+  /** `origin`: clients address a reverse proxy, so URLs are stored origin-form (`/path?query`). Default `absolute`. */
+  urlForm?: 'origin' | 'absolute'
+  /** Reverse-mode targets, for the header. */
+  targets?: readonly string[]
+  /** Bytes stored per body at most (default 1 MiB); longer bodies keep a prefix marked `truncated`. */
+  bodyLimit?: number
+  /** Header names never stored (case-insensitive), besides hop-by-hop and toolstorm's own. */
+  excludeHeaders?: readonly string[]
+  /** When given, the only header names stored (an allow-list; secret ones are still redacted). */
+  includeHeaders?: readonly string[]
+  /** Matching options written to the header (replay uses them unless told otherwise). */
+  match?: Partial<MatchOptions>
+  /** Milliseconds between snapshots while recording (default 1000; a snapshot never takes more than ~10% of the time). */
+  snapshotIntervalMs?: number
+}
+
+export type RecorderState = 'recording' | 'closing' | 'closed'
+
+interface Head {
+  status: number
+  headers: HeaderMap
+}
+
+interface Entry {
+  readonly seq: number
+  readonly exchange: Exchange
+  readonly startedAt: number
+  readonly request: BodyCapture
+  requestRead: boolean
+  upstream: (Head & { body: BodyCapture }) | null
+  client: (Head & { same: boolean; body: BodyCapture | null }) | null
+  readonly effects: StoredEffect[]
+  finishedAt: number | null
+  /** Things to wait for before the line is written: the exchange's end, and each body it started. */
+  waiting: number
+  done: () => void
+  readonly finished: Promise<void>
+}
+
+/** One awaited thing is over; the line can be written when none is left. */
+function settle(entry: Entry): void {
+  if (--entry.waiting === 0) entry.done()
+}
+
+const NO_RUN = '\u0000toolstorm-recorder'
+const BODILESS_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'DELETE', 'CONNECT'])
+
+/** Exchanges remembered after they were written, for effects reported late. */
+const LATE_EFFECT_WINDOW = 4096
+
+export class CassetteRecorder {
+  readonly storm: Storm
+  readonly observer: ExchangeObserver
+  readonly #options: CassetteRecorderOptions
+  readonly #bodyLimit: number
+  readonly #exclude: ReadonlySet<string>
+  readonly #only: ReadonlySet<string> | null
+  readonly #recorded = new Date().toISOString()
+  readonly #active = new Map<string, Entry>()
+  readonly #written = new Map<string, number>()
+  readonly #late = new Map<number, StoredEffect[]>()
+  #store: LineStore | null = null
+  #storeReady: Promise<LineStore>
+  #seq = 0
+  #chain: Promise<void> = Promise.resolve()
+  #failure: unknown = null
+  #state: RecorderState = 'recording'
+  #timer: NodeJS.Timeout | null = null
+  #snapshotting: Promise<void> | null = null
+  #snapshotCount = 0
+  #closing: Promise<void> = Promise.resolve()
+  readonly #onEffect: (message: unknown) => void
+
+  constructor(storm: Storm, options: CassetteRecorderOptions = {}) {
+    this.storm = storm
+    this.#options = options
+    const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT
+    if (!Number.isInteger(limit) || limit < 0 || limit > MAX_BODY_LIMIT) {
+      throw new ConfigError(`Failed to start recording: the body limit must be an integer from 0 to ${MAX_BODY_LIMIT} bytes, got ${limit}.`, { code: 'ERR_USAGE' })
+    }
+    this.#bodyLimit = limit
+    this.#exclude = new Set((options.excludeHeaders ?? []).map((name) => name.toLowerCase()))
+    this.#only = options.includeHeaders?.length ? new Set(options.includeHeaders.map((name) => name.toLowerCase())) : null
+    this.#storeReady = (options.file ? JournalLineStore.create(journalPathFor(options.file)) : Promise.resolve(new MemoryLineStore())).then((store) => (this.#store = store))
+    this.#storeReady.catch((error: unknown) => (this.#failure ??= error))
+    this.#onEffect = (message) => this.#effect(message as EffectEvent)
+    subscribe('toolstorm:commit:reported', this.#onEffect)
+    this.observer = this.#createObserver()
+    if (options.file) this.#schedule(options.snapshotIntervalMs ?? 1000)
+  }
+
+  /** Resolves once the recorder can write (its journal is open); rejects with why it cannot. */
+  async ready(): Promise<void> {
+    await this.#storeReady
+  }
+
+  get readyState(): RecorderState {
+    return this.#state
+  }
+
+  /** Exchanges started so far. */
+  get size(): number {
+    return this.#seq
+  }
+
+  #createObserver(): ExchangeObserver {
+    const entries = new WeakMap<Exchange, Entry>()
+    return {
+      onStart: (exchange) => {
+        if (this.#state !== 'recording') return
+        let done!: () => void
+        const finished = new Promise<void>((resolve) => (done = resolve))
+        const entry: Entry = {
+          seq: ++this.#seq,
+          exchange,
+          startedAt: roundSeconds(exchange.elapsedSinceStart()),
+          request: new BodyCapture(this.#bodyLimit),
+          requestRead: false,
+          upstream: null,
+          client: null,
+          effects: [],
+          finishedAt: null,
+          waiting: 1,
+          done,
+          finished,
+        }
+        entries.set(exchange, entry)
+        this.#active.set(exchange.id, entry)
+        // Lines are written in arrival order, each once its exchange finished.
+        this.#chain = this.#chain.then(async () => {
+          await entry.finished
+          const line = JSON.stringify(await this.#line(entry))
+          const store = this.#store ?? (await this.#storeReady)
+          await store.append(line)
+          this.#active.delete(exchange.id)
+          this.#written.set(exchange.id, entry.seq)
+          if (this.#written.size > LATE_EFFECT_WINDOW) this.#written.delete(this.#written.keys().next().value as string)
+        }).catch((error: unknown) => {
+          this.#failure ??= error
+        })
+      },
+      onRequestBody: (exchange, chunk) => {
+        const entry = entries.get(exchange)
+        if (!entry) return
+        entry.requestRead = true
+        if (chunk) entry.request.push(chunk)
+        else entry.request.ended = true
+      },
+      // In-process, an exchange can finish before the client has read the body it was handed:
+      // the line waits for every body to end.
+      onUpstreamHead: (exchange, status, headers) => {
+        const entry = entries.get(exchange)
+        if (!entry) return
+        entry.upstream = { status, headers, body: new BodyCapture(this.#bodyLimit) }
+        entry.waiting++
+      },
+      onUpstreamBody: (exchange, chunk) => {
+        const entry = entries.get(exchange)
+        const body = entry?.upstream?.body
+        if (!entry || !body || body.ended) return
+        if (chunk) return body.push(chunk)
+        body.ended = true
+        settle(entry)
+      },
+      onClientHead: (exchange, status, headers, same) => {
+        const entry = entries.get(exchange)
+        if (!entry) return
+        entry.client = { status, headers, same, body: same ? null : new BodyCapture(this.#bodyLimit) }
+        if (!same) entry.waiting++
+      },
+      onClientBody: (exchange, chunk) => {
+        const entry = entries.get(exchange)
+        const body = entry?.client?.body
+        if (!entry || !body || body.ended) return
+        if (chunk) return body.push(chunk)
+        body.ended = true
+        settle(entry)
+      },
+      onFinished: (exchange) => {
+        const entry = entries.get(exchange)
+        if (!entry || entry.finishedAt !== null) return
+        entry.finishedAt = roundSeconds(exchange.elapsedSinceStart())
+        settle(entry)
+      },
+    }
+  }
+
+  #effect(event: EffectEvent): void {
+    const { name, key, at, identity, redacted } = event.effect
+    const stored = { name, key, at, identity, redacted }
+    const entry = this.#active.get(event.exchangeId)
+    if (entry) {
+      entry.effects.push(stored)
+      return
+    }
+    const seq = this.#written.get(event.exchangeId)
+    if (seq === undefined) return
+    const late = this.#late.get(seq) ?? []
+    late.push(stored)
+    this.#late.set(seq, late)
+  }
+
+  async #response(head: Head, body: BodyCapture | null): Promise<StoredResponse> {
+    const { redactor } = this.storm
+    return {
+      status: head.status,
+      headers: storeHeaders(head.headers, redactor, this.#exclude, this.#only),
+      body: body ? await storeBody(body, { contentType: headerOf(head.headers, 'content-type'), contentEncoding: headerOf(head.headers, 'content-encoding'), limit: this.#bodyLimit, redactor }) : null,
+    }
+  }
+
+  async #line(entry: Entry): Promise<CassetteExchange> {
+    const { exchange } = entry
+    const { redactor } = this.storm
+    const record = exchange.record
+    const requestHeaders = exchange.request.headers
+    const url = this.#options.urlForm === 'origin' ? redactor.url(exchange.url.pathname + exchange.url.search) : record?.url ?? redactor.url(exchange.url.href)
+    // A request answered before it was forwarded had its body left unread: unknown, unless the
+    // head says there is none. In-process requests carry no framing headers, so a method that
+    // usually has a body counts as having one.
+    const length = headerOf(requestHeaders, 'content-length')
+    const declaresBody = headerOf(requestHeaders, 'transfer-encoding') !== undefined || (length !== undefined ? length !== '0' : !BODILESS_METHODS.has(exchange.request.method))
+    const bodyUnknown = !entry.requestRead && declaresBody
+    const requestBody = bodyUnknown
+      ? null
+      : await storeBody(entry.request, { contentType: headerOf(requestHeaders, 'content-type'), contentEncoding: headerOf(requestHeaders, 'content-encoding'), limit: this.#bodyLimit, redactor })
+    const outcome = record ? (record.outcome === 'running' ? 'cancelled' : record.outcome) : entry.client ? 'response' : 'cancelled'
+    const client = entry.client
+    const upstream = entry.upstream
+    const response = client && outcome !== 'reset' ? await this.#response(client, client.same ? (upstream?.body ?? null) : client.body) : null
+    const upstreamAnswer = upstream && !(client?.same && outcome !== 'reset') ? await this.#response(upstream, upstream.body) : null
+    const ended = entry.finishedAt ?? roundSeconds(exchange.elapsedSinceStart())
+    return {
+      seq: entry.seq,
+      run: exchange.run.id,
+      call: record?.id ?? null,
+      route: record?.route ?? this.storm.routeOf(exchange.request.method, exchange.url),
+      ordinal: record?.ordinal ?? null,
+      key: record?.key ?? null,
+      parent: record?.parent ?? null,
+      started: record?.started ?? entry.startedAt,
+      elapsed: record?.elapsed ?? Math.max(0, roundSeconds(ended - entry.startedAt)),
+      request: {
+        method: exchange.request.method,
+        url,
+        headers: storeHeaders(requestHeaders, redactor, this.#exclude, this.#only),
+        body: requestBody,
+        ...(bodyUnknown ? { bodyUnknown: true as const } : {}),
+      },
+      outcome,
+      response,
+      upstream: upstreamAnswer,
+      executed: record?.executed ?? false,
+      fault: record?.fault && record.kind && record.phase ? { rule: record.fault, kind: record.kind, phase: record.phase, injected: record.injected } : null,
+      retryAfter: record?.retryAfter ?? null,
+      error: record?.error ?? null,
+      effects: entry.effects,
+    }
+  }
+
+  #header(exchanges: number): CassetteHeader {
+    const { storm } = this
+    const config = storm.config
+    return cassetteHeader(
+      {
+        recorded: this.#recorded,
+        source: this.#options.source ?? 'in-process',
+        targets: (this.#options.targets ?? []).map((target) => storm.redactor.url(target)),
+        seed: config.seed,
+        clock: storm.clock.kind,
+        maxCalls: config.maxCalls,
+        routes: { ...config.routes },
+        // The report of a run that does not exist is empty and cheap: only its redacted rules are used.
+        rules: storm.report(NO_RUN).rules,
+        bodyLimit: this.#bodyLimit,
+        match: { headers: [], ignoreQuery: [], ignoreBodyFields: [], ...this.#options.match },
+        redaction: { keys: [...config.redact.keys], secrets: config.redact.secrets.length },
+      },
+      exchanges,
+    )
+  }
+
+  #patchLate(): ((line: string) => string) | undefined {
+    if (this.#late.size === 0) return undefined
+    const late = this.#late
+    return (line) => {
+      const seq = Number(/^\{"seq":(\d+),/.exec(line)?.[1])
+      const effects = late.get(seq)
+      if (!effects) return line
+      const exchange = JSON.parse(line) as CassetteExchange
+      return JSON.stringify({ ...exchange, effects: [...exchange.effects, ...effects] })
+    }
+  }
+
+  #schedule(delayMs: number): void {
+    this.#timer = setTimeout(() => {
+      this.#timer = null
+      const started = performance.now()
+      void this.snapshot().finally(() => {
+        if (this.#state !== 'recording') return
+        // Keep snapshot I/O to about a tenth of the time, however large the cassette grows.
+        this.#schedule(Math.max(this.#options.snapshotIntervalMs ?? 1000, (performance.now() - started) * 10))
+      })
+    }, delayMs)
+    this.#timer.unref()
+  }
+
+  /** Replace the cassette file with a complete snapshot of the exchanges written so far. */
+  snapshot(): Promise<void> {
+    const file = this.#options.file
+    if (!file) return Promise.resolve()
+    this.#snapshotting ??= (async () => {
+      try {
+        const store = await this.#storeReady
+        if (store.count === this.#snapshotCount || store.count === 0) return
+        const count = store.count
+        await store.writeTo(file, JSON.stringify(this.#header(count)))
+        this.#snapshotCount = count
+      } catch {
+        // A failed snapshot (a full disk, for a moment) leaves the previous one in place; the
+        // next snapshot or close() writes everything again, and close() reports its own failure.
+      } finally {
+        this.#snapshotting = null
+      }
+    })()
+    return this.#snapshotting
+  }
+
+  /**
+   * Stop recording: exchanges still running get `graceMs` to finish (then they are stored as
+   * cancelled), and with a `file` the cassette is written atomically. Safe to call twice.
+   */
+  async close(options: { graceMs?: number } = {}): Promise<void> {
+    if (this.#state !== 'recording') {
+      await this.#closing
+      return
+    }
+    this.#state = 'closing'
+    this.#closing = (async () => {
+      if (this.#timer) clearTimeout(this.#timer)
+      await this.#drain(options.graceMs ?? 2000)
+      await this.#snapshotting
+      const store = await this.#storeReady
+      try {
+        if (this.#options.file) await store.writeTo(this.#options.file, JSON.stringify(this.#header(store.count)), this.#patchLate())
+      } catch (error) {
+        if (error instanceof ToolstormError) throw error
+        const code = (error as NodeJS.ErrnoException).code ?? String(error)
+        throw new ToolstormError('ERR_FILE_UNWRITABLE', `Failed to write the cassette ${this.#options.file}: ${code}. The previous snapshot (if any) is intact, and the journal ${journalPathFor(this.#options.file as string)} holds every exchange.`, { cause: error })
+      } finally {
+        unsubscribe('toolstorm:commit:reported', this.#onEffect)
+        this.#state = 'closed'
+      }
+      if (this.#failure) throw this.#failure
+      if (this.#options.file) await store.dispose()
+    })()
+    await this.#closing
+  }
+
+  /** Stop recording without writing anything (the cassette file is left as it was). */
+  async discard(): Promise<void> {
+    if (this.#state === 'closed') return
+    this.#state = 'closed'
+    if (this.#timer) clearTimeout(this.#timer)
+    unsubscribe('toolstorm:commit:reported', this.#onEffect)
+    const store = await this.#storeReady.catch(() => null)
+    await store?.dispose()
+  }
+
+  /** Wait for running exchanges (at most `graceMs`), then store the stragglers as they are. */
+  async #drain(graceMs: number): Promise<void> {
+    const chain = this.#chain
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([chain, new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))])
+    clearTimeout(timer)
+    for (const entry of this.#active.values()) entry.done()
+    await this.#chain
+  }
+
+  /** The recorded cassette, in memory (stops nothing; call `close()` first for a final state). */
+  async cassette(): Promise<Cassette> {
+    await this.#chain
+    const store = await this.#storeReady
+    const exchanges: unknown[] = []
+    const patch = this.#patchLate()
+    for await (const line of store.lines()) exchanges.push(JSON.parse(patch ? patch(line) : line))
+    const header = this.#header(exchanges.length)
+    return Cassette.from(header, exchanges, this.#options.file ?? '<recording>')
+  }
+
+  /** Write the cassette recorded so far to `file`, atomically. */
+  async save(file: string): Promise<void> {
+    if (this.#state === 'closing') throw new StateError('Failed to save the cassette: the recorder is closing. Await close() first.')
+    // A closed file recorder has written its cassette and removed its journal: copy the cassette.
+    if (this.#state === 'closed' && this.#options.file) return (await Cassette.load(this.#options.file)).save(file)
+    await this.#chain
+    if (this.#failure) throw this.#failure
+    const store = await this.#storeReady
+    await store.writeTo(file, JSON.stringify(this.#header(store.count)), this.#patchLate())
+  }
+}
+
+/** Create a recorder for `storm`'s exchanges; pass `recorder.observer` to the proxy or `intercept()`. */
+export function createCassetteRecorder(storm: Storm, options: CassetteRecorderOptions = {}): CassetteRecorder {
+  return new CassetteRecorder(storm, options)
+}

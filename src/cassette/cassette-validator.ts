@@ -1,0 +1,138 @@
+/**
+ * Load-time validation of a cassette, one line at a time: the header, then each exchange's
+ * schema and its place in the sequence (positions, call ids, per-route ordinals), then the count
+ * the header declared. Errors name the file, the line, the JSON path and what was expected.
+ * This checks consistency, not authenticity: a self-consistent file can still be forged.
+ */
+import { CassetteError } from '../errors.js'
+import { parseStrictJson, StrictJsonError } from '../engine/strict-json.js'
+import { formatIssues } from '../engine/schema/format-issues.js'
+import {
+  CASSETTE_KIND,
+  cassetteExchangeSchema,
+  cassetteHeaderSchema,
+  type CassetteExchange,
+  type CassetteHeader,
+  type StoredBody,
+} from '../engine/schema/cassette.js'
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
+const HINT = 'Record it again, or fix that line (see docs/cassettes.md).'
+
+export class CassetteValidator {
+  readonly #source: string
+  #header: CassetteHeader | null = null
+  #count = 0
+  readonly #calls = new Map<string, number>()
+  readonly #ordinals = new Map<string, Map<string, number>>()
+
+  constructor(source: string) {
+    this.#source = source
+  }
+
+  get header(): CassetteHeader | null {
+    return this.#header
+  }
+
+  #fail(line: number, reason: string, details?: string): never {
+    throw new CassetteError('ERR_CASSETTE_INVALID', `Failed to load the cassette ${this.#source}: line ${line}: ${reason}. ${HINT}`, details ? { details } : undefined)
+  }
+
+  #parse(text: string, line: number): unknown {
+    if (text.trim() === '') this.#fail(line, 'expected a JSON object, got an empty line')
+    // Fast path for lines as toolstorm writes them: when re-serialising gives the same text, the
+    // line has no duplicate key, no NaN or huge number and no odd spacing. Anything else (a hand
+    // edit) goes through the strict reader, which names what is wrong and where.
+    try {
+      const value: unknown = JSON.parse(text)
+      if (JSON.stringify(value) === text) return value
+    } catch {
+      // the strict reader says why
+    }
+    try {
+      return parseStrictJson(text, { maxDepth: 64 })
+    } catch (error) {
+      if (error instanceof StrictJsonError) this.#fail(line, `${error.path}: ${error.message} (column ${error.column})`)
+      throw error
+    }
+  }
+
+  /** Validate one line; returns the exchange it holds (null for the header). */
+  line(text: string, line: number): CassetteExchange | null {
+    const value = this.#parse(text, line)
+    if (this.#header === null) return this.#acceptHeader(value, line)
+    return this.exchange(value, line)
+  }
+
+  #acceptHeader(value: unknown, line: number): null {
+    const record = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null
+    if (record?.kind !== CASSETTE_KIND) this.#fail(line, `expected the cassette header, an object with "kind": "${CASSETTE_KIND}" (is this a cassette?)`)
+    if (record.version !== 1) this.#fail(line, `$.version: expected cassette version 1, got ${JSON.stringify(record.version)} (this toolstorm reads version 1 only)`)
+    const parsed = cassetteHeaderSchema.safeParse(value)
+    if (!parsed.success) {
+      const lines = formatIssues(parsed.error, value)
+      this.#fail(line, lines[0] as string, lines.join('\n'))
+    }
+    this.#header = parsed.data as CassetteHeader
+    return null
+  }
+
+  /** Validate an exchange already parsed (HAR import and in-memory cassettes use this too). */
+  exchange(value: unknown, line: number): CassetteExchange {
+    const header = this.#header
+    if (header === null) this.#fail(line, 'expected the header first')
+    if (this.#count >= header.exchanges) this.#fail(line, `the header declares ${header.exchanges} exchange(s), but more follow`)
+    const parsed = cassetteExchangeSchema.safeParse(value)
+    if (!parsed.success) {
+      const lines = formatIssues(parsed.error, value)
+      this.#fail(line, lines[0] as string, lines.join('\n'))
+    }
+    const exchange = parsed.data as CassetteExchange
+    this.#count++
+    if (exchange.seq !== this.#count) this.#fail(line, `$.seq: expected ${this.#count} (positions are contiguous)`)
+    const refused = exchange.call === null
+    if (refused !== (exchange.ordinal === null) || refused !== (exchange.key === null)) this.#fail(line, '$.call: expected call, ordinal and key to be all set, or all null (a refused call)')
+    if (!refused) {
+      const last = this.#calls.get(exchange.run) ?? 0
+      // A run reset (POST /reset) starts its call ids and ordinals again.
+      if (exchange.call === 1 && last > 0) this.#ordinals.delete(exchange.run)
+      else if (exchange.call !== last + 1) this.#fail(line, `$.call: expected ${last + 1} (the next call id of run "${exchange.run}")`)
+      this.#calls.set(exchange.run, exchange.call as number)
+      let ordinals = this.#ordinals.get(exchange.run)
+      if (!ordinals) this.#ordinals.set(exchange.run, (ordinals = new Map()))
+      const ordinal = (ordinals.get(exchange.route) ?? 0) + 1
+      if (exchange.ordinal !== ordinal) this.#fail(line, `$.ordinal: expected ${ordinal} (the running count for route "${exchange.route}" in run "${exchange.run}")`)
+      ordinals.set(exchange.route, ordinal)
+      if (exchange.parent !== null && exchange.parent >= (exchange.call as number)) this.#fail(line, '$.parent: expected an earlier call')
+    } else if (exchange.parent !== null || exchange.fault !== null || exchange.executed) {
+      this.#fail(line, '$.call: a refused call has no parent, no fault and never reached the upstream')
+    }
+    if (exchange.outcome === 'response' && exchange.response === null) this.#fail(line, '$.response: expected the response the client received (outcome is "response")')
+    if (exchange.outcome === 'reset' && exchange.response !== null) this.#fail(line, '$.response: expected null (the client saw a reset)')
+    if (exchange.upstream !== null && !exchange.executed) this.#fail(line, '$.upstream: an upstream answer requires "executed": true')
+    if (exchange.fault?.injected && exchange.fault.phase !== 'before-upstream' && !exchange.executed) this.#fail(line, '$.fault: a fault after the upstream answered requires "executed": true')
+    if (exchange.effects.length && !exchange.executed) this.#fail(line, '$.effects: a call that never reached the upstream cannot commit an effect')
+    this.#checkBody(exchange.request.body, '$.request.body', line)
+    this.#checkBody(exchange.response?.body ?? null, '$.response.body', line)
+    this.#checkBody(exchange.upstream?.body ?? null, '$.upstream.body', line)
+    return exchange
+  }
+
+  #checkBody(body: StoredBody | null, path: string, line: number): void {
+    if (body === null || body.encoding !== 'base64') return
+    if (body.data.length % 4 !== 0 || !BASE64.test(body.data)) this.#fail(line, `${path}.data: expected base64 (the encoding says so)`)
+  }
+
+  /** The file ended: every declared exchange must have been there. */
+  end(lastLine: number): CassetteHeader {
+    const header = this.#header
+    if (header === null) throw new CassetteError('ERR_CASSETTE_INVALID', `Failed to load the cassette ${this.#source}: the file is empty (expected a header line). ${HINT}`)
+    if (this.#count !== header.exchanges) {
+      throw new CassetteError(
+        'ERR_CASSETTE_INVALID',
+        `Failed to load the cassette ${this.#source}: line ${lastLine}: the file ends after ${this.#count} of the ${header.exchanges} exchange(s) its header declares, so it is truncated. Record it again, or restore the previous copy.`,
+      )
+    }
+    return header
+  }
+}

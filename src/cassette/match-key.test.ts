@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest'
+import { bodyDigest, describeDifference, matchView, normaliseQuery, splitUrl } from './match-key.js'
+
+const OPTIONS = { headers: [], ignoreQuery: [], ignoreBodyFields: [] }
+const json = (data: string) => ({ encoding: 'utf8' as const, data, size: data.length, truncated: false })
+
+describe('match keys', () => {
+  it('sorts query parameters by name and keeps the order of repeated names', () => {
+    expect(normaliseQuery('b=2&a=1&c=3&a=0')).toBe('a=1&a=0&b=2&c=3')
+  })
+
+  it('reads + and %20 as the same space and drops ignored parameters', () => {
+    expect(normaliseQuery('q=a+b&ts=123', ['ts'])).toBe(normaliseQuery('q=a%20b'))
+  })
+
+  it('splits absolute and origin-form URLs, dropping default ports and userinfo', () => {
+    expect(splitUrl('HTTP://User@Example.COM:80/a?b=1')).toEqual({ origin: 'http://example.com', path: '/a', query: 'b=1' })
+    expect(splitUrl('/a/b?c')).toEqual({ origin: null, path: '/a/b', query: 'c' })
+    expect(splitUrl('https://example.com')).toEqual({ origin: 'https://example.com', path: '/', query: '' })
+  })
+
+  it('compares JSON bodies by content, not key order or spacing', () => {
+    expect(bodyDigest(json('{"a":1,"b":[1,2]}'), 'application/json')).toBe(bodyDigest(json('{ "b": [1, 2], "a": 1 }'), 'application/json; charset=utf-8'))
+    expect(bodyDigest(json('{"a":1}'), 'text/plain')).not.toBe(bodyDigest(json('{ "a": 1 }'), 'text/plain'))
+  })
+
+  it('ignores volatile JSON fields at any depth when told', () => {
+    const a = bodyDigest(json('{"id":"r1","x":{"request_id":"q","v":1}}'), 'application/json', ['request_id', 'id'])
+    const b = bodyDigest(json('{"id":"r2","x":{"request_id":"z","v":1}}'), 'application/json', ['request_id', 'id'])
+    expect(a).toBe(b)
+  })
+
+  it('names the first component that differs, never the body', () => {
+    const expected = matchView({ method: 'POST', url: '/ship?x=1', headers: { 'content-type': 'application/json' }, body: json('{"order":"secret-order"}') }, OPTIONS)
+    const body = matchView({ method: 'POST', url: '/ship?x=1', headers: { 'content-type': 'application/json' }, body: json('{"order":"other"}') }, OPTIONS)
+    const query = matchView({ method: 'POST', url: '/ship?x=2', headers: {}, body: null }, OPTIONS)
+    const method = matchView({ method: 'PUT', url: '/ship', headers: {}, body: null }, OPTIONS)
+    expect(describeDifference(expected, body, OPTIONS)).toBe('body differs')
+    expect(describeDifference(expected, query, OPTIONS)).toBe('query differs (expected ?x=1)')
+    expect(describeDifference(expected, method, OPTIONS)).toBe('method differs (expected POST)')
+    expect(describeDifference(expected, expected, OPTIONS)).toBeNull()
+  })
+
+  it('compares origins only when both sides name one', () => {
+    const recorded = matchView({ method: 'GET', url: 'http://api.test/a', headers: {}, body: null }, OPTIONS)
+    expect(describeDifference(recorded, matchView({ method: 'GET', url: '/a', headers: {}, body: null }, OPTIONS), OPTIONS)).toBeNull()
+    expect(describeDifference(recorded, matchView({ method: 'GET', url: 'http://other.test/a', headers: {}, body: null }, OPTIONS), OPTIONS)).toBe('origin differs (expected http://api.test)')
+  })
+
+  it('matches any body when the recording never read it', () => {
+    const recorded = matchView({ method: 'POST', url: '/ship', headers: {}, body: null, bodyUnknown: true }, OPTIONS)
+    const seen = matchView({ method: 'POST', url: '/ship', headers: {}, body: json('{"a":1}') }, OPTIONS)
+    expect(describeDifference(recorded, seen, OPTIONS)).toBeNull()
+    expect(recorded.key).toBe(seen.looseKey)
+  })
+
+  it('compares chosen headers by their redacted values', () => {
+    const options = { ...OPTIONS, headers: ['x-tenant'] }
+    const a = matchView({ method: 'GET', url: '/', headers: { 'x-tenant': 'a' }, body: null }, options)
+    const b = matchView({ method: 'GET', url: '/', headers: { 'x-tenant': 'b' }, body: null }, options)
+    expect(describeDifference(a, b, options)).toBe('header x-tenant differs')
+  })
+})

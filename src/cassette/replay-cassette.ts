@@ -1,0 +1,122 @@
+/**
+ * In-process replay: this process's `fetch` and `node:http` requests are answered from a
+ * cassette, with no network, on the same interception layer as `intercept()`
+ * (`@mswjs/interceptors`). A recorded reset rejects `fetch` exactly as a real one does
+ * (`TypeError: fetch failed`, cause `ECONNRESET`); a mismatch is answered `409` with a JSON error
+ * that names it, and the verdict fails.
+ *
+ * @example
+ * const replay = replayCassette(await Cassette.load('incident.cassette.jsonl'))
+ * await agent.run()
+ * replay.dispose()
+ * replay.assertDone() // throws CassetteMismatchError / CassetteUnusedError with the table
+ *
+ * @note Use it instead of `intercept()`, not with it: both patch the same globals.
+ */
+import http from 'node:http'
+import { BatchInterceptor, getRawRequest } from '@mswjs/interceptors'
+import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest'
+import { FetchInterceptor } from '@mswjs/interceptors/fetch'
+import type { CassetteExchange } from '../engine/schema/cassette.js'
+import { createConnectionResetError, createFetchResetError } from '../interceptors/network-error.js'
+import type { Cassette } from './cassette.js'
+import { replayReport, type ReplayReport } from './replay-report.js'
+import { replayedResponse } from './replay-response.js'
+import { ReplaySession, type ReplayDecision, type ReplayOptions, type ReplayVerdict } from './replay-session.js'
+
+export interface CassetteReplayOptions extends Omit<ReplayOptions, 'passthroughUnmatched'> {
+  /** Which requests the cassette answers; the rest reach the network untouched. Default: all. */
+  filter?: (url: URL, method: string) => boolean
+  /** Requests that match nothing reach the network instead of failing (`passthrough-unmatched`). */
+  passthroughUnmatched?: boolean
+}
+
+export type CassetteReplayState = 'active' | 'disposed'
+
+export interface CassetteReplay {
+  readonly session: ReplaySession
+  readonly readyState: CassetteReplayState
+  verdict(): ReplayVerdict
+  report(): ReplayReport
+  /** Throw the typed error of a failed verdict (its `details` hold the table of expected vs seen). */
+  assertDone(): void
+  dispose(): void
+  [Symbol.dispose](): void
+}
+
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304])
+
+function toHeaders(headers: Record<string, string | string[]>): Headers {
+  const out = new Headers()
+  for (const [name, value] of Object.entries(headers)) for (const one of Array.isArray(value) ? value : [value]) out.append(name, one)
+  return out
+}
+
+/** The web Response (or network error) a decision stands for; `null` means "let it through". */
+export async function answerFor(decision: ReplayDecision, request: Request): Promise<Response | Error | null> {
+  const fromNodeHttp = getRawRequest(request) instanceof http.ClientRequest
+  const resetError = () => (fromNodeHttp ? createConnectionResetError() : createFetchResetError())
+  if (decision.type === 'passthrough') return null
+  if (decision.type === 'refuse') {
+    return Response.json({ error: { type: 'cassette_mismatch', code: decision.error.code, message: `[toolstorm] ${decision.error.message}` } }, { status: 409 })
+  }
+  const exchange: CassetteExchange = decision.exchange
+  const stored = exchange.response
+  if (exchange.outcome === 'reset' || (exchange.outcome === 'error' && !stored)) return resetError()
+  if (exchange.outcome === 'cancelled') {
+    // The client gave up waiting when this was recorded: leave it waiting again.
+    await new Promise<void>((resolve) => (request.signal.aborted ? resolve() : request.signal.addEventListener('abort', () => resolve(), { once: true })))
+    return resetError()
+  }
+  const replayed = replayedResponse(stored!, { complete: exchange.outcome === 'response', method: request.method })
+  const status = Math.max(200, replayed.status)
+  if (NULL_BODY_STATUSES.has(status) || request.method === 'HEAD') return new Response(null, { status, headers: toHeaders(replayed.headers) })
+  if (exchange.outcome === 'response') return new Response(replayed.body, { status, headers: toHeaders(replayed.headers) })
+  // The response broke off mid-body when recorded: the same bytes, then the same error.
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      if (replayed.body.length) controller.enqueue(new Uint8Array(replayed.body))
+      setImmediate(() => controller.error(resetError()))
+    },
+  })
+  return new Response(body, { status, headers: toHeaders(replayed.headers) })
+}
+
+/** Answer this process's HTTP requests from `cassette` until disposed. */
+export function replayCassette(cassette: Cassette, options: CassetteReplayOptions = {}): CassetteReplay {
+  const session = new ReplaySession(cassette, options)
+  const interceptor = new BatchInterceptor({ name: 'toolstorm-replay', interceptors: [new ClientRequestInterceptor(), new FetchInterceptor()] })
+  let state: CassetteReplayState = 'active'
+  interceptor.on('request', async ({ request, controller }) => {
+    if (state !== 'active') return
+    if (options.filter && !options.filter(new URL(request.url), request.method)) return
+    const ticket = session.begin()
+    const body = request.body ? Buffer.from(await request.clone().arrayBuffer()) : null
+    const headers: Record<string, string> = {}
+    request.headers.forEach((value, name) => {
+      headers[name] = value
+    })
+    const decision = await session.decide(ticket, { method: request.method, url: request.url, headers, body })
+    const answer = await answerFor(decision, request)
+    if (answer === null) return
+    if (answer instanceof Error) await controller.errorWith(answer)
+    else await controller.respondWith(answer)
+  })
+  interceptor.apply()
+  const dispose = () => {
+    if (state === 'disposed') return
+    state = 'disposed'
+    interceptor.dispose()
+  }
+  return {
+    session,
+    get readyState() {
+      return state
+    },
+    verdict: () => session.verdict(),
+    report: () => replayReport(session, 'in-process'),
+    assertDone: () => session.assertDone(),
+    dispose,
+    [Symbol.dispose]: dispose,
+  }
+}

@@ -1,0 +1,406 @@
+/**
+ * Strict replay as a state machine, shared by the replay server and in-process replay: which
+ * recorded exchange answers each request, and the verdict with its table of expected vs seen.
+ *
+ * - `order: 'strict'` (default): a request takes the next position when its head arrives (so
+ *   concurrent requests keep their arrival order while their bodies stream in) and must match the
+ *   exchange recorded there. The first divergence fails the replay for good: later requests are
+ *   refused, because the position is no longer meaningful.
+ * - `order: 'any'`: a request takes the first unused exchange that matches it, wherever it is
+ *   (vcrpy and nock's default). A miss fails the verdict, other requests are still served.
+ * - `allowRepeats`: a request that matches an exchange already used replays it again (the last one
+ *   recorded for that request), instead of failing as extra.
+ * - `allowUnused`: recorded exchanges never requested do not fail the verdict.
+ *
+ * Lookups never scan the cassette: positions are an index, and requests are indexed by a key of
+ * their normalised, redacted method, path, query, body and chosen headers.
+ */
+import { CassetteError, CassetteMismatchError, CassetteUnusedError } from '../errors.js'
+import type { HeaderMap } from '../engine/faults/fault.js'
+import { createRedactor, type Redactor } from '../engine/redact/index.js'
+import type { CassetteExchange, MatchOptions } from '../engine/schema/cassette.js'
+import { BodyCapture, captureBytes } from './body-capture.js'
+import type { Cassette } from './cassette.js'
+import { describeDifference, matchView, type MatchView } from './match-key.js'
+import { storeBody } from './store-body.js'
+import { headerOf, storeHeaders } from './store-headers.js'
+
+export type ReplayOrder = 'strict' | 'any'
+
+export interface ReplayOptions {
+  /** `strict` (default): recorded order. `any`: the first unused matching exchange. */
+  order?: ReplayOrder
+  /** Replay an already used exchange again for a repeated request. */
+  allowRepeats?: boolean
+  /** Do not fail when recorded exchanges were never requested. */
+  allowUnused?: boolean
+  /** Requests that match nothing are not failures; the caller forwards them (forces `order: 'any'`). */
+  passthroughUnmatched?: boolean
+  /** Matching options; default: those in the cassette header. */
+  match?: Partial<MatchOptions>
+  /**
+   * Normalises live requests; must redact as the recording did. Default: the default redactor
+   * plus the secret names in the cassette header (literal secrets must be passed again).
+   */
+  redactor?: Redactor
+}
+
+/** A live request to match. `url` is origin-form or absolute. */
+export interface LiveRequest {
+  readonly method: string
+  readonly url: string
+  readonly headers: HeaderMap
+  /** The body bytes, or a capture of them made while they streamed in. */
+  readonly body: Uint8Array | BodyCapture | null
+}
+
+export type ReplayDecision =
+  | { readonly type: 'serve'; readonly exchange: CassetteExchange; readonly position: number; readonly repeat: boolean }
+  | { readonly type: 'passthrough' }
+  | { readonly type: 'refuse'; readonly error: CassetteError }
+
+/** One row of the table of expected vs seen. */
+export interface ReplayRow {
+  /** The request's number in arrival order (null for an unused exchange). */
+  readonly request: number | null
+  /** The recorded exchange's position (null for an extra request). */
+  readonly position: number | null
+  readonly expected: string | null
+  readonly seen: string | null
+  readonly result: string
+}
+
+export interface ReplayVerdict {
+  readonly passed: boolean
+  readonly code: 'ERR_CASSETTE_MISMATCH' | 'ERR_CASSETTE_EXTRA' | 'ERR_CASSETTE_UNUSED' | null
+  readonly message: string
+  readonly expected: number
+  readonly served: number
+  readonly repeats: number
+  readonly passedThrough: number
+  readonly unused: number
+  readonly rows: readonly ReplayRow[]
+}
+
+/** A request's claim on a position, taken when its head arrives. */
+export interface ReplayTicket {
+  readonly request: number
+  readonly position: number | null
+}
+
+const TABLE_ROWS = 40
+
+function describe(method: string, url: string): string {
+  return `${method} ${url}`
+}
+
+/** An exchange as the table shows it: its route when that says more than `METHOD url`. */
+function describeExchange(exchange: CassetteExchange): string {
+  const request = describe(exchange.request.method, exchange.request.url)
+  return exchange.route === request || request.startsWith(exchange.route + '?') ? request : `${exchange.route} · ${request}`
+}
+
+export class ReplaySession {
+  readonly cassette: Cassette
+  readonly order: ReplayOrder
+  readonly #options: ReplayOptions
+  readonly #match: MatchOptions
+  readonly #redactor: Redactor
+  /** Match views by position, computed when first needed (a strict replay only looks at the next one). */
+  readonly #views: Array<MatchView | undefined>
+  /** Positions by key, for `order: 'any'` (built at construction) … */
+  readonly #index = new Map<string, number[]>()
+  /** … and used positions by key, for repeats (grows as exchanges are served). */
+  readonly #usedByKey = new Map<string, number[]>()
+  readonly #size: number
+  /** Per key: how many of its positions are used up (for `order: 'any'`). */
+  readonly #cursor = new Map<string, number>()
+  readonly #served: Uint8Array
+  readonly #released: number[] = []
+  /** One row per request; `expected` is filled in from `position` when the verdict is read. */
+  readonly #rows: Array<{ request: number; position: number | null; seen: string; result: string }> = []
+  readonly #servedLog: number[] = []
+  #next = 0
+  #requests = 0
+  #repeats = 0
+  #passedThrough = 0
+  #servedCount = 0
+  #failure: { code: 'ERR_CASSETTE_MISMATCH' | 'ERR_CASSETTE_EXTRA'; message: string; request: number; reason: string } | null = null
+
+  constructor(cassette: Cassette, options: ReplayOptions = {}) {
+    this.cassette = cassette
+    this.#options = options
+    this.order = options.passthroughUnmatched ? 'any' : (options.order ?? 'strict')
+    const recorded = cassette.header.match
+    this.#match = {
+      headers: (options.match?.headers ?? recorded.headers).map((name) => name.toLowerCase()),
+      ignoreQuery: options.match?.ignoreQuery ?? recorded.ignoreQuery,
+      ignoreBodyFields: options.match?.ignoreBodyFields ?? recorded.ignoreBodyFields,
+    }
+    this.#redactor = options.redactor ?? createRedactor({ keys: cassette.header.redaction.keys })
+    this.#served = new Uint8Array(cassette.exchanges.length)
+    this.#size = cassette.exchanges.length
+    this.#views = new Array<MatchView | undefined>(this.#size)
+    if (this.order === 'any') for (let position = 0; position < this.#size; position++) this.#indexed(this.#index, this.#view(position).key, position)
+  }
+
+  #view(position: number): MatchView {
+    let view = this.#views[position]
+    if (view === undefined) this.#views[position] = view = matchView((this.cassette.exchanges[position] as CassetteExchange).request, this.#match)
+    return view
+  }
+
+  #indexed(index: Map<string, number[]>, key: string, position: number): void {
+    const list = index.get(key)
+    if (list) list.push(position)
+    else index.set(key, [position])
+  }
+
+  get matchOptions(): MatchOptions {
+    return this.#match
+  }
+
+  /** Whether the verdict already failed. */
+  get failed(): boolean {
+    return this.#failure !== null
+  }
+
+  /** Claim a position for a request whose head just arrived (call synchronously, in arrival order). */
+  begin(): ReplayTicket {
+    const request = ++this.#requests
+    if (this.order !== 'strict' || this.#failure) return { request, position: null }
+    if (this.#released.length) return { request, position: this.#released.shift() as number }
+    const position = this.#next < this.#size ? this.#next++ : null
+    return { request, position }
+  }
+
+  /** Normalise a live request as the recording stored requests (redacted, bounded). */
+  async normalise(request: LiveRequest): Promise<MatchView & { readonly url: string }> {
+    const { redactor } = this
+    const limit = this.cassette.header.bodyLimit
+    const headers = storeHeaders(request.headers, redactor)
+    const capture = request.body instanceof BodyCapture ? request.body : captureBytes(request.body, limit)
+    const body = await storeBody(capture, { contentType: headerOf(request.headers, 'content-type'), contentEncoding: headerOf(request.headers, 'content-encoding'), limit, redactor })
+    const url = redactor.url(request.url)
+    return { ...matchView({ method: request.method, url, headers, body }, this.#match), url }
+  }
+
+  get redactor(): Redactor {
+    return this.#redactor
+  }
+
+  /** Decide what answers the request holding `ticket`. */
+  async decide(ticket: ReplayTicket, request: LiveRequest): Promise<ReplayDecision> {
+    const seen = await this.normalise(request)
+    return this.decideNormalised(ticket, seen)
+  }
+
+  /** `decide` for a request already normalised (benchmarks measure this step). */
+  decideNormalised(ticket: ReplayTicket, seen: MatchView & { readonly url: string }): ReplayDecision {
+    const seenText = describe(seen.method, seen.url)
+    if (this.order === 'strict' && this.#failure) {
+      const failure = this.#failure
+      this.#row(ticket.request, null, seenText, 'refused: the replay already diverged')
+      return this.#refuse(failure.code, `Failed to replay "${seenText}" (request ${ticket.request}): the replay already diverged at request ${failure.request} (${failure.reason}). Later requests are refused; fix the first divergence.`)
+    }
+    if (this.order === 'strict') return this.#decideStrict(ticket, seen, seenText)
+    return this.#decideAny(ticket, seen, seenText)
+  }
+
+  #decideStrict(ticket: ReplayTicket, seen: MatchView & { url: string }, seenText: string): ReplayDecision {
+    const position = ticket.position
+    if (position !== null && !this.#served[position]) {
+      const expected = this.#view(position)
+      const difference = describeDifference(expected, seen, this.#match)
+      if (difference === null) return this.#serve(ticket.request, position, seenText, false)
+      const repeat = this.#repeatFor(seen)
+      if (repeat !== null) {
+        this.#released.unshift(position)
+        return this.#serve(ticket.request, repeat, seenText, true)
+      }
+      const exchange = this.cassette.exchanges[position] as CassetteExchange
+      this.#row(ticket.request, position, seenText, `mismatch: ${difference}`)
+      return this.#fail(
+        'ERR_CASSETTE_MISMATCH',
+        ticket.request,
+        difference,
+        `Failed to replay "${seenText}" (request ${ticket.request}): it differs from exchange ${position + 1} of ${this.cassette.source} (${describeExchange(exchange)}): ${difference}. Re-record the cassette, or relax matching (see docs/cassettes.md).`,
+      )
+    }
+    const repeat = this.#repeatFor(seen)
+    if (repeat !== null) return this.#serve(ticket.request, repeat, seenText, true)
+    this.#row(ticket.request, null, seenText, 'extra')
+    return this.#fail(
+      'ERR_CASSETTE_EXTRA',
+      ticket.request,
+      'one request too many',
+      `Failed to replay "${seenText}" (request ${ticket.request}): all ${this.#size} recorded exchange(s) of ${this.cassette.source} were already used. Re-record the cassette, or pass --allow-repeats if repeating is expected.`,
+    )
+  }
+
+  #decideAny(ticket: ReplayTicket, seen: MatchView & { url: string }, seenText: string): ReplayDecision {
+    const found = this.#takeUnused(seen.key, seen) ?? (seen.key !== seen.looseKey ? this.#takeUnused(seen.looseKey, seen) : null)
+    if (found !== null) return this.#serve(ticket.request, found, seenText, false)
+    const repeat = this.#repeatFor(seen)
+    if (repeat !== null) return this.#serve(ticket.request, repeat, seenText, true)
+    if (this.#options.passthroughUnmatched) {
+      this.#passedThrough++
+      this.#row(ticket.request, null, seenText, 'passed through (no recording)')
+      return { type: 'passthrough' }
+    }
+    const remaining = this.#size - this.#servedCount
+    if (remaining === 0) {
+      this.#row(ticket.request, null, seenText, 'extra')
+      return this.#fail('ERR_CASSETTE_EXTRA', ticket.request, 'one request too many', `Failed to replay "${seenText}" (request ${ticket.request}): all ${this.#size} recorded exchange(s) of ${this.cassette.source} were already used. Re-record the cassette, or pass --allow-repeats if repeating is expected.`)
+    }
+    this.#row(ticket.request, null, seenText, 'mismatch: no recorded exchange matches')
+    return this.#fail(
+      'ERR_CASSETTE_MISMATCH',
+      ticket.request,
+      'no recorded exchange matches',
+      `Failed to replay "${seenText}" (request ${ticket.request}): none of the ${remaining} unused exchange(s) of ${this.cassette.source} matches it (method, path, query, body${this.#match.headers.length ? ', headers' : ''}). Re-record the cassette, or relax matching (see docs/cassettes.md).`,
+    )
+  }
+
+  /** The first unused position under `key` whose origin agrees. */
+  #takeUnused(key: string, seen: MatchView): number | null {
+    const positions = this.#index.get(key)
+    if (!positions) return null
+    let cursor = this.#cursor.get(key) ?? 0
+    while (cursor < positions.length && this.#served[positions[cursor] as number]) cursor++
+    this.#cursor.set(key, cursor)
+    for (let i = cursor; i < positions.length; i++) {
+      const position = positions[i] as number
+      if (this.#served[position]) continue
+      const expected = this.#view(position)
+      if (expected.origin === null || seen.origin === null || expected.origin === seen.origin) return position
+    }
+    return null
+  }
+
+  /** With `allowRepeats`: the last used exchange this request matches. */
+  #repeatFor(seen: MatchView): number | null {
+    if (!this.#options.allowRepeats) return null
+    for (const key of seen.key === seen.looseKey ? [seen.key] : [seen.key, seen.looseKey]) {
+      const positions = this.#usedByKey.get(key)
+      if (!positions) continue
+      for (let i = positions.length - 1; i >= 0; i--) {
+        const position = positions[i] as number
+        const expected = this.#view(position)
+        if (expected.origin === null || seen.origin === null || expected.origin === seen.origin) return position
+      }
+    }
+    return null
+  }
+
+  #serve(request: number, position: number, seenText: string, repeat: boolean): ReplayDecision {
+    const exchange = this.cassette.exchanges[position] as CassetteExchange
+    if (repeat) this.#repeats++
+    else {
+      this.#served[position] = 1
+      this.#servedCount++
+      if (this.#options.allowRepeats) this.#indexed(this.#usedByKey, this.#view(position).key, position)
+    }
+    this.#servedLog.push(position)
+    this.#row(request, position, seenText, repeat ? 'ok (repeat)' : 'ok')
+    return { type: 'serve', exchange, position, repeat }
+  }
+
+  #fail(code: 'ERR_CASSETTE_MISMATCH' | 'ERR_CASSETTE_EXTRA', request: number, reason: string, message: string): ReplayDecision {
+    this.#failure ??= { code, message, request, reason }
+    return this.#refuse(code, message)
+  }
+
+  #refuse(code: 'ERR_CASSETTE_MISMATCH' | 'ERR_CASSETTE_EXTRA', message: string): ReplayDecision {
+    return { type: 'refuse', error: new CassetteMismatchError(code, message) }
+  }
+
+  #row(request: number, position: number | null, seen: string, result: string): void {
+    this.#rows.push({ request, position, seen, result })
+  }
+
+  /** Positions served so far, in the order they were served (repeats included). */
+  get servedPositions(): readonly number[] {
+    return this.#servedLog
+  }
+
+  /** The verdict so far: unused exchanges count as failures unless `allowUnused`. */
+  verdict(): ReplayVerdict {
+    const unusedRows: ReplayRow[] = []
+    for (let position = 0; position < this.#size; position++) {
+      if (this.#served[position]) continue
+      const exchange = this.cassette.exchanges[position] as CassetteExchange
+      unusedRows.push({ request: null, position: position + 1, expected: describeExchange(exchange), seen: null, result: 'unused' })
+    }
+    const rows: ReplayRow[] = this.#rows.map(({ request, position, seen, result }) => ({
+      request,
+      position: position === null ? null : position + 1,
+      expected: position === null ? null : describeExchange(this.cassette.exchanges[position] as CassetteExchange),
+      seen,
+      result,
+    }))
+    rows.push(...unusedRows)
+    const base = {
+      expected: this.#size,
+      served: this.#servedCount,
+      repeats: this.#repeats,
+      passedThrough: this.#passedThrough,
+      unused: unusedRows.length,
+      rows,
+    }
+    if (this.#failure) return { ...base, passed: false, code: this.#failure.code, message: this.#failure.message }
+    if (unusedRows.length && !this.#options.allowUnused) {
+      const first = unusedRows[0] as ReplayRow
+      return {
+        ...base,
+        passed: false,
+        code: 'ERR_CASSETTE_UNUSED',
+        message: `Failed to finish the replay of ${this.cassette.source}: ${unusedRows.length} recorded exchange(s) were never requested (first: exchange ${first.position}, ${first.expected}). Re-record the cassette, or pass --allow-unused.`,
+      }
+    }
+    return { ...base, passed: true, code: null, message: `Replayed ${this.#servedCount} of ${this.#size} exchange(s) from ${this.cassette.source}${this.#repeats ? `, ${this.#repeats} repeat(s)` : ''}${this.#passedThrough ? `, ${this.#passedThrough} passed through` : ''}.` }
+  }
+
+  /** Throw the verdict's typed error (with the table in `details`) unless it passed. */
+  assertDone(): void {
+    const verdict = this.verdict()
+    if (verdict.passed) return
+    const details = formatReplayTable(verdict.rows)
+    if (verdict.code === 'ERR_CASSETTE_UNUSED') throw new CassetteUnusedError(verdict.message, { details })
+    throw new CassetteMismatchError(verdict.code as 'ERR_CASSETTE_MISMATCH' | 'ERR_CASSETTE_EXTRA', verdict.message, { details })
+  }
+}
+
+/**
+ * The table of expected vs seen, failures first in context. At most `limit` rows; the rest are counted.
+ * @example
+ * formatReplayTable(session.verdict().rows)
+ * //  req  #  expected                         seen              result
+ * //    1  1  GET /items/:id · GET /items/a    GET /items/a      ok
+ */
+export function formatReplayTable(rows: readonly ReplayRow[], limit = TABLE_ROWS): string {
+  const failing = rows.map((row, index) => (row.result.startsWith('ok') || row.result.startsWith('passed') ? -1 : index)).filter((index) => index >= 0)
+  // Show every failure with one row of context before it, then fill up with the first rows.
+  const shown = new Set<number>()
+  for (const index of failing) {
+    if (shown.size >= limit) break
+    if (index > 0) shown.add(index - 1)
+    shown.add(index)
+  }
+  for (let index = 0; index < rows.length && shown.size < limit; index++) shown.add(index)
+  const picked = [...shown].sort((a, b) => a - b)
+  const cells = picked.map((index) => {
+    const row = rows[index] as ReplayRow
+    return [row.request === null ? '-' : String(row.request), row.position === null ? '-' : String(row.position), clip(row.expected ?? '—'), clip(row.seen ?? '—'), row.result]
+  })
+  const header = ['req', '#', 'expected', 'seen', 'result']
+  const widths = header.map((title, column) => Math.max(title.length, ...cells.map((cell) => (cell[column] as string).length)))
+  const line = (cell: string[]) => cell.map((text, column) => (column < 2 ? text.padStart(widths[column] as number) : text.padEnd(widths[column] as number))).join('  ').trimEnd()
+  const out = [line(header), ...cells.map(line)]
+  if (rows.length > picked.length) out.push(`… ${rows.length - picked.length} more row(s)`)
+  return out.join('\n')
+}
+
+function clip(text: string, width = 60): string {
+  return text.length <= width ? text : text.slice(0, width - 1) + '…'
+}

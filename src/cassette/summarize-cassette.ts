@@ -1,0 +1,63 @@
+/** A short summary of a cassette for `inspect`: what was recorded and how each exchange ended. */
+import type { Cassette } from './cassette.js'
+
+export interface CassetteSummary {
+  readonly version: 1
+  readonly kind: 'toolstorm.cassette'
+  readonly source: string
+  readonly recorded: string
+  readonly exchanges: number
+  /** How exchanges ended for the client: response, reset, error, cancelled. */
+  readonly outcomes: Record<string, number>
+  /** Statuses the client received. */
+  readonly statuses: Record<string, number>
+  /** Injected faults by kind. */
+  readonly faults: Record<string, number>
+  readonly effects: number
+  /** Bodies stored as a prefix only (raise the body limit to keep them whole). */
+  readonly truncatedBodies: number
+  /** Requests answered before their body was read (replay does not compare those bodies). */
+  readonly unknownRequestBodies: number
+}
+
+export function summarizeCassette(cassette: Cassette): CassetteSummary {
+  const outcomes: Record<string, number> = {}
+  const statuses: Record<string, number> = {}
+  const faults: Record<string, number> = {}
+  let effects = 0
+  let truncated = 0
+  let unknown = 0
+  for (const exchange of cassette.exchanges) {
+    outcomes[exchange.outcome] = (outcomes[exchange.outcome] ?? 0) + 1
+    if (exchange.response && exchange.outcome === 'response') statuses[exchange.response.status] = (statuses[exchange.response.status] ?? 0) + 1
+    if (exchange.fault?.injected) faults[exchange.fault.kind] = (faults[exchange.fault.kind] ?? 0) + 1
+    effects += exchange.effects.length
+    for (const body of [exchange.request.body, exchange.response?.body, exchange.upstream?.body]) if (body?.truncated) truncated++
+    if (exchange.request.bodyUnknown) unknown++
+  }
+  return {
+    version: 1,
+    kind: 'toolstorm.cassette',
+    source: cassette.header.source,
+    recorded: cassette.header.recorded,
+    exchanges: cassette.exchanges.length,
+    outcomes,
+    statuses,
+    faults,
+    effects,
+    truncatedBodies: truncated,
+    unknownRequestBodies: unknown,
+  }
+}
+
+/** The summary as the lines `inspect` prints before the per-run summaries. */
+export function formatCassetteSummary(summary: CassetteSummary): string[] {
+  const list = (counts: Record<string, number>) => Object.entries(counts).map(([name, count]) => `${name} ${count}`).join(', ') || 'none'
+  const lines = [
+    `Valid cassette v1: ${summary.exchanges} exchanges, ${summary.effects} effects (recorded ${summary.recorded} via ${summary.source})`,
+    `  outcomes: ${list(summary.outcomes)}; statuses: ${list(summary.statuses)}`,
+  ]
+  if (summary.truncatedBodies) lines.push(`  truncated bodies: ${summary.truncatedBodies} (only a prefix is stored; replay serves it as stored)`)
+  if (summary.unknownRequestBodies) lines.push(`  requests answered before their body was read: ${summary.unknownRequestBodies} (replay does not compare those bodies)`)
+  return lines
+}

@@ -1,0 +1,63 @@
+/**
+ * Options for recording cassettes, shared by `proxy --record`, `record` and `replay`.
+ */
+import type { Argv } from 'yargs'
+import { createCassetteRecorder, type CassetteRecorder } from '../../cassette/cassette-recorder.js'
+import { ConfigError } from '../../errors.js'
+import { DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT, type MatchOptions } from '../../engine/schema/cassette.js'
+import type { Storm } from '../../engine/storm.js'
+
+export interface MatchArgs {
+  'match-header': string[]
+  'ignore-query': string[]
+  'ignore-body-field': string[]
+}
+
+export interface RecordArgs extends MatchArgs {
+  'body-limit': number
+  'exclude-header': string[]
+  'include-header': string[]
+}
+
+/** `--match-header`, `--ignore-query`, `--ignore-body-field`. */
+export function matchOptions<T>(yargs: Argv<T>): Argv<T & MatchArgs> {
+  return yargs
+    .option('match-header', { type: 'string', array: true, default: [] as string[], describe: 'Request header replay compares too (repeatable)' })
+    .option('ignore-query', { type: 'string', array: true, default: [] as string[], describe: 'Query parameter replay ignores (repeatable)' })
+    .option('ignore-body-field', { type: 'string', array: true, default: [] as string[], describe: 'JSON body field replay ignores, at any depth (repeatable)' }) as unknown as Argv<T & MatchArgs>
+}
+
+/** `--body-limit`, `--exclude-header` and the matching options. */
+export function recordOptions<T>(yargs: Argv<T>): Argv<T & RecordArgs> {
+  return matchOptions(yargs)
+    .option('body-limit', { type: 'number', default: DEFAULT_BODY_LIMIT, describe: 'Bytes stored per body; longer bodies keep a prefix marked truncated' })
+    .option('exclude-header', { type: 'string', array: true, default: [] as string[], describe: 'Header never stored (repeatable); secret headers are stored as [REDACTED] anyway' })
+    .option('include-header', { type: 'string', array: true, default: [] as string[], describe: 'Store only these headers (repeatable allow-list); secret ones are still redacted' }) as unknown as Argv<T & RecordArgs>
+}
+
+/** Matching options given on the command line (empty lists mean "as recorded"). */
+export function matchFromArgs(args: MatchArgs): Partial<MatchOptions> {
+  return {
+    ...(args['match-header'].length ? { headers: args['match-header'].map(String) } : {}),
+    ...(args['ignore-query'].length ? { ignoreQuery: args['ignore-query'].map(String) } : {}),
+    ...(args['ignore-body-field'].length ? { ignoreBodyFields: args['ignore-body-field'].map(String) } : {}),
+  }
+}
+
+/** A recorder writing to `file` for a proxy with these targets. */
+export function recorderFromArgs(storm: Storm, file: string, args: RecordArgs & { target: string[] }): CassetteRecorder {
+  const limit = args['body-limit']
+  if (!Number.isInteger(limit) || limit < 0 || limit > MAX_BODY_LIMIT) {
+    throw new ConfigError(`Failed to record ${file}: --body-limit must be an integer from 0 to ${MAX_BODY_LIMIT} bytes, got ${limit}.`, { code: 'ERR_USAGE' })
+  }
+  return createCassetteRecorder(storm, {
+    file,
+    source: 'proxy',
+    urlForm: args.target.length ? 'origin' : 'absolute',
+    targets: args.target,
+    bodyLimit: limit,
+    excludeHeaders: args['exclude-header'].map(String),
+    includeHeaders: args['include-header'].map(String),
+    match: matchFromArgs(args),
+  })
+}

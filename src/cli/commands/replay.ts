@@ -1,0 +1,102 @@
+/**
+ * `toolstorm replay FILE [--port P] [-- <command>]`: serve a cassette with no upstream, as a base
+ * URL or an HTTP proxy. With a command, run it against the replay, then exit 1 when the replay
+ * failed (a mismatch, an extra or an unused exchange) and with the command's code otherwise.
+ * Without a command, serve until SIGINT/SIGTERM, then exit with the verdict.
+ */
+import type { Argv, CommandModule } from 'yargs'
+import { Cassette } from '../../cassette/cassette.js'
+import { replayReport } from '../../cassette/replay-report.js'
+import { formatReplayTable } from '../../cassette/replay-session.js'
+import { startReplayServer, type ReplayServerMode } from '../../cassette/replay-server.js'
+import { ERROR_CODES } from '../../errors.js'
+import { createRedactor } from '../../engine/redact/index.js'
+import { writeFileAtomic } from '../../io/write-file-atomic.js'
+import { printError, printLine } from '../output.js'
+import { commandEnvironment, runCommand, untilSignal } from '../run-command.js'
+import { proxyOptions, stormFromArgs, type ProxyArgs } from './proxy.js'
+import { matchFromArgs, recordOptions, type RecordArgs } from './record-options.js'
+import { commandAfterDashes, runRecording } from './record.js'
+
+interface ReplayArgs extends ProxyArgs, RecordArgs {
+  file: string
+  mode: ReplayServerMode | 'record'
+  order: 'strict' | 'any'
+  'allow-repeats': boolean
+  'allow-unused': boolean
+  '--'?: Array<string | number>
+}
+
+export const replayCommand: CommandModule<object, ReplayArgs> = {
+  command: 'replay <file>',
+  describe: 'Serve a cassette with no upstream (base URL or HTTP proxy); strict by default',
+  builder: (yargs: Argv) =>
+    recordOptions(proxyOptions(yargs.parserConfiguration({ 'populate--': true, 'parse-positional-numbers': false }).positional('file', { type: 'string', demandOption: true, describe: 'Cassette (JSON Lines)' })))
+      .option('mode', {
+        choices: ['replay', 'update', 'passthrough-unmatched', 'record'] as const,
+        default: 'replay' as const,
+        describe: 'replay: never reach the network. passthrough-unmatched: forward what matches nothing. update: forward and record it, then rewrite the cassette. record: record anew (as `toolstorm record`).',
+      })
+      .option('order', { choices: ['strict', 'any'] as const, default: 'strict' as const, describe: 'strict: requests must come in recorded order. any: each takes the first unused exchange it matches.' })
+      .option('allow-repeats', { type: 'boolean', default: false, describe: 'A repeated request replays its exchange again instead of failing as extra' })
+      .option('allow-unused', { type: 'boolean', default: false, describe: 'Recorded exchanges never requested do not fail the replay' })
+      .example('$0 replay incident.cassette.jsonl --port 0 -- node agent.js', 'the agent calls $TOOLSTORM_PROXY_URL (or uses HTTP_PROXY); exit 1 if the replay diverged') as unknown as Argv<ReplayArgs>,
+  async handler(args) {
+    const command = commandAfterDashes(args)
+    if (args.mode === 'record') {
+      process.exitCode = await runRecording(args.file, args, command)
+      return
+    }
+    if (!['127.0.0.1', 'localhost', '::1'].includes(args.host)) printError(`listening on ${args.host}: anyone who can reach it can read this cassette. Keep the admin token secret.`)
+    const cassette = await Cassette.load(args.file)
+    const storm = await stormFromArgs(args)
+    const config = storm.config
+    const recordedSecrets = cassette.header.redaction.secrets
+    if (recordedSecrets > 0 && config.redact.secrets.length === 0) {
+      printError(`${args.file} was recorded with ${recordedSecrets} literal secret(s): pass the same --rules file (its "redact" section) so requests are redacted, and match, as they were recorded.`)
+    }
+    const replay = await startReplayServer(cassette, {
+      mode: args.mode,
+      host: args.host,
+      port: args.port,
+      adminPort: args['admin-port'],
+      ...(args['admin-token'] ? { adminToken: args['admin-token'] } : {}),
+      targets: args.target,
+      storm,
+      order: args.order,
+      allowRepeats: args['allow-repeats'],
+      allowUnused: args['allow-unused'],
+      match: matchFromArgs(args),
+      redactor: createRedactor({ keys: [...cassette.header.redaction.keys, ...config.redact.keys], secrets: config.redact.secrets }),
+    })
+    const banner = command.length ? printError : printLine
+    const lines = [
+      `toolstorm replay ${replay.url} (${cassette.exchanges.length} exchanges from ${args.file}, mode ${replay.mode}, order ${replay.session.order}) · admin ${replay.adminUrl}`,
+      `admin token: ${replay.token}  (GET ${replay.adminUrl}/report for the verdict)`,
+    ]
+    let code = 0
+    if (command.length) {
+      for (const line of lines) banner(line)
+      code = await runCommand(command, commandEnvironment({ proxyUrl: replay.url, adminUrl: replay.adminUrl, adminToken: replay.token, httpProxy: true }))
+    } else {
+      const stopped = untilSignal()
+      for (const line of lines) banner(line)
+      await stopped
+    }
+    const verdict = await replay.close()
+    if (args.report) {
+      await writeFileAtomic(args.report, JSON.stringify(replayReport(replay.session, replay.mode), null, 2) + '\n')
+      printError(`replay report written to ${args.report}`)
+    }
+    if (args.mode === 'update') printError(`cassette rewritten: ${args.file}`)
+    if (verdict.passed) {
+      printError(verdict.message)
+      process.exitCode = code
+      return
+    }
+    printError(verdict.message)
+    for (const line of formatReplayTable(verdict.rows).split('\n')) process.stderr.write(`  ${line}\n`)
+    process.stderr.write(`  (${verdict.code})\n`)
+    process.exitCode = ERROR_CODES[verdict.code as keyof typeof ERROR_CODES].exit
+  },
+}

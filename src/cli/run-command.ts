@@ -1,0 +1,70 @@
+/**
+ * Running a user's command next to a proxy or replay server (`record FILE -- cmd`,
+ * `replay FILE -- cmd`): the child inherits stdio and gets the server's URLs in its environment;
+ * SIGINT and SIGTERM are passed on to it; its exit code is what the caller reports.
+ */
+import { spawn } from 'node:child_process'
+import os from 'node:os'
+import { printError } from './output.js'
+
+export interface CommandEnv {
+  /** The URL clients use: the proxy or replay server (`TOOLSTORM_PROXY_URL`). */
+  proxyUrl: string
+  /** Admin API (`TOOLSTORM_SIDECAR`, which the effects helpers read). */
+  adminUrl: string
+  adminToken: string
+  /** Also set `HTTP_PROXY`/`http_proxy` (forward mode, and replay). */
+  httpProxy: boolean
+}
+
+/** The environment the child runs with. */
+export function commandEnvironment(env: CommandEnv): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    TOOLSTORM_PROXY_URL: env.proxyUrl,
+    TOOLSTORM_SIDECAR: env.adminUrl,
+    TOOLSTORM_ADMIN_TOKEN: env.adminToken,
+    ...(env.httpProxy ? { HTTP_PROXY: env.proxyUrl, http_proxy: env.proxyUrl } : {}),
+  }
+}
+
+/** Run `command` to its end; resolves with its exit code (128 + n when a signal ended it, 127 when it cannot start). */
+export function runCommand(command: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+  return new Promise((resolve) => {
+    const [file, ...args] = command as [string, ...string[]]
+    const child = spawn(file, args, { stdio: 'inherit', env })
+    const forward = (signal: NodeJS.Signals) => () => {
+      if (child.exitCode === null) child.kill(signal)
+    }
+    const onInt = forward('SIGINT')
+    const onTerm = forward('SIGTERM')
+    process.on('SIGINT', onInt)
+    process.on('SIGTERM', onTerm)
+    let settled = false
+    const done = (code: number) => {
+      if (settled) return
+      settled = true
+      process.off('SIGINT', onInt)
+      process.off('SIGTERM', onTerm)
+      resolve(code)
+    }
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      printError(`Failed to run "${file}": ${error.code === 'ENOENT' ? 'command not found' : error.message}. Check the command after "--".`)
+      done(127)
+    })
+    child.once('exit', (code, signal) => done(code ?? 128 + (signal ? (os.constants.signals[signal] ?? 0) : 0)))
+  })
+}
+
+/** Resolve on the first SIGINT or SIGTERM. */
+export function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      process.off('SIGINT', stop)
+      process.off('SIGTERM', stop)
+      resolve(signal)
+    }
+    process.on('SIGINT', stop)
+    process.on('SIGTERM', stop)
+  })
+}

@@ -1,0 +1,155 @@
+/**
+ * The cassette: recorded HTTP exchanges, stored as JSON Lines. Line 1 is the header; every
+ * further line is one exchange, in the order the requests arrived. Loading streams line by
+ * line, so no single giant string is ever built.
+ *
+ * Everything stored went through the redactor first: URLs, headers, bodies, keys and effects.
+ * @see docs/cassettes.md
+ */
+import { z } from 'zod'
+import { FAULT_KINDS } from '../faults/registry.js'
+import { seedSchema } from './config.js'
+import { ruleSchema } from './rule.js'
+
+export const CASSETTE_KIND = 'toolstorm.cassette'
+/** Default bound on each stored body (bytes); longer bodies keep a prefix and say so. */
+export const DEFAULT_BODY_LIMIT = 1024 * 1024
+/** Largest body bound a cassette may declare. */
+export const MAX_BODY_LIMIT = 64 * 1024 * 1024
+/** Exchanges one cassette may hold. */
+export const MAX_CASSETTE_EXCHANGES = 1_000_000
+
+const seconds = z.number().min(0)
+const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/, { error: 'expected a header name (an HTTP token)' })
+
+/** Header values as they were sent (redacted); repeated headers keep every value. */
+export const storedHeadersSchema = z.record(headerName, z.union([z.string(), z.array(z.string()).max(1000)]))
+
+/** A stored body: UTF-8 text as text, anything else as base64. */
+export const storedBodySchema = z.strictObject({
+  encoding: z.enum(['utf8', 'base64'], { error: 'expected "utf8" or "base64"' }),
+  data: z.string(),
+  /** Bytes of the body as it travelled (still content-encoded), whatever was stored. */
+  size: z.int().min(0),
+  /** Only a prefix of the body is stored (see the header's `bodyLimit`). */
+  truncated: z.boolean(),
+  /** The content-encoding removed before storing, so the body could be redacted. */
+  decoded: z.enum(['gzip', 'deflate', 'br']).optional(),
+})
+
+export const storedRequestSchema = z.strictObject({
+  method: z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}$/, { error: 'expected an HTTP method' }),
+  /** Origin-form (`/path?query`, the client addressed the proxy) or absolute-form (`http://host/path`). */
+  url: z.string().min(1).max(65_536),
+  headers: storedHeadersSchema,
+  body: storedBodySchema.nullable(),
+  /**
+   * The request was answered before its body was read (a fault before the upstream), so the
+   * body is unknown and replay does not compare it. Present only when true.
+   */
+  bodyUnknown: z.literal(true).optional(),
+})
+
+export const storedResponseSchema = z.strictObject({
+  status: z.int().min(100).max(599),
+  headers: storedHeadersSchema,
+  body: storedBodySchema.nullable(),
+})
+
+export const storedFaultSchema = z.strictObject({
+  rule: z.string().min(1),
+  kind: z.enum(FAULT_KINDS),
+  phase: z.enum(['before-upstream', 'after-commit', 'on-response']),
+  /** Whether the fault really happened (a lost response on an upstream error does not). */
+  injected: z.boolean(),
+})
+
+export const storedEffectSchema = z.strictObject({
+  name: z.string().min(1),
+  key: z.string().min(1),
+  /** Seconds since the run started. */
+  at: seconds,
+  /** Per-run identity of the raw (name, key) pair, in first-seen order. */
+  identity: z.int().min(1),
+  redacted: z.boolean(),
+})
+
+export const cassetteExchangeSchema = z.strictObject({
+  /** Position in the cassette, from 1; requests are replayed in this order. */
+  seq: z.int().min(1),
+  run: z.string().min(1).max(200),
+  /** The call id in its run (null when the call budget refused the request). */
+  call: z.int().min(1).nullable(),
+  route: z.string().min(1),
+  /** Per-route ordinal in the run (null when refused). */
+  ordinal: z.int().min(1).nullable(),
+  /** The invocation key, redacted (null when refused). */
+  key: z.string().min(1).nullable(),
+  parent: z.int().min(1).nullable(),
+  /** Seconds since the run started. */
+  started: seconds,
+  elapsed: seconds,
+  request: storedRequestSchema,
+  /** How the exchange ended for the client. */
+  outcome: z.enum(['response', 'reset', 'error', 'cancelled']),
+  /** What the client received: null for a reset; for `error`, the head and the bytes before the break. */
+  response: storedResponseSchema.nullable(),
+  /** The upstream's own answer when the client did not get it unchanged (a lost response, schema drift). */
+  upstream: storedResponseSchema.nullable(),
+  /** Whether the upstream received the request. */
+  executed: z.boolean(),
+  fault: storedFaultSchema.nullable(),
+  /** Seconds the client was told to wait, injected or real. */
+  retryAfter: seconds.nullable(),
+  /** A stable code for transport failures (`ECONNRESET`, `UPSTREAM_UNREACHABLE`, `CLIENT_ABORTED`). */
+  error: z.string().nullable(),
+  /** Commits the tool side reported for this exchange (evidence; replay never performs them). */
+  effects: z.array(storedEffectSchema).max(10_000),
+})
+
+export const matchOptionsSchema = z.strictObject({
+  /** Request headers compared in replay (lowercase names); redacted values compare equal. */
+  headers: z.array(z.string().min(1)).max(100).default([]),
+  /** Query parameters ignored in replay (volatile values such as timestamps). */
+  ignoreQuery: z.array(z.string().min(1)).max(100).default([]),
+  /** JSON body fields ignored in replay, at any depth (`request_id`, `timestamp`). */
+  ignoreBodyFields: z.array(z.string().min(1)).max(100).default([]),
+})
+
+export const cassetteHeaderSchema = z.strictObject({
+  $schema: z.string().optional(),
+  version: z.literal(1, { error: 'expected cassette version 1' }),
+  kind: z.literal(CASSETTE_KIND, { error: `expected "${CASSETTE_KIND}"` }),
+  toolstorm: z.string(),
+  /** When recording started (ISO 8601); exchange timings are relative to their run. */
+  recorded: z.iso.datetime({ offset: true }),
+  /** How the exchanges were captured. */
+  source: z.enum(['proxy', 'in-process', 'har', 'replay-update']),
+  /** Reverse-mode targets (redacted), for tools that need absolute URLs (HAR export). */
+  targets: z.array(z.string()).max(100),
+  /** Exchange lines that follow; a file with fewer is truncated. */
+  exchanges: z.int().min(0).max(MAX_CASSETTE_EXCHANGES),
+  seed: seedSchema,
+  clock: z.string(),
+  maxCalls: z.int().min(1).nullable(),
+  routes: z.record(z.string(), z.string()),
+  /** The rules in force (redacted): evidence of which faults were injected. */
+  rules: z.array(ruleSchema).max(100),
+  bodyLimit: z.int().min(0).max(MAX_BODY_LIMIT),
+  match: matchOptionsSchema,
+  /** Extra secret names used while recording, and how many literal secrets (never their values). */
+  redaction: z.strictObject({ keys: z.array(z.string().min(1)).max(1000), secrets: z.int().min(0) }),
+})
+
+/** Any line of a cassette file: the header, or an exchange. */
+export const cassetteLineSchema = z.union([cassetteHeaderSchema, cassetteExchangeSchema])
+
+export type CassetteHeader = z.infer<typeof cassetteHeaderSchema>
+export type CassetteExchange = z.infer<typeof cassetteExchangeSchema>
+export type StoredBody = z.infer<typeof storedBodySchema>
+export type StoredRequest = z.infer<typeof storedRequestSchema>
+export type StoredResponse = z.infer<typeof storedResponseSchema>
+export type StoredEffect = z.infer<typeof storedEffectSchema>
+export type StoredFault = z.infer<typeof storedFaultSchema>
+export type MatchOptions = z.infer<typeof matchOptionsSchema>
+export type StoredHeaders = z.infer<typeof storedHeadersSchema>

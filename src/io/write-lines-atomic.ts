@@ -1,0 +1,62 @@
+/**
+ * Write a JSON Lines file atomically without building one giant string: lines are streamed into
+ * a temporary file in the same folder, which is fsynced and renamed over the target (then the
+ * folder is fsynced). A crash, even `kill -9`, leaves the previous file or the new complete one.
+ * Owner-only permissions by default.
+ * @see write-file-atomic.ts for the single-buffer variant.
+ */
+import { randomBytes } from 'node:crypto'
+import { createReadStream, promises as fs } from 'node:fs'
+import path from 'node:path'
+
+/** Where the lines come from: strings (without their newline), or a byte range of a file to copy as is. */
+export type LineSource = Iterable<string> | AsyncIterable<string>
+
+export interface WriteLinesOptions {
+  /** File mode of the new file. Default 0o600. */
+  mode?: number
+  /** Bytes of an existing file to append after the lines (already newline-terminated). */
+  copyFrom?: { file: string; bytes: number }
+}
+
+const BATCH_BYTES = 256 * 1024
+
+/** Write `lines` (each followed by `\n`) to `target` atomically. */
+export async function writeLinesAtomic(target: string, lines: LineSource, options: WriteLinesOptions = {}): Promise<void> {
+  const directory = path.dirname(path.resolve(target))
+  await fs.mkdir(directory, { recursive: true })
+  const temp = path.join(directory, `.toolstorm-${randomBytes(6).toString('hex')}.tmp`)
+  let handle: fs.FileHandle | null = null
+  try {
+    handle = await fs.open(temp, 'wx', options.mode ?? 0o600)
+    let batch: string[] = []
+    let batchBytes = 0
+    for await (const line of lines) {
+      batch.push(line, '\n')
+      batchBytes += line.length + 1
+      if (batchBytes >= BATCH_BYTES) {
+        await handle.write(batch.join(''))
+        batch = []
+        batchBytes = 0
+      }
+    }
+    if (batch.length) await handle.write(batch.join(''))
+    if (options.copyFrom && options.copyFrom.bytes > 0) {
+      const out = handle
+      for await (const chunk of createReadStream(options.copyFrom.file, { start: 0, end: options.copyFrom.bytes - 1, highWaterMark: BATCH_BYTES })) await out.write(chunk as Buffer)
+    }
+    await handle.sync()
+    await handle.close()
+    handle = null
+    await fs.rename(temp, target)
+  } catch (error) {
+    await handle?.close().catch(() => undefined)
+    await fs.rm(temp, { force: true }).catch(() => undefined)
+    throw error
+  }
+  const dir = await fs.open(directory, 'r').catch(() => null)
+  if (dir) {
+    await dir.sync().catch(() => undefined)
+    await dir.close()
+  }
+}

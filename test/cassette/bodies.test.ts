@@ -1,0 +1,94 @@
+import { createHash, randomBytes } from 'node:crypto'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { fetch as undiciFetch } from 'undici'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createCassetteRecorder } from '../../src/cassette/cassette-recorder.js'
+import { Cassette } from '../../src/cassette/cassette.js'
+import { startReplayServer } from '../../src/cassette/replay-server.js'
+import { createStorm } from '../../src/engine/storm.js'
+import { startProxy } from '../../src/proxy/proxy-server.js'
+
+const binary = randomBytes(3 * 1024 * 1024)
+const text = 'line of text with ünïcödé\n'.repeat(8000)
+let upstream: http.Server
+let upstreamUrl: string
+beforeAll(async () => {
+  upstream = http.createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => chunks.push(chunk))
+    req.on('end', () => {
+      if (req.url === '/binary') {
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': binary.length })
+        return res.end(binary)
+      }
+      if (req.url === '/text') {
+        res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' })
+        return res.end(text)
+      }
+      if (req.url === '/upload') {
+        const body = Buffer.concat(chunks)
+        res.writeHead(200, { 'content-type': 'application/json' })
+        return res.end(JSON.stringify({ bytes: body.length, sha256: createHash('sha256').update(body).digest('hex') }))
+      }
+      res.writeHead(404).end()
+    })
+  })
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
+  upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`
+})
+afterAll(async () => {
+  await new Promise((resolve) => upstream.close(resolve))
+})
+
+async function record(bodyLimit: number, traffic: (base: string) => Promise<void>): Promise<Cassette> {
+  const storm = createStorm({})
+  const recorder = createCassetteRecorder(storm, { urlForm: 'origin', bodyLimit })
+  const proxy = await startProxy({ targets: [upstreamUrl], storm, observer: recorder.observer })
+  await traffic(proxy.url)
+  await proxy.close()
+  await recorder.close()
+  return recorder.cassette()
+}
+
+describe('bodies in cassettes', () => {
+  it('round-trips a large binary body byte for byte, as base64, both ways', async () => {
+    const upload = randomBytes(2 * 1024 * 1024)
+    const traffic = async (base: string) => {
+      expect(Buffer.from(await (await undiciFetch(`${base}/binary`)).arrayBuffer()).equals(binary)).toBe(true)
+      await (await undiciFetch(`${base}/upload`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: upload })).text()
+    }
+    const cassette = await record(4 * 1024 * 1024, traffic)
+    expect(cassette.exchanges[0]!.response!.body).toMatchObject({ encoding: 'base64', size: binary.length, truncated: false })
+    expect(cassette.exchanges[1]!.request.body).toMatchObject({ encoding: 'base64', size: upload.length, truncated: false })
+    const replay = await startReplayServer(Cassette.parse(cassette.toString()))
+    await traffic(replay.url)
+    expect((await replay.close()).passed).toBe(true)
+  })
+
+  it('truncates a body over the limit, marks it, and replays the stored prefix', async () => {
+    const cassette = await record(64 * 1024, async (base) => {
+      expect(await (await undiciFetch(`${base}/text`)).text()).toBe(text)
+    })
+    const stored = cassette.exchanges[0]!.response!.body!
+    expect(stored).toMatchObject({ encoding: 'utf8', truncated: true, size: Buffer.byteLength(text) })
+    expect(Buffer.byteLength(stored.data)).toBeLessThanOrEqual(64 * 1024)
+    expect(text.startsWith(stored.data)).toBe(true)
+    const replay = await startReplayServer(cassette)
+    const response = await undiciFetch(`${replay.url}/text`)
+    expect(await response.text()).toBe(stored.data)
+    expect(response.headers.get('content-length')).toBe(String(Buffer.byteLength(stored.data)))
+    expect((await replay.close()).passed).toBe(true)
+  })
+
+  it('matches a replayed upload over the limit by the same stored prefix', async () => {
+    const upload = Buffer.from('x'.repeat(200_000))
+    const cassette = await record(1024, async (base) => {
+      await (await undiciFetch(`${base}/upload`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: upload })).text()
+    })
+    expect(cassette.exchanges[0]!.request.body).toMatchObject({ truncated: true, size: 200_000 })
+    const replay = await startReplayServer(cassette)
+    expect((await undiciFetch(`${replay.url}/upload`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: upload })).status).toBe(200)
+    expect((await replay.close()).passed).toBe(true)
+  })
+})

@@ -1,0 +1,157 @@
+import { randomBytes } from 'node:crypto'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import zlib from 'node:zlib'
+import { fetch as undiciFetch } from 'undici'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createCassetteRecorder } from '../../src/cassette/cassette-recorder.js'
+import { Cassette } from '../../src/cassette/cassette.js'
+import { exportHar } from '../../src/cassette/har-export.js'
+import { startReplayServer } from '../../src/cassette/replay-server.js'
+import { createStorm } from '../../src/engine/storm.js'
+import { startProxy } from '../../src/proxy/proxy-server.js'
+import { fakeSecrets, leaks, type FakeSecrets } from '../helpers/fake-secrets.js'
+
+/** An upstream that hands secrets back in every way a response can: headers, cookies, JSON, SSE, gzip, base64. */
+async function startLeakyUpstream(secrets: FakeSecrets): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => chunks.push(chunk))
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', 'http://x')
+      if (url.pathname === '/echo') {
+        res.writeHead(200, { 'content-type': 'application/json', 'set-cookie': [`session=${secrets.session}; HttpOnly`], 'x-upstream-token': secrets.github })
+        return res.end(JSON.stringify({ headers: req.headers, body: Buffer.concat(chunks).toString(), url: req.url }))
+      }
+      if (url.pathname === '/stream') {
+        res.writeHead(200, { 'content-type': 'text/event-stream' })
+        res.write(`data: ${JSON.stringify({ delta: `key ${secrets.anthropic}` })}\n\n`)
+        return res.end(`data: ${JSON.stringify({ api_key: secrets.openai })}\n\ndata: [DONE]\n\n`)
+      }
+      if (url.pathname === '/gzip') {
+        const gz = zlib.gzipSync(JSON.stringify({ token: secrets.jwt, note: `aws ${secrets.aws}` }))
+        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': gz.length })
+        return res.end(gz)
+      }
+      if (url.pathname === '/blob') {
+        res.writeHead(200, { 'content-type': 'application/json' })
+        return res.end(JSON.stringify({ data: Buffer.from(`Authorization: Bearer ${secrets.github}`).toString('base64') }))
+      }
+      res.writeHead(404).end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((resolve) => server.close(() => resolve())) }
+}
+
+let dir: string
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-redaction-'))
+})
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true })
+})
+
+async function recordLeakyTraffic(secrets: FakeSecrets, file: string): Promise<void> {
+  const upstream = await startLeakyUpstream(secrets)
+  const storm = createStorm({ redact: { keys: ['x-tenant-pass'], secrets: [secrets.password] } })
+  const recorder = createCassetteRecorder(storm, { file, source: 'proxy', urlForm: 'origin', targets: [upstream.url] })
+  const proxy = await startProxy({ targets: [upstream.url], storm, observer: recorder.observer })
+  const send = (pathname: string, init: Parameters<typeof undiciFetch>[1] = {}) => undiciFetch(proxy.url + pathname, init).then((r) => r.text())
+  await send(`/echo?api_key=${secrets.openai}&q=${encodeURIComponent(`find ${secrets.github}`)}&next=${encodeURIComponent(`/cb?t=${secrets.jwt}`)}`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${secrets.anthropic}`,
+      'x-api-key': secrets.openai,
+      cookie: `session=${secrets.session}`,
+      'x-debug': `retrying with ${secrets.github}`,
+      'x-tenant-pass': secrets.session,
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({ messages: [{ role: 'user', content: `use ${secrets.aws} and ${secrets.password}` }], nested: { credentials: { v: secrets.jwt } }, password: secrets.password }),
+  })
+  await send('/echo', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `user=agent&password=${encodeURIComponent(secrets.password)}&note=${encodeURIComponent(secrets.github)}` })
+  await send('/echo', { method: 'POST', headers: { authorization: `Basic ${Buffer.from(`agent:${secrets.password}`).toString('base64')}` } })
+  await send('/stream')
+  await send('/gzip')
+  await send('/blob')
+  await proxy.close()
+  await recorder.close()
+  await upstream.close()
+}
+
+describe('secrets never reach a cassette', () => {
+  it('keeps every fake secret out of the raw cassette bytes and their decoded forms', async () => {
+    const secrets = fakeSecrets()
+    const file = path.join(dir, 'leaky.cassette.jsonl')
+    await recordLeakyTraffic(secrets, file)
+    const raw = await readFile(file, 'utf8')
+    expect(leaks(raw, secrets)).toEqual([])
+    // Bodies stored as base64 are decoded and scanned too, as are percent-encoded URLs.
+    const cassette = await Cassette.load(file)
+    expect(cassette.exchanges).toHaveLength(6)
+    for (const exchange of cassette.exchanges) {
+      for (const body of [exchange.request.body, exchange.response?.body, exchange.upstream?.body]) {
+        if (body) expect(leaks(body.encoding === 'base64' ? Buffer.from(body.data, 'base64').toString('latin1') : body.data, secrets)).toEqual([])
+      }
+      expect(leaks(decodeURIComponent(exchange.request.url), secrets)).toEqual([])
+    }
+    // The field stays; its value becomes [REDACTED].
+    const first = cassette.exchanges[0]!
+    expect(first.request.headers).toMatchObject({ authorization: '[REDACTED]', 'x-api-key': '[REDACTED]', cookie: '[REDACTED]', 'x-tenant-pass': '[REDACTED]' })
+    expect([first.response!.headers['set-cookie']].flat()).toEqual(['[REDACTED]'])
+    expect(first.request.url).toContain('api_key=[REDACTED]')
+    expect(JSON.parse(first.request.body!.data)).toMatchObject({ password: '[REDACTED]', nested: { credentials: '[REDACTED]' } })
+    // The HAR export and the cassette's reports are as clean.
+    expect(leaks(JSON.stringify(exportHar(cassette)), secrets)).toEqual([])
+    expect(leaks(JSON.stringify(cassette.toReports()), secrets)).toEqual([])
+    // Whatever was scrubbed, the recording still replays against requests with other real secrets.
+    const replay = await startReplayServer(cassette, { order: 'any', allowUnused: true })
+    const other = fakeSecrets()
+    const response = await undiciFetch(`${replay.url}/echo`, { method: 'POST', headers: { authorization: `Basic ${Buffer.from(`agent:${other.password}`).toString('base64')}` } })
+    expect(response.status).toBe(200)
+    await response.text()
+    expect((await replay.close()).served).toBe(1)
+  })
+
+  it('leaves near misses alone: ordinary ids, digests and counters stay as they were', async () => {
+    const upstream = await startLeakyUpstream(fakeSecrets())
+    const storm = createStorm({})
+    const recorder = createCassetteRecorder(storm, { urlForm: 'origin' })
+    const proxy = await startProxy({ targets: [upstream.url], storm, observer: recorder.observer })
+    const digest = randomBytes(32).toString('hex')
+    const body = JSON.stringify({ idempotency_key: 'order-1729', sha: digest, max_tokens: 100, next_page_token: 'CAE3' })
+    await undiciFetch(`${proxy.url}/echo?page=2&sha=${digest}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then((r) => r.text())
+    await proxy.close()
+    await upstream.close()
+    const [exchange] = (await recorder.cassette()).exchanges
+    expect(exchange!.request.url).toBe(`/echo?page=2&sha=${digest}`)
+    expect(exchange!.request.body!.data).toBe(body)
+  })
+
+  it('stores only allow-listed headers when asked, drops excluded ones, and still redacts secret ones', async () => {
+    const secrets = fakeSecrets()
+    const upstream = await startLeakyUpstream(secrets)
+    const headers = { authorization: `Bearer ${secrets.github}`, 'x-tenant': 'acme', 'user-agent': 'agent/1', 'x-trace': 't-1' }
+    const recordWith = async (options: { includeHeaders?: string[]; excludeHeaders?: string[] }) => {
+      const storm = createStorm({})
+      const recorder = createCassetteRecorder(storm, { urlForm: 'origin', ...options })
+      const proxy = await startProxy({ targets: [upstream.url], storm, observer: recorder.observer })
+      await undiciFetch(`${proxy.url}/echo`, { method: 'POST', headers, body: 'x' }).then((r) => r.text())
+      await proxy.close()
+      await recorder.close()
+      return (await recorder.cassette()).exchanges[0]!
+    }
+    const allowed = await recordWith({ includeHeaders: ['Authorization', 'x-tenant', 'content-type'] })
+    expect(allowed.request.headers).toEqual({ authorization: '[REDACTED]', 'x-tenant': 'acme', 'content-type': 'text/plain;charset=UTF-8' })
+    expect(Object.keys(allowed.response!.headers)).toEqual(['content-type'])
+    const excluded = await recordWith({ excludeHeaders: ['User-Agent', 'x-trace'] })
+    expect(excluded.request.headers).not.toHaveProperty('user-agent')
+    expect(excluded.request.headers).not.toHaveProperty('x-trace')
+    expect(excluded.request.headers).toMatchObject({ authorization: '[REDACTED]', 'x-tenant': 'acme' })
+    await upstream.close()
+  })
+})

@@ -1,0 +1,158 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { Cassette } from '../../src/cassette/cassette.js'
+import { formatReplayTable } from '../../src/cassette/replay-session.js'
+import { startReplayServer, type ReplayServer } from '../../src/cassette/replay-server.js'
+import { clientFor, recordThroughProxy, shippingTraffic } from '../helpers/cassette.js'
+import { startUpstream } from '../helpers/upstream.js'
+
+let replay: ReplayServer | null = null
+let cassette: Cassette
+let dir: string
+beforeAll(async () => {
+  cassette = (await recordThroughProxy('reverse', shippingTraffic)).cassette
+  dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-replay-'))
+})
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true })
+})
+afterEach(async () => {
+  await replay?.close()
+  replay = null
+})
+
+async function adminReport(server: ReplayServer): Promise<Record<string, any>> {
+  return (await fetch(`${server.adminUrl}/report`, { headers: { authorization: `Bearer ${server.token}` } })).json() as Promise<Record<string, any>>
+}
+
+describe('strict replay failures', () => {
+  it('answers an extra request 409 naming it, and fails the verdict with the table', async () => {
+    replay = await startReplayServer(cassette)
+    const client = clientFor('reverse', replay.url, '')
+    await shippingTraffic(client)
+    const extra = await client.request('/items/z')
+    expect(extra.status).toBe(409)
+    expect(JSON.parse(extra.body!)).toEqual({
+      error: {
+        type: 'cassette_mismatch',
+        code: 'ERR_CASSETTE_EXTRA',
+        message: '[toolstorm] Failed to replay "GET /items/z" (request 6): all 5 recorded exchange(s) of <recording> were already used. Re-record the cassette, or pass --allow-repeats if repeating is expected.',
+      },
+    })
+    const report = await adminReport(replay)
+    expect(report).toMatchObject({ passed: false, code: 'ERR_CASSETTE_EXTRA', served: 5, unused: 0 })
+    expect(report.table.at(-1)).toEqual({ request: 6, position: null, expected: null, seen: 'GET /items/z', result: 'extra' })
+  })
+
+  it('answers a mismatched request 409, refuses what follows, and lists the unused exchanges', async () => {
+    replay = await startReplayServer(cassette)
+    const client = clientFor('reverse', replay.url, '')
+    await client.request('/items/a')
+    await client.request('/items/a?a=1&b=2')
+    const wrong = await client.request('/ship', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"order":"o-2"}' })
+    expect(wrong.status).toBe(409)
+    expect(JSON.parse(wrong.body!).error.message).toBe(
+      '[toolstorm] Failed to replay "POST /ship" (request 3): it differs from exchange 3 of <recording> (POST /ship): body differs. Re-record the cassette, or relax matching (see docs/cassettes.md).',
+    )
+    const after = await client.request('/ship', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"order":"o-1"}' })
+    expect(JSON.parse(after.body!).error.message).toContain('the replay already diverged at request 3 (body differs)')
+    const verdict = await replay.close()
+    expect(verdict).toMatchObject({ passed: false, code: 'ERR_CASSETTE_MISMATCH', served: 2, unused: 3 })
+    expect(formatReplayTable(verdict.rows)).toBe(
+      [
+        'req  #  expected              seen                  result',
+        '  1  1  GET /items/a          GET /items/a          ok',
+        '  2  2  GET /items/a?b=2&a=1  GET /items/a?a=1&b=2  ok',
+        '  3  3  POST /ship            POST /ship            mismatch: body differs',
+        '  4  -  —                     POST /ship            refused: the replay already diverged',
+        '  -  3  POST /ship            —                     unused',
+        '  -  4  POST /ship            —                     unused',
+        '  -  5  GET /gzip             —                     unused',
+      ].join('\n'),
+    )
+  })
+
+  it('fails when recorded exchanges are never requested, unless told to allow it', async () => {
+    replay = await startReplayServer(cassette)
+    await clientFor('reverse', replay.url, '').request('/items/a')
+    expect(await replay.close()).toMatchObject({ passed: false, code: 'ERR_CASSETTE_UNUSED', unused: 4 })
+    replay = await startReplayServer(cassette, { allowUnused: true })
+    await clientFor('reverse', replay.url, '').request('/items/a')
+    expect(await replay.close()).toMatchObject({ passed: true, unused: 4 })
+  })
+
+  it('replays repeated requests again when repeats are allowed', async () => {
+    replay = await startReplayServer(cassette, { allowRepeats: true })
+    const client = clientFor('reverse', replay.url, '')
+    const first = await shippingTraffic(client)
+    const again = await client.request('/gzip')
+    expect(again).toEqual(first[4])
+    expect(await replay.close()).toMatchObject({ passed: true, repeats: 1 })
+  })
+
+  it('matches in any order when asked', async () => {
+    replay = await startReplayServer(cassette, { order: 'any' })
+    const client = clientFor('reverse', replay.url, '')
+    expect((await client.request('/gzip')).status).toBe(200)
+    expect((await shippingTraffic(client)).map((o) => o.status ?? o.error)).toEqual([429, 200, 'ECONNRESET', 201, 409])
+    expect(await replay.close()).toMatchObject({ passed: false, code: 'ERR_CASSETTE_EXTRA' })
+  })
+})
+
+describe('replay modes', () => {
+  it('passthrough-unmatched forwards what matches nothing and replays the rest', async () => {
+    const upstream = await startUpstream()
+    try {
+      replay = await startReplayServer(cassette, { mode: 'passthrough-unmatched', targets: [upstream.url] })
+      const client = clientFor('reverse', replay.url, '')
+      const live = await client.request('/items/live')
+      expect(JSON.parse(live.body!).id).toBe('live')
+      expect((await shippingTraffic(client)).map((o) => o.status ?? o.error)).toEqual([429, 200, 'ECONNRESET', 201, 200])
+      expect(upstream.hits()).toBe(1)
+      expect(await replay.close()).toMatchObject({ passed: true, passedThrough: 1, served: 5 })
+    } finally {
+      await upstream.close()
+    }
+  })
+
+  it('refuses to forward an unmatched request to the replay server itself', async () => {
+    replay = await startReplayServer(cassette, { mode: 'passthrough-unmatched', allowUnused: true })
+    const client = clientFor('forward', replay.url, replay.url)
+    const loop = await client.request('/items/loop')
+    await client.close()
+    expect(loop.status).toBe(508)
+    expect(JSON.parse(loop.body!).error.message).toBe('[toolstorm] Refused to forward a request to the replay server itself.')
+  })
+
+  it('update records what is new and rewrites the cassette as this session, which then replays strictly', async () => {
+    const upstream = await startUpstream()
+    const file = path.join(dir, 'update.cassette.jsonl')
+    await cassette.save(file)
+    try {
+      replay = await startReplayServer(await Cassette.load(file), { mode: 'update', targets: [upstream.url] })
+      const client = clientFor('reverse', replay.url, '')
+      await client.request('/items/a')
+      await client.request('/items/new')
+      await client.request('/items/a?b=2&a=1')
+      expect(await replay.close()).toMatchObject({ passed: true, served: 2, passedThrough: 1 })
+      replay = null
+    } finally {
+      await upstream.close()
+    }
+    const updated = await Cassette.load(file)
+    expect(updated.header.source).toBe('replay-update')
+    expect(updated.exchanges.map((e) => [e.seq, e.request.url, e.ordinal, e.response?.status])).toEqual([
+      [1, '/items/a', 1, 429],
+      [2, '/items/new', 1, 200],
+      [3, '/items/a?b=2&a=1', 2, 200],
+    ])
+    replay = await startReplayServer(updated)
+    const client = clientFor('reverse', replay.url, '')
+    expect((await client.request('/items/a')).status).toBe(429)
+    expect(JSON.parse((await client.request('/items/new')).body!).id).toBe('new')
+    expect((await client.request('/items/a?a=1&b=2')).status).toBe(200)
+    expect((await replay.close()).passed).toBe(true)
+  })
+})
