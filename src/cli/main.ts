@@ -9,6 +9,7 @@ import { VERSION } from '../version.js'
 import { checkCommand } from './commands/check.js'
 import { demoCommand } from './commands/demo.js'
 import { inspectCommand } from './commands/inspect.js'
+import { labCommand } from './commands/lab.js'
 import { proxyCommand } from './commands/proxy.js'
 import { rulesCommand } from './commands/rules.js'
 import { scenariosCommand } from './commands/scenarios.js'
@@ -23,6 +24,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<numb
       .usage('$0 <command> [options]\n\nBreak the HTTP calls of AI agents. Verify recovery.')
       .command(demoCommand)
       .command(proxyCommand)
+      .command(labCommand)
       .command(scenariosCommand)
       .command(inspectCommand)
       .command(checkCommand)
