@@ -118,7 +118,8 @@ export class RunStore {
 
   #changed(): void {
     this.version++
-    this.#frame ??= requestAnimationFrame(() => {
+    if (this.#frame !== null) return
+    this.#frame = requestAnimationFrame(() => {
       this.#frame = null
       for (const listener of this.#listeners) listener()
     })
