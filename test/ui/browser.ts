@@ -8,8 +8,11 @@ import { chromium, type Browser } from 'playwright-core'
 
 export const CHROMIUM = process.env.TOOLSTORM_CHROMIUM ?? '/usr/bin/chromium'
 
-/** Whether the browser tests can run here (`apt-get install chromium`; .ci/run does it). */
-export const hasChromium = existsSync(CHROMIUM)
+/**
+ * Whether the browser tests run: when Chromium is installed (`apt-get install chromium`; .ci/run
+ * does it), and always in CI, where a missing browser must fail rather than skip.
+ */
+export const hasChromium = existsSync(CHROMIUM) || Boolean(process.env.CI)
 
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage']
 

@@ -12,6 +12,11 @@ import { startUpstream, type Upstream } from '../helpers/upstream.js'
 import { hasChromium, launchChromium, type LaunchedBrowser } from './browser.js'
 import { startCli, type RunningCli } from './spawn-cli.js'
 
+// Browser globals used inside page.evaluate callbacks: the Node type-check has no DOM lib.
+declare const document: any
+type HTMLElement = any
+type HTMLTextAreaElement = any
+
 let dir: string
 let upstream: Upstream
 let proxy: RunningCli

@@ -12,6 +12,10 @@ import { ROOT, runCli } from '../helpers/cli.js'
 import { hasChromium, launchChromium, type LaunchedBrowser } from './browser.js'
 import { startCli, type RunningCli } from './spawn-cli.js'
 
+// Browser globals used inside page.evaluate callbacks: the Node type-check has no DOM lib.
+declare const document: any
+type HTMLElement = any
+
 interface Settings {
   scenario: string
   seed: number
