@@ -77,13 +77,16 @@ describe('dashboard routes on the admin server', () => {
     const current = env
     const first = readEvents(current, 'default', (events) => events.some((e) => e.event === 'batch' && (e.data as StreamBatch).calls.some((c) => c.status === 429)))
     await new Promise((resolve) => setTimeout(resolve, 50))
-    expect((await fetch(`${current.base}/items/a`)).status).toBe(429)
+    const secret = 'sk-proj-0123456789abcdefghijKLMNOP'
+    expect((await fetch(`${current.base}/items/a?api_key=${secret}`, { headers: { 'x-toolstorm-key': secret } })).status).toBe(429)
     const events = await first
+    // Only what the report holds reaches a dashboard: redacted.
+    expect(JSON.stringify(events)).not.toContain(secret)
     expect(events[0]?.event).toBe('snapshot')
     const snapshot = events[0]?.data as StreamSnapshot
     expect(snapshot).toMatchObject({ run: 'default', exists: false, report: { kind: 'toolstorm.report', run: 'default', calls: [] }, redaction: { keys: 0, secrets: 0 } })
     const batch = events.find((e) => e.event === 'batch')?.data as StreamBatch
-    expect(batch.calls[0]).toMatchObject({ id: 1, route: 'GET /items/a', fault: 'items-busy', injected: true, status: 429 })
+    expect(batch.calls[0]).toMatchObject({ id: 1, route: 'GET /items/a', fault: 'items-busy', injected: true, status: 429, url: expect.stringContaining('api_key=') })
     expect(batch.coverage['items-busy']).toEqual({ eligible: 1, selected: 1, triggered: 1 })
     expect(JSON.stringify(events)).not.toContain(current.proxy.storm.nonce)
 

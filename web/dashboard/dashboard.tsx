@@ -10,7 +10,8 @@ import { CoveragePanel } from './coverage-panel.js'
 import { openEventStream, type ConnectionState } from './event-stream.js'
 import { ExchangeDetail } from './exchange-detail.js'
 import { ExchangeList } from './exchange-list.js'
-import { RulesEditor, editorDocument } from './rules-editor.js'
+import { editorDocument } from './editor-document.js'
+import { RulesEditor } from './rules-editor.js'
 import { MAX_ROWS, RunStore, type RowFilter } from './run-store.js'
 
 const STATE_TEXT: Record<ConnectionState, string> = { connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…', unauthorized: 'Token refused' }

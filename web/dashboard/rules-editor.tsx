@@ -5,19 +5,10 @@
  * report's, so redacted values stay redacted; the proxy keeps their real values on save.
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
-import type { Report } from '../../src/engine/schema/report.js'
 import { AdminRequestError, type AdminClient } from './admin-client.js'
 import { locateErrors, type FieldError } from './locate-field.js'
 
 type Format = 'json' | 'yaml'
-
-/** Defaults every rule has; left out of the editor so the rules read as written. */
-const RULE_DEFAULTS: Readonly<Record<string, unknown>> = { calls: [], probability: 1, limit: null, delay: 0, replacement: null }
-
-export function editorDocument(meta: Pick<Report, 'seed' | 'maxCalls' | 'routes' | 'rules'>): Record<string, unknown> {
-  const rules = meta.rules.map((rule) => Object.fromEntries(Object.entries(rule).filter(([key, value]) => !(key in RULE_DEFAULTS) || JSON.stringify(value) !== JSON.stringify(RULE_DEFAULTS[key]))))
-  return { seed: meta.seed, maxCalls: meta.maxCalls, routes: meta.routes, rules }
-}
 
 async function render(document: Record<string, unknown>, format: Format): Promise<string> {
   if (format === 'json') return JSON.stringify(document, null, 2) + '\n'

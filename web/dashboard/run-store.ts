@@ -82,7 +82,8 @@ export class RunStore {
   report(): Report | null {
     if (!this.meta) return null
     const calls = this.calls.filter((call): call is CallRecord => call !== undefined)
-    return { ...this.meta, calls, effects: this.effects, coverage: this.coverage, droppedCalls: this.stats.droppedCalls + this.unlisted, budgetRejections: this.stats.budgetRejections }
+    // Calls past the report's itemized limit reach the page through events; count each call once.
+    return { ...this.meta, calls, effects: this.effects, coverage: this.coverage, droppedCalls: Math.max(0, this.stats.calls - calls.length), budgetRejections: this.stats.budgetRejections }
   }
 
   contract(budget: number | null): ContractResult | null {
