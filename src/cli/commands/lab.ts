@@ -20,7 +20,10 @@ export const labCommand: CommandModule<object, LabArgs> = {
   async handler(args) {
     if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65_535) throw new ConfigError(`Failed to start the lab: --port must be an integer from 0 to 65535, got ${args.port}.`, { code: 'ERR_USAGE' })
     if (!LOOPBACK.has(args.host)) printError(`listening on ${args.host}: the lab serves static files only, but anyone who can reach it can load them.`)
-    const lab = await startLabServer({ host: args.host, port: args.port })
+    const lab = await startLabServer({ host: args.host, port: args.port }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'EADDRINUSE') throw new ConfigError(`Failed to start the lab: port ${args.port} on ${args.host} is in use. Pass another --port, or --port 0 for any free one.`, { code: 'ERR_USAGE', cause: error })
+      throw error
+    })
     const stopped = new Promise<void>((resolve) => {
       const stop = () => {
         process.off('SIGINT', stop)
