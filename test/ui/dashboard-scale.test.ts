@@ -2,7 +2,7 @@
  * 10,000 exchanges stream into the dashboard without stalling it: the list is virtualised and
  * updates are batched, so frames stay short while traffic flows and while scrolling.
  * Thresholds are generous (a loaded 2-core CI machine), but a page that re-rendered every row
- * would blow through them by an order of magnitude.
+ * or re-rendered per event would blow through them by an order of magnitude.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
@@ -67,7 +67,7 @@ describe.skipIf(!hasChromium)('the dashboard at scale', () => {
     await page.evaluate(() => {
       const tasks: number[] = []
       ;(window as unknown as { longTasks: number[] }).longTasks = tasks
-      new window.PerformanceObserver((list: any) => list.getEntries().forEach((entry: any) => tasks.push(entry.duration))).observe({ type: 'longtask', buffered: true })
+      new window.PerformanceObserver((list: any) => list.getEntries().forEach((entry: any) => tasks.push(entry.duration))).observe({ type: 'longtask', buffered: false })
     })
 
     const started = performance.now()
@@ -77,6 +77,7 @@ describe.skipIf(!hasChromium)('the dashboard at scale', () => {
     const caughtUpMs = performance.now() - started - trafficMs
     const longTasks = await page.evaluate(() => (window as unknown as { longTasks: number[] }).longTasks)
     const longest = Math.max(0, ...longTasks)
+    const busy = longTasks.reduce((sum, duration) => sum + duration, 0)
 
     // Only the rows in view are in the DOM.
     const rendered = await page.locator('.exchange-row').count()
@@ -113,11 +114,13 @@ describe.skipIf(!hasChromium)('the dashboard at scale', () => {
 
     console.log(
       `[dashboard scale] ${EXCHANGES} exchanges in ${Math.round(trafficMs)} ms; page caught up ${Math.round(caughtUpMs)} ms later; ` +
-        `longest main-thread task ${Math.round(longest)} ms (${longTasks.length} over 50 ms); scroll frames median ${median.toFixed(1)} ms, worst ${worst.toFixed(1)} ms; ` +
+        `longest main-thread task ${Math.round(longest)} ms (${longTasks.length} over 50 ms, ${Math.round(busy)} ms in all); scroll frames median ${median.toFixed(1)} ms, worst ${worst.toFixed(1)} ms; ` +
         `${rendered} rows in the DOM; a new page loaded the full run in ${Math.round(snapshotMs)} ms`,
     )
     expect(caughtUpMs).toBeLessThan(5_000)
-    expect(longest).toBeLessThan(1_000)
+    // Wall-clock durations: on a loaded 2-core machine a short task can be descheduled for a while.
+    expect(longest).toBeLessThan(2_000)
+    expect(busy).toBeLessThan(trafficMs * 0.5)
     expect(median).toBeLessThan(50)
     expect(worst).toBeLessThan(500)
     expect(snapshotMs).toBeLessThan(15_000)

@@ -12,6 +12,8 @@ import { isError } from './run-store.js'
 /** Row height in pixels; the stylesheet's `--row-height` must match. */
 export const ROW_HEIGHT = 32
 const OVERSCAN = 8
+/** More than the rows ever rendered at once (a viewport of at most 720 px, plus overscan). */
+const SLOTS = 128
 
 export interface ExchangeListProps {
   /** Number of rows. */
@@ -43,16 +45,16 @@ export function ExchangeList(props: ExchangeListProps) {
     return () => observer.disconnect()
   }, [])
 
-  // Follow the newest exchange.
+  // Follow the newest exchange. Only writes to the DOM here: reading a layout value right after
+  // a render would force a synchronous layout on every update.
   useLayoutEffect(() => {
     const element = viewport.current
     if (!element || !props.follow) return
-    const bottom = Math.max(0, total - element.clientHeight)
-    if (Math.abs(element.scrollTop - bottom) > 1) {
-      programmatic.current = true
-      element.scrollTop = bottom
-    }
-    setScrollTop(element.scrollTop)
+    const bottom = Math.max(0, total - height)
+    if (Math.abs(scrollTop - bottom) < 1) return
+    programmatic.current = true
+    element.scrollTop = bottom
+    setScrollTop(bottom)
   }, [props.count, props.follow, height])
 
   const onScroll = () => {
@@ -99,8 +101,9 @@ export function ExchangeList(props: ExchangeListProps) {
     const effects = props.effects(id)
     const selected = id === props.selected
     rows.push(
+      // Keyed by slot, not by id: scrolling and following reuse the same row elements.
       <div
-        key={id}
+        key={index % SLOTS}
         id={`exchange-${id}`}
         role="option"
         aria-selected={selected}

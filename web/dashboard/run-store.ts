@@ -1,7 +1,7 @@
 /**
  * What the dashboard knows of the selected run, kept outside the component tree: snapshots
- * replace it, batches patch it. Components re-render at most once per animation frame, however
- * many events arrive, so a busy proxy never floods the page.
+ * replace it, batches patch it. Components re-render at most once per animation frame and
+ * every MIN_RENDER_INTERVAL_MS, however many events arrive, so a busy proxy never floods the page.
  */
 import { contract, type ContractResult } from '../../src/engine/contracts/contract.js'
 import type { CallRecord, CoverageCounts, EffectRecord, Report } from '../../src/engine/schema/report.js'
@@ -9,6 +9,13 @@ import type { RunStats, RunSummary, StreamBatch, StreamSnapshot } from '../../sr
 
 /** Rows kept in the page; later exchanges are counted, not listed. */
 export const MAX_ROWS = 100_000
+
+/**
+ * Fewest milliseconds between two renders. The proxy sends up to ten batches a second; a log
+ * view that updates about six times a second reads as live and leaves the machine to the
+ * traffic (headless Chromium paints in software).
+ */
+const MIN_RENDER_INTERVAL_MS = 160
 
 export type RowFilter = 'all' | 'faults' | 'errors'
 
@@ -32,6 +39,7 @@ export class RunStore {
   version = 0
   #listeners = new Set<() => void>()
   #frame: number | null = null
+  #lastRender = 0
 
   subscribe(listener: () => void): () => void {
     this.#listeners.add(listener)
@@ -120,10 +128,15 @@ export class RunStore {
   #changed(): void {
     this.version++
     if (this.#frame !== null) return
-    this.#frame = requestAnimationFrame(() => {
-      this.#frame = null
-      for (const listener of this.#listeners) listener()
-    })
+    const wait = Math.max(0, this.#lastRender + MIN_RENDER_INTERVAL_MS - performance.now())
+    this.#frame = -1
+    setTimeout(() => {
+      this.#frame = requestAnimationFrame(() => {
+        this.#frame = null
+        this.#lastRender = performance.now()
+        for (const listener of this.#listeners) listener()
+      })
+    }, wait)
   }
 }
 
