@@ -15,6 +15,13 @@ export default tseslint.config(
     },
   },
   {
+    // The web pages (web/): browser code, bundled by Vite; the same TypeScript rules apply.
+    files: ['web/**/*.{ts,tsx}'],
+    languageOptions: {
+      globals: { window: 'readonly', document: 'readonly', location: 'readonly', history: 'readonly', navigator: 'readonly', sessionStorage: 'readonly', requestAnimationFrame: 'readonly', cancelAnimationFrame: 'readonly', getComputedStyle: 'readonly', addEventListener: 'readonly', removeEventListener: 'readonly', ResizeObserver: 'readonly', MessageChannel: 'readonly', Blob: 'readonly', crypto: 'readonly', atob: 'readonly', btoa: 'readonly', queueMicrotask: 'readonly', TextDecoderStream: 'readonly', HTMLElement: 'readonly', HTMLInputElement: 'readonly', HTMLSelectElement: 'readonly', HTMLTextAreaElement: 'readonly', HTMLDivElement: 'readonly', HTMLDialogElement: 'readonly', KeyboardEvent: 'readonly' },
+    },
+  },
+  {
     // Tests mutate parsed JSON freely to forge bad inputs.
     files: ['**/*.test.ts', 'test/**/*.ts', 'fixtures/**/*.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

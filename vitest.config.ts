@@ -14,9 +14,22 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
+          exclude: ['test/ui/**'],
           environment: 'node',
           testTimeout: 30_000,
           hookTimeout: 30_000,
+        },
+      },
+      {
+        // End to end in Debian's Chromium (playwright-core); the web pages are built first if missing.
+        test: {
+          name: 'ui',
+          include: ['test/ui/**/*.test.ts'],
+          environment: 'node',
+          globalSetup: ['test/ui/global-setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 90_000,
+          fileParallelism: false,
         },
       },
     ],

@@ -10,6 +10,7 @@ import { caCommand } from './commands/ca.js'
 import { checkCommand } from './commands/check.js'
 import { demoCommand } from './commands/demo.js'
 import { inspectCommand } from './commands/inspect.js'
+import { labCommand } from './commands/lab.js'
 import { proxyCommand } from './commands/proxy.js'
 import { harCommand } from './commands/har.js'
 import { recordCommand } from './commands/record.js'
@@ -31,6 +32,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<numb
       .command(recordCommand)
       .command(replayCommand)
       .command(harCommand)
+      .command(labCommand)
       .command(scenariosCommand)
       .command(inspectCommand)
       .command(checkCommand)

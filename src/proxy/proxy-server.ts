@@ -19,6 +19,7 @@ import type { StormConfig, StormConfigInput } from '../engine/schema/config.js'
 import { createStorm, parseConfig, Storm } from '../engine/storm.js'
 import { createAdminHandler, type AdminContext } from './admin/admin-server.js'
 import { answerClientError, createDataPlaneServer, sendProxyError } from './data-plane-server.js'
+import { createDashboard, DASHBOARD_PATH } from './admin/dashboard.js'
 import { createProxyTransport } from './proxy-transport.js'
 import { parseTargets, resolveTarget, type Target, type Upstream } from './targets.js'
 import { createInMemoryCertificateAuthority, type CertificateAuthority } from './tls/certificate-authority.js'
@@ -63,6 +64,8 @@ export interface ProxyOptions {
   upstreamCa?: UpstreamTlsOptions['upstreamCa']
   /** Do not verify upstream certificates. Only for tests against self-signed upstreams. */
   insecureSkipUpstreamTlsVerification?: boolean
+  /** Serve the live dashboard (`/dashboard/`) and its event stream (`/events`) on the admin server. Default true. */
+  dashboard?: boolean
 }
 
 export type ProxyState = 'listening' | 'closing' | 'closed'
@@ -70,6 +73,8 @@ export type ProxyState = 'listening' | 'closing' | 'closed'
 export interface ProxyServer {
   readonly url: string
   readonly adminUrl: string
+  /** The dashboard page (open it with `#token=<token>`), or null when it is off. */
+  readonly dashboardUrl: string | null
   readonly token: string
   readonly storm: Storm
   readonly mode: 'reverse' | 'forward'
@@ -144,7 +149,9 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   if (connect) server.on('connect', connect.listener)
 
   const allowedHosts = new Set<string>(LOOPBACK.has(host) ? [] : [host.toLowerCase()])
-  admin.on('request', createAdminHandler({ storm, token, allowedHosts, ...(options.adminRoutes ? { extraRoutes: options.adminRoutes } : {}) }))
+  const dashboard = options.dashboard === false ? null : createDashboard(storm)
+  const extraRoutes = [...(dashboard?.routes ?? []), ...(options.adminRoutes ?? [])]
+  admin.on('request', createAdminHandler({ storm, token, allowedHosts, ...(extraRoutes.length ? { extraRoutes } : {}), ...(dashboard ? { publicRoutes: dashboard.publicRoutes } : {}) }))
 
   const address = await listen(server, options.port ?? 0, host)
   let adminAddress: AddressInfo
@@ -163,6 +170,8 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   const close = () => {
     closing ??= (async () => {
       state = 'closing'
+      // Open event streams would hold the admin server open for the whole grace period.
+      dashboard?.close()
       const stopped = Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), new Promise<void>((resolve) => admin.close(() => resolve()))])
       server.closeIdleConnections()
       admin.closeIdleConnections()
@@ -185,6 +194,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   return {
     url: formatOrigin(host, address.port),
     adminUrl: formatOrigin(host, adminAddress.port),
+    dashboardUrl: dashboard ? `${formatOrigin(host, adminAddress.port)}${DASHBOARD_PATH}/` : null,
     token,
     storm,
     mode: targets.length ? 'reverse' : 'forward',

@@ -36,7 +36,7 @@ function isolatedEnv(home: string, extra: NodeJS.ProcessEnv = {}): NodeJS.Proces
 }
 
 /** Start `toolstorm proxy`; `lines` resolves with its first `count` stdout lines. */
-function startProxyCli(args: string[], env: NodeJS.ProcessEnv, count = 3) {
+function startProxyCli(args: string[], env: NodeJS.ProcessEnv, count = 4) {
   const child = spawn(process.execPath, [BIN, 'proxy', '--port', '0', '--admin-port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env })
   let stdout = ''
   let stderr = ''
@@ -105,9 +105,9 @@ describe('toolstorm proxy with HTTPS', () => {
     await writeFile(rules, JSON.stringify({ seed: 1, rules: [{ name: 'busy', route: 'GET /items/*', kind: 'rate_limit', calls: [1], delay: 1 }] }))
     const report = path.join(root, 'https-report.json')
     const proc = startProxyCli(['--ca-dir', dir, '--connect-port', String(upstream.port), '--upstream-ca', upstreamCaFile, '--rules', rules, '--report', report], isolatedEnv(path.join(root, 'home2')))
-    const [first, , third] = await proc.lines
+    const [first, , , fourth] = await proc.lines
     const proxyUrl = /^toolstorm proxy (\S+) \(forward mode/.exec(first!)?.[1] as string
-    expect(third).toBe(`HTTPS: CONNECT is intercepted with the CA ${path.join(dir, 'ca.pem')} (trust it in clients: toolstorm ca --dir ${dir})`)
+    expect(fourth).toBe(`HTTPS: CONNECT is intercepted with the CA ${path.join(dir, 'ca.pem')} (trust it in clients: toolstorm ca --dir ${dir})`)
     const curl = (pathname: string) =>
       run('curl', ['-sS', '-o', '/dev/null', '-w', '%{http_code}', '-x', proxyUrl, '--cacert', path.join(dir, 'ca.pem'), `${upstream.url}${pathname}`], { env: { ...process.env, NO_PROXY: '', no_proxy: '' } })
     expect((await curl('/items/a')).stdout).toBe('429')
@@ -128,8 +128,8 @@ describe('toolstorm proxy with HTTPS', () => {
   it('creates the CA on first use in the folder "toolstorm ca" reports', async () => {
     const env = isolatedEnv(path.join(root, 'home3'), { TOOLSTORM_CA_DIR: path.join(root, 'first-use') })
     const proc = startProxyCli([], env)
-    const [, , third] = await proc.lines
-    expect(third).toContain(`with the CA ${path.join(root, 'first-use', 'ca.pem')}`)
+    const [, , , fourth] = await proc.lines
+    expect(fourth).toContain(`with the CA ${path.join(root, 'first-use', 'ca.pem')}`)
     proc.child.kill('SIGTERM')
     expect(await proc.exited).toBe(0)
     expect(proc.output().stderr).toContain(`created a new CA in ${path.join(root, 'first-use')}.`)

@@ -67,6 +67,8 @@ export function describeProxy(proxy: ProxyServer): string[] {
   return [
     `toolstorm proxy ${proxy.url} (${where}) · admin ${proxy.adminUrl}`,
     `admin token: ${proxy.token}  (Authorization: Bearer <token>; tool servers report effects to ${proxy.adminUrl}/effects)`,
+    // The token rides in the fragment: browsers never send it to the server or in a Referer.
+    ...(proxy.dashboardUrl ? [`dashboard: ${proxy.dashboardUrl}#token=${proxy.token}`] : []),
     ...(proxy.ca?.certificatePath ? [`HTTPS: CONNECT is intercepted with the CA ${proxy.ca.certificatePath} (trust it in clients: toolstorm ca --dir ${proxy.ca.dir})`] : []),
   ]
 }

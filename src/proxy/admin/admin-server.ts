@@ -33,6 +33,8 @@ export interface AdminContext {
   readonly allowedHosts: ReadonlySet<string>
   /** Extra routes (dashboard, events) handled before the built-in ones; return true when handled. */
   readonly extraRoutes?: Array<(req: http.IncomingMessage, res: http.ServerResponse, url: URL) => boolean | Promise<boolean>>
+  /** Routes answered without the token (the dashboard's static page; never data). Host/Origin are still checked. */
+  readonly publicRoutes?: Array<(req: http.IncomingMessage, res: http.ServerResponse, url: URL) => boolean | Promise<boolean>>
   /** Called when the rules change, so the proxy can apply side effects (none today). */
   onRulesChanged?(): void
 }
@@ -87,6 +89,7 @@ export function createAdminHandler(context: AdminContext): http.RequestListener 
         throw new AdminApiError('ERR_ADMIN_FORBIDDEN', 'Failed to use the admin API: the Host or Origin header names another site. Address the admin server by its loopback address.')
       }
       if (req.method === 'GET' && url.pathname === '/healthz') return sendJson(res, 200, { ok: true, version: VERSION })
+      for (const route of context.publicRoutes ?? []) if (await route(req, res, url)) return
       // An effect report is allowed without the token when it names a live exchange: the
       // exchange id is an unguessable capability that only the forwarded request carried.
       const isEffect = req.method === 'POST' && url.pathname === '/effects'

@@ -1,0 +1,39 @@
+import type { Argv, CommandModule } from 'yargs'
+import { ConfigError } from '../../errors.js'
+import { DEFAULT_LAB_PORT, startLabServer } from '../../ui/lab-server.js'
+import { printError, printLine } from '../output.js'
+
+interface LabArgs {
+  port: number
+  host: string
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1'])
+
+export const labCommand: CommandModule<object, LabArgs> = {
+  command: 'lab',
+  describe: 'Serve the browser lab: the shipping lab running entirely in your browser',
+  builder: (yargs: Argv) =>
+    yargs
+      .option('port', { type: 'number', default: DEFAULT_LAB_PORT, describe: 'Port (0 picks a free one)' })
+      .option('host', { type: 'string', default: '127.0.0.1', describe: 'Interface to listen on' }) as unknown as Argv<LabArgs>,
+  async handler(args) {
+    if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65_535) throw new ConfigError(`Failed to start the lab: --port must be an integer from 0 to 65535, got ${args.port}.`, { code: 'ERR_USAGE' })
+    if (!LOOPBACK.has(args.host)) printError(`listening on ${args.host}: the lab serves static files only, but anyone who can reach it can load them.`)
+    const lab = await startLabServer({ host: args.host, port: args.port }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'EADDRINUSE') throw new ConfigError(`Failed to start the lab: port ${args.port} on ${args.host} is in use. Pass another --port, or --port 0 for any free one.`, { code: 'ERR_USAGE', cause: error })
+      throw error
+    })
+    const stopped = new Promise<void>((resolve) => {
+      const stop = () => {
+        process.off('SIGINT', stop)
+        process.off('SIGTERM', stop)
+        void lab.close().then(resolve)
+      }
+      process.on('SIGINT', stop)
+      process.on('SIGTERM', stop)
+    })
+    printLine(`toolstorm lab ${lab.url} (runs in your browser; Ctrl-C stops the server)`)
+    await stopped
+  },
+}

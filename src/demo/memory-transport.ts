@@ -1,0 +1,123 @@
+/**
+ * The lab with no sockets: the agent's `fetch` goes straight into the engine (`storm.begin` +
+ * `runExchange`) over an in-memory transport whose upstream is the shipping logic, all on one
+ * virtual clock. It needs nothing from Node beyond what the engine needs, so the browser lab
+ * bundles it (see web/lab) and its verdicts are the CLI's.
+ *
+ * @example
+ * const comparison = await runComparison(DEFAULT_DEMO_CONFIG, memoryTransport)
+ */
+import { VirtualClock } from '../engine/clock.js'
+import { runExchange, type ExchangeTransport, type UpstreamResponse } from '../engine/exchange-flow.js'
+import { createStorm, type Storm } from '../engine/storm.js'
+import { runAgent } from './agent.js'
+import { LAB_ORIGIN, type DemoTransport } from './run-demo.js'
+import { ROUTES, scenarioRules } from './scenarios.js'
+import { createShippingLogic, type ShippingLogic } from './shipping-logic.js'
+
+/** Statuses a `Response` must be built without a body. */
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304])
+
+/** What the agent's fetch sees when the engine resets the connection: what a browser's fetch throws. */
+function connectionReset(): TypeError {
+  return Object.assign(new TypeError('Failed to fetch'), { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) })
+}
+
+function toResponse(status: number, headers: Record<string, string>, body: Uint8Array | null): Response {
+  return new Response(NULL_BODY_STATUSES.has(status) || body === null ? null : (body as Uint8Array<ArrayBuffer>), { status: Math.max(200, status), headers })
+}
+
+async function readChunks(body: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for await (const chunk of body) {
+    chunks.push(chunk)
+    size += chunk.length
+  }
+  const out = new Uint8Array(size)
+  let offset = 0
+  for (const chunk of chunks) {
+    out.set(chunk, offset)
+    offset += chunk.length
+  }
+  return out
+}
+
+async function* once(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
+  yield bytes
+}
+
+interface MemoryRequest {
+  readonly method: string
+  readonly url: URL
+  /** Lowercase names. */
+  readonly headers: Record<string, string>
+  readonly body: string
+}
+
+/** One exchange's transport: the upstream is `logic`, the client is the promise `response`. */
+function memoryExchange(logic: ShippingLogic, request: MemoryRequest): { transport: ExchangeTransport; response: Promise<Response> } {
+  let resolve!: (response: Response) => void
+  let reject!: (error: unknown) => void
+  const response = new Promise<Response>((res, rej) => {
+    resolve = res
+    reject = rej
+  })
+  // A rejection nobody awaits yet must not be reported as unhandled: fetch() awaits it later.
+  response.catch(() => undefined)
+  const transport: ExchangeTransport = {
+    signal: new AbortController().signal,
+    async forward(options): Promise<UpstreamResponse> {
+      const headers: Record<string, string> = {}
+      for (const [name, value] of Object.entries(request.headers)) if (!options.removeHeaders.includes(name)) headers[name] = value
+      Object.assign(headers, options.setHeaders)
+      if (request.body) options.onRequestBody?.(new TextEncoder().encode(request.body))
+      options.onRequestBody?.(null)
+      const answer = await logic.handle({ method: request.method, path: request.url.pathname + request.url.search, headers, body: request.body })
+      const bytes = new TextEncoder().encode(JSON.stringify(answer.body))
+      return { status: answer.status, headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) }, body: once(bytes) }
+    },
+    async respond({ status, headers, body }) {
+      resolve(toResponse(status, headers, body))
+    },
+    async relay(upstream) {
+      const headers: Record<string, string> = {}
+      for (const [name, value] of Object.entries(upstream.headers)) if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value
+      resolve(toResponse(upstream.status, headers, await readChunks(upstream.body)))
+    },
+    reset() {
+      reject(connectionReset())
+    },
+  }
+  return { transport, response }
+}
+
+/** A `fetch` whose every request is one exchange of `storm`, answered by `logic`. */
+export function createMemoryFetch(storm: Storm, logic: ShippingLogic): (url: string, init?: RequestInit) => Promise<Response> {
+  return async (url, init = {}) => {
+    const headers: Record<string, string> = {}
+    new Headers(init.headers).forEach((value, name) => (headers[name] = value))
+    const request: MemoryRequest = { method: (init.method ?? 'GET').toUpperCase(), url: new URL(url), headers, body: typeof init.body === 'string' ? init.body : '' }
+    const exchange = storm.begin({ method: request.method, url: request.url, headers })
+    const { transport, response } = memoryExchange(logic, request)
+    // Let the flow record the exchange's end before the agent moves on (and spends time).
+    await runExchange(exchange, transport)
+    return response
+  }
+}
+
+/** The demo over the in-memory transport: one fresh storm, service and clock per run. */
+export const memoryTransport: DemoTransport = {
+  async run(config, policy) {
+    const clock = new VirtualClock()
+    const storm = createStorm({ seed: config.seed, routes: ROUTES, rules: scenarioRules(config.scenario, config.probability), maxCalls: config.maxCalls }, { clock })
+    const logic = createShippingLogic({
+      sleep: (seconds) => clock.sleep(seconds),
+      effect: async (name, key, call) => {
+        storm.effect(name, key, { call: call ?? null })
+      },
+    })
+    const outcome = await runAgent({ baseUrl: LAB_ORIGIN, policy, sleep: (seconds) => clock.sleep(seconds), fetch: createMemoryFetch(storm, logic) })
+    return { outcome, report: storm.report(), shipments: logic.shipments.length, elapsed: clock.now() }
+  },
+}

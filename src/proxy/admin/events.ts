@@ -1,0 +1,291 @@
+/**
+ * `GET /events?run=ID`: one run's evidence as server-sent events, for the dashboard.
+ *
+ * The stream opens with a `snapshot` (the run's report, already redacted, and the list of runs),
+ * then sends a `batch` at most every `flushMs` with the calls that started or changed, the new
+ * effects, the run's coverage and counters. A reset of the run (or new rules) sends a fresh
+ * `snapshot`. Nothing is polled: the stream listens on the evidence channels, and only while a
+ * dashboard is connected (`channels.*.hasSubscribers` keeps the hot path free otherwise).
+ * Exchange ids never leave the server: they are capabilities for effect reports.
+ *
+ * @see ../../../docs/dashboard.md#the-event-stream
+ */
+import diagnostics from 'node:diagnostics_channel'
+import type http from 'node:http'
+import { AdminApiError } from '../../errors.js'
+import { channels, type EffectEvent, type ExchangeEvent, type RunEvent } from '../../engine/evidence/channels.js'
+import type { CallRecord, CoverageCounts, EffectRecord, Report } from '../../engine/schema/report.js'
+import { DEFAULT_RUN, type Storm } from '../../engine/storm.js'
+
+/** A run in the run selector. */
+export interface RunSummary {
+  readonly id: string
+  /** Calls started, itemized or not (refusals excluded). */
+  readonly calls: number
+}
+
+/** A run's counters that change without an exchange event (refusals by the budget). */
+export interface RunStats {
+  readonly calls: number
+  readonly droppedCalls: number
+  readonly budgetRejections: number
+}
+
+/** `event: snapshot`: everything the dashboard shows for the run, replacing what it had. */
+export interface StreamSnapshot {
+  readonly run: string
+  /** False when the run has not been seen yet (or was reset): the report is then empty. */
+  readonly exists: boolean
+  readonly runs: readonly RunSummary[]
+  readonly report: Report
+  /** Redaction settings are never sent; only how many there are. */
+  readonly redaction: { readonly keys: number; readonly secrets: number }
+}
+
+/** `event: batch`: what changed since the last event. */
+export interface StreamBatch {
+  readonly run: string
+  /** Calls that started or changed (by `id`; a later copy replaces an earlier one). */
+  readonly calls: readonly CallRecord[]
+  /** Effects reported since the last event, in commit order. */
+  readonly effects: readonly EffectRecord[]
+  readonly coverage: Readonly<Record<string, CoverageCounts>>
+  readonly stats: RunStats
+  /** Present when runs appeared or went away. */
+  readonly runs?: readonly RunSummary[]
+}
+
+export interface EventStreamOptions {
+  /** Batching interval in milliseconds. Default 100. */
+  readonly flushMs?: number
+  /** Keep-alive comment interval in milliseconds. Default 15 000. */
+  readonly heartbeatMs?: number
+  /** Streams open at once. Default 16. */
+  readonly maxStreams?: number
+}
+
+export type AdminRoute = (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => boolean | Promise<boolean>
+
+export interface EventStreams {
+  /** Handles `GET /events` (behind the admin token). */
+  readonly route: AdminRoute
+  /** Streams open now. */
+  readonly size: number
+  /** End every stream (the proxy is closing). */
+  close(): void
+}
+
+/** How often counters that change without events (refusals) are compared, in milliseconds. */
+const STATS_TICK_MS = 1_000
+/** A run id that cannot be a header value: `report()` of it is an empty run with the current rules. */
+const NO_RUN = '\u0000'
+
+class EventStream {
+  readonly run: string
+  readonly #res: http.ServerResponse
+  readonly #storm: Storm
+  readonly #flushMs: number
+  #calls = new Map<number, CallRecord>()
+  #effects: EffectRecord[] = []
+  #dirty = true
+  #runsDirty = false
+  #knownRuns = new Set<string>()
+  #stats = ''
+  /** The rules in force at the last snapshot: new rules (from any client) send a fresh one. */
+  #config: object
+  #timer: NodeJS.Timeout | null = null
+  readonly #tick: NodeJS.Timeout
+  #sinceHeartbeat = 0
+  readonly #heartbeatTicks: number
+
+  constructor(storm: Storm, run: string, res: http.ServerResponse, flushMs: number, heartbeatMs: number) {
+    this.#storm = storm
+    this.run = run
+    this.#res = res
+    this.#flushMs = flushMs
+    this.#heartbeatTicks = Math.max(1, Math.round(heartbeatMs / STATS_TICK_MS))
+    this.#config = storm.config
+    this.#tick = setInterval(() => this.#onTick(), STATS_TICK_MS)
+    this.#tick.unref()
+    res.on('drain', () => this.#schedule())
+    this.#flush()
+  }
+
+  onCall(run: string, call: CallRecord): void {
+    if (run === this.run) {
+      if (!this.#dirty) this.#calls.set(call.id, call)
+    } else if (!this.#knownRuns.has(run)) this.#runsDirty = true
+    this.#schedule()
+  }
+
+  onEffect(run: string, effect: EffectRecord): void {
+    if (run !== this.run || this.#dirty) return
+    this.#effects.push(effect)
+    this.#schedule()
+  }
+
+  onReset(run: string): void {
+    if (run === this.run) this.#dirty = true
+    this.#runsDirty = true
+    this.#schedule()
+  }
+
+  close(): void {
+    if (this.#timer) clearTimeout(this.#timer)
+    clearInterval(this.#tick)
+    if (!this.#res.writableEnded) this.#res.end()
+  }
+
+  #schedule(): void {
+    this.#timer ??= setTimeout(() => {
+      this.#timer = null
+      this.#flush()
+    }, this.#flushMs)
+  }
+
+  #onTick(): void {
+    if (++this.#sinceHeartbeat >= this.#heartbeatTicks) {
+      this.#sinceHeartbeat = 0
+      if (!this.#res.writableNeedDrain) this.#res.write(': ping\n\n')
+    }
+    if (this.#storm.config !== this.#config) this.#dirty = true
+    if (this.#dirty || this.#statsKey() !== this.#stats) this.#schedule()
+  }
+
+  #statsKey(): string {
+    const stats = this.#runStats()
+    return `${stats.calls}/${stats.droppedCalls}/${stats.budgetRejections}`
+  }
+
+  #runStats(): RunStats {
+    if (!this.#storm.hasRun(this.run)) return { calls: 0, droppedCalls: 0, budgetRejections: 0 }
+    const run = this.#storm.run(this.run)
+    return { calls: run.callCount, droppedCalls: run.droppedCalls, budgetRejections: run.budgetRejections }
+  }
+
+  #runs(): RunSummary[] {
+    const ids = this.#storm.runIds()
+    this.#knownRuns = new Set(ids)
+    return ids.map((id) => ({ id, calls: this.#storm.run(id).callCount }))
+  }
+
+  #flush(): void {
+    // A slow client: keep collecting (calls are deduplicated by id) and send once it drained.
+    if (this.#res.writableNeedDrain || this.#res.writableEnded) return
+    this.#stats = this.#statsKey()
+    if (this.#dirty || this.#storm.config !== this.#config) {
+      this.#dirty = false
+      this.#config = this.#storm.config
+      this.#runsDirty = false
+      this.#calls.clear()
+      this.#effects = []
+      const exists = this.#storm.hasRun(this.run)
+      const { redact } = this.#storm.config
+      const snapshot: StreamSnapshot = {
+        run: this.run,
+        exists,
+        runs: this.#runs(),
+        report: this.#storm.report(exists ? this.run : NO_RUN),
+        redaction: { keys: redact.keys.length, secrets: redact.secrets.length },
+      }
+      if (!exists) (snapshot.report as { run: string }).run = this.run
+      this.#send('snapshot', snapshot)
+      return
+    }
+    const coverage = this.#storm.hasRun(this.run) ? Object.fromEntries(this.#storm.run(this.run).coverage) : {}
+    const batch: StreamBatch = {
+      run: this.run,
+      calls: [...this.#calls.values()],
+      effects: this.#effects,
+      coverage,
+      stats: this.#runStats(),
+      ...(this.#runsDirty ? { runs: this.#runs() } : {}),
+    }
+    this.#calls.clear()
+    this.#effects = []
+    this.#runsDirty = false
+    this.#send('batch', batch)
+  }
+
+  #send(event: string, data: unknown): void {
+    // JSON never contains a raw newline, so one `data:` line carries the whole event.
+    this.#res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
+  }
+}
+
+/** The `GET /events` route for one storm, with its channel subscriptions. */
+export function createEventStreams(storm: Storm, options: EventStreamOptions = {}): EventStreams {
+  const flushMs = options.flushMs ?? 100
+  const heartbeatMs = options.heartbeatMs ?? 15_000
+  const maxStreams = options.maxStreams ?? 16
+  const streams = new Set<EventStream>()
+  // Channels are process-wide: exchange ids start with the storm's nonce, so keep only ours.
+  const prefix = `${storm.nonce}-`
+
+  const onExchange = (message: unknown) => {
+    const { run, exchangeId, call } = message as ExchangeEvent
+    if (!exchangeId.startsWith(prefix)) return
+    for (const stream of streams) stream.onCall(run, call as CallRecord)
+  }
+  const onEffect = (message: unknown) => {
+    const { run, exchangeId, effect } = message as EffectEvent
+    if (!exchangeId.startsWith(prefix)) return
+    for (const stream of streams) stream.onEffect(run, effect as EffectRecord)
+  }
+  // Reset events carry no exchange id; another storm's reset only costs a fresh snapshot.
+  const onReset = (message: unknown) => {
+    for (const stream of streams) stream.onReset((message as RunEvent).run)
+  }
+  const subscriptions: Array<[diagnostics.Channel, (message: unknown) => void]> = [
+    [channels.exchangeStart, onExchange],
+    [channels.faultApplied, onExchange],
+    [channels.exchangeEnd, onExchange],
+    [channels.commitReported, onEffect],
+    [channels.runReset, onReset],
+  ]
+  const subscribe = (on: boolean) => {
+    for (const [channel, listener] of subscriptions) {
+      if (on) channel.subscribe(listener)
+      else channel.unsubscribe(listener)
+    }
+  }
+
+  const route: AdminRoute = (req, res, url) => {
+    if (req.method !== 'GET' || url.pathname !== '/events') return false
+    if (streams.size >= maxStreams) {
+      throw new AdminApiError('ERR_STATE', `Failed to open the event stream: ${maxStreams} streams are already open. Close a dashboard tab and try again.`)
+    }
+    const run = url.searchParams.get('run') || DEFAULT_RUN
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+      'x-accel-buffering': 'no',
+    })
+    if (streams.size === 0) subscribe(true)
+    const stream = new EventStream(storm, run, res, flushMs, heartbeatMs)
+    streams.add(stream)
+    const end = () => {
+      if (!streams.delete(stream)) return
+      stream.close()
+      if (streams.size === 0) subscribe(false)
+    }
+    req.socket.setNoDelay(true)
+    res.on('close', end)
+    return true
+  }
+
+  return {
+    route,
+    get size() {
+      return streams.size
+    },
+    close() {
+      for (const stream of [...streams]) {
+        streams.delete(stream)
+        stream.close()
+      }
+      subscribe(false)
+    },
+  }
+}

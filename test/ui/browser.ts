@@ -1,0 +1,32 @@
+/**
+ * Debian's Chromium driven by playwright-core: never a downloaded browser. Each launch gets a
+ * fresh profile (playwright makes a new temporary --user-data-dir itself and refuses the flag)
+ * and the flags that keep Chromium off the network.
+ */
+import { existsSync } from 'node:fs'
+import { chromium, type Browser } from 'playwright-core'
+
+export const CHROMIUM = process.env.TOOLSTORM_CHROMIUM ?? '/usr/bin/chromium'
+
+/**
+ * Whether the browser tests run: when Chromium is installed (`apt-get install chromium`; .ci/run
+ * does it), and always in CI, where a missing browser must fail rather than skip.
+ */
+export const hasChromium = existsSync(CHROMIUM) || Boolean(process.env.CI)
+
+const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage']
+
+export interface LaunchedBrowser {
+  readonly browser: Browser
+  close(): Promise<void>
+}
+
+export async function launchChromium(): Promise<LaunchedBrowser> {
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS, timeout: 60_000 })
+  return {
+    browser,
+    async close() {
+      await browser.close().catch(() => undefined)
+    },
+  }
+}

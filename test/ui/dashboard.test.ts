@@ -1,0 +1,217 @@
+/**
+ * The live dashboard end to end: `toolstorm proxy` started as a user does, its printed dashboard
+ * URL opened in Debian's Chromium, real traffic through the proxy.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import type { Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runCli } from '../helpers/cli.js'
+import { startUpstream, type Upstream } from '../helpers/upstream.js'
+import { hasChromium, launchChromium, type LaunchedBrowser } from './browser.js'
+import { startCli, type RunningCli } from './spawn-cli.js'
+
+// Browser globals used inside page.evaluate callbacks: the Node type-check has no DOM lib.
+declare const document: any
+type HTMLElement = any
+type HTMLTextAreaElement = any
+
+let dir: string
+let upstream: Upstream
+let proxy: RunningCli
+let chromium: LaunchedBrowser
+let proxyUrl: string
+let adminUrl: string
+let dashboardUrl: string
+let token: string
+
+const RULES = {
+  seed: 7,
+  maxCalls: 50,
+  rules: [
+    { name: 'busy', route: 'GET /items/*', kind: 'rate_limit', calls: [2], delay: 1 },
+    { name: 'lost', route: 'POST /ship', kind: 'response_lost', calls: [1] },
+  ],
+}
+
+beforeAll(async () => {
+  if (!hasChromium) return
+  dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-dashboard-ui-'))
+  // The tool server reports each commit to the proxy's sidecar before it answers.
+  upstream = await startUpstream({
+    onCommit: async (name, key, request) => {
+      await fetch(`${adminUrl}/effects`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name, key, call: request.headers['x-toolstorm-call'] }) })
+    },
+  })
+  const rules = path.join(dir, 'rules.json')
+  await writeFile(rules, JSON.stringify(RULES))
+  proxy = await startCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--rules', rules], 3)
+  proxyUrl = /^toolstorm proxy (\S+) /.exec(proxy.lines[0] as string)?.[1] as string
+  adminUrl = / · admin (\S+)$/.exec(proxy.lines[0] as string)?.[1] as string
+  token = /^admin token: (\S+) /.exec(proxy.lines[1] as string)?.[1] as string
+  dashboardUrl = /^dashboard: (\S+)$/.exec(proxy.lines[2] as string)?.[1] as string
+  chromium = await launchChromium()
+})
+
+afterAll(async () => {
+  await chromium?.close()
+  await proxy?.stop()
+  await upstream?.close()
+  if (dir) await rm(dir, { recursive: true, force: true })
+})
+
+async function send(pathname: string, init: RequestInit = {}): Promise<number | 'reset'> {
+  try {
+    const response = await fetch(`${proxyUrl}${pathname}`, init)
+    await response.arrayBuffer()
+    return response.status
+  } catch {
+    return 'reset'
+  }
+}
+
+async function coverage(page: Page, rule: string): Promise<Record<string, number>> {
+  return page.$eval(`tr[data-rule="${rule}"]`, (row) =>
+    Object.fromEntries([...row.querySelectorAll('[data-count]')].map((cell) => [(cell as HTMLElement).dataset.count as string, Number(cell.textContent)])),
+  )
+}
+
+async function openDashboard(width = 1400): Promise<Page> {
+  const page = await chromium.browser.newPage({ viewport: { width, height: 900 }, acceptDownloads: true })
+  await page.goto(dashboardUrl)
+  await page.locator('.connection:has-text("Live")').waitFor()
+  return page
+}
+
+describe.skipIf(!hasChromium)('the live dashboard', () => {
+  it('is printed as the third line, with the admin token in its fragment; the first two lines stay as they were', () => {
+    expect(proxy.lines[0]).toMatch(/^toolstorm proxy (http:\/\/127\.0\.0\.1:\d+) \(reverse → \S+\) · admin (http:\/\/127\.0\.0\.1:\d+)$/)
+    expect(proxy.lines[1]).toMatch(/^admin token: \S+ {2}\(Authorization: Bearer <token>; tool servers report effects to http:\/\/127\.0\.0\.1:\d+\/effects\)$/)
+    expect(dashboardUrl).toBe(`${adminUrl}/dashboard/#token=${token}`)
+  })
+
+  it('shows nothing without the token: the page is an empty shell and every data request is refused', async () => {
+    const shell = await fetch(`${adminUrl}/dashboard/`)
+    expect(shell.status).toBe(200)
+    expect(shell.headers.get('content-security-policy')).toContain("script-src 'self'")
+    expect(await shell.text()).not.toContain(token)
+    for (const endpoint of ['/events', '/report', '/runs', '/rules']) expect((await fetch(`${adminUrl}${endpoint}`)).status).toBe(401)
+    expect((await fetch(`${adminUrl}/events`, { headers: { authorization: 'Bearer not-the-token-at-all' } })).status).toBe(401)
+    expect((await fetch(`${adminUrl}/dashboard/rules`, { method: 'PUT', body: '{}' })).status).toBe(401)
+
+    const page = await chromium.browser.newPage()
+    await page.goto(`${adminUrl}/dashboard/`)
+    await page.getByText('This page needs the admin token.').waitFor()
+    await page.close()
+    const guessing = await chromium.browser.newPage()
+    await guessing.goto(`${adminUrl}/dashboard/#token=wrong-token-guess-123`)
+    await guessing.getByText('The proxy refused this token').waitFor()
+    expect(await guessing.locator('.exchange-row').count()).toBe(0)
+    await guessing.close()
+  })
+
+  it('shows every exchange, its fault, effects, coverage and contracts as traffic flows', async () => {
+    const page = await openDashboard()
+    expect(page.url()).not.toContain(token)
+    const statuses = [await send('/items/a'), await send('/items/a'), await send('/items/a')]
+    expect(statuses).toEqual([200, 429, 200])
+    const ship = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ order: 'o-1' }) }
+    expect([await send('/ship', ship), await send('/ship', ship)]).toEqual(['reset', 201])
+
+    await page.locator('[data-testid="stats"]:has-text("5 calls · 2 faults · 2 effects")').waitFor()
+    const report = (await (await fetch(`${adminUrl}/report`, { headers: { authorization: `Bearer ${token}` } })).json()) as { coverage: Record<string, Record<string, number>> }
+    expect(await coverage(page, 'busy')).toEqual(report.coverage.busy)
+    expect(await coverage(page, 'lost')).toEqual(report.coverage.lost)
+    expect(await coverage(page, 'busy')).toMatchObject({ selected: 1, triggered: 1 })
+    expect(await coverage(page, 'lost')).toMatchObject({ selected: 1, triggered: 1 })
+    expect(await page.locator('[data-check="No duplicate side effects"]').textContent()).toContain('fail')
+    expect(await page.locator('[data-check="Call budget"]').textContent()).toContain('5 / 50 calls')
+
+    const rows = await page.$$eval('.exchange-row', (elements) => elements.map((row) => row.textContent ?? ''))
+    expect(rows).toHaveLength(5)
+    expect(rows[1]).toContain('busy · rate_limit')
+    expect(rows[1]).toContain('429')
+    expect(rows[3]).toContain('reset')
+    expect(rows[3]).toContain('✎1')
+
+    // The list is a listbox: Home, then arrows, select an exchange and the details follow.
+    await page.focus('.exchange-viewport')
+    await page.keyboard.press('Home')
+    await page.keyboard.press('ArrowDown')
+    await page.locator('.exchange-detail h3:has-text("#2")').waitFor()
+    expect(await page.locator('.exchange-detail').textContent()).toContain('busy (rate_limit, before-upstream) injected')
+    await page.keyboard.press('End')
+    await page.locator('.exchange-detail h3:has-text("#5")').waitFor()
+    expect(await page.locator('.exchange-detail').textContent()).toContain('shipment · o-1')
+    await page.close()
+  })
+
+  it('changes the rules live: errors are shown at the field, and new rules take effect', async () => {
+    const page = await openDashboard()
+    await page.click('button:has-text("Edit rules")')
+    const editor = page.locator('textarea')
+    const invalid = JSON.stringify({ seed: 7, rules: [{ name: 'down', route: 'GET /items/*', kind: 'explode' }, { name: 'late', route: 'GET /items/*', kind: 'latency', delay: -1, colour: 'red' }] }, null, 2)
+    await editor.fill(invalid)
+    await page.click('button:has-text("Apply rules")')
+    const kindError = page.locator('.field-errors li[data-path="$.rules[0].kind"]')
+    await kindError.waitFor()
+    const line = Number(await kindError.getAttribute('data-line'))
+    expect(invalid.split('\n')[line - 1]).toContain('"kind": "explode"')
+    expect(await page.locator('.gutter-line.error').allTextContents()).toContain(String(line))
+    const unknown = page.locator('.field-errors li', { hasText: 'unknown field "colour"' })
+    expect(invalid.split('\n')[Number(await unknown.getAttribute('data-line')) - 1]).toContain('"colour"')
+    expect(await editor.getAttribute('aria-invalid')).toBe('true')
+    // "Line N" moves the cursor to the field.
+    await kindError.locator('button').click()
+    const caretLine = await editor.evaluate((element) => (element as HTMLTextAreaElement).value.slice(0, (element as HTMLTextAreaElement).selectionStart).split('\n').length)
+    expect(caretLine).toBe(line)
+    // The old rules stay in force after a refusal.
+    expect(await send('/items/z')).toBe(200)
+
+    await editor.fill(JSON.stringify({ seed: 7, rules: [{ name: 'down', route: 'GET /items/*', kind: 'unavailable' }] }, null, 2))
+    await page.click('button:has-text("Apply rules")')
+    await page.getByText('Rules applied: 1 rule(s) in force.').waitFor()
+    await page.locator('tr[data-rule="down"]').waitFor()
+    expect(await send('/items/b')).toBe(503)
+    await page.waitForFunction(() => document.querySelector('tr[data-rule="down"] [data-count="triggered"]')?.textContent === '1')
+    await page.locator('.exchange-row:has-text("down · unavailable")').waitFor()
+
+    // The same rules, as YAML.
+    await page.check('input[name="rules-format"][value="yaml"]')
+    await page.waitForFunction(() => (document.querySelector('textarea') as HTMLTextAreaElement).value.includes('kind: unavailable'))
+    await page.click('button:has-text("Apply rules")')
+    await page.getByText('Rules applied: 1 rule(s) in force.').waitFor()
+    await page.close()
+  })
+
+  it('follows another run, exports the report (check accepts it) and resets the run', async () => {
+    const page = await openDashboard()
+    expect(await send('/items/w', { headers: { 'x-toolstorm-run': 'worker-1' } })).toBe(503)
+    await page.locator('select >> option[value="worker-1"]').waitFor({ state: 'attached' })
+    await page.selectOption('.run-select select', 'worker-1')
+    await page.locator('[data-testid="stats"]:has-text("1 calls")').waitFor()
+    expect(await page.locator('.exchange-row').count()).toBe(1)
+
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('button:has-text("Export report")')])
+    const file = path.join(dir, download.suggestedFilename())
+    await download.saveAs(file)
+    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ kind: 'toolstorm.report', run: 'worker-1' })
+    const check = await runCli(['check', file])
+    expect(check.code, check.stderr).toBe(0)
+
+    await page.click('button:has-text("Reset run")')
+    await page.locator('[data-testid="stats"]:has-text("0 calls")').waitFor()
+    expect(await page.locator('.exchange-row').count()).toBe(0)
+    // No cassette endpoint on this proxy: no cassette button.
+    expect(await page.locator('button:has-text("Export cassette")').count()).toBe(0)
+    await page.close()
+  })
+
+  it('fits a 390 px screen', async () => {
+    const page = await openDashboard(390)
+    await page.click('button:has-text("Edit rules")')
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+    await page.close()
+  })
+})

@@ -1,0 +1,77 @@
+/** Calls to the admin API, each with the bearer token. Errors keep the API's `details` lines. */
+
+export class AdminRequestError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly code: string | null,
+    readonly details: readonly string[],
+  ) {
+    super(message)
+  }
+}
+
+export interface AdminClient {
+  readonly token: string
+  request(method: string, path: string, init?: { body?: string; contentType?: string; signal?: AbortSignal }): Promise<Response>
+  /** Throws an `AdminRequestError` for a non-2xx answer. */
+  json<T>(method: string, path: string, init?: { body?: string; contentType?: string }): Promise<T>
+}
+
+async function failure(response: Response): Promise<AdminRequestError> {
+  let body: { error?: unknown; code?: unknown; details?: unknown } = {}
+  try {
+    body = (await response.json()) as typeof body
+  } catch {
+    // Not JSON: keep the status.
+  }
+  const details = Array.isArray(body.details) ? body.details.filter((line): line is string => typeof line === 'string') : []
+  return new AdminRequestError(typeof body.error === 'string' ? body.error : `HTTP ${response.status}`, response.status, typeof body.code === 'string' ? body.code : null, details)
+}
+
+export function createAdminClient(token: string): AdminClient {
+  const request: AdminClient['request'] = (method, path, init = {}) =>
+    fetch(path, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(init.contentType ? { 'content-type': init.contentType } : {}) },
+      cache: 'no-store',
+      ...(init.body !== undefined ? { body: init.body } : {}),
+      ...(init.signal ? { signal: init.signal } : {}),
+    })
+  return {
+    token,
+    request,
+    async json<T>(method: string, path: string, init = {}) {
+      const response = await request(method, path, init)
+      if (!response.ok) throw await failure(response)
+      return (await response.json()) as T
+    },
+  }
+}
+
+/** Whether a GET answers 2xx; the body is not downloaded (the request is aborted after the head). */
+export async function probe(client: AdminClient, path: string): Promise<boolean> {
+  const controller = new AbortController()
+  try {
+    const response = await client.request('GET', path, { signal: controller.signal })
+    return response.ok
+  } catch {
+    return false
+  } finally {
+    controller.abort()
+  }
+}
+
+/** GET a document and offer it as a download. */
+export async function download(client: AdminClient, path: string, fileName: string): Promise<void> {
+  const response = await client.request('GET', path)
+  if (!response.ok) throw await failure(response)
+  const url = URL.createObjectURL(await response.blob())
+  const link = document.createElement('a')
+  link.href = url
+  link.download = fileName
+  document.body.append(link)
+  link.click()
+  link.remove()
+  setTimeout(() => URL.revokeObjectURL(url), 1_000)
+}

@@ -1,0 +1,145 @@
+/**
+ * What the dashboard knows of the selected run, kept outside the component tree: snapshots
+ * replace it, batches patch it. Components re-render at most once per animation frame and
+ * every MIN_RENDER_INTERVAL_MS, however many events arrive, so a busy proxy never floods the page.
+ */
+import { contract, type ContractResult } from '../../src/engine/contracts/contract.js'
+import type { CallRecord, CoverageCounts, EffectRecord, Report } from '../../src/engine/schema/report.js'
+import type { RunStats, RunSummary, StreamBatch, StreamSnapshot } from '../../src/proxy/admin/events.js'
+
+/** Rows kept in the page; later exchanges are counted, not listed. */
+export const MAX_ROWS = 100_000
+
+/**
+ * Fewest milliseconds between two renders. The proxy sends up to ten batches a second; a log
+ * view that updates about six times a second reads as live and leaves the machine to the
+ * traffic (headless Chromium paints in software).
+ */
+const MIN_RENDER_INTERVAL_MS = 160
+
+export type RowFilter = 'all' | 'faults' | 'errors'
+
+export class RunStore {
+  run = 'default'
+  exists = false
+  runs: readonly RunSummary[] = []
+  /** Report fields other than calls and effects (rules, seed, routes, budget). */
+  meta: Omit<Report, 'calls' | 'effects' | 'coverage'> | null = null
+  redaction = { keys: 0, secrets: 0 }
+  /** Calls by id: index `id - 1`. */
+  calls: Array<CallRecord | undefined> = []
+  effects: EffectRecord[] = []
+  effectsByCall = new Map<number, EffectRecord[]>()
+  coverage: Record<string, CoverageCounts> = {}
+  stats: RunStats = { calls: 0, droppedCalls: 0, budgetRejections: 0 }
+  /** Calls beyond MAX_ROWS. */
+  unlisted = 0
+  faults = 0
+  /** Bumped on every change. */
+  version = 0
+  #listeners = new Set<() => void>()
+  #frame: number | null = null
+  #lastRender = 0
+
+  subscribe(listener: () => void): () => void {
+    this.#listeners.add(listener)
+    return () => this.#listeners.delete(listener)
+  }
+
+  applySnapshot(snapshot: StreamSnapshot): void {
+    const { calls, effects, coverage, ...meta } = snapshot.report
+    this.run = snapshot.run
+    this.exists = snapshot.exists
+    this.runs = snapshot.runs
+    this.meta = meta
+    this.redaction = snapshot.redaction
+    this.calls = []
+    this.effects = []
+    this.effectsByCall = new Map()
+    this.unlisted = 0
+    this.faults = 0
+    this.#addCalls(calls)
+    this.#addEffects(effects)
+    this.coverage = coverage
+    this.stats = { calls: calls.length + meta.droppedCalls, droppedCalls: meta.droppedCalls, budgetRejections: meta.budgetRejections }
+    this.#changed()
+  }
+
+  applyBatch(batch: StreamBatch): void {
+    if (batch.run !== this.run) return
+    this.exists = this.exists || batch.calls.length > 0
+    this.#addCalls(batch.calls)
+    this.#addEffects(batch.effects)
+    this.coverage = batch.coverage
+    this.stats = batch.stats
+    if (batch.runs) this.runs = batch.runs
+    this.#changed()
+  }
+
+  /** Row ids (1-based call ids) that pass the filter, in call order. */
+  rowIds(filter: RowFilter): number[] {
+    const ids: number[] = []
+    for (let index = 0; index < this.calls.length; index++) {
+      const call = this.calls[index]
+      if (filter === 'all' || (call && (filter === 'faults' ? call.injected : isError(call)))) ids.push(index + 1)
+    }
+    return ids
+  }
+
+  /** The run as a report, for the contract units (the same code `toolstorm check` runs). */
+  report(): Report | null {
+    if (!this.meta) return null
+    const calls = this.calls.filter((call): call is CallRecord => call !== undefined)
+    // Calls past the report's itemized limit reach the page through events; count each call once.
+    return { ...this.meta, calls, effects: this.effects, coverage: this.coverage, droppedCalls: Math.max(0, this.stats.calls - calls.length), budgetRejections: this.stats.budgetRejections }
+  }
+
+  contract(budget: number | null): ContractResult | null {
+    const report = this.report()
+    if (!report) return null
+    const checks = contract(report).requireTriggered().noDuplicateEffects()
+    if (budget !== null) checks.atMostCalls(budget)
+    return checks.toJSON()
+  }
+
+  #addCalls(calls: readonly CallRecord[]): void {
+    for (const call of calls) {
+      const index = call.id - 1
+      if (index >= MAX_ROWS) {
+        this.unlisted = Math.max(this.unlisted, call.id - MAX_ROWS)
+        continue
+      }
+      const before = this.calls[index]
+      if (before?.injected) this.faults--
+      if (call.injected) this.faults++
+      this.calls[index] = call
+    }
+  }
+
+  #addEffects(effects: readonly EffectRecord[]): void {
+    for (const effect of effects) {
+      this.effects.push(effect)
+      const list = this.effectsByCall.get(effect.call)
+      if (list) list.push(effect)
+      else this.effectsByCall.set(effect.call, [effect])
+    }
+  }
+
+  #changed(): void {
+    this.version++
+    if (this.#frame !== null) return
+    const wait = Math.max(0, this.#lastRender + MIN_RENDER_INTERVAL_MS - performance.now())
+    this.#frame = -1
+    setTimeout(() => {
+      this.#frame = requestAnimationFrame(() => {
+        this.#frame = null
+        this.#lastRender = performance.now()
+        for (const listener of this.#listeners) listener()
+      })
+    }, wait)
+  }
+}
+
+export function isError(call: CallRecord): boolean {
+  return call.outcome === 'reset' || call.outcome === 'error' || (call.status !== null && call.status >= 400)
+}
