@@ -10,6 +10,7 @@ import { VERSION } from '../../version.js'
 import { httpsOptionsFromArgs, type HttpsArgs } from '../https-args.js'
 import { printError, printLine } from '../output.js'
 import { recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
+import { cassetteAdminRoute } from '../../cassette/cassette-admin-route.js'
 
 export interface ProxyArgs extends HttpsArgs {
   target: string[]
@@ -112,7 +113,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & { reco
       storm,
       ...https,
       ...(args['admin-token'] ? { adminToken: args['admin-token'] } : {}),
-      ...(recorder ? { observer: recorder.observer } : {}),
+      ...(recorder ? { observer: recorder.observer, adminRoutes: [cassetteAdminRoute(recorder)] } : {}),
     }).catch(async (error: unknown) => {
       await recorder?.discard()
       throw error

@@ -6,6 +6,7 @@
 import type { Argv, CommandModule } from 'yargs'
 import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { startProxy } from '../../proxy/proxy-server.js'
+import { cassetteAdminRoute } from '../../cassette/cassette-admin-route.js'
 import { printError, printLine } from '../output.js'
 import { commandEnvironment, runCommand, untilSignal } from '../run-command.js'
 import { describeProxy, proxyOptions, reportDocument, stormFromArgs, type ProxyArgs } from './proxy.js'
@@ -36,6 +37,7 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs, c
     adminPort: args['admin-port'],
     storm,
     observer: recorder.observer,
+    adminRoutes: [cassetteAdminRoute(recorder)],
     ...(args['admin-token'] ? { adminToken: args['admin-token'] } : {}),
   }).catch(async (error: unknown) => {
     await recorder.discard()
