@@ -13,7 +13,7 @@ import { Exchange, type ExchangeEntry } from './exchange.js'
 import { exchangeContext } from './exchange-context.js'
 import { faultFor } from './faults/registry.js'
 import type { HeaderMap } from './faults/fault.js'
-import { createRedactor, type Redactor } from './redact/index.js'
+import { createRedactor, REDACTED, type Redactor } from './redact/index.js'
 import { RouteTable } from './routes.js'
 import { Run } from './run.js'
 import { selectRule } from './rules/select.js'
@@ -293,6 +293,19 @@ export class Storm {
     }
     const active = exchangeContext.getStore()
     return active && active.stormId === this.nonce ? active.exchangeId : undefined
+  }
+
+  /**
+   * The config as it may be shown (admin API, dashboard): rule payloads redacted as in reports,
+   * and literal secrets replaced by `[REDACTED]` (their count stays visible).
+   */
+  shownConfig(): StormConfig {
+    const config = this.#config
+    return structuredClone({
+      ...config,
+      rules: config.rules.map((rule) => redactRule(rule, this.#redactor)),
+      redact: { keys: [...config.redact.keys], secrets: config.redact.secrets.map(() => REDACTED) },
+    })
   }
 
   /** A detached snapshot of one run as a versioned report. */

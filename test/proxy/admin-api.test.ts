@@ -57,6 +57,16 @@ describe('admin API', () => {
     expect((await fetch(`${env.base}/items/a`)).status).toBe(429)
   })
 
+  it('shows the rules redacted: no literal secret or credential in GET /rules', async () => {
+    const secret = 'lit-' + 'eral-secret-value'
+    const token = 'sk-' + 'proj-' + 'Q'.repeat(24) + 'x9y8z7'
+    env = await startProxied('reverse', { redact: { keys: [], secrets: [secret] }, rules: [{ name: 'fake', route: 'GET /items/*', kind: 'replace', replacement: { note: `use ${token} and ${secret}` } }] })
+    const text = await (await env.admin('/rules')).text()
+    expect(text).not.toContain(secret)
+    expect(text).not.toContain(token)
+    expect(JSON.parse(text)).toMatchObject({ redact: { secrets: ['[REDACTED]'] }, rules: [{ name: 'fake' }] })
+  })
+
   it('lets in-flight requests finish under the rules they started with', async () => {
     env = await startProxied('reverse', { rules: [{ name: 'lag', route: 'GET /items/*', kind: 'latency', delay: 0.4 }] })
     const inFlight = fetch(`${env.base}/items/slow`)

@@ -107,7 +107,7 @@ export function createAdminHandler(context: AdminContext): http.RequestListener 
         case 'GET /runs':
           return sendJson(res, 200, { runs: storm.runIds().map((id) => ({ id, calls: storm.report(id).calls.length })) })
         case 'GET /rules':
-          return sendJson(res, 200, storm.config)
+          return sendJson(res, 200, storm.shownConfig())
         case 'PUT /rules': {
           const text = await readBody(req)
           const type = req.headers['content-type'] ?? ''
