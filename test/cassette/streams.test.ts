@@ -5,11 +5,14 @@
  * when; replay, with no upstream, gives the openai SDK the same events and the same ending, at once
  * or at the recorded pace.
  */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
 import OpenAI from 'openai'
 import { ProxyAgent } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createCassetteRecorder } from '../../src/cassette/cassette-recorder.js'
-import type { Cassette } from '../../src/cassette/cassette.js'
+import { Cassette } from '../../src/cassette/cassette.js'
 import { replayCassette } from '../../src/cassette/replay-cassette.js'
 import { startReplayServer, type ReplayServer } from '../../src/cassette/replay-server.js'
 import type { ReplaySpeed } from '../../src/cassette/replay-stream.js'
@@ -18,6 +21,7 @@ import type { RuleInput } from '../../src/engine/schema/rule.js'
 import { createStorm } from '../../src/engine/storm.js'
 import { intercept } from '../../src/interceptors/intercept.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
+import { runCli } from '../helpers/cli.js'
 import { answered, startModelUpstream, USAGE, WORDS } from '../helpers/model-upstream.js'
 
 /** Milliseconds between the fake upstream's events: long enough to tell a kept gap from none. */
@@ -210,5 +214,75 @@ describe('record and replay a streamed chat in-process', () => {
     expect(seen.error).toBe('TypeError: terminated')
     expectRecordedPace(seen, cassette.exchanges[0]!)
     replay.assertDone()
+  })
+})
+
+/**
+ * An agent run as a command: two whole chat completions, then a streamed one (cut by the rule on
+ * the third call), with the openai SDK against $TOOLSTORM_PROXY_URL. It prints what it saw.
+ */
+const AGENT = `
+import OpenAI from 'openai'
+const client = new OpenAI({ apiKey: 'sk-test', baseURL: process.env.TOOLSTORM_PROXY_URL + '/v1', maxRetries: 0 })
+const messages = [{ role: 'user', content: 'Say hello.' }]
+const whole = []
+for (let i = 0; i < 2; i++) whole.push((await client.chat.completions.create({ model: 'gpt-x', messages })).choices[0].message.content)
+const stream = await client.chat.completions.create({ model: 'gpt-x', messages, stream: true, stream_options: { include_usage: true } })
+const chunks = [], times = []
+let error = null, first
+try {
+  for await (const chunk of stream) {
+    first ??= performance.now()
+    times.push(performance.now() - first)
+    chunks.push(chunk.usage ? 'usage' : (chunk.choices[0]?.delta.content ?? ''))
+  }
+} catch (e) {
+  error = e.name + ': ' + e.message
+}
+console.log(JSON.stringify({ whole, stream: { chunks, times, end: performance.now() - first, error } }))
+`
+
+describe('toolstorm record and replay of a streamed chat', { timeout: 120_000 }, () => {
+  it('records the openai SDK\'s calls, replays the same events and error at recorded speed, and inspects the model calls', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-stream-cli-'))
+    closers.push(() => rm(dir, { recursive: true, force: true }))
+    const upstream = await startModelUpstream({ gapMs: GAP_MS })
+    closers.push(() => upstream.close())
+    const rules = path.join(dir, 'rules.json')
+    await writeFile(rules, JSON.stringify({ rules: [{ ...CUT, calls: [3] }] }))
+    const file = path.join(dir, 'chat.cassette.jsonl')
+    const report = path.join(dir, 'report.json')
+    const server = ['--port', '0', '--admin-port', '0']
+    const agent = [process.execPath, '--input-type=module', '-e', AGENT]
+
+    const recorded = await runCli(['record', file, '--target', upstream.url, '--rules', rules, '--report', report, ...server, '--', ...agent])
+    expect(recorded.code).toBe(0)
+    const live = JSON.parse(recorded.stdout) as { whole: string[]; stream: Seen }
+    expect(live).toMatchObject({ whole: [WORDS.join(''), WORDS.join('')], stream: { chunks: ['', WORDS[0], WORDS[1]], error: 'TypeError: terminated' } })
+    await upstream.close()
+
+    const replayed = await runCli(['replay', file, '--speed', 'recorded', ...server, '--', ...agent])
+    expect(replayed.stderr).toContain(`Replayed 3 of 3 exchange(s) from ${file}.`)
+    expect(replayed.code).toBe(0)
+    const again = JSON.parse(replayed.stdout) as { whole: string[]; stream: Seen }
+    expect(again.whole).toEqual(live.whole)
+    expect(again.stream.chunks).toEqual(live.stream.chunks)
+    expect(again.stream.error).toBe(live.stream.error)
+    const cassette = await Cassette.load(file)
+    expectRecordedPace(again.stream, cassette.exchanges[2]!)
+
+    // Model calls travel with the cassette: inspect and check read them as from the run's report.
+    const fromCassette = await runCli(['inspect', file])
+    const fromReport = await runCli(['inspect', report])
+    const modelLines = (text: string) => text.split('\n').filter((line) => /^ {2}(model calls|tokens|streams cut):/.test(line))
+    expect(modelLines(fromCassette.stdout)).toEqual([`  model calls: 3 (1 streamed): ${answered('gpt-x')} 3`, '  tokens: 22 input, 14 output (1 call(s) without usage)', '  streams cut: 1'])
+    expect(modelLines(fromCassette.stdout)).toEqual(modelLines(fromReport.stdout))
+    const check = await runCli(['check', file, '--max-model-calls', '3', '--max-tokens', '35'])
+    expect(check.code).toBe(1)
+    expect(check.stdout).toContain('✗ Token budget: 36 / 35 tokens; 1 model call(s) broke off before reporting usage')
+    // Prompts and outputs stay in the cassette (redacted), never in the reports rebuilt from it.
+    expect(await readFile(file, 'utf8')).toContain('Say hello.')
+    expect(JSON.stringify(cassette.toReports())).not.toMatch(/Say hello|Hello, world/)
+    expect(cassette.toReports()[0]!.calls.map((call) => call.model)).toEqual(JSON.parse(await readFile(report, 'utf8')).calls.map((call: { model: unknown }) => call.model))
   })
 })
