@@ -277,6 +277,7 @@ describe('toolstorm record and replay of a streamed chat', { timeout: 120_000 },
     const modelLines = (text: string) => text.split('\n').filter((line) => /^ {2}(model calls|tokens|streams cut):/.test(line))
     expect(modelLines(fromCassette.stdout)).toEqual([`  model calls: 3 (1 streamed): ${answered('gpt-x')} 3`, '  tokens: 22 input, 14 output (1 call(s) without usage)', '  streams cut: 1'])
     expect(modelLines(fromCassette.stdout)).toEqual(modelLines(fromReport.stdout))
+    expect(fromCassette.stdout).toContain('  event streams: 1 (recorded event by event; replay --speed recorded keeps their timing)')
     const check = await runCli(['check', file, '--max-model-calls', '3', '--max-tokens', '35'])
     expect(check.code).toBe(1)
     expect(check.stdout).toContain('✗ Token budget: 36 / 35 tokens; 1 model call(s) broke off before reporting usage')

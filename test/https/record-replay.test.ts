@@ -15,6 +15,7 @@ import { createCassetteRecorder } from '../../src/cassette/cassette-recorder.js'
 import { Cassette } from '../../src/cassette/cassette.js'
 import { startReplayServer } from '../../src/cassette/replay-server.js'
 import { createStorm } from '../../src/engine/storm.js'
+import { createInMemoryCertificateAuthority } from '../../src/proxy/tls/certificate-authority.js'
 import { runCli } from '../helpers/cli.js'
 import { startHttpsProxied, upstreamTestCa } from '../helpers/https-proxied.js'
 import { FAULT_RULES } from '../helpers/proxied.js'
@@ -135,6 +136,26 @@ describe('record an HTTPS session through the forward proxy, replay it with no u
     expect(verdict.message).toBe(
       `Failed to replay "POST ${recorded.base}/ship" (request 3): it differs from exchange 3 of <recording> (POST /ship · POST ${recorded.base}/ship): body differs. Re-record the cassette, or relax matching (see docs/cassettes.md).`,
     )
+  })
+})
+
+describe('passthrough replay of HTTPS', () => {
+  it('sends a request the cassette does not hold to the real upstream, verified with upstreamCa', async () => {
+    const upstreamCa = await upstreamTestCa()
+    const upstream = await startUpstream({ tls: await upstreamCa.issue(['127.0.0.1']) })
+    const ca = await createInMemoryCertificateAuthority()
+    const replay = await startReplayServer(Cassette.from({}, []), { mode: 'passthrough-unmatched', ca, connectPorts: [upstream.port], upstreamCa: [upstreamCa.certPem] })
+    const dispatcher = new ProxyAgent({ uri: replay.url, requestTls: { ca: ca.certificatePem } })
+    try {
+      const response = await undiciFetch(`${upstream.url}/items/z`, { dispatcher })
+      expect(response.status).toBe(200)
+      expect(await response.json()).toMatchObject({ id: 'z' })
+      expect(upstream.hits('/items/z')).toBe(1)
+    } finally {
+      await dispatcher.close()
+      await upstream.close()
+    }
+    expect(await replay.close()).toMatchObject({ passed: true, passedThrough: 1 })
   })
 })
 
