@@ -13,6 +13,8 @@ import { ProxyAgent } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createCassetteRecorder } from '../../src/cassette/cassette-recorder.js'
 import { Cassette } from '../../src/cassette/cassette.js'
+import { exportHar } from '../../src/cassette/har-export.js'
+import { importHar } from '../../src/cassette/har-import.js'
 import { replayCassette } from '../../src/cassette/replay-cassette.js'
 import { startReplayServer, type ReplayServer } from '../../src/cassette/replay-server.js'
 import type { ReplaySpeed } from '../../src/cassette/replay-stream.js'
@@ -144,6 +146,9 @@ describe('record and replay a streamed chat with a cut in the middle', () => {
     // What the upstream sent stays as evidence: the 4th event came, the client never got it.
     expect(exchange.upstream?.body?.data).toContain('"content":"world"')
     expect(body).not.toContain('"content":"world"')
+    // A HAR written by `har export` keeps the events, the cut and the model call.
+    const back = (await importHar(exportHar(cassette))).exchanges[0]!
+    expect([back.response?.stream, back.cut, back.model]).toEqual([exchange.response?.stream, exchange.cut, exchange.model])
   })
 
   it('replays the same first events and the same "terminated" error at the same point, with no upstream', async () => {
