@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { fakeSecrets, leaks } from '../../test/helpers/fake-secrets.js'
 import { VirtualClock } from '../engine/clock.js'
 import { createRedactor } from '../engine/redact/index.js'
+import { MAX_STREAM_EVENTS } from '../engine/schema/cassette.js'
 import { BodyCapture, REDACTION_MARGIN } from './body-capture.js'
 import { storeEventStream } from './store-stream.js'
 import { isEventStreamHead, StreamTimeline } from './stream-timeline.js'
@@ -81,6 +82,13 @@ describe('storing an event stream as events', () => {
     const stored = storeEventStream(long.capture, long.timeline, { limit: 11, redactor })
     expect(stored?.body).toMatchObject({ data: 'data: éé', truncated: true, size: 23 })
     expect(stored?.stream.events).toEqual([{ at: 0, bytes: 10 }])
+  })
+
+  it('keeps at most MAX_STREAM_EVENTS events apart, and what follows them as one more', () => {
+    const many = received([[0, 'data: x\n\n'.repeat(MAX_STREAM_EVENTS + 2)]], 4 * 1024 * 1024)
+    const events = storeEventStream(many.capture, many.timeline, { limit: 4 * 1024 * 1024, redactor })!.stream.events
+    expect(events).toHaveLength(MAX_STREAM_EVENTS + 1)
+    expect(events.at(-1)).toEqual({ at: 0, bytes: 18 })
   })
 
   it('gives up on a stream that is not UTF-8 text, and stores an empty one as events without a body', () => {

@@ -2,10 +2,12 @@
  * When each block of an event stream reached the client, found as the chunks pass: the byte
  * offset where each SSE block (an event or a comment) ends, and the time it was complete. It
  * holds no body bytes (a `BodyCapture` keeps those) and stops noting blocks past the bytes the
- * capture keeps, so its memory is bounded like the capture's.
+ * capture keeps and past `MAX_STREAM_EVENTS` blocks (the rest is stored as one more piece), so
+ * its memory is bounded like the capture's.
  */
 import type { Clock } from '../engine/clock.js'
 import type { HeaderMap } from '../engine/faults/fault.js'
+import { MAX_STREAM_EVENTS } from '../engine/schema/cassette.js'
 import { SseDecoder } from '../engine/streams/sse-decoder.js'
 
 export class StreamTimeline {
@@ -35,7 +37,7 @@ export class StreamTimeline {
     this.#decoder = new SseDecoder({
       blockEnd: (end) => {
         const at = this.#offset + end
-        if (at > this.#cap) return
+        if (at > this.#cap || this.ends.length >= MAX_STREAM_EVENTS) return
         this.ends.push(at)
         this.times.push(this.#now)
       },

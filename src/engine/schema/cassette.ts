@@ -19,6 +19,8 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024
 export const MAX_BODY_LIMIT = 64 * 1024 * 1024
 /** Exchanges one cassette may hold. */
 export const MAX_CASSETTE_EXCHANGES = 1_000_000
+/** Events one recorded stream keeps apart; what follows the last of them is kept as one more. */
+export const MAX_STREAM_EVENTS = 100_000
 
 const seconds = z.number().min(0)
 const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/, { error: 'expected a header name (an HTTP token)' })
@@ -71,7 +73,7 @@ export const storedStreamEventSchema = z.strictObject({
  * order, at once or at the recorded pace, then ends the body as the outcome says.
  */
 export const storedStreamSchema = z.strictObject({
-  events: z.array(storedStreamEventSchema).max(10_000_000),
+  events: z.array(storedStreamEventSchema).max(MAX_STREAM_EVENTS + 1),
   /** Seconds from the response head to the end of the body: a clean end, a cut, or the client leaving. */
   end: seconds,
 })
