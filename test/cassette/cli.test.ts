@@ -287,7 +287,8 @@ console.log(await send('POST', 'https://api.example.com/v1/chat?stream=false', '
 console.log(await send('GET', 'https://cdn.example.com/logo.png'))
 console.log(await send('GET', 'https://api.example.com/v1/status'))
 `)
-    const replayed = await runCli(['replay', file, ...server, '--', process.execPath, script])
+    // Its https:// exchanges make replay open the CA of "toolstorm ca": keep it in this test's folder.
+    const replayed = await runCli(['replay', file, ...server, '--', process.execPath, script], { env: { TOOLSTORM_CA_DIR: path.join(dir, 'ca') } })
     expect(replayed.stdout).toBe('200 {"reply":"hi","n":1}\n200 8 bytes\nECONNRESET\n')
     expect(replayed.code).toBe(0)
   })
