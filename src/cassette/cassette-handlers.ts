@@ -38,7 +38,7 @@ export function cassetteHandlers(cassette: Cassette, options: CassetteReplayOpti
     request.headers.forEach((value, name) => {
       headers[name] = value
     })
-    const answer = await answerFor(await session.decide(ticket, { method: request.method, url: request.url, headers, body }), request)
+    const answer = await answerFor(await session.decide(ticket, { method: request.method, url: request.url, headers, body }), request, session.speed)
     if (answer === null) return passthrough()
     return answer instanceof Error ? HttpResponse.error() : answer
   })

@@ -29,16 +29,18 @@ import {
   type CassetteExchange,
   type CassetteHeader,
   type MatchOptions,
+  type StoredClientResponse,
   type StoredEffect,
-  type StoredResponse,
 } from '../engine/schema/cassette.js'
 import type { Storm } from '../engine/storm.js'
 import { ConfigError } from '../errors.js'
-import { BodyCapture } from './body-capture.js'
+import { BodyCapture, REDACTION_MARGIN } from './body-capture.js'
 import { Cassette, cassetteHeader } from './cassette.js'
 import { JournalLineStore, MemoryLineStore, journalPathFor, type LineStore } from './cassette-journal.js'
 import { storeBody } from './store-body.js'
 import { headerOf, storeHeaders } from './store-headers.js'
+import { storeEventStream } from './store-stream.js'
+import { isEventStreamHead, StreamTimeline } from './stream-timeline.js'
 
 export interface CassetteRecorderOptions {
   /** Keep the cassette in this file as you go (snapshots) and write it on `close()`. */
@@ -66,6 +68,8 @@ export type RecorderState = 'recording' | 'closing' | 'closed'
 interface Head {
   status: number
   headers: HeaderMap
+  /** For an event stream: when each of its blocks arrived. */
+  timeline?: StreamTimeline | null
 }
 
 interface Entry {
@@ -195,31 +199,45 @@ export class CassetteRecorder {
       },
       // In-process, an exchange can finish before the client has read the body it was handed:
       // the line waits for every body to end.
+      // An event stream also gets a timeline: when each block reached the client. A relayed
+      // stream's upstream chunks are the client's, so its timeline starts with the upstream head.
       onUpstreamHead: (exchange, status, headers) => {
         const entry = entries.get(exchange)
         if (!entry) return
-        entry.upstream = { status, headers, body: new BodyCapture(this.#bodyLimit) }
+        const timeline = this.#timelineFor(exchange, status, headers)
+        entry.upstream = { status, headers, body: new BodyCapture(this.#bodyLimit), timeline }
         entry.waiting++
       },
       onUpstreamBody: (exchange, chunk) => {
         const entry = entries.get(exchange)
-        const body = entry?.upstream?.body
+        const upstream = entry?.upstream
+        const body = upstream?.body
         if (!entry || !body || body.ended) return
-        if (chunk) return body.push(chunk)
+        if (chunk) {
+          upstream.timeline?.push(chunk)
+          return body.push(chunk)
+        }
+        upstream.timeline?.finish()
         body.ended = true
         settle(entry)
       },
       onClientHead: (exchange, status, headers, same) => {
         const entry = entries.get(exchange)
         if (!entry) return
-        entry.client = { status, headers, same, body: same ? null : new BodyCapture(this.#bodyLimit) }
+        const timeline = same ? (entry.upstream?.timeline ?? null) : this.#timelineFor(exchange, status, headers)
+        entry.client = { status, headers, same, body: same ? null : new BodyCapture(this.#bodyLimit), timeline }
         if (!same) entry.waiting++
       },
       onClientBody: (exchange, chunk) => {
         const entry = entries.get(exchange)
-        const body = entry?.client?.body
+        const client = entry?.client
+        const body = client?.body
         if (!entry || !body || body.ended) return
-        if (chunk) return body.push(chunk)
+        if (chunk) {
+          client.timeline?.push(chunk)
+          return body.push(chunk)
+        }
+        client.timeline?.finish()
         body.ended = true
         settle(entry)
       },
@@ -230,6 +248,10 @@ export class CassetteRecorder {
         settle(entry)
       },
     }
+  }
+
+  #timelineFor(exchange: Exchange, status: number, headers: HeaderMap): StreamTimeline | null {
+    return isEventStreamHead(exchange.request.method, status, headers) ? new StreamTimeline(exchange.clock, this.#bodyLimit + REDACTION_MARGIN) : null
   }
 
   #effect(event: EffectEvent): void {
@@ -247,11 +269,15 @@ export class CassetteRecorder {
     this.#late.set(seq, late)
   }
 
-  async #response(head: Head, body: BodyCapture | null): Promise<StoredResponse> {
+  /** A stored response; with `timeline` (what the client received of an event stream), its events too. */
+  async #response(head: Head, body: BodyCapture | null, timeline: StreamTimeline | null = null): Promise<StoredClientResponse> {
     const { redactor } = this.storm
+    const headers = storeHeaders(head.headers, redactor, this.#exclude, this.#only)
+    const events = timeline && body ? storeEventStream(body, timeline, { limit: this.#bodyLimit, redactor }) : null
+    if (events) return { status: head.status, headers, body: events.body, stream: events.stream }
     return {
       status: head.status,
-      headers: storeHeaders(head.headers, redactor, this.#exclude, this.#only),
+      headers,
       body: body ? await storeBody(body, { contentType: headerOf(head.headers, 'content-type'), contentEncoding: headerOf(head.headers, 'content-encoding'), limit: this.#bodyLimit, redactor }) : null,
     }
   }
@@ -274,7 +300,7 @@ export class CassetteRecorder {
     const outcome = record ? (record.outcome === 'running' ? 'cancelled' : record.outcome) : entry.client ? 'response' : 'cancelled'
     const client = entry.client
     const upstream = entry.upstream
-    const response = client && outcome !== 'reset' ? await this.#response(client, client.same ? (upstream?.body ?? null) : client.body) : null
+    const response = client && outcome !== 'reset' ? await this.#response(client, client.same ? (upstream?.body ?? null) : client.body, client.timeline ?? null) : null
     const upstreamAnswer = upstream && !(client?.same && outcome !== 'reset') ? await this.#response(upstream, upstream.body) : null
     const ended = entry.finishedAt ?? roundSeconds(exchange.elapsedSinceStart())
     return {
@@ -302,6 +328,9 @@ export class CassetteRecorder {
       retryAfter: record?.retryAfter ?? null,
       error: record?.error ?? null,
       effects: entry.effects,
+      // Metadata only (prompts and outputs stay in the redacted bodies above).
+      ...(record?.model ? { model: { ...record.model } } : {}),
+      ...(record?.cut ? { cut: { ...record.cut } } : {}),
     }
   }
 

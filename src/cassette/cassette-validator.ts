@@ -14,6 +14,7 @@ import {
   type CassetteExchange,
   type CassetteHeader,
   type StoredBody,
+  type StoredClientResponse,
 } from '../engine/schema/cassette.js'
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
@@ -115,7 +116,24 @@ export class CassetteValidator {
     this.#checkBody(exchange.request.body, '$.request.body', line)
     this.#checkBody(exchange.response?.body ?? null, '$.response.body', line)
     this.#checkBody(exchange.upstream?.body ?? null, '$.upstream.body', line)
+    if (exchange.response?.stream) this.#checkStream(exchange.response, line)
+    if (exchange.cut && !exchange.fault?.injected) this.#fail(line, '$.cut: a cut stream requires an injected fault')
     return exchange
+  }
+
+  /** The events index the stored body in order, at times that never go back. */
+  #checkStream(response: StoredClientResponse, line: number): void {
+    const { events, end } = response.stream as NonNullable<StoredClientResponse['stream']>
+    let total = 0
+    let previous = 0
+    for (const [index, event] of events.entries()) {
+      if (event.at < previous) this.#fail(line, `$.response.stream.events[${index}].at: expected at least ${previous} (events are in the order they arrived)`)
+      if (event.at > end) this.#fail(line, `$.response.stream.events[${index}].at: expected at most the stream's end (${end})`)
+      previous = event.at
+      total += event.bytes
+    }
+    const stored = response.body === null ? 0 : Buffer.byteLength(response.body.data, response.body.encoding)
+    if (total !== stored) this.#fail(line, `$.response.stream.events: the events cover ${total} byte(s), but the stored body has ${stored} (each event is a slice of the body, in order)`)
   }
 
   #checkBody(body: StoredBody | null, path: string, line: number): void {

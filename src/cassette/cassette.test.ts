@@ -69,6 +69,25 @@ describe('cassettes', () => {
     expect(refusal(text([exchangeAt(1, { outcome: 'reset' })]))).toContain('line 2: $.response: expected null (the client saw a reset)')
   })
 
+  it('loads a streamed response with its events, and refuses events that do not index the body', () => {
+    const body = { encoding: 'utf8' as const, data: 'data: 1\n\ndata: 2\n\n', size: 18, truncated: false }
+    const streamed = (stream: unknown) => exchangeAt(1, { response: { status: 200, headers: { 'content-type': 'text/event-stream' }, body, stream } as never })
+    const events = [
+      { at: 0, bytes: 9 },
+      { at: 0.5, bytes: 9 },
+    ]
+    expect(Cassette.parse(text([streamed({ events, end: 0.5 })])).exchanges[0]?.response?.stream?.events).toEqual(events)
+    expect(refusal(text([streamed({ events: events.slice(0, 1), end: 0.5 })]))).toContain(
+      'line 2: $.response.stream.events: the events cover 9 byte(s), but the stored body has 18 (each event is a slice of the body, in order).',
+    )
+    expect(refusal(text([streamed({ events: [...events].reverse(), end: 0.5 })]))).toContain('line 2: $.response.stream.events[1].at: expected at least 0.5 (events are in the order they arrived)')
+    expect(refusal(text([streamed({ events, end: 0.1 })]))).toContain("line 2: $.response.stream.events[1].at: expected at most the stream's end (0.1)")
+  })
+
+  it('refuses a cut stream without an injected fault', () => {
+    expect(refusal(text([exchangeAt(1, { cut: { events: 1, bytes: 9 } })]))).toContain('line 2: $.cut: a cut stream requires an injected fault')
+  })
+
   it('refuses an oversized file and an oversized line before reading them whole', async () => {
     const file = path.join(dir, 'big.cassette.jsonl')
     await writeFile(file, text([exchangeAt(1, { request: { method: 'GET', url: '/' + 'x'.repeat(5000), headers: {}, body: null } })]))

@@ -134,6 +134,8 @@ export class Cassette {
         retryAfter: call.retryAfter,
         error: call.error,
         effects: (effects.get(call.id) ?? []).map(({ name, key, at, identity, redacted }) => ({ name, key, at, identity, redacted })),
+        ...(call.model ? { model: call.model } : {}),
+        ...(call.cut ? { cut: call.cut } : {}),
       }))
     return Cassette.from({ seed: report.seed, clock: report.clock, maxCalls: report.maxCalls, routes: report.routes, rules: report.rules, toolstorm: report.toolstorm }, exchanges, `the report of run ${report.run}`)
   }

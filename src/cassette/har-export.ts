@@ -3,7 +3,8 @@
  * HAR can say: method, absolute URL, headers, query, bodies (binary as base64), status, timings.
  * A connection reset is exported as browsers export it: status 0 with `_error`
  * (`net::ERR_CONNECTION_RESET`). Everything HAR cannot say (route, ordinal, key, run, the fault,
- * the upstream's real answer behind a lost response, effects, truncation) goes in a custom
+ * the upstream's real answer behind a lost response, effects, truncation, a stream's event
+ * timing, model-call metadata) goes in a custom
  * `_toolstorm` field per entry, so `har import` gets the cassette back.
  */
 import { STATUS_CODES } from 'node:http'
@@ -143,6 +144,9 @@ function harEntry(exchange: CassetteExchange, header: CassetteHeader): Record<st
       retryAfter: exchange.retryAfter,
       error: exchange.error,
       effects: exchange.effects,
+      ...(response?.stream ? { stream: response.stream } : {}),
+      ...(exchange.model ? { model: exchange.model } : {}),
+      ...(exchange.cut ? { cut: exchange.cut } : {}),
     },
   }
 }

@@ -8,7 +8,7 @@
  * when `encoding` says so), timings. A status of 0 is a failed request: `net::ERR_ABORTED` or a
  * timeout becomes a cancelled exchange, anything else a connection reset. A `_toolstorm` field
  * (written by `har export`) restores what HAR cannot say: route, ordinal, key, run, fault,
- * effects, the upstream's answer, truncation.
+ * effects, the upstream's answer, truncation, a stream's event timing, model-call metadata.
  */
 import { z } from 'zod'
 import { CassetteError } from '../errors.js'
@@ -20,11 +20,13 @@ import {
   storedEffectSchema,
   storedFaultSchema,
   storedResponseSchema,
+  storedStreamSchema,
   type CassetteExchange,
   type StoredBody,
   type StoredResponse,
 } from '../engine/schema/cassette.js'
 import { formatIssues } from '../engine/schema/format-issues.js'
+import { cutSchema, modelCallSchema } from '../engine/schema/report.js'
 import { createStorm, type Storm } from '../engine/storm.js'
 import { captureBytes } from './body-capture.js'
 import { Cassette } from './cassette.js'
@@ -54,6 +56,9 @@ const harToolstormSchema = z
     retryAfter: z.number().min(0).nullable(),
     error: z.string().nullable(),
     effects: z.array(storedEffectSchema),
+    stream: storedStreamSchema.optional(),
+    model: modelCallSchema.optional(),
+    cut: cutSchema.optional(),
   })
   .optional()
 
@@ -192,6 +197,13 @@ async function exchangeOf(entry: HarEntry, seq: number, t0: number, storm: Storm
     retryAfter: extra?.retryAfter ?? null,
     error: extra ? extra.error : outcome === 'reset' ? 'ECONNRESET' : outcome === 'cancelled' ? 'CLIENT_ABORTED' : null,
     effects: (extra?.effects ?? []).map((effect) => ({ ...effect, name: redactor.text(effect.name), key: redactor.text(effect.key) })),
+    ...(extra?.model ? { model: extra.model } : {}),
+    ...(extra?.cut ? { cut: extra.cut } : {}),
+  }
+  // The event timing indexes the body: kept only while the imported body is the one it indexes.
+  const stream = extra?.stream
+  if (stream && stored && stream.events.reduce((sum, event) => sum + event.bytes, 0) === (stored.body ? Buffer.byteLength(stored.body.data, stored.body.encoding) : 0)) {
+    exchange.response = { ...stored, stream }
   }
   if (exchange.call !== null) {
     counters.set(run, exchange.call)

@@ -18,11 +18,12 @@ import { BatchInterceptor, getRawRequest } from '@mswjs/interceptors'
 import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest'
 import { FetchInterceptor } from '@mswjs/interceptors/fetch'
 import type { CassetteExchange } from '../engine/schema/cassette.js'
-import { createConnectionResetError, createFetchResetError } from '../interceptors/network-error.js'
+import { createConnectionResetError, createFetchResetError, createFetchTerminatedError } from '../interceptors/network-error.js'
 import type { Cassette } from './cassette.js'
 import { replayReport, type ReplayReport } from './replay-report.js'
 import { replayedResponse } from './replay-response.js'
 import { ReplaySession, type ReplayDecision, type ReplayOptions, type ReplayVerdict } from './replay-session.js'
+import { replayPlan, untilDue, type ReplaySpeed } from './replay-stream.js'
 
 export interface CassetteReplayOptions extends Omit<ReplayOptions, 'passthroughUnmatched'> {
   /** Which requests the cassette answers; the rest reach the network untouched. Default: all. */
@@ -53,7 +54,7 @@ function toHeaders(headers: Record<string, string | string[]>): Headers {
 }
 
 /** The web Response (or network error) a decision stands for; `null` means "let it through". */
-export async function answerFor(decision: ReplayDecision, request: Request): Promise<Response | Error | null> {
+export async function answerFor(decision: ReplayDecision, request: Request, speed: ReplaySpeed = 'instant'): Promise<Response | Error | null> {
   const fromNodeHttp = getRawRequest(request) instanceof http.ClientRequest
   const resetError = () => (fromNodeHttp ? createConnectionResetError() : createFetchResetError())
   if (decision.type === 'passthrough') return null
@@ -63,23 +64,59 @@ export async function answerFor(decision: ReplayDecision, request: Request): Pro
   const exchange: CassetteExchange = decision.exchange
   const stored = exchange.response
   if (exchange.outcome === 'reset' || (exchange.outcome === 'error' && !stored)) return resetError()
-  if (exchange.outcome === 'cancelled') {
+  if (exchange.outcome === 'cancelled' && !stored) {
     // The client gave up waiting when this was recorded: leave it waiting again.
-    await new Promise<void>((resolve) => (request.signal.aborted ? resolve() : request.signal.addEventListener('abort', () => resolve(), { once: true })))
+    await untilAborted(request.signal)
     return resetError()
   }
-  const replayed = replayedResponse(stored!, { complete: exchange.outcome === 'response', method: request.method })
+  const streamed = stored!.stream !== undefined
+  const replayed = replayedResponse(stored!, { complete: exchange.outcome === 'response' && !streamed, method: request.method })
   const status = Math.max(200, replayed.status)
   if (NULL_BODY_STATUSES.has(status) || request.method === 'HEAD') return new Response(null, { status, headers: toHeaders(replayed.headers) })
-  if (exchange.outcome === 'response') return new Response(replayed.body, { status, headers: toHeaders(replayed.headers) })
-  // The response broke off mid-body when recorded: the same bytes, then the same error.
+  if (exchange.outcome === 'response' && !streamed) return new Response(replayed.body, { status, headers: toHeaders(replayed.headers) })
+  // The bytes the client had (event by event for a stream, at once or at the recorded pace), then
+  // what happened next: a clean end, the same break, or a wait until the client gives up.
+  const plan = replayPlan(exchange, stored!, replayed.body, speed)
+  const headers = { ...replayed.headers }
+  if (plan.streamed) delete headers['content-length']
+  const gone = new AbortController()
   const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      if (replayed.body.length) controller.enqueue(new Uint8Array(replayed.body))
-      setImmediate(() => controller.error(resetError()))
+    async start(controller) {
+      const started = performance.now()
+      const signal = AbortSignal.any([gone.signal, request.signal])
+      try {
+        for (const piece of plan.pieces) {
+          await untilDue(started, piece.at, signal)
+          if (signal.aborted) break
+          controller.enqueue(new Uint8Array(piece.bytes))
+        }
+        if (plan.ending !== 'hold') await untilDue(started, plan.end, signal)
+        if (gone.signal.aborted) return
+        if (request.signal.aborted) return controller.error(request.signal.reason)
+        switch (plan.ending) {
+          case 'end':
+            return controller.close()
+          case 'cut':
+            return controller.error(createFetchTerminatedError())
+          case 'reset':
+            return controller.error(createFetchTerminatedError(createConnectionResetError()))
+          case 'hold':
+            await untilAborted(signal)
+            if (!gone.signal.aborted) controller.error(request.signal.reason)
+        }
+      } catch {
+        // The client cancelled the body.
+      }
+    },
+    cancel() {
+      gone.abort()
     },
   })
-  return new Response(body, { status, headers: toHeaders(replayed.headers) })
+  return new Response(body, { status, headers: toHeaders(headers) })
+}
+
+function untilAborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })))
 }
 
 /** Answer this process's HTTP requests from `cassette` until disposed. */
@@ -97,7 +134,7 @@ export function replayCassette(cassette: Cassette, options: CassetteReplayOption
       headers[name] = value
     })
     const decision = await session.decide(ticket, { method: request.method, url: request.url, headers, body })
-    const answer = await answerFor(decision, request)
+    const answer = await answerFor(decision, request, session.speed)
     if (answer === null) return
     if (answer instanceof Error) await controller.errorWith(answer)
     else await controller.respondWith(answer)

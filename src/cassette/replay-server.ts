@@ -5,6 +5,10 @@
  * resets the connection, a 429 comes back with its `Retry-After`, a response that broke off
  * mid-body breaks off at the same byte.
  *
+ * In forward mode it also answers `CONNECT host:port` as the proxy does: TLS is terminated with a
+ * leaf signed by the toolstorm CA, and the requests inside the tunnel are replayed like any other
+ * (their URLs are `https://host:port/…`, as they were recorded).
+ *
  * Modes: `replay` (default) never reaches the network. `passthrough-unmatched` forwards requests
  * that match nothing. `update` forwards them too and records them: `close()` then rewrites the
  * cassette as this session's traffic, in order.
@@ -16,6 +20,7 @@
  */
 import http, { STATUS_CODES } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
+import type { Duplex } from 'node:stream'
 import { randomBytes } from 'node:crypto'
 import { Agent, type Dispatcher } from 'undici'
 import { ConfigError } from '../errors.js'
@@ -25,7 +30,11 @@ import { createStorm, type Storm } from '../engine/storm.js'
 import { writeLinesAtomic } from '../io/write-lines-atomic.js'
 import { createAdminHandler, sendJson } from '../proxy/admin/admin-server.js'
 import { resetOrDestroy } from '../proxy/reset-socket.js'
-import { parseTargets, resolveTarget } from '../proxy/targets.js'
+import { parseTargets, resolveTarget, type Upstream } from '../proxy/targets.js'
+import { createInMemoryCertificateAuthority, type CertificateAuthority } from '../proxy/tls/certificate-authority.js'
+import { createConnectHandler, type ConnectHandler } from '../proxy/tls/connect-handler.js'
+import { LeafCertificates } from '../proxy/tls/leaf-certificates.js'
+import { upstreamConnectOptions, type UpstreamTlsOptions } from '../proxy/tls/upstream-tls.js'
 import { BodyCapture } from './body-capture.js'
 import { createBufferedTransport } from './buffered-transport.js'
 import type { Cassette } from './cassette.js'
@@ -34,6 +43,7 @@ import { mergeSession, type SessionStep } from './merge-session.js'
 import { replayReport, type ReplayReport } from './replay-report.js'
 import { replayedResponse } from './replay-response.js'
 import { ReplaySession, type ReplayOptions, type ReplayVerdict } from './replay-session.js'
+import { replayEnding, replayPlan, untilDue, type ReplayEnding, type ReplaySpeed } from './replay-stream.js'
 
 export type ReplayServerMode = 'replay' | 'update' | 'passthrough-unmatched'
 
@@ -52,6 +62,21 @@ export interface ReplayServerOptions extends ReplayOptions {
   /** `update` mode: the file the session's cassette is written to on close (default: the cassette's own file). */
   updateFile?: string
   dispatcher?: Dispatcher
+  // HTTPS (docs/https.md) -------------------------------------------------------------------
+  /**
+   * The CA whose leaves clients see inside `CONNECT` tunnels (trust its `certificatePem`).
+   * Default: a CA in this process's memory, made at start when the cassette holds an `https://`
+   * exchange, else on the first CONNECT.
+   */
+  ca?: CertificateAuthority
+  /** Ports CONNECT may reach besides 443 and the ports of the origins recorded in the cassette. */
+  connectPorts?: readonly number[]
+  /** A client refused the CA's leaf during the TLS handshake (it does not trust the CA). */
+  onCertificateRefused?: (host: string, reason: string) => void
+  /** Passthrough modes: extra CA certificates (PEM) trusted for upstream HTTPS. */
+  upstreamCa?: UpstreamTlsOptions['upstreamCa']
+  /** Passthrough modes: do not verify upstream certificates. Only for tests against self-signed upstreams. */
+  insecureSkipUpstreamTlsVerification?: boolean
 }
 
 export type ReplayServerState = 'listening' | 'closing' | 'closed'
@@ -62,6 +87,8 @@ export interface ReplayServer {
   readonly token: string
   readonly mode: ReplayServerMode
   readonly session: ReplaySession
+  /** The CA clients must trust to replay HTTPS through CONNECT (null until one is needed). */
+  readonly ca: CertificateAuthority | null
   readonly readyState: ReplayServerState
   verdict(): ReplayVerdict
   report(): ReplayReport
@@ -119,6 +146,28 @@ function readRequest(req: http.IncomingMessage, limit: number, keepAll: boolean)
   })
 }
 
+/** Whether the cassette holds absolute `https://` requests, and the ports of its recorded origins (CONNECT may reach them). */
+function originsOf(cassette: Cassette): { https: boolean; ports: number[] } {
+  const origins = new Set<string>()
+  for (const exchange of cassette.exchanges) {
+    const origin = /^https?:\/\/[^/?#]*/i.exec(exchange.request.url)?.[0]
+    if (origin) origins.add(origin.toLowerCase())
+  }
+  const ports = new Set<number>()
+  let https = false
+  for (const origin of origins) {
+    try {
+      const url = new URL(origin)
+      const secure = url.protocol === 'https:'
+      https ||= secure
+      ports.add(url.port ? Number(url.port) : secure ? 443 : 80)
+    } catch {
+      // Not a URL a client could send again.
+    }
+  }
+  return { https, ports: [...ports] }
+}
+
 function sendProblem(res: http.ServerResponse, status: number, type: string, code: string, message: string): void {
   if (res.headersSent || res.destroyed) return
   const body = JSON.stringify({ error: { type, code, message: `[toolstorm] ${message}` } })
@@ -126,40 +175,88 @@ function sendProblem(res: http.ServerResponse, status: number, type: string, cod
   res.end(body)
 }
 
-/** Play a recorded exchange to the client as it happened. */
-function play(exchange: CassetteExchange, req: http.IncomingMessage, res: http.ServerResponse, held: Set<http.ServerResponse>): void {
-  const socket = req.socket
-  const response = exchange.response
-  switch (exchange.outcome) {
-    case 'reset':
-      resetOrDestroy(socket)
+/** After a cut, a client that keeps its side open is disconnected after this long (as the proxy does). */
+const HALF_OPEN_GRACE_MS = 1_000
+
+/** End the response as it ended when recorded. */
+function finish(ending: ReplayEnding, res: http.ServerResponse, socket: Socket, held: Set<http.ServerResponse>): void {
+  switch (ending) {
+    case 'end':
+      res.end()
       return
-    case 'response': {
-      const replayed = replayedResponse(response!, { complete: true, method: req.method ?? 'GET' })
-      res.writeHead(replayed.status, replayed.headers)
-      res.end(req.method === 'HEAD' ? undefined : replayed.body)
+    case 'cut':
+      // Half-close once the bytes are out: no terminal chunk follows, so the client reads an
+      // incomplete body ("terminated" in fetch), exactly as from the stream fault that was recorded.
+      if (socket.destroyed) return
+      socket.end()
+      setTimeout(() => socket.destroy(), HALF_OPEN_GRACE_MS).unref()
+      return
+    case 'reset': {
+      // Let the bytes leave before the reset.
+      const reset = () => setImmediate(() => resetOrDestroy(socket))
+      if (res.writableNeedDrain) res.once('drain', reset)
+      else reset()
       return
     }
-    case 'error':
-    case 'cancelled': {
-      if (response) {
-        // The head and the bytes the client had, then what happened next.
-        const replayed = replayedResponse(response, { complete: false, method: req.method ?? 'GET' })
-        res.writeHead(replayed.status, replayed.headers)
-        if (replayed.body.length) res.write(replayed.body)
-      }
-      if (exchange.outcome === 'error') {
-        // Let the bytes leave before the reset.
-        res.once('finish', () => resetOrDestroy(socket))
-        if (res.writableLength === 0) setImmediate(() => resetOrDestroy(socket))
-        return
-      }
+    case 'hold':
       // The client gave up waiting when this was recorded: leave it waiting again.
       held.add(res)
       res.once('close', () => held.delete(res))
       return
-    }
   }
+}
+
+/** Write bytes, waiting for the socket to take them (false once the client is gone). */
+function write(res: http.ServerResponse, bytes: Buffer, gone: AbortSignal): Promise<boolean> {
+  if (res.destroyed || gone.aborted) return Promise.resolve(false)
+  if (res.write(bytes)) return Promise.resolve(true)
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => () => {
+      res.off('drain', drained)
+      gone.removeEventListener('abort', left)
+      resolve(ok)
+    }
+    const drained = done(true)
+    const left = done(false)
+    res.once('drain', drained)
+    gone.addEventListener('abort', left, { once: true })
+  })
+}
+
+/** Play a recorded exchange to the client as it happened. */
+async function play(exchange: CassetteExchange, req: http.IncomingMessage, res: http.ServerResponse, held: Set<http.ServerResponse>, speed: ReplaySpeed): Promise<void> {
+  const socket = req.socket
+  const response = exchange.response
+  const method = req.method ?? 'GET'
+  if (exchange.outcome === 'reset') return resetOrDestroy(socket)
+  const ending = replayEnding(exchange)
+  // No head: the client saw the connection break, or waited in vain.
+  if (response === null) return ending === 'hold' ? finish('hold', res, socket, held) : resetOrDestroy(socket)
+  if (exchange.outcome === 'response' && !(response.stream && method !== 'HEAD')) {
+    const replayed = replayedResponse(response, { complete: true, method })
+    res.writeHead(replayed.status, replayed.headers)
+    res.end(method === 'HEAD' ? undefined : replayed.body)
+    return
+  }
+  // The head, the bytes the client had (event by event for a stream), then what happened next.
+  const replayed = replayedResponse(response, { complete: false, method })
+  const plan = replayPlan(exchange, response, method === 'HEAD' ? Buffer.alloc(0) : replayed.body, speed)
+  const headers = { ...replayed.headers }
+  // An event stream goes out piece by piece (chunked), as it was received.
+  if (plan.streamed) delete headers['content-length']
+  res.writeHead(replayed.status, headers)
+  res.flushHeaders()
+  const gone = new AbortController()
+  res.once('close', () => gone.abort())
+  const started = performance.now()
+  for (const piece of plan.pieces) {
+    await untilDue(started, piece.at, gone.signal)
+    if (!(await write(res, piece.bytes, gone.signal))) return
+  }
+  // A stall that ended in a cut, or the gap before a dropped final event, lasts as long as it did.
+  if (plan.ending !== 'hold') await untilDue(started, plan.end, gone.signal)
+  if (gone.signal.aborted) return
+  finish(plan.ending, res, socket, held)
 }
 
 export async function startReplayServer(cassette: Cassette, options: ReplayServerOptions = {}): Promise<ReplayServer> {
@@ -172,7 +269,12 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
   const token = options.adminToken ?? randomBytes(24).toString('base64url')
   if (options.adminToken !== undefined && options.adminToken.length < 16) throw new ConfigError('Failed to start the replay server: --admin-token must be at least 16 characters.', { code: 'ERR_USAGE' })
   const ownsDispatcher = forwarding && options.dispatcher === undefined
-  const dispatcher = forwarding ? (options.dispatcher ?? new Agent({ keepAliveTimeout: 4_000 })) : null
+  // Only the passthrough modes reach upstreams (building a context with extra roots costs ~100 ms).
+  const upstreamTls = forwarding ? upstreamConnectOptions(options) : undefined
+  if (upstreamTls && options.dispatcher !== undefined) throw new ConfigError('Failed to start the replay server: upstreamCa and insecureSkipUpstreamTlsVerification configure the replay server\'s own dispatcher. Set the TLS options on your dispatcher instead.', { code: 'ERR_USAGE' })
+  const dispatcher = forwarding ? (options.dispatcher ?? new Agent({ keepAliveTimeout: 4_000, ...(upstreamTls ? { connect: upstreamTls } : {}) })) : null
+  const recordedOrigins = originsOf(cassette)
+  let ca: CertificateAuthority | null = options.ca ?? (recordedOrigins.https ? await createInMemoryCertificateAuthority() : null)
   let recorder: CassetteRecorder | null = null
   if (mode === 'update') {
     recorder = createCassetteRecorder(storm, {
@@ -192,22 +294,25 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
   server.on('clientError', onClientError)
   let self = ''
   const ownPorts = new Set<string>()
-  server.on('request', (req, res) => {
+  /**
+   * Every request, direct or from inside a CONNECT tunnel (then `tunnelled` names its upstream and
+   * `rawUrl` is the absolute URL the client asked for), goes through here.
+   */
+  const handle = (req: http.IncomingMessage, res: http.ServerResponse, rawUrl: string, tunnelled: { upstream: Upstream; clientUrl: URL } | null) => {
     // The position is claimed when the head arrives: concurrent requests keep their order.
     const ticket = session.begin()
     void (async () => {
       const { capture, all, tooLarge } = await readRequest(req, limit, forwarding)
-      const rawUrl = req.url ?? '/'
       const decision = await session.decide(ticket, { method: req.method ?? 'GET', url: rawUrl, headers: req.headers, body: capture })
       if (decision.type === 'serve') {
         if (recorder) steps.push({ type: 'replayed', position: decision.position })
-        return play(decision.exchange, req, res, held)
+        return play(decision.exchange, req, res, held, session.speed)
       }
       if (decision.type === 'refuse') return sendProblem(res, 409, 'cassette_mismatch', decision.error.code, decision.error.message)
       if (tooLarge) return sendProblem(res, 413, 'replay_error', 'ERR_INPUT_TOO_LARGE', `Failed to forward "${req.method} ${session.redactor.url(rawUrl)}": its body exceeds ${MAX_FORWARDED_BODY} bytes.`)
       // Passthrough: a real exchange through the storm (and the recorder in update mode).
       const absolute = /^https?:\/\//i.test(rawUrl)
-      const resolution = absolute ? resolveTarget([], rawUrl, req.headers.host, self) : resolveTarget(targets, rawUrl, req.headers.host, self)
+      const resolution = tunnelled ? { ok: true as const, ...tunnelled } : absolute ? resolveTarget([], rawUrl, req.headers.host, self) : resolveTarget(targets, rawUrl, req.headers.host, self)
       // An absolute-form request naming the replay server itself would loop.
       if (absolute && resolution.ok && ownPorts.has(resolution.clientUrl.port) && LOOPBACK.has(resolution.clientUrl.hostname.replace(/^\[|\]$/g, ''))) {
         return sendProblem(res, 508, 'replay_error', 'ERR_UPSTREAM_UNREACHABLE', 'Refused to forward a request to the replay server itself.')
@@ -222,6 +327,30 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
     })().catch((error: unknown) => {
       sendProblem(res, 500, 'replay_error', 'ERR_INTERNAL', `Failed to replay the request: ${(error as Error)?.message ?? String(error)}.`)
     })
+  }
+  server.on('request', (req, res) => handle(req, res, req.url ?? '/', null))
+
+  // CONNECT: the proxy's own handler, with the replay as what serves each tunnelled request.
+  let connect: ConnectHandler | null = null
+  const connectHandler = async (): Promise<ConnectHandler> => {
+    ca ??= await createInMemoryCertificateAuthority()
+    connect ??= createConnectHandler({
+      leaves: new LeafCertificates(ca),
+      ownPorts,
+      connectPorts: [...recordedOrigins.ports, ...(options.connectPorts ?? [])],
+      serve: (req, res, upstream, clientUrl) => handle(req, res, clientUrl.href, { upstream, clientUrl }),
+      ...(options.onCertificateRefused ? { onCertificateRefused: options.onCertificateRefused } : {}),
+    })
+    return connect
+  }
+  if (ca) await connectHandler()
+  server.on('connect', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (connect) return connect.listener(req, socket, head)
+    socket.on('error', () => undefined)
+    connectHandler().then(
+      (handler) => handler.listener(req, socket, head),
+      () => socket.destroy(),
+    )
   })
 
   const admin = http.createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 60_000, headersTimeout: 30_000 })
@@ -260,12 +389,14 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
     closing ??= (async () => {
       state = 'closing'
       for (const res of held) res.destroy()
+      connect?.close()
       const stopped = Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), new Promise<void>((resolve) => admin.close(() => resolve()))])
       server.closeIdleConnections()
       admin.closeIdleConnections()
       const grace = setTimeout(() => {
         server.closeAllConnections()
         admin.closeAllConnections()
+        connect?.destroyAll()
       }, 2_000)
       grace.unref()
       await stopped
@@ -290,6 +421,9 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
     token,
     mode,
     session,
+    get ca() {
+      return ca
+    },
     get readyState() {
       return state
     },

@@ -22,6 +22,7 @@ import type { CassetteExchange, MatchOptions } from '../engine/schema/cassette.j
 import { BodyCapture, captureBytes } from './body-capture.js'
 import type { Cassette } from './cassette.js'
 import { describeDifference, matchView, type MatchView } from './match-key.js'
+import { checkReplaySpeed, type ReplaySpeed } from './replay-stream.js'
 import { storeBody } from './store-body.js'
 import { headerOf, storeHeaders } from './store-headers.js'
 
@@ -43,6 +44,13 @@ export interface ReplayOptions {
    * plus the secret names in the cassette header (literal secrets must be passed again).
    */
   redactor?: Redactor
+  /**
+   * How a response recorded as an event stream is played: `instant` (default) sends its events
+   * at once, in order; `recorded` sends each one as long after the head as it arrived when it was
+   * recorded (the time to the head is not replayed). Cuts, dropped final events and stalls replay
+   * at the same point either way.
+   */
+  speed?: ReplaySpeed
 }
 
 /** A live request to match. `url` is origin-form or absolute. */
@@ -103,6 +111,8 @@ function describeExchange(exchange: CassetteExchange): string {
 export class ReplaySession {
   readonly cassette: Cassette
   readonly order: ReplayOrder
+  /** How event streams are played (see `ReplayOptions.speed`). */
+  readonly speed: ReplaySpeed
   readonly #options: ReplayOptions
   readonly #match: MatchOptions
   readonly #redactor: Redactor
@@ -131,6 +141,7 @@ export class ReplaySession {
     this.cassette = cassette
     this.#options = options
     this.order = options.passthroughUnmatched ? 'any' : (options.order ?? 'strict')
+    this.speed = checkReplaySpeed(options.speed)
     const recorded = cassette.header.match
     this.#match = {
       headers: (options.match?.headers ?? recorded.headers).map((name) => name.toLowerCase()),

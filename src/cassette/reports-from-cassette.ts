@@ -41,6 +41,8 @@ export function callRecordOf(exchange: CassetteExchange): CallRecord {
     injected: exchange.fault?.injected ?? false,
     retryAfter: exchange.retryAfter,
     error: exchange.error,
+    ...(exchange.model ? { model: exchange.model } : {}),
+    ...(exchange.cut ? { cut: exchange.cut } : {}),
   }
 }
 

@@ -72,7 +72,7 @@ function decodeBounded(raw: Buffer, coding: Coding, cap: number, rawDeflate = fa
 const TEXT_DECODER = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
 /** The bytes as text when they are UTF-8 without control characters (tab and line breaks aside). */
-function asText(bytes: Buffer, cutMayBeMidCharacter: boolean): string | null {
+export function asText(bytes: Buffer, cutMayBeMidCharacter: boolean): string | null {
   // A prefix may end inside a multi-byte character: drop up to 3 bytes of it.
   for (let drop = 0; drop <= (cutMayBeMidCharacter ? 3 : 0) && drop < bytes.length + 1; drop++) {
     try {
@@ -87,7 +87,7 @@ function asText(bytes: Buffer, cutMayBeMidCharacter: boolean): string | null {
 }
 
 /** Cut text to at most `limit` UTF-8 bytes, on a character boundary. */
-function cutText(text: string, limit: number): string {
+export function cutText(text: string, limit: number): string {
   if (Buffer.byteLength(text) <= limit) return text
   let cut = Buffer.from(text).subarray(0, limit).toString('utf8')
   // A cut inside a character leaves a replacement character at the end.

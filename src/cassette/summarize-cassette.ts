@@ -18,6 +18,8 @@ export interface CassetteSummary {
   readonly truncatedBodies: number
   /** Requests answered before their body was read (replay does not compare those bodies). */
   readonly unknownRequestBodies: number
+  /** Responses recorded as event streams (events with their timing). */
+  readonly streams: number
 }
 
 export function summarizeCassette(cassette: Cassette): CassetteSummary {
@@ -27,6 +29,7 @@ export function summarizeCassette(cassette: Cassette): CassetteSummary {
   let effects = 0
   let truncated = 0
   let unknown = 0
+  let streams = 0
   for (const exchange of cassette.exchanges) {
     outcomes[exchange.outcome] = (outcomes[exchange.outcome] ?? 0) + 1
     if (exchange.response && exchange.outcome === 'response') statuses[exchange.response.status] = (statuses[exchange.response.status] ?? 0) + 1
@@ -34,6 +37,7 @@ export function summarizeCassette(cassette: Cassette): CassetteSummary {
     effects += exchange.effects.length
     for (const body of [exchange.request.body, exchange.response?.body, exchange.upstream?.body]) if (body?.truncated) truncated++
     if (exchange.request.bodyUnknown) unknown++
+    if (exchange.response?.stream) streams++
   }
   return {
     version: 1,
@@ -47,6 +51,7 @@ export function summarizeCassette(cassette: Cassette): CassetteSummary {
     effects,
     truncatedBodies: truncated,
     unknownRequestBodies: unknown,
+    streams,
   }
 }
 
@@ -58,6 +63,7 @@ export function formatCassetteSummary(summary: CassetteSummary): string[] {
     `  outcomes: ${list(summary.outcomes)}; statuses: ${list(summary.statuses)}`,
   ]
   if (summary.truncatedBodies) lines.push(`  truncated bodies: ${summary.truncatedBodies} (only a prefix is stored; replay serves it as stored)`)
+  if (summary.streams) lines.push(`  event streams: ${summary.streams} (recorded event by event; replay --speed recorded keeps their timing)`)
   if (summary.unknownRequestBodies) lines.push(`  requests answered before their body was read: ${summary.unknownRequestBodies} (replay does not compare those bodies)`)
   return lines
 }

@@ -21,22 +21,36 @@ export interface HttpsArgs {
 
 type HttpsProxyOptions = Pick<ProxyOptions, 'ca' | 'connectPorts' | 'tunnelUnmatched' | 'upstreamCa' | 'insecureSkipUpstreamTlsVerification' | 'onCertificateRefused'>
 
+export interface HttpsArgsUse {
+  /**
+   * The traffic is being recorded: `--tunnel-unmatched` is ignored (with a warning), because a
+   * tunnelled host would be missing from the cassette without a trace.
+   */
+  recording?: boolean
+  /** Open (or create) the CA. Default: in forward mode (no `--target`). */
+  openCa?: boolean
+}
+
 /** Validate the flags, open (or create) the CA in forward mode, read the upstream CAs. */
-export async function httpsOptionsFromArgs(args: HttpsArgs): Promise<HttpsProxyOptions> {
+export async function httpsOptionsFromArgs(args: HttpsArgs, use: HttpsArgsUse = {}): Promise<HttpsProxyOptions> {
   for (const port of args['connect-port']) {
     if (!Number.isInteger(port) || port < 1 || port > 65_535) throw new ConfigError(`Failed to start the proxy: --connect-port must be a port number from 1 to 65535, got ${port}.`, { code: 'ERR_USAGE' })
   }
   const upstreamCa = args['upstream-ca'].map((file) => readCaFile(file))
+  const tunnelUnmatched = args['tunnel-unmatched'] && !use.recording
+  if (args['tunnel-unmatched'] && use.recording) {
+    printError('--tunnel-unmatched is ignored while recording: every CONNECT is intercepted, so that no host is missing from the cassette.')
+  }
   const options: HttpsProxyOptions = {
     connectPorts: args['connect-port'],
-    tunnelUnmatched: args['tunnel-unmatched'],
+    tunnelUnmatched,
     upstreamCa,
     insecureSkipUpstreamTlsVerification: args['insecure-skip-upstream-tls-verification'],
   }
   if (options.insecureSkipUpstreamTlsVerification) {
     printError('WARNING: upstream HTTPS certificates are NOT verified (--insecure-skip-upstream-tls-verification): anyone on the network path can read and change this traffic. Prefer --upstream-ca FILE.')
   }
-  if (args.target.length > 0) return options
+  if (!(use.openCa ?? args.target.length === 0)) return options
   const dir = args['ca-dir'] ? path.resolve(args['ca-dir']) : defaultCaDir()
   const { ca, created } = await openCertificateAuthority(dir)
   if (created) printError(`created a new CA in ${dir}. Run "toolstorm ca${args['ca-dir'] ? ` --dir ${dir}` : ''}" to see how to trust it.`)

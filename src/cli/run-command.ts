@@ -15,6 +15,8 @@ export interface CommandEnv {
   adminToken: string
   /** Also set `HTTP_PROXY`/`http_proxy` (forward mode, and replay). */
   httpProxy: boolean
+  /** Also set `HTTPS_PROXY`/`https_proxy`: the server intercepts CONNECT (forward mode, and replay). */
+  httpsProxy?: boolean
 }
 
 /** The environment the child runs with. */
@@ -25,6 +27,7 @@ export function commandEnvironment(env: CommandEnv): NodeJS.ProcessEnv {
     TOOLSTORM_SIDECAR: env.adminUrl,
     TOOLSTORM_ADMIN_TOKEN: env.adminToken,
     ...(env.httpProxy ? { HTTP_PROXY: env.proxyUrl, http_proxy: env.proxyUrl } : {}),
+    ...(env.httpsProxy ? { HTTPS_PROXY: env.proxyUrl, https_proxy: env.proxyUrl } : {}),
   }
 }
 

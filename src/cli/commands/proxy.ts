@@ -102,7 +102,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & { reco
   async handler(args) {
     const storm = await stormFromArgs(args)
     if (!LOOPBACK.has(args.host)) printError(`listening on ${args.host}: anyone who can reach it can use this proxy. Keep the admin token secret.`)
-    const https = await httpsOptionsFromArgs(args)
+    const https = await httpsOptionsFromArgs(args, { recording: args.record !== undefined })
     const recorder = args.record ? recorderFromArgs(storm, args.record, args) : null
     await recorder?.ready()
     const proxy = await startProxy({

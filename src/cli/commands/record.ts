@@ -7,6 +7,7 @@ import type { Argv, CommandModule } from 'yargs'
 import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { startProxy } from '../../proxy/proxy-server.js'
 import { cassetteAdminRoute } from '../../cassette/cassette-admin-route.js'
+import { httpsOptionsFromArgs } from '../https-args.js'
 import { printError, printLine } from '../output.js'
 import { commandEnvironment, runCommand, untilSignal } from '../run-command.js'
 import { describeProxy, proxyOptions, reportDocument, stormFromArgs, type ProxyArgs } from './proxy.js'
@@ -25,6 +26,8 @@ export function commandAfterDashes(args: { '--'?: Array<string | number> }): str
 /** Record into `file` through a proxy; returns the exit code. */
 export async function runRecording(file: string, args: ProxyArgs & RecordArgs, command: readonly string[]): Promise<number> {
   const storm = await stormFromArgs(args)
+  // HTTPS through CONNECT is recorded like plain HTTP (docs/https.md); no host is tunnelled untouched.
+  const https = await httpsOptionsFromArgs(args, { recording: true })
   const recorder = recorderFromArgs(storm, file, args)
   await recorder.ready().catch(async (error: unknown) => {
     await recorder.discard()
@@ -36,6 +39,7 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs, c
     port: args.port,
     adminPort: args['admin-port'],
     storm,
+    ...https,
     observer: recorder.observer,
     adminRoutes: [cassetteAdminRoute(recorder)],
     ...(args['admin-token'] ? { adminToken: args['admin-token'] } : {}),
@@ -48,7 +52,7 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs, c
   let code = 0
   if (command.length) {
     for (const line of describeProxy(proxy)) banner(line)
-    code = await runCommand(command, commandEnvironment({ proxyUrl: proxy.url, adminUrl: proxy.adminUrl, adminToken: proxy.token, httpProxy: proxy.mode === 'forward' }))
+    code = await runCommand(command, commandEnvironment({ proxyUrl: proxy.url, adminUrl: proxy.adminUrl, adminToken: proxy.token, httpProxy: proxy.mode === 'forward', httpsProxy: proxy.mode === 'forward' }))
   } else {
     const stopped = untilSignal()
     for (const line of describeProxy(proxy)) banner(line)

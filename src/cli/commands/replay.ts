@@ -9,9 +9,11 @@ import { Cassette } from '../../cassette/cassette.js'
 import { replayReport } from '../../cassette/replay-report.js'
 import { formatReplayTable } from '../../cassette/replay-session.js'
 import { startReplayServer, type ReplayServerMode } from '../../cassette/replay-server.js'
+import { REPLAY_SPEEDS, type ReplaySpeed } from '../../cassette/replay-stream.js'
 import { ERROR_CODES } from '../../errors.js'
 import { createRedactor } from '../../engine/redact/index.js'
 import { writeFileAtomic } from '../../io/write-file-atomic.js'
+import { httpsOptionsFromArgs } from '../https-args.js'
 import { printError, printLine } from '../output.js'
 import { commandEnvironment, runCommand, untilSignal } from '../run-command.js'
 import { proxyOptions, stormFromArgs, type ProxyArgs } from './proxy.js'
@@ -24,6 +26,7 @@ interface ReplayArgs extends ProxyArgs, RecordArgs {
   order: 'strict' | 'any'
   'allow-repeats': boolean
   'allow-unused': boolean
+  speed: ReplaySpeed
   '--'?: Array<string | number>
 }
 
@@ -40,6 +43,7 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
       .option('order', { choices: ['strict', 'any'] as const, default: 'strict' as const, describe: 'strict: requests must come in recorded order. any: each takes the first unused exchange it matches.' })
       .option('allow-repeats', { type: 'boolean', default: false, describe: 'A repeated request replays its exchange again instead of failing as extra' })
       .option('allow-unused', { type: 'boolean', default: false, describe: 'Recorded exchanges never requested do not fail the replay' })
+      .option('speed', { choices: REPLAY_SPEEDS, default: 'instant' as ReplaySpeed, describe: 'Event streams: instant sends the recorded events at once; recorded keeps the time between them' })
       .example('$0 replay incident.cassette.jsonl --port 0 -- node agent.js', 'the agent calls $TOOLSTORM_PROXY_URL (or uses HTTP_PROXY); exit 1 if the replay diverged') as unknown as Argv<ReplayArgs>,
   async handler(args) {
     const command = commandAfterDashes(args)
@@ -55,7 +59,12 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
     if (recordedSecrets > 0 && config.redact.secrets.length === 0) {
       printError(`${args.file} was recorded with ${recordedSecrets} literal secret(s): pass the same --rules file (its "redact" section) so requests are redacted, and match, as they were recorded.`)
     }
+    if (args['tunnel-unmatched']) printError('--tunnel-unmatched is ignored by replay: every CONNECT is answered from the cassette.')
+    // HTTPS: the CA "toolstorm ca" made (or --ca-dir) when the cassette holds HTTPS exchanges or a folder is named.
+    const holdsHttps = cassette.exchanges.some((exchange) => exchange.request.url.startsWith('https://'))
+    const { tunnelUnmatched: _tunnel, ...https } = await httpsOptionsFromArgs(args, { openCa: args['ca-dir'] !== undefined || holdsHttps })
     const replay = await startReplayServer(cassette, {
+      ...https,
       mode: args.mode,
       host: args.host,
       port: args.port,
@@ -66,6 +75,7 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
       order: args.order,
       allowRepeats: args['allow-repeats'],
       allowUnused: args['allow-unused'],
+      speed: args.speed,
       match: matchFromArgs(args),
       redactor: createRedactor({ keys: [...cassette.header.redaction.keys, ...config.redact.keys], secrets: config.redact.secrets }),
     })
@@ -73,11 +83,12 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
     const lines = [
       `toolstorm replay ${replay.url} (${cassette.exchanges.length} exchanges from ${args.file}, mode ${replay.mode}, order ${replay.session.order}) · admin ${replay.adminUrl}`,
       `admin token: ${replay.token}  (GET ${replay.adminUrl}/report for the verdict)`,
+      ...(replay.ca?.certificatePath ? [`HTTPS: CONNECT is intercepted with the CA ${replay.ca.certificatePath} (trust it in clients: toolstorm ca --dir ${replay.ca.dir})`] : []),
     ]
     let code = 0
     if (command.length) {
       for (const line of lines) banner(line)
-      code = await runCommand(command, commandEnvironment({ proxyUrl: replay.url, adminUrl: replay.adminUrl, adminToken: replay.token, httpProxy: true }))
+      code = await runCommand(command, commandEnvironment({ proxyUrl: replay.url, adminUrl: replay.adminUrl, adminToken: replay.token, httpProxy: true, httpsProxy: true }))
     } else {
       const stopped = untilSignal()
       for (const line of lines) banner(line)

@@ -9,6 +9,7 @@
 import { z } from 'zod'
 import { FAULT_KINDS } from '../faults/registry.js'
 import { seedSchema } from './config.js'
+import { cutSchema, modelCallSchema } from './report.js'
 import { ruleSchema } from './rule.js'
 
 export const CASSETTE_KIND = 'toolstorm.cassette'
@@ -18,6 +19,8 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024
 export const MAX_BODY_LIMIT = 64 * 1024 * 1024
 /** Exchanges one cassette may hold. */
 export const MAX_CASSETTE_EXCHANGES = 1_000_000
+/** Events one recorded stream keeps apart; what follows the last of them is kept as one more. */
+export const MAX_STREAM_EVENTS = 100_000
 
 const seconds = z.number().min(0)
 const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/, { error: 'expected a header name (an HTTP token)' })
@@ -54,6 +57,31 @@ export const storedResponseSchema = z.strictObject({
   status: z.int().min(100).max(599),
   headers: storedHeadersSchema,
   body: storedBodySchema.nullable(),
+})
+
+/** One block of a recorded event stream (an SSE event or comment) as the client received it. */
+export const storedStreamEventSchema = z.strictObject({
+  /** Seconds from the response head to the moment the client received this block. */
+  at: seconds,
+  /** Bytes of the stored body this block takes: the blocks cover the body in order, from its first byte. */
+  bytes: z.int().min(1),
+})
+
+/**
+ * A streamed response (`text/event-stream`) as the client received it: the stored body split into
+ * its blocks, each redacted on its own, with when each one arrived. Replay plays them back in
+ * order, at once or at the recorded pace, then ends the body as the outcome says.
+ */
+export const storedStreamSchema = z.strictObject({
+  events: z.array(storedStreamEventSchema).max(MAX_STREAM_EVENTS + 1),
+  /** Seconds from the response head to the end of the body: a clean end, a cut, or the client leaving. */
+  end: seconds,
+})
+
+/** What the client received: a stored response, plus its events and their timing when it was an event stream. */
+export const storedClientResponseSchema = storedResponseSchema.extend({
+  /** Present for an event stream recorded as events (optional: cassettes without it replay the body at once). */
+  stream: storedStreamSchema.optional(),
 })
 
 export const storedFaultSchema = z.strictObject({
@@ -93,7 +121,7 @@ export const cassetteExchangeSchema = z.strictObject({
   /** How the exchange ended for the client. */
   outcome: z.enum(['response', 'reset', 'error', 'cancelled']),
   /** What the client received: null for a reset; for `error`, the head and the bytes before the break. */
-  response: storedResponseSchema.nullable(),
+  response: storedClientResponseSchema.nullable(),
   /** The upstream's own answer when the client did not get it unchanged (a lost response, schema drift). */
   upstream: storedResponseSchema.nullable(),
   /** Whether the upstream received the request. */
@@ -105,6 +133,10 @@ export const cassetteExchangeSchema = z.strictObject({
   error: z.string().nullable(),
   /** Commits the tool side reported for this exchange (evidence; replay never performs them). */
   effects: z.array(storedEffectSchema).max(10_000),
+  /** Model-call metadata (provider, model, tokens, streamed) when the request was a model call; never prompts or outputs. */
+  model: modelCallSchema.optional(),
+  /** Where an injected stream fault cut the stream (complete events, body bytes the client received). */
+  cut: cutSchema.optional(),
 })
 
 export const matchOptionsSchema = z.strictObject({
@@ -149,6 +181,9 @@ export type CassetteExchange = z.infer<typeof cassetteExchangeSchema>
 export type StoredBody = z.infer<typeof storedBodySchema>
 export type StoredRequest = z.infer<typeof storedRequestSchema>
 export type StoredResponse = z.infer<typeof storedResponseSchema>
+export type StoredClientResponse = z.infer<typeof storedClientResponseSchema>
+export type StoredStream = z.infer<typeof storedStreamSchema>
+export type StoredStreamEvent = z.infer<typeof storedStreamEventSchema>
 export type StoredEffect = z.infer<typeof storedEffectSchema>
 export type StoredFault = z.infer<typeof storedFaultSchema>
 export type MatchOptions = z.infer<typeof matchOptionsSchema>

@@ -31,6 +31,12 @@ export const modelCallSchema = z.strictObject({
   streamed: z.boolean(),
 })
 
+/**
+ * Where an injected stream fault cut the stream: the complete SSE events (null for byte-level
+ * `truncate`) and the body bytes the client received before the cut.
+ */
+export const cutSchema = z.strictObject({ events: z.int().min(0).nullable(), bytes: z.int().min(0) })
+
 export const callSchema = z.strictObject({
   id: z.int().min(1),
   route: z.string().min(1),
@@ -63,11 +69,8 @@ export const callSchema = z.strictObject({
   error: z.string().nullable(),
   /** Set when the call was a model call (see docs/streams.md). */
   model: modelCallSchema.nullable().optional(),
-  /**
-   * Where an injected stream fault cut the stream: the complete SSE events (null for byte-level
-   * `truncate`) and the body bytes the client received before the cut.
-   */
-  cut: z.strictObject({ events: z.int().min(0).nullable(), bytes: z.int().min(0) }).nullable().optional(),
+  /** Where an injected stream fault cut the stream (see `cutSchema`). */
+  cut: cutSchema.nullable().optional(),
 })
 
 export const effectSchema = z.strictObject({
