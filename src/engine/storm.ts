@@ -97,6 +97,7 @@ export class Storm {
   #redactor: Redactor
   readonly #runs = new Map<string, Run>()
   readonly #exchanges = new Map<string, ExchangeEntry>()
+  readonly #recent: Array<string | undefined> = new Array(MAX_REMEMBERED_EXCHANGES)
   /** Redacted URLs by raw URL: agents call the same endpoints over and over. */
   readonly #redactedUrls = new Map<string, string>()
   #seq = 0
@@ -238,8 +239,11 @@ export class Storm {
 
   #remember(id: string, entry: ExchangeEntry): void {
     this.#exchanges.set(id, entry)
-    // Insertion order is age order: forget the oldest.
-    if (this.#exchanges.size > MAX_REMEMBERED_EXCHANGES) this.#exchanges.delete(this.#exchanges.keys().next().value as string)
+    // A ring of the last ids: the one it overwrites is the oldest, forgotten in O(1).
+    const slot = this.#seq % MAX_REMEMBERED_EXCHANGES
+    const oldest = this.#recent[slot]
+    if (oldest !== undefined) this.#exchanges.delete(oldest)
+    this.#recent[slot] = id
   }
 
   /** Whether `id` names an exchange this storm still remembers (effects may be reported for it). */

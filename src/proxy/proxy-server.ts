@@ -10,7 +10,7 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { randomBytes } from 'node:crypto'
-import { Agent, type Dispatcher } from 'undici'
+import type { Dispatcher } from 'undici'
 import { ConfigError, StateError } from '../errors.js'
 import type { Clock } from '../engine/clock.js'
 import { combineObservers, runExchange, type ExchangeObserver } from '../engine/exchange-flow.js'
@@ -21,6 +21,8 @@ import { createAdminHandler, type AdminContext } from './admin/admin-server.js'
 import { answerClientError, createDataPlaneServer, sendProxyError } from './data-plane-server.js'
 import { createDashboard, DASHBOARD_PATH } from './admin/dashboard.js'
 import { createProxyTransport } from './proxy-transport.js'
+import { poolClient, undiciClient } from './upstream-client.js'
+import { UpstreamPool } from './upstream-pool.js'
 import { parseTargets, resolveTarget, type Target, type Upstream } from './targets.js'
 import { createInMemoryCertificateAuthority, type CertificateAuthority } from './tls/certificate-authority.js'
 import { createConnectHandler } from './tls/connect-handler.js'
@@ -113,7 +115,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   const ownsDispatcher = options.dispatcher === undefined
   const upstreamTls = upstreamConnectOptions(options)
   if (upstreamTls && !ownsDispatcher) throw new ConfigError('Failed to start the proxy: upstreamCa and insecureSkipUpstreamTlsVerification configure the proxy\'s own dispatcher. Set the TLS options on your dispatcher instead.', { code: 'ERR_USAGE' })
-  const dispatcher = options.dispatcher ?? new Agent({ keepAliveTimeout: 4_000, keepAliveMaxTimeout: 30_000, ...(upstreamTls ? { connect: upstreamTls } : {}) })
+  const client = options.dispatcher ? undiciClient(options.dispatcher) : poolClient(new UpstreamPool({ keepAliveMs: 4_000, ...(upstreamTls ? { tls: upstreamTls } : {}) }))
   const observer = combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer)
   const ca = targets.length === 0 ? (options.ca ?? (await createInMemoryCertificateAuthority())) : null
 
@@ -128,7 +130,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   // Every request, direct or from inside a CONNECT tunnel, goes through here.
   const serve = (req: http.IncomingMessage, res: http.ServerResponse, upstream: Upstream, clientUrl: URL) => {
     const exchange = storm.begin({ method: req.method ?? 'GET', url: clientUrl, headers: req.headers })
-    void runExchange(exchange, createProxyTransport(req, res, upstream, dispatcher), observer)
+    void runExchange(exchange, createProxyTransport(req, res, upstream, client), observer)
   }
   server.on('request', (req, res) => {
     const resolution = resolveTarget(targets, req.url ?? '/', req.headers.host, self)
@@ -185,7 +187,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
       grace.unref()
       await stopped
       clearTimeout(grace)
-      if (ownsDispatcher) await dispatcher.close().catch(() => undefined)
+      if (ownsDispatcher) await client.close().catch(() => undefined)
       state = 'closed'
     })()
     return closing

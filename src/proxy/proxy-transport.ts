@@ -9,14 +9,14 @@
 import type http from 'node:http'
 import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import type { Dispatcher } from 'undici'
 import { errorCode, type ExchangeTransport, type ForwardOptions, type PassThroughHooks, type UpstreamResponse } from '../engine/exchange-flow.js'
 import type { HeaderMap } from '../engine/faults/fault.js'
 import type { ResponseWriter } from '../engine/streams/response-writer.js'
 import { endToEndHeaders } from './hop-by-hop.js'
 import { createProxyResponseWriter } from './proxy-response-writer.js'
 import { resetOrDestroy } from './reset-socket.js'
-import { DispatchedResponse, dispatchUpstream } from './upstream-dispatch.js'
+import type { FlowControl, UpstreamClient } from './upstream-client.js'
+import { DispatchedResponse, sendUpstream } from './upstream-dispatch.js'
 import type { Upstream } from './targets.js'
 
 function hasRequestBody(req: http.IncomingMessage): boolean {
@@ -31,26 +31,26 @@ class ProxyTransport implements ExchangeTransport {
   readonly #req: http.IncomingMessage
   readonly #res: http.ServerResponse
   readonly #upstream: Upstream
-  readonly #dispatcher: Dispatcher
+  readonly #client: UpstreamClient
   // Captured now: `req.socket` is detached once the request body has been consumed.
   readonly #socket: http.IncomingMessage['socket']
   #controller: AbortController | null = null
   #gone = false
   #response: DispatchedResponse | null = null
-  #upstreamController: Dispatcher.DispatchController | null = null
+  #upstreamControl: FlowControl | null = null
 
-  constructor(req: http.IncomingMessage, res: http.ServerResponse, upstream: Upstream, dispatcher: Dispatcher) {
+  constructor(req: http.IncomingMessage, res: http.ServerResponse, upstream: Upstream, client: UpstreamClient) {
     this.#req = req
     this.#res = res
     this.#upstream = upstream
-    this.#dispatcher = dispatcher
+    this.#client = client
     this.#socket = req.socket
     res.once('close', () => {
       if (res.writableFinished) return
       this.#gone = true
       this.#controller?.abort(CLIENT_GONE)
       this.#response?.abort(CLIENT_GONE)
-      this.#upstreamController?.abort(CLIENT_GONE)
+      this.#upstreamControl?.abort(CLIENT_GONE)
     })
   }
 
@@ -85,19 +85,17 @@ class ProxyTransport implements ExchangeTransport {
       held = null
       if (!res.write(chunk)) this.#pauseUntilDrain()
     }
-    this.#dispatcher.dispatch(
-      { origin: this.#upstream.origin, path: this.#upstream.path, method: (req.method ?? 'GET') as Dispatcher.HttpMethod, headers: this.#upstreamHeaders(options), body: hasRequestBody(req) ? req : null },
+    this.#upstreamControl = this.#client.send(
+      this.#upstream.origin,
+      { method: req.method ?? 'GET', path: this.#upstream.path, headers: this.#upstreamHeaders(options) },
+      hasRequestBody(req) ? req : null,
       {
-        onRequestStart: (controller) => {
-          this.#upstreamController = controller
-          if (this.#gone) controller.abort(CLIENT_GONE)
-        },
-        onResponseStart: (_controller, statusCode, headers) => {
+        onHead: (statusCode, headers) => {
           status = statusCode
           hooks.upstreamHead(statusCode, headers)
           if (!res.destroyed) res.writeHead(statusCode, endToEndHeaders(headers))
         },
-        onResponseData: (_controller, chunk) => {
+        onData: (chunk) => {
           if (res.destroyed) return
           if (held === null) {
             held = chunk
@@ -107,14 +105,14 @@ class ProxyTransport implements ExchangeTransport {
           flushHeld()
           if (!res.write(chunk)) this.#pauseUntilDrain()
         },
-        onResponseEnd: () => {
+        onEnd: () => {
           const last = held
           held = null
           ended = true
           res.end(last ?? undefined)
           hooks.done('response', status)
         },
-        onResponseError: (_controller, error) => {
+        onError: (error) => {
           ended = true
           if (this.#gone || errorCode(error) === 'UND_ERR_ABORTED') return hooks.done('cancelled', status || null)
           if (status === 0 && !res.headersSent) {
@@ -128,13 +126,20 @@ class ProxyTransport implements ExchangeTransport {
         },
       },
     )
+    if (this.#gone) this.#upstreamControl.abort(CLIENT_GONE)
   }
 
+  #paused = false
+
   #pauseUntilDrain(): void {
-    const controller = this.#upstreamController
-    if (!controller || controller.paused) return
-    controller.pause()
-    this.#res.once('drain', () => controller.resume())
+    const control = this.#upstreamControl
+    if (!control || this.#paused) return
+    this.#paused = true
+    control.pause()
+    this.#res.once('drain', () => {
+      this.#paused = false
+      control.resume()
+    })
   }
 
   async forward(options: ForwardOptions): Promise<UpstreamResponse> {
@@ -163,7 +168,7 @@ class ProxyTransport implements ExchangeTransport {
         body = req.pipe(tap)
       } else onRequestBody(null)
     }
-    return dispatchUpstream(this.#dispatcher, { origin: this.#upstream.origin, path: this.#upstream.path, method: req.method ?? 'GET', headers, body }, response)
+    return sendUpstream(this.#client, { origin: this.#upstream.origin, path: this.#upstream.path, method: req.method ?? 'GET', headers, body }, response)
   }
 
   async respond({ status, headers, body }: { status: number; headers: Record<string, string>; body: Uint8Array | null }): Promise<void> {
@@ -200,6 +205,6 @@ class ProxyTransport implements ExchangeTransport {
   }
 }
 
-export function createProxyTransport(req: http.IncomingMessage, res: http.ServerResponse, upstream: Upstream, dispatcher: Dispatcher): ExchangeTransport {
-  return new ProxyTransport(req, res, upstream, dispatcher)
+export function createProxyTransport(req: http.IncomingMessage, res: http.ServerResponse, upstream: Upstream, client: UpstreamClient): ExchangeTransport {
+  return new ProxyTransport(req, res, upstream, client)
 }

@@ -11,6 +11,7 @@
 import type http from 'node:http'
 import type { Readable } from 'node:stream'
 import type { Dispatcher } from 'undici'
+import type { FlowControl, UpstreamClient } from './upstream-client.js'
 import type { UpstreamResponse } from '../engine/exchange-flow.js'
 import type { HeaderMap } from '../engine/faults/fault.js'
 
@@ -23,7 +24,7 @@ export class DispatchedResponse implements UpstreamResponse {
   status = 0
   headers: HeaderMap = {}
   readonly body: AsyncIterable<Uint8Array>
-  #controller: Dispatcher.DispatchController | null = null
+  #controller: FlowControl | null = null
   #queue: Buffer[] = []
   #queued = 0
   #ended = false
@@ -68,7 +69,7 @@ export class DispatchedResponse implements UpstreamResponse {
     this.#controller?.abort(reason)
   }
 
-  onStart(controller: Dispatcher.DispatchController): void {
+  onStart(controller: FlowControl): void {
     this.#controller = controller
   }
 
@@ -168,5 +169,31 @@ export function dispatchUpstream(dispatcher: Dispatcher, request: UpstreamReques
         },
       },
     )
+  })
+}
+
+/** Send upstream through an `UpstreamClient`; resolves at the response head. */
+export function sendUpstream(client: UpstreamClient, request: UpstreamRequest, response: DispatchedResponse = new DispatchedResponse()): Promise<DispatchedResponse> {
+  return new Promise((resolve, reject) => {
+    let started = false
+    const control = client.send(request.origin, { method: request.method, path: request.path, headers: request.headers }, request.body, {
+      onHead(status, headers) {
+        started = true
+        response.status = status
+        response.headers = headers
+        resolve(response)
+      },
+      onData(chunk) {
+        response.onData(chunk)
+      },
+      onEnd() {
+        response.onEnd()
+      },
+      onError(error) {
+        if (started) response.onError(error)
+        else reject(error)
+      },
+    })
+    response.onStart(control)
   })
 }

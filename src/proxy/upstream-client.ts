@@ -1,0 +1,73 @@
+/**
+ * One interface over the two ways the proxy reaches upstreams: its own keep-alive pool on
+ * Node's native parser (the default, see upstream-pool.ts), or an undici dispatcher the user
+ * supplies (`startProxy({ dispatcher })`, for example to go through a corporate proxy).
+ */
+import type { Readable } from 'node:stream'
+import type { Dispatcher } from 'undici'
+import { UpstreamPool, type UpstreamHandler, type UpstreamRequestHead } from './upstream-pool.js'
+
+export type { UpstreamHandler, UpstreamRequestHead } from './upstream-pool.js'
+
+/** Backpressure and cancellation for one request in flight. */
+export interface FlowControl {
+  pause(): void
+  resume(): void
+  abort(reason?: Error): void
+}
+
+export interface UpstreamClient {
+  send(origin: string, head: UpstreamRequestHead, body: Readable | null, handler: UpstreamHandler): FlowControl
+  close(): Promise<void>
+}
+
+/** The proxy's own pool. */
+export function poolClient(pool: UpstreamPool): UpstreamClient {
+  return {
+    send: (origin, head, body, handler) => pool.request(origin, head, body, handler),
+    close: () => pool.close(),
+  }
+}
+
+/** A user-supplied undici dispatcher (not closed by the proxy). */
+export function undiciClient(dispatcher: Dispatcher): UpstreamClient {
+  return {
+    send(origin, head, body, handler) {
+      let controller: Dispatcher.DispatchController | null = null
+      let pending: 'pause' | 'abort' | null = null
+      let abortReason: Error | undefined
+      dispatcher.dispatch(
+        { origin, path: head.path, method: head.method as Dispatcher.HttpMethod, headers: head.headers, body },
+        {
+          onRequestStart(control) {
+            controller = control
+            if (pending === 'abort') control.abort(abortReason ?? new Error('Request aborted'))
+            else if (pending === 'pause') control.pause()
+          },
+          onResponseStart(_control, status, headers) {
+            handler.onHead(status, headers as Record<string, string | string[]>)
+          },
+          onResponseData(control, chunk) {
+            if (handler.onData(chunk) === false) control.pause()
+          },
+          onResponseEnd() {
+            handler.onEnd()
+          },
+          onResponseError(_control, error) {
+            handler.onError(error as NodeJS.ErrnoException)
+          },
+        },
+      )
+      return {
+        pause: () => (controller ? controller.pause() : (pending = 'pause')),
+        resume: () => (controller ? controller.resume() : (pending = null)),
+        abort: (reason) => {
+          abortReason = reason
+          if (controller) controller.abort(reason ?? new Error('Request aborted'))
+          else pending = 'abort'
+        },
+      }
+    },
+    close: async () => undefined,
+  }
+}

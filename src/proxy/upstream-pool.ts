@@ -1,0 +1,431 @@
+/**
+ * The proxy's HTTP/1.1 client for upstreams: keep-alive sockets per origin, responses parsed by
+ * Node's own native llhttp binding, bodies handed over as the socket delivers them.
+ *
+ * @note Hand-written instead of undici on purpose. undici parses with llhttp compiled to WASM,
+ * copying every socket read into WASM memory and through JS callbacks; on the proxy's relay path
+ * that made a 64 KiB response cost about twice what the native parser does (bench/: `npm run
+ * bench proxy`), and a 64 B one ~15 % more. The proxy needs no more than plain request/response
+ * forwarding here: no redirects, retries, pipelining or caching (and it must never retry: a
+ * request is sent upstream at most once). undici stays for everything else.
+ */
+import { createRequire } from 'node:module'
+import net from 'node:net'
+import type { Readable } from 'node:stream'
+import tls from 'node:tls'
+
+const require = createRequire(import.meta.url)
+// The parser node:http itself uses. Internal, but stable across Node 20's releases, which the
+// package's engines field pins; `test/proxy/upstream-pool.test.ts` checks its contract.
+const { HTTPParser } = require('_http_common') as { HTTPParser: HttpParserClass }
+
+interface HttpParser {
+  initialize(type: number, resource: object, maxHeaderSize?: number, lenient?: number): void
+  execute(data: Buffer): number | Error
+  finish(): number | Error | undefined
+  close(): void
+  [key: number]: unknown
+}
+
+interface HttpParserClass {
+  new (): HttpParser
+  readonly RESPONSE: number
+  readonly kOnHeaders: number
+  readonly kOnHeadersComplete: number
+  readonly kOnBody: number
+  readonly kOnMessageComplete: number
+}
+
+/** What the caller learns about one upstream response. */
+export interface UpstreamHandler {
+  /** The final response head (informational 1xx answers are skipped). Header names lowercase. */
+  onHead(status: number, headers: Record<string, string | string[]>): void
+  /** A body chunk. Return false to pause the socket until `resume()`. */
+  onData(chunk: Buffer): boolean | void
+  onEnd(): void
+  /** The request failed (before or after the head). */
+  onError(error: NodeJS.ErrnoException): void
+}
+
+export interface UpstreamRequestHead {
+  readonly method: string
+  /** Origin-form: `/path?query`. */
+  readonly path: string
+  /** Lowercase names; `host` included. Values were validated by the server that parsed them. */
+  readonly headers: Record<string, string | string[]>
+}
+
+/** Controls one request in flight. */
+export interface UpstreamCall {
+  abort(reason?: Error): void
+  pause(): void
+  resume(): void
+}
+
+export interface UpstreamPoolOptions {
+  /** Close an idle socket after this long; below Node's default server keep-alive (5 s) so a reused socket is not closed under us. */
+  keepAliveMs?: number
+  /** No response head within this long fails the request. */
+  headersTimeoutMs?: number
+  /** No body bytes for this long fails the request. */
+  bodyTimeoutMs?: number
+  /** TLS options for https origins (verification settings, extra CAs). */
+  tls?: tls.ConnectionOptions
+}
+
+const CRLF = '\r\n'
+const MAX_IDLE_PER_ORIGIN = 256
+/** Stop reusing a socket this long before the server said it would close it (undici uses 2 s). */
+const KEEP_ALIVE_MARGIN_MS = 1_000
+
+function codedError(code: string, message: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(message), { code })
+}
+
+class Connection {
+  readonly origin: string
+  readonly socket: net.Socket
+  readonly parser: HttpParser
+  /** The request in flight, if any. */
+  call: Call | null = null
+  reused = false
+  /** The last response allowed the connection to be kept. */
+  keepAlive = false
+  /** When it went idle (performance.now() ms), or -1 while in use. */
+  idleSince = -1
+  /** How long it may stay idle: the pool's bound, shortened by the server's `Keep-Alive: timeout=` hint. */
+  keepAliveMs: number
+  closed = false
+
+  constructor(origin: string, socket: net.Socket, keepAliveMs: number) {
+    this.origin = origin
+    this.keepAliveMs = keepAliveMs
+    this.socket = socket
+    this.parser = new HTTPParser()
+    this.parser.initialize(HTTPParser.RESPONSE, {}, 16 * 1024, 0)
+  }
+}
+
+class Call implements UpstreamCall {
+  readonly handler: UpstreamHandler
+  readonly head: UpstreamRequestHead
+  readonly body: Readable | null
+  connection: Connection | null = null
+  headers: string[] = []
+  status = 0
+  informational = false
+  done = false
+  /** The request body was written in full (or there was none). */
+  bodySent = false
+  responseStarted = false
+  paused = false
+  aborted = false
+  readonly pool: UpstreamPool
+
+  constructor(pool: UpstreamPool, head: UpstreamRequestHead, body: Readable | null, handler: UpstreamHandler) {
+    this.pool = pool
+    this.head = head
+    this.body = body
+    this.handler = handler
+  }
+
+  abort(reason: Error = codedError('UND_ERR_ABORTED', 'Request aborted')): void {
+    if (this.done) return
+    this.aborted = true
+    const connection = this.connection
+    this.fail(Object.assign(reason, { code: (reason as NodeJS.ErrnoException).code ?? 'UND_ERR_ABORTED' }))
+    if (connection) this.pool.discard(connection)
+  }
+
+  pause(): void {
+    if (this.paused || this.done) return
+    this.paused = true
+    this.connection?.socket.pause()
+  }
+
+  resume(): void {
+    if (!this.paused) return
+    this.paused = false
+    this.connection?.socket.resume()
+  }
+
+  fail(error: NodeJS.ErrnoException): void {
+    if (this.done) return
+    this.done = true
+    this.body?.unpipe?.()
+    this.handler.onError(error)
+  }
+}
+
+export class UpstreamPool {
+  readonly #options: Required<Omit<UpstreamPoolOptions, 'tls'>> & { tls: tls.ConnectionOptions | undefined }
+  readonly #idle = new Map<string, Connection[]>()
+  readonly #all = new Set<Connection>()
+  #closed = false
+  #sweeper: NodeJS.Timeout | null = null
+
+  constructor(options: UpstreamPoolOptions = {}) {
+    this.#options = {
+      keepAliveMs: options.keepAliveMs ?? 4_000,
+      headersTimeoutMs: options.headersTimeoutMs ?? 300_000,
+      bodyTimeoutMs: options.bodyTimeoutMs ?? 300_000,
+      tls: options.tls,
+    }
+  }
+
+  /** Send one request upstream. The handler hears about the head, the body and the end (or an error), exactly once each. */
+  request(origin: string, head: UpstreamRequestHead, body: Readable | null, handler: UpstreamHandler): UpstreamCall {
+    const call = new Call(this, head, body, handler)
+    if (this.#closed) {
+      call.fail(codedError('UND_ERR_DESTROYED', 'The upstream pool is closed'))
+      return call
+    }
+    let connection: Connection | undefined
+    const idle = this.#idle.get(origin)
+    while (idle && idle.length) {
+      const candidate = idle.pop() as Connection
+      const fresh = performance.now() - candidate.idleSince < candidate.keepAliveMs
+      candidate.idleSince = -1
+      if (fresh && !candidate.closed && !candidate.socket.destroyed && candidate.socket.readyState === 'open') {
+        connection = candidate
+        connection.reused = true
+        break
+      }
+    }
+    connection ??= this.#connect(origin)
+    this.#start(connection, call)
+    return call
+  }
+
+  #connect(origin: string): Connection {
+    const url = new URL(origin)
+    const secure = url.protocol === 'https:'
+    const port = Number(url.port || (secure ? 443 : 80))
+    const host = url.hostname.replace(/^\[|\]$/g, '')
+    const socket = secure
+      ? tls.connect({ ...this.#options.tls, host, port, ...(net.isIP(host) ? {} : { servername: host }), ALPNProtocols: ['http/1.1'] })
+      : net.connect({ host, port })
+    socket.setNoDelay(true)
+    // One inactivity bound per socket, for the head and the body alike: re-arming timers on every
+    // request costs more than the rest of the pool's work. Idle sockets are closed by the sweep.
+    socket.setTimeout(Math.max(this.#options.headersTimeoutMs, this.#options.bodyTimeoutMs))
+    const connection = new Connection(origin, socket, this.#options.keepAliveMs)
+    this.#all.add(connection)
+    const parser = connection.parser
+    parser[HTTPParser.kOnHeaders] = (headers: string[]) => {
+      connection.call?.headers.push(...headers)
+    }
+    parser[HTTPParser.kOnHeadersComplete] = (_major: number, _minor: number, headers: string[] | undefined, _method: unknown, _url: unknown, statusCode: number, _message: unknown, _upgrade: unknown, shouldKeepAlive: boolean) => {
+      const call = connection.call
+      if (!call || call.done) return 1
+      const raw = headers ?? call.headers
+      call.headers = []
+      // 1xx answers (100 Continue, 103 Early Hints) are not the response; llhttp reports the final one next.
+      if (statusCode < 200 && statusCode !== 101) {
+        call.informational = true
+        return 1
+      }
+      call.informational = false
+      connection.keepAlive = shouldKeepAlive
+      call.status = statusCode
+      call.responseStarted = true
+      const headerMap = headerObject(raw)
+      const hint = keepAliveHintMs(headerMap['keep-alive'])
+      // Reusing a socket the server is about to close would fail a request the proxy may not retry.
+      if (hint !== null) connection.keepAliveMs = Math.min(this.#options.keepAliveMs, hint - KEEP_ALIVE_MARGIN_MS)
+      if (connection.keepAliveMs <= 0) connection.keepAlive = false
+      call.handler.onHead(statusCode, headerMap)
+      // HEAD answers and 204/304 carry no body whatever their headers say.
+      return call.head.method === 'HEAD' || statusCode === 204 || statusCode === 304 ? 1 : 0
+    }
+    parser[HTTPParser.kOnBody] = (chunk: Buffer) => {
+      const call = connection.call
+      if (!call || call.done) return
+      if (call.handler.onData(chunk) === false) call.pause()
+    }
+    parser[HTTPParser.kOnMessageComplete] = () => {
+      const call = connection.call
+      if (!call || call.done) return
+      if (call.informational) {
+        call.informational = false
+        return
+      }
+      call.done = true
+      connection.call = null
+      call.handler.onEnd()
+      this.#release(connection, call)
+    }
+    socket.on('data', (data: Buffer) => {
+      if (!connection.call) {
+        // Bytes on an idle connection: the server broke the protocol; never reuse it.
+        this.discard(connection)
+        return
+      }
+      const result = parser.execute(data)
+      if (result instanceof Error) {
+        const call = connection.call
+        this.discard(connection)
+        call?.fail(Object.assign(result, { code: 'UPSTREAM_BAD_RESPONSE' }))
+      }
+    })
+    const onClose = (error?: NodeJS.ErrnoException) => {
+      const call = connection.call
+      if (call && !call.done) {
+        // A response delimited by the end of the connection ends here.
+        if (call.responseStarted && !error) {
+          const result = parser.finish()
+          if (!(result instanceof Error) && call.done) return this.#forget(connection)
+        }
+        const code = error?.code ?? (call.responseStarted ? 'UPSTREAM_TRUNCATED' : connection.reused ? 'ECONNRESET' : 'UPSTREAM_CLOSED')
+        call.fail(error ?? codedError(code, call.responseStarted ? 'The upstream closed the connection mid-response' : 'The upstream closed the connection before answering'))
+      }
+      this.#forget(connection)
+    }
+    socket.on('error', (error: NodeJS.ErrnoException) => onClose(error))
+    socket.on('close', () => onClose())
+    socket.on('end', () => onClose())
+    socket.on('timeout', () => {
+      const call = connection.call
+      this.discard(connection)
+      call?.fail(codedError(call.responseStarted ? 'UND_ERR_BODY_TIMEOUT' : 'UND_ERR_HEADERS_TIMEOUT', 'The upstream did not answer in time'))
+    })
+    return connection
+  }
+
+  #start(connection: Connection, call: Call): void {
+    connection.call = call
+    call.connection = connection
+    const { socket } = connection
+    if (call.paused) socket.pause()
+    const { head, body } = call
+    let text = `${head.method} ${head.path} HTTP/1.1${CRLF}`
+    let chunked = false
+    for (const name in head.headers) {
+      const value = head.headers[name] as string | string[]
+      if (typeof value === 'string') text += `${name}: ${value}${CRLF}`
+      else for (const item of value) text += `${name}: ${item}${CRLF}`
+    }
+    if (body && head.headers['content-length'] === undefined) {
+      chunked = true
+      text += `transfer-encoding: chunked${CRLF}`
+    }
+    socket.write(text + CRLF, 'latin1')
+    if (!body) {
+      call.bodySent = true
+      return
+    }
+    let ended = false
+    body.on('data', (chunk: Buffer) => {
+      if (socket.destroyed) return
+      let ok: boolean
+      if (chunked) {
+        socket.cork()
+        socket.write(`${chunk.length.toString(16)}${CRLF}`, 'latin1')
+        socket.write(chunk)
+        ok = socket.write(CRLF, 'latin1')
+        socket.uncork()
+      } else ok = socket.write(chunk)
+      if (!ok) {
+        body.pause()
+        socket.once('drain', () => body.resume())
+      }
+    })
+    body.once('end', () => {
+      ended = true
+      call.bodySent = true
+      if (chunked && !socket.destroyed) socket.write(`0${CRLF}${CRLF}`, 'latin1')
+      if (call.done && connection.call === null) this.#release(connection, call)
+    })
+    // A client that goes away mid-body: the upstream must not wait for the rest.
+    body.once('close', () => {
+      if (!ended) call.abort(codedError('UND_ERR_ABORTED', 'The request body ended early'))
+    })
+    body.once('error', (error: NodeJS.ErrnoException) => call.abort(error))
+  }
+
+  /** Put a connection back after its exchange, once its request body was sent in full. */
+  #release(connection: Connection, call: Call): void {
+    if (!call.bodySent) return // the body's 'end' comes back here
+    if (call.paused) {
+      call.paused = false
+      connection.socket.resume()
+    }
+    if (this.#closed || connection.closed || connection.socket.destroyed || !connection.keepAlive) return this.discard(connection)
+    const idle = this.#idle.get(connection.origin) ?? []
+    if (idle.length >= MAX_IDLE_PER_ORIGIN) return this.discard(connection)
+    idle.push(connection)
+    this.#idle.set(connection.origin, idle)
+    connection.idleSince = performance.now()
+    this.#sweepSoon()
+  }
+
+  /** Close sockets idle for longer than the keep-alive time, checking once a second while any are idle. */
+  #sweepSoon(): void {
+    if (this.#sweeper) return
+    this.#sweeper = setInterval(() => {
+      const now = performance.now()
+      let idleLeft = 0
+      for (const list of this.#idle.values()) {
+        for (const connection of [...list]) {
+          if (now - connection.idleSince >= connection.keepAliveMs) this.discard(connection)
+          else idleLeft++
+        }
+      }
+      if (idleLeft === 0 && this.#sweeper) {
+        clearInterval(this.#sweeper)
+        this.#sweeper = null
+      }
+    }, Math.min(1000, this.#options.keepAliveMs))
+    this.#sweeper.unref()
+  }
+
+  /** Destroy a connection and forget it. */
+  discard(connection: Connection): void {
+    if (connection.closed) return
+    connection.closed = true
+    connection.socket.destroy()
+    this.#forget(connection)
+  }
+
+  #forget(connection: Connection): void {
+    connection.closed = true
+    this.#all.delete(connection)
+    const idle = this.#idle.get(connection.origin)
+    if (idle) {
+      const index = idle.indexOf(connection)
+      if (index !== -1) idle.splice(index, 1)
+    }
+  }
+
+  /** Close every connection; requests in flight fail. Safe to call twice. */
+  async close(): Promise<void> {
+    this.#closed = true
+    if (this.#sweeper) clearInterval(this.#sweeper)
+    this.#sweeper = null
+    for (const connection of [...this.#all]) {
+      connection.call?.fail(codedError('UND_ERR_DESTROYED', 'The upstream pool was closed'))
+      this.discard(connection)
+    }
+  }
+}
+
+/** The `timeout=N` of a `Keep-Alive` response header, in ms, or null when absent or unreadable. */
+export function keepAliveHintMs(value: string | string[] | undefined): number | null {
+  const text = Array.isArray(value) ? value.join(',') : value
+  const match = text ? /(?:^|[\s,;])timeout\s*=\s*(\d+)/i.exec(text) : null
+  return match ? Number(match[1]) * 1000 : null
+}
+
+/** Raw header pairs to the object shape node:http and undici use (repeated names become lists). */
+function headerObject(raw: string[]): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {}
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = (raw[i] as string).toLowerCase()
+    const value = raw[i + 1] as string
+    const existing = out[name]
+    if (existing === undefined) out[name] = value
+    else if (Array.isArray(existing)) existing.push(value)
+    else out[name] = name === 'set-cookie' ? [existing, value] : `${existing}, ${value}`
+  }
+  return out
+}

@@ -1,0 +1,259 @@
+// The proxy's own upstream client, against real servers on loopback: keep-alive reuse, message
+// framing (HEAD, 204, 1xx, close-delimited, chunked request bodies), failures that must never be
+// retried, and the native parser contract it relies on.
+import http from 'node:http'
+import net from 'node:net'
+import { once } from 'node:events'
+import { Readable } from 'node:stream'
+import { afterEach, describe, expect, it } from 'vitest'
+import { keepAliveHintMs, UpstreamPool, type UpstreamRequestHead } from '../../src/proxy/upstream-pool.js'
+
+interface Result {
+  status: number
+  headers: Record<string, string | string[]>
+  body: string
+}
+
+const closers: Array<() => Promise<unknown>> = []
+afterEach(async () => {
+  while (closers.length) await closers.pop()?.()
+})
+
+function send(pool: UpstreamPool, origin: string, head: Partial<UpstreamRequestHead> & { path: string }, body: Readable | null = null): Promise<Result> {
+  return new Promise((resolve, reject) => {
+    let status = 0
+    let headers: Record<string, string | string[]> = {}
+    const chunks: Buffer[] = []
+    pool.request(origin, { method: 'GET', headers: { host: new URL(origin).host }, ...head }, body, {
+      onHead(code, map) {
+        status = code
+        headers = map
+      },
+      onData(chunk) {
+        chunks.push(Buffer.from(chunk))
+      },
+      onEnd() {
+        resolve({ status, headers, body: Buffer.concat(chunks).toString('utf8') })
+      },
+      onError: reject,
+    })
+  })
+}
+
+async function httpServer(handler: http.RequestListener): Promise<{ origin: string; connections: () => number; requests: () => number }> {
+  let connections = 0
+  let requests = 0
+  const server = http.createServer((req, res) => {
+    requests++
+    handler(req, res)
+  })
+  server.on('connection', () => connections++)
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  closers.push(() => {
+    server.closeAllConnections()
+    return new Promise((done) => server.close(done))
+  })
+  const { port } = server.address() as net.AddressInfo
+  return { origin: `http://127.0.0.1:${port}`, connections: () => connections, requests: () => requests }
+}
+
+/** A server that answers with raw bytes, to produce what node:http would refuse to. */
+async function rawServer(onRequest: (socket: net.Socket, request: string) => void): Promise<{ origin: string; requests: () => number }> {
+  let requests = 0
+  const server = net.createServer((socket) => {
+    let seen = ''
+    socket.on('data', (data) => {
+      seen += data.toString('latin1')
+      if (!seen.includes('\r\n\r\n')) return
+      requests++
+      const request = seen
+      seen = ''
+      onRequest(socket, request)
+    })
+    socket.on('error', () => undefined)
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const sockets = new Set<net.Socket>()
+  server.on('connection', (socket) => sockets.add(socket))
+  closers.push(() => {
+    for (const socket of sockets) socket.destroy()
+    return new Promise((done) => server.close(done))
+  })
+  const { port } = server.address() as net.AddressInfo
+  return { origin: `http://127.0.0.1:${port}`, requests: () => requests }
+}
+
+function newPool(options: ConstructorParameters<typeof UpstreamPool>[0] = {}): UpstreamPool {
+  const pool = new UpstreamPool(options)
+  closers.push(() => pool.close())
+  return pool
+}
+
+describe('upstream pool', () => {
+  it('reuses one keep-alive connection for sequential requests to an origin', async () => {
+    const upstream = await httpServer((req, res) => res.end(`hello ${req.url}`))
+    const pool = newPool()
+    for (let i = 0; i < 5; i++) {
+      const result = await send(pool, upstream.origin, { path: `/n/${i}` })
+      expect(result).toMatchObject({ status: 200, body: `hello /n/${i}` })
+    }
+    expect(upstream.requests()).toBe(5)
+    expect(upstream.connections()).toBe(1)
+  })
+
+  it('opens a connection per concurrent request and keeps them for later ones', async () => {
+    const upstream = await httpServer((_req, res) => setTimeout(() => res.end('ok'), 20))
+    const pool = newPool()
+    await Promise.all([1, 2, 3].map((i) => send(pool, upstream.origin, { path: `/${i}` })))
+    await Promise.all([1, 2, 3].map((i) => send(pool, upstream.origin, { path: `/${i}` })))
+    expect(upstream.connections()).toBe(3)
+  })
+
+  it('ends a HEAD answer at its head although it declares a length, and reuses the socket', async () => {
+    const upstream = await httpServer((req, res) => {
+      res.writeHead(200, { 'content-length': '1000' })
+      res.end(req.method === 'HEAD' ? undefined : 'x'.repeat(1000))
+    })
+    const pool = newPool()
+    const head = await send(pool, upstream.origin, { method: 'HEAD', path: '/' })
+    expect(head).toMatchObject({ status: 200, body: '' })
+    expect(head.headers['content-length']).toBe('1000')
+    const get = await send(pool, upstream.origin, { path: '/' })
+    expect(get.body).toHaveLength(1000)
+    expect(upstream.connections()).toBe(1)
+  })
+
+  it('ends a 204 with no body and keeps the connection usable', async () => {
+    const upstream = await httpServer((req, res) => {
+      if (req.url === '/empty') {
+        res.writeHead(204)
+        res.end()
+      } else res.end('after')
+    })
+    const pool = newPool()
+    expect(await send(pool, upstream.origin, { path: '/empty' })).toMatchObject({ status: 204, body: '' })
+    expect(await send(pool, upstream.origin, { path: '/next' })).toMatchObject({ status: 200, body: 'after' })
+    expect(upstream.connections()).toBe(1)
+  })
+
+  it('sends a body of unknown length chunked and one with content-length as is', async () => {
+    const seen: Array<{ te: string | undefined; length: string | undefined; body: string }> = []
+    const upstream = await httpServer(async (req, res) => {
+      let body = ''
+      for await (const chunk of req) body += chunk
+      seen.push({ te: req.headers['transfer-encoding'], length: req.headers['content-length'], body })
+      res.end('ok')
+    })
+    const pool = newPool()
+    await send(pool, upstream.origin, { method: 'POST', path: '/chunked' }, Readable.from([Buffer.from('one,'), Buffer.from('two,'), Buffer.from('three')]))
+    await send(pool, upstream.origin, { method: 'POST', path: '/sized', headers: { host: 'x', 'content-length': '5' } }, Readable.from([Buffer.from('hello')]))
+    expect(seen).toEqual([
+      { te: 'chunked', length: undefined, body: 'one,two,three' },
+      { te: undefined, length: '5', body: 'hello' },
+    ])
+  })
+
+  it('skips informational answers and delivers the final response', async () => {
+    const upstream = await rawServer((socket) => {
+      socket.write('HTTP/1.1 103 Early Hints\r\nlink: </a.css>\r\n\r\n')
+      socket.write('HTTP/1.1 201 Created\r\ncontent-length: 4\r\nx-final: yes\r\n\r\ndone')
+    })
+    const result = await send(newPool(), upstream.origin, { path: '/' })
+    expect(result).toMatchObject({ status: 201, body: 'done' })
+    expect(result.headers['x-final']).toBe('yes')
+    expect(result.headers.link).toBeUndefined()
+  })
+
+  it('ends a response delimited by the closing of the connection', async () => {
+    const upstream = await rawServer((socket) => {
+      socket.end('HTTP/1.1 200 OK\r\nconnection: close\r\n\r\nuntil the end')
+    })
+    expect(await send(newPool(), upstream.origin, { path: '/' })).toMatchObject({ status: 200, body: 'until the end' })
+  })
+
+  it('fails a response cut short of its length, and never sends the request again', async () => {
+    const upstream = await rawServer((socket) => {
+      socket.end('HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nhalf')
+    })
+    await expect(send(newPool(), upstream.origin, { method: 'POST', path: '/', headers: { host: 'x', 'content-length': '2' } }, Readable.from([Buffer.from('{}')]))).rejects.toMatchObject({ code: 'UPSTREAM_TRUNCATED' })
+    expect(upstream.requests()).toBe(1)
+  })
+
+  it('fails when the upstream closes before answering, with no retry', async () => {
+    const upstream = await rawServer((socket) => socket.destroy())
+    await expect(send(newPool(), upstream.origin, { method: 'POST', path: '/ship', headers: { host: 'x', 'content-length': '0' } })).rejects.toMatchObject({ code: expect.stringMatching(/^(UPSTREAM_CLOSED|ECONNRESET)$/) })
+    expect(upstream.requests()).toBe(1)
+  })
+
+  it('rejects a malformed response as a bad upstream response', async () => {
+    const upstream = await rawServer((socket) => socket.write('NOT HTTP AT ALL\r\n\r\n'))
+    await expect(send(newPool(), upstream.origin, { path: '/' })).rejects.toMatchObject({ code: 'UPSTREAM_BAD_RESPONSE' })
+  })
+
+  it('fails a request whose head does not arrive in time', async () => {
+    const upstream = await rawServer(() => undefined)
+    await expect(send(newPool({ headersTimeoutMs: 100, bodyTimeoutMs: 100 }), upstream.origin, { path: '/' })).rejects.toMatchObject({ code: 'UND_ERR_HEADERS_TIMEOUT' })
+  })
+
+  it('does not reuse a socket the server announced it would close within a second', async () => {
+    const upstream = await httpServer((_req, res) => {
+      res.setHeader('keep-alive', 'timeout=1')
+      res.end('short')
+    })
+    const pool = newPool()
+    await send(pool, upstream.origin, { path: '/' })
+    await send(pool, upstream.origin, { path: '/' })
+    expect(upstream.connections()).toBe(2)
+  })
+
+  it('reads the keep-alive timeout hint', () => {
+    expect(keepAliveHintMs('timeout=5')).toBe(5000)
+    expect(keepAliveHintMs('max=100, timeout=2')).toBe(2000)
+    expect(keepAliveHintMs(undefined)).toBeNull()
+    expect(keepAliveHintMs('max=100')).toBeNull()
+  })
+
+  it('pauses the socket when the handler asks and delivers the rest after resume', async () => {
+    const upstream = await httpServer((_req, res) => {
+      res.write('a'.repeat(64 * 1024))
+      setTimeout(() => res.end('b'.repeat(64 * 1024)), 20)
+    })
+    const pool = newPool()
+    let received = 0
+    let pausedAt = -1
+    const done = new Promise<void>((resolve, reject) => {
+      const call = pool.request(upstream.origin, { method: 'GET', path: '/', headers: { host: 'x' } }, null, {
+        onHead() {},
+        onData(chunk) {
+          received += chunk.length
+          if (pausedAt === -1) {
+            pausedAt = received
+            setTimeout(() => {
+              // Nothing more arrived while paused.
+              expect(received).toBe(pausedAt)
+              call.resume()
+            }, 80)
+            return false
+          }
+        },
+        onEnd: () => resolve(),
+        onError: reject,
+      })
+    })
+    await done
+    expect(pausedAt).toBeGreaterThan(0)
+    expect(received).toBe(128 * 1024)
+  })
+
+  it('fails requests in flight when closed, and refuses new ones', async () => {
+    const upstream = await rawServer(() => undefined)
+    const pool = new UpstreamPool()
+    const pending = send(pool, upstream.origin, { path: '/' })
+    await new Promise((resolve) => setTimeout(resolve, 30))
+    await pool.close()
+    await expect(pending).rejects.toMatchObject({ code: 'UND_ERR_DESTROYED' })
+    await expect(send(pool, upstream.origin, { path: '/' })).rejects.toMatchObject({ code: 'UND_ERR_DESTROYED' })
+  })
+})
