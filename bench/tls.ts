@@ -17,10 +17,9 @@ import tls from 'node:tls'
 import { fileURLToPath } from 'node:url'
 import { Agent, ProxyAgent, request, type Dispatcher } from 'undici'
 import { createTestCa } from '../test/helpers/test-ca.js'
-import { median, startChild, type Child } from './processes.js'
+import { median, startChild, startTs, type Child } from './processes.js'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
-const TSX = path.join(ROOT, 'node_modules/.bin/tsx')
 const BIN = path.join(ROOT, 'bin/toolstorm.js')
 
 interface Options {
@@ -109,8 +108,8 @@ export async function benchTls(options: Options): Promise<Record<string, unknown
   await writeFile(path.join(dir, 'cert.pem'), leaf.cert)
   await writeFile(path.join(dir, 'upstream-ca.pem'), upstreamCa.certPem)
 
-  const httpsUpstream = await startChild(TSX, [path.join(ROOT, 'bench/https-upstream.ts'), path.join(dir, 'key.pem'), path.join(dir, 'cert.pem')])
-  const httpUpstream = await startChild(TSX, [path.join(ROOT, 'bench/upstream.ts')])
+  const httpsUpstream = await startTs('bench/https-upstream.ts', [path.join(dir, 'key.pem'), path.join(dir, 'cert.pem')])
+  const httpUpstream = await startTs('bench/upstream.ts')
   const httpsPort = Number(httpsUpstream.firstLine.trim())
   const httpPort = Number(httpUpstream.firstLine.trim())
   const proxyArgs = ['proxy', '--port', '0', '--admin-port', '0', '--ca-dir', path.join(dir, 'ca'), '--upstream-ca', path.join(dir, 'upstream-ca.pem'), '--connect-port', String(httpsPort)]
