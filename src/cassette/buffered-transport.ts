@@ -5,16 +5,16 @@
  */
 import type http from 'node:http'
 import { Readable } from 'node:stream'
-import type { Dispatcher } from 'undici'
 import type { ExchangeTransport, ForwardOptions, UpstreamResponse } from '../engine/exchange-flow.js'
 import { endToEndHeaders } from '../proxy/hop-by-hop.js'
 import { resetOrDestroy } from '../proxy/reset-socket.js'
 import type { Upstream } from '../proxy/targets.js'
-import { DispatchedResponse, dispatchUpstream } from '../proxy/upstream-dispatch.js'
+import type { UpstreamClient } from '../proxy/upstream-client.js'
+import { DispatchedResponse, sendUpstream } from '../proxy/upstream-dispatch.js'
 
 const CLIENT_GONE = new Error('The client closed the connection.')
 
-export function createBufferedTransport(req: http.IncomingMessage, res: http.ServerResponse, body: Buffer | null, upstream: Upstream, dispatcher: Dispatcher): ExchangeTransport {
+export function createBufferedTransport(req: http.IncomingMessage, res: http.ServerResponse, body: Buffer | null, upstream: Upstream, client: UpstreamClient): ExchangeTransport {
   const controller = new AbortController()
   const socket = req.socket
   let response: DispatchedResponse | null = null
@@ -34,7 +34,7 @@ export function createBufferedTransport(req: http.IncomingMessage, res: http.Ser
       if (body && body.length) options.onRequestBody?.(body)
       options.onRequestBody?.(null)
       response = new DispatchedResponse()
-      return dispatchUpstream(dispatcher, { origin: upstream.origin, path: upstream.path, method: req.method ?? 'GET', headers, body: body && body.length ? Readable.from([body]) : null }, response)
+      return sendUpstream(client, { origin: upstream.origin, path: upstream.path, method: req.method ?? 'GET', headers, body: body && body.length ? Readable.from([body]) : null }, response)
     },
 
     async respond({ status, headers, body: payload }) {

@@ -22,7 +22,7 @@ import http, { STATUS_CODES } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { randomBytes } from 'node:crypto'
-import { Agent, type Dispatcher } from 'undici'
+import type { Dispatcher } from 'undici'
 import { ConfigError } from '../errors.js'
 import { runExchange } from '../engine/exchange-flow.js'
 import type { CassetteExchange } from '../engine/schema/cassette.js'
@@ -37,6 +37,7 @@ import { LeafCertificates } from '../proxy/tls/leaf-certificates.js'
 import { upstreamConnectOptions, type UpstreamTlsOptions } from '../proxy/tls/upstream-tls.js'
 import { BodyCapture } from './body-capture.js'
 import { createBufferedTransport } from './buffered-transport.js'
+import { createUpstreamClient, type UpstreamClient } from '../proxy/upstream-client.js'
 import type { Cassette } from './cassette.js'
 import { createCassetteRecorder, type CassetteRecorder } from './cassette-recorder.js'
 import { mergeSession, type SessionStep } from './merge-session.js'
@@ -268,11 +269,10 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
   const storm = options.storm ?? createStorm({ redact: { keys: cassette.header.redaction.keys } })
   const token = options.adminToken ?? randomBytes(24).toString('base64url')
   if (options.adminToken !== undefined && options.adminToken.length < 16) throw new ConfigError('Failed to start the replay server: --admin-token must be at least 16 characters.', { code: 'ERR_USAGE' })
-  const ownsDispatcher = forwarding && options.dispatcher === undefined
   // Only the passthrough modes reach upstreams (building a context with extra roots costs ~100 ms).
   const upstreamTls = forwarding ? upstreamConnectOptions(options) : undefined
   if (upstreamTls && options.dispatcher !== undefined) throw new ConfigError('Failed to start the replay server: upstreamCa and insecureSkipUpstreamTlsVerification configure the replay server\'s own dispatcher. Set the TLS options on your dispatcher instead.', { code: 'ERR_USAGE' })
-  const dispatcher = forwarding ? (options.dispatcher ?? new Agent({ keepAliveTimeout: 4_000, ...(upstreamTls ? { connect: upstreamTls } : {}) })) : null
+  const client = forwarding ? createUpstreamClient({ dispatcher: options.dispatcher, tls: upstreamTls }) : null
   const recordedOrigins = originsOf(cassette)
   let ca: CertificateAuthority | null = options.ca ?? (recordedOrigins.https ? await createInMemoryCertificateAuthority() : null)
   let recorder: CassetteRecorder | null = null
@@ -323,7 +323,7 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
       }
       const exchange = storm.begin({ method: req.method ?? 'GET', url: resolution.clientUrl, headers: req.headers })
       if (recorder) steps.push({ type: 'recorded' })
-      await runExchange(exchange, createBufferedTransport(req, res, all, resolution.upstream, dispatcher as Dispatcher), recorder?.observer)
+      await runExchange(exchange, createBufferedTransport(req, res, all, resolution.upstream, client as UpstreamClient), recorder?.observer)
     })().catch((error: unknown) => {
       sendProblem(res, 500, 'replay_error', 'ERR_INTERNAL', `Failed to replay the request: ${(error as Error)?.message ?? String(error)}.`)
     })
@@ -401,7 +401,7 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
       grace.unref()
       await stopped
       clearTimeout(grace)
-      if (ownsDispatcher) await dispatcher?.close().catch(() => undefined)
+      await client?.close().catch(() => undefined)
       if (recorder) {
         await recorder.close()
         const recorded = await recorder.cassette()

@@ -21,8 +21,7 @@ import { createAdminHandler, type AdminContext } from './admin/admin-server.js'
 import { answerClientError, createDataPlaneServer, sendProxyError } from './data-plane-server.js'
 import { createDashboard, DASHBOARD_PATH } from './admin/dashboard.js'
 import { createProxyTransport } from './proxy-transport.js'
-import { poolClient, undiciClient } from './upstream-client.js'
-import { UpstreamPool } from './upstream-pool.js'
+import { createUpstreamClient } from './upstream-client.js'
 import { parseTargets, resolveTarget, type Target, type Upstream } from './targets.js'
 import { createInMemoryCertificateAuthority, type CertificateAuthority } from './tls/certificate-authority.js'
 import { createConnectHandler } from './tls/connect-handler.js'
@@ -45,7 +44,7 @@ export interface ProxyOptions {
   config?: StormConfigInput | StormConfig
   storm?: Storm
   clock?: Clock
-  /** undici dispatcher for upstream requests (default: a keep-alive Agent owned by the proxy). */
+  /** undici dispatcher for upstream requests, not closed by the proxy (default: the proxy's own keep-alive pool, see upstream-pool.ts). */
   dispatcher?: Dispatcher
   /** Hooks for recorders. */
   observer?: ExchangeObserver
@@ -112,10 +111,9 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   const storm = options.storm ?? (options.config ? createStorm(options.config, options.clock ? { clock: options.clock } : {}) : new Storm(parseConfig({}), options.clock ? { clock: options.clock } : {}))
   const token = options.adminToken ?? randomBytes(24).toString('base64url')
   if (options.adminToken !== undefined && options.adminToken.length < 16) throw new ConfigError('Failed to start the proxy: --admin-token must be at least 16 characters.', { code: 'ERR_USAGE' })
-  const ownsDispatcher = options.dispatcher === undefined
   const upstreamTls = upstreamConnectOptions(options)
-  if (upstreamTls && !ownsDispatcher) throw new ConfigError('Failed to start the proxy: upstreamCa and insecureSkipUpstreamTlsVerification configure the proxy\'s own dispatcher. Set the TLS options on your dispatcher instead.', { code: 'ERR_USAGE' })
-  const client = options.dispatcher ? undiciClient(options.dispatcher) : poolClient(new UpstreamPool({ keepAliveMs: 4_000, ...(upstreamTls ? { tls: upstreamTls } : {}) }))
+  if (upstreamTls && options.dispatcher !== undefined) throw new ConfigError('Failed to start the proxy: upstreamCa and insecureSkipUpstreamTlsVerification configure the proxy\'s own dispatcher. Set the TLS options on your dispatcher instead.', { code: 'ERR_USAGE' })
+  const client = createUpstreamClient({ dispatcher: options.dispatcher, tls: upstreamTls })
   const observer = combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer)
   const ca = targets.length === 0 ? (options.ca ?? (await createInMemoryCertificateAuthority())) : null
 
@@ -187,7 +185,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
       grace.unref()
       await stopped
       clearTimeout(grace)
-      if (ownsDispatcher) await client.close().catch(() => undefined)
+      await client.close().catch(() => undefined)
       state = 'closed'
     })()
     return closing

@@ -4,6 +4,7 @@
  * supplies (`startProxy({ dispatcher })`, for example to go through a corporate proxy).
  */
 import type { Readable } from 'node:stream'
+import type tls from 'node:tls'
 import type { Dispatcher } from 'undici'
 import { UpstreamPool, type UpstreamHandler, type UpstreamRequestHead } from './upstream-pool.js'
 
@@ -19,6 +20,15 @@ export interface FlowControl {
 export interface UpstreamClient {
   send(origin: string, head: UpstreamRequestHead, body: Readable | null, handler: UpstreamHandler): FlowControl
   close(): Promise<void>
+}
+
+/**
+ * How the proxy and the replay server reach upstreams: the caller's dispatcher when given (never
+ * closed here), else a pool of their own (closed with the client).
+ */
+export function createUpstreamClient(options: { dispatcher?: Dispatcher | undefined; tls?: tls.ConnectionOptions | undefined }): UpstreamClient {
+  if (options.dispatcher) return undiciClient(options.dispatcher)
+  return poolClient(new UpstreamPool({ keepAliveMs: 4_000, ...(options.tls ? { tls: options.tls } : {}) }))
 }
 
 /** The proxy's own pool. */

@@ -1,16 +1,11 @@
 /**
- * Send a request upstream with undici's `dispatch` and hand the response over without an
- * intermediate stream: relayed chunks go straight to the client's `ServerResponse`, with
- * backpressure (undici pauses while the client socket is full).
- *
- * @note undici's `request()` builds an AbortSignal, a handler and a BodyReadable per call; on
- * this machine that cost ~150 µs per proxied request, three times a whole node:http server
- * round trip. `dispatch` with a small handler costs a fraction of that, and the proxy's hot path
- * is all it is used for.
+ * The upstream response as the general exchange flow reads it (`forward` → `relay`, used when a
+ * fault or an observer needs the body): chunks from an `UpstreamClient` queued with backpressure
+ * (the client is paused past a high-water mark) and read as an async iterable, with no
+ * intermediate stream.
  */
 import type http from 'node:http'
 import type { Readable } from 'node:stream'
-import type { Dispatcher } from 'undici'
 import type { FlowControl, UpstreamClient } from './upstream-client.js'
 import type { UpstreamResponse } from '../engine/exchange-flow.js'
 import type { HeaderMap } from '../engine/faults/fault.js'
@@ -139,37 +134,6 @@ export interface UpstreamRequest {
   readonly method: string
   readonly headers: Record<string, string | string[]>
   readonly body: Readable | null
-}
-
-/** Dispatch upstream; resolves at the response head. */
-export function dispatchUpstream(dispatcher: Dispatcher, request: UpstreamRequest, response: DispatchedResponse = new DispatchedResponse()): Promise<DispatchedResponse> {
-  return new Promise((resolve, reject) => {
-    let started = false
-    dispatcher.dispatch(
-      { origin: request.origin, path: request.path, method: request.method as Dispatcher.HttpMethod, headers: request.headers, body: request.body },
-      {
-        onRequestStart(controller) {
-          response.onStart(controller)
-        },
-        onResponseStart(_controller, statusCode, headers) {
-          started = true
-          response.status = statusCode
-          response.headers = headers
-          resolve(response)
-        },
-        onResponseData(_controller, chunk) {
-          response.onData(chunk)
-        },
-        onResponseEnd() {
-          response.onEnd()
-        },
-        onResponseError(_controller, error) {
-          if (started) response.onError(error)
-          else reject(error)
-        },
-      },
-    )
-  })
 }
 
 /** Send upstream through an `UpstreamClient`; resolves at the response head. */

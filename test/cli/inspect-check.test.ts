@@ -13,7 +13,8 @@ beforeAll(async () => {
   single = path.join(dir, 'single.json')
   expect((await runCli(['demo', '--policy', 'all', '--output', comparison])).code).toBe(0)
   expect((await runCli(['demo', '--policy', 'retry', '--output', single])).code).toBe(0)
-})
+  // Two demo runs, each a proxy and a shipping service in child processes: slow on a busy 2-core box.
+}, 90_000)
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true })
 })
