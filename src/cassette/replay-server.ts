@@ -19,7 +19,7 @@
  * const verdict = await replay.close() // verdict.passed, verdict.rows
  */
 import http, { STATUS_CODES } from 'node:http'
-import type { AddressInfo, Socket } from 'node:net'
+import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { randomBytes } from 'node:crypto'
 import type { Dispatcher } from 'undici'
@@ -30,14 +30,15 @@ import { createStorm, type Storm } from '../engine/storm.js'
 import { writeLinesAtomic } from '../io/write-lines-atomic.js'
 import { createAdminHandler, sendJson } from '../proxy/admin/admin-server.js'
 import { resetOrDestroy } from '../proxy/reset-socket.js'
+import { closePair, formatOrigin, listenPair, LOOPBACK } from '../proxy/server-pair.js'
 import { parseTargets, resolveTarget, type Upstream } from '../proxy/targets.js'
 import { createInMemoryCertificateAuthority, type CertificateAuthority } from '../proxy/tls/certificate-authority.js'
 import { createConnectHandler, type ConnectHandler } from '../proxy/tls/connect-handler.js'
 import { LeafCertificates } from '../proxy/tls/leaf-certificates.js'
 import { upstreamConnectOptions, type UpstreamTlsOptions } from '../proxy/tls/upstream-tls.js'
+import { createUpstreamClient, type UpstreamClient } from '../proxy/upstream-client.js'
 import { BodyCapture } from './body-capture.js'
 import { createBufferedTransport } from './buffered-transport.js'
-import { createUpstreamClient, type UpstreamClient } from '../proxy/upstream-client.js'
 import type { Cassette } from './cassette.js'
 import { createCassetteRecorder, type CassetteRecorder } from './cassette-recorder.js'
 import { mergeSession, type SessionStep } from './merge-session.js'
@@ -98,24 +99,8 @@ export interface ReplayServer {
   [Symbol.asyncDispose](): Promise<void>
 }
 
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1'])
-
 /** Request bodies buffered to forward them (passthrough modes) at most; larger ones are refused. */
 const MAX_FORWARDED_BODY = 256 * 1024 * 1024
-
-function listen(server: http.Server, port: number, host: string): Promise<AddressInfo> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(port, host, () => {
-      server.off('error', reject)
-      resolve(server.address() as AddressInfo)
-    })
-  })
-}
-
-function origin(host: string, port: number): string {
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`
-}
 
 function onClientError(error: NodeJS.ErrnoException, socket: Socket): void {
   if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy()
@@ -371,15 +356,8 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
   }
   admin.on('request', createAdminHandler({ storm, token, allowedHosts: new Set(LOOPBACK.has(host) ? [] : [host.toLowerCase()]), extraRoutes: [replayRoutes] }))
 
-  const address = await listen(server, options.port ?? 0, host)
-  let adminAddress: AddressInfo
-  try {
-    adminAddress = await listen(admin, options.adminPort ?? 0, host)
-  } catch (error) {
-    server.close()
-    throw error
-  }
-  self = `${host.includes(':') ? `[${host}]` : host}:${address.port}`
+  const { address, adminAddress, self: selfHost } = await listenPair(server, admin, host, options.port ?? 0, options.adminPort ?? 0)
+  self = selfHost
   ownPorts.add(String(address.port))
   ownPorts.add(String(adminAddress.port))
 
@@ -389,18 +367,7 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
     closing ??= (async () => {
       state = 'closing'
       for (const res of held) res.destroy()
-      connect?.close()
-      const stopped = Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), new Promise<void>((resolve) => admin.close(() => resolve()))])
-      server.closeIdleConnections()
-      admin.closeIdleConnections()
-      const grace = setTimeout(() => {
-        server.closeAllConnections()
-        admin.closeAllConnections()
-        connect?.destroyAll()
-      }, 2_000)
-      grace.unref()
-      await stopped
-      clearTimeout(grace)
+      await closePair(server, admin, connect)
       await client?.close().catch(() => undefined)
       if (recorder) {
         await recorder.close()
@@ -416,8 +383,8 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
   }
 
   return {
-    url: origin(host, address.port),
-    adminUrl: origin(host, adminAddress.port),
+    url: formatOrigin(host, address.port),
+    adminUrl: formatOrigin(host, adminAddress.port),
     token,
     mode,
     session,

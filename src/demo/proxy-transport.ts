@@ -35,7 +35,7 @@ export async function startProxyDemoTransport(): Promise<ProxyDemoTransport> {
     sleep: async (seconds) => void (await advance(seconds)),
     effect: async (name, key, call) => void (await effects?.report(call ?? null, name, key)),
   })
-  const child: ChildProcess = spawn(process.execPath, [BIN, 'proxy', '--target', service.url, '--port', '0', '--admin-port', '0', '--clock', 'virtual', '--admin-token', token], {
+  const child: ChildProcess = spawn(process.execPath, [BIN, 'proxy', '--target', service.url, '--port', '0', '--admin-port', '0', '--clock', 'virtual', `--admin-token=${token}`], {
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let stderr = ''

@@ -16,13 +16,22 @@ export interface AtomicWriteOptions {
 }
 
 export async function writeFileAtomic(target: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
+  await replaceFileAtomic(target, options, (handle) => handle.writeFile(data))
+}
+
+/**
+ * The algorithm itself: `fill` writes the new content into an open temporary file in the target's
+ * folder; then fsync, rename over the target, fsync the folder. On failure the temporary file is
+ * removed and the target is untouched.
+ */
+export async function replaceFileAtomic(target: string, options: AtomicWriteOptions, fill: (handle: fs.FileHandle) => Promise<void>): Promise<void> {
   const directory = path.dirname(path.resolve(target))
   await fs.mkdir(directory, { recursive: true })
   const temp = path.join(directory, `.toolstorm-${randomBytes(6).toString('hex')}.tmp`)
   let handle: fs.FileHandle | null = null
   try {
     handle = await fs.open(temp, 'wx', options.mode ?? 0o600)
-    await handle.writeFile(data)
+    await fill(handle)
     await handle.sync()
     await handle.close()
     handle = null

@@ -3,11 +3,10 @@
  * a temporary file in the same folder, which is fsynced and renamed over the target (then the
  * folder is fsynced). A crash, even `kill -9`, leaves the previous file or the new complete one.
  * Owner-only permissions by default.
- * @see write-file-atomic.ts for the single-buffer variant.
+ * @see write-file-atomic.ts for the single-buffer variant and the shared algorithm.
  */
-import { randomBytes } from 'node:crypto'
-import { createReadStream, promises as fs } from 'node:fs'
-import path from 'node:path'
+import { createReadStream } from 'node:fs'
+import { replaceFileAtomic } from './write-file-atomic.js'
 
 /** Where the lines come from: strings (without their newline), or a byte range of a file to copy as is. */
 export type LineSource = Iterable<string> | AsyncIterable<string>
@@ -23,12 +22,7 @@ const BATCH_BYTES = 256 * 1024
 
 /** Write `lines` (each followed by `\n`) to `target` atomically. */
 export async function writeLinesAtomic(target: string, lines: LineSource, options: WriteLinesOptions = {}): Promise<void> {
-  const directory = path.dirname(path.resolve(target))
-  await fs.mkdir(directory, { recursive: true })
-  const temp = path.join(directory, `.toolstorm-${randomBytes(6).toString('hex')}.tmp`)
-  let handle: fs.FileHandle | null = null
-  try {
-    handle = await fs.open(temp, 'wx', options.mode ?? 0o600)
+  await replaceFileAtomic(target, options, async (handle) => {
     let batch: string[] = []
     let batchBytes = 0
     for await (const line of lines) {
@@ -42,21 +36,7 @@ export async function writeLinesAtomic(target: string, lines: LineSource, option
     }
     if (batch.length) await handle.write(batch.join(''))
     if (options.copyFrom && options.copyFrom.bytes > 0) {
-      const out = handle
-      for await (const chunk of createReadStream(options.copyFrom.file, { start: 0, end: options.copyFrom.bytes - 1, highWaterMark: BATCH_BYTES })) await out.write(chunk as Buffer)
+      for await (const chunk of createReadStream(options.copyFrom.file, { start: 0, end: options.copyFrom.bytes - 1, highWaterMark: BATCH_BYTES })) await handle.write(chunk as Buffer)
     }
-    await handle.sync()
-    await handle.close()
-    handle = null
-    await fs.rename(temp, target)
-  } catch (error) {
-    await handle?.close().catch(() => undefined)
-    await fs.rm(temp, { force: true }).catch(() => undefined)
-    throw error
-  }
-  const dir = await fs.open(directory, 'r').catch(() => null)
-  if (dir) {
-    await dir.sync().catch(() => undefined)
-    await dir.close()
-  }
+  })
 }

@@ -8,7 +8,6 @@
  * await proxy.close()
  */
 import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { randomBytes } from 'node:crypto'
 import type { Dispatcher } from 'undici'
 import { ConfigError, StateError } from '../errors.js'
@@ -21,6 +20,7 @@ import { createAdminHandler, type AdminContext } from './admin/admin-server.js'
 import { answerClientError, createDataPlaneServer, sendProxyError } from './data-plane-server.js'
 import { createDashboard, DASHBOARD_PATH } from './admin/dashboard.js'
 import { createProxyTransport } from './proxy-transport.js'
+import { closePair, formatOrigin, listenPair, LOOPBACK } from './server-pair.js'
 import { createUpstreamClient } from './upstream-client.js'
 import { parseTargets, resolveTarget, type Target, type Upstream } from './targets.js'
 import { createInMemoryCertificateAuthority, type CertificateAuthority } from './tls/certificate-authority.js'
@@ -89,22 +89,6 @@ export interface ProxyServer {
   [Symbol.asyncDispose](): Promise<void>
 }
 
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1'])
-
-function listen(server: http.Server, port: number, host: string): Promise<AddressInfo> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(port, host, () => {
-      server.off('error', reject)
-      resolve(server.address() as AddressInfo)
-    })
-  })
-}
-
-function formatOrigin(host: string, port: number): string {
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`
-}
-
 export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServer> {
   const host = options.host ?? '127.0.0.1'
   const targets = parseTargets(options.targets ?? [])
@@ -153,15 +137,8 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   const extraRoutes = [...(dashboard?.routes ?? []), ...(options.adminRoutes ?? [])]
   admin.on('request', createAdminHandler({ storm, token, allowedHosts, ...(extraRoutes.length ? { extraRoutes } : {}), ...(dashboard ? { publicRoutes: dashboard.publicRoutes } : {}) }))
 
-  const address = await listen(server, options.port ?? 0, host)
-  let adminAddress: AddressInfo
-  try {
-    adminAddress = await listen(admin, options.adminPort ?? 0, host)
-  } catch (error) {
-    server.close()
-    throw error
-  }
-  self = `${host.includes(':') ? `[${host}]` : host}:${address.port}`
+  const { address, adminAddress, self: selfHost } = await listenPair(server, admin, host, options.port ?? 0, options.adminPort ?? 0)
+  self = selfHost
   ownPorts.add(String(address.port))
   ownPorts.add(String(adminAddress.port))
 
@@ -172,19 +149,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
       state = 'closing'
       // Open event streams would hold the admin server open for the whole grace period.
       dashboard?.close()
-      const stopped = Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), new Promise<void>((resolve) => admin.close(() => resolve()))])
-      server.closeIdleConnections()
-      admin.closeIdleConnections()
-      connect?.close()
-      // In-flight exchanges get a moment to finish, then their sockets are closed.
-      const grace = setTimeout(() => {
-        server.closeAllConnections()
-        admin.closeAllConnections()
-        connect?.destroyAll()
-      }, 2_000)
-      grace.unref()
-      await stopped
-      clearTimeout(grace)
+      await closePair(server, admin, connect)
       await client.close().catch(() => undefined)
       state = 'closed'
     })()

@@ -80,4 +80,20 @@ describe('toolstorm proxy', () => {
     expect(await proc.exited).toBe(0)
     expect(proc.output().stderr).toContain('listening on 0.0.0.0: anyone who can reach it can use this proxy')
   })
+
+  it('refuses an --admin-token whose value the parser took for a flag, instead of using a random token', async () => {
+    const result = await runCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--admin-token', '-Abcdefghijklmnopqrstuv'])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain('Failed to read --admin-token: it has no value. Give the token as --admin-token=<token>')
+  })
+
+  it('uses a token that starts with "-" given as --admin-token=<token>', async () => {
+    const token = '-Abcdefghijklmnopqrstuv'
+    const proc = startCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', `--admin-token=${token}`])
+    const [first] = await proc.firstLines
+    const admin = / · admin (\S+)$/.exec(first!)?.[1]
+    expect((await fetch(`${admin}/report`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200)
+    proc.child.kill('SIGINT')
+    expect(await proc.exited).toBe(0)
+  })
 })

@@ -1,5 +1,6 @@
 import type { Argv, CommandModule } from 'yargs'
 import { ConfigError } from '../../errors.js'
+import { LOOPBACK } from '../../proxy/server-pair.js'
 import { DEFAULT_LAB_PORT, startLabServer } from '../../ui/lab-server.js'
 import { printError, printLine } from '../output.js'
 
@@ -7,8 +8,6 @@ interface LabArgs {
   port: number
   host: string
 }
-
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1'])
 
 export const labCommand: CommandModule<object, LabArgs> = {
   command: 'lab',

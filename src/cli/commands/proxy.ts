@@ -5,7 +5,8 @@ import type { StormConfig } from '../../engine/schema/config.js'
 import { createStorm, parseConfig, type Storm } from '../../engine/storm.js'
 import { loadConfigFile } from '../../io/load-config-file.js'
 import { writeFileAtomic } from '../../io/write-file-atomic.js'
-import { startProxy, type ProxyServer } from '../../proxy/proxy-server.js'
+import { startProxy, type ProxyOptions, type ProxyServer } from '../../proxy/proxy-server.js'
+import { LOOPBACK } from '../../proxy/server-pair.js'
 import { VERSION } from '../../version.js'
 import { httpsOptionsFromArgs, type HttpsArgs } from '../https-args.js'
 import { printError, printLine } from '../output.js'
@@ -24,7 +25,6 @@ export interface ProxyArgs extends HttpsArgs {
   clock: 'real' | 'virtual'
 }
 
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1'])
 
 /** The options every proxy-running command shares (proxy, record, replay). */
 export function proxyOptions<T>(yargs: Argv<T>): Argv<T & ProxyArgs> {
@@ -47,6 +47,14 @@ export function proxyOptions<T>(yargs: Argv<T>): Argv<T & ProxyArgs> {
 }
 
 /** Build the storm from --rules/--seed/--clock. */
+/** Where and how the proxy listens, from the shared proxy flags. */
+export function listenOptionsFromArgs(args: ProxyArgs): Pick<ProxyOptions, 'targets' | 'host' | 'port' | 'adminPort' | 'adminToken'> {
+  const token = args['admin-token']
+  // `--admin-token -abc…` reaches us empty (the value looks like a flag to the parser); never fall back to a random token silently.
+  if (token === '') throw new ConfigError('Failed to read --admin-token: it has no value. Give the token as --admin-token=<token> (required when it starts with "-").', { code: 'ERR_USAGE' })
+  return { targets: args.target, host: args.host, port: args.port, adminPort: args['admin-port'], ...(token !== undefined ? { adminToken: token } : {}) }
+}
+
 export async function stormFromArgs(args: ProxyArgs): Promise<Storm> {
   let config: StormConfig = args.rules ? await loadConfigFile(args.rules) : parseConfig({})
   if (args.seed !== undefined) {
@@ -106,13 +114,9 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & { reco
     const recorder = args.record ? recorderFromArgs(storm, args.record, args) : null
     await recorder?.ready()
     const proxy = await startProxy({
-      targets: args.target,
-      host: args.host,
-      port: args.port,
-      adminPort: args['admin-port'],
+      ...listenOptionsFromArgs(args),
       storm,
       ...https,
-      ...(args['admin-token'] ? { adminToken: args['admin-token'] } : {}),
       ...(recorder ? { observer: recorder.observer, adminRoutes: [cassetteAdminRoute(recorder)] } : {}),
     }).catch(async (error: unknown) => {
       await recorder?.discard()

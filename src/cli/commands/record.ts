@@ -10,7 +10,7 @@ import { cassetteAdminRoute } from '../../cassette/cassette-admin-route.js'
 import { httpsOptionsFromArgs } from '../https-args.js'
 import { printError, printLine } from '../output.js'
 import { commandEnvironment, runCommand, untilSignal } from '../run-command.js'
-import { describeProxy, proxyOptions, reportDocument, stormFromArgs, type ProxyArgs } from './proxy.js'
+import { describeProxy, listenOptionsFromArgs, proxyOptions, reportDocument, stormFromArgs, type ProxyArgs } from './proxy.js'
 import { recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
 
 export interface RecordCommandArgs extends ProxyArgs, RecordArgs {
@@ -34,15 +34,11 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs, c
     throw error
   })
   const proxy = await startProxy({
-    targets: args.target,
-    host: args.host,
-    port: args.port,
-    adminPort: args['admin-port'],
+    ...listenOptionsFromArgs(args),
     storm,
     ...https,
     observer: recorder.observer,
     adminRoutes: [cassetteAdminRoute(recorder)],
-    ...(args['admin-token'] ? { adminToken: args['admin-token'] } : {}),
   }).catch(async (error: unknown) => {
     await recorder.discard()
     throw error

@@ -13,10 +13,11 @@ import { REPLAY_SPEEDS, type ReplaySpeed } from '../../cassette/replay-stream.js
 import { ERROR_CODES } from '../../errors.js'
 import { createRedactor } from '../../engine/redact/index.js'
 import { writeFileAtomic } from '../../io/write-file-atomic.js'
+import { LOOPBACK } from '../../proxy/server-pair.js'
 import { httpsOptionsFromArgs } from '../https-args.js'
 import { printError, printLine } from '../output.js'
 import { commandEnvironment, runCommand, untilSignal } from '../run-command.js'
-import { proxyOptions, stormFromArgs, type ProxyArgs } from './proxy.js'
+import { listenOptionsFromArgs, proxyOptions, stormFromArgs, type ProxyArgs } from './proxy.js'
 import { matchFromArgs, recordOptions, type RecordArgs } from './record-options.js'
 import { commandAfterDashes, runRecording } from './record.js'
 
@@ -51,7 +52,7 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
       process.exitCode = await runRecording(args.file, args, command)
       return
     }
-    if (!['127.0.0.1', 'localhost', '::1'].includes(args.host)) printError(`listening on ${args.host}: anyone who can reach it can read this cassette. Keep the admin token secret.`)
+    if (!LOOPBACK.has(args.host)) printError(`listening on ${args.host}: anyone who can reach it can read this cassette. Keep the admin token secret.`)
     const cassette = await Cassette.load(args.file)
     const storm = await stormFromArgs(args)
     const config = storm.config
@@ -66,11 +67,7 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
     const replay = await startReplayServer(cassette, {
       ...https,
       mode: args.mode,
-      host: args.host,
-      port: args.port,
-      adminPort: args['admin-port'],
-      ...(args['admin-token'] ? { adminToken: args['admin-token'] } : {}),
-      targets: args.target,
+      ...listenOptionsFromArgs(args),
       storm,
       order: args.order,
       allowRepeats: args['allow-repeats'],

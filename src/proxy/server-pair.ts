@@ -1,0 +1,67 @@
+/**
+ * The two servers every toolstorm process runs, a data plane and an admin API on its own port:
+ * how they start listening together and how they stop (the proxy and the replay server share it).
+ */
+import type http from 'node:http'
+import type { AddressInfo } from 'node:net'
+
+export const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1'])
+
+/** In-flight exchanges get this long to finish on close; then their sockets are closed. */
+const CLOSE_GRACE_MS = 2_000
+
+export function formatOrigin(host: string, port: number): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+}
+
+function listen(server: http.Server, port: number, host: string): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => {
+      server.off('error', reject)
+      resolve(server.address() as AddressInfo)
+    })
+  })
+}
+
+export interface ListeningPair {
+  readonly address: AddressInfo
+  readonly adminAddress: AddressInfo
+  /** `host:port` of the data plane, as a request's Host header names it. */
+  readonly self: string
+}
+
+/** Listen on both ports; when the admin port is refused, the data plane is closed again. */
+export async function listenPair(server: http.Server, admin: http.Server, host: string, port: number, adminPort: number): Promise<ListeningPair> {
+  const address = await listen(server, port, host)
+  let adminAddress: AddressInfo
+  try {
+    adminAddress = await listen(admin, adminPort, host)
+  } catch (error) {
+    server.close()
+    throw error
+  }
+  return { address, adminAddress, self: `${host.includes(':') ? `[${host}]` : host}:${address.port}` }
+}
+
+/** What owns the sockets of CONNECT tunnels (they are not the servers'). */
+interface TunnelSockets {
+  close(): void
+  destroyAll(): void
+}
+
+/** Stop accepting, let in-flight exchanges finish within the grace period, then close what is left. */
+export async function closePair(server: http.Server, admin: http.Server, tunnels: TunnelSockets | null): Promise<void> {
+  const stopped = Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), new Promise<void>((resolve) => admin.close(() => resolve()))])
+  server.closeIdleConnections()
+  admin.closeIdleConnections()
+  tunnels?.close()
+  const grace = setTimeout(() => {
+    server.closeAllConnections()
+    admin.closeAllConnections()
+    tunnels?.destroyAll()
+  }, CLOSE_GRACE_MS)
+  grace.unref()
+  await stopped
+  clearTimeout(grace)
+}
