@@ -3,10 +3,11 @@
  * `passthrough-unmatched` modes): like the proxy's, except that the request body was already
  * read (replay had to compare it first), so it is sent from a buffer.
  */
-import type http from 'node:http'
 import { Readable } from 'node:stream'
 import type { ExchangeTransport, ForwardOptions, UpstreamResponse } from '../engine/exchange-flow.js'
 import { endToEndHeaders } from '../proxy/hop-by-hop.js'
+import type { WireRequest } from '../proxy/http1/wire-request.js'
+import type { WireResponse } from '../proxy/http1/wire-response.js'
 import { resetOrDestroy } from '../proxy/reset-socket.js'
 import type { Upstream } from '../proxy/targets.js'
 import type { UpstreamClient } from '../proxy/upstream-client.js'
@@ -14,7 +15,7 @@ import { DispatchedResponse, sendUpstream } from '../proxy/upstream-dispatch.js'
 
 const CLIENT_GONE = new Error('The client closed the connection.')
 
-export function createBufferedTransport(req: http.IncomingMessage, res: http.ServerResponse, body: Buffer | null, upstream: Upstream, client: UpstreamClient): ExchangeTransport {
+export function createBufferedTransport(req: WireRequest, res: WireResponse, body: Buffer | null, upstream: Upstream, client: UpstreamClient): ExchangeTransport {
   const controller = new AbortController()
   const socket = req.socket
   let response: DispatchedResponse | null = null
@@ -34,7 +35,7 @@ export function createBufferedTransport(req: http.IncomingMessage, res: http.Ser
       if (body && body.length) options.onRequestBody?.(body)
       options.onRequestBody?.(null)
       response = new DispatchedResponse()
-      return sendUpstream(client, { origin: upstream.origin, path: upstream.path, method: req.method ?? 'GET', headers, body: body && body.length ? Readable.from([body]) : null }, response)
+      return sendUpstream(client, { origin: upstream.origin, path: upstream.path, method: req.method, headers, body: body && body.length ? Readable.from([body]) : null }, response)
     },
 
     async respond({ status, headers, body: payload }) {

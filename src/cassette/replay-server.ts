@@ -18,7 +18,7 @@
  * // point the agent at replay.url …
  * const verdict = await replay.close() // verdict.passed, verdict.rows
  */
-import http, { STATUS_CODES } from 'node:http'
+import http from 'node:http'
 import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { randomBytes } from 'node:crypto'
@@ -29,6 +29,9 @@ import type { CassetteExchange } from '../engine/schema/cassette.js'
 import { createStorm, type Storm } from '../engine/storm.js'
 import { writeLinesAtomic } from '../io/write-lines-atomic.js'
 import { createAdminHandler, sendJson } from '../proxy/admin/admin-server.js'
+import { answerClientError, createDataPlaneServer } from '../proxy/data-plane-server.js'
+import type { WireRequest } from '../proxy/http1/wire-request.js'
+import type { WireResponse } from '../proxy/http1/wire-response.js'
 import { resetOrDestroy } from '../proxy/reset-socket.js'
 import { closePair, formatOrigin, listenPair, LOOPBACK } from '../proxy/server-pair.js'
 import { parseTargets, resolveTarget, type Upstream } from '../proxy/targets.js'
@@ -102,19 +105,18 @@ export interface ReplayServer {
 /** Request bodies buffered to forward them (passthrough modes) at most; larger ones are refused. */
 const MAX_FORWARDED_BODY = 256 * 1024 * 1024
 
-function onClientError(error: NodeJS.ErrnoException, socket: Socket): void {
-  if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy()
-  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`)
-}
-
 /** Read a request body: a bounded capture for matching, and every byte when it may be forwarded. */
-function readRequest(req: http.IncomingMessage, limit: number, keepAll: boolean): Promise<{ capture: BodyCapture; all: Buffer | null; tooLarge: boolean }> {
+function readRequest(req: WireRequest, limit: number, keepAll: boolean): Promise<{ capture: BodyCapture; all: Buffer | null; tooLarge: boolean }> {
   return new Promise((resolve, reject) => {
     const capture = new BodyCapture(limit)
     const chunks: Buffer[] = []
     let tooLarge = false
-    req.on('data', (chunk: Buffer) => {
+    const body = req.body
+    if (!body) {
+      capture.ended = true
+      return resolve({ capture, all: keepAll ? Buffer.alloc(0) : null, tooLarge })
+    }
+    body.on('data', (chunk: Buffer) => {
       capture.push(chunk)
       if (!keepAll || tooLarge) return
       if (capture.size > MAX_FORWARDED_BODY) {
@@ -124,11 +126,11 @@ function readRequest(req: http.IncomingMessage, limit: number, keepAll: boolean)
       }
       chunks.push(chunk)
     })
-    req.on('end', () => {
+    body.on('end', () => {
       capture.ended = true
       resolve({ capture, all: keepAll && !tooLarge ? Buffer.concat(chunks) : null, tooLarge })
     })
-    req.on('error', reject)
+    body.on('error', reject)
   })
 }
 
@@ -154,7 +156,7 @@ function originsOf(cassette: Cassette): { https: boolean; ports: number[] } {
   return { https, ports: [...ports] }
 }
 
-function sendProblem(res: http.ServerResponse, status: number, type: string, code: string, message: string): void {
+function sendProblem(res: WireResponse, status: number, type: string, code: string, message: string): void {
   if (res.headersSent || res.destroyed) return
   const body = JSON.stringify({ error: { type, code, message: `[toolstorm] ${message}` } })
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
@@ -165,7 +167,7 @@ function sendProblem(res: http.ServerResponse, status: number, type: string, cod
 const HALF_OPEN_GRACE_MS = 1_000
 
 /** End the response as it ended when recorded. */
-function finish(ending: ReplayEnding, res: http.ServerResponse, socket: Socket, held: Set<http.ServerResponse>): void {
+function finish(ending: ReplayEnding, res: WireResponse, socket: Socket, held: Set<WireResponse>): void {
   switch (ending) {
     case 'end':
       res.end()
@@ -193,7 +195,7 @@ function finish(ending: ReplayEnding, res: http.ServerResponse, socket: Socket, 
 }
 
 /** Write bytes, waiting for the socket to take them (false once the client is gone). */
-function write(res: http.ServerResponse, bytes: Buffer, gone: AbortSignal): Promise<boolean> {
+function write(res: WireResponse, bytes: Buffer, gone: AbortSignal): Promise<boolean> {
   if (res.destroyed || gone.aborted) return Promise.resolve(false)
   if (res.write(bytes)) return Promise.resolve(true)
   return new Promise((resolve) => {
@@ -210,10 +212,10 @@ function write(res: http.ServerResponse, bytes: Buffer, gone: AbortSignal): Prom
 }
 
 /** Play a recorded exchange to the client as it happened. */
-async function play(exchange: CassetteExchange, req: http.IncomingMessage, res: http.ServerResponse, held: Set<http.ServerResponse>, speed: ReplaySpeed): Promise<void> {
+async function play(exchange: CassetteExchange, req: WireRequest, res: WireResponse, held: Set<WireResponse>, speed: ReplaySpeed): Promise<void> {
   const socket = req.socket
   const response = exchange.response
-  const method = req.method ?? 'GET'
+  const method = req.method
   if (exchange.outcome === 'reset') return resetOrDestroy(socket)
   const ending = replayEnding(exchange)
   // No head: the client saw the connection break, or waited in vain.
@@ -272,23 +274,22 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
   }
   // The session's traffic in order, for `update`: replayed positions and recorded requests.
   const steps: SessionStep[] = []
-  const held = new Set<http.ServerResponse>()
+  const held = new Set<WireResponse>()
   const limit = cassette.header.bodyLimit
 
-  const server = http.createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 300_000, headersTimeout: 60_000, keepAliveTimeout: 5_000 })
-  server.on('clientError', onClientError)
+  const server = createDataPlaneServer()
   let self = ''
   const ownPorts = new Set<string>()
   /**
    * Every request, direct or from inside a CONNECT tunnel (then `tunnelled` names its upstream and
    * `rawUrl` is the absolute URL the client asked for), goes through here.
    */
-  const handle = (req: http.IncomingMessage, res: http.ServerResponse, rawUrl: string, tunnelled: { upstream: Upstream; clientUrl: URL } | null) => {
+  const handle = (req: WireRequest, res: WireResponse, rawUrl: string, tunnelled: { upstream: Upstream; clientUrl: URL } | null) => {
     // The position is claimed when the head arrives: concurrent requests keep their order.
     const ticket = session.begin()
     void (async () => {
       const { capture, all, tooLarge } = await readRequest(req, limit, forwarding)
-      const decision = await session.decide(ticket, { method: req.method ?? 'GET', url: rawUrl, headers: req.headers, body: capture })
+      const decision = await session.decide(ticket, { method: req.method, url: rawUrl, headers: req.headers, body: capture })
       if (decision.type === 'serve') {
         if (recorder) steps.push({ type: 'replayed', position: decision.position })
         return play(decision.exchange, req, res, held, session.speed)
@@ -306,14 +307,14 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
         const reason = targets.length === 0 ? 'it matches no recorded exchange and, without --target, only absolute-form (proxy) requests can be forwarded' : resolution.message
         return sendProblem(res, 502, 'replay_error', 'ERR_UPSTREAM_UNREACHABLE', `Failed to forward "${req.method} ${session.redactor.url(rawUrl)}": ${reason}.`)
       }
-      const exchange = storm.begin({ method: req.method ?? 'GET', url: resolution.clientUrl, headers: req.headers })
+      const exchange = storm.begin({ method: req.method, url: resolution.clientUrl, headers: req.headers })
       if (recorder) steps.push({ type: 'recorded' })
       await runExchange(exchange, createBufferedTransport(req, res, all, resolution.upstream, client as UpstreamClient), recorder?.observer)
     })().catch((error: unknown) => {
       sendProblem(res, 500, 'replay_error', 'ERR_INTERNAL', `Failed to replay the request: ${(error as Error)?.message ?? String(error)}.`)
     })
   }
-  server.on('request', (req, res) => handle(req, res, req.url ?? '/', null))
+  server.on('request', (req, res) => handle(req, res, req.url, null))
 
   // CONNECT: the proxy's own handler, with the replay as what serves each tunnelled request.
   let connect: ConnectHandler | null = null
@@ -329,7 +330,7 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
     return connect
   }
   if (ca) await connectHandler()
-  server.on('connect', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+  server.on('connect', (req: WireRequest, socket: Duplex, head: Buffer) => {
     if (connect) return connect.listener(req, socket, head)
     socket.on('error', () => undefined)
     connectHandler().then(
@@ -339,7 +340,7 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
   })
 
   const admin = http.createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 60_000, headersTimeout: 30_000 })
-  admin.on('clientError', onClientError)
+  admin.on('clientError', answerClientError)
   const reportMode = mode
   const replayRoutes = (req: http.IncomingMessage, res: http.ServerResponse, url: URL): boolean => {
     if (req.method !== 'GET') return false

@@ -1,24 +1,25 @@
 /**
- * The `node:http` settings every data-plane listener shares: the proxy's own port, and the inner
- * server that serves the requests arriving inside CONNECT tunnels. Same limits, same answers to
- * malformed requests.
+ * The settings every data-plane listener shares: the proxy's own port, and the inner server that
+ * serves the requests arriving inside CONNECT tunnels. Same limits, same answers to malformed
+ * requests (see http1/wire-server.ts for why this is not node:http).
  */
-import http, { STATUS_CODES } from 'node:http'
+import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
+import { WireServer } from './http1/wire-server.js'
 
-export function createDataPlaneServer(): http.Server {
-  const server = http.createServer({
-    maxHeaderSize: 16 * 1024,
-    requestTimeout: 300_000,
-    headersTimeout: 60_000,
-    keepAliveTimeout: 5_000,
-    insecureHTTPParser: false,
-  })
-  server.on('clientError', answerClientError)
-  return server
+export function createDataPlaneServer(): WireServer {
+  return new WireServer({ maxHeaderSize: 16 * 1024, requestTimeoutMs: 300_000, headersTimeoutMs: 60_000, keepAliveTimeoutMs: 5_000 })
 }
 
-/** Answer parser errors (llhttp rejects) without ever reaching the upstream. */
+/** Where a complete response can be written: a node:http response or the wire server's. */
+export interface ResponseSink {
+  writeHead(status: number, headers: Record<string, string | number | readonly string[] | undefined>): unknown
+  write(chunk: Uint8Array): boolean
+  end(chunk?: Uint8Array | string): unknown
+  once(event: 'drain', listener: () => void): unknown
+}
+
+/** Answer parser errors of the admin server (node:http) without ever reaching the upstream. */
 export function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
   if (error.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy()
@@ -29,7 +30,7 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket):
 }
 
 /** A proxy-level refusal (not an injected fault): JSON with the `[toolstorm]` prefix. */
-export function sendProxyError(res: http.ServerResponse, status: number, message: string): void {
+export function sendProxyError(res: ResponseSink, status: number, message: string): void {
   const body = JSON.stringify({ error: { type: 'proxy_error', message: `[toolstorm] ${message}` } })
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
   res.end(body)

@@ -2,15 +2,15 @@
  * The proxy's `ResponseWriter`: a response written piece by piece to a client socket, for stream
  * faults. Backpressure is the socket's; a cut closes the socket without the terminal chunk.
  */
-import type http from 'node:http'
 import type { Socket } from 'node:net'
 import type { ResponseWriter } from '../engine/streams/response-writer.js'
+import type { OutgoingHeaders, WireResponse } from './http1/wire-response.js'
 import { resetOrDestroy } from './reset-socket.js'
 
 /** After a cut, a client that keeps its side open is disconnected after this long. */
 const HALF_OPEN_GRACE_MS = 1_000
 
-export function createProxyResponseWriter(res: http.ServerResponse, socket: Socket, status: number, headers: http.OutgoingHttpHeaders, closed: AbortSignal): ResponseWriter {
+export function createProxyResponseWriter(res: WireResponse, socket: Socket, status: number, headers: OutgoingHeaders, closed: AbortSignal): ResponseWriter {
   if (!res.headersSent && !res.destroyed) {
     res.writeHead(status, headers)
     // The head goes out now, as the upstream sent it, even if no body byte follows (a stall).

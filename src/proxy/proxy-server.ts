@@ -19,6 +19,9 @@ import { createStorm, parseConfig, Storm } from '../engine/storm.js'
 import { createAdminHandler, type AdminContext } from './admin/admin-server.js'
 import { answerClientError, createDataPlaneServer, sendProxyError } from './data-plane-server.js'
 import { createDashboard, DASHBOARD_PATH } from './admin/dashboard.js'
+import type { WireRequest } from './http1/wire-request.js'
+import type { WireResponse } from './http1/wire-response.js'
+import type { WireServer } from './http1/wire-server.js'
 import { createProxyTransport } from './proxy-transport.js'
 import { closePair, formatOrigin, listenPair, LOOPBACK } from './server-pair.js'
 import { createUpstreamClient } from './upstream-client.js'
@@ -82,7 +85,7 @@ export interface ProxyServer {
   readonly targets: readonly Target[]
   readonly readyState: ProxyState
   /** The data-plane server (for CONNECT handlers and tests). */
-  readonly server: http.Server
+  readonly server: WireServer
   /** Forward mode: the CA whose leaves intercepted HTTPS clients see (trust its `certificatePem`). Null in reverse mode. */
   readonly ca: CertificateAuthority | null
   close(): Promise<void>
@@ -110,12 +113,12 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   const isSelf = (url: URL) => ownPorts.has(url.port) && (LOOPBACK.has(url.hostname.replace(/^\[|\]$/g, '')) || url.hostname === host)
   admin.on('clientError', answerClientError)
   // Every request, direct or from inside a CONNECT tunnel, goes through here.
-  const serve = (req: http.IncomingMessage, res: http.ServerResponse, upstream: Upstream, clientUrl: URL) => {
-    const exchange = storm.begin({ method: req.method ?? 'GET', url: clientUrl, headers: req.headers })
+  const serve = (req: WireRequest, res: WireResponse, upstream: Upstream, clientUrl: URL) => {
+    const exchange = storm.begin({ method: req.method, url: clientUrl, headers: req.headers })
     void runExchange(exchange, createProxyTransport(req, res, upstream, client), observer)
   }
   server.on('request', (req, res) => {
-    const resolution = resolveTarget(targets, req.url ?? '/', req.headers.host, self)
+    const resolution = resolveTarget(targets, req.url, req.headers.host, self)
     if (!resolution.ok) return sendProxyError(res, resolution.status, resolution.message)
     if (targets.length === 0 && isSelf(resolution.clientUrl)) return sendProxyError(res, 508, 'Refused to forward a request to the proxy itself.')
     serve(req, res, resolution.upstream, resolution.clientUrl)

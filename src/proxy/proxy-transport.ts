@@ -1,45 +1,38 @@
 /**
- * The socket transport: carries out the exchange flow's effects on a `node:http` request and
- * response. Bodies stream both ways; nothing is buffered unless a fault asks for the whole body.
+ * The socket transport: carries out the exchange flow's effects on a request and response of the
+ * wire server (http1/). Bodies stream both ways; nothing is buffered unless a fault asks for the whole body.
  *
- * @note Hand-written on node:http + undici rather than http-proxy-3: `response_lost` must let the
+ * @note Hand-written rather than on http-proxy-3: `response_lost` must let the
  * upstream answer completely and then reset the client's TCP connection, and faults must act
  * between the phases of one exchange; a proxy library owns those phases and hides the sockets.
  */
-import type http from 'node:http'
-import { Transform } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
+import { Transform, type Readable } from 'node:stream'
 import { errorCode, type ExchangeTransport, type ForwardOptions, type PassThroughHooks, type UpstreamResponse } from '../engine/exchange-flow.js'
 import type { HeaderMap } from '../engine/faults/fault.js'
 import type { ResponseWriter } from '../engine/streams/response-writer.js'
 import { endToEndHeaders } from './hop-by-hop.js'
+import type { WireRequest } from './http1/wire-request.js'
+import type { WireResponse } from './http1/wire-response.js'
 import { createProxyResponseWriter } from './proxy-response-writer.js'
 import { resetOrDestroy } from './reset-socket.js'
 import type { FlowControl, UpstreamClient } from './upstream-client.js'
 import { DispatchedResponse, sendUpstream } from './upstream-dispatch.js'
 import type { Upstream } from './targets.js'
 
-function hasRequestBody(req: http.IncomingMessage): boolean {
-  const length = req.headers['content-length']
-  if (length !== undefined) return length !== '0'
-  return req.headers['transfer-encoding'] !== undefined
-}
-
 const CLIENT_GONE = new Error('The client closed the connection.')
 
 class ProxyTransport implements ExchangeTransport {
-  readonly #req: http.IncomingMessage
-  readonly #res: http.ServerResponse
+  readonly #req: WireRequest
+  readonly #res: WireResponse
   readonly #upstream: Upstream
   readonly #client: UpstreamClient
-  // Captured now: `req.socket` is detached once the request body has been consumed.
-  readonly #socket: http.IncomingMessage['socket']
+  readonly #socket: WireRequest['socket']
   #controller: AbortController | null = null
   #gone = false
   #response: DispatchedResponse | null = null
   #upstreamControl: FlowControl | null = null
 
-  constructor(req: http.IncomingMessage, res: http.ServerResponse, upstream: Upstream, client: UpstreamClient) {
+  constructor(req: WireRequest, res: WireResponse, upstream: Upstream, client: UpstreamClient) {
     this.#req = req
     this.#res = res
     this.#upstream = upstream
@@ -88,7 +81,7 @@ class ProxyTransport implements ExchangeTransport {
     this.#upstreamControl = this.#client.send(
       this.#upstream.origin,
       { method: req.method ?? 'GET', path: this.#upstream.path, headers: this.#upstreamHeaders(options) },
-      hasRequestBody(req) ? req : null,
+      req.body,
       {
         onHead: (statusCode, headers) => {
           status = statusCode
@@ -148,7 +141,7 @@ class ProxyTransport implements ExchangeTransport {
     const headers = this.#upstreamHeaders(options)
     const response = new DispatchedResponse()
     this.#response = response
-    let body: http.IncomingMessage | Transform | null = hasRequestBody(req) ? req : null
+    let body: Readable | null = req.body
     const onRequestBody = options.onRequestBody
     if (onRequestBody) {
       if (body) {
@@ -164,8 +157,8 @@ class ProxyTransport implements ExchangeTransport {
             callback()
           },
         })
-        req.on('error', (error) => tap.destroy(error))
-        body = req.pipe(tap)
+        body.on('error', (error) => tap.destroy(error))
+        body = body.pipe(tap)
       } else onRequestBody(null)
     }
     return sendUpstream(this.#client, { origin: this.#upstream.origin, path: this.#upstream.path, method: req.method ?? 'GET', headers, body }, response)
@@ -185,8 +178,10 @@ class ProxyTransport implements ExchangeTransport {
     try {
       if (upstream instanceof DispatchedResponse) await upstream.relayTo(res, endToEndHeaders(upstream.headers))
       else {
-        res.writeHead(upstream.status, endToEndHeaders(upstream.headers))
-        await pipeline(upstream.body, res)
+        // A rewritten body (schema drift): written as it comes, at the socket's pace.
+        const writer = createProxyResponseWriter(res, this.#socket, upstream.status, endToEndHeaders(upstream.headers), this.signal)
+        for await (const chunk of upstream.body) await writer.write(chunk)
+        writer.end()
       }
     } catch (error) {
       // The upstream died mid-body: the client must see a broken connection, never a clean end.
@@ -197,7 +192,7 @@ class ProxyTransport implements ExchangeTransport {
 
   reset(): void {
     resetOrDestroy(this.#socket)
-    this.#req.resume()
+    this.#req.body?.resume()
   }
 
   open(status: number, headers: HeaderMap): ResponseWriter {
@@ -205,6 +200,6 @@ class ProxyTransport implements ExchangeTransport {
   }
 }
 
-export function createProxyTransport(req: http.IncomingMessage, res: http.ServerResponse, upstream: Upstream, client: UpstreamClient): ExchangeTransport {
+export function createProxyTransport(req: WireRequest, res: WireResponse, upstream: Upstream, client: UpstreamClient): ExchangeTransport {
   return new ProxyTransport(req, res, upstream, client)
 }

@@ -2,8 +2,18 @@
  * The two servers every toolstorm process runs, a data plane and an admin API on its own port:
  * how they start listening together and how they stop (the proxy and the replay server share it).
  */
-import type http from 'node:http'
 import type { AddressInfo } from 'node:net'
+
+/** What both kinds of server (node:http for admin APIs, the wire server for data planes) offer. */
+export interface PairedServer {
+  listen(port: number, host: string, callback: () => void): unknown
+  address(): AddressInfo | string | null
+  once(event: 'error', listener: (error: Error) => void): unknown
+  off(event: 'error', listener: (error: Error) => void): unknown
+  close(callback?: (error?: Error) => void): unknown
+  closeIdleConnections(): void
+  closeAllConnections(): void
+}
 
 export const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1'])
 
@@ -14,7 +24,7 @@ export function formatOrigin(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`
 }
 
-function listen(server: http.Server, port: number, host: string): Promise<AddressInfo> {
+function listen(server: PairedServer, port: number, host: string): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
     server.once('error', reject)
     server.listen(port, host, () => {
@@ -32,7 +42,7 @@ export interface ListeningPair {
 }
 
 /** Listen on both ports; when the admin port is refused, the data plane is closed again. */
-export async function listenPair(server: http.Server, admin: http.Server, host: string, port: number, adminPort: number): Promise<ListeningPair> {
+export async function listenPair(server: PairedServer, admin: PairedServer, host: string, port: number, adminPort: number): Promise<ListeningPair> {
   const address = await listen(server, port, host)
   let adminAddress: AddressInfo
   try {
@@ -51,7 +61,7 @@ interface TunnelSockets {
 }
 
 /** Stop accepting, let in-flight exchanges finish within the grace period, then close what is left. */
-export async function closePair(server: http.Server, admin: http.Server, tunnels: TunnelSockets | null): Promise<void> {
+export async function closePair(server: PairedServer, admin: PairedServer, tunnels: TunnelSockets | null): Promise<void> {
   const stopped = Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), new Promise<void>((resolve) => admin.close(() => resolve()))])
   server.closeIdleConnections()
   admin.closeIdleConnections()

@@ -4,8 +4,8 @@
  * (the client is paused past a high-water mark) and read as an async iterable, with no
  * intermediate stream.
  */
-import type http from 'node:http'
 import type { Readable } from 'node:stream'
+import type { ResponseSink } from './data-plane-server.js'
 import type { FlowControl, UpstreamClient } from './upstream-client.js'
 import type { UpstreamResponse } from '../engine/exchange-flow.js'
 import type { HeaderMap } from '../engine/faults/fault.js'
@@ -24,7 +24,7 @@ export class DispatchedResponse implements UpstreamResponse {
   #queued = 0
   #ended = false
   #error: Error | null = null
-  #sink: http.ServerResponse | null = null
+  #sink: ResponseSink | null = null
   #sinkDone: { resolve: () => void; reject: (error: Error) => void } | null = null
   #wake: (() => void) | null = null
   #taps: Array<(chunk: Buffer | null, error?: Error) => void> = []
@@ -42,7 +42,7 @@ export class DispatchedResponse implements UpstreamResponse {
   }
 
   /** Write the head and stream the body straight into `res`. Resolves when the body ended. */
-  relayTo(res: http.ServerResponse, headers: http.OutgoingHttpHeaders): Promise<void> {
+  relayTo(res: ResponseSink, headers: Record<string, string | string[]>): Promise<void> {
     res.writeHead(this.status, headers)
     if (this.#ended) {
       // The whole body is here already (small responses): one write.

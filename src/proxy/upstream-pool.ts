@@ -9,32 +9,11 @@
  * forwarding here: no redirects, retries, pipelining or caching (and it must never retry: a
  * request is sent upstream at most once). undici stays for everything else.
  */
-import { createRequire } from 'node:module'
 import net from 'node:net'
 import type { Readable } from 'node:stream'
 import tls from 'node:tls'
-
-const require = createRequire(import.meta.url)
-// The parser node:http itself uses. Internal, but stable across Node 20's releases, which the
-// package's engines field pins; `test/proxy/upstream-pool.test.ts` checks its contract.
-const { HTTPParser } = require('_http_common') as { HTTPParser: HttpParserClass }
-
-interface HttpParser {
-  initialize(type: number, resource: object, maxHeaderSize?: number, lenient?: number): void
-  execute(data: Buffer): number | Error
-  finish(): number | Error | undefined
-  close(): void
-  [key: number]: unknown
-}
-
-interface HttpParserClass {
-  new (): HttpParser
-  readonly RESPONSE: number
-  readonly kOnHeaders: number
-  readonly kOnHeadersComplete: number
-  readonly kOnBody: number
-  readonly kOnMessageComplete: number
-}
+import { headerObject } from './http1/headers.js'
+import { HTTPParser, type NativeParser } from './http1/native-parser.js'
 
 /** What the caller learns about one upstream response. */
 export interface UpstreamHandler {
@@ -74,6 +53,7 @@ export interface UpstreamPoolOptions {
 }
 
 const CRLF = '\r\n'
+const MAX_HEAD_BYTES = 16 * 1024
 const MAX_IDLE_PER_ORIGIN = 256
 /** Stop reusing a socket this long before the server said it would close it (undici uses 2 s). */
 const KEEP_ALIVE_MARGIN_MS = 1_000
@@ -85,12 +65,14 @@ function codedError(code: string, message: string): NodeJS.ErrnoException {
 class Connection {
   readonly origin: string
   readonly socket: net.Socket
-  readonly parser: HttpParser
+  readonly parser: NativeParser
   /** The request in flight, if any. */
   call: Call | null = null
   reused = false
   /** The last response allowed the connection to be kept. */
   keepAlive = false
+  /** Bytes still to come of a body read by the pool itself (see #readBody); 0 otherwise. */
+  bodyRemaining = 0
   /** When it went idle (performance.now() ms), or -1 while in use. */
   idleSince = -1
   /** How long it may stay idle: the pool's bound, shortened by the server's `Keep-Alive: timeout=` hint. */
@@ -102,7 +84,7 @@ class Connection {
     this.keepAliveMs = keepAliveMs
     this.socket = socket
     this.parser = new HTTPParser()
-    this.parser.initialize(HTTPParser.RESPONSE, {}, 16 * 1024, 0)
+    this.parser.initialize(HTTPParser.RESPONSE, {}, MAX_HEAD_BYTES, 0)
   }
 }
 
@@ -229,14 +211,22 @@ export class UpstreamPool {
       connection.keepAlive = shouldKeepAlive
       call.status = statusCode
       call.responseStarted = true
-      const headerMap = headerObject(raw)
+      const headerMap = headerObject(raw, 'response')
       const hint = keepAliveHintMs(headerMap['keep-alive'])
       // Reusing a socket the server is about to close would fail a request the proxy may not retry.
       if (hint !== null) connection.keepAliveMs = Math.min(this.#options.keepAliveMs, hint - KEEP_ALIVE_MARGIN_MS)
       if (connection.keepAliveMs <= 0) connection.keepAlive = false
       call.handler.onHead(statusCode, headerMap)
       // HEAD answers and 204/304 carry no body whatever their headers say.
-      return call.head.method === 'HEAD' || statusCode === 204 || statusCode === 304 ? 1 : 0
+      if (call.head.method === 'HEAD' || statusCode === 204 || statusCode === 304) return 1
+      const length = headerMap['content-length']
+      if (statusCode !== 101 && headerMap['transfer-encoding'] === undefined && typeof length === 'string' && length !== '0' && /^\d+$/.test(length)) {
+        // A body of known length is read straight off the socket (#readBody): llhttp would copy
+        // every body chunk into a new buffer. 2 stops parsing after the head, as for an upgrade.
+        connection.bodyRemaining = Number(length)
+        return 2
+      }
+      return 0
     }
     parser[HTTPParser.kOnBody] = (chunk: Buffer) => {
       const call = connection.call
@@ -245,7 +235,8 @@ export class UpstreamPool {
     }
     parser[HTTPParser.kOnMessageComplete] = () => {
       const call = connection.call
-      if (!call || call.done) return
+      // The head of a body read by #readBody: the message is not complete yet.
+      if (!call || call.done || connection.bodyRemaining > 0) return
       if (call.informational) {
         call.informational = false
         return
@@ -261,12 +252,15 @@ export class UpstreamPool {
         this.discard(connection)
         return
       }
+      if (connection.bodyRemaining > 0) return this.#readBody(connection, data)
       const result = parser.execute(data)
       if (result instanceof Error) {
         const call = connection.call
         this.discard(connection)
         call?.fail(Object.assign(result, { code: 'UPSTREAM_BAD_RESPONSE' }))
+        return
       }
+      if (connection.bodyRemaining > 0 && result < data.length) this.#readBody(connection, data.subarray(result))
     })
     const onClose = (error?: NodeJS.ErrnoException) => {
       const call = connection.call
@@ -290,6 +284,25 @@ export class UpstreamPool {
       call?.fail(codedError(call.responseStarted ? 'UND_ERR_BODY_TIMEOUT' : 'UND_ERR_HEADERS_TIMEOUT', 'The upstream did not answer in time'))
     })
     return connection
+  }
+
+  /** Bytes of a body of known length, handed over as they arrived (no copy); at its end the parser starts afresh. */
+  #readBody(connection: Connection, data: Buffer): void {
+    const call = connection.call
+    if (!call || call.done) return this.discard(connection)
+    const take = Math.min(data.length, connection.bodyRemaining)
+    connection.bodyRemaining -= take
+    const last = connection.bodyRemaining === 0
+    if (call.handler.onData(take === data.length ? data : data.subarray(0, take)) === false && !last) call.pause()
+    if (!last) return
+    connection.parser.initialize(HTTPParser.RESPONSE, {}, MAX_HEAD_BYTES, 0)
+    // Aborted while handling the data, or bytes after the response: the connection is not reusable.
+    if (call.done) return this.discard(connection)
+    call.done = true
+    connection.call = null
+    call.handler.onEnd()
+    if (take < data.length) return this.discard(connection)
+    this.#release(connection, call)
   }
 
   #start(connection: Connection, call: Call): void {
@@ -414,18 +427,4 @@ export function keepAliveHintMs(value: string | string[] | undefined): number | 
   const text = Array.isArray(value) ? value.join(',') : value
   const match = text ? /(?:^|[\s,;])timeout\s*=\s*(\d+)/i.exec(text) : null
   return match ? Number(match[1]) * 1000 : null
-}
-
-/** Raw header pairs to the object shape node:http and undici use (repeated names become lists). */
-function headerObject(raw: string[]): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {}
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = (raw[i] as string).toLowerCase()
-    const value = raw[i + 1] as string
-    const existing = out[name]
-    if (existing === undefined) out[name] = value
-    else if (Array.isArray(existing)) existing.push(value)
-    else out[name] = name === 'set-cookie' ? [existing, value] : `${existing}, ${value}`
-  }
-  return out
 }

@@ -59,7 +59,7 @@ async function httpServer(handler: http.RequestListener): Promise<{ origin: stri
 }
 
 /** A server that answers with raw bytes, to produce what node:http would refuse to. */
-async function rawServer(onRequest: (socket: net.Socket, request: string) => void): Promise<{ origin: string; requests: () => number }> {
+async function rawServer(onRequest: (socket: net.Socket, request: string) => void): Promise<{ origin: string; requests: () => number; connections: () => number }> {
   let requests = 0
   const server = net.createServer((socket) => {
     let seen = ''
@@ -82,7 +82,7 @@ async function rawServer(onRequest: (socket: net.Socket, request: string) => voi
     return new Promise((done) => server.close(done))
   })
   const { port } = server.address() as net.AddressInfo
-  return { origin: `http://127.0.0.1:${port}`, requests: () => requests }
+  return { origin: `http://127.0.0.1:${port}`, requests: () => requests, connections: () => sockets.size }
 }
 
 function newPool(options: ConstructorParameters<typeof UpstreamPool>[0] = {}): UpstreamPool {
@@ -179,6 +179,41 @@ describe('upstream pool', () => {
     })
     await expect(send(newPool(), upstream.origin, { method: 'POST', path: '/', headers: { host: 'x', 'content-length': '2' } }, Readable.from([Buffer.from('{}')]))).rejects.toMatchObject({ code: 'UPSTREAM_TRUNCATED' })
     expect(upstream.requests()).toBe(1)
+  })
+
+  it('reads a body of known length arriving in pieces, then parses the next response on the same socket', async () => {
+    const body = 'x'.repeat(100_000)
+    let served = 0
+    const upstream = await rawServer((socket) => {
+      served++
+      // Head and the first bytes together, the rest in uneven pieces, as a busy server sends them.
+      socket.write(`HTTP/1.1 200 OK\r\ncontent-length: ${body.length}\r\nx-n: ${served}\r\n\r\n${body.slice(0, 10)}`)
+      let at = 10
+      const more = () => {
+        if (at >= body.length) return
+        const next = Math.min(body.length, at + 7_001)
+        socket.write(body.slice(at, next))
+        at = next
+        setImmediate(more)
+      }
+      more()
+    })
+    const pool = newPool()
+    const first = await send(pool, upstream.origin, { path: '/a' })
+    const second = await send(pool, upstream.origin, { path: '/b' })
+    expect([first.body.length, first.body === body, first.headers['x-n']]).toEqual([body.length, true, '1'])
+    expect([second.body === body, second.headers['x-n']]).toEqual([true, '2'])
+    expect(upstream.requests()).toBe(2)
+  })
+
+  it('delivers a response followed by stray bytes, and never reuses that socket', async () => {
+    const upstream = await rawServer((socket) => {
+      socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nokGARBAGE')
+    })
+    const pool = newPool()
+    expect(await send(pool, upstream.origin, { path: '/1' })).toMatchObject({ status: 200, body: 'ok' })
+    expect(await send(pool, upstream.origin, { path: '/2' })).toMatchObject({ status: 200, body: 'ok' })
+    expect([upstream.requests(), upstream.connections()]).toEqual([2, 2])
   })
 
   it('fails when the upstream closes before answering, with no retry', async () => {

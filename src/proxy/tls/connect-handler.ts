@@ -16,11 +16,13 @@
  * reach another upstream than the one it opened the tunnel to.
  * @see docs/https.md
  */
-import http, { STATUS_CODES } from 'node:http'
+import { STATUS_CODES } from 'node:http'
 import net from 'node:net'
 import type { Duplex } from 'node:stream'
 import tls from 'node:tls'
 import { createDataPlaneServer, sendProxyError } from '../data-plane-server.js'
+import type { WireRequest } from '../http1/wire-request.js'
+import type { WireResponse } from '../http1/wire-response.js'
 import { setResetTarget } from '../reset-socket.js'
 import type { Upstream } from '../targets.js'
 import { parseConnectTarget, type ConnectTarget } from './connect-target.js'
@@ -51,14 +53,14 @@ export interface ConnectHandlerOptions {
   /** Whether to intercept a target; when false it is tunnelled untouched. Default: intercept everything. */
   readonly intercept?: (host: string, port: number) => boolean
   /** Serve one request that arrived inside a tunnel: the data plane's request path. */
-  readonly serve: (req: http.IncomingMessage, res: http.ServerResponse, upstream: Upstream, clientUrl: URL) => void
+  readonly serve: (req: WireRequest, res: WireResponse, upstream: Upstream, clientUrl: URL) => void
   /** A client refused the leaf during the handshake (it does not trust the CA). */
   readonly onCertificateRefused?: (host: string, reason: string) => void
 }
 
 export interface ConnectHandler {
   /** The `connect` listener for the data-plane server. */
-  readonly listener: (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void
+  readonly listener: (req: WireRequest, socket: Duplex, head: Buffer) => void
   /** Refuse new tunnels and close idle ones; requests in flight may finish. */
   close(): void
   /** Destroy every tunnel still open. */
@@ -87,14 +89,11 @@ export function createConnectHandler(options: ConnectHandlerOptions): ConnectHan
   const open = new Set<net.Socket>()
   let closing = false
 
+  // This server never listens: the sockets of tunnels are handed to it.
   const inner = createDataPlaneServer()
-  // @note This server never listens: sockets are handed to it. Node starts the checks behind
-  // `headersTimeout`/`requestTimeout` (and the connection list that `closeIdleConnections` uses)
-  // on 'listening', so that event is emitted here.
-  inner.emit('listening')
   inner.on('request', (req, res) => {
     const tunnel = tunnels.get(req.socket)
-    const path = req.url ?? '/'
+    const path = req.url
     if (!tunnel) return sendProxyError(res, 500, 'Failed to serve a tunnelled request: its tunnel is unknown. This is a bug in toolstorm; please report it.')
     if (!path.startsWith('/')) {
       return sendProxyError(res, 400, `Failed to forward "${req.method} ${path}" through the tunnel to ${tunnel.target.authority}: inside a CONNECT tunnel, send origin-form requests ("GET /path").`)
@@ -154,7 +153,7 @@ export function createConnectHandler(options: ConnectHandlerOptions): ConnectHan
       // From here the inner server owns the socket and its errors; this keeps a late one harmless.
       secure.on('error', ignore)
       tunnels.set(secure, { target, secure: true })
-      inner.emit('connection', secure)
+      inner.handleConnection(secure)
     })
   }
 
@@ -168,7 +167,7 @@ export function createConnectHandler(options: ConnectHandlerOptions): ConnectHan
       return
     }
     tunnels.set(socket, { target, secure: false })
-    inner.emit('connection', socket)
+    inner.handleConnection(socket)
     socket.resume()
   }
 
@@ -196,10 +195,10 @@ export function createConnectHandler(options: ConnectHandlerOptions): ConnectHan
     })
   }
 
-  const listener = (req: http.IncomingMessage, duplex: Duplex, head: Buffer) => {
+  const listener = (req: WireRequest, duplex: Duplex, head: Buffer) => {
     const socket = duplex as net.Socket
     socket.on('error', ignore)
-    const target = parseConnectTarget(req.url ?? '')
+    const target = parseConnectTarget(req.url)
     if (!target) return refuse(socket, 400, `Failed to open a tunnel to "${req.url}": expected host:port, as in "CONNECT api.example.com:443".`)
     if (options.ownPorts.has(String(target.port))) {
       return refuse(socket, 403, `Failed to open a tunnel to ${target.authority}: port ${target.port} is this proxy's own (data plane or admin API), never reachable through CONNECT. Call the admin API directly.`)

@@ -1,0 +1,38 @@
+/**
+ * Node's own native HTTP/1.1 parser (llhttp compiled into the binary), the one `node:http` runs on.
+ * Both ends of the proxy use it: the client-facing server (`wire-server.ts`) and the upstream pool.
+ *
+ * @note Internal to Node (`_http_common`), but stable across Node 20's releases, which the
+ * package's engines field pins; `test/proxy/wire-server.test.ts` and `upstream-pool.test.ts`
+ * check the contract this file relies on.
+ */
+import { createRequire } from 'node:module'
+
+const require = createRequire(import.meta.url)
+
+export interface NativeParser {
+  initialize(type: number, resource: object, maxHeaderSize?: number, lenient?: number): void
+  /** Bytes consumed, or the parse error (its `code` is an `HPE_*` name). */
+  execute(data: Buffer): number | (Error & { code?: string })
+  finish(): number | Error | undefined
+  close(): void
+  [key: number]: unknown
+}
+
+interface NativeParserClass {
+  new (): NativeParser
+  readonly REQUEST: number
+  readonly RESPONSE: number
+  readonly kOnHeaders: number
+  readonly kOnHeadersComplete: number
+  readonly kOnBody: number
+  readonly kOnMessageComplete: number
+}
+
+const common = require('_http_common') as { HTTPParser: NativeParserClass; methods: readonly string[] }
+
+export const HTTPParser = common.HTTPParser
+/** Method names by the index llhttp reports. */
+export const METHODS = common.methods
+/** Most header lines one message may carry (node:http's `maxHeadersCount` default). */
+export const MAX_HEADER_PAIRS = 2000

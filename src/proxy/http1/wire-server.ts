@@ -1,0 +1,380 @@
+/**
+ * The data plane's HTTP/1.1 server: sockets in, `'request'` (a `WireRequest` and a `WireResponse`)
+ * and `'connect'` (CONNECT requests, with the socket and the bytes after the head) out.
+ *
+ * @note Hand-written instead of `node:http` on purpose. The proxy's work per exchange is small,
+ * and node:http's IncomingMessage/ServerResponse machinery (a stream pair per request, header
+ * objects built twice, 'finish'/'close' ticks) cost as much as the rest of the proxy: with the
+ * same upstream leg, this server relays about 1.6× the requests per CPU second (`npm run bench
+ * proxy`, docs/benchmarks.md). It parses with the same native llhttp and the same strict
+ * settings as node:http, and keeps node:http's behaviour where clients can see it: 400/431 on
+ * malformed heads, 400 on an HTTP/1.1 request without Host, `Expect: 100-continue`, 417,
+ * keep-alive with `Keep-Alive: timeout=`, pipelined requests answered in order, a half-closed
+ * client treated as gone, headers/request/keep-alive timeouts.
+ */
+import { EventEmitter } from 'node:events'
+import { STATUS_CODES } from 'node:http'
+import net, { type AddressInfo, type Socket } from 'node:net'
+import { headerObject } from './headers.js'
+import { HTTPParser, MAX_HEADER_PAIRS, METHODS, type NativeParser } from './native-parser.js'
+import { announcesBody, RequestBody, WireRequest, type BodySource } from './wire-request.js'
+import { WireResponse, type ResponseOwner } from './wire-response.js'
+
+export interface WireServerOptions {
+  /** Largest request head in bytes (431 above). Default 16 KiB. */
+  maxHeaderSize?: number
+  /** Time to receive a complete head, from its first byte (or from connecting). Default 60 s. */
+  headersTimeoutMs?: number
+  /** Time to receive a complete request, body included. Default 300 s. */
+  requestTimeoutMs?: number
+  /** An idle kept-alive connection is closed after this long (announced to clients). Default 5 s. */
+  keepAliveTimeoutMs?: number
+}
+
+export interface WireServerEvents {
+  request: [req: WireRequest, res: WireResponse]
+  connect: [req: WireRequest, socket: Socket, head: Buffer]
+  /** Errors of the listening socket (EADDRINUSE…). */
+  error: [error: Error]
+}
+
+/** Idle connections are closed this long after the announced keep-alive timeout, as node:http does, so a client never races a close it was not told about. */
+const KEEP_ALIVE_GRACE_MS = 1_000
+const SWEEP_INTERVAL_MS = 1_000
+const PAUSED_BY_BODY = 1
+const PAUSED_BY_QUEUE = 2
+
+function statusHead(status: number): string {
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`
+}
+
+class Connection implements ResponseOwner, BodySource {
+  readonly socket: Socket
+  readonly server: WireServer
+  readonly parser: NativeParser
+  readonly keepAliveSeconds: number
+  /** Header lines and URL delivered before the head completed (long heads come in pieces). */
+  pendingHeaders: string[] = []
+  pendingUrl = ''
+  /** The request whose body the parser is reading. */
+  reading: WireRequest | null = null
+  /** The exchange whose response is being written. */
+  current: WireResponse | null = null
+  /** Pipelined requests parsed while an earlier response is still being written. */
+  readonly queue: Array<[WireRequest, WireResponse]> = []
+  connectRequest: WireRequest | null = null
+  /** performance.now() when the head being read started (or the connection opened); 0: none. */
+  headStartedAt: number
+  /** Bytes of a head not yet complete have arrived. */
+  midHead = false
+  /** Nothing received yet. */
+  fresh = true
+  requestStartedAt = 0
+  idleSince: number
+  /** No more requests are read: the last response closes the connection. */
+  closing = false
+  closed = false
+  paused = 0
+
+  constructor(server: WireServer, socket: Socket, options: Required<WireServerOptions>) {
+    this.server = server
+    this.socket = socket
+    this.keepAliveSeconds = Math.floor(options.keepAliveTimeoutMs / 1000)
+    this.headStartedAt = performance.now()
+    this.idleSince = this.headStartedAt
+    const parser = new HTTPParser()
+    parser.initialize(HTTPParser.REQUEST, {}, options.maxHeaderSize, 0)
+    this.parser = parser
+    parser[HTTPParser.kOnHeaders] = (headers: string[], url: string) => {
+      if (this.pendingHeaders.length < MAX_HEADER_PAIRS * 2) this.pendingHeaders.push(...headers)
+      this.pendingUrl += url
+    }
+    parser[HTTPParser.kOnHeadersComplete] = this.onHeadersComplete.bind(this)
+    parser[HTTPParser.kOnBody] = (chunk: Buffer) => this.reading?.body?.deliver(chunk)
+    parser[HTTPParser.kOnMessageComplete] = () => {
+      const req = this.reading
+      this.reading = null
+      this.requestStartedAt = 0
+      if (this.current === null) this.idleSince = performance.now()
+      if (!req) return
+      req.complete = true
+      req.body?.push(null)
+    }
+    socket.setNoDelay(true)
+    socket.on('data', (data: Buffer) => this.onData(data))
+    socket.on('end', () => this.onEnd())
+    socket.on('close', () => this.onClose())
+    socket.on('error', () => undefined)
+  }
+
+  onHeadersComplete(major: number, minor: number, headers: string[] | undefined, method: number, url: string | undefined, _status: unknown, _message: unknown, upgrade: boolean, keepAlive: boolean): number {
+    const raw = headers ?? this.pendingHeaders
+    const target = url || this.pendingUrl
+    this.pendingHeaders = []
+    this.pendingUrl = ''
+    this.headStartedAt = 0
+    this.midHead = false
+    const methodName = METHODS[method] ?? 'GET'
+    const map = headerObject(raw.length > MAX_HEADER_PAIRS * 2 ? raw.slice(0, MAX_HEADER_PAIRS * 2) : raw, 'request')
+    const version = `${major}.${minor}`
+    if (upgrade && methodName === 'CONNECT') {
+      // Parsing stops here (2: upgrade); the socket goes to the 'connect' listener after execute().
+      this.connectRequest = new WireRequest(methodName, target, map, version, this.socket, null)
+      return 2
+    }
+    if (this.closing) return 0
+    const body = announcesBody(map) ? new RequestBody(this) : null
+    const req = new WireRequest(methodName, target, map, version, this.socket, body)
+    this.reading = req
+    this.requestStartedAt = performance.now()
+    const res = new WireResponse(this, keepAlive, methodName === 'HEAD', major === 1 && minor === 0)
+    if (this.current) {
+      // Answered in order: this one waits, and reading stops until its turn.
+      this.queue.push([req, res])
+      this.pause(PAUSED_BY_QUEUE)
+    } else this.dispatch(req, res)
+    return 0
+  }
+
+  dispatch(req: WireRequest, res: WireResponse): void {
+    this.current = res
+    const http11 = req.httpVersion === '1.1'
+    // RFC 9112 §3.2: an HTTP/1.1 request without Host gets a 400.
+    if (http11 && req.headers.host === undefined) {
+      res.keepAlive = false
+      res.writeHead(400, { 'content-length': 0 })
+      res.end()
+      return
+    }
+    const expect = req.headers.expect
+    if (http11 && expect !== undefined) {
+      if (!/^100-continue$/i.test(String(expect).trim())) {
+        res.keepAlive = false
+        res.writeHead(417, { 'content-length': 0 })
+        res.end()
+        return
+      }
+      this.socket.write('HTTP/1.1 100 Continue\r\n\r\n', 'latin1')
+    }
+    this.server.emit('request', req, res)
+  }
+
+  responseFinished(res: WireResponse): void {
+    if (this.current !== res) return
+    this.current = null
+    // An answer given before the body arrived (a fault): the rest of the body is read and dropped.
+    const unread = this.queue.length === 0 ? this.reading : null
+    if (unread?.body && !unread.complete) unread.body.resume()
+    if (!res.keepAlive || this.server.closing) {
+      this.closing = true
+      this.queue.length = 0
+      this.socket.end()
+      return
+    }
+    const next = this.queue.shift()
+    if (next) {
+      if (this.queue.length === 0) this.unpause(PAUSED_BY_QUEUE)
+      this.dispatch(next[0], next[1])
+      return
+    }
+    this.idleSince = performance.now()
+  }
+
+  onData(data: Buffer): void {
+    if (this.closing) return
+    this.fresh = false
+    if (this.reading === null && !this.midHead) {
+      this.midHead = true
+      this.headStartedAt = performance.now()
+    }
+    let chunk = data
+    // A non-CONNECT upgrade request is served as a plain request (no upgrade is offered); llhttp
+    // stops after it, so parsing resumes on the bytes that follow.
+    for (let round = 0; round < 64; round++) {
+      const result = this.parser.execute(chunk)
+      if (typeof result !== 'number') return this.parseError(result)
+      if (this.connectRequest) return this.handOver(this.connectRequest, chunk.subarray(result))
+      if (result >= chunk.length || result <= 0 || this.closing) return
+      chunk = chunk.subarray(result)
+    }
+  }
+
+  /** Malformed input: a 400 (431 for an oversized head) when no response started, else a close. */
+  parseError(error: Error & { code?: string }): void {
+    this.closing = true
+    this.reading?.body?.destroy(Object.assign(new Error(`Bad request: ${error.code ?? error.message}`), { code: error.code ?? 'HPE_INVALID' }))
+    if (this.current?.headersSent || !this.socket.writable) {
+      this.socket.destroy()
+      return
+    }
+    this.current?.connectionClosed()
+    this.current = null
+    this.socket.end(statusHead(error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400), 'latin1')
+  }
+
+  /** CONNECT: the socket leaves this server for the 'connect' listener, with what followed the head. */
+  handOver(req: WireRequest, head: Buffer): void {
+    this.closing = true
+    this.server.forget(this)
+    const socket = this.socket
+    socket.removeAllListeners('data')
+    socket.removeAllListeners('end')
+    socket.removeAllListeners('close')
+    socket.removeAllListeners('error')
+    ;(socket as { readableFlowing: boolean | null }).readableFlowing = null
+    if (this.server.listenerCount('connect') === 0) {
+      socket.destroy()
+      return
+    }
+    this.server.emit('connect', req, socket, head)
+  }
+
+  /**
+   * The client half-closed: like node:http (httpAllowHalfOpen false), the connection ends here;
+   * what is in flight sees the client gone once the socket closes (onClose).
+   */
+  onEnd(): void {
+    this.closing = true
+    this.socket.end()
+  }
+
+  onClose(): void {
+    this.closed = true
+    this.server.forget(this)
+    // The response hears first: whoever forwards the body then knows the client left.
+    this.current?.connectionClosed()
+    for (const [, res] of this.queue) res.connectionClosed()
+    this.queue.length = 0
+    const req = this.reading
+    if (req?.body && !req.complete) req.body.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }))
+  }
+
+  get draining(): boolean {
+    return this.server.closing
+  }
+
+  get idle(): boolean {
+    return this.current === null && this.reading === null && !this.midHead
+  }
+
+  pauseBody(): void {
+    this.pause(PAUSED_BY_BODY)
+  }
+
+  resumeBody(): void {
+    this.unpause(PAUSED_BY_BODY)
+  }
+
+  pause(reason: number): void {
+    if (this.paused === 0) this.socket.pause()
+    this.paused |= reason
+  }
+
+  unpause(reason: number): void {
+    if ((this.paused & reason) === 0) return
+    this.paused &= ~reason
+    if (this.paused === 0) this.socket.resume()
+  }
+
+  /** Enforce the timeouts; `now` from performance.now(). */
+  check(now: number, options: Required<WireServerOptions>): void {
+    if (this.headStartedAt !== 0 && (this.midHead || this.fresh) && now - this.headStartedAt > options.headersTimeoutMs) return this.timedOut()
+    if (this.requestStartedAt !== 0 && now - this.requestStartedAt > options.requestTimeoutMs) return this.timedOut()
+    if (!this.fresh && this.idle && now - this.idleSince > options.keepAliveTimeoutMs + KEEP_ALIVE_GRACE_MS) this.socket.destroy()
+  }
+
+  timedOut(): void {
+    this.closing = true
+    this.headStartedAt = 0
+    this.requestStartedAt = 0
+    if (this.current?.headersSent || !this.socket.writable) this.socket.destroy()
+    else this.socket.end(statusHead(408), 'latin1')
+  }
+}
+
+/**
+ * @example
+ * const server = new WireServer()
+ * server.on('request', (req, res) => res.writeHead(200, { 'content-length': 2 }).end('ok'))
+ * server.listen(0, '127.0.0.1', () => console.log(server.address()))
+ */
+export class WireServer extends EventEmitter<WireServerEvents> {
+  readonly #options: Required<WireServerOptions>
+  readonly #net: net.Server
+  readonly #connections = new Set<Connection>()
+  #sweeper: NodeJS.Timeout | null = null
+  closing = false
+
+  constructor(options: WireServerOptions = {}) {
+    super()
+    this.#options = {
+      maxHeaderSize: options.maxHeaderSize ?? 16 * 1024,
+      headersTimeoutMs: options.headersTimeoutMs ?? 60_000,
+      requestTimeoutMs: options.requestTimeoutMs ?? 300_000,
+      keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? 5_000,
+    }
+    // Half-open so the server, not Node, decides when to end its side (see onEnd).
+    this.#net = net.createServer({ allowHalfOpen: true, noDelay: true }, (socket) => this.handleConnection(socket))
+    this.#net.on('error', (error) => this.emit('error', error))
+  }
+
+  /** Serve a connection that did not come from `listen` (a socket inside a CONNECT tunnel). */
+  handleConnection(socket: Socket): void {
+    if (this.closing) {
+      socket.destroy()
+      return
+    }
+    this.#connections.add(new Connection(this, socket, this.#options))
+    this.#sweepWhileConnected()
+  }
+
+  /** @internal */
+  forget(connection: Connection): void {
+    this.#connections.delete(connection)
+  }
+
+  listen(port: number, host: string, callback?: () => void): this {
+    this.#net.listen(port, host, callback)
+    return this
+  }
+
+  get listening(): boolean {
+    return this.#net.listening
+  }
+
+  address(): AddressInfo | null {
+    return this.#net.address() as AddressInfo | null
+  }
+
+  /** Stop accepting; idle connections close now, busy ones after their response. */
+  close(callback?: (error?: Error) => void): this {
+    this.closing = true
+    if (this.#net.listening) this.#net.close(callback)
+    else if (callback) queueMicrotask(() => callback())
+    this.closeIdleConnections()
+    return this
+  }
+
+  closeIdleConnections(): void {
+    for (const connection of this.#connections) if (connection.idle) connection.socket.destroy()
+  }
+
+  closeAllConnections(): void {
+    for (const connection of this.#connections) connection.socket.destroy()
+  }
+
+  /** One timer for every connection's timeouts, running only while there are connections. */
+  #sweepWhileConnected(): void {
+    if (this.#sweeper) return
+    this.#sweeper = setInterval(() => {
+      if (this.#connections.size === 0) {
+        clearInterval(this.#sweeper as NodeJS.Timeout)
+        this.#sweeper = null
+        return
+      }
+      const now = performance.now()
+      for (const connection of this.#connections) connection.check(now, this.#options)
+    }, SWEEP_INTERVAL_MS)
+    this.#sweeper.unref()
+  }
+}
