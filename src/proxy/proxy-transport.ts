@@ -68,15 +68,29 @@ class ProxyTransport implements ExchangeTransport {
     const req = this.#req
     const res = this.#res
     let status = 0
-    let held: Buffer | null = null
+    let held: Buffer[] | null = null
+    let flush: NodeJS.Immediate | null = null
     let ended = false
-    // Hold the first chunk until the parser's current batch is done: a small body then leaves in
-    // one write together with the head, and a streamed one is delayed by a microtask at most.
-    const flushHeld = () => {
-      if (held === null || ended) return
-      const chunk = held
+    // Body chunks wait for the end of the event loop's I/O phase and leave together: the socket
+    // reads everything the upstream sent in that phase first, so a response that arrived in
+    // several reads (a 64 KiB body) goes out as one writev with its head, and a streamed one is
+    // delayed by less than a loop turn.
+    const writeHeld = (end: boolean) => {
+      const chunks = held
       held = null
-      if (!res.write(chunk)) this.#pauseUntilDrain()
+      if (flush) clearImmediate(flush)
+      flush = null
+      const socket = this.#socket
+      socket.cork()
+      let ok = true
+      if (chunks) for (let i = 0; i < chunks.length - (end ? 1 : 0); i++) ok = res.write(chunks[i] as Buffer)
+      if (end) res.end(chunks?.[chunks.length - 1])
+      socket.uncork()
+      if (!ok && !end) this.#pauseUntilDrain()
+    }
+    const flushHeld = () => {
+      flush = null
+      if (!ended && held !== null) writeHeld(false)
     }
     this.#upstreamControl = this.#client.send(
       this.#upstream.origin,
@@ -91,22 +105,19 @@ class ProxyTransport implements ExchangeTransport {
         onData: (chunk) => {
           if (res.destroyed) return
           if (held === null) {
-            held = chunk
-            queueMicrotask(flushHeld)
-            return
-          }
-          flushHeld()
-          if (!res.write(chunk)) this.#pauseUntilDrain()
+            held = [chunk]
+            flush = setImmediate(flushHeld)
+          } else held.push(chunk)
         },
         onEnd: () => {
-          const last = held
-          held = null
           ended = true
-          res.end(last ?? undefined)
+          writeHeld(true)
           hooks.done('response', status)
         },
         onError: (error) => {
           ended = true
+          held = null
+          if (flush) clearImmediate(flush)
           if (this.#gone || errorCode(error) === 'UND_ERR_ABORTED') return hooks.done('cancelled', status || null)
           if (status === 0 && !res.headersSent) {
             const reply = hooks.unreachable(error)
