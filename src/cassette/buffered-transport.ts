@@ -5,6 +5,7 @@
  */
 import { Readable } from 'node:stream'
 import type { ExchangeTransport, ForwardOptions, UpstreamResponse } from '../engine/exchange-flow.js'
+import { relayToClient, sendComplete } from '../proxy/client-replies.js'
 import { endToEndHeaders } from '../proxy/hop-by-hop.js'
 import type { WireRequest } from '../proxy/http1/wire-request.js'
 import type { WireResponse } from '../proxy/http1/wire-response.js'
@@ -38,25 +39,12 @@ export function createBufferedTransport(req: WireRequest, res: WireResponse, bod
       return sendUpstream(client, { origin: upstream.origin, path: upstream.path, method: req.method, headers, body: body && body.length ? Readable.from([body]) : null }, response)
     },
 
-    async respond({ status, headers, body: payload }) {
-      if (res.headersSent || res.destroyed) return
-      res.writeHead(status, { ...headers, 'content-length': payload?.length ?? 0 })
-      res.end(req.method === 'HEAD' ? undefined : payload ?? undefined)
+    async respond(reply) {
+      sendComplete(res, req.method, reply)
     },
 
     async relay(upstreamResponse: UpstreamResponse) {
-      if (res.destroyed) return
-      try {
-        if (upstreamResponse instanceof DispatchedResponse) await upstreamResponse.relayTo(res, endToEndHeaders(upstreamResponse.headers))
-        else {
-          res.writeHead(upstreamResponse.status, endToEndHeaders(upstreamResponse.headers))
-          for await (const chunk of upstreamResponse.body) res.write(chunk)
-          res.end()
-        }
-      } catch (error) {
-        resetOrDestroy(socket)
-        throw error
-      }
+      await relayToClient(res, socket, upstreamResponse, controller.signal)
     },
 
     reset() {

@@ -7,8 +7,9 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import { WireServer } from './http1/wire-server.js'
 
+/** 16 KiB heads, 60 s to send a head, 300 s for a whole request, 5 s keep-alive: WireServer's defaults. */
 export function createDataPlaneServer(): WireServer {
-  return new WireServer({ maxHeaderSize: 16 * 1024, requestTimeoutMs: 300_000, headersTimeoutMs: 60_000, keepAliveTimeoutMs: 5_000 })
+  return new WireServer()
 }
 
 /** Where a complete response can be written: a node:http response or the wire server's. */

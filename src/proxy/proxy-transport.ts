@@ -10,6 +10,7 @@ import { Transform, type Readable } from 'node:stream'
 import { errorCode, type ExchangeTransport, type ForwardOptions, type PassThroughHooks, type UpstreamResponse } from '../engine/exchange-flow.js'
 import type { HeaderMap } from '../engine/faults/fault.js'
 import type { ResponseWriter } from '../engine/streams/response-writer.js'
+import { relayToClient, sendComplete, type CompleteReply } from './client-replies.js'
 import { endToEndHeaders } from './hop-by-hop.js'
 import type { WireRequest } from './http1/wire-request.js'
 import type { WireResponse } from './http1/wire-response.js'
@@ -94,7 +95,7 @@ class ProxyTransport implements ExchangeTransport {
     }
     this.#upstreamControl = this.#client.send(
       this.#upstream.origin,
-      { method: req.method ?? 'GET', path: this.#upstream.path, headers: this.#upstreamHeaders(options) },
+      { method: req.method, path: this.#upstream.path, headers: this.#upstreamHeaders(options) },
       req.body,
       {
         onHead: (statusCode, headers) => {
@@ -172,33 +173,15 @@ class ProxyTransport implements ExchangeTransport {
         body = body.pipe(tap)
       } else onRequestBody(null)
     }
-    return sendUpstream(this.#client, { origin: this.#upstream.origin, path: this.#upstream.path, method: req.method ?? 'GET', headers, body }, response)
+    return sendUpstream(this.#client, { origin: this.#upstream.origin, path: this.#upstream.path, method: req.method, headers, body }, response)
   }
 
-  async respond({ status, headers, body }: { status: number; headers: Record<string, string>; body: Uint8Array | null }): Promise<void> {
-    const res = this.#res
-    if (res.headersSent || res.destroyed) return
-    const out: Record<string, string | number> = { ...headers, 'content-length': body?.length ?? 0 }
-    res.writeHead(status, out)
-    res.end(this.#req.method === 'HEAD' ? undefined : body ?? undefined)
+  async respond(reply: CompleteReply): Promise<void> {
+    sendComplete(this.#res, this.#req.method, reply)
   }
 
   async relay(upstream: UpstreamResponse): Promise<void> {
-    const res = this.#res
-    if (res.destroyed) return
-    try {
-      if (upstream instanceof DispatchedResponse) await upstream.relayTo(res, endToEndHeaders(upstream.headers))
-      else {
-        // A rewritten body (schema drift): written as it comes, at the socket's pace.
-        const writer = createProxyResponseWriter(res, this.#socket, upstream.status, endToEndHeaders(upstream.headers), this.signal)
-        for await (const chunk of upstream.body) await writer.write(chunk)
-        writer.end()
-      }
-    } catch (error) {
-      // The upstream died mid-body: the client must see a broken connection, never a clean end.
-      resetOrDestroy(this.#socket)
-      throw error
-    }
+    await relayToClient(this.#res, this.#socket, upstream, this.signal)
   }
 
   reset(): void {

@@ -1,4 +1,5 @@
 /** Calls to the admin API, each with the bearer token. Errors keep the API's `details` lines. */
+import { saveBlob } from '../shared/download.js'
 
 export class AdminRequestError extends Error {
   constructor(
@@ -66,12 +67,5 @@ export async function probe(client: AdminClient, path: string): Promise<boolean>
 export async function download(client: AdminClient, path: string, fileName: string): Promise<void> {
   const response = await client.request('GET', path)
   if (!response.ok) throw await failure(response)
-  const url = URL.createObjectURL(await response.blob())
-  const link = document.createElement('a')
-  link.href = url
-  link.download = fileName
-  document.body.append(link)
-  link.click()
-  link.remove()
-  setTimeout(() => URL.revokeObjectURL(url), 1_000)
+  saveBlob(fileName, await response.blob())
 }

@@ -165,32 +165,8 @@ export function Lab() {
             <input type="range" min={0} max={100} step={5} value={draft.percent} disabled={running} onInput={(event) => setDraft({ ...draft, percent: Number((event.target as HTMLInputElement).value) })} />
           </label>
           <div class="row">
-            <label class="field small">
-              <span>Random seed</span>
-              <input
-                type="text"
-                name="seed"
-                inputMode="numeric"
-                maxLength={6}
-                value={draft.seed}
-                disabled={running}
-                aria-invalid={!seedValid(draft.seed)}
-                onInput={(event) => setDraft({ ...draft, seed: (event.target as HTMLInputElement).value.trim() })}
-              />
-            </label>
-            <label class="field small">
-              <span>Call limit</span>
-              <input
-                type="text"
-                name="budget"
-                inputMode="numeric"
-                maxLength={2}
-                value={draft.budget}
-                disabled={running}
-                aria-invalid={!budgetValid(draft.budget)}
-                onInput={(event) => setDraft({ ...draft, budget: (event.target as HTMLInputElement).value.trim() })}
-              />
-            </label>
+            <NumericField label="Random seed" name="seed" maxLength={6} value={draft.seed} valid={seedValid(draft.seed)} disabled={running} onInput={(seed) => setDraft({ ...draft, seed })} />
+            <NumericField label="Call limit" name="budget" maxLength={2} value={draft.budget} valid={budgetValid(draft.budget)} disabled={running} onInput={(budget) => setDraft({ ...draft, budget })} />
           </div>
           <div class="row">
             <button type="submit" class="primary" disabled={running}>
@@ -276,6 +252,25 @@ export function Lab() {
         </section>
       </div>
     </main>
+  )
+}
+
+/** A whole-number text field (a range input cannot take a typed seed). */
+function NumericField(props: { label: string; name: string; maxLength: number; value: string; valid: boolean; disabled: boolean; onInput: (value: string) => void }) {
+  return (
+    <label class="field small">
+      <span>{props.label}</span>
+      <input
+        type="text"
+        name={props.name}
+        inputMode="numeric"
+        maxLength={props.maxLength}
+        value={props.value}
+        disabled={props.disabled}
+        aria-invalid={!props.valid}
+        onInput={(event) => props.onInput((event.target as HTMLInputElement).value.trim())}
+      />
+    </label>
   )
 }
 

@@ -1,6 +1,11 @@
 /** Offer `text` as a file download (no server round trip; works offline). */
 export function downloadText(fileName: string, text: string, type = 'application/json'): void {
-  const url = URL.createObjectURL(new Blob([text], { type }))
+  saveBlob(fileName, new Blob([text], { type }))
+}
+
+/** Offer a blob as a file download. */
+export function saveBlob(fileName: string, blob: Blob): void {
+  const url = URL.createObjectURL(blob)
   const link = document.createElement('a')
   link.href = url
   link.download = fileName

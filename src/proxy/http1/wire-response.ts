@@ -175,20 +175,12 @@ export class WireResponse {
     if (listeners) for (const listener of listeners) listener()
   }
 
-  // The two events the proxy listens to, in EventEmitter's shape.
-  on(event: 'drain' | 'close', listener: Listener): this {
-    if (event === 'drain') this.socket.on('drain', listener)
+  // The two events the proxy listens to, in EventEmitter's shape; 'close' fires once anyway.
+  once(event: 'drain' | 'close', listener: Listener): this {
+    if (event === 'drain') this.socket.once('drain', listener)
     else if (this.#closed) queueMicrotask(listener)
     else (this.#closeListeners ??= []).push(listener)
     return this
-  }
-
-  once(event: 'drain' | 'close', listener: Listener): this {
-    if (event === 'drain') {
-      this.socket.once('drain', listener)
-      return this
-    }
-    return this.on(event, listener)
   }
 
   off(event: 'drain' | 'close', listener: Listener): this {
