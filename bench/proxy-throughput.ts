@@ -26,6 +26,8 @@ export interface ThroughputOptions {
   seconds: number
   /** Sequential requests per target and round for the c=1 latency (after a warm-up). */
   latencyRequests: number
+  /** Unmeasured load on the same target and size right before each measured run. */
+  warmupSeconds: number
 }
 
 interface Target {
@@ -135,6 +137,10 @@ export async function benchProxyThroughput(options: ThroughputOptions): Promise<
         const results: Record<string, number> = {}
         for (const t of order) {
           const measured = t.child ?? upstream
+          // Each target sat idle while the others ran (≈20 s): its keep-alive sockets were closed
+          // and V8's memory reducer shrank its heap. Measure the steady state, not the wake-up.
+          const warm = await cannon(`${t.url}/${size}`, 50, options.warmupSeconds)
+          errors += warm.errors + warm.timeouts + warm.non2xx
           const cpuBefore = measured.cpuMs()
           const result = await cannon(`${t.url}/${size}`, 50, options.seconds)
           if (result.requests.total > 0) push(cpuUs, t.name, size, ((measured.cpuMs() - cpuBefore) * 1000) / result.requests.total)

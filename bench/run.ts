@@ -11,7 +11,7 @@ const args = process.argv.slice(2)
 const quick = args.includes('--quick')
 const wanted = args.filter((a) => !a.startsWith('--'))
 const suites: Record<string, () => Promise<Record<string, unknown>>> = {
-  proxy: () => benchProxyThroughput(quick ? { rounds: 2, seconds: 2, latencyRequests: 500 } : { rounds: 6, seconds: 4, latencyRequests: 2_000 }),
+  proxy: () => benchProxyThroughput(quick ? { rounds: 2, seconds: 2, latencyRequests: 500, warmupSeconds: 1 } : { rounds: 6, seconds: 4, latencyRequests: 2_000, warmupSeconds: 1 }),
   tls: () => benchTls(quick ? { rounds: 1, seconds: 2, concurrency: 16, coldHosts: 20 } : { rounds: 3, seconds: 5, concurrency: 16, coldHosts: 100 }),
   cassette: () => benchCassette(quick ? { rounds: 1, lookups: 5_000 } : { rounds: 3, lookups: 20_000 }),
 }

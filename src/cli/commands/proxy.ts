@@ -9,6 +9,7 @@ import { startProxy, type ProxyOptions, type ProxyServer } from '../../proxy/pro
 import { LOOPBACK } from '../../proxy/server-pair.js'
 import { VERSION } from '../../version.js'
 import { httpsOptionsFromArgs, type HttpsArgs } from '../https-args.js'
+import { keepHeapWarm } from '../keep-heap-warm.js'
 import { printError, printLine } from '../output.js'
 import { recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
 import { cassetteAdminRoute } from '../../cassette/cassette-admin-route.js'
@@ -108,6 +109,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & { reco
   // Cassette recording (issue 4): --record FILE plus the options in record-options.ts.
   builder: (yargs: Argv) => recordOptions(proxyOptions(yargs)).option('record', { type: 'string', describe: 'Record every exchange into this cassette (JSON Lines, written atomically)' }) as unknown as Argv<ProxyArgs & RecordArgs & { record?: string }>,
   async handler(args) {
+    keepHeapWarm()
     const storm = await stormFromArgs(args)
     if (!LOOPBACK.has(args.host)) printError(`listening on ${args.host}: anyone who can reach it can use this proxy. Keep the admin token secret.`)
     const https = await httpsOptionsFromArgs(args, { recording: args.record !== undefined })

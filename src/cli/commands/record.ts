@@ -12,6 +12,7 @@ import { printError, printLine } from '../output.js'
 import { commandEnvironment, runCommand, untilSignal } from '../run-command.js'
 import { describeProxy, listenOptionsFromArgs, proxyOptions, reportDocument, stormFromArgs, type ProxyArgs } from './proxy.js'
 import { recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
+import { keepHeapWarm } from '../keep-heap-warm.js'
 
 export interface RecordCommandArgs extends ProxyArgs, RecordArgs {
   file: string
@@ -25,6 +26,7 @@ export function commandAfterDashes(args: { '--'?: Array<string | number> }): str
 
 /** Record into `file` through a proxy; returns the exit code. */
 export async function runRecording(file: string, args: ProxyArgs & RecordArgs, command: readonly string[]): Promise<number> {
+  keepHeapWarm()
   const storm = await stormFromArgs(args)
   // HTTPS through CONNECT is recorded like plain HTTP (docs/https.md); no host is tunnelled untouched.
   const https = await httpsOptionsFromArgs(args, { recording: true })

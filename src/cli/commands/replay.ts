@@ -17,6 +17,7 @@ import { LOOPBACK } from '../../proxy/server-pair.js'
 import { httpsOptionsFromArgs } from '../https-args.js'
 import { printError, printLine } from '../output.js'
 import { commandEnvironment, runCommand, untilSignal } from '../run-command.js'
+import { keepHeapWarm } from '../keep-heap-warm.js'
 import { listenOptionsFromArgs, proxyOptions, stormFromArgs, type ProxyArgs } from './proxy.js'
 import { matchFromArgs, recordOptions, type RecordArgs } from './record-options.js'
 import { commandAfterDashes, runRecording } from './record.js'
@@ -52,6 +53,7 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
       process.exitCode = await runRecording(args.file, args, command)
       return
     }
+    keepHeapWarm()
     if (!LOOPBACK.has(args.host)) printError(`listening on ${args.host}: anyone who can reach it can read this cassette. Keep the admin token secret.`)
     const cassette = await Cassette.load(args.file)
     const storm = await stormFromArgs(args)
