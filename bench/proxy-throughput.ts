@@ -137,8 +137,8 @@ export async function benchProxyThroughput(options: ThroughputOptions): Promise<
         const results: Record<string, number> = {}
         for (const t of order) {
           const measured = t.child ?? upstream
-          // Each target sat idle while the others ran (≈20 s): its keep-alive sockets were closed
-          // and V8's memory reducer shrank its heap. Measure the steady state, not the wake-up.
+          // Each target sat idle while the others ran (≈ 25 s): its keep-alive sockets were closed
+          // (and the peers' heaps shrunk: docs/benchmarks.md, step 5). Measure it serving, not waking up.
           const warm = await cannon(`${t.url}/${size}`, 50, options.warmupSeconds)
           errors += warm.errors + warm.timeouts + warm.non2xx
           const cpuBefore = measured.cpuMs()
