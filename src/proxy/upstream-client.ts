@@ -15,6 +15,8 @@ export interface FlowControl {
   pause(): void
   resume(): void
   abort(reason?: Error): void
+  /** Lent read-buffer bytes are no longer in use (see UpstreamHandler.borrows). */
+  release(): void
 }
 
 export interface UpstreamClient {
@@ -76,6 +78,8 @@ export function undiciClient(dispatcher: Dispatcher): UpstreamClient {
           if (controller) controller.abort(reason ?? new Error('Request aborted'))
           else pending = 'abort'
         },
+        // undici's chunks are never lent.
+        release: () => undefined,
       }
     },
     close: async () => undefined,

@@ -24,6 +24,18 @@ export interface UpstreamHandler {
   onEnd(): void
   /** The request failed (before or after the head). */
   onError(error: NodeJS.ErrnoException): void
+  /**
+   * Accept lent chunks: body bytes handed over in the socket's own read buffer, which the next
+   * read overwrites. A lent chunk is valid until `afterRead()` returns, or, when it returns true,
+   * until the handler calls `release()` on its call. Without this, every chunk is the handler's.
+   */
+  readonly borrows?: boolean
+  /**
+   * The chunks of one socket read were delivered (called only after a lent one): copy any lent
+   * chunk kept for later, and return true while lent bytes are still on their way out (a socket
+   * write that did not complete at once); the connection then reads nothing until `release()`.
+   */
+  afterRead?(): boolean
 }
 
 export interface UpstreamRequestHead {
@@ -39,6 +51,8 @@ export interface UpstreamCall {
   abort(reason?: Error): void
   pause(): void
   resume(): void
+  /** The lent bytes `afterRead()` said were still in use are no longer needed. */
+  release(): void
 }
 
 export interface UpstreamPoolOptions {
@@ -53,6 +67,14 @@ export interface UpstreamPoolOptions {
 }
 
 const CRLF = '\r\n'
+/**
+ * Each plain-TCP upstream socket reads into one buffer of its own, reused read after read.
+ * Node would otherwise allocate a fresh 64 KiB buffer for every read; at proxy rates that churn
+ * (hundreds of MB/s of external memory for 64 KiB responses) forced a young-generation GC every
+ * few hundred requests, and page faults on the fresh memory. 128 KiB holds a 64 KiB response and
+ * its head in one read. Measured: `npm run bench -- proxy`, docs/benchmarks.md step 6.
+ */
+const READ_BUFFER_BYTES = 128 * 1024
 const MAX_HEAD_BYTES = 16 * 1024
 const MAX_IDLE_PER_ORIGIN = 256
 /** Stop reusing a socket this long before the server said it would close it (undici uses 2 s). */
@@ -78,6 +100,10 @@ class Connection {
   /** How long it may stay idle: the pool's bound, shortened by the server's `Keep-Alive: timeout=` hint. */
   keepAliveMs: number
   closed = false
+  /** A borrowing handler is still writing bytes of the read buffer: nothing is read until it releases them. */
+  pinned = false
+  /** The exchange that ended while the connection was pinned: it goes back to the pool once released. */
+  pendingRelease: Call | null = null
 
   constructor(origin: string, socket: net.Socket, keepAliveMs: number) {
     this.origin = origin
@@ -102,6 +128,8 @@ class Call implements UpstreamCall {
   responseStarted = false
   paused = false
   aborted = false
+  /** A lent chunk went to the handler during the current read. */
+  lentOut = false
   readonly pool: UpstreamPool
 
   constructor(pool: UpstreamPool, head: UpstreamRequestHead, body: Readable | null, handler: UpstreamHandler) {
@@ -128,7 +156,11 @@ class Call implements UpstreamCall {
   resume(): void {
     if (!this.paused) return
     this.paused = false
-    this.connection?.socket.resume()
+    if (this.connection && !this.connection.pinned) this.connection.socket.resume()
+  }
+
+  release(): void {
+    if (this.connection) this.pool.unpin(this.connection)
   }
 
   fail(error: NodeJS.ErrnoException): void {
@@ -184,14 +216,16 @@ export class UpstreamPool {
     const secure = url.protocol === 'https:'
     const port = Number(url.port || (secure ? 443 : 80))
     const host = url.hostname.replace(/^\[|\]$/g, '')
-    const socket = secure
-      ? tls.connect({ ...this.#options.tls, host, port, ...(net.isIP(host) ? {} : { servername: host }), ALPNProtocols: ['http/1.1'] })
-      : net.connect({ host, port })
+    // TLS sockets hand over the decrypted bytes in buffers of their own: no lending there.
+    const readBuffer = secure ? null : Buffer.allocUnsafe(READ_BUFFER_BYTES)
+    const socket: net.Socket = readBuffer
+      ? net.connect({ host, port, onread: { buffer: readBuffer, callback: (bytes: number) => this.#onLentRead(connection, readBuffer, bytes) } })
+      : tls.connect({ ...this.#options.tls, host, port, ...(net.isIP(host) ? {} : { servername: host }), ALPNProtocols: ['http/1.1'] })
     socket.setNoDelay(true)
     // One inactivity bound per socket, for the head and the body alike: re-arming timers on every
     // request costs more than the rest of the pool's work. Idle sockets are closed by the sweep.
     socket.setTimeout(Math.max(this.#options.headersTimeoutMs, this.#options.bodyTimeoutMs))
-    const connection = new Connection(origin, socket, this.#options.keepAliveMs)
+    const connection: Connection = new Connection(origin, socket, this.#options.keepAliveMs)
     this.#all.add(connection)
     const parser = connection.parser
     parser[HTTPParser.kOnHeaders] = (headers: string[]) => {
@@ -246,22 +280,7 @@ export class UpstreamPool {
       call.handler.onEnd()
       this.#release(connection, call)
     }
-    socket.on('data', (data: Buffer) => {
-      if (!connection.call) {
-        // Bytes on an idle connection: the server broke the protocol; never reuse it.
-        this.discard(connection)
-        return
-      }
-      if (connection.bodyRemaining > 0) return this.#readBody(connection, data)
-      const result = parser.execute(data)
-      if (result instanceof Error) {
-        const call = connection.call
-        this.discard(connection)
-        call?.fail(Object.assign(result, { code: 'UPSTREAM_BAD_RESPONSE' }))
-        return
-      }
-      if (connection.bodyRemaining > 0 && result < data.length) this.#readBody(connection, data.subarray(result))
-    })
+    if (secure) socket.on('data', (data: Buffer) => this.#onRead(connection, data, false))
     const onClose = (error?: NodeJS.ErrnoException) => {
       const call = connection.call
       if (call && !call.done) {
@@ -286,14 +305,60 @@ export class UpstreamPool {
     return connection
   }
 
+  /**
+   * `onread` callback of a plain-TCP socket: `bytes` bytes sit in its read buffer. Always true:
+   * pausing goes through socket.pause(), as returning false would stop reading behind the
+   * socket's back and resume() would not start it again.
+   */
+  #onLentRead(connection: Connection, buffer: Buffer, bytes: number): boolean {
+    this.#onRead(connection, buffer.subarray(0, bytes), true)
+    return true
+  }
+
+  /** One socket read. `lent`: `data` is a view of the connection's read buffer, overwritten by the next read. */
+  #onRead(connection: Connection, data: Buffer, lent: boolean): void {
+    const call = connection.call
+    if (!call) {
+      // Bytes on an idle connection: the server broke the protocol; never reuse it.
+      this.discard(connection)
+      return
+    }
+    if (connection.bodyRemaining > 0) this.#readBody(connection, data, lent)
+    else {
+      const result = connection.parser.execute(data)
+      if (result instanceof Error) {
+        this.discard(connection)
+        call.fail(Object.assign(result, { code: 'UPSTREAM_BAD_RESPONSE' }))
+        return
+      }
+      if (connection.bodyRemaining > 0 && result < data.length) this.#readBody(connection, data.subarray(result), lent)
+    }
+    if (!call.lentOut) return
+    call.lentOut = false
+    if (connection.closed) return // no more reads: the lent bytes stay as they are
+    if (call.handler.afterRead?.() === true) {
+      connection.pinned = true
+      connection.socket.pause()
+      return
+    }
+    const ended = connection.pendingRelease
+    connection.pendingRelease = null
+    if (ended) this.#release(connection, ended)
+  }
+
   /** Bytes of a body of known length, handed over as they arrived (no copy); at its end the parser starts afresh. */
-  #readBody(connection: Connection, data: Buffer): void {
+  #readBody(connection: Connection, data: Buffer, lent: boolean): void {
     const call = connection.call
     if (!call || call.done) return this.discard(connection)
     const take = Math.min(data.length, connection.bodyRemaining)
     connection.bodyRemaining -= take
     const last = connection.bodyRemaining === 0
-    if (call.handler.onData(take === data.length ? data : data.subarray(0, take)) === false && !last) call.pause()
+    let chunk = take === data.length ? data : data.subarray(0, take)
+    if (lent) {
+      if (call.handler.borrows) call.lentOut = true
+      else chunk = Buffer.from(chunk)
+    }
+    if (call.handler.onData(chunk) === false && !last) call.pause()
     if (!last) return
     connection.parser.initialize(HTTPParser.RESPONSE, {}, MAX_HEAD_BYTES, 0)
     // Aborted while handling the data, or bytes after the response: the connection is not reusable.
@@ -302,7 +367,22 @@ export class UpstreamPool {
     connection.call = null
     call.handler.onEnd()
     if (take < data.length) return this.discard(connection)
-    this.#release(connection, call)
+    // A borrowing handler may still be writing the lent bytes: #onRead decides after asking it.
+    if (call.lentOut) connection.pendingRelease = call
+    else this.#release(connection, call)
+  }
+
+  /** @internal The lent bytes of a pinned connection were written: read again, or go back to the pool. */
+  unpin(connection: Connection): void {
+    if (!connection.pinned) return
+    connection.pinned = false
+    if (connection.closed) return
+    const ended = connection.pendingRelease
+    connection.pendingRelease = null
+    if (ended) {
+      connection.socket.resume()
+      this.#release(connection, ended)
+    } else if (!connection.call?.paused) connection.socket.resume()
   }
 
   #start(connection: Connection, call: Call): void {

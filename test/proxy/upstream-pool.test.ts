@@ -6,7 +6,7 @@ import net from 'node:net'
 import { once } from 'node:events'
 import { Readable } from 'node:stream'
 import { afterEach, describe, expect, it } from 'vitest'
-import { keepAliveHintMs, UpstreamPool, type UpstreamRequestHead } from '../../src/proxy/upstream-pool.js'
+import { keepAliveHintMs, UpstreamPool, type UpstreamCall, type UpstreamRequestHead } from '../../src/proxy/upstream-pool.js'
 
 interface Result {
   status: number
@@ -282,6 +282,53 @@ describe('upstream pool', () => {
     // Nothing more arrived while paused, although the upstream had sent more by then.
     expect(receivedAtResume).toBe(pausedAt)
     expect(received).toBe(128 * 1024)
+  })
+
+  it('hands a handler that does not borrow chunks of its own, untouched by later reads on the same socket', async () => {
+    const upstream = await httpServer((req, res) => res.end(Buffer.alloc(1000, req.url === '/a' ? 'a' : 'b')))
+    const pool = new UpstreamPool()
+    closers.push(() => pool.close())
+    const kept: Buffer[] = []
+    await new Promise<void>((resolve, reject) => {
+      pool.request(upstream.origin, { method: 'GET', path: '/a', headers: { host: 'x' } }, null, {
+        onHead: () => undefined,
+        onData: (chunk) => void kept.push(chunk),
+        onEnd: resolve,
+        onError: reject,
+      })
+    })
+    expect((await send(pool, upstream.origin, { path: '/b' })).body).toBe('b'.repeat(1000))
+    expect(upstream.connections()).toBe(1)
+    expect(Buffer.concat(kept).toString()).toBe('a'.repeat(1000))
+  })
+
+  it('reads nothing more into lent bytes a borrowing handler still holds, and reuses the socket once they are released', async () => {
+    const upstream = await httpServer((req, res) => res.end(Buffer.alloc(1000, (req.url ?? '/x').slice(1))))
+    const pool = new UpstreamPool()
+    closers.push(() => pool.close())
+    const lent: Buffer[] = []
+    let afterReads = 0
+    const call = await new Promise<UpstreamCall>((resolve, reject) => {
+      const started: UpstreamCall = pool.request(upstream.origin, { method: 'GET', path: '/a', headers: { host: 'x' } }, null, {
+        borrows: true,
+        // Still "writing" the lent bytes when the read ends: the connection must wait for release().
+        afterRead: () => (++afterReads, true),
+        onHead: () => undefined,
+        onData: (chunk) => void lent.push(chunk),
+        onEnd: () => resolve(started),
+        onError: reject,
+      })
+    })
+    expect(afterReads).toBe(1)
+    // While the bytes are held, another request gets a connection of its own.
+    expect((await send(pool, upstream.origin, { path: '/b' })).body).toBe('b'.repeat(1000))
+    expect(upstream.connections()).toBe(2)
+    expect(Buffer.concat(lent).toString()).toBe('a'.repeat(1000))
+    call.release()
+    // Both connections are idle again: two concurrent requests open no third one.
+    const [c, d] = await Promise.all([send(pool, upstream.origin, { path: '/c' }), send(pool, upstream.origin, { path: '/d' })])
+    expect([c.body, d.body]).toEqual(['c'.repeat(1000), 'd'.repeat(1000)])
+    expect(upstream.connections()).toBe(2)
   })
 
   it('fails requests in flight when closed, and refuses new ones', async () => {

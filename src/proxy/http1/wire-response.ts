@@ -122,11 +122,20 @@ export class WireResponse {
     return this.#send(bytes, false)
   }
 
-  end(chunk?: Uint8Array | string | null): void {
-    if (this.writableFinished || this.destroyed) return
+  /**
+   * Finish the response. `onWritten` runs once the socket no longer needs `chunk` (its write
+   * completed or failed), or on the next microtask when nothing was written.
+   */
+  end(chunk?: Uint8Array | string | null, onWritten?: () => void): void {
+    if (this.writableFinished || this.destroyed) {
+      if (onWritten) queueMicrotask(onWritten)
+      return
+    }
     const bytes = chunk === undefined || chunk === null ? null : typeof chunk === 'string' ? Buffer.from(chunk) : chunk
     if (!this.headersSent) this.writeHead(this.statusCode, { 'content-length': bytes?.length ?? 0 })
-    this.#send(this.#noBody || bytes === null || bytes.length === 0 ? null : bytes, true)
+    const body = this.#noBody || bytes === null || bytes.length === 0 ? null : bytes
+    if (onWritten && (body === null || !this.socket.writable)) queueMicrotask(onWritten)
+    this.#send(body, true, body === null ? undefined : onWritten)
     this.writableFinished = true
     this.#closed = true
     this.#owner.responseFinished(this)
@@ -134,11 +143,11 @@ export class WireResponse {
   }
 
   /** Head (if still held), body bytes in their framing, and the last chunk: one corked write. */
-  #send(bytes: Uint8Array | null, last: boolean): boolean {
+  #send(bytes: Uint8Array | null, last: boolean, onWritten?: () => void): boolean {
     const socket = this.socket
     if (!socket.writable) return false
     const chunked = this.#chunked && !this.#noBody
-    if (this.#head === null && !chunked) return bytes ? socket.write(bytes) : true
+    if (this.#head === null && !chunked) return bytes ? socket.write(bytes, onWritten) : true
     socket.cork()
     let ok = true
     if (this.#head !== null) {
@@ -148,9 +157,9 @@ export class WireResponse {
     if (bytes) {
       if (chunked) {
         socket.write(`${bytes.length.toString(16)}\r\n`, 'latin1')
-        socket.write(bytes)
+        socket.write(bytes, onWritten)
         ok = socket.write('\r\n', 'latin1')
-      } else ok = socket.write(bytes)
+      } else ok = socket.write(bytes, onWritten)
     }
     if (last && chunked) ok = socket.write('0\r\n\r\n', 'latin1')
     socket.uncork()
