@@ -70,39 +70,37 @@ class ProxyTransport implements ExchangeTransport {
     const res = this.#res
     let status = 0
     let held: Buffer[] | null = null
-    /** Held chunks before this index are the proxy's own; later ones may be lent by the pool (see UpstreamHandler.borrows). */
-    let owned = 0
     let flush: NodeJS.Immediate | null = null
     let ended = false
-    /** Lent bytes are in a socket write that has not completed: the pool must not reuse them yet. */
-    let pinned = false
+    /** The latest write that may hold bytes lent by the pool and has not completed (see UpstreamHandler.borrows). */
+    let pendingLent: object | null = null
     // Body chunks wait for the end of the event loop's I/O phase and leave together: the socket
     // reads everything the upstream sent in that phase first, so a response that arrived in
-    // several reads (a 64 KiB body) goes out as one writev with its head, and a streamed one is
-    // delayed by less than a loop turn.
+    // several reads goes out as one writev with its head, and a streamed one is delayed by less
+    // than a loop turn. Chunks lent by the pool cannot wait past their read: they leave when the
+    // read ends (afterRead), and the pool reads no more into them until the write completes.
     const writeHeld = (end: boolean) => {
       const chunks = held
-      const lent = chunks !== null && owned < chunks.length
       held = null
-      owned = 0
       if (flush) clearImmediate(flush)
       flush = null
       const socket = this.#socket
+      // Writes complete in order: when this one has, every earlier one has too.
+      const token = {}
+      const written = () => {
+        if (pendingLent !== token) return
+        pendingLent = null
+        this.#upstreamControl?.release()
+      }
       socket.cork()
       let ok = true
-      if (chunks) for (let i = 0; i < chunks.length - (end ? 1 : 0); i++) ok = res.write(chunks[i] as Buffer)
-      // Only the last chunk can be lent: the end of a body comes in the read that ends it, and
-      // chunks held from earlier reads were copied when those reads ended (afterRead).
-      if (end) res.end(chunks?.[chunks.length - 1], lent ? unpin : undefined)
+      const last = chunks ? chunks.length - 1 : -1
+      if (chunks) for (let i = 0; i < (end ? last : chunks.length); i++) ok = res.write(chunks[i] as Buffer, i === last ? written : undefined)
+      if (end) res.end(chunks?.[last], written)
       socket.uncork()
-      // Bytes still queued on the socket (a slow client) are the pool's read buffer: it waits.
-      if (lent && socket.writableLength > 0) pinned = true
+      // Bytes still queued on the socket (a slow client) may be the pool's read buffer: it waits.
+      if (socket.writableLength > 0) pendingLent = token
       if (!ok && !end) this.#pauseUntilDrain()
-    }
-    const unpin = () => {
-      if (!pinned) return
-      pinned = false
-      this.#upstreamControl?.release()
     }
     const flushHeld = () => {
       flush = null
@@ -115,9 +113,8 @@ class ProxyTransport implements ExchangeTransport {
       {
         borrows: true,
         afterRead: () => {
-          if (held !== null) for (let i = owned; i < held.length; i++) held[i] = Buffer.from(held[i] as Buffer)
-          owned = held === null ? 0 : held.length
-          return pinned
+          if (held !== null) writeHeld(false)
+          return pendingLent !== null
         },
         onHead: (statusCode, headers) => {
           status = statusCode

@@ -31,8 +31,8 @@ export interface UpstreamHandler {
    */
   readonly borrows?: boolean
   /**
-   * The chunks of one socket read were delivered (called only after a lent one): copy any lent
-   * chunk kept for later, and return true while lent bytes are still on their way out (a socket
+   * The chunks of one socket read were delivered (called only after a lent one): write or copy
+   * any lent chunk kept, and return true while lent bytes are still on their way out (a socket
    * write that did not complete at once); the connection then reads nothing until `release()`.
    */
   afterRead?(): boolean
@@ -100,8 +100,8 @@ class Connection {
   /** How long it may stay idle: the pool's bound, shortened by the server's `Keep-Alive: timeout=` hint. */
   keepAliveMs: number
   closed = false
-  /** A borrowing handler is still writing bytes of the read buffer: nothing is read until it releases them. */
-  pinned = false
+  /** The call whose borrowing handler is still writing bytes of the read buffer: nothing is read until it releases them. */
+  pinnedBy: Call | null = null
   /** The exchange that ended while the connection was pinned: it goes back to the pool once released. */
   pendingRelease: Call | null = null
 
@@ -156,11 +156,11 @@ class Call implements UpstreamCall {
   resume(): void {
     if (!this.paused) return
     this.paused = false
-    if (this.connection && !this.connection.pinned) this.connection.socket.resume()
+    if (this.connection && this.connection.pinnedBy === null) this.connection.socket.resume()
   }
 
   release(): void {
-    if (this.connection) this.pool.unpin(this.connection)
+    this.pool.unpin(this)
   }
 
   fail(error: NodeJS.ErrnoException): void {
@@ -337,7 +337,7 @@ export class UpstreamPool {
     call.lentOut = false
     if (connection.closed) return // no more reads: the lent bytes stay as they are
     if (call.handler.afterRead?.() === true) {
-      connection.pinned = true
+      connection.pinnedBy = call
       connection.socket.pause()
       return
     }
@@ -372,10 +372,12 @@ export class UpstreamPool {
     else this.#release(connection, call)
   }
 
-  /** @internal The lent bytes of a pinned connection were written: read again, or go back to the pool. */
-  unpin(connection: Connection): void {
-    if (!connection.pinned) return
-    connection.pinned = false
+  /** @internal The lent bytes `call` held were written: its connection reads again, or goes back to the pool. */
+  unpin(call: Call): void {
+    const connection = call.connection
+    // A late release from an exchange that no longer pins the connection changes nothing.
+    if (!connection || connection.pinnedBy !== call) return
+    connection.pinnedBy = null
     if (connection.closed) return
     const ended = connection.pendingRelease
     connection.pendingRelease = null

@@ -331,6 +331,33 @@ describe('upstream pool', () => {
     expect(upstream.connections()).toBe(2)
   })
 
+  it('ignores a late release from an exchange that no longer holds the connection', async () => {
+    const upstream = await httpServer((req, res) => res.end(Buffer.alloc(1000, (req.url ?? '/x').slice(1))))
+    const pool = new UpstreamPool()
+    closers.push(() => pool.close())
+    const pinned = (path: string, lent: Buffer[]) =>
+      new Promise<UpstreamCall>((resolve, reject) => {
+        const started: UpstreamCall = pool.request(upstream.origin, { method: 'GET', path, headers: { host: 'x' } }, null, {
+          borrows: true,
+          afterRead: () => true,
+          onHead: () => undefined,
+          onData: (chunk) => void lent.push(chunk),
+          onEnd: () => resolve(started),
+          onError: reject,
+        })
+      })
+    const first = await pinned('/a', [])
+    first.release()
+    const held: Buffer[] = []
+    await pinned('/b', held)
+    expect(upstream.connections()).toBe(1)
+    // The first exchange releases again: the connection is the second one's, and stays pinned.
+    first.release()
+    expect((await send(pool, upstream.origin, { path: '/c' })).body).toBe('c'.repeat(1000))
+    expect(upstream.connections()).toBe(2)
+    expect(Buffer.concat(held).toString()).toBe('b'.repeat(1000))
+  })
+
   it('fails requests in flight when closed, and refuses new ones', async () => {
     const upstream = await rawServer(() => undefined)
     const pool = new UpstreamPool()

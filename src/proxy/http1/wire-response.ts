@@ -111,21 +111,25 @@ export class WireResponse {
     this.#head = null
   }
 
-  write(chunk: Uint8Array | string): boolean {
-    if (this.writableFinished || this.destroyed) return false
+  /**
+   * Write a body chunk. `onWritten` (here and in `end`) runs once the socket no longer needs the
+   * chunk: its write completed or failed, or nothing was written (then on the next microtask).
+   */
+  write(chunk: Uint8Array | string, onWritten?: () => void): boolean {
+    if (this.writableFinished || this.destroyed) {
+      if (onWritten) queueMicrotask(onWritten)
+      return false
+    }
     if (!this.headersSent) this.writeHead(this.statusCode)
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
     if (this.#noBody || bytes.length === 0) {
       this.flushHeaders()
+      if (onWritten) queueMicrotask(onWritten)
       return true
     }
-    return this.#send(bytes, false)
+    return this.#send(bytes, false, onWritten)
   }
 
-  /**
-   * Finish the response. `onWritten` runs once the socket no longer needs `chunk` (its write
-   * completed or failed), or on the next microtask when nothing was written.
-   */
   end(chunk?: Uint8Array | string | null, onWritten?: () => void): void {
     if (this.writableFinished || this.destroyed) {
       if (onWritten) queueMicrotask(onWritten)
@@ -133,18 +137,20 @@ export class WireResponse {
     }
     const bytes = chunk === undefined || chunk === null ? null : typeof chunk === 'string' ? Buffer.from(chunk) : chunk
     if (!this.headersSent) this.writeHead(this.statusCode, { 'content-length': bytes?.length ?? 0 })
-    const body = this.#noBody || bytes === null || bytes.length === 0 ? null : bytes
-    if (onWritten && (body === null || !this.socket.writable)) queueMicrotask(onWritten)
-    this.#send(body, true, body === null ? undefined : onWritten)
+    this.#send(this.#noBody || bytes === null || bytes.length === 0 ? null : bytes, true, onWritten)
     this.writableFinished = true
     this.#closed = true
     this.#owner.responseFinished(this)
     this.#emitClose()
   }
 
-  /** Head (if still held), body bytes in their framing, and the last chunk: one corked write. */
+  /** Head (if still held), body bytes in their framing, and the last chunk: one corked write. `onWritten` runs exactly once. */
   #send(bytes: Uint8Array | null, last: boolean, onWritten?: () => void): boolean {
     const socket = this.socket
+    if (onWritten && (bytes === null || !socket.writable)) {
+      queueMicrotask(onWritten)
+      onWritten = undefined
+    }
     if (!socket.writable) return false
     const chunked = this.#chunked && !this.#noBody
     if (this.#head === null && !chunked) return bytes ? socket.write(bytes, onWritten) : true
