@@ -102,7 +102,7 @@ class Connection {
   closed = false
   /** The call whose borrowing handler is still writing bytes of the read buffer: nothing is read until it releases them. */
   pinnedBy: Call | null = null
-  /** The exchange that ended while the connection was pinned: it goes back to the pool once released. */
+  /** The exchange that ended in a read that lent bytes: the connection goes back to the pool once they are written. */
   pendingRelease: Call | null = null
 
   constructor(origin: string, socket: net.Socket, keepAliveMs: number) {
