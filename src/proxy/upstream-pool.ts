@@ -71,10 +71,12 @@ const CRLF = '\r\n'
  * Each plain-TCP upstream socket reads into one buffer of its own, reused read after read.
  * Node would otherwise allocate a fresh 64 KiB buffer for every read; at proxy rates that churn
  * (hundreds of MB/s of external memory for 64 KiB responses) forced a young-generation GC every
- * few hundred requests, and page faults on the fresh memory. 128 KiB holds a 64 KiB response and
- * its head in one read. Measured: `npm run bench -- proxy`, docs/benchmarks.md step 6.
+ * few hundred requests, and page faults on the fresh memory. 96 KiB holds a 64 KiB response and
+ * its head in one read, and the copies handed to handlers that do not borrow stay below glibc's
+ * mmap threshold (128 KiB): with a 128 KiB buffer, those copies made the fault path's 1 MiB
+ * responses cost 1.7-2.3x the CPU. Measured: `npm run bench -- proxy`, docs/benchmarks.md step 6.
  */
-const READ_BUFFER_BYTES = 128 * 1024
+const READ_BUFFER_BYTES = 96 * 1024
 const MAX_HEAD_BYTES = 16 * 1024
 const MAX_IDLE_PER_ORIGIN = 256
 /** Stop reusing a socket this long before the server said it would close it (undici uses 2 s). */

@@ -76,7 +76,7 @@ describe('response bodies through the proxy', () => {
       if (!received.equals(expected)) mismatches.push(`body ${id} (${size} B): ${received.length} B received, first difference at ${received.findIndex((b, i) => b !== expected[i])}`)
     }
     const slow = (async () => {
-      // Bodies larger than the proxy's read buffer (128 KiB) and the socket buffers, so the last
+      // Bodies larger than the proxy's read buffer (96 KiB) and the socket buffers, so the last
       // read's bytes are still queued on the client socket when the upstream response ends.
       for (let id = 1; id <= 6; id++) check(await get(slowAgent, proxy.url, id, 2 * 1024 * 1024 + id * 1000, true), id, 2 * 1024 * 1024 + id * 1000)
       slowDone = true
@@ -103,11 +103,11 @@ describe('response bodies through the proxy', () => {
     const client = net.connect(Number(port), '127.0.0.1')
     closers.push(async () => client.destroy())
     await once(client, 'connect')
-    // Bodies that fit one read of the proxy's buffer, each written to the client straight from it;
-    // 8 MiB in all, more than loopback socket buffers hold for a client that does not read (4 MiB
-    // send buffer at most, 128 KiB receive window, as Linux sets them by default).
-    const ids = Array.from({ length: 80 }, (_, i) => i + 1)
-    const size = (id: number) => 100 * 1024 + id * 64
+    // Bodies that fit one read of the proxy's buffer (96 KiB), each written to the client straight
+    // from it; 9 MiB in all, more than loopback socket buffers hold for a client that does not read
+    // (4 MiB send buffer at most, 128 KiB receive window, as Linux sets them by default).
+    const ids = Array.from({ length: 110 }, (_, i) => i + 1)
+    const size = (id: number) => 80 * 1024 + id * 64
     client.pause()
     client.write(ids.map((id) => `GET /b?id=${id}&size=${size(id)} HTTP/1.1\r\nhost: x\r\n\r\n`).join(''))
     // Meanwhile the socket's buffers fill and the proxy's writes queue up behind them.
@@ -142,7 +142,8 @@ describe('response bodies through the proxy', () => {
     const { proxy } = await start()
     const agent = new http.Agent({ keepAlive: true, maxSockets: 2 })
     closers.push(async () => agent.destroy())
-    const sizes = [1, 127 * 1024, 128 * 1024, 128 * 1024 + 1, 300 * 1024, 5 * 1024 * 1024]
+    // Around the proxy's read buffer (96 KiB, the head included), and far past it.
+    const sizes = [1, 95 * 1024, 96 * 1024, 96 * 1024 + 1, 300 * 1024, 5 * 1024 * 1024]
     const received = await Promise.all(sizes.map((size, i) => get(agent, proxy.url, i + 1, size, false)))
     received.forEach((bytes, i) => expect(bytes.equals(body(i + 1, sizes[i] as number)), `body ${i + 1} of ${sizes[i]} B`).toBe(true))
   })
