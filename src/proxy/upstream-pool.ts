@@ -104,8 +104,6 @@ class Connection {
   closed = false
   /** The call whose borrowing handler is still writing bytes of the read buffer: nothing is read until it releases them. */
   pinnedBy: Call | null = null
-  /** The exchange that ended in a read that lent bytes: the connection goes back to the pool once they are written. */
-  pendingRelease: Call | null = null
 
   constructor(origin: string, socket: net.Socket, keepAliveMs: number) {
     this.origin = origin
@@ -343,9 +341,8 @@ export class UpstreamPool {
       connection.socket.pause()
       return
     }
-    const ended = connection.pendingRelease
-    connection.pendingRelease = null
-    if (ended) this.#release(connection, ended)
+    // The response ended in this read (the connection is still open, so not by a failure).
+    if (call.done) this.#release(connection, call)
   }
 
   /** Bytes of a body of known length, handed over as they arrived (no copy); at its end the parser starts afresh. */
@@ -370,8 +367,7 @@ export class UpstreamPool {
     call.handler.onEnd()
     if (take < data.length) return this.discard(connection)
     // A borrowing handler may still be writing the lent bytes: #onRead decides after asking it.
-    if (call.lentOut) connection.pendingRelease = call
-    else this.#release(connection, call)
+    if (!call.lentOut) this.#release(connection, call)
   }
 
   /** @internal The lent bytes `call` held were written: its connection reads again, or goes back to the pool. */
@@ -381,12 +377,10 @@ export class UpstreamPool {
     if (!connection || connection.pinnedBy !== call) return
     connection.pinnedBy = null
     if (connection.closed) return
-    const ended = connection.pendingRelease
-    connection.pendingRelease = null
-    if (ended) {
+    if (call.done) {
       connection.socket.resume()
-      this.#release(connection, ended)
-    } else if (!connection.call?.paused) connection.socket.resume()
+      this.#release(connection, call)
+    } else if (!call.paused) connection.socket.resume()
   }
 
   #start(connection: Connection, call: Call): void {
@@ -443,6 +437,7 @@ export class UpstreamPool {
   /** Put a connection back after its exchange, once its request body was sent in full. */
   #release(connection: Connection, call: Call): void {
     if (!call.bodySent) return // the body's 'end' comes back here
+    if (connection.pinnedBy !== null) return // unpin() comes back here
     if (call.paused) {
       call.paused = false
       connection.socket.resume()

@@ -358,6 +358,36 @@ describe('upstream pool', () => {
     expect(Buffer.concat(held).toString()).toBe('b'.repeat(1000))
   })
 
+  it('keeps a pinned connection out of the pool when the request body ends after the response', async () => {
+    // Answers each request as soon as its head arrives, with one letter: the path's.
+    const upstream = await rawServer((socket, request) => {
+      const letter = /(?:GET|POST) \/(\w)/.exec(request)?.[1] ?? 'x'
+      socket.write(`HTTP/1.1 200 OK\r\ncontent-length: 1000\r\n\r\n${letter.repeat(1000)}`)
+    })
+    const pool = new UpstreamPool()
+    closers.push(() => pool.close())
+    const body = new Readable({ read() {} })
+    body.push('ab')
+    const lent: Buffer[] = []
+    await new Promise<void>((resolve, reject) => {
+      pool.request(upstream.origin, { method: 'POST', path: '/a', headers: { host: 'x', 'content-length': '3' } }, body, {
+        borrows: true,
+        afterRead: () => true,
+        onHead: () => undefined,
+        onData: (chunk) => void lent.push(chunk),
+        onEnd: resolve,
+        onError: reject,
+      })
+    })
+    // The request body ends while the response's lent bytes are still held.
+    body.push('c')
+    body.push(null)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect((await send(pool, upstream.origin, { path: '/b' })).body).toBe('b'.repeat(1000))
+    expect(upstream.connections()).toBe(2)
+    expect(Buffer.concat(lent).toString()).toBe('a'.repeat(1000))
+  })
+
   it('fails requests in flight when closed, and refuses new ones', async () => {
     const upstream = await rawServer(() => undefined)
     const pool = new UpstreamPool()
