@@ -1,4 +1,19 @@
 #!/usr/bin/env node
-import { main } from '../dist/cli/main.js'
+import { spawnSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 
+// The build runs when the package is packed (prepack), not on every install: a fresh clone has no
+// dist/ after `npm ci`, so its first run builds it (output on stderr: stdout stays the command's).
+// An installed package always ships dist/.
+const root = fileURLToPath(new URL('..', import.meta.url))
+if (!existsSync(new URL('../dist/cli/main.js', import.meta.url)) && existsSync(new URL('../tsconfig.json', import.meta.url))) {
+  process.stderr.write('[toolstorm] dist/ is missing (a fresh clone): building it once with `npm run build`...\n')
+  const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: ['ignore', 2, 2], shell: process.platform === 'win32' })
+  if (build.status !== 0) {
+    process.stderr.write('[toolstorm] Failed to build dist/: see the output above; run `npm ci` first, then `npm run build`.\n')
+    process.exit(1)
+  }
+}
+const { main } = await import('../dist/cli/main.js')
 process.exitCode = await main()

@@ -28,6 +28,7 @@ export const ERROR_CODES = {
   ERR_ADMIN_FORBIDDEN: { exit: 2, status: 403, summary: 'An admin request came with a Host or Origin that is not allowed.' },
   ERR_ADMIN_NOT_FOUND: { exit: 2, status: 404, summary: 'No such admin endpoint or run.' },
   ERR_STATE: { exit: 2, status: 409, summary: 'An API was used in the wrong lifecycle state.' },
+  ERR_PEER_MISSING: { exit: 2, status: 500, summary: 'An optional peer dependency (msw) that this API needs is not installed.' },
   ERR_INTERNAL: { exit: 3, status: 500, summary: 'A bug in toolstorm. Please report it.' },
 } as const satisfies Record<string, { exit: number; status: number; summary: string }>
 
@@ -133,6 +134,13 @@ export class AdminApiError extends ToolstormError {}
 export class StateError extends ToolstormError {
   constructor(message: string) {
     super('ERR_STATE', message)
+  }
+}
+
+/** An API needs an optional peer dependency (msw) that the project does not have. */
+export class MissingPeerError extends ToolstormError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ERR_PEER_MISSING', message, options)
   }
 }
 

@@ -51,6 +51,7 @@ export {
   UpstreamError,
   AdminApiError,
   StateError,
+  MissingPeerError,
   ERROR_CODES,
 } from './errors.js'
 export type { ErrorCode } from './errors.js'

@@ -9,11 +9,14 @@
  * // … run the agent …
  * replay.assertDone()
  *
+ * msw is an optional peer dependency (2.12 or later, or 3.x), loaded when this is first called.
+ *
  * @note A recorded reset is MSW's network error (`HttpResponse.error()`, so fetch rejects with
  * `TypeError: Failed to fetch`), the MSW convention. `replayCassette()` produces the exact error a
  * real reset gives.
  */
-import { http, HttpResponse, passthrough, type RequestHandler } from 'msw'
+import type { RequestHandler } from 'msw'
+import { loadMsw } from '../interceptors/load-msw.js'
 import type { Cassette } from './cassette.js'
 import { answerFor, type CassetteReplayOptions } from './replay-cassette.js'
 import { replayReport, type ReplayReport } from './replay-report.js'
@@ -29,6 +32,7 @@ export interface CassetteHandlers {
 }
 
 export function cassetteHandlers(cassette: Cassette, options: CassetteReplayOptions = {}): CassetteHandlers {
+  const { http, HttpResponse, passthrough } = loadMsw('cassette handlers (cassetteHandlers)')
   const session = new ReplaySession(cassette, options)
   const handler = http.all('*', async ({ request }) => {
     if (options.filter && !options.filter(new URL(request.url), request.method)) return undefined

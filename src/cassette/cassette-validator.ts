@@ -16,9 +16,10 @@ import {
   type StoredBody,
   type StoredClientResponse,
 } from '../engine/schema/cassette.js'
+import { docsUrl } from '../docs-url.js'
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
-const HINT = 'Record it again, or fix that line (see docs/cassettes.md).'
+const HINT = `Record it again, or fix that line (see ${docsUrl('cassettes.md')}).`
 
 export class CassetteValidator {
   readonly #source: string

@@ -42,7 +42,7 @@ describe('cassettes', () => {
 
   it('refuses a wrong version, naming the line and the field', () => {
     expect(refusal(text([exchangeAt(1)], { version: 2 }))).toBe(
-      'Failed to load the cassette bad.cassette.jsonl: line 1: $.version: expected cassette version 1, got 2 (this toolstorm reads version 1 only). Record it again, or fix that line (see docs/cassettes.md).',
+      'Failed to load the cassette bad.cassette.jsonl: line 1: $.version: expected cassette version 1, got 2 (this toolstorm reads version 1 only). Record it again, or fix that line (see https://github.com/toolstorm/toolstorm/blob/main/docs/cassettes.md).',
     )
   })
 

@@ -25,6 +25,7 @@ import { describeDifference, matchView, type MatchView } from './match-key.js'
 import { checkReplaySpeed, type ReplaySpeed } from './replay-stream.js'
 import { storeBody } from './store-body.js'
 import { headerOf, storeHeaders } from './store-headers.js'
+import { docsUrl } from '../docs-url.js'
 
 export type ReplayOrder = 'strict' | 'any'
 
@@ -235,7 +236,7 @@ export class ReplaySession {
         'ERR_CASSETTE_MISMATCH',
         ticket.request,
         difference,
-        `Failed to replay "${seenText}" (request ${ticket.request}): it differs from exchange ${position + 1} of ${this.cassette.source} (${describeExchange(exchange)}): ${difference}. Re-record the cassette, or relax matching (see docs/cassettes.md).`,
+        `Failed to replay "${seenText}" (request ${ticket.request}): it differs from exchange ${position + 1} of ${this.cassette.source} (${describeExchange(exchange)}): ${difference}. Re-record the cassette, or relax matching (see ${docsUrl('cassettes.md')}).`,
       )
     }
     const repeat = this.#repeatFor(seen)
@@ -269,7 +270,7 @@ export class ReplaySession {
       'ERR_CASSETTE_MISMATCH',
       ticket.request,
       'no recorded exchange matches',
-      `Failed to replay "${seenText}" (request ${ticket.request}): none of the ${remaining} unused exchange(s) of ${this.cassette.source} matches it (method, path, query, body${this.#match.headers.length ? ', headers' : ''}). Re-record the cassette, or relax matching (see docs/cassettes.md).`,
+      `Failed to replay "${seenText}" (request ${ticket.request}): none of the ${remaining} unused exchange(s) of ${this.cassette.source} matches it (method, path, query, body${this.#match.headers.length ? ', headers' : ''}). Re-record the cassette, or relax matching (see ${docsUrl('cassettes.md')}).`,
     )
   }
 

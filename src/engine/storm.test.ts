@@ -15,7 +15,7 @@ describe('storm configuration', () => {
 
   it('rejects unknown keys, naming the field', () => {
     expect(() => parseConfig({ rules: [{ name: 'r', route: 'x', kind: 'timeout', tool: 'x' }] }, 'rules.json')).toThrow(
-      'Failed to load rules from rules.json: $.rules[0]: unknown field "tool" (check the spelling; see docs/rules.md). See docs/rules.md.',
+      'Failed to load rules from rules.json: $.rules[0]: unknown field "tool" (check the spelling; see https://github.com/toolstorm/toolstorm/blob/main/docs/rules.md). See https://github.com/toolstorm/toolstorm/blob/main/docs/rules.md.',
     )
   })
 

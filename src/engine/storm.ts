@@ -23,6 +23,7 @@ import type { EffectRecord, Report } from './schema/report.js'
 import { REPORT_KIND } from './schema/report.js'
 import type { Rule } from './schema/rule.js'
 import { VERSION } from '../version.js'
+import { docsUrl } from '../docs-url.js'
 
 /** Request headers toolstorm reads. They are stripped before forwarding (except `x-toolstorm-call`, which it sets). */
 export const HEADER_KEY = 'x-toolstorm-key'
@@ -57,7 +58,7 @@ export function parseConfig(input: unknown, source = 'config'): StormConfig {
   const result = configSchema.safeParse(input)
   if (!result.success) {
     const lines = formatIssues(result.error, input)
-    throw new ConfigError(`Failed to load rules from ${source}: ${lines[0]}${lines.length > 1 ? ` (and ${lines.length - 1} more)` : ''}. See docs/rules.md.`, {
+    throw new ConfigError(`Failed to load rules from ${source}: ${lines[0]}${lines.length > 1 ? ` (and ${lines.length - 1} more)` : ''}. See ${docsUrl('rules.md')}.`, {
       details: lines.join('\n'),
     })
   }

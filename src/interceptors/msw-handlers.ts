@@ -9,17 +9,20 @@
  * network through undici. Requests outside `filter` fall through to the next handler and to
  * MSW's `onUnhandledRequest`.
  *
+ * msw is an optional peer dependency (2.12 or later, or 3.x), loaded when this is first called.
+ *
  * @note A connection reset is answered with MSW's network error (`HttpResponse.error()`), the
  * MSW convention: fetch rejects with `TypeError: Failed to fetch`. `intercept(storm)` produces the
  * exact error a real reset gives (`TypeError: fetch failed`, cause `ECONNRESET`).
  */
-import { getResponse, http, HttpResponse, type RequestHandler } from 'msw'
+import type { RequestHandler } from 'msw'
 import { Readable } from 'node:stream'
 import { request as undiciRequest, type Dispatcher } from 'undici'
 import { runExchange, type ExchangeObserver, type ExchangeTransport, type UpstreamResponse } from '../engine/exchange-flow.js'
 import type { ResponseWriter } from '../engine/streams/response-writer.js'
 import type { Storm } from '../engine/storm.js'
 import { relayHeaders } from './interceptor-transport.js'
+import { loadMsw } from './load-msw.js'
 import { forwardHeaders } from './request-headers.js'
 import { openStreamResponse } from './stream-response-writer.js'
 
@@ -35,6 +38,7 @@ export interface StormHandlerOptions {
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304])
 
 export function stormHandlers(storm: Storm, options: StormHandlerOptions = {}): RequestHandler[] {
+  const { getResponse, http, HttpResponse } = loadMsw('storm handlers (stormHandlers)')
   return [
     http.all('*', async ({ request }) => {
       const url = new URL(request.url)

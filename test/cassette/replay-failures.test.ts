@@ -54,7 +54,7 @@ describe('strict replay failures', () => {
     const wrong = await client.request('/ship', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"order":"o-2"}' })
     expect(wrong.status).toBe(409)
     expect(JSON.parse(wrong.body!).error.message).toBe(
-      '[toolstorm] Failed to replay "POST /ship" (request 3): it differs from exchange 3 of <recording> (POST /ship): body differs. Re-record the cassette, or relax matching (see docs/cassettes.md).',
+      '[toolstorm] Failed to replay "POST /ship" (request 3): it differs from exchange 3 of <recording> (POST /ship): body differs. Re-record the cassette, or relax matching (see https://github.com/toolstorm/toolstorm/blob/main/docs/cassettes.md).',
     )
     const after = await client.request('/ship', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"order":"o-1"}' })
     expect(JSON.parse(after.body!).error.message).toContain('the replay already diverged at request 3 (body differs)')

@@ -96,7 +96,7 @@ export function RulesEditor(props: { client: AdminClient; document: Record<strin
         </div>
       </div>
       <p class="muted small">
-        Validated by the proxy with the schema of rules files (docs/rules.md). Values shown as redacted keep their real value when left unchanged
+        Validated by the proxy with the schema of rules files (<a href="https://github.com/toolstorm/toolstorm/blob/main/docs/rules.md" target="_blank" rel="noreferrer">docs/rules.md</a>). Values shown as redacted keep their real value when left unchanged
         {props.redaction.keys + props.redaction.secrets > 0 ? `; the redaction settings (${props.redaction.keys} key(s), ${props.redaction.secrets} secret(s)) are kept and not shown` : ''}.
       </p>
       <div class="editor">

@@ -6,6 +6,7 @@ import path from 'node:path'
 import type { Argv, CommandModule } from 'yargs'
 import { CA_KEY_FILE, defaultCaDir, openCertificateAuthority, type CertificateAuthority } from '../../proxy/tls/certificate-authority.js'
 import { printLine } from '../output.js'
+import { docsUrl } from '../../docs-url.js'
 
 export interface CaArgs {
   dir?: string
@@ -20,7 +21,7 @@ export function trustInstructions(ca: CertificateAuthority, proxyUrl = 'http://1
     `  Node.js  NODE_EXTRA_CA_CERTS=${cert}  (read at start; Node 20's fetch ignores HTTPS_PROXY: use setGlobalDispatcher(new EnvHttpProxyAgent()) from undici)`,
     `  curl     curl -x ${proxyUrl} --cacert ${cert} https://…`,
     `  Python   SSL_CERT_FILE=${cert} (urllib, httpx)  REQUESTS_CA_BUNDLE=${cert} (requests)`,
-    'curl --cacert, SSL_CERT_FILE and REQUESTS_CA_BUNDLE replace the default roots; NODE_EXTRA_CA_CERTS adds to them. See docs/https.md.',
+    `curl --cacert, SSL_CERT_FILE and REQUESTS_CA_BUNDLE replace the default roots; NODE_EXTRA_CA_CERTS adds to them. See ${docsUrl('https.md')}.`,
   ]
 }
 

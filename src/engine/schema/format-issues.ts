@@ -4,6 +4,7 @@
  */
 import type { z } from 'zod'
 import { formatJsonPath } from '../strict-json.js'
+import { docsUrl } from '../../docs-url.js'
 
 export function formatIssues(error: z.ZodError, input?: unknown, limit = 10): string[] {
   const lines: string[] = []
@@ -13,7 +14,7 @@ export function formatIssues(error: z.ZodError, input?: unknown, limit = 10): st
 }
 
 function describeIssue(issue: z.core.$ZodIssue, input: unknown): string {
-  if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')} (check the spelling; see docs/rules.md)`
+  if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')} (check the spelling; see ${docsUrl('rules.md')})`
   if (issue.code === 'invalid_type' && input !== undefined && isMissing(input, issue.path)) return `missing; ${lowerFirst(issue.message.replace(/^Invalid input: /, ''))}`
   return lowerFirst(issue.message.replace(/^Invalid input: /, ''))
 }
