@@ -22,6 +22,12 @@ export default tseslint.config(
     },
   },
   {
+    // CommonJS as users write it: the packaging test installs the tarball next to these files.
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', __dirname: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     // Tests mutate parsed JSON freely to forge bad inputs.
     files: ['**/*.test.ts', 'test/**/*.ts', 'fixtures/**/*.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

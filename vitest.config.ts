@@ -14,7 +14,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/ui/**'],
+          exclude: ['test/ui/**', 'test/packaging/**'],
           environment: 'node',
           testTimeout: 30_000,
           hookTimeout: 30_000,
@@ -30,6 +30,16 @@ export default defineConfig({
           testTimeout: 120_000,
           hookTimeout: 90_000,
           fileParallelism: false,
+        },
+      },
+      {
+        // npm pack, then installs of the tarball into fresh projects (registry msw/vitest, Node 20 and 24).
+        test: {
+          name: 'packaging',
+          include: ['test/packaging/*.test.ts'],
+          environment: 'node',
+          testTimeout: 300_000,
+          hookTimeout: 600_000,
         },
       },
     ],

@@ -2,9 +2,9 @@
  * Node's own native HTTP/1.1 parser (llhttp compiled into the binary), the one `node:http` runs on.
  * Both ends of the proxy use it: the client-facing server (`wire-server.ts`) and the upstream pool.
  *
- * @note Internal to Node (`_http_common`), but stable across Node 20's releases, which the
- * package's engines field pins; `test/proxy/wire-server.test.ts` and `upstream-pool.test.ts`
- * check the contract this file relies on.
+ * @note Internal to Node (`_http_common`), not public API; the engines field (>=20.19) does not pin
+ * a line. `test/proxy/native-parser-contract.test.ts` checks the contract on each line .ci/run uses
+ * (20, 22, 24, 26); `test/proxy/wire-server.test.ts` and `upstream-pool.test.ts` check the behaviour.
  */
 import { createRequire } from 'node:module'
 

@@ -1,0 +1,25 @@
+// intercept() users never load msw: any attempt to resolve it fails this script.
+import { register } from 'node:module'
+import nodeHttp from 'node:http'
+
+register('data:text/javascript,' + encodeURIComponent(`export async function resolve(specifier, context, next) {
+  if (specifier === 'msw' || specifier.startsWith('msw/')) throw new Error('msw was loaded (' + specifier + ' from ' + context.parentURL + ')')
+  return next(specifier, context)
+}`))
+
+const { createStorm } = await import('toolstorm')
+const { intercept } = await import('toolstorm/interceptors')
+await import('toolstorm/cassette')
+await import('toolstorm/proxy')
+const upstream = nodeHttp.createServer((_req, res) => res.end('{"ok":true}'))
+await new Promise((resolve) => upstream.listen(0, '127.0.0.1', resolve))
+const interception = intercept(createStorm({ rules: [{ name: 'busy', route: 'GET /x', kind: 'rate_limit', calls: [1] }] }))
+const statuses = []
+try {
+  statuses.push((await fetch(`http://127.0.0.1:${upstream.address().port}/x`)).status)
+  statuses.push((await fetch(`http://127.0.0.1:${upstream.address().port}/x`)).status)
+} finally {
+  interception.dispose()
+  upstream.close()
+}
+console.log(JSON.stringify({ statuses }))
