@@ -18,6 +18,7 @@ import { BatchInterceptor, getRawRequest } from '@mswjs/interceptors'
 import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest'
 import { FetchInterceptor } from '@mswjs/interceptors/fetch'
 import type { CassetteExchange } from '../engine/schema/cassette.js'
+import { NULL_BODY_STATUSES, toWebHeaders } from '../engine/web-response.js'
 import { createConnectionResetError, createFetchResetError, createFetchTerminatedError } from '../interceptors/network-error.js'
 import type { Cassette } from './cassette.js'
 import { replayReport, type ReplayReport } from './replay-report.js'
@@ -45,14 +46,6 @@ export interface CassetteReplay {
   [Symbol.dispose](): void
 }
 
-const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304])
-
-function toHeaders(headers: Record<string, string | string[]>): Headers {
-  const out = new Headers()
-  for (const [name, value] of Object.entries(headers)) for (const one of Array.isArray(value) ? value : [value]) out.append(name, one)
-  return out
-}
-
 /** The web Response (or network error) a decision stands for; `null` means "let it through". */
 export async function answerFor(decision: ReplayDecision, request: Request, speed: ReplaySpeed = 'instant'): Promise<Response | Error | null> {
   const fromNodeHttp = getRawRequest(request) instanceof http.ClientRequest
@@ -72,8 +65,8 @@ export async function answerFor(decision: ReplayDecision, request: Request, spee
   const streamed = stored!.stream !== undefined
   const replayed = replayedResponse(stored!, { complete: exchange.outcome === 'response' && !streamed, method: request.method })
   const status = Math.max(200, replayed.status)
-  if (NULL_BODY_STATUSES.has(status) || request.method === 'HEAD') return new Response(null, { status, headers: toHeaders(replayed.headers) })
-  if (exchange.outcome === 'response' && !streamed) return new Response(replayed.body, { status, headers: toHeaders(replayed.headers) })
+  if (NULL_BODY_STATUSES.has(status) || request.method === 'HEAD') return new Response(null, { status, headers: toWebHeaders(replayed.headers) })
+  if (exchange.outcome === 'response' && !streamed) return new Response(replayed.body, { status, headers: toWebHeaders(replayed.headers) })
   // The bytes the client had (event by event for a stream, at once or at the recorded pace), then
   // what happened next: a clean end, the same break, or a wait until the client gives up.
   const plan = replayPlan(exchange, stored!, replayed.body, speed)
@@ -112,7 +105,7 @@ export async function answerFor(decision: ReplayDecision, request: Request, spee
       gone.abort()
     },
   })
-  return new Response(body, { status, headers: toHeaders(headers) })
+  return new Response(body, { status, headers: toWebHeaders(headers) })
 }
 
 function untilAborted(signal: AbortSignal): Promise<void> {

@@ -10,21 +10,15 @@
 import { VirtualClock } from '../engine/clock.js'
 import { runExchange, type ExchangeTransport, type UpstreamResponse } from '../engine/exchange-flow.js'
 import { createStorm, type Storm } from '../engine/storm.js'
+import { toWebResponse } from '../engine/web-response.js'
 import { runAgent } from './agent.js'
 import { LAB_ORIGIN, type DemoTransport } from './run-demo.js'
 import { ROUTES, scenarioRules } from './scenarios.js'
 import { createShippingLogic, type ShippingLogic } from './shipping-logic.js'
 
-/** Statuses a `Response` must be built without a body. */
-const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304])
-
 /** What the agent's fetch sees when the engine resets the connection: what a browser's fetch throws. */
 function connectionReset(): TypeError {
   return Object.assign(new TypeError('Failed to fetch'), { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) })
-}
-
-function toResponse(status: number, headers: Record<string, string>, body: Uint8Array | null): Response {
-  return new Response(NULL_BODY_STATUSES.has(status) || body === null ? null : (body as Uint8Array<ArrayBuffer>), { status: Math.max(200, status), headers })
 }
 
 async function readChunks(body: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
@@ -78,12 +72,10 @@ function memoryExchange(logic: ShippingLogic, request: MemoryRequest): { transpo
       return { status: answer.status, headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) }, body: once(bytes) }
     },
     async respond({ status, headers, body }) {
-      resolve(toResponse(status, headers, body))
+      resolve(toWebResponse(status, headers, body as Uint8Array<ArrayBuffer> | null))
     },
     async relay(upstream) {
-      const headers: Record<string, string> = {}
-      for (const [name, value] of Object.entries(upstream.headers)) if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value
-      resolve(toResponse(upstream.status, headers, await readChunks(upstream.body)))
+      resolve(toWebResponse(upstream.status, upstream.headers, (await readChunks(upstream.body)) as Uint8Array<ArrayBuffer>))
     },
     reset() {
       reject(connectionReset())

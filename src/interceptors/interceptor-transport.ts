@@ -12,6 +12,7 @@ import { request as undiciRequest, type Dispatcher } from 'undici'
 import type { ExchangeTransport, ForwardOptions, UpstreamResponse } from '../engine/exchange-flow.js'
 import type { HeaderMap } from '../engine/faults/fault.js'
 import type { ResponseWriter } from '../engine/streams/response-writer.js'
+import { toWebResponse } from '../engine/web-response.js'
 import { createConnectionResetError, createFetchResetError } from './network-error.js'
 import { forwardHeaders } from './request-headers.js'
 import { openStreamResponse } from './stream-response-writer.js'
@@ -21,8 +22,6 @@ export interface ControllerLike {
   respondWith(response: Response): void | Promise<void>
   errorWith(reason?: unknown): void | Promise<void>
 }
-
-const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304])
 
 export interface InterceptorTransportOptions {
   /** Where to send the request (defaults to its own URL). */
@@ -37,16 +36,6 @@ export function createInterceptorTransport(request: Request, controller: Control
   // Read the body once, up front: an intercepted Request's body cannot be replayed.
   let bodyPromise: Promise<Buffer | null> | null = null
   const body = () => (bodyPromise ??= request.body ? request.arrayBuffer().then((buffer) => Buffer.from(buffer)) : Promise.resolve(null))
-
-  const toResponse = (status: number, headers: Record<string, string>, payload: ConstructorParameters<typeof Response>[0]): Response => {
-    const responseHeaders = new Headers()
-    for (const [name, value] of Object.entries(headers)) {
-      if (name === 'set-cookie') for (const cookie of value.split('\n')) responseHeaders.append(name, cookie)
-      else responseHeaders.set(name, value)
-    }
-    // A Response cannot carry a status below 200; informational statuses never end an exchange anyway.
-    return new Response(NULL_BODY_STATUSES.has(status) ? null : payload, { status: Math.max(200, status), headers: responseHeaders })
-  }
 
   // Once a streamed response is open, a reset breaks its body instead (the request is answered).
   let writer: ResponseWriter | null = null
@@ -72,23 +61,18 @@ export function createInterceptorTransport(request: Request, controller: Control
     },
 
     async respond({ status, headers, body: payload }) {
-      await controller.respondWith(toResponse(status, headers, payload))
+      await controller.respondWith(toWebResponse(status, headers, payload as Uint8Array<ArrayBuffer> | null))
     },
 
     async relay(upstream: UpstreamResponse) {
-      const headers: Record<string, string> = {}
-      for (const [name, value] of Object.entries(upstream.headers)) {
-        const lower = name.toLowerCase()
-        // The body is relayed as it arrived (still encoded), so its length and encoding stay.
-        if (value === undefined || lower === 'transfer-encoding' || lower === 'connection' || lower === 'keep-alive') continue
-        headers[lower] = Array.isArray(value) ? value.join(lower === 'set-cookie' ? '\n' : ', ') : value
-      }
+      // The body is relayed as it arrived (still encoded), so its length and encoding stay.
+      const headers = upstream.headers
       // An event stream's exchange ends when its last event was handed over (as on the proxy), so
       // its `elapsed` is the stream's duration. Other bodies end with the head: they are short, and
       // a client that never reads one must not keep its exchange running.
       const type = upstream.headers['content-type']
       if (!(Array.isArray(type) ? type.join(',') : type ?? '').toLowerCase().startsWith('text/event-stream')) {
-        await controller.respondWith(toResponse(upstream.status, headers, Readable.toWeb(Readable.from(upstream.body)) as unknown as ReadableStream<Uint8Array>))
+        await controller.respondWith(toWebResponse(upstream.status, headers, Readable.toWeb(Readable.from(upstream.body)) as unknown as ReadableStream<Uint8Array>))
         return
       }
       let ended!: () => void
@@ -107,7 +91,7 @@ export function createInterceptorTransport(request: Request, controller: Control
         }
       }
       const stream = Readable.toWeb(Readable.from(body())) as unknown as ReadableStream<Uint8Array>
-      await controller.respondWith(toResponse(upstream.status, headers, stream))
+      await controller.respondWith(toWebResponse(upstream.status, headers, stream))
       await relayed
     },
 
@@ -117,19 +101,8 @@ export function createInterceptorTransport(request: Request, controller: Control
     },
 
     open(status: number, headers: HeaderMap): ResponseWriter {
-      writer = openStreamResponse((body) => void controller.respondWith(toResponse(status, relayHeaders(headers), body)), request.signal)
+      writer = openStreamResponse((body) => void controller.respondWith(toWebResponse(status, headers, body)), request.signal)
       return writer
     },
   }
-}
-
-/** Response headers a relayed body keeps: everything but hop-by-hop framing. */
-export function relayHeaders(headers: HeaderMap): Record<string, string> {
-  const out: Record<string, string> = {}
-  for (const [name, value] of Object.entries(headers)) {
-    const lower = name.toLowerCase()
-    if (value === undefined || lower === 'transfer-encoding' || lower === 'connection' || lower === 'keep-alive') continue
-    out[lower] = Array.isArray(value) ? value.join(lower === 'set-cookie' ? '\n' : ', ') : value
-  }
-  return out
 }

@@ -21,7 +21,7 @@ import { request as undiciRequest, type Dispatcher } from 'undici'
 import { runExchange, type ExchangeObserver, type ExchangeTransport, type UpstreamResponse } from '../engine/exchange-flow.js'
 import type { ResponseWriter } from '../engine/streams/response-writer.js'
 import type { Storm } from '../engine/storm.js'
-import { relayHeaders } from './interceptor-transport.js'
+import { fromWebHeaders, toWebResponse } from '../engine/web-response.js'
 import { loadMsw } from './load-msw.js'
 import { forwardHeaders } from './request-headers.js'
 import { openStreamResponse } from './stream-response-writer.js'
@@ -35,8 +35,6 @@ export interface StormHandlerOptions {
   observer?: ExchangeObserver
 }
 
-const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304])
-
 export function stormHandlers(storm: Storm, options: StormHandlerOptions = {}): RequestHandler[] {
   const { getResponse, http, HttpResponse } = loadMsw('storm handlers (stormHandlers)')
   return [
@@ -49,8 +47,6 @@ export function stormHandlers(storm: Storm, options: StormHandlerOptions = {}): 
       })
       const exchange = storm.begin({ method: request.method, url, headers })
       let answer: Response | undefined
-      const toResponse = (status: number, responseHeaders: Record<string, string>, body: ConstructorParameters<typeof Response>[0]) =>
-        new Response(NULL_BODY_STATUSES.has(status) ? null : body, { status: Math.max(200, status), headers: responseHeaders })
       const payload = request.body ? Buffer.from(await request.clone().arrayBuffer()) : null
       // A streamed answer (stream faults) is returned as soon as it opens; the flow keeps feeding it.
       let opened: () => void = () => undefined
@@ -67,12 +63,8 @@ export function stormHandlers(storm: Storm, options: StormHandlerOptions = {}): 
           if (options.tools?.length) {
             const mocked = await getResponse(options.tools, new Request(request.url, { method: request.method, headers: outgoing, body: payload }))
             if (mocked) {
-              const mockedHeaders: Record<string, string> = {}
-              mocked.headers.forEach((value, name) => {
-                mockedHeaders[name] = value
-              })
               const body = mocked.body ? Readable.fromWeb(mocked.body as import('node:stream/web').ReadableStream<Uint8Array>) : Readable.from([])
-              return { status: mocked.status, headers: mockedHeaders, body }
+              return { status: mocked.status, headers: fromWebHeaders(mocked.headers), body }
             }
           }
           const response = await undiciRequest(request.url, {
@@ -85,15 +77,10 @@ export function stormHandlers(storm: Storm, options: StormHandlerOptions = {}): 
           return { status: response.statusCode, headers: response.headers, body: response.body }
         },
         async respond({ status, headers: responseHeaders, body }) {
-          answer = toResponse(status, responseHeaders, body)
+          answer = toWebResponse(status, responseHeaders, body as Uint8Array<ArrayBuffer> | null)
         },
         async relay(upstream) {
-          const relayed: Record<string, string> = {}
-          for (const [name, value] of Object.entries(upstream.headers)) {
-            if (value === undefined || name === 'transfer-encoding' || name === 'connection' || name === 'keep-alive') continue
-            relayed[name] = Array.isArray(value) ? value.join(', ') : value
-          }
-          answer = toResponse(upstream.status, relayed, Readable.toWeb(Readable.from(upstream.body)) as unknown as ReadableStream<Uint8Array>)
+          answer = toWebResponse(upstream.status, upstream.headers, Readable.toWeb(Readable.from(upstream.body)) as unknown as ReadableStream<Uint8Array>)
         },
         reset() {
           if (writer) return writer.reset()
@@ -101,7 +88,7 @@ export function stormHandlers(storm: Storm, options: StormHandlerOptions = {}): 
         },
         open(status, responseHeaders) {
           writer = openStreamResponse((body) => {
-            answer = toResponse(status, relayHeaders(responseHeaders), body)
+            answer = toWebResponse(status, responseHeaders, body)
             opened()
           }, request.signal)
           return writer

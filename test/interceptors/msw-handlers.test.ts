@@ -4,7 +4,24 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createStorm } from '../../src/engine/storm.js'
 import { contract } from '../../src/engine/contracts/contract.js'
 import { stormHandlers } from '../../src/interceptors/msw-handlers.js'
+import http_ from 'node:http'
+import { intercept } from '../../src/interceptors/intercept.js'
 import { startUpstream, type Upstream } from '../helpers/upstream.js'
+
+// Two cookies, one whose Expires holds a comma: joined with ", " they would read as three.
+const COOKIES = ['session=abc; Path=/; Expires=Wed, 21 Oct 2037 07:28:00 GMT; HttpOnly', 'theme=dark; Path=/']
+
+/** A real upstream on 127.0.0.1 that answers every request with two Set-Cookie fields. */
+async function cookieUpstream(): Promise<{ origin: string; close: () => Promise<void> }> {
+  const server = http_.createServer((_req, res) => {
+    res.setHeader('set-cookie', COOKIES)
+    res.setHeader('x-Mixed-Case', 'kept')
+    res.end('ok')
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as import('node:net').AddressInfo
+  return { origin: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) }
+}
 
 let server: ReturnType<typeof setupServer> | null = null
 let upstream: Upstream | null = null
@@ -46,6 +63,48 @@ describe('storm as MSW handlers', () => {
     expect(await second.json()).toEqual({ id: 1 })
     const report = storm.report()
     expect(report.effects).toEqual([{ name: 'shipment', key: 'o-9', call: 2, at: expect.any(Number), identity: 1, redacted: false }])
+  })
+
+  it('keeps each Set-Cookie of a relayed upstream response apart, with lowercase names', async () => {
+    const cookies = await cookieUpstream()
+    try {
+      const storm = createStorm({ rules: [] })
+      server = setupServer(...stormHandlers(storm, { filter: (url) => url.origin === cookies.origin }))
+      server.listen({ onUnhandledRequest: 'error' })
+      const response = await fetch(`${cookies.origin}/login`)
+      expect(response.headers.getSetCookie()).toEqual(COOKIES)
+      expect(response.headers.get('x-mixed-case')).toBe('kept')
+      expect(await response.text()).toBe('ok')
+    } finally {
+      await cookies.close()
+    }
+  })
+
+  it('keeps each Set-Cookie of a tool handler\'s answer apart', async () => {
+    const storm = createStorm({ rules: [] })
+    const tools = [
+      http.get('https://tools.test/login', () => {
+        const headers = new Headers()
+        for (const cookie of COOKIES) headers.append('set-cookie', cookie)
+        return new HttpResponse('ok', { headers })
+      }),
+    ]
+    server = setupServer(...stormHandlers(storm, { tools, filter: (url) => url.hostname === 'tools.test' }))
+    server.listen({ onUnhandledRequest: 'error' })
+    const response = await fetch('https://tools.test/login')
+    expect(response.headers.getSetCookie()).toEqual(COOKIES)
+  })
+
+  it('keeps each Set-Cookie apart through intercept() too', async () => {
+    const cookies = await cookieUpstream()
+    const interception = intercept(createStorm({ rules: [] }))
+    try {
+      const response = await fetch(`${cookies.origin}/login`)
+      expect(response.headers.getSetCookie()).toEqual(COOKIES)
+    } finally {
+      interception.dispose()
+      await cookies.close()
+    }
   })
 
   it('leaves requests outside its filter to MSW onUnhandledRequest', async () => {
