@@ -28,6 +28,7 @@ export const ERROR_CODES = {
   ERR_ADMIN_FORBIDDEN: { exit: 2, status: 403, summary: 'An admin request came with a Host or Origin that is not allowed.' },
   ERR_ADMIN_NOT_FOUND: { exit: 2, status: 404, summary: 'No such admin endpoint or run.' },
   ERR_STATE: { exit: 2, status: 409, summary: 'An API was used in the wrong lifecycle state.' },
+  ERR_EXCHANGE_FAILED: { exit: 3, status: 500, summary: 'An exception escaped while the proxy served one exchange (a hook that threw, or a bug); that exchange failed, the proxy went on.' },
   ERR_INTERNAL: { exit: 3, status: 500, summary: 'A bug in toolstorm. Please report it.' },
 } as const satisfies Record<string, { exit: number; status: number; summary: string }>
 

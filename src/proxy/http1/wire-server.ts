@@ -36,6 +36,12 @@ export interface WireServerEvents {
   connect: [req: WireRequest, socket: Socket, head: Buffer]
   /** Errors of the listening socket (EADDRINUSE…). */
   error: [error: Error]
+  /**
+   * An exception escaped while serving one exchange (a 'request' listener, or what it set up that
+   * runs in this connection's socket callbacks). The listener may answer `res` (still unanswered
+   * if `!res.headersSent`); the connection then closes. Without a listener the connection just closes.
+   */
+  exchangeError: [error: unknown, req: WireRequest | null, res: WireResponse | null]
 }
 
 /** Idle connections are closed this long after the announced keep-alive timeout, as node:http does, so a client never races a close it was not told about. */
@@ -75,6 +81,8 @@ class Connection implements ResponseOwner, BodySource {
   closing = false
   closed = false
   paused = 0
+  /** An HTTP/1.0 request with Transfer-Encoding was read: requests after it are not served (RFC 9112 §6.1). */
+  lastRequestRead = false
 
   constructor(server: WireServer, socket: Socket, options: Required<WireServerOptions>) {
     this.server = server
@@ -85,8 +93,10 @@ class Connection implements ResponseOwner, BodySource {
     const parser = new HTTPParser()
     parser.initialize(HTTPParser.REQUEST, {}, options.maxHeaderSize, 0)
     this.parser = parser
+    // Long heads come in batches of 32 lines; all are kept (maxHeaderSize bounds them) so that a
+    // head with too many lines is refused, never forwarded without the lines past the limit.
     parser[HTTPParser.kOnHeaders] = (headers: string[], url: string) => {
-      if (this.pendingHeaders.length < MAX_HEADER_PAIRS * 2) this.pendingHeaders.push(...headers)
+      this.pendingHeaders.push(...headers)
       this.pendingUrl += url
     }
     parser[HTTPParser.kOnHeadersComplete] = this.onHeadersComplete.bind(this)
@@ -114,6 +124,12 @@ class Connection implements ResponseOwner, BodySource {
     this.pendingUrl = ''
     this.headStartedAt = 0
     this.midHead = false
+    // node:http drops the lines past maxHeadersCount, Content-Length and Transfer-Encoding with
+    // them; forwarding such a head would change its framing. Refused as an oversized head is.
+    if (raw.length > MAX_HEADER_PAIRS * 2) {
+      this.parseError(Object.assign(new Error(`more than ${MAX_HEADER_PAIRS} header lines`), { code: 'HPE_HEADER_OVERFLOW' }))
+      return 0
+    }
     const methodName = METHODS[method] ?? 'GET'
     const map = headerObject(raw, 'request')
     const version = `${major}.${minor}`
@@ -122,12 +138,19 @@ class Connection implements ResponseOwner, BodySource {
       this.connectRequest = new WireRequest(methodName, target, map, version, this.socket, null)
       return 2
     }
-    if (this.closing) return 0
+    if (this.closing || this.lastRequestRead) return 0
+    const http10 = major === 1 && minor === 0
+    // RFC 9112 §6.1: Transfer-Encoding in an HTTP/1.0 message makes its framing suspect; the
+    // connection closes after the answer, and what follows on it is not served (node:http serves it).
+    if (http10 && map['transfer-encoding'] !== undefined) {
+      this.lastRequestRead = true
+      keepAlive = false
+    }
     const body = announcesBody(map) ? new RequestBody(this) : null
     const req = new WireRequest(methodName, target, map, version, this.socket, body)
     this.reading = req
     this.requestStartedAt = performance.now()
-    const res = new WireResponse(this, keepAlive, methodName === 'HEAD', major === 1 && minor === 0)
+    const res = new WireResponse(this, keepAlive, methodName === 'HEAD', http10)
     if (this.current) {
       // Answered in order: this one waits, and reading stops until its turn.
       this.queue.push([req, res])
@@ -156,7 +179,28 @@ class Connection implements ResponseOwner, BodySource {
       }
       this.socket.write('HTTP/1.1 100 Continue\r\n\r\n', 'latin1')
     }
-    this.server.emit('request', req, res)
+    try {
+      this.server.emit('request', req, res)
+    } catch (error) {
+      this.failed(error, req, res)
+    }
+  }
+
+  /**
+   * Last resort: an exception escaped while serving an exchange. It fails (the 'exchangeError'
+   * listener may answer it) and the connection closes after it, its parser state unknown; the
+   * server goes on. See ../exchange-failure.ts.
+   */
+  failed(error: unknown, req: WireRequest | null, res: WireResponse | null): void {
+    this.closing = true
+    if (res) res.keepAlive = false
+    if (req?.body && !req.complete) req.body.destroy(Object.assign(new Error('The exchange failed'), { code: 'ERR_EXCHANGE_FAILED' }))
+    try {
+      this.server.emit('exchangeError', error, req, res)
+    } catch {
+      // A listener that throws as well: the connection still closes below.
+    }
+    if (!res?.writableFinished) this.socket.destroy()
   }
 
   responseFinished(res: WireResponse): void {
@@ -174,7 +218,14 @@ class Connection implements ResponseOwner, BodySource {
     const next = this.queue.shift()
     if (next) {
       if (this.queue.length === 0) this.unpause(PAUSED_BY_QUEUE)
-      this.dispatch(next[0], next[1])
+      // A client that pipelines without reading: the next exchange starts once the socket took
+      // this one's bytes, so it holds one response in memory and one upstream socket, not one each.
+      if (this.socket.writableNeedDrain) {
+        this.current = next[1]
+        this.socket.once('drain', () => {
+          if (!this.closed) this.dispatch(next[0], next[1])
+        })
+      } else this.dispatch(next[0], next[1])
       return
     }
     this.idleSince = performance.now()
@@ -188,14 +239,20 @@ class Connection implements ResponseOwner, BodySource {
       this.headStartedAt = performance.now()
     }
     let chunk = data
-    // A non-CONNECT upgrade request is served as a plain request (no upgrade is offered); llhttp
-    // stops after it, so parsing resumes on the bytes that follow.
-    for (let round = 0; round < 64; round++) {
-      const result = this.parser.execute(chunk)
-      if (typeof result !== 'number') return this.parseError(result)
-      if (this.connectRequest) return this.handOver(this.connectRequest, chunk.subarray(result))
-      if (result >= chunk.length || result <= 0 || this.closing) return
-      chunk = chunk.subarray(result)
+    try {
+      // A non-CONNECT upgrade request is served as a plain request (no upgrade is offered); llhttp
+      // stops after it, so parsing resumes on the bytes that follow.
+      for (let round = 0; round < 64; round++) {
+        const result = this.parser.execute(chunk)
+        if (typeof result !== 'number') return this.parseError(result)
+        if (this.connectRequest) return this.handOver(this.connectRequest, chunk.subarray(result))
+        if (result >= chunk.length || result <= 0 || this.closing) return
+        chunk = chunk.subarray(result)
+      }
+    } catch (error) {
+      // Thrown in a parser callback: by whoever reads a request body (it is delivered here), or a
+      // 'connect' listener. 'request' listeners are guarded in dispatch().
+      this.failed(error, this.reading, this.current)
     }
   }
 
@@ -241,12 +298,18 @@ class Connection implements ResponseOwner, BodySource {
   onClose(): void {
     this.closed = true
     this.server.forget(this)
-    // The response hears first: whoever forwards the body then knows the client left.
-    this.current?.connectionClosed()
-    for (const [, res] of this.queue) res.connectionClosed()
-    this.queue.length = 0
-    const req = this.reading
-    if (req?.body && !req.complete) req.body.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }))
+    const current = this.current
+    try {
+      // The response hears first: whoever forwards the body then knows the client left.
+      current?.connectionClosed()
+      for (const [, res] of this.queue) res.connectionClosed()
+      this.queue.length = 0
+      const req = this.reading
+      if (req?.body && !req.complete) req.body.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }))
+    } catch (error) {
+      // A 'close' listener of the exchange threw: reported; the socket is gone anyway.
+      this.failed(error, this.reading, current)
+    }
   }
 
   get draining(): boolean {
