@@ -112,6 +112,35 @@ describe('WireServer', () => {
     expect(calls).toBe(0)
   })
 
+  it('answers 431 to a head of more than 2000 lines instead of dropping the lines past 2000 (Content-Length with them), and serves one of 2000', async () => {
+    const seen: string[] = []
+    const { port } = await serve((req, res) => {
+      seen.push(`${req.headers['content-length']}`)
+      res.writeHead(200, { 'content-length': 2 }).end('ok')
+    })
+    // Short lines: 2100 of them fit in the 16 KiB head limit, so the count is what is refused.
+    const filler = (n: number) => Array.from({ length: n }, (_, i) => `${i.toString(36)}:v\r\n`).join('')
+    const refused = await raw(port, `POST /a HTTP/1.1\r\nHost: x\r\n${filler(2100)}Content-Length: 5\r\n\r\nhello`)
+    expect(refused).toMatch(/^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/)
+    expect(seen).toEqual([])
+    const served = await raw(port, `POST /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${filler(1997)}Content-Length: 5\r\n\r\nhello`)
+    expect(served).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
+    expect(seen).toEqual(['5'])
+  })
+
+  it('closes the connection after an HTTP/1.0 request with Transfer-Encoding, and serves nothing pipelined after it (RFC 9112 §6.1)', async () => {
+    const seen: string[] = []
+    const { port } = await serve((req, res) => {
+      seen.push(req.url)
+      req.body?.resume()
+      res.writeHead(200, { 'content-length': 2 }).end('ok')
+    })
+    const reply = await raw(port, 'POST /chunked HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n')
+    expect(seen).toEqual(['/chunked'])
+    expect(reply.match(/^HTTP\/1\.1 /gm)).toHaveLength(1)
+    expect(reply).toContain('connection: close\r\n')
+  })
+
   it('answers Expect: 100-continue before the handler reads the body, and 417 to other expectations', async () => {
     const { port } = await serve((req, res) => {
       const chunks: Buffer[] = []
