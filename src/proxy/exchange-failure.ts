@@ -40,18 +40,20 @@ export function printExchangeFailure(error: ToolstormError): void {
 }
 
 /**
- * A user's observer whose hooks report what they throw (once, naming the exchange and the hook)
- * and rethrow it as `ERR_EXCHANGE_FAILED`: the exchange flow then fails that exchange as it fails
- * any other (a reset, or a 500 before anything was sent).
+ * An observer whose hooks report what they throw (once, naming the exchange and the hook) and
+ * rethrow it as `ERR_EXCHANGE_FAILED`: the exchange flow then fails that exchange as it fails any
+ * other (a reset, or a 500 before anything was sent).
+ * @note `wants` is left as it is: it runs for every exchange (the hot path), and what it throws
+ * reaches the wire server's guard anyway.
  */
 export function guardObserver(observer: ExchangeObserver, report: ExchangeErrorReporter): ExchangeObserver {
-  const guarded: ExchangeObserver = {}
+  const guarded: ExchangeObserver = observer.wants ? { wants: observer.wants.bind(observer) } : {}
   for (const key of Object.keys(observer) as Array<keyof ExchangeObserver>) {
-    const hook = observer[key] as ((exchange: Exchange, ...args: unknown[]) => unknown) | undefined
-    if (typeof hook !== 'function') continue
-    ;(guarded as Record<string, unknown>)[key] = (exchange: Exchange, ...args: unknown[]) => {
+    const hook = observer[key] as ((exchange: Exchange, a?: unknown, b?: unknown, c?: unknown) => unknown) | undefined
+    if (key === 'wants' || typeof hook !== 'function') continue
+    ;(guarded as Record<string, unknown>)[key] = (exchange: Exchange, a?: unknown, b?: unknown, c?: unknown) => {
       try {
-        return hook.call(observer, exchange, ...args)
+        return hook.call(observer, exchange, a, b, c)
       } catch (error) {
         throw reportFailure(report, error, `"${exchange.request.method} ${exchange.url.pathname}${exchange.url.search}"`, `the observer's ${key}`)
       }

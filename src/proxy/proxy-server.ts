@@ -109,7 +109,8 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   if (upstreamTls && options.dispatcher !== undefined) throw new ConfigError('Failed to start the proxy: upstreamCa and insecureSkipUpstreamTlsVerification configure the proxy\'s own dispatcher. Set the TLS options on your dispatcher instead.', { code: 'ERR_USAGE' })
   const report = options.onExchangeError ?? printExchangeFailure
   const client = createUpstreamClient({ dispatcher: options.dispatcher, tls: upstreamTls, onHandlerError: report })
-  const observer = combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer && guardObserver(options.observer, report))
+  const combined = combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer)
+  const observer = combined && guardObserver(combined, report)
   const ca = targets.length === 0 ? (options.ca ?? (await createInMemoryCertificateAuthority())) : null
 
   const server = createDataPlaneServer(report)

@@ -173,7 +173,12 @@ class Call implements UpstreamCall {
     if (this.done) return
     this.done = true
     this.body?.unpipe?.()
-    this.handler.onError(error)
+    try {
+      this.handler.onError(error)
+    } catch (thrown) {
+      // Failures arrive from socket, timer and stream events: a throw here would be uncaught.
+      this.pool.handlerThrew(this.connection, this, thrown)
+    }
   }
 }
 
@@ -307,7 +312,7 @@ export class UpstreamPool {
           const code = error?.code ?? (call.responseStarted ? 'UPSTREAM_TRUNCATED' : connection.reused ? 'ECONNRESET' : 'UPSTREAM_CLOSED')
           call.fail(error ?? codedError(code, call.responseStarted ? 'The upstream closed the connection mid-response' : 'The upstream closed the connection before answering'))
         } catch (thrown) {
-          this.#handlerThrew(connection, call, thrown)
+          this.handlerThrew(connection, call, thrown)
         }
       }
       this.#forget(connection)
@@ -339,19 +344,17 @@ export class UpstreamPool {
     try {
       this.#read(connection, data, lent)
     } catch (error) {
-      this.#handlerThrew(connection, call, error)
+      this.handlerThrew(connection, call, error)
     }
   }
 
-  /** Last resort (see exchange-failure.ts): report once, drop the connection, fail the call if it is still open. */
-  #handlerThrew(connection: Connection, call: Call | null, error: unknown): void {
-    reportFailure(this.#options.onHandlerError, error, call ? `"${call.head.method} ${call.head.path}" at ${connection.origin}` : `a response from ${connection.origin}`)
-    this.discard(connection)
-    try {
-      call?.fail(Object.assign(new Error('The exchange failed in a handler', { cause: error }), { code: 'ERR_EXCHANGE_FAILED' }))
-    } catch {
-      // The handler threw again on the failure: already reported above.
-    }
+  /** @internal Last resort (see exchange-failure.ts): report once, drop the connection, fail the call if it is still open. */
+  handlerThrew(connection: Connection | null, call: Call | null, error: unknown): void {
+    const origin = connection?.origin ?? 'the upstream'
+    reportFailure(this.#options.onHandlerError, error, call ? `"${call.head.method} ${call.head.path}" at ${origin}` : `a response from ${origin}`)
+    if (connection) this.discard(connection)
+    // A handler that throws again on this failure is caught in fail() and not reported twice.
+    call?.fail(Object.assign(new Error('The exchange failed in a handler', { cause: error }), { code: 'ERR_EXCHANGE_FAILED' }))
   }
 
   /** One socket read. `lent`: `data` is a view of the connection's read buffer, overwritten by the next read. */

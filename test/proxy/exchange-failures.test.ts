@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { ExchangeObserver } from '../../src/engine/exchange-flow.js'
 import type { ToolstormError } from '../../src/errors.js'
 import { WireServer } from '../../src/proxy/http1/wire-server.js'
+import { startProxy } from '../../src/proxy/proxy-server.js'
 import { startHttpsProxied, type HttpsProxied } from '../helpers/https-proxied.js'
 import { startProxied, type Proxied } from '../helpers/proxied.js'
 
@@ -78,6 +79,35 @@ describe('exchange failures', () => {
     const next = await outcome(`${env!.proxy.url}/echo`, { method: 'POST', body: 'again' })
     expect([500, 502, 'cut']).toContain(next)
     expect(reported).toHaveLength(2)
+  })
+
+  it('cuts the response when an observer throws on hearing that the upstream broke off mid-body, reports it once, and keeps serving', async () => {
+    const upstream = net.createServer((socket) => {
+      socket.once('data', () => {
+        socket.write('HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\npartial')
+        setTimeout(() => socket.destroy(), 50)
+      })
+    })
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
+    const reported: ToolstormError[] = []
+    const observer: ExchangeObserver = {
+      onUpstreamBody: (_exchange, _chunk, error) => {
+        if (error) throw new Error('onUpstreamBody exploded on the error')
+      },
+    }
+    try {
+      const proxy = await startProxy({ targets: [`http://127.0.0.1:${(upstream.address() as net.AddressInfo).port}`], observer, onExchangeError: (error) => reported.push(error) })
+      try {
+        expect(await outcome(`${proxy.url}/a`)).toBe('cut')
+        expect(reported.map((error) => error.code)).toEqual(['ERR_EXCHANGE_FAILED'])
+        expect(await outcome(`${proxy.url}/b`)).toBe('cut')
+        expect(reported).toHaveLength(2)
+      } finally {
+        await proxy.close()
+      }
+    } finally {
+      await new Promise((resolve) => upstream.close(resolve))
+    }
   })
 
   it('keeps a response the client already got when an observer throws at the end, and reports it once', async () => {
