@@ -4,7 +4,7 @@
  * the error is reported once with its code, and the proxy keeps serving.
  */
 import net from 'node:net'
-import { fetch as undiciFetch } from 'undici'
+import { Agent, fetch as undiciFetch } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { ExchangeObserver } from '../../src/engine/exchange-flow.js'
 import type { ToolstormError } from '../../src/errors.js'
@@ -117,6 +117,25 @@ describe('exchange failures', () => {
     expect(await response.json()).toMatchObject({ id: 'a' })
     await new Promise((resolve) => setTimeout(resolve, 50))
     expect(reported.map((error) => error.code)).toEqual(['ERR_EXCHANGE_FAILED'])
+  })
+
+  it('answers 500 when a user-supplied dispatcher throws, reports it once, and keeps serving', async () => {
+    const reported: ToolstormError[] = []
+    let calls = 0
+    const dispatcher = new Agent()
+    const original = dispatcher.dispatch.bind(dispatcher)
+    dispatcher.dispatch = (options, handler) => {
+      if (++calls === 1) throw new Error('dispatcher exploded')
+      return original(options, handler)
+    }
+    env = await startProxied('reverse', { rules: [] }, { dispatcher, onExchangeError: (error) => reported.push(error) })
+    try {
+      expect(await outcome(`${env.proxy.url}/items/a`)).toBe(500)
+      expect(reported.map((error) => error.message)).toEqual(['Failed to serve "GET /items/a": dispatcher exploded (Error). This exchange failed; the proxy keeps serving.'])
+      expect(await outcome(`${env.proxy.url}/items/a`)).toBe(200)
+    } finally {
+      await dispatcher.close()
+    }
   })
 
   it('answers 500 inside an intercepted HTTPS tunnel when an observer throws, and keeps serving', async () => {
