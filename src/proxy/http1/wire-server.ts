@@ -10,7 +10,11 @@
  * settings as node:http, and keeps node:http's behaviour where clients can see it: 400/431 on
  * malformed heads, 400 on an HTTP/1.1 request without Host, `Expect: 100-continue`, 417,
  * keep-alive with `Keep-Alive: timeout=`, pipelined requests answered in order, a half-closed
- * client treated as gone, headers/request/keep-alive timeouts.
+ * client treated as gone, headers/request/keep-alive timeouts. Where node:http has a gap it is
+ * closed: a head of more than 2000 lines gets 431 (node:http drops the extra lines, framing ones
+ * included), an HTTP/1.0 request with Transfer-Encoding ends its connection, a pipelined exchange
+ * starts only once the socket took the previous response, and an exception while serving one
+ * exchange fails that exchange ('exchangeError'), not the process. docs/proxy.md lists the limits.
  */
 import { EventEmitter } from 'node:events'
 import { STATUS_CODES } from 'node:http'
