@@ -73,6 +73,26 @@ describe('WireServer', () => {
     expect(bodies).toEqual(['/slow', '/fast', '/last'])
   })
 
+  it('parses pipelined requests only 16 ahead of the one being answered, so the ones before a malformed request are answered first', async () => {
+    const { port } = await serve((req, res) => setTimeout(() => res.writeHead(200, { 'content-length': req.url.length }).end(req.url), 2))
+    let heads = ''
+    for (let i = 1; i <= 30; i++) heads += `GET /${i} HTTP/1.1\r\nHost: x\r\n\r\n`
+    const text = await raw(port, `${heads}BROKEN\r\n\r\n`)
+    const bodies = [...text.matchAll(/\r\n\r\n(\/\d+)/g)].map((m) => m[1])
+    // All 30 are parsed once the 14th is answered; the malformed line after them then ends the connection with 400.
+    expect(bodies).toEqual(Array.from({ length: 14 }, (_, i) => `/${i + 1}`))
+    expect(text).toMatch(/HTTP\/1\.1 400 Bad Request\r\n[^]*$/)
+  })
+
+  it('answers 100 pipelined requests in order, resuming the parse of held bytes as the queue drains', async () => {
+    const { port } = await serve((req, res) => setImmediate(() => res.writeHead(200, { 'content-length': req.url.length }).end(req.url)))
+    let heads = ''
+    for (let i = 1; i <= 100; i++) heads += `POST /${i} HTTP/1.1\r\nHost: x\r\n${i % 7 === 0 ? 'Content-Length: 3\r\n\r\nabc' : '\r\n'}`
+    const text = await raw(port, `${heads}GET /last HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)
+    const bodies = [...text.matchAll(/\r\n\r\n(\/(?:\d+|last))/g)].map((m) => m[1])
+    expect(bodies).toEqual([...Array.from({ length: 100 }, (_, i) => `/${i + 1}`), '/last'])
+  })
+
   it('frames a body without content-length as chunked for HTTP/1.1 and close-delimited for HTTP/1.0', async () => {
     const { port } = await serve((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/plain' })

@@ -53,6 +53,12 @@ const KEEP_ALIVE_GRACE_MS = 1_000
 const SWEEP_INTERVAL_MS = 1_000
 const PAUSED_BY_BODY = 1
 const PAUSED_BY_QUEUE = 2
+/**
+ * Pipelined requests that may wait for their turn on one connection. At this depth parsing stops
+ * (after a request without a body) and the bytes that follow wait unparsed until the queue
+ * shrinks; the socket is not read meanwhile. node:http parses all of a socket read (64 KiB).
+ */
+export const PIPELINE_DEPTH = 16
 
 function statusHead(status: number): string {
   return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`
@@ -63,6 +69,7 @@ class Connection implements ResponseOwner, BodySource {
   readonly server: WireServer
   readonly parser: NativeParser
   readonly keepAliveSeconds: number
+  readonly maxHeaderSize: number
   /** Header lines and URL delivered before the head completed (long heads come in pieces). */
   pendingHeaders: string[] = []
   pendingUrl = ''
@@ -87,15 +94,18 @@ class Connection implements ResponseOwner, BodySource {
   paused = 0
   /** An HTTP/1.0 request with Transfer-Encoding was read: requests after it are not served (RFC 9112 §6.1). */
   lastRequestRead = false
+  /** Bytes not parsed yet because the queue was full (PIPELINE_DEPTH). */
+  held: Buffer | null = null
 
   constructor(server: WireServer, socket: Socket, options: Required<WireServerOptions>) {
     this.server = server
     this.socket = socket
     this.keepAliveSeconds = Math.floor(options.keepAliveTimeoutMs / 1000)
+    this.maxHeaderSize = options.maxHeaderSize
     this.headStartedAt = performance.now()
     this.idleSince = this.headStartedAt
     const parser = new HTTPParser()
-    parser.initialize(HTTPParser.REQUEST, {}, options.maxHeaderSize, 0)
+    parser.initialize(HTTPParser.REQUEST, {}, this.maxHeaderSize, 0)
     this.parser = parser
     // Long heads come in batches of 32 lines; all are kept (maxHeaderSize bounds them) so that a
     // head with too many lines is refused, never forwarded without the lines past the limit.
@@ -159,6 +169,8 @@ class Connection implements ResponseOwner, BodySource {
       // Answered in order: this one waits, and reading stops until its turn.
       this.queue.push([req, res])
       this.pause(PAUSED_BY_QUEUE)
+      // A full queue: parsing stops after this request (2 stops llhttp as after an upgrade); onData holds the rest.
+      if (body === null && this.queue.length >= PIPELINE_DEPTH) return 2
     } else this.dispatch(req, res)
     return 0
   }
@@ -221,7 +233,9 @@ class Connection implements ResponseOwner, BodySource {
     }
     const next = this.queue.shift()
     if (next) {
-      if (this.queue.length === 0) this.unpause(PAUSED_BY_QUEUE)
+      // Held bytes are parsed first (after this call returns: no parsing inside a handler's end()); the socket waits for them.
+      if (this.held !== null) queueMicrotask(() => this.parseHeld())
+      else if (this.queue.length === 0) this.unpause(PAUSED_BY_QUEUE)
       // A client that pipelines without reading: the next exchange starts once the socket took
       // this one's bytes, so it holds one response in memory and one upstream socket, not one each.
       if (this.socket.writableNeedDrain) {
@@ -237,6 +251,11 @@ class Connection implements ResponseOwner, BodySource {
 
   onData(data: Buffer): void {
     if (this.closing) return
+    if (this.held !== null) {
+      // Read before the pause took effect: it waits behind the held bytes.
+      this.held = Buffer.concat([this.held, data])
+      return
+    }
     this.fresh = false
     if (this.reading === null && !this.midHead) {
       this.midHead = true
@@ -252,12 +271,28 @@ class Connection implements ResponseOwner, BodySource {
         if (this.connectRequest) return this.handOver(this.connectRequest, chunk.subarray(result))
         if (result >= chunk.length || result <= 0 || this.closing) return
         chunk = chunk.subarray(result)
+        if (this.queue.length >= PIPELINE_DEPTH) {
+          // llhttp stopped at a message boundary, as after an upgrade. A fresh parser reads what
+          // follows: resumed, it keeps the upgrade flag, and a malformed next head would pass unreported.
+          this.parser.initialize(HTTPParser.REQUEST, {}, this.maxHeaderSize, 0)
+          this.held = chunk
+          return
+        }
       }
     } catch (error) {
       // Thrown in a parser callback: by whoever reads a request body (it is delivered here), or a
       // 'connect' listener. 'request' listeners are guarded in dispatch().
       this.failed(error, this.reading, this.current)
     }
+  }
+
+  /** The queue shrank below PIPELINE_DEPTH: parse what was held; read the socket again once nothing is held or queued. */
+  parseHeld(): void {
+    const held = this.held
+    if (held === null || this.closed || this.queue.length >= PIPELINE_DEPTH) return
+    this.held = null
+    this.onData(held)
+    if (this.held === null && this.queue.length === 0) this.unpause(PAUSED_BY_QUEUE)
   }
 
   /** Malformed input: a 400 (431 for an oversized head) when no response started, else a close. */
