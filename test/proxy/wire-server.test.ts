@@ -84,6 +84,12 @@ describe('WireServer', () => {
     expect(text).toMatch(/HTTP\/1\.1 400 Bad Request\r\n[^]*$/)
   })
 
+  it('answers 400 to a malformed head that follows an Upgrade request served as a plain one', async () => {
+    const { port } = await serve(ok('plain'))
+    const text = await raw(port, 'GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nBROKEN\r\n\r\n')
+    expect(text).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nplainHTTP\/1\.1 400 Bad Request\r\n/)
+  })
+
   it('answers 100 pipelined requests in order, resuming the parse of held bytes as the queue drains', async () => {
     const { port } = await serve((req, res) => setImmediate(() => res.writeHead(200, { 'content-length': req.url.length }).end(req.url)))
     let heads = ''

@@ -271,10 +271,11 @@ class Connection implements ResponseOwner, BodySource {
         if (this.connectRequest) return this.handOver(this.connectRequest, chunk.subarray(result))
         if (result >= chunk.length || result <= 0 || this.closing) return
         chunk = chunk.subarray(result)
+        // llhttp stopped at a message boundary, after an upgrade request or a full queue. A fresh
+        // parser reads what follows: resumed, it keeps the upgrade flag and lets a malformed next
+        // head pass unreported, one byte at a time.
+        this.parser.initialize(HTTPParser.REQUEST, {}, this.maxHeaderSize, 0)
         if (this.queue.length >= PIPELINE_DEPTH) {
-          // llhttp stopped at a message boundary, as after an upgrade. A fresh parser reads what
-          // follows: resumed, it keeps the upgrade flag, and a malformed next head would pass unreported.
-          this.parser.initialize(HTTPParser.REQUEST, {}, this.maxHeaderSize, 0)
           this.held = chunk
           return
         }
