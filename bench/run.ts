@@ -4,6 +4,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises'
 import { benchCassette } from './cassette.js'
+import { benchPipelining } from './pipelining.js'
 import { benchProxyThroughput } from './proxy-throughput.js'
 import { benchTls } from './tls.js'
 
@@ -14,6 +15,7 @@ const suites: Record<string, () => Promise<Record<string, unknown>>> = {
   proxy: () => benchProxyThroughput(quick ? { rounds: 2, seconds: 2, latencyRequests: 500, warmupSeconds: 1 } : { rounds: 6, seconds: 4, latencyRequests: 2_000, warmupSeconds: 1 }),
   tls: () => benchTls(quick ? { rounds: 1, seconds: 2, concurrency: 16, coldHosts: 20 } : { rounds: 3, seconds: 5, concurrency: 16, coldHosts: 100 }),
   cassette: () => benchCassette(quick ? { rounds: 1, lookups: 5_000 } : { rounds: 3, lookups: 20_000 }),
+  pipelining: () => benchPipelining(quick ? { requests: 2_000, stallMs: 2_000 } : { requests: 5_000, stallMs: 4_000 }),
 }
 
 const results: Record<string, unknown>[] = []

@@ -17,7 +17,8 @@ import { createModelCallObserver } from '../engine/model-calls/model-call-observ
 import type { StormConfig, StormConfigInput } from '../engine/schema/config.js'
 import { createStorm, parseConfig, Storm } from '../engine/storm.js'
 import { createAdminHandler, type AdminContext } from './admin/admin-server.js'
-import { answerClientError, createDataPlaneServer, sendProxyError } from './data-plane-server.js'
+import { answerClientError, createDataPlaneServer, failExchange, sendProxyError } from './data-plane-server.js'
+import { guardObserver, printExchangeFailure, type ExchangeErrorReporter } from './exchange-failure.js'
 import { createDashboard, DASHBOARD_PATH } from './admin/dashboard.js'
 import type { WireRequest } from './http1/wire-request.js'
 import type { WireResponse } from './http1/wire-response.js'
@@ -25,7 +26,8 @@ import type { WireServer } from './http1/wire-server.js'
 import { createProxyTransport } from './proxy-transport.js'
 import { closePair, formatOrigin, listenPair, LOOPBACK } from './server-pair.js'
 import { createUpstreamClient } from './upstream-client.js'
-import { parseTargets, resolveTarget, type Target, type Upstream } from './targets.js'
+import { resolveRequest } from './request-resolution.js'
+import { parseTargets, type Target, type Upstream } from './targets.js'
 import { createInMemoryCertificateAuthority, type CertificateAuthority } from './tls/certificate-authority.js'
 import { createConnectHandler } from './tls/connect-handler.js'
 import { createInterceptPredicate } from './tls/intercepted-hosts.js'
@@ -49,8 +51,13 @@ export interface ProxyOptions {
   clock?: Clock
   /** undici dispatcher for upstream requests, not closed by the proxy (default: the proxy's own keep-alive pool, see upstream-pool.ts). */
   dispatcher?: Dispatcher
-  /** Hooks for recorders. */
+  /** Hooks for recorders. One that throws fails that exchange only (500, or a reset once the response started). */
   observer?: ExchangeObserver
+  /**
+   * An exception escaped while serving one exchange (an `observer` hook that threw, a bug): that
+   * exchange failed, the proxy keeps serving. Default: one line and the code on stderr.
+   */
+  onExchangeError?: ExchangeErrorReporter
   /** Record model calls (provider, model, tokens) in the report. Default true; see docs/streams.md. */
   modelCalls?: boolean
   /** Extra admin routes (dashboard). */
@@ -100,11 +107,13 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   if (options.adminToken !== undefined && options.adminToken.length < 16) throw new ConfigError('Failed to start the proxy: --admin-token must be at least 16 characters.', { code: 'ERR_USAGE' })
   const upstreamTls = upstreamConnectOptions(options)
   if (upstreamTls && options.dispatcher !== undefined) throw new ConfigError('Failed to start the proxy: upstreamCa and insecureSkipUpstreamTlsVerification configure the proxy\'s own dispatcher. Set the TLS options on your dispatcher instead.', { code: 'ERR_USAGE' })
-  const client = createUpstreamClient({ dispatcher: options.dispatcher, tls: upstreamTls })
-  const observer = combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer)
+  const report = options.onExchangeError ?? printExchangeFailure
+  const client = createUpstreamClient({ dispatcher: options.dispatcher, tls: upstreamTls, onHandlerError: report })
+  const combined = combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer)
+  const observer = combined && guardObserver(combined, report)
   const ca = targets.length === 0 ? (options.ca ?? (await createInMemoryCertificateAuthority())) : null
 
-  const server = createDataPlaneServer()
+  const server = createDataPlaneServer(report)
   const admin = http.createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 60_000, headersTimeout: 30_000 })
 
   let self = ''
@@ -115,10 +124,12 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   // Every request, direct or from inside a CONNECT tunnel, goes through here.
   const serve = (req: WireRequest, res: WireResponse, upstream: Upstream, clientUrl: URL) => {
     const exchange = storm.begin({ method: req.method, url: clientUrl, headers: req.headers })
-    void runExchange(exchange, createProxyTransport(req, res, upstream, client), observer)
+    const running = runExchange(exchange, createProxyTransport(req, res, upstream, client), observer)
+    // Synchronous throws are caught by the wire server; this catches the flow's own promise.
+    if (running) running.catch((error: unknown) => failExchange(report, error, req, res))
   }
   server.on('request', (req, res) => {
-    const resolution = resolveTarget(targets, req.url, req.headers.host, self)
+    const resolution = resolveRequest(targets, req, self)
     if (!resolution.ok) return sendProxyError(res, resolution.status, resolution.message)
     if (targets.length === 0 && isSelf(resolution.clientUrl)) return sendProxyError(res, 508, 'Refused to forward a request to the proxy itself.')
     serve(req, res, resolution.upstream, resolution.clientUrl)
@@ -128,6 +139,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
         leaves: new LeafCertificates(ca),
         ownPorts,
         serve,
+        report,
         ...(options.connectPorts ? { connectPorts: options.connectPorts } : {}),
         ...(options.tunnelUnmatched ? { intercept: createInterceptPredicate(() => storm.config) } : {}),
         ...(options.onCertificateRefused ? { onCertificateRefused: options.onCertificateRefused } : {}),

@@ -178,12 +178,21 @@ class ProxyTransport implements ExchangeTransport {
         // A pass-through stage sees each chunk on its way upstream (a second 'data' listener
         // would start the flow before undici listens, and undici would miss the first chunks).
         const tap = new Transform({
+          // A throwing observer fails the body stream (and so the exchange), not the process: these run in stream callbacks.
           transform(chunk: Buffer, _encoding, callback) {
-            onRequestBody(chunk)
+            try {
+              onRequestBody(chunk)
+            } catch (error) {
+              return callback(error as Error)
+            }
             callback(null, chunk)
           },
           flush(callback) {
-            onRequestBody(null)
+            try {
+              onRequestBody(null)
+            } catch (error) {
+              return callback(error as Error)
+            }
             callback()
           },
         })

@@ -6,7 +6,7 @@
 import type { Readable } from 'node:stream'
 import type tls from 'node:tls'
 import type { Dispatcher } from 'undici'
-import { UpstreamPool, type UpstreamHandler, type UpstreamRequestHead } from './upstream-pool.js'
+import { UpstreamPool, type UpstreamHandler, type UpstreamPoolOptions, type UpstreamRequestHead } from './upstream-pool.js'
 
 export type { UpstreamHandler, UpstreamRequestHead } from './upstream-pool.js'
 
@@ -28,9 +28,9 @@ export interface UpstreamClient {
  * How the proxy and the replay server reach upstreams: the caller's dispatcher when given (never
  * closed here), else a pool of their own (closed with the client).
  */
-export function createUpstreamClient(options: { dispatcher?: Dispatcher | undefined; tls?: tls.ConnectionOptions | undefined }): UpstreamClient {
+export function createUpstreamClient(options: { dispatcher?: Dispatcher | undefined; tls?: tls.ConnectionOptions | undefined; onHandlerError?: UpstreamPoolOptions['onHandlerError'] }): UpstreamClient {
   if (options.dispatcher) return undiciClient(options.dispatcher)
-  return poolClient(new UpstreamPool({ keepAliveMs: 4_000, ...(options.tls ? { tls: options.tls } : {}) }))
+  return poolClient(new UpstreamPool({ keepAliveMs: 4_000, ...(options.tls ? { tls: options.tls } : {}), ...(options.onHandlerError ? { onHandlerError: options.onHandlerError } : {}) }))
 }
 
 /** The proxy's own pool. */

@@ -84,21 +84,23 @@ export class DispatchedResponse implements UpstreamResponse {
     this.#notify()
   }
 
+  // The reader hears of the end (or the failure) before the taps: a tap that throws (an observer,
+  // see exchange-failure.ts) must not leave the exchange waiting for an end that never comes.
   onEnd(): void {
     this.#ended = true
-    for (const tap of this.#taps) tap(null)
     if (this.#sink) {
       this.#sink.end()
       this.#sinkDone?.resolve()
     }
     this.#notify()
+    for (const tap of this.#taps) tap(null)
   }
 
   onError(error: Error): void {
     this.#error = error
-    for (const tap of this.#taps) tap(null, error)
     this.#sinkDone?.reject(error)
     this.#notify()
+    for (const tap of this.#taps) tap(null, error)
   }
 
   #notify(): void {

@@ -12,8 +12,9 @@
 import net from 'node:net'
 import type { Readable } from 'node:stream'
 import tls from 'node:tls'
+import { printExchangeFailure, reportFailure, type ExchangeErrorReporter } from './exchange-failure.js'
 import { headerObject } from './http1/headers.js'
-import { HTTPParser, type NativeParser } from './http1/native-parser.js'
+import { HTTPParser, MAX_HEADER_PAIRS, type NativeParser } from './http1/native-parser.js'
 
 /** What the caller learns about one upstream response. */
 export interface UpstreamHandler {
@@ -64,6 +65,11 @@ export interface UpstreamPoolOptions {
   bodyTimeoutMs?: number
   /** TLS options for https origins (verification settings, extra CAs). */
   tls?: tls.ConnectionOptions
+  /**
+   * A handler threw in this pool's socket callbacks: its call failed (with `ERR_EXCHANGE_FAILED`)
+   * and its connection was discarded, the pool goes on. Default: one line on stderr.
+   */
+  onHandlerError?: ExchangeErrorReporter
 }
 
 const CRLF = '\r\n'
@@ -167,7 +173,12 @@ class Call implements UpstreamCall {
     if (this.done) return
     this.done = true
     this.body?.unpipe?.()
-    this.handler.onError(error)
+    try {
+      this.handler.onError(error)
+    } catch (thrown) {
+      // Failures arrive from socket, timer and stream events: a throw here would be uncaught.
+      this.pool.handlerThrew(this.connection, this, thrown)
+    }
   }
 }
 
@@ -184,6 +195,7 @@ export class UpstreamPool {
       headersTimeoutMs: options.headersTimeoutMs ?? 300_000,
       bodyTimeoutMs: options.bodyTimeoutMs ?? 300_000,
       tls: options.tls,
+      onHandlerError: options.onHandlerError ?? printExchangeFailure,
     }
   }
 
@@ -236,6 +248,13 @@ export class UpstreamPool {
       if (!call || call.done) return 1
       const raw = headers ?? call.headers
       call.headers = []
+      // Relayed, the lines past a client's limit (node:http's is 2000) would be dropped, the framing
+      // ones with them: the exchange fails (502) rather than reach a client mis-framed.
+      if (raw.length > MAX_HEADER_PAIRS * 2) {
+        call.fail(codedError('UPSTREAM_BAD_RESPONSE', `The upstream's response head has more than ${MAX_HEADER_PAIRS} header lines`))
+        this.discard(connection)
+        return 1
+      }
       // 1xx answers (100 Continue, 103 Early Hints) are not the response; llhttp reports the final one next.
       if (statusCode < 200 && statusCode !== 101) {
         call.informational = true
@@ -284,13 +303,17 @@ export class UpstreamPool {
     const onClose = (error?: NodeJS.ErrnoException) => {
       const call = connection.call
       if (call && !call.done) {
-        // A response delimited by the end of the connection ends here.
-        if (call.responseStarted && !error) {
-          const result = parser.finish()
-          if (!(result instanceof Error) && call.done) return this.#forget(connection)
+        try {
+          // A response delimited by the end of the connection ends here.
+          if (call.responseStarted && !error) {
+            const result = parser.finish()
+            if (!(result instanceof Error) && call.done) return this.#forget(connection)
+          }
+          const code = error?.code ?? (call.responseStarted ? 'UPSTREAM_TRUNCATED' : connection.reused ? 'ECONNRESET' : 'UPSTREAM_CLOSED')
+          call.fail(error ?? codedError(code, call.responseStarted ? 'The upstream closed the connection mid-response' : 'The upstream closed the connection before answering'))
+        } catch (thrown) {
+          this.handlerThrew(connection, call, thrown)
         }
-        const code = error?.code ?? (call.responseStarted ? 'UPSTREAM_TRUNCATED' : connection.reused ? 'ECONNRESET' : 'UPSTREAM_CLOSED')
-        call.fail(error ?? codedError(code, call.responseStarted ? 'The upstream closed the connection mid-response' : 'The upstream closed the connection before answering'))
       }
       this.#forget(connection)
     }
@@ -315,8 +338,27 @@ export class UpstreamPool {
     return true
   }
 
-  /** One socket read. `lent`: `data` is a view of the connection's read buffer, overwritten by the next read. */
+  /** One socket read, guarded: a handler that throws fails its call, not the process. */
   #onRead(connection: Connection, data: Buffer, lent: boolean): void {
+    const call = connection.call
+    try {
+      this.#read(connection, data, lent)
+    } catch (error) {
+      this.handlerThrew(connection, call, error)
+    }
+  }
+
+  /** @internal Last resort (see exchange-failure.ts): report once, drop the connection, fail the call if it is still open. */
+  handlerThrew(connection: Connection | null, call: Call | null, error: unknown): void {
+    const origin = connection?.origin ?? 'the upstream'
+    reportFailure(this.#options.onHandlerError, error, call ? `"${call.head.method} ${call.head.path}" at ${origin}` : `a response from ${origin}`)
+    if (connection) this.discard(connection)
+    // A handler that throws again on this failure is caught in fail() and not reported twice.
+    call?.fail(Object.assign(new Error('The exchange failed in a handler', { cause: error }), { code: 'ERR_EXCHANGE_FAILED' }))
+  }
+
+  /** One socket read. `lent`: `data` is a view of the connection's read buffer, overwritten by the next read. */
+  #read(connection: Connection, data: Buffer, lent: boolean): void {
     const call = connection.call
     if (!call) {
       // Bytes on an idle connection: the server broke the protocol; never reuse it.

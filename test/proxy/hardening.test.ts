@@ -53,6 +53,30 @@ describe('proxy hardening', () => {
     expect(env.upstream.hits()).toBe(0)
   })
 
+  // Short lines: 2100 of them fit in the 16 KiB head limit, so the count is what is refused.
+  const manyLines = (n: number) => Array.from({ length: n }, (_, i) => `${i.toString(36)}:v\r\n`).join('')
+
+  it('answers 431 to a request of more than 2000 header lines instead of forwarding it without its Content-Length and body', async () => {
+    env = await startProxied('reverse', { rules: [] })
+    const reply = await raw(Number(new URL(env.proxy.url).port), `POST /echo HTTP/1.1\r\nHost: x\r\n${manyLines(2100)}Content-Length: 5\r\n\r\nhello`)
+    expect(reply.startsWith('HTTP/1.1 431 Request Header Fields Too Large')).toBe(true)
+    expect(env.upstream.hits()).toBe(0)
+  })
+
+  it('answers 502 to an upstream response of more than 2000 header lines instead of relaying it', async () => {
+    const upstream = http.createServer((_req, res) => {
+      const flat = Array.from({ length: 2100 }, (_, i) => [i.toString(36), 'v']).flat()
+      res.writeHead(200, [...flat, 'content-length', '5'])
+      res.end('hello')
+    })
+    servers.push(upstream)
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
+    proxy = await startProxy({ targets: [`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`] })
+    const response = await fetch(`${proxy.url}/many`)
+    expect(response.status).toBe(502)
+    expect(await response.text()).toContain('UPSTREAM_BAD_RESPONSE')
+  })
+
   it('answers 502 with a clear body when the upstream is unreachable, and keeps serving', async () => {
     const closed = net.createServer()
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))

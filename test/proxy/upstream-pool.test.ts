@@ -227,6 +227,20 @@ describe('upstream pool', () => {
     await expect(send(newPool(), upstream.origin, { path: '/' })).rejects.toMatchObject({ code: 'UPSTREAM_BAD_RESPONSE' })
   })
 
+  it('fails a response of more than 2000 header lines rather than hand it on without its framing lines, and keeps one of 2000', async () => {
+    // Short lines: 2100 of them fit in the 16 KiB head limit, so the count is what is refused.
+    const filler = (n: number) => Array.from({ length: n }, (_, i) => `${i.toString(36)}:v\r\n`).join('')
+    const upstream = await rawServer((socket, request) => {
+      const lines = request.includes('/many') ? 2100 : 1999
+      socket.write(`HTTP/1.1 200 OK\r\n${filler(lines)}content-length: 5\r\n\r\nhello`)
+    })
+    const pool = newPool()
+    await expect(send(pool, upstream.origin, { path: '/many' })).rejects.toMatchObject({ code: 'UPSTREAM_BAD_RESPONSE', message: "The upstream's response head has more than 2000 header lines" })
+    const most = await send(pool, upstream.origin, { path: '/most' })
+    expect(most.body).toBe('hello')
+    expect(Object.keys(most.headers)).toHaveLength(2000)
+  })
+
   it('fails a request whose head does not arrive in time', async () => {
     const upstream = await rawServer(() => undefined)
     await expect(send(newPool({ headersTimeoutMs: 100, bodyTimeoutMs: 100 }), upstream.origin, { path: '/' })).rejects.toMatchObject({ code: 'UND_ERR_HEADERS_TIMEOUT' })

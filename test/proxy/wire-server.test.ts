@@ -73,6 +73,32 @@ describe('WireServer', () => {
     expect(bodies).toEqual(['/slow', '/fast', '/last'])
   })
 
+  it('parses pipelined requests only 16 ahead of the one being answered, so the ones before a malformed request are answered first', async () => {
+    const { port } = await serve((req, res) => setTimeout(() => res.writeHead(200, { 'content-length': req.url.length }).end(req.url), 2))
+    let heads = ''
+    for (let i = 1; i <= 30; i++) heads += `GET /${i} HTTP/1.1\r\nHost: x\r\n\r\n`
+    const text = await raw(port, `${heads}BROKEN\r\n\r\n`)
+    const bodies = [...text.matchAll(/\r\n\r\n(\/\d+)/g)].map((m) => m[1])
+    // All 30 are parsed once the 14th is answered; the malformed line after them then ends the connection with 400.
+    expect(bodies).toEqual(Array.from({ length: 14 }, (_, i) => `/${i + 1}`))
+    expect(text).toMatch(/HTTP\/1\.1 400 Bad Request\r\n[^]*$/)
+  })
+
+  it('answers 400 to a malformed head that follows an Upgrade request served as a plain one', async () => {
+    const { port } = await serve(ok('plain'))
+    const text = await raw(port, 'GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nBROKEN\r\n\r\n')
+    expect(text).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nplainHTTP\/1\.1 400 Bad Request\r\n/)
+  })
+
+  it('answers 100 pipelined requests in order, resuming the parse of held bytes as the queue drains', async () => {
+    const { port } = await serve((req, res) => setImmediate(() => res.writeHead(200, { 'content-length': req.url.length }).end(req.url)))
+    let heads = ''
+    for (let i = 1; i <= 100; i++) heads += `POST /${i} HTTP/1.1\r\nHost: x\r\n${i % 7 === 0 ? 'Content-Length: 3\r\n\r\nabc' : '\r\n'}`
+    const text = await raw(port, `${heads}GET /last HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)
+    const bodies = [...text.matchAll(/\r\n\r\n(\/(?:\d+|last))/g)].map((m) => m[1])
+    expect(bodies).toEqual([...Array.from({ length: 100 }, (_, i) => `/${i + 1}`), '/last'])
+  })
+
   it('frames a body without content-length as chunked for HTTP/1.1 and close-delimited for HTTP/1.0', async () => {
     const { port } = await serve((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/plain' })
@@ -110,6 +136,35 @@ describe('WireServer', () => {
     expect(await raw(port, 'GET / HTTP/1.1\r\n\r\n')).toMatch(/^HTTP\/1\.1 400 /)
     expect(await raw(port, 'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n')).toMatch(/^HTTP\/1\.1 400 /)
     expect(calls).toBe(0)
+  })
+
+  it('answers 431 to a head of more than 2000 lines instead of dropping the lines past 2000 (Content-Length with them), and serves one of 2000', async () => {
+    const seen: string[] = []
+    const { port } = await serve((req, res) => {
+      seen.push(`${req.headers['content-length']}`)
+      res.writeHead(200, { 'content-length': 2 }).end('ok')
+    })
+    // Short lines: 2100 of them fit in the 16 KiB head limit, so the count is what is refused.
+    const filler = (n: number) => Array.from({ length: n }, (_, i) => `${i.toString(36)}:v\r\n`).join('')
+    const refused = await raw(port, `POST /a HTTP/1.1\r\nHost: x\r\n${filler(2100)}Content-Length: 5\r\n\r\nhello`)
+    expect(refused).toMatch(/^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/)
+    expect(seen).toEqual([])
+    const served = await raw(port, `POST /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${filler(1997)}Content-Length: 5\r\n\r\nhello`)
+    expect(served).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
+    expect(seen).toEqual(['5'])
+  })
+
+  it('closes the connection after an HTTP/1.0 request with Transfer-Encoding, and serves nothing pipelined after it (RFC 9112 §6.1)', async () => {
+    const seen: string[] = []
+    const { port } = await serve((req, res) => {
+      seen.push(req.url)
+      req.body?.resume()
+      res.writeHead(200, { 'content-length': 2 }).end('ok')
+    })
+    const reply = await raw(port, 'POST /chunked HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n')
+    expect(seen).toEqual(['/chunked'])
+    expect(reply.match(/^HTTP\/1\.1 /gm)).toHaveLength(1)
+    expect(reply).toContain('connection: close\r\n')
   })
 
   it('answers Expect: 100-continue before the handler reads the body, and 417 to other expectations', async () => {

@@ -10,7 +10,11 @@
  * settings as node:http, and keeps node:http's behaviour where clients can see it: 400/431 on
  * malformed heads, 400 on an HTTP/1.1 request without Host, `Expect: 100-continue`, 417,
  * keep-alive with `Keep-Alive: timeout=`, pipelined requests answered in order, a half-closed
- * client treated as gone, headers/request/keep-alive timeouts.
+ * client treated as gone, headers/request/keep-alive timeouts. Where node:http has a gap it is
+ * closed: a head of more than 2000 lines gets 431 (node:http drops the extra lines, framing ones
+ * included), an HTTP/1.0 request with Transfer-Encoding ends its connection, a pipelined exchange
+ * starts only once the socket took the previous response, and an exception while serving one
+ * exchange fails that exchange ('exchangeError'), not the process. docs/proxy.md lists the limits.
  */
 import { EventEmitter } from 'node:events'
 import { STATUS_CODES } from 'node:http'
@@ -36,6 +40,12 @@ export interface WireServerEvents {
   connect: [req: WireRequest, socket: Socket, head: Buffer]
   /** Errors of the listening socket (EADDRINUSE…). */
   error: [error: Error]
+  /**
+   * An exception escaped while serving one exchange (a 'request' listener, or what it set up that
+   * runs in this connection's socket callbacks). The listener may answer `res` (still unanswered
+   * if `!res.headersSent`); the connection then closes. Without a listener the connection just closes.
+   */
+  exchangeError: [error: unknown, req: WireRequest | null, res: WireResponse | null]
 }
 
 /** Idle connections are closed this long after the announced keep-alive timeout, as node:http does, so a client never races a close it was not told about. */
@@ -43,6 +53,12 @@ const KEEP_ALIVE_GRACE_MS = 1_000
 const SWEEP_INTERVAL_MS = 1_000
 const PAUSED_BY_BODY = 1
 const PAUSED_BY_QUEUE = 2
+/**
+ * Pipelined requests that may wait for their turn on one connection. At this depth parsing stops
+ * (after a request without a body) and the bytes that follow wait unparsed until the queue
+ * shrinks; the socket is not read meanwhile. node:http parses all of a socket read (64 KiB).
+ */
+export const PIPELINE_DEPTH = 16
 
 function statusHead(status: number): string {
   return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`
@@ -53,6 +69,7 @@ class Connection implements ResponseOwner, BodySource {
   readonly server: WireServer
   readonly parser: NativeParser
   readonly keepAliveSeconds: number
+  readonly maxHeaderSize: number
   /** Header lines and URL delivered before the head completed (long heads come in pieces). */
   pendingHeaders: string[] = []
   pendingUrl = ''
@@ -75,18 +92,25 @@ class Connection implements ResponseOwner, BodySource {
   closing = false
   closed = false
   paused = 0
+  /** An HTTP/1.0 request with Transfer-Encoding was read: requests after it are not served (RFC 9112 §6.1). */
+  lastRequestRead = false
+  /** Bytes not parsed yet because the queue was full (PIPELINE_DEPTH). */
+  held: Buffer | null = null
 
   constructor(server: WireServer, socket: Socket, options: Required<WireServerOptions>) {
     this.server = server
     this.socket = socket
     this.keepAliveSeconds = Math.floor(options.keepAliveTimeoutMs / 1000)
+    this.maxHeaderSize = options.maxHeaderSize
     this.headStartedAt = performance.now()
     this.idleSince = this.headStartedAt
     const parser = new HTTPParser()
-    parser.initialize(HTTPParser.REQUEST, {}, options.maxHeaderSize, 0)
+    parser.initialize(HTTPParser.REQUEST, {}, this.maxHeaderSize, 0)
     this.parser = parser
+    // Long heads come in batches of 32 lines; all are kept (maxHeaderSize bounds them) so that a
+    // head with too many lines is refused, never forwarded without the lines past the limit.
     parser[HTTPParser.kOnHeaders] = (headers: string[], url: string) => {
-      if (this.pendingHeaders.length < MAX_HEADER_PAIRS * 2) this.pendingHeaders.push(...headers)
+      this.pendingHeaders.push(...headers)
       this.pendingUrl += url
     }
     parser[HTTPParser.kOnHeadersComplete] = this.onHeadersComplete.bind(this)
@@ -114,6 +138,12 @@ class Connection implements ResponseOwner, BodySource {
     this.pendingUrl = ''
     this.headStartedAt = 0
     this.midHead = false
+    // node:http drops the lines past maxHeadersCount, Content-Length and Transfer-Encoding with
+    // them; forwarding such a head would change its framing. Refused as an oversized head is.
+    if (raw.length > MAX_HEADER_PAIRS * 2) {
+      this.parseError(Object.assign(new Error(`more than ${MAX_HEADER_PAIRS} header lines`), { code: 'HPE_HEADER_OVERFLOW' }))
+      return 0
+    }
     const methodName = METHODS[method] ?? 'GET'
     const map = headerObject(raw, 'request')
     const version = `${major}.${minor}`
@@ -122,16 +152,25 @@ class Connection implements ResponseOwner, BodySource {
       this.connectRequest = new WireRequest(methodName, target, map, version, this.socket, null)
       return 2
     }
-    if (this.closing) return 0
+    if (this.closing || this.lastRequestRead) return 0
+    const http10 = major === 1 && minor === 0
+    // RFC 9112 §6.1: Transfer-Encoding in an HTTP/1.0 message makes its framing suspect; the
+    // connection closes after the answer, and what follows on it is not served (node:http serves it).
+    if (http10 && map['transfer-encoding'] !== undefined) {
+      this.lastRequestRead = true
+      keepAlive = false
+    }
     const body = announcesBody(map) ? new RequestBody(this) : null
     const req = new WireRequest(methodName, target, map, version, this.socket, body)
     this.reading = req
     this.requestStartedAt = performance.now()
-    const res = new WireResponse(this, keepAlive, methodName === 'HEAD', major === 1 && minor === 0)
+    const res = new WireResponse(this, keepAlive, methodName === 'HEAD', http10)
     if (this.current) {
       // Answered in order: this one waits, and reading stops until its turn.
       this.queue.push([req, res])
       this.pause(PAUSED_BY_QUEUE)
+      // A full queue: parsing stops after this request (2 stops llhttp as after an upgrade); onData holds the rest.
+      if (body === null && this.queue.length >= PIPELINE_DEPTH) return 2
     } else this.dispatch(req, res)
     return 0
   }
@@ -156,7 +195,28 @@ class Connection implements ResponseOwner, BodySource {
       }
       this.socket.write('HTTP/1.1 100 Continue\r\n\r\n', 'latin1')
     }
-    this.server.emit('request', req, res)
+    try {
+      this.server.emit('request', req, res)
+    } catch (error) {
+      this.failed(error, req, res)
+    }
+  }
+
+  /**
+   * Last resort: an exception escaped while serving an exchange. It fails (the 'exchangeError'
+   * listener may answer it) and the connection closes after it, its parser state unknown; the
+   * server goes on. See ../exchange-failure.ts.
+   */
+  failed(error: unknown, req: WireRequest | null, res: WireResponse | null): void {
+    this.closing = true
+    if (res) res.keepAlive = false
+    if (req?.body && !req.complete) req.body.destroy(Object.assign(new Error('The exchange failed'), { code: 'ERR_EXCHANGE_FAILED' }))
+    try {
+      this.server.emit('exchangeError', error, req, res)
+    } catch {
+      // A listener that throws as well: the connection still closes below.
+    }
+    if (!res?.writableFinished) this.socket.destroy()
   }
 
   responseFinished(res: WireResponse): void {
@@ -173,8 +233,17 @@ class Connection implements ResponseOwner, BodySource {
     }
     const next = this.queue.shift()
     if (next) {
-      if (this.queue.length === 0) this.unpause(PAUSED_BY_QUEUE)
-      this.dispatch(next[0], next[1])
+      // Held bytes are parsed first (after this call returns: no parsing inside a handler's end()); the socket waits for them.
+      if (this.held !== null) queueMicrotask(() => this.parseHeld())
+      else if (this.queue.length === 0) this.unpause(PAUSED_BY_QUEUE)
+      // A client that pipelines without reading: the next exchange starts once the socket took
+      // this one's bytes, so it holds one response in memory and one upstream socket, not one each.
+      if (this.socket.writableNeedDrain) {
+        this.current = next[1]
+        this.socket.once('drain', () => {
+          if (!this.closed) this.dispatch(next[0], next[1])
+        })
+      } else this.dispatch(next[0], next[1])
       return
     }
     this.idleSince = performance.now()
@@ -182,21 +251,49 @@ class Connection implements ResponseOwner, BodySource {
 
   onData(data: Buffer): void {
     if (this.closing) return
+    if (this.held !== null) {
+      // Read before the pause took effect: it waits behind the held bytes.
+      this.held = Buffer.concat([this.held, data])
+      return
+    }
     this.fresh = false
     if (this.reading === null && !this.midHead) {
       this.midHead = true
       this.headStartedAt = performance.now()
     }
     let chunk = data
-    // A non-CONNECT upgrade request is served as a plain request (no upgrade is offered); llhttp
-    // stops after it, so parsing resumes on the bytes that follow.
-    for (let round = 0; round < 64; round++) {
-      const result = this.parser.execute(chunk)
-      if (typeof result !== 'number') return this.parseError(result)
-      if (this.connectRequest) return this.handOver(this.connectRequest, chunk.subarray(result))
-      if (result >= chunk.length || result <= 0 || this.closing) return
-      chunk = chunk.subarray(result)
+    try {
+      // A non-CONNECT upgrade request is served as a plain request (no upgrade is offered); llhttp
+      // stops after it, so parsing resumes on the bytes that follow.
+      for (let round = 0; round < 64; round++) {
+        const result = this.parser.execute(chunk)
+        if (typeof result !== 'number') return this.parseError(result)
+        if (this.connectRequest) return this.handOver(this.connectRequest, chunk.subarray(result))
+        if (result >= chunk.length || result <= 0 || this.closing) return
+        chunk = chunk.subarray(result)
+        // llhttp stopped at a message boundary, after an upgrade request or a full queue. A fresh
+        // parser reads what follows: resumed, it keeps the upgrade flag and lets a malformed next
+        // head pass unreported, one byte at a time.
+        this.parser.initialize(HTTPParser.REQUEST, {}, this.maxHeaderSize, 0)
+        if (this.queue.length >= PIPELINE_DEPTH) {
+          this.held = chunk
+          return
+        }
+      }
+    } catch (error) {
+      // Thrown in a parser callback: by whoever reads a request body (it is delivered here), or a
+      // 'connect' listener. 'request' listeners are guarded in dispatch().
+      this.failed(error, this.reading, this.current)
     }
+  }
+
+  /** The queue shrank below PIPELINE_DEPTH: parse what was held; read the socket again once nothing is held or queued. */
+  parseHeld(): void {
+    const held = this.held
+    if (held === null || this.closed || this.queue.length >= PIPELINE_DEPTH) return
+    this.held = null
+    this.onData(held)
+    if (this.held === null && this.queue.length === 0) this.unpause(PAUSED_BY_QUEUE)
   }
 
   /** Malformed input: a 400 (431 for an oversized head) when no response started, else a close. */
@@ -241,12 +338,18 @@ class Connection implements ResponseOwner, BodySource {
   onClose(): void {
     this.closed = true
     this.server.forget(this)
-    // The response hears first: whoever forwards the body then knows the client left.
-    this.current?.connectionClosed()
-    for (const [, res] of this.queue) res.connectionClosed()
-    this.queue.length = 0
-    const req = this.reading
-    if (req?.body && !req.complete) req.body.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }))
+    const current = this.current
+    try {
+      // The response hears first: whoever forwards the body then knows the client left.
+      current?.connectionClosed()
+      for (const [, res] of this.queue) res.connectionClosed()
+      this.queue.length = 0
+      const req = this.reading
+      if (req?.body && !req.complete) req.body.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }))
+    } catch (error) {
+      // A 'close' listener of the exchange threw: reported; the socket is gone anyway.
+      this.failed(error, this.reading, current)
+    }
   }
 
   get draining(): boolean {

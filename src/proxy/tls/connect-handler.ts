@@ -21,6 +21,7 @@ import net from 'node:net'
 import type { Duplex } from 'node:stream'
 import tls from 'node:tls'
 import { createDataPlaneServer, sendProxyError } from '../data-plane-server.js'
+import type { ExchangeErrorReporter } from '../exchange-failure.js'
 import type { WireRequest } from '../http1/wire-request.js'
 import type { WireResponse } from '../http1/wire-response.js'
 import { setResetTarget } from '../reset-socket.js'
@@ -54,6 +55,8 @@ export interface ConnectHandlerOptions {
   readonly intercept?: (host: string, port: number) => boolean
   /** Serve one request that arrived inside a tunnel: the data plane's request path. */
   readonly serve: (req: WireRequest, res: WireResponse, upstream: Upstream, clientUrl: URL) => void
+  /** Where an exchange that threw inside a tunnel is reported (see exchange-failure.ts). */
+  readonly report?: ExchangeErrorReporter
   /** A client refused the leaf during the handshake (it does not trust the CA). */
   readonly onCertificateRefused?: (host: string, reason: string) => void
 }
@@ -90,7 +93,7 @@ export function createConnectHandler(options: ConnectHandlerOptions): ConnectHan
   let closing = false
 
   // This server never listens: the sockets of tunnels are handed to it.
-  const inner = createDataPlaneServer()
+  const inner = createDataPlaneServer(options.report)
   inner.on('request', (req, res) => {
     const tunnel = tunnels.get(req.socket)
     const path = req.url

@@ -1,0 +1,32 @@
+/**
+ * Where one request of the data plane goes (targets.ts), with malformed input answered instead of
+ * thrown: `new URL` throws on a Host such as `a b`, an empty one or `x:99999`, and on an
+ * origin-form target such as `//x:99999/`, and one such request used to end the process.
+ */
+import type { WireRequest } from './http1/wire-request.js'
+import { resolveTarget, type Resolution, type Target } from './targets.js'
+
+/** `resolveTarget` for `req`; a 400 naming the malformed part when it cannot be resolved. */
+export function resolveRequest(targets: readonly Target[], req: WireRequest, self: string): Resolution {
+  try {
+    return resolveTarget(targets, req.url, req.headers.host, self)
+  } catch {
+    // Diagnosed only on this path: the per-request cost stays the one URL targets.ts builds.
+    return { ok: false, status: 400, message: malformedPart(req) }
+  }
+}
+
+function malformedPart(req: WireRequest): string {
+  const host = req.headers.host
+  if (host !== undefined && !isAuthority(host)) return `Failed to route "${req.method} ${req.url}": the Host header "${host}" is not a valid host[:port] (a port is 0-65535). Send the host you reach the proxy by.`
+  return `Failed to route "${req.method} ${req.url}": the request target is not a valid URL path. Send an origin-form path such as "/items?q=1".`
+}
+
+function isAuthority(host: string): boolean {
+  try {
+    new URL(`http://${host}/`)
+    return true
+  } catch {
+    return false
+  }
+}

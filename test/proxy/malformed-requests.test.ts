@@ -1,0 +1,68 @@
+/**
+ * Malformed requests that used to end the proxy process (`TypeError: Invalid URL`): each gets a
+ * 4xx naming what was wrong, and the process, spawned as users run it, keeps serving.
+ */
+import net from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startUpstream, type Upstream } from '../helpers/upstream.js'
+import { startCli, type RunningCli } from '../ui/spawn-cli.js'
+
+/** Send raw bytes; the reply up to the socket's close. */
+export function rawExchange(port: number, bytes: string | Buffer, timeoutMs = 3000): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(bytes))
+    let reply = ''
+    socket.on('data', (chunk: Buffer) => (reply += chunk.toString('latin1')))
+    socket.on('close', () => resolve(reply))
+    socket.on('error', () => resolve(reply))
+    socket.setTimeout(timeoutMs, () => socket.destroy())
+  })
+}
+
+let upstream: Upstream
+let reverse: RunningCli
+let forward: RunningCli
+const portOf = (cli: RunningCli) => Number(/^toolstorm proxy http:\/\/127\.0\.0\.1:(\d+) /.exec(cli.lines[0] ?? '')?.[1])
+
+beforeAll(async () => {
+  upstream = await startUpstream()
+  ;[reverse, forward] = await Promise.all([
+    startCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0'], 1),
+    startCli(['proxy', '--port', '0', '--admin-port', '0'], 1),
+  ])
+})
+afterAll(async () => {
+  await Promise.all([reverse?.stop(), forward?.stop()])
+  await upstream?.close()
+})
+
+describe('malformed requests', () => {
+  it.each([
+    ['a Host with a space', 'GET /items/a HTTP/1.1\r\nHost: a b\r\nConnection: close\r\n\r\n', 'the Host header \\"a b\\" is not a valid host[:port]'],
+    ['an empty Host', 'GET /items/a HTTP/1.1\r\nHost: \r\nConnection: close\r\n\r\n', 'the Host header \\"\\" is not a valid host[:port]'],
+    ['a Host with a port above 65535', 'GET /items/a HTTP/1.1\r\nHost: x:99999\r\nConnection: close\r\n\r\n', 'the Host header \\"x:99999\\" is not a valid host[:port]'],
+    ['a target that parses as an authority with a bad port', 'GET //x:99999/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', '\\"GET //x:99999/\\": the request target is not a valid URL path'],
+  ])('reverse mode answers 400 to %s, naming it, and the process keeps serving', async (_name, bytes, named) => {
+    const port = portOf(reverse)
+    const reply = await rawExchange(port, bytes)
+    expect(reply).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/)
+    expect(reply).toContain(named)
+    expect(reverse.child.exitCode).toBeNull()
+    const after = await fetch(`http://127.0.0.1:${port}/items/a`)
+    expect(after.status).toBe(200)
+  })
+
+  it.each([
+    ['an absolute-form target with a space in its host', 'GET http://a b/ HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n'],
+    ['an absolute-form target with a port above 65535', 'GET http://x:99999/ HTTP/1.1\r\nHost: x:99999\r\nConnection: close\r\n\r\n'],
+    ['a Host with a space', `GET ${'http://127.0.0.1:1/'} HTTP/1.1\r\nHost: a b\r\nConnection: close\r\n\r\n`],
+  ])('forward mode answers 4xx to %s and the process keeps serving', async (_name, bytes) => {
+    const port = portOf(forward)
+    const reply = await rawExchange(port, bytes)
+    // A Host that differs from the absolute-form target is ignored (RFC 9112 §3.2.2), so the last case reaches the (closed) port 1: 502.
+    expect(reply).toMatch(/^HTTP\/1\.1 (400 Bad Request|502 Bad Gateway)\r\n/)
+    expect(forward.child.exitCode).toBeNull()
+    const after = await rawExchange(port, `GET ${upstream.url}/items/a HTTP/1.1\r\nHost: 127.0.0.1:${upstream.port}\r\nConnection: close\r\n\r\n`)
+    expect(after).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
+  })
+})
