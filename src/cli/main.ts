@@ -18,12 +18,40 @@ import { replayCommand } from './commands/replay.js'
 import { rulesCommand } from './commands/rules.js'
 import { scenariosCommand } from './commands/scenarios.js'
 import { schemaCommand } from './commands/schema.js'
-import { printError, reportError } from './output.js'
+import { ConfigError } from '../errors.js'
+import { closestName } from '../engine/closest-name.js'
+import { reportError } from './output.js'
+
+/** What yargs' instance knows at the failure: the options of the command being parsed (untyped in @types/yargs). */
+interface ParsingState {
+  getOptions?(): { key?: Record<string, unknown> }
+}
+
+/** yargs' usage message, with the declared flag closest to each unknown one ("Did you mean --target?"). */
+function explainUsage(message: string, argv: readonly string[], state: ParsingState): string {
+  if (message.startsWith('Did you mean ')) {
+    const typed = argv.find((arg) => !arg.startsWith('-'))
+    return `Unknown command "${typed}". ${message}`
+  }
+  const listed = /^Unknown arguments?: (.*)$/s.exec(message)?.[1]
+  const closing = /[.?!]$/.test(message) ? message : `${message}.`
+  if (listed === undefined) return closing
+  // yargs lists `--admin-prot` twice, as typed and camel-cased: suggest once.
+  const typed = listed.split(', ')
+  const unknown = typed.filter((name) => !/[A-Z]/.test(name) || !typed.includes(name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)))
+  const declared = Object.keys(state.getOptions?.().key ?? {})
+  const hints = unknown.flatMap((name) => {
+    const closest = closestName(name, declared)
+    if (!closest) return []
+    return [unknown.length === 1 ? `Did you mean --${closest}?` : `Did you mean --${closest} for ${name.length === 1 ? '-' : '--'}${name}?`]
+  })
+  return [closing, ...hints].join(' ')
+}
 
 export async function main(argv: string[] = hideBin(process.argv)): Promise<number> {
-  let usageError: string | null = null
+  const cli = yargs(argv)
   try {
-    await yargs(argv)
+    await cli
       .scriptName('toolstorm')
       .usage('$0 <command> [options]\n\nBreak the HTTP calls of AI agents. Verify recovery.')
       .command(demoCommand)
@@ -40,19 +68,20 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<numb
       .command(schemaCommand)
       .demandCommand(1, 'Choose a command.')
       .strict()
+      .recommendCommands()
       .version(VERSION)
       .help()
-      .fail((message, error) => {
-        if (error) throw error
-        usageError = message
+      // Throwing stops yargs before the command's handler: a fail callback that returns lets it run
+      // the handler anyway (a proxy served traffic on a mistyped flag, and the error came at shutdown).
+      .fail((message: string | null, error: Error | undefined) => {
+        // Errors other than yargs' own (a coerce that refused a value) come from the handler.
+        if (error && error.name !== 'YError') throw error
+        const usage = explainUsage(message ?? error?.message ?? 'Invalid command line.', argv, cli as unknown as ParsingState)
+        throw new ConfigError(`${usage} Run "toolstorm --help" for usage.`, { code: 'ERR_USAGE' })
       })
       .parseAsync()
   } catch (error) {
     return reportError(error)
-  }
-  if (usageError !== null) {
-    printError(`${usageError} Run "toolstorm --help" for usage.`)
-    return 2
   }
   return typeof process.exitCode === 'number' ? process.exitCode : 0
 }

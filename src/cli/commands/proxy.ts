@@ -44,15 +44,20 @@ export function proxyOptions<T>(yargs: Argv<T>): Argv<T & ProxyArgs> {
     .option('connect-port', { type: 'number', array: true, default: [] as number[], describe: 'Also allow CONNECT to this port (443 always is; repeatable)' })
     .option('tunnel-unmatched', { type: 'boolean', default: false, describe: 'Tunnel HTTPS to hosts no rule can apply to untouched, instead of intercepting every host' })
     .option('upstream-ca', { type: 'string', array: true, default: [] as string[], describe: 'Also trust this CA (PEM file) when verifying upstream HTTPS servers (repeatable)' })
-    .option('insecure-skip-upstream-tls-verification', { type: 'boolean', default: false, describe: 'DANGEROUS: do not verify upstream HTTPS certificates' }) as unknown as Argv<T & ProxyArgs>
+    .option('insecure-skip-upstream-tls-verification', { type: 'boolean', default: false, describe: 'DANGEROUS: do not verify upstream HTTPS certificates' })
+    // Before yargs' validation: it would call the token's letters unknown flags (-A -b -c …).
+    .middleware((args) => refuseEmptyToken(args['admin-token']), true) as unknown as Argv<T & ProxyArgs>
+}
+
+/** `--admin-token -abc…` reaches us empty (the value looks like a flag to the parser); never fall back to a random token silently. */
+function refuseEmptyToken(token: string | undefined): void {
+  if (token === '') throw new ConfigError('Failed to read --admin-token: it has no value. Give the token as --admin-token=<token> (required when it starts with "-").', { code: 'ERR_USAGE' })
 }
 
 /** Build the storm from --rules/--seed/--clock. */
 /** Where and how the proxy listens, from the shared proxy flags. */
 export function listenOptionsFromArgs(args: ProxyArgs): Pick<ProxyOptions, 'targets' | 'host' | 'port' | 'adminPort' | 'adminToken'> {
   const token = args['admin-token']
-  // `--admin-token -abc…` reaches us empty (the value looks like a flag to the parser); never fall back to a random token silently.
-  if (token === '') throw new ConfigError('Failed to read --admin-token: it has no value. Give the token as --admin-token=<token> (required when it starts with "-").', { code: 'ERR_USAGE' })
   return { targets: args.target, host: args.host, port: args.port, adminPort: args['admin-port'], ...(token !== undefined ? { adminToken: token } : {}) }
 }
 
