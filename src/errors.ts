@@ -28,6 +28,7 @@ export const ERROR_CODES = {
   ERR_ADMIN_FORBIDDEN: { exit: 2, status: 403, summary: 'An admin request came with a Host or Origin that is not allowed.' },
   ERR_ADMIN_NOT_FOUND: { exit: 2, status: 404, summary: 'No such admin endpoint or run.' },
   ERR_STATE: { exit: 2, status: 409, summary: 'An API was used in the wrong lifecycle state.' },
+  ERR_PORT_IN_USE: { exit: 2, status: 500, summary: 'A server could not listen: another process holds its port.' },
   ERR_INTERNAL: { exit: 3, status: 500, summary: 'A bug in toolstorm. Please report it.' },
 } as const satisfies Record<string, { exit: number; status: number; summary: string }>
 
@@ -133,6 +134,46 @@ export class AdminApiError extends ToolstormError {}
 export class StateError extends ToolstormError {
   constructor(message: string) {
     super('ERR_STATE', message)
+  }
+}
+
+/** Which of a process's servers could not listen, and which option chose its port. */
+export interface PortInUse {
+  readonly host: string
+  readonly port: number
+  /** The data plane (proxy, replay server, lab) or the admin API. */
+  readonly server: 'data' | 'admin'
+  /** What failed to start, when more precise than "the server" (the data plane) or "the admin API". */
+  readonly name?: string
+  /** The option to change, as the caller knows it (`--admin-port` on the command line). Default: the `startProxy()` option. */
+  readonly option?: string
+}
+
+/** A server could not listen because its port is taken: an ordinary mistake, not a bug (exit 2). */
+export class PortInUseError extends ToolstormError {
+  readonly host: string
+  readonly port: number
+  readonly server: 'data' | 'admin'
+  readonly #where: PortInUse
+
+  constructor(where: PortInUse, options?: { cause?: unknown }) {
+    const option = where.option ?? (where.server === 'admin' ? 'adminPort' : 'port')
+    const what = where.name ?? (where.server === 'admin' ? 'the admin API' : 'the server')
+    super('ERR_PORT_IN_USE', `Failed to start ${what}: port ${where.port} on ${where.host} is in use. Pass another ${option}, or ${option} 0 for any free one.`, options)
+    this.host = where.host
+    this.port = where.port
+    this.server = where.server
+    this.#where = where
+  }
+
+  /** The same error, naming the option the way the caller spells it. */
+  withOption(option: string): PortInUseError {
+    return new PortInUseError({ ...this.#where, option }, { cause: this.cause })
+  }
+
+  /** `error` as a PortInUseError when it is Node's EADDRINUSE, else unchanged. */
+  static from(error: unknown, where: PortInUse): unknown {
+    return (error as NodeJS.ErrnoException | null)?.code === 'EADDRINUSE' ? new PortInUseError(where, { cause: error }) : error
   }
 }
 

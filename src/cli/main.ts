@@ -18,7 +18,7 @@ import { replayCommand } from './commands/replay.js'
 import { rulesCommand } from './commands/rules.js'
 import { scenariosCommand } from './commands/scenarios.js'
 import { schemaCommand } from './commands/schema.js'
-import { ConfigError } from '../errors.js'
+import { ConfigError, PortInUseError } from '../errors.js'
 import { closestName } from '../engine/closest-name.js'
 import { reportError } from './output.js'
 
@@ -81,6 +81,8 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<numb
       })
       .parseAsync()
   } catch (error) {
+    // Every command that listens takes its ports as --port and --admin-port.
+    if (error instanceof PortInUseError) return reportError(error.withOption(error.server === 'admin' ? '--admin-port' : '--port'))
     return reportError(error)
   }
   return typeof process.exitCode === 'number' ? process.exitCode : 0
