@@ -1,5 +1,6 @@
 import type { Argv, CommandModule } from 'yargs'
 import { contract } from '../../engine/contracts/contract.js'
+import { duplicateEffects, formatDuplicateEffects } from '../../engine/contracts/duplicate-effects.js'
 import { readReportsOrCassette } from '../../cassette/read-reports-or-cassette.js'
 import { formatCheck } from '../../demo/format-demo.js'
 import { printLine } from '../output.js'
@@ -37,12 +38,17 @@ export const checkCommand: CommandModule<object, CheckArgs> = {
       if (maxTokens !== undefined) checks.atMostTokens(maxTokens)
       return checks.toJSON()
     })
+    // Which effects were committed twice: the check's detail only counts them.
+    const duplicates = reports.map((report) => formatDuplicateEffects(duplicateEffects(report)))
     if (args.json) printLine(JSON.stringify(results.length === 1 ? results[0] : { runs: results }, null, 2))
     else
-      for (const result of results) {
+      results.forEach((result, index) => {
         printLine(result.passed ? 'PASS' : 'FAIL')
-        for (const check of result.checks) printLine(formatCheck(check, ''))
-      }
+        for (const check of result.checks) {
+          printLine(formatCheck(check, ''))
+          if (check.name === 'No duplicate side effects') for (const line of duplicates[index] ?? []) printLine(`    ${line}`)
+        }
+      })
     if (results.some((result) => !result.passed)) process.exitCode = 1
   },
 }

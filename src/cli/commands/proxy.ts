@@ -3,6 +3,7 @@ import { ConfigError } from '../../errors.js'
 import { RealClock, VirtualClock } from '../../engine/clock.js'
 import { SEED_LIMIT, type StormConfig } from '../../engine/schema/config.js'
 import { createStorm, parseConfig, type Storm } from '../../engine/storm.js'
+import { formatRuleWarning, lintRules } from '../../engine/rules/lint-rules.js'
 import { loadConfigFile } from '../../io/load-config-file.js'
 import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { startProxy, type ProxyOptions, type ProxyServer } from '../../proxy/proxy-server.js'
@@ -65,6 +66,7 @@ export function listenOptionsFromArgs(args: ProxyArgs): Pick<ProxyOptions, 'targ
 export async function stormFromArgs(args: ProxyArgs): Promise<Storm> {
   let config: StormConfig = args.rules ? await loadConfigFile(args.rules) : parseConfig({})
   if (args.seed !== undefined) config = { ...config, seed: args.seed }
+  for (const warning of lintRules(config)) printError(`warning: ${formatRuleWarning(warning)}`)
   return createStorm(config, { clock: args.clock === 'virtual' ? new VirtualClock() : new RealClock() })
 }
 
