@@ -149,6 +149,10 @@ export interface PortInUse {
   readonly option?: string
 }
 
+function serverName(where: PortInUse): string {
+  return where.name ?? (where.server === 'admin' ? 'the admin API' : 'the server')
+}
+
 /** A server could not listen because its port is taken: an ordinary mistake, not a bug (exit 2). */
 export class PortInUseError extends ToolstormError {
   readonly host: string
@@ -158,8 +162,7 @@ export class PortInUseError extends ToolstormError {
 
   constructor(where: PortInUse, options?: { cause?: unknown }) {
     const option = where.option ?? (where.server === 'admin' ? 'adminPort' : 'port')
-    const what = where.name ?? (where.server === 'admin' ? 'the admin API' : 'the server')
-    super('ERR_PORT_IN_USE', `Failed to start ${what}: port ${where.port} on ${where.host} is in use. Pass another ${option}, or ${option} 0 for any free one.`, options)
+    super('ERR_PORT_IN_USE', `Failed to start ${serverName(where)}: port ${where.port} on ${where.host} is in use. Pass another ${option}, or ${option} 0 for any free one.`, options)
     this.host = where.host
     this.port = where.port
     this.server = where.server
@@ -170,11 +173,21 @@ export class PortInUseError extends ToolstormError {
   withOption(option: string): PortInUseError {
     return new PortInUseError({ ...this.#where, option }, { cause: this.cause })
   }
+}
 
-  /** `error` as a PortInUseError when it is Node's EADDRINUSE, else unchanged. */
-  static from(error: unknown, where: PortInUse): unknown {
-    return (error as NodeJS.ErrnoException | null)?.code === 'EADDRINUSE' ? new PortInUseError(where, { cause: error }) : error
+/**
+ * Node's listen errors that are ordinary mistakes as typed errors (exit 2, not "a bug"): a port
+ * in use, a privileged port, a host that is not this machine's. Anything else unchanged.
+ */
+export function listenError(error: unknown, where: PortInUse): unknown {
+  const code = (error as NodeJS.ErrnoException | null)?.code
+  if (code === 'EADDRINUSE') return new PortInUseError(where, { cause: error })
+  const what = serverName(where)
+  if (code === 'EACCES') return new ConfigError(`Failed to start ${what}: port ${where.port} on ${where.host} needs privileges (EACCES). Use a port above 1023, or 0 for any free one.`, { code: 'ERR_USAGE', cause: error })
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+    return new ConfigError(`Failed to start ${what}: cannot listen on "${where.host}" (${code}): it is not an address of this machine. Listen on 127.0.0.1 (the default), or on an address this machine has.`, { code: 'ERR_USAGE', cause: error })
   }
+  return error
 }
 
 /** Prefix for every message toolstorm prints. */

@@ -53,6 +53,7 @@ export {
   UpstreamError,
   AdminApiError,
   StateError,
+  PortInUseError,
   ERROR_CODES,
 } from './errors.js'
 export type { ErrorCode } from './errors.js'

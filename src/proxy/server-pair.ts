@@ -3,7 +3,7 @@
  * how they start listening together and how they stop (the proxy and the replay server share it).
  */
 import type { AddressInfo } from 'node:net'
-import { PortInUseError } from '../errors.js'
+import { listenError } from '../errors.js'
 
 /** What both kinds of server (node:http for admin APIs, the wire server for data planes) offer. */
 export interface PairedServer {
@@ -27,7 +27,7 @@ export function formatOrigin(host: string, port: number): string {
 
 function listen(server: PairedServer, port: number, host: string, role: 'data' | 'admin'): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
-    const fail = (error: Error) => reject(PortInUseError.from(error, { host, port, server: role }))
+    const fail = (error: Error) => reject(listenError(error, { host, port, server: role }) as Error)
     server.once('error', fail)
     server.listen(port, host, () => {
       server.off('error', fail)

@@ -74,6 +74,13 @@ describe('a port in use', () => {
     expect(result.stderr).toContain(`port ${taken} on 127.0.0.1 is in use. Pass another --port, or --port 0 for any free one.`)
   })
 
+  it('exits 2 when --host is not an address of this machine', async () => {
+    const result = await runCli(['proxy', '--host', '192.0.2.1', '--port', '0', '--admin-port', '0'], { timeoutMs: 10_000 })
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain('cannot listen on "192.0.2.1" (EADDRNOTAVAIL): it is not an address of this machine.')
+    expect(result.stderr).toContain('(ERR_USAGE)')
+  })
+
   it('exits 2 from lab', async () => {
     const result = await runCli(['lab', '--port', String(taken)], { timeoutMs: 10_000 })
     expect(result.code).toBe(2)

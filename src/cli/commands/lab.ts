@@ -1,5 +1,5 @@
 import type { Argv, CommandModule } from 'yargs'
-import { PortInUseError } from '../../errors.js'
+import { listenError } from '../../errors.js'
 import { LOOPBACK } from '../../proxy/server-pair.js'
 import { DEFAULT_LAB_PORT, startLabServer } from '../../ui/lab-server.js'
 import { printError, printLine } from '../output.js'
@@ -20,7 +20,7 @@ export const labCommand: CommandModule<object, LabArgs> = {
   async handler(args) {
     if (!LOOPBACK.has(args.host)) printError(`listening on ${args.host}: the lab serves static files only, but anyone who can reach it can load them.`)
     const lab = await startLabServer({ host: args.host, port: args.port }).catch((error: unknown) => {
-      throw PortInUseError.from(error, { host: args.host, port: args.port, server: 'data', name: 'the lab' })
+      throw listenError(error, { host: args.host, port: args.port, server: 'data', name: 'the lab' })
     })
     const stopped = new Promise<void>((resolve) => {
       const stop = () => {
