@@ -30,6 +30,7 @@ export const ERROR_CODES = {
   ERR_STATE: { exit: 2, status: 409, summary: 'An API was used in the wrong lifecycle state.' },
   ERR_PEER_MISSING: { exit: 2, status: 500, summary: 'An optional peer dependency (msw) that this API needs is not installed.' },
   ERR_EXCHANGE_FAILED: { exit: 3, status: 500, summary: 'An exception escaped while the proxy served one exchange (a hook that threw, or a bug); that exchange failed, the proxy went on.' },
+  ERR_PORT_IN_USE: { exit: 2, status: 500, summary: 'A server could not listen: another process holds its port.' },
   ERR_INTERNAL: { exit: 3, status: 500, summary: 'A bug in toolstorm. Please report it.' },
 } as const satisfies Record<string, { exit: number; status: number; summary: string }>
 
@@ -143,6 +144,59 @@ export class MissingPeerError extends ToolstormError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('ERR_PEER_MISSING', message, options)
   }
+}
+
+/** Which of a process's servers could not listen, and which option chose its port. */
+export interface PortInUse {
+  readonly host: string
+  readonly port: number
+  /** The data plane (proxy, replay server, lab) or the admin API. */
+  readonly server: 'data' | 'admin'
+  /** What failed to start, when more precise than "the server" (the data plane) or "the admin API". */
+  readonly name?: string
+  /** The option to change, as the caller knows it (`--admin-port` on the command line). Default: the `startProxy()` option. */
+  readonly option?: string
+}
+
+function serverName(where: PortInUse): string {
+  return where.name ?? (where.server === 'admin' ? 'the admin API' : 'the server')
+}
+
+/** A server could not listen because its port is taken: an ordinary mistake, not a bug (exit 2). */
+export class PortInUseError extends ToolstormError {
+  readonly host: string
+  readonly port: number
+  readonly server: 'data' | 'admin'
+  readonly #where: PortInUse
+
+  constructor(where: PortInUse, options?: { cause?: unknown }) {
+    const option = where.option ?? (where.server === 'admin' ? 'adminPort' : 'port')
+    super('ERR_PORT_IN_USE', `Failed to start ${serverName(where)}: port ${where.port} on ${where.host} is in use. Pass another ${option}, or ${option} 0 for any free one.`, options)
+    this.host = where.host
+    this.port = where.port
+    this.server = where.server
+    this.#where = where
+  }
+
+  /** The same error, naming the option the way the caller spells it. */
+  withOption(option: string): PortInUseError {
+    return new PortInUseError({ ...this.#where, option }, { cause: this.cause })
+  }
+}
+
+/**
+ * Node's listen errors that are ordinary mistakes as typed errors (exit 2, not "a bug"): a port
+ * in use, a privileged port, a host that is not this machine's. Anything else unchanged.
+ */
+export function listenError(error: unknown, where: PortInUse): unknown {
+  const code = (error as NodeJS.ErrnoException | null)?.code
+  if (code === 'EADDRINUSE') return new PortInUseError(where, { cause: error })
+  const what = serverName(where)
+  if (code === 'EACCES') return new ConfigError(`Failed to start ${what}: port ${where.port} on ${where.host} needs privileges (EACCES). Use a port above 1023, or 0 for any free one.`, { code: 'ERR_USAGE', cause: error })
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+    return new ConfigError(`Failed to start ${what}: cannot listen on "${where.host}" (${code}): it is not an address of this machine. Listen on 127.0.0.1 (the default), or on an address this machine has.`, { code: 'ERR_USAGE', cause: error })
+  }
+  return error
 }
 
 /** Prefix for every message toolstorm prints. */

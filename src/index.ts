@@ -10,6 +10,8 @@ export { configSchema, ITEMIZED_CALLS_LIMIT } from './engine/schema/config.js'
 export type { StormConfig, StormConfigInput } from './engine/schema/config.js'
 export { ruleSchema, commonRuleSchema } from './engine/schema/rule.js'
 export type { Rule, RuleInput } from './engine/schema/rule.js'
+export { lintRules, formatRuleWarning } from './engine/rules/lint-rules.js'
+export type { RuleWarning } from './engine/rules/lint-rules.js'
 export { FAULT_KINDS, faultFor } from './engine/faults/registry.js'
 export type { FaultKind } from './engine/faults/registry.js'
 export type { Fault, FaultPhase, FaultContext, Effect, FaultOutcome } from './engine/faults/fault.js'
@@ -52,6 +54,7 @@ export {
   AdminApiError,
   StateError,
   MissingPeerError,
+  PortInUseError,
   ERROR_CODES,
 } from './errors.js'
 export type { ErrorCode } from './errors.js'

@@ -4,7 +4,6 @@
  * @see docs/https.md
  */
 import path from 'node:path'
-import { ConfigError } from '../errors.js'
 import type { ProxyOptions } from '../proxy/proxy-server.js'
 import { defaultCaDir, openCertificateAuthority } from '../proxy/tls/certificate-authority.js'
 import { readCaFile } from '../proxy/tls/upstream-tls.js'
@@ -33,9 +32,6 @@ export interface HttpsArgsUse {
 
 /** Validate the flags, open (or create) the CA in forward mode, read the upstream CAs. */
 export async function httpsOptionsFromArgs(args: HttpsArgs, use: HttpsArgsUse = {}): Promise<HttpsProxyOptions> {
-  for (const port of args['connect-port']) {
-    if (!Number.isInteger(port) || port < 1 || port > 65_535) throw new ConfigError(`Failed to start the proxy: --connect-port must be a port number from 1 to 65535, got ${port}.`, { code: 'ERR_USAGE' })
-  }
   const upstreamCa = args['upstream-ca'].map((file) => readCaFile(file))
   const tunnelUnmatched = args['tunnel-unmatched'] && !use.recording
   if (args['tunnel-unmatched'] && use.recording) {

@@ -18,12 +18,14 @@ import { replayCommand } from './commands/replay.js'
 import { rulesCommand } from './commands/rules.js'
 import { scenariosCommand } from './commands/scenarios.js'
 import { schemaCommand } from './commands/schema.js'
-import { printError, reportError } from './output.js'
+import { ConfigError, PortInUseError } from '../errors.js'
+import { explainUsage, type ParsingState } from './explain-usage.js'
+import { reportError } from './output.js'
 
 export async function main(argv: string[] = hideBin(process.argv)): Promise<number> {
-  let usageError: string | null = null
+  const cli = yargs(argv)
   try {
-    await yargs(argv)
+    await cli
       .scriptName('toolstorm')
       .usage('$0 <command> [options]\n\nBreak the HTTP calls of AI agents. Verify recovery.')
       .command(demoCommand)
@@ -40,19 +42,22 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<numb
       .command(schemaCommand)
       .demandCommand(1, 'Choose a command.')
       .strict()
+      .recommendCommands()
       .version(VERSION)
       .help()
-      .fail((message, error) => {
-        if (error) throw error
-        usageError = message
+      // Throwing stops yargs before the command's handler: a fail callback that returns lets it run
+      // the handler anyway (a proxy served traffic on a mistyped flag, and the error came at shutdown).
+      .fail((message: string | null, error: Error | undefined) => {
+        // Errors other than yargs' own (a coerce that refused a value) come from the handler.
+        if (error && error.name !== 'YError') throw error
+        const usage = explainUsage(message ?? error?.message ?? 'Invalid command line.', argv, cli as unknown as ParsingState)
+        throw new ConfigError(`${usage} Run "toolstorm --help" for usage.`, { code: 'ERR_USAGE' })
       })
       .parseAsync()
   } catch (error) {
+    // Every command that listens takes its ports as --port and --admin-port.
+    if (error instanceof PortInUseError) return reportError(error.withOption(error.server === 'admin' ? '--admin-port' : '--port'))
     return reportError(error)
-  }
-  if (usageError !== null) {
-    printError(`${usageError} Run "toolstorm --help" for usage.`)
-    return 2
   }
   return typeof process.exitCode === 'number' ? process.exitCode : 0
 }

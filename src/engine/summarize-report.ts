@@ -1,4 +1,5 @@
 /** A short summary of a report: calls per route, faults, effects, coverage. */
+import { duplicateEffects, type DuplicateEffect } from './contracts/duplicate-effects.js'
 import type { CoverageCounts, Report } from './schema/report.js'
 
 export interface ReportSummary {
@@ -7,6 +8,8 @@ export interface ReportSummary {
   readonly calls: number
   readonly effects: number
   readonly duplicateEffects: number
+  /** Which effects were committed twice or more (name, key, calls). */
+  readonly duplicates: readonly DuplicateEffect[]
   readonly budgetRejections: number
   readonly routes: Record<string, number>
   readonly faults: Record<string, number>
@@ -38,13 +41,14 @@ export function summarizeReport(report: Report): ReportSummary {
     const name = model.model ?? '(unknown)'
     modelCalls.models[name] = (modelCalls.models[name] ?? 0) + 1
   }
-  const identities = new Set(report.effects.map((effect) => effect.identity))
+  const duplicates = duplicateEffects(report)
   return {
     version: 1,
     run: report.run,
     calls: report.calls.length,
     effects: report.effects.length,
-    duplicateEffects: report.effects.length - identities.size,
+    duplicateEffects: duplicates.reduce((sum, effect) => sum + effect.count - 1, 0),
+    duplicates,
     budgetRejections: report.budgetRejections,
     routes,
     faults,

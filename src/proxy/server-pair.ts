@@ -3,6 +3,7 @@
  * how they start listening together and how they stop (the proxy and the replay server share it).
  */
 import type { AddressInfo } from 'node:net'
+import { listenError } from '../errors.js'
 
 /** What both kinds of server (node:http for admin APIs, the wire server for data planes) offer. */
 export interface PairedServer {
@@ -24,11 +25,12 @@ export function formatOrigin(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`
 }
 
-function listen(server: PairedServer, port: number, host: string): Promise<AddressInfo> {
+function listen(server: PairedServer, port: number, host: string, role: 'data' | 'admin'): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
-    server.once('error', reject)
+    const fail = (error: Error) => reject(listenError(error, { host, port, server: role }) as Error)
+    server.once('error', fail)
     server.listen(port, host, () => {
-      server.off('error', reject)
+      server.off('error', fail)
       resolve(server.address() as AddressInfo)
     })
   })
@@ -43,10 +45,10 @@ export interface ListeningPair {
 
 /** Listen on both ports; when the admin port is refused, the data plane is closed again. */
 export async function listenPair(server: PairedServer, admin: PairedServer, host: string, port: number, adminPort: number): Promise<ListeningPair> {
-  const address = await listen(server, port, host)
+  const address = await listen(server, port, host, 'data')
   let adminAddress: AddressInfo
   try {
-    adminAddress = await listen(admin, adminPort, host)
+    adminAddress = await listen(admin, adminPort, host, 'admin')
   } catch (error) {
     server.close()
     throw error

@@ -43,7 +43,7 @@ describe('toolstorm check and inspect with model calls', () => {
   it('refuses a negative or fractional budget with exit code 2', async () => {
     const result = await runCli(['check', file, '--max-tokens', '1.5'])
     expect(result.code).toBe(2)
-    expect(result.stderr).toContain(`Failed to check ${file}: --max-tokens must be a nonnegative integer, got 1.5.`)
+    expect(result.stderr).toContain('--max-tokens: expected a nonnegative integer, got "1.5".')
   })
 
   it('summarises model calls, tokens and cut streams', async () => {

@@ -104,10 +104,10 @@ describe('toolstorm demo', () => {
   })
 
   it.each([
-    [['demo', '--max-calls', '21'], 'Demo call budget must be between 1 and 20'],
-    [['demo', '--probability', '2'], 'probability must be between 0 and 1'],
-    [['demo', '--seed', 'abc'], '--seed must be an integer'],
-    [['demo', '--scenario', 'nope'], 'Unknown demo scenario or policy: scenario "nope" is not one of lost_ack'],
+    [['demo', '--max-calls', '21'], '--max-calls: expected an integer 1-20, got "21"'],
+    [['demo', '--probability', '2'], '--probability: expected a number 0-1, got "2"'],
+    [['demo', '--seed', 'abc'], '--seed: expected an integer within ±(2^53−1), got "abc"'],
+    [['demo', '--scenario', 'nope'], 'Argument: scenario, Given: "nope", Choices: "lost_ack", "rate_limit"'],
   ])('exits 2 on bad input %j without writing output', async (args, message) => {
     const out = path.join(dir, `bad-${args.join('-')}.json`)
     const result = await runCli([...args, '--output', out])

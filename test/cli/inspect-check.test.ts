@@ -27,7 +27,7 @@ describe('toolstorm inspect', () => {
     expect(result.stdout).toMatch(/^Valid report v1 \(run [\w-]+\): 3 calls, 2 effects$/m)
     expect(result.stdout).toContain('  calls per route: check_inventory 1, create_shipment 2')
     expect(result.stdout).toContain('  rule lost-receipt: eligible 1, selected 1, triggered 1')
-    expect(result.stdout).toContain('  duplicate effects: 1')
+    expect(result.stdout).toContain('  duplicate effects: 1\n    shipment key "order-1729" committed 2 times (calls 2, 3)\n')
   })
 
   it('prints JSON for a single run and for a bare report', async () => {
@@ -61,7 +61,7 @@ describe('toolstorm check', () => {
   it('fails a run with duplicate commits and passes the resilient one', async () => {
     const result = await runCli(['check', single])
     expect(result.code).toBe(1)
-    expect(result.stdout).toBe('FAIL\n✓ Fault exercised: lost-receipt: Triggered 1 time(s)\n✗ No duplicate side effects: 1 duplicate effect(s) across 2 commits\n✓ Call budget: 3 / 100 calls\n')
+    expect(result.stdout).toBe('FAIL\n✓ Fault exercised: lost-receipt: Triggered 1 time(s)\n✗ No duplicate side effects: 1 duplicate effect(s) across 2 commits\n    shipment key "order-1729" committed 2 times (calls 2, 3)\n✓ Call budget: 3 / 100 calls\n')
     const resilient = path.join(dir, 'resilient.json')
     await runCli(['demo', '--policy', 'resilient', '--output', resilient])
     expect((await runCli(['check', resilient])).code).toBe(0)

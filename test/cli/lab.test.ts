@@ -30,6 +30,6 @@ describe('toolstorm lab', () => {
     expect(taken.stderr).toContain(`[toolstorm] Failed to start the lab: port ${port} on 127.0.0.1 is in use. Pass another --port, or --port 0 for any free one.`)
     const invalid = await runCli(['lab', '--port', '70000'])
     expect(invalid.code).toBe(2)
-    expect(invalid.stderr).toContain('[toolstorm] Failed to start the lab: --port must be an integer from 0 to 65535, got 70000.')
+    expect(invalid.stderr).toContain('[toolstorm] --port: expected an integer 0-65535, got "70000".')
   })
 })

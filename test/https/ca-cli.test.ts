@@ -147,7 +147,7 @@ describe('toolstorm proxy with HTTPS', () => {
 
   it.each([
     [['--upstream-ca', '/no/such/ca.pem'], 'Failed to read --upstream-ca /no/such/ca.pem: no such file. Pass a PEM file of CA certificates.'],
-    [['--connect-port', '70000'], 'Failed to start the proxy: --connect-port must be a port number from 1 to 65535, got 70000.'],
+    [['--connect-port', '70000'], '--connect-port: expected an integer 1-65535, got "70000".'],
   ])('exits 2 on %j', async (args, message) => {
     const result = await runCli(['proxy', '--port', '0', '--admin-port', '0', ...args], { env: isolatedEnv(path.join(root, 'home5')) })
     expect(result.code).toBe(2)

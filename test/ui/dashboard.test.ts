@@ -182,6 +182,12 @@ describe.skipIf(!hasChromium)('the live dashboard', () => {
     await page.waitForFunction(() => (document.querySelector('textarea') as HTMLTextAreaElement).value.includes('kind: unavailable'))
     await page.click('button:has-text("Apply rules")')
     await page.getByText('Rules applied: 1 rule(s) in force.').waitFor()
+
+    // A rule that can never fire is applied, with a warning naming the route meant.
+    await page.check('input[name="rules-format"][value="json"]')
+    await editor.fill(JSON.stringify({ seed: 7, rules: [{ name: 'down', route: 'get /items/*', kind: 'unavailable' }] }, null, 2))
+    await page.click('button:has-text("Apply rules")')
+    await page.getByText('Warning: rule "down": route "get /items/*" can never match: route names carry the method in upper case, and globs are case-sensitive. Did you mean "GET /items/*"?').waitFor()
     await page.close()
   })
 

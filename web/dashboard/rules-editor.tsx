@@ -57,9 +57,11 @@ export function RulesEditor(props: { client: AdminClient; document: Record<strin
     setSaving(true)
     setStatus(null)
     try {
-      const answer = await props.client.json<{ ok: true; rules: number }>('PUT', '/dashboard/rules', { body: text, contentType: format === 'yaml' ? 'application/yaml' : 'application/json' })
+      const answer = await props.client.json<{ ok: true; rules: number; warnings?: Array<{ rule: string; message: string }> }>('PUT', '/dashboard/rules', { body: text, contentType: format === 'yaml' ? 'application/yaml' : 'application/json' })
       setErrors([])
-      setStatus(`Rules applied: ${answer.rules} rule(s) in force. In-flight exchanges finish under their old rule.`)
+      // Rules that can never fire are applied anyway; say so where the user just pressed "Apply".
+      const warnings = (answer.warnings ?? []).map((warning) => ` Warning: rule "${warning.rule}": ${warning.message}`).join('')
+      setStatus(`Rules applied: ${answer.rules} rule(s) in force. In-flight exchanges finish under their old rule.${warnings}`)
     } catch (error) {
       if (error instanceof AdminRequestError) {
         const located = await locateErrors(text, error.message, error.details)

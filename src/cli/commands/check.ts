@@ -1,9 +1,12 @@
 import type { Argv, CommandModule } from 'yargs'
-import { ConfigError } from '../../errors.js'
 import { contract } from '../../engine/contracts/contract.js'
+import { duplicateEffects, formatDuplicateEffects } from '../../engine/contracts/duplicate-effects.js'
 import { readReportsOrCassette } from '../../cassette/read-reports-or-cassette.js'
 import { formatCheck } from '../../demo/format-demo.js'
 import { printLine } from '../output.js'
+import { numberOption } from '../numeric-options.js'
+
+const COUNT = { min: 0, max: Number.MAX_SAFE_INTEGER, expected: 'a nonnegative integer' }
 
 interface CheckArgs {
   file: string
@@ -19,16 +22,12 @@ export const checkCommand: CommandModule<object, CheckArgs> = {
   builder: (yargs: Argv) =>
     yargs
       .positional('file', { type: 'string', demandOption: true, describe: 'Report, demo run or comparison (JSON), or a cassette (JSON Lines)' })
-      .option('max-calls', { type: 'number', default: 100, describe: 'Fail when more calls were made (refusals included)' })
-      .option('max-model-calls', { type: 'number', describe: 'Fail when more model calls were made' })
-      .option('max-tokens', { type: 'number', describe: 'Fail when the model calls used more tokens (input + output), or reported no usage' })
+      .option('max-calls', { ...numberOption('max-calls', COUNT), default: 100, describe: 'Fail when more calls were made (refusals included)' })
+      .option('max-model-calls', { ...numberOption('max-model-calls', COUNT), describe: 'Fail when more model calls were made' })
+      .option('max-tokens', { ...numberOption('max-tokens', COUNT), describe: 'Fail when the model calls used more tokens (input + output), or reported no usage' })
       .option('json', { type: 'boolean', default: false, describe: 'Print the contract as JSON' }) as unknown as Argv<CheckArgs>,
   async handler(args) {
     const maxCalls = args['max-calls']
-    for (const flag of ['max-calls', 'max-model-calls', 'max-tokens'] as const) {
-      const value = args[flag]
-      if (value !== undefined && (!Number.isInteger(value) || value < 0)) throw new ConfigError(`Failed to check ${args.file}: --${flag} must be a nonnegative integer, got ${value}.`, { code: 'ERR_USAGE' })
-    }
     const maxModelCalls = args['max-model-calls']
     const maxTokens = args['max-tokens']
     const { reports } = await readReportsOrCassette(args.file)
@@ -39,12 +38,17 @@ export const checkCommand: CommandModule<object, CheckArgs> = {
       if (maxTokens !== undefined) checks.atMostTokens(maxTokens)
       return checks.toJSON()
     })
+    // Which effects were committed twice: the check's detail only counts them.
+    const duplicates = reports.map((report) => formatDuplicateEffects(duplicateEffects(report)))
     if (args.json) printLine(JSON.stringify(results.length === 1 ? results[0] : { runs: results }, null, 2))
     else
-      for (const result of results) {
+      results.forEach((result, index) => {
         printLine(result.passed ? 'PASS' : 'FAIL')
-        for (const check of result.checks) printLine(formatCheck(check, ''))
-      }
+        for (const check of result.checks) {
+          printLine(formatCheck(check, ''))
+          if (check.name === 'No duplicate side effects') for (const line of duplicates[index] ?? []) printLine(`    ${line}`)
+        }
+      })
     if (results.some((result) => !result.passed)) process.exitCode = 1
   },
 }

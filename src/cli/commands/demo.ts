@@ -1,11 +1,12 @@
 import type { Argv, CommandModule } from 'yargs'
-import { ConfigError } from '../../errors.js'
 import { POLICY_IDS, type PolicyId } from '../../demo/agent.js'
 import { formatDemoHeader, formatDemoRun } from '../../demo/format-demo.js'
 import { DEFAULT_DEMO_CONFIG, runComparison, runDemo, type DemoComparison, type DemoConfig, type DemoRun, type DemoTransport } from '../../demo/run-demo.js'
 import { SCENARIO_IDS, type ScenarioId } from '../../demo/scenarios.js'
 import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { printLine } from '../output.js'
+import { numberOption } from '../numeric-options.js'
+import { SEED_LIMIT } from '../../engine/schema/config.js'
 import { DEMO_VIAS, demoTransportFor, type DemoVia } from '../../demo/transports.js'
 import { VERSION } from '../../version.js'
 
@@ -28,18 +29,15 @@ export const demoCommand: CommandModule<object, DemoArgs> = {
     yargs
       .option('scenario', { choices: [...SCENARIO_IDS, 'all'] as const, default: 'lost_ack' as const, describe: 'Fault scenario, or all six' })
       .option('policy', { choices: [...POLICY_IDS, 'all'] as const, default: 'resilient' as const, describe: 'Recovery policy, or all three as a comparison' })
-      .option('seed', { type: 'number', default: DEFAULT_DEMO_CONFIG.seed, describe: 'Seed for fault decisions' })
-      .option('probability', { type: 'number', default: 1, describe: 'Probability of every scenario rule (0–1)' })
-      .option('max-calls', { type: 'number', default: 8, describe: 'Call budget (1–20)' })
+      .option('seed', { ...numberOption('seed', { min: -SEED_LIMIT, max: SEED_LIMIT, expected: 'an integer within ±(2^53−1)' }), default: DEFAULT_DEMO_CONFIG.seed, describe: 'Seed for fault decisions' })
+      .option('probability', { ...numberOption('probability', { min: 0, max: 1, integer: false }), default: 1, describe: 'Probability of every scenario rule (0–1)' })
+      .option('max-calls', { ...numberOption('max-calls', { min: 1, max: 20 }), default: 8, describe: 'Call budget (1–20)' })
       .option('json', { type: 'boolean', default: false, describe: 'Print the full result as JSON' })
       .option('output', { type: 'string', describe: 'Write the full result as JSON to this file (atomically)' })
       .option('fail-on-contract', { type: 'boolean', default: false, describe: 'Exit 1 when any run fails its contract' })
       .option('via', { choices: DEMO_VIAS, default: 'proxy' as const, describe: 'Through a real proxy process on loopback, or in-process interception' }) as unknown as Argv<DemoArgs>,
   async handler(args) {
     const scenarios = args.scenario === 'all' ? [...SCENARIO_IDS] : [args.scenario]
-    for (const [name, value] of [['seed', args.seed], ['max-calls', args['max-calls']]] as const) {
-      if (!Number.isInteger(value)) throw new ConfigError(`Failed to run the demo: --${name} must be an integer, got ${value}.`, { code: 'ERR_USAGE' })
-    }
     const transport: DemoTransport & { close?: () => Promise<void> } = await demoTransportFor(args.via)
     const results: Array<DemoRun | DemoComparison> = []
     const lines: string[] = []

@@ -9,6 +9,8 @@ import { importHar } from '../../cassette/har-import.js'
 import { readInputDocument } from '../../io/read-input-file.js'
 import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { printError } from '../output.js'
+import { numberOption } from '../numeric-options.js'
+import { MAX_BODY_LIMIT } from '../../engine/schema/cassette.js'
 import { stormFromArgs } from './proxy.js'
 
 /** HAR files hold every body inline: allow larger ones than reports. */
@@ -31,7 +33,7 @@ export const harCommand: CommandModule<object, HarArgs> = {
       .positional('from', { type: 'string', demandOption: true, describe: 'The cassette (export) or the HAR file (import)' })
       .positional('to', { type: 'string', demandOption: true, describe: 'The HAR file (export) or the cassette (import) to write' })
       .option('rules', { type: 'string', describe: 'import: routes and redaction options (keys, secrets) from this rules file' })
-      .option('body-limit', { type: 'number', default: 1024 * 1024, describe: 'import: bytes stored per body' })
+      .option('body-limit', { ...numberOption('body-limit', { min: 0, max: MAX_BODY_LIMIT }), default: 1024 * 1024, describe: 'import: bytes stored per body' })
       .example('$0 har export incident.cassette.jsonl incident.har', 'open it in a browser\'s devtools')
       .example('$0 har import devtools.har incident.cassette.jsonl', 'then: toolstorm replay incident.cassette.jsonl') as unknown as Argv<HarArgs>,
   async handler(args) {

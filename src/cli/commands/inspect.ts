@@ -1,6 +1,7 @@
 import type { Argv, CommandModule } from 'yargs'
 import { readReportsOrCassette } from '../../cassette/read-reports-or-cassette.js'
 import { formatCassetteSummary } from '../../cassette/summarize-cassette.js'
+import { formatDuplicateEffects } from '../../engine/contracts/duplicate-effects.js'
 import { summarizeReport } from '../../engine/summarize-report.js'
 import { printLine } from '../output.js'
 
@@ -33,7 +34,10 @@ export const inspectCommand: CommandModule<object, InspectArgs> = {
       const faults = Object.entries(summary.faults).map(([kind, count]) => `${kind} ${count}`)
       printLine(`  faults injected: ${faults.length ? faults.join(', ') : 'none'}`)
       if (summary.budgetRejections) printLine(`  refused by the call budget: ${summary.budgetRejections}`)
-      if (summary.duplicateEffects) printLine(`  duplicate effects: ${summary.duplicateEffects}`)
+      if (summary.duplicateEffects) {
+        printLine(`  duplicate effects: ${summary.duplicateEffects}`)
+        for (const line of formatDuplicateEffects(summary.duplicates)) printLine(`    ${line}`)
+      }
       const model = summary.modelCalls
       if (model.calls) {
         const models = Object.entries(model.models).map(([name, count]) => `${name} ${count}`)

@@ -1,8 +1,9 @@
 import type { Argv, CommandModule } from 'yargs'
-import { ConfigError } from '../../errors.js'
+import { listenError } from '../../errors.js'
 import { LOOPBACK } from '../../proxy/server-pair.js'
 import { DEFAULT_LAB_PORT, startLabServer } from '../../ui/lab-server.js'
 import { printError, printLine } from '../output.js'
+import { LISTEN_PORT, numberOption } from '../numeric-options.js'
 
 interface LabArgs {
   port: number
@@ -14,14 +15,12 @@ export const labCommand: CommandModule<object, LabArgs> = {
   describe: 'Serve the browser lab: the shipping lab running entirely in your browser',
   builder: (yargs: Argv) =>
     yargs
-      .option('port', { type: 'number', default: DEFAULT_LAB_PORT, describe: 'Port (0 picks a free one)' })
+      .option('port', { ...numberOption('port', LISTEN_PORT), default: DEFAULT_LAB_PORT, describe: 'Port (0 picks a free one)' })
       .option('host', { type: 'string', default: '127.0.0.1', describe: 'Interface to listen on' }) as unknown as Argv<LabArgs>,
   async handler(args) {
-    if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65_535) throw new ConfigError(`Failed to start the lab: --port must be an integer from 0 to 65535, got ${args.port}.`, { code: 'ERR_USAGE' })
     if (!LOOPBACK.has(args.host)) printError(`listening on ${args.host}: the lab serves static files only, but anyone who can reach it can load them.`)
-    const lab = await startLabServer({ host: args.host, port: args.port }).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'EADDRINUSE') throw new ConfigError(`Failed to start the lab: port ${args.port} on ${args.host} is in use. Pass another --port, or --port 0 for any free one.`, { code: 'ERR_USAGE', cause: error })
-      throw error
+    const lab = await startLabServer({ host: args.host, port: args.port }).catch((error: unknown) => {
+      throw listenError(error, { host: args.host, port: args.port, server: 'data', name: 'the lab' })
     })
     const stopped = new Promise<void>((resolve) => {
       const stop = () => {

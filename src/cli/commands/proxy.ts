@@ -1,8 +1,9 @@
 import type { Argv, CommandModule } from 'yargs'
 import { ConfigError } from '../../errors.js'
 import { RealClock, VirtualClock } from '../../engine/clock.js'
-import type { StormConfig } from '../../engine/schema/config.js'
+import { SEED_LIMIT, type StormConfig } from '../../engine/schema/config.js'
 import { createStorm, parseConfig, type Storm } from '../../engine/storm.js'
+import { formatRuleWarning, lintRules } from '../../engine/rules/lint-rules.js'
 import { loadConfigFile } from '../../io/load-config-file.js'
 import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { startProxy, type ProxyOptions, type ProxyServer } from '../../proxy/proxy-server.js'
@@ -10,6 +11,7 @@ import { LOOPBACK } from '../../proxy/server-pair.js'
 import { VERSION } from '../../version.js'
 import { httpsOptionsFromArgs, type HttpsArgs } from '../https-args.js'
 import { keepHeapWarm } from '../keep-heap-warm.js'
+import { LISTEN_PORT, numberListOption, numberOption } from '../numeric-options.js'
 import { printError, printLine } from '../output.js'
 import { recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
 import { cassetteAdminRoute } from '../../cassette/cassette-admin-route.js'
@@ -31,37 +33,40 @@ export interface ProxyArgs extends HttpsArgs {
 export function proxyOptions<T>(yargs: Argv<T>): Argv<T & ProxyArgs> {
   return yargs
     .option('target', { type: 'string', array: true, default: [] as string[], describe: 'Reverse mode: upstream URL, or name=URL mounted at /name/ (repeatable). Without it: forward mode (HTTP_PROXY).' })
-    .option('port', { type: 'number', default: 8787, describe: 'Proxy port (0 picks a free one)' })
+    .option('port', { ...numberOption('port', LISTEN_PORT), default: 8787, describe: 'Proxy port (0 picks a free one)' })
     .option('host', { type: 'string', default: '127.0.0.1', describe: 'Interface to listen on (loopback unless you say otherwise)' })
-    .option('admin-port', { type: 'number', default: 8788, describe: 'Admin API port (0 picks a free one)' })
+    .option('admin-port', { ...numberOption('admin-port', LISTEN_PORT), default: 8788, describe: 'Admin API port (0 picks a free one)' })
     .option('rules', { type: 'string', describe: 'Rules file (JSON or YAML)' })
-    .option('seed', { type: 'number', describe: 'Seed (overrides the rules file)' })
+    .option('seed', { ...numberOption('seed', { min: -SEED_LIMIT, max: SEED_LIMIT, expected: 'an integer within ±(2^53−1)' }), describe: 'Seed (overrides the rules file)' })
     .option('admin-token', { type: 'string', describe: 'Admin bearer token (default: random, printed at start)' })
     .option('report', { type: 'string', describe: 'Write the report here on shutdown (atomically)' })
     .option('clock', { choices: ['real', 'virtual'] as const, default: 'real' as const, describe: 'virtual: latency faults advance time instead of waiting (tests only)' })
     // HTTPS (docs/https.md) ---------------------------------------------------------------
     .option('ca-dir', { type: 'string', describe: 'Forward mode: folder of the CA that intercepts HTTPS, created on first use (default: the folder "toolstorm ca" uses)' })
-    .option('connect-port', { type: 'number', array: true, default: [] as number[], describe: 'Also allow CONNECT to this port (443 always is; repeatable)' })
+    .option('connect-port', { ...numberListOption('connect-port', { min: 1, max: 65_535 }), describe: 'Also allow CONNECT to this port (443 always is; repeatable)' })
     .option('tunnel-unmatched', { type: 'boolean', default: false, describe: 'Tunnel HTTPS to hosts no rule can apply to untouched, instead of intercepting every host' })
     .option('upstream-ca', { type: 'string', array: true, default: [] as string[], describe: 'Also trust this CA (PEM file) when verifying upstream HTTPS servers (repeatable)' })
-    .option('insecure-skip-upstream-tls-verification', { type: 'boolean', default: false, describe: 'DANGEROUS: do not verify upstream HTTPS certificates' }) as unknown as Argv<T & ProxyArgs>
+    .option('insecure-skip-upstream-tls-verification', { type: 'boolean', default: false, describe: 'DANGEROUS: do not verify upstream HTTPS certificates' })
+    // Before yargs' validation: it would call the token's letters unknown flags (-A -b -c …).
+    .middleware((args) => refuseEmptyToken(args['admin-token']), true) as unknown as Argv<T & ProxyArgs>
+}
+
+/** `--admin-token -abc…` reaches us empty (the value looks like a flag to the parser); never fall back to a random token silently. */
+function refuseEmptyToken(token: string | undefined): void {
+  if (token === '') throw new ConfigError('Failed to read --admin-token: it has no value. Give the token as --admin-token=<token> (required when it starts with "-").', { code: 'ERR_USAGE' })
 }
 
 /** Build the storm from --rules/--seed/--clock. */
 /** Where and how the proxy listens, from the shared proxy flags. */
 export function listenOptionsFromArgs(args: ProxyArgs): Pick<ProxyOptions, 'targets' | 'host' | 'port' | 'adminPort' | 'adminToken'> {
   const token = args['admin-token']
-  // `--admin-token -abc…` reaches us empty (the value looks like a flag to the parser); never fall back to a random token silently.
-  if (token === '') throw new ConfigError('Failed to read --admin-token: it has no value. Give the token as --admin-token=<token> (required when it starts with "-").', { code: 'ERR_USAGE' })
   return { targets: args.target, host: args.host, port: args.port, adminPort: args['admin-port'], ...(token !== undefined ? { adminToken: token } : {}) }
 }
 
 export async function stormFromArgs(args: ProxyArgs): Promise<Storm> {
   let config: StormConfig = args.rules ? await loadConfigFile(args.rules) : parseConfig({})
-  if (args.seed !== undefined) {
-    if (!Number.isSafeInteger(args.seed)) throw new ConfigError(`Failed to start the proxy: --seed must be an integer within ±(2^53−1), got ${args.seed}.`, { code: 'ERR_USAGE' })
-    config = { ...config, seed: args.seed }
-  }
+  if (args.seed !== undefined) config = { ...config, seed: args.seed }
+  for (const warning of lintRules(config)) printError(`warning: ${formatRuleWarning(warning)}`)
   return createStorm(config, { clock: args.clock === 'virtual' ? new VirtualClock() : new RealClock() })
 }
 

@@ -3,9 +3,9 @@
  */
 import type { Argv } from 'yargs'
 import { createCassetteRecorder, type CassetteRecorder } from '../../cassette/cassette-recorder.js'
-import { ConfigError } from '../../errors.js'
 import { DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT, type MatchOptions } from '../../engine/schema/cassette.js'
 import type { Storm } from '../../engine/storm.js'
+import { numberOption } from '../numeric-options.js'
 
 export interface MatchArgs {
   'match-header': string[]
@@ -30,7 +30,7 @@ export function matchOptions<T>(yargs: Argv<T>): Argv<T & MatchArgs> {
 /** `--body-limit`, `--exclude-header` and the matching options. */
 export function recordOptions<T>(yargs: Argv<T>): Argv<T & RecordArgs> {
   return matchOptions(yargs)
-    .option('body-limit', { type: 'number', default: DEFAULT_BODY_LIMIT, describe: 'Bytes stored per body; longer bodies keep a prefix marked truncated' })
+    .option('body-limit', { ...numberOption('body-limit', { min: 0, max: MAX_BODY_LIMIT }), default: DEFAULT_BODY_LIMIT, describe: 'Bytes stored per body; longer bodies keep a prefix marked truncated' })
     .option('exclude-header', { type: 'string', array: true, default: [] as string[], describe: 'Header never stored (repeatable); secret headers are stored as [REDACTED] anyway' })
     .option('include-header', { type: 'string', array: true, default: [] as string[], describe: 'Store only these headers (repeatable allow-list); secret ones are still redacted' }) as unknown as Argv<T & RecordArgs>
 }
@@ -46,16 +46,12 @@ export function matchFromArgs(args: MatchArgs): Partial<MatchOptions> {
 
 /** A recorder writing to `file` for a proxy with these targets. */
 export function recorderFromArgs(storm: Storm, file: string, args: RecordArgs & { target: string[] }): CassetteRecorder {
-  const limit = args['body-limit']
-  if (!Number.isInteger(limit) || limit < 0 || limit > MAX_BODY_LIMIT) {
-    throw new ConfigError(`Failed to record ${file}: --body-limit must be an integer from 0 to ${MAX_BODY_LIMIT} bytes, got ${limit}.`, { code: 'ERR_USAGE' })
-  }
   return createCassetteRecorder(storm, {
     file,
     source: 'proxy',
     urlForm: args.target.length ? 'origin' : 'absolute',
     targets: args.target,
-    bodyLimit: limit,
+    bodyLimit: args['body-limit'],
     excludeHeaders: args['exclude-header'].map(String),
     includeHeaders: args['include-header'].map(String),
     match: matchFromArgs(args),

@@ -3,6 +3,7 @@ import { ContractFailedError } from '../../errors.js'
 import { createStorm } from '../storm.js'
 import { VirtualClock } from '../clock.js'
 import { contract } from './contract.js'
+import { duplicateEffects, formatDuplicateEffects } from './duplicate-effects.js'
 
 function stormWithCalls() {
   const clock = new VirtualClock()
@@ -35,9 +36,20 @@ describe('contracts', () => {
     const result = contract(stormWithCalls().report()).requireTriggered().toJSON()
     expect(result.checks).toEqual([
       { name: 'Fault exercised: lost', passed: true, detail: 'Triggered 1 time(s)' },
-      { name: 'Fault exercised: missing', passed: false, detail: 'Triggered 0 time(s)' },
+      { name: 'Fault exercised: missing', passed: false, detail: 'Triggered 0 time(s); never eligible: no call was on a route matching "POST /shp" (routes seen: POST /ship ×3)' },
     ])
     expect(contract(stormWithCalls().report()).requireTriggered('nonexistent').passed).toBe(false)
+  })
+
+  it('say why a rule never fired: no such rule, or calls on its route but none at its ordinals', () => {
+    expect(contract(stormWithCalls().report()).requireTriggered('nonexistent').checks[0]?.detail).toBe('Triggered 0 time(s); no rule is named "nonexistent" (rules: lost, missing)')
+    const storm = createStorm({ rules: [{ name: 'late', route: 'POST /*', kind: 'timeout', calls: [4, 5] }] })
+    for (let i = 0; i < 3; i++) storm.begin({ method: 'POST', url: new URL('http://t.test/ship'), headers: {} }).finish('response', 200)
+    expect(contract(storm.report()).requireTriggered().checks[0]?.detail).toBe('Triggered 0 time(s); never eligible: 3 call(s) on routes matching "POST /*", none at the ordinals in its "calls" (4, 5)')
+  })
+
+  it('name each duplicated effect with its key and calls', () => {
+    expect(formatDuplicateEffects(duplicateEffects(stormWithCalls().report()))).toEqual(['receipt key "a" committed 2 times (calls 1, 2)'])
   })
 
   it('count duplicate effects by identity', () => {
@@ -69,7 +81,7 @@ describe('contracts', () => {
   it('list every failing check when asserted', () => {
     const c = contract(stormWithCalls().report()).requireTriggered().noDuplicateEffects().atMostCalls(1)
     expect(() => c.assertValid()).toThrow(ContractFailedError)
-    expect(() => c.assertValid()).toThrow('toolstorm contract failed\nFault exercised: missing: Triggered 0 time(s)\nNo duplicate side effects: 1 duplicate effect(s) across 3 commits\nCall budget: 4 / 1 calls'.replace('4 / 1', '3 / 1'))
+    expect(() => c.assertValid()).toThrow('toolstorm contract failed\nFault exercised: missing: Triggered 0 time(s); never eligible: no call was on a route matching "POST /shp" (routes seen: POST /ship ×3)\nNo duplicate side effects: 1 duplicate effect(s) across 3 commits\nCall budget: 4 / 1 calls'.replace('4 / 1', '3 / 1'))
   })
 
   it('count refusals in the overall call budget', () => {

@@ -1,8 +1,14 @@
+import { globMatches } from '../glob.js'
+import type { Report } from '../schema/report.js'
 import { defineContractUnit } from './check.js'
+
+/** Route names listed when a rule was never eligible, at most. */
+const LISTED_ROUTES = 8
 
 /**
  * Every named rule (every configured rule when none is named) fired at least once.
- * An unknown name counts as 0, so a misspelled rule or route cannot silently pass.
+ * An unknown name counts as 0, so a misspelled rule or route cannot silently pass; a rule that
+ * was never eligible says why (no call on its route, or none at its ordinals).
  */
 export const requireTriggered = defineContractUnit<{ names: readonly string[] }>({
   type: 'requireTriggered',
@@ -10,8 +16,25 @@ export const requireTriggered = defineContractUnit<{ names: readonly string[] }>
   check(report, { names }) {
     const targets = names.length ? names : report.rules.map((rule) => rule.name)
     return targets.map((name) => {
-      const triggered = report.coverage[name]?.triggered ?? 0
-      return { name: `Fault exercised: ${name}`, passed: triggered > 0, detail: `Triggered ${triggered} time(s)` }
+      const counts = report.coverage[name]
+      const triggered = counts?.triggered ?? 0
+      const detail = triggered > 0 || (counts?.eligible ?? 0) > 0 ? `Triggered ${triggered} time(s)` : `Triggered 0 time(s); ${whyNeverEligible(report, name)}`
+      return { name: `Fault exercised: ${name}`, passed: triggered > 0, detail }
     })
   },
 })
+
+function whyNeverEligible(report: Report, name: string): string {
+  const rule = report.rules.find((candidate) => candidate.name === name)
+  if (!rule) return `no rule is named "${name}" (rules: ${report.rules.map((r) => r.name).join(', ') || 'none'})`
+  const seen = new Map<string, number>()
+  let matching = 0
+  for (const call of report.calls) {
+    seen.set(call.route, (seen.get(call.route) ?? 0) + 1)
+    if (globMatches(rule.route, call.route)) matching++
+  }
+  if (matching > 0) return `never eligible: ${matching} call(s) on routes matching "${rule.route}", none at the ordinals in its "calls" (${rule.calls.join(', ')})`
+  const routes = [...seen].slice(0, LISTED_ROUTES).map(([route, count]) => `${route} ×${count}`)
+  if (seen.size > LISTED_ROUTES) routes.push(`… (${seen.size} routes in all)`)
+  return `never eligible: no call was on a route matching "${rule.route}" (${routes.length ? `routes seen: ${routes.join(', ')}` : 'no calls'})`
+}

@@ -7,7 +7,7 @@
  * | GET | /report?run=ID | the run's report |
  * | GET | /runs | run ids with call counts |
  * | GET | /rules | the rules in force |
- * | PUT | /rules | replace the rules live (validated; the old rules stay on error) |
+ * | PUT | /rules | replace the rules live (validated; the old rules stay on error); answers the rules that can never fire as `warnings` |
  * | POST | /reset?run=ID | forget one run (or all) |
  * | POST | /effects | the tool side reports a commit `{name, key, call}` |
  * | POST | /clock/advance | advance a virtual clock `{seconds}` (virtual clock only) |
@@ -19,6 +19,7 @@ import { AdminApiError, ToolstormError, ERROR_CODES } from '../../errors.js'
 import { VirtualClock } from '../../engine/clock.js'
 import { parseStrictJson, StrictJsonError } from '../../engine/strict-json.js'
 import { parseConfig, type Storm } from '../../engine/storm.js'
+import { lintRules } from '../../engine/rules/lint-rules.js'
 import { parseDocument } from '../../io/read-input-file.js'
 import { VERSION } from '../../version.js'
 import { hasValidToken, isAllowedHost } from './admin-auth.js'
@@ -115,7 +116,7 @@ export function createAdminHandler(context: AdminContext): http.RequestListener 
           const config = parseConfig(document, 'PUT /rules')
           storm.setConfig(config)
           context.onRulesChanged?.()
-          return sendJson(res, 200, { ok: true, rules: config.rules.length })
+          return sendJson(res, 200, { ok: true, rules: config.rules.length, warnings: lintRules(config) })
         }
         case 'POST /reset':
           storm.reset(run)

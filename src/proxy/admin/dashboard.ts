@@ -16,6 +16,7 @@ import type http from 'node:http'
 import { AdminApiError } from '../../errors.js'
 import { parseStrictJson, StrictJsonError } from '../../engine/strict-json.js'
 import { parseConfig, type Storm } from '../../engine/storm.js'
+import { lintRules } from '../../engine/rules/lint-rules.js'
 import { parseDocument } from '../../io/read-input-file.js'
 import { serveStatic, type StaticSite } from '../../ui/static-files.js'
 import { UI_BUILD_HINT, uiAssetsDir } from '../../ui/ui-assets.js'
@@ -99,7 +100,7 @@ export function createDashboard(storm: Storm, options: DashboardOptions = {}): D
     const document = restoreRedacted(parseBody(await readBody(req), req.headers['content-type'] ?? ''), storm)
     const config = parseConfig(document, 'the rules editor')
     storm.setConfig(config)
-    sendJson(res, 200, { ok: true, rules: config.rules.length })
+    sendJson(res, 200, { ok: true, rules: config.rules.length, warnings: lintRules(config) })
     return true
   }
 

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest'
+import { parseConfig } from '../storm.js'
+import { formatRuleWarning, lintRules } from './lint-rules.js'
+
+const routes = { create_shipment: 'POST /shipments', check_inventory: 'GET /inventory/:sku' }
+const lint = (...rules: string[]) => lintRules(parseConfig({ routes, rules: rules.map((route, i) => ({ name: `r${i}`, route, kind: 'reset' })) })).map(formatRuleWarning)
+
+describe('lintRules', () => {
+  it('names the declared route closest to a misspelled one', () => {
+    expect(lint('create_shipmnt')).toEqual(['rule "r0": route "create_shipmnt" is not a declared route, nor "METHOD /path", so the rule can never fire. Did you mean "create_shipment"?'])
+  })
+
+  it('says methods are upper case in route names', () => {
+    expect(lint('post /orders')).toEqual(['rule "r0": route "post /orders" can never match: route names carry the method in upper case, and globs are case-sensitive. Did you mean "POST /orders"?'])
+    expect(lint('post /shipments')[0]).toContain('Did you mean "create_shipment"?')
+  })
+
+  it('points a path without a method at the declared route that serves it, else at the METHOD /path shape', () => {
+    expect(lint('/shipments', '/orders')).toEqual([
+      'rule "r0": route "/shipments" can never match: a route name is a declared route or "METHOD /path", with the method. Did you mean "create_shipment" (POST /shipments)?',
+      'rule "r1": route "/orders" can never match: a route name is a declared route or "METHOD /path", with the method. Did you mean "POST /orders", or "* /orders" for any method?',
+    ])
+  })
+
+  it('warns when a declared route takes the requests a METHOD /path rule names', () => {
+    expect(lint('POST /shipments')).toEqual(['rule "r0": route "POST /shipments" can never match: requests to POST /shipments are named "create_shipment" (declared in "routes"). Use route "create_shipment".'])
+  })
+
+  it('refuses origins, extra spaces and relative paths in route names', () => {
+    const [origin, spaces, relative] = lint('GET https://api.test/x', 'POST  /orders', 'POST orders')
+    expect(origin).toContain('can never match: route names carry no origin. Declare the route in "routes" (origins are allowed there) and use its name.')
+    expect(spaces).toContain('can never match: a route name has one space between the method and the path. Did you mean "POST /orders"?')
+    expect(relative).toContain('can never match: the path of a route name starts with "/". Did you mean "POST /orders"?')
+  })
+
+  it('lists the declared routes when nothing is close', () => {
+    expect(lint('frobnicate')).toEqual(['rule "r0": route "frobnicate" can never match: it is not a declared route (declared routes: create_shipment, check_inventory), nor "METHOD /path" (for example "POST /shipments").'])
+  })
+
+  it('accepts every route that some request can be named', () => {
+    expect(lint('create_shipment', 'create_*', 'GET /inventory/*', '* /orders', 'POST /orders', '*', '*shipments', 'GET /health', '[GP]* /x')).toEqual([])
+  })
+})

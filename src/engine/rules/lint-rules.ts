@@ -1,0 +1,114 @@
+/**
+ * Rules that can never fire. A rule's `route` is a case-sensitive glob over route names, and a
+ * request's route name is a declared route's name, else `METHOD /path` with the method in upper
+ * case (src/engine/routes.ts). A glob that can match neither is valid by the schema and silent at
+ * run time: its rule stays at 0/0/0. These warnings say so when the rules are read, and what was
+ * probably meant. They never reject the rules (a route may be declared later through the admin API).
+ *
+ * @example
+ * lintRules(parseConfig({ routes: { create_shipment: 'POST /shipments' }, rules: [{ name: 'x', route: 'create_shipmnt', kind: 'reset' }] }))
+ * // [{ rule: 'x', route: 'create_shipmnt', message: 'route "create_shipmnt" is not a declared route … Did you mean "create_shipment"?' }]
+ */
+import { closestName } from '../closest-name.js'
+import { globMatches, isGlob } from '../glob.js'
+import { parseRoutePattern, routePatternMatches, type RoutePattern } from '../route-pattern.js'
+import { RouteTable } from '../routes.js'
+import type { StormConfig } from '../schema/config.js'
+
+export interface RuleWarning {
+  /** The rule's name. */
+  readonly rule: string
+  /** Its `route`, as written. */
+  readonly route: string
+  /** Why it can never fire, and what to write instead. */
+  readonly message: string
+}
+
+/** Declared route names listed in a message, at most. */
+const LISTED_ROUTES = 8
+/** Any origin a request could not have: declared routes with an origin never match it. */
+const NO_ORIGIN = 'http://toolstorm.invalid'
+/** A method token: no whitespace and, as resolved names carry it, no lower-case letter. */
+const METHOD_TOKEN = /^[^\sa-z]+$/
+
+/** One warning per rule whose route can match no route name. */
+export function lintRules(config: Pick<StormConfig, 'routes' | 'rules'>): RuleWarning[] {
+  const declared = Object.keys(config.routes)
+  const patterns = declared.flatMap((name) => {
+    const pattern = parseRoutePattern(config.routes[name] as string)
+    return typeof pattern === 'string' ? [] : [{ name, pattern }]
+  })
+  const table = new RouteTable(config.routes)
+  const warnings: RuleWarning[] = []
+  for (const rule of config.rules) {
+    const route = rule.route
+    if (declared.some((name) => globMatches(route, name))) continue
+    const problem = namesUnnamedRoute(route) ? shadowedBy(route, table) : whyNoMatch(route, declared, patterns, table)
+    if (problem) warnings.push({ rule: rule.name, route, message: problem })
+  }
+  return warnings
+}
+
+/** `rule "x": <message>`, one line per warning. */
+export function formatRuleWarning(warning: RuleWarning): string {
+  return `rule "${warning.rule}": ${warning.message}`
+}
+
+/**
+ * Whether the glob can match some `METHOD /path` name: its literal text before the first wildcard
+ * must read as the start of one, and it may hold no more than that one space.
+ */
+function namesUnnamedRoute(glob: string): boolean {
+  if (/[\t\n\r\f\v]/.test(glob) || (glob.match(/ /g)?.length ?? 0) > 1) return false
+  const wildcard = glob.search(/[*?[]/)
+  const literal = wildcard === -1 ? glob : glob.slice(0, wildcard)
+  const space = literal.indexOf(' ')
+  if (wildcard === -1) return space > 0 && METHOD_TOKEN.test(literal.slice(0, space)) && literal[space + 1] === '/'
+  if (space === -1) return !literal.includes('/') && (literal === '' || METHOD_TOKEN.test(literal))
+  const rest = literal.slice(space + 1)
+  return space > 0 && METHOD_TOKEN.test(literal.slice(0, space)) && (rest === '' || rest.startsWith('/'))
+}
+
+/** The declared route that names requests to a literal `METHOD /path`, if one does. */
+function declaredNameOf(route: string, table: RouteTable): string | null {
+  if (isGlob(route)) return null
+  const [method, path] = route.split(' ') as [string, string]
+  let url: URL
+  try {
+    url = new URL(path, NO_ORIGIN)
+  } catch {
+    return null
+  }
+  const name = table.resolve(method, url)
+  return name === route ? null : name
+}
+
+/** A literal `METHOD /path` that a declared route catches first: those requests carry its name. */
+function shadowedBy(route: string, table: RouteTable): string | null {
+  const name = declaredNameOf(route, table)
+  return name && `route "${route}" can never match: requests to ${route} are named "${name}" (declared in "routes"). Use route "${name}".`
+}
+
+/** Why a glob that matches no declared name cannot name an undeclared route either, with a suggestion. */
+function whyNoMatch(route: string, declared: readonly string[], patterns: ReadonlyArray<{ name: string; pattern: RoutePattern }>, table: RouteTable): string {
+  const closest = closestName(route, declared)
+  if (closest) return `route "${route}" is not a declared route, nor "METHOD /path", so the rule can never fire. Did you mean "${closest}"?`
+  const shape = /^(\S+)\s+(\S+)$/.exec(route.trim())
+  if (shape) {
+    const [, method, target] = shape as unknown as [string, string, string]
+    if (/^https?:\/\//i.test(target)) return `route "${route}" can never match: route names carry no origin. Declare the route in "routes" (origins are allowed there) and use its name.`
+    if (/[a-z]/.test(method) && !method.includes('[')) {
+      const upper = `${method.toUpperCase()} ${target}`
+      return `route "${route}" can never match: route names carry the method in upper case, and globs are case-sensitive. Did you mean "${declaredNameOf(upper, table) ?? upper}"?`
+    }
+    if (route !== `${method} ${target}`) return `route "${route}" can never match: a route name has one space between the method and the path. Did you mean "${method} ${target}"?`
+    if (!/^[/*?[]/.test(target)) return `route "${route}" can never match: the path of a route name starts with "/". Did you mean "${method} /${target}"?`
+  }
+  if (route.startsWith('/')) {
+    const owner = patterns.find(({ pattern }) => routePatternMatches(pattern, pattern.method ?? 'GET', NO_ORIGIN, route))
+    const hint = owner ? `"${owner.name}" (${owner.pattern.method ?? '*'} ${owner.pattern.path})` : `"POST ${route}", or "* ${route}" for any method`
+    return `route "${route}" can never match: a route name is a declared route or "METHOD /path", with the method. Did you mean ${hint}?`
+  }
+  const listed = declared.length ? `declared routes: ${declared.slice(0, LISTED_ROUTES).join(', ')}${declared.length > LISTED_ROUTES ? `, … (${declared.length} in all)` : ''}` : 'no routes are declared'
+  return `route "${route}" can never match: it is not a declared route (${listed}), nor "METHOD /path" (for example "POST /shipments").`
+}

@@ -1,0 +1,94 @@
+import { spawn } from 'node:child_process'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { BIN, runCli } from '../helpers/cli.js'
+import { startUpstream, type Upstream } from '../helpers/upstream.js'
+
+// Issue #15 item 6: rules that can never fire are named when the rules are read.
+const ROUTES = { create_shipment: 'POST /ship' }
+const NEVER = [
+  { name: 'typo', route: 'create_shipmnt', kind: 'response_lost', calls: [1] },
+  { name: 'lower', route: 'post /orders', kind: 'reset' },
+  { name: 'no-method', route: '/ship', kind: 'reset' },
+]
+const WARNINGS = [
+  '[toolstorm] warning: rule "typo": route "create_shipmnt" is not a declared route, nor "METHOD /path", so the rule can never fire. Did you mean "create_shipment"?',
+  '[toolstorm] warning: rule "lower": route "post /orders" can never match: route names carry the method in upper case, and globs are case-sensitive. Did you mean "POST /orders"?',
+  '[toolstorm] warning: rule "no-method": route "/ship" can never match: a route name is a declared route or "METHOD /path", with the method. Did you mean "create_shipment" (POST /ship)?',
+]
+
+let dir: string
+let upstream: Upstream
+let never: string
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-rules-lint-'))
+  upstream = await startUpstream()
+  never = path.join(dir, 'never.json')
+  await writeFile(never, JSON.stringify({ routes: ROUTES, rules: [...NEVER, { name: 'fine', route: 'create_shipment', kind: 'reset', calls: [5] }] }))
+})
+afterAll(async () => {
+  await upstream.close()
+  await rm(dir, { recursive: true, force: true })
+})
+
+describe('toolstorm rules', () => {
+  it('warns about each rule that can never fire, and exits 0 (1 with --strict)', async () => {
+    const result = await runCli(['rules', never])
+    expect(result.code).toBe(0)
+    expect(result.stderr.trim().split('\n')).toEqual(WARNINGS)
+    expect(result.stdout).toMatch(/^Rules v1 with 3 warning\(s\): 4 rule\(s\)/)
+    expect(result.stdout).not.toContain('Valid')
+    expect(result.stdout).toMatch(/^ {2}typo: on create_shipmnt .*\(can never fire\)$/m)
+    expect(result.stdout).not.toMatch(/^ {2}fine: .*can never fire/m)
+    expect((await runCli(['rules', never, '--strict'])).code).toBe(1)
+  })
+
+  it('stays quiet and exits 0 with --strict when every rule can fire', async () => {
+    const fine = path.join(dir, 'fine.json')
+    await writeFile(fine, JSON.stringify({ routes: ROUTES, rules: [{ name: 'a', route: 'create_shipment', kind: 'reset' }, { name: 'b', route: 'GET /items/*', kind: 'reset' }] }))
+    const result = await runCli(['rules', fine, '--strict'])
+    expect(result.code).toBe(0)
+    expect(result.stderr).toBe('')
+    expect(result.stdout).toMatch(/^Valid rules v1: 2 rule\(s\)/)
+  })
+})
+
+describe('toolstorm proxy with rules that can never fire', () => {
+  it('warns at start and on PUT /rules, and check says the rule was never eligible and which routes were seen', async () => {
+    const report = path.join(dir, 'report.json')
+    const child = spawn(process.execPath, [BIN, 'proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--rules', never, '--report', report], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk))
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+    await new Promise<void>((resolve) => child.stdout.on('data', (chunk: Buffer) => (stdout += chunk).split('\n').length > 2 && resolve()))
+    const [, proxyUrl, adminUrl] = /^toolstorm proxy (\S+) .* · admin (\S+)$/m.exec(stdout) ?? []
+    const token = /^admin token: (\S+) /m.exec(stdout)?.[1]
+    expect(stderr.trim().split('\n')).toEqual(WARNINGS)
+
+    const put = await fetch(`${adminUrl}/rules`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ routes: ROUTES, rules: [NEVER[0], { name: 'shadowed', route: 'POST /ship', kind: 'reset' }] }),
+    })
+    expect(put.status).toBe(200)
+    expect(await put.json()).toEqual({
+      ok: true,
+      rules: 2,
+      warnings: [
+        { rule: 'typo', route: 'create_shipmnt', message: 'route "create_shipmnt" is not a declared route, nor "METHOD /path", so the rule can never fire. Did you mean "create_shipment"?' },
+        { rule: 'shadowed', route: 'POST /ship', message: 'route "POST /ship" can never match: requests to POST /ship are named "create_shipment" (declared in "routes"). Use route "create_shipment".' },
+      ],
+    })
+
+    expect((await fetch(`${proxyUrl}/ship`, { method: 'POST', body: '{}' })).status).toBeLessThan(500)
+    expect((await fetch(`${proxyUrl}/items/1`)).status).toBe(200)
+    child.kill('SIGTERM')
+    expect(await exited).toBe(0)
+    const check = await runCli(['check', report])
+    expect(check.code).toBe(1)
+    expect(check.stdout).toContain('✗ Fault exercised: typo: Triggered 0 time(s); never eligible: no call was on a route matching "create_shipmnt" (routes seen: create_shipment ×1, GET /items/1 ×1)')
+  })
+})
