@@ -334,7 +334,8 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
     if (connect) return connect.listener(req, socket, head)
     socket.on('error', () => undefined)
     connectHandler().then(
-      (handler) => handler.listener(req, socket, head),
+      // Made while closing: closePair did not know this handler, so the tunnel is refused here.
+      (handler) => (state === 'listening' ? handler.listener(req, socket, head) : socket.destroy()),
       () => socket.destroy(),
     )
   })
@@ -368,7 +369,8 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
     closing ??= (async () => {
       state = 'closing'
       for (const res of held) res.destroy()
-      await closePair(server, admin, connect)
+      // The handler as it is when the grace ends: one made meanwhile (first CONNECT) is closed too.
+      await closePair(server, admin, { close: () => connect?.close(), destroyAll: () => connect?.destroyAll() })
       await client?.close().catch(() => undefined)
       if (recorder) {
         await recorder.close()
