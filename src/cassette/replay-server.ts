@@ -33,6 +33,7 @@ import { answerClientError, createDataPlaneServer } from '../proxy/data-plane-se
 import type { WireRequest } from '../proxy/http1/wire-request.js'
 import type { WireResponse } from '../proxy/http1/wire-response.js'
 import { resetOrDestroy } from '../proxy/reset-socket.js'
+import { createSelfCheck, selfLoopMessage } from '../proxy/self-address.js'
 import { closePair, formatOrigin, listenPair, LOOPBACK } from '../proxy/server-pair.js'
 import { parseTargets, resolveTarget, type Upstream } from '../proxy/targets.js'
 import { createInMemoryCertificateAuthority, type CertificateAuthority } from '../proxy/tls/certificate-authority.js'
@@ -280,6 +281,7 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
   const server = createDataPlaneServer()
   let self = ''
   const ownPorts = new Set<string>()
+  const isSelf = createSelfCheck(host, ownPorts)
   /**
    * Every request, direct or from inside a CONNECT tunnel (then `tunnelled` names its upstream and
    * `rawUrl` is the absolute URL the client asked for), goes through here.
@@ -300,9 +302,7 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
       const absolute = /^https?:\/\//i.test(rawUrl)
       const resolution = tunnelled ? { ok: true as const, ...tunnelled } : absolute ? resolveTarget([], rawUrl, req.headers.host, self) : resolveTarget(targets, rawUrl, req.headers.host, self)
       // An absolute-form request naming the replay server itself would loop.
-      if (absolute && resolution.ok && ownPorts.has(resolution.clientUrl.port) && LOOPBACK.has(resolution.clientUrl.hostname.replace(/^\[|\]$/g, ''))) {
-        return sendProblem(res, 508, 'replay_error', 'ERR_UPSTREAM_UNREACHABLE', 'Refused to forward a request to the replay server itself.')
-      }
+      if (absolute && resolution.ok && isSelf(resolution.clientUrl)) return sendProblem(res, 508, 'replay_error', 'ERR_UPSTREAM_UNREACHABLE', selfLoopMessage(resolution.clientUrl, 'replay server'))
       if (!resolution.ok) {
         const reason = targets.length === 0 ? 'it matches no recorded exchange and, without --target, only absolute-form (proxy) requests can be forwarded' : resolution.message
         return sendProblem(res, 502, 'replay_error', 'ERR_UPSTREAM_UNREACHABLE', `Failed to forward "${req.method} ${session.redactor.url(rawUrl)}": ${reason}.`)

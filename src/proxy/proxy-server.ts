@@ -23,6 +23,7 @@ import type { WireRequest } from './http1/wire-request.js'
 import type { WireResponse } from './http1/wire-response.js'
 import type { WireServer } from './http1/wire-server.js'
 import { createProxyTransport } from './proxy-transport.js'
+import { createSelfCheck, selfLoopMessage } from './self-address.js'
 import { closePair, formatOrigin, listenPair, LOOPBACK } from './server-pair.js'
 import { createUpstreamClient } from './upstream-client.js'
 import { parseTargets, resolveTarget, type Target, type Upstream } from './targets.js'
@@ -109,8 +110,8 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
 
   let self = ''
   const ownPorts = new Set<string>()
-  // In forward mode a request naming the proxy's own ports (by any loopback name) would loop.
-  const isSelf = (url: URL) => ownPorts.has(url.port) && (LOOPBACK.has(url.hostname.replace(/^\[|\]$/g, '')) || url.hostname === host)
+  // In forward mode a request naming the proxy's own ports (by any name of this machine) would loop.
+  const isSelf = createSelfCheck(host, ownPorts)
   admin.on('clientError', answerClientError)
   // Every request, direct or from inside a CONNECT tunnel, goes through here.
   const serve = (req: WireRequest, res: WireResponse, upstream: Upstream, clientUrl: URL) => {
@@ -120,7 +121,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   server.on('request', (req, res) => {
     const resolution = resolveTarget(targets, req.url, req.headers.host, self)
     if (!resolution.ok) return sendProxyError(res, resolution.status, resolution.message)
-    if (targets.length === 0 && isSelf(resolution.clientUrl)) return sendProxyError(res, 508, 'Refused to forward a request to the proxy itself.')
+    if (targets.length === 0 && isSelf(resolution.clientUrl)) return sendProxyError(res, 508, selfLoopMessage(resolution.clientUrl, 'proxy'))
     serve(req, res, resolution.upstream, resolution.clientUrl)
   })
   const connect = ca
