@@ -41,6 +41,7 @@ import { createConnectHandler, type ConnectHandler } from '../proxy/tls/connect-
 import { LeafCertificates } from '../proxy/tls/leaf-certificates.js'
 import { upstreamConnectOptions, type UpstreamTlsOptions } from '../proxy/tls/upstream-tls.js'
 import { createUpstreamClient, type UpstreamClient } from '../proxy/upstream-client.js'
+import { createUpstreamFailures } from '../proxy/upstream-failures.js'
 import { BodyCapture } from './body-capture.js'
 import { createBufferedTransport } from './buffered-transport.js'
 import type { Cassette } from './cassette.js'
@@ -83,6 +84,8 @@ export interface ReplayServerOptions extends ReplayOptions {
   upstreamCa?: UpstreamTlsOptions['upstreamCa']
   /** Passthrough modes: do not verify upstream certificates. Only for tests against self-signed upstreams. */
   insecureSkipUpstreamTlsVerification?: boolean
+  /** Where problems worth a console line go: an unreachable upstream, once per origin and error code. Default: nowhere. */
+  warn?: (message: string) => void
 }
 
 export type ReplayServerState = 'listening' | 'closing' | 'closed'
@@ -261,6 +264,7 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
   const upstreamTls = forwarding ? upstreamConnectOptions(options) : undefined
   if (upstreamTls && options.dispatcher !== undefined) throw new ConfigError('Failed to start the replay server: upstreamCa and insecureSkipUpstreamTlsVerification configure the replay server\'s own dispatcher. Set the TLS options on your dispatcher instead.', { code: 'ERR_USAGE' })
   const client = forwarding ? createUpstreamClient({ dispatcher: options.dispatcher, tls: upstreamTls }) : null
+  const failures = forwarding ? createUpstreamFailures((url) => session.redactor.url(url), options.warn) : undefined
   const recordedOrigins = originsOf(cassette)
   let ca: CertificateAuthority | null = options.ca ?? (recordedOrigins.https ? await createInMemoryCertificateAuthority() : null)
   let recorder: CassetteRecorder | null = null
@@ -309,7 +313,7 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
       }
       const exchange = storm.begin({ method: req.method, url: resolution.clientUrl, headers: req.headers })
       if (recorder) steps.push({ type: 'recorded' })
-      await runExchange(exchange, createBufferedTransport(req, res, all, resolution.upstream, client as UpstreamClient), recorder?.observer)
+      await runExchange(exchange, createBufferedTransport(req, res, all, resolution.upstream, client as UpstreamClient, failures), recorder?.observer)
     })().catch((error: unknown) => {
       sendProblem(res, 500, 'replay_error', 'ERR_INTERNAL', `Failed to replay the request: ${(error as Error)?.message ?? String(error)}.`)
     })

@@ -57,6 +57,12 @@ export interface ExchangeTransport {
    */
   passThrough?(options: ForwardOptions, hooks: PassThroughHooks): void
   /**
+   * The upstream could not be reached (`code`): the transport may log it, and returns the URL the
+   * request was going to, redacted, for the 502 body. Optional: without it the body names the
+   * request's own URL (in-process they are the same).
+   */
+  upstreamFailed?(method: string, code: string): string
+  /**
    * Run `forward` inside the exchange's async context, so in-process tool handlers can call
    * `storm.effect()` without a call id.
    * @note Off for sockets: on Node 20, AsyncLocalStorage turns on promise hooks process-wide,
@@ -143,19 +149,19 @@ export function combineObservers(...observers: Array<ExchangeObserver | undefine
 export function runExchange(exchange: Exchange, io: ExchangeTransport, wanting?: ExchangeObserver): Promise<void> | void {
   const observer = wanting?.wants?.(exchange) === false ? undefined : wanting
   if (io.passThrough && exchange.fault === null && exchange.record !== null && observer === undefined) {
-    io.passThrough({ setHeaders: { [HEADER_CALL]: exchange.id }, removeHeaders: CONTROL_HEADERS }, passThroughHooks(exchange))
+    io.passThrough({ setHeaders: { [HEADER_CALL]: exchange.id }, removeHeaders: CONTROL_HEADERS }, passThroughHooks(exchange, io))
     return
   }
   return runFlow(exchange, io, observer)
 }
 
-function passThroughHooks(exchange: Exchange): PassThroughHooks {
+function passThroughHooks(exchange: Exchange, io: ExchangeTransport): PassThroughHooks {
   return {
     upstreamHead(status, headers) {
       recordUpstreamHead(exchange, status, headers)
     },
     unreachable(error) {
-      return unreachableResponse(exchange, error)
+      return unreachableResponse(exchange, error, io)
     },
     done(outcome, status, error) {
       exchange.finish(outcome, status, error ?? (outcome === 'reset' ? 'ECONNRESET' : outcome === 'cancelled' ? 'CLIENT_ABORTED' : null))
@@ -172,12 +178,14 @@ function recordUpstreamHead(exchange: Exchange, status: number, headers: HeaderM
 }
 
 /** Record an unreachable upstream and build the 502 the client gets. */
-function unreachableResponse(exchange: Exchange, error: unknown): { status: number; headers: Record<string, string>; body: Uint8Array } {
+function unreachableResponse(exchange: Exchange, error: unknown, io: ExchangeTransport): { status: number; headers: Record<string, string>; body: Uint8Array } {
   const code = errorCode(error)
   if (!CONNECT_ERRORS.has(code)) exchange.markExecuted()
   exchange.finish('response', 502, 'UPSTREAM_UNREACHABLE')
+  const method = exchange.request.method
+  const upstream = io.upstreamFailed?.(method, code) ?? exchange.record?.url
   const body = new TextEncoder().encode(
-    JSON.stringify({ error: { type: 'upstream_unreachable', code: 'ERR_UPSTREAM_UNREACHABLE', message: `[toolstorm] Failed to reach the upstream for "${exchange.request.method} ${exchange.record?.url}": ${code}.` } }),
+    JSON.stringify({ error: { type: 'upstream_unreachable', code: 'ERR_UPSTREAM_UNREACHABLE', message: `[toolstorm] Failed to reach the upstream for "${method} ${upstream}": ${code}.` } }),
   )
   return { status: 502, headers: { 'content-type': 'application/json' }, body }
 }
@@ -249,7 +257,7 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
       : await io.forward(options)
   } catch (error) {
     if (io.signal.aborted || errorCode(error) === 'UND_ERR_ABORTED') throw error
-    await io.respond(unreachableResponse(exchange, error))
+    await io.respond(unreachableResponse(exchange, error, io))
     return
   }
   recordUpstreamHead(exchange, upstream.status, upstream.headers)
@@ -329,6 +337,7 @@ function observed(exchange: Exchange, io: ExchangeTransport, observer: ExchangeO
       await io.relay(upstream)
     },
     reset: () => io.reset(),
+    ...(io.upstreamFailed ? { upstreamFailed: (method: string, code: string) => io.upstreamFailed!(method, code) } : {}),
     ...(io.open ? { open: (status: number, headers: HeaderMap) => observeWriter(exchange, observer, status, headers, io.open!(status, headers)) } : {}),
   }
 }

@@ -26,6 +26,7 @@ import { createProxyTransport } from './proxy-transport.js'
 import { createSelfCheck, selfLoopMessage } from './self-address.js'
 import { closePair, formatOrigin, listenPair, LOOPBACK } from './server-pair.js'
 import { createUpstreamClient } from './upstream-client.js'
+import { createUpstreamFailures } from './upstream-failures.js'
 import { parseTargets, resolveTarget, type Target, type Upstream } from './targets.js'
 import { createInMemoryCertificateAuthority, type CertificateAuthority } from './tls/certificate-authority.js'
 import { createConnectHandler } from './tls/connect-handler.js'
@@ -71,6 +72,8 @@ export interface ProxyOptions {
   insecureSkipUpstreamTlsVerification?: boolean
   /** Serve the live dashboard (`/dashboard/`) and its event stream (`/events`) on the admin server. Default true. */
   dashboard?: boolean
+  /** Where problems worth a console line go: an unreachable upstream, once per origin and error code. Default: nowhere. */
+  warn?: (message: string) => void
 }
 
 export type ProxyState = 'listening' | 'closing' | 'closed'
@@ -103,6 +106,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   if (upstreamTls && options.dispatcher !== undefined) throw new ConfigError('Failed to start the proxy: upstreamCa and insecureSkipUpstreamTlsVerification configure the proxy\'s own dispatcher. Set the TLS options on your dispatcher instead.', { code: 'ERR_USAGE' })
   const client = createUpstreamClient({ dispatcher: options.dispatcher, tls: upstreamTls })
   const observer = combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer)
+  const failures = createUpstreamFailures((url) => storm.redactor.url(url), options.warn)
   const ca = targets.length === 0 ? (options.ca ?? (await createInMemoryCertificateAuthority())) : null
 
   const server = createDataPlaneServer()
@@ -116,7 +120,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   // Every request, direct or from inside a CONNECT tunnel, goes through here.
   const serve = (req: WireRequest, res: WireResponse, upstream: Upstream, clientUrl: URL) => {
     const exchange = storm.begin({ method: req.method, url: clientUrl, headers: req.headers })
-    void runExchange(exchange, createProxyTransport(req, res, upstream, client), observer)
+    void runExchange(exchange, createProxyTransport(req, res, upstream, client, failures), observer)
   }
   server.on('request', (req, res) => {
     const resolution = resolveTarget(targets, req.url, req.headers.host, self)

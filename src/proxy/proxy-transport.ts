@@ -19,6 +19,7 @@ import { resetOrDestroy } from './reset-socket.js'
 import type { FlowControl, UpstreamClient } from './upstream-client.js'
 import { DispatchedResponse, sendUpstream } from './upstream-dispatch.js'
 import type { Upstream } from './targets.js'
+import type { UpstreamFailures } from './upstream-failures.js'
 
 const CLIENT_GONE = new Error('The client closed the connection.')
 
@@ -33,11 +34,14 @@ class ProxyTransport implements ExchangeTransport {
   #response: DispatchedResponse | null = null
   #upstreamControl: FlowControl | null = null
 
-  constructor(req: WireRequest, res: WireResponse, upstream: Upstream, client: UpstreamClient) {
+  readonly #failures: UpstreamFailures | undefined
+
+  constructor(req: WireRequest, res: WireResponse, upstream: Upstream, client: UpstreamClient, failures?: UpstreamFailures) {
     this.#req = req
     this.#res = res
     this.#upstream = upstream
     this.#client = client
+    this.#failures = failures
     this.#socket = req.socket
     res.once('close', () => {
       if (res.writableFinished) return
@@ -202,6 +206,11 @@ class ProxyTransport implements ExchangeTransport {
     await relayToClient(this.#res, this.#socket, upstream, this.signal)
   }
 
+  upstreamFailed(method: string, code: string): string {
+    const upstream = this.#upstream
+    return this.#failures?.failed(upstream, method, code) ?? upstream.origin + upstream.path
+  }
+
   reset(): void {
     resetOrDestroy(this.#socket)
     this.#req.body?.resume()
@@ -212,6 +221,7 @@ class ProxyTransport implements ExchangeTransport {
   }
 }
 
-export function createProxyTransport(req: WireRequest, res: WireResponse, upstream: Upstream, client: UpstreamClient): ExchangeTransport {
-  return new ProxyTransport(req, res, upstream, client)
+/** `failures`: logs unreachable upstreams and redacts the URL a 502 names (without it, the URL is named as is). */
+export function createProxyTransport(req: WireRequest, res: WireResponse, upstream: Upstream, client: UpstreamClient, failures?: UpstreamFailures): ExchangeTransport {
+  return new ProxyTransport(req, res, upstream, client, failures)
 }

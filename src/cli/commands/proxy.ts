@@ -119,6 +119,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & { reco
       ...listenOptionsFromArgs(args),
       storm,
       ...https,
+      warn: printError,
       ...(recorder ? { observer: recorder.observer, adminRoutes: [cassetteAdminRoute(recorder)] } : {}),
     }).catch(async (error: unknown) => {
       await recorder?.discard()
