@@ -45,6 +45,13 @@ export interface ExchangeTransport {
   /** Make the client see a connection reset. */
   reset(): void
   /**
+   * Read the request body now, for `onChunk` (then `null`), whether or not it is forwarded later:
+   * what is not yet forwarded waits in a bounded buffer (backpressure holds the rest), and when a
+   * fault answers instead, the rest is read and dropped. Optional: without it, `onChunk` sees the
+   * body only as it is forwarded.
+   */
+  observeRequestBody?(onChunk: (chunk: Uint8Array | null) => void): void
+  /**
    * Start a response the flow writes piece by piece (stream faults; see `streams/stream-relay.ts`).
    * The head goes out at once; `headers` are end-to-end headers without a content length.
    * Optional: without it a stream fault relays the body unchanged.
@@ -103,6 +110,12 @@ export interface ExchangeObserver {
   onStart?(exchange: Exchange): void
   /** A request body chunk as it is forwarded upstream; `null` at its end. Not called when nothing is forwarded. */
   onRequestBody?(exchange: Exchange, chunk: Uint8Array | null): void
+  /**
+   * A request body chunk as it is read, forwarded or not (a fault that answers before the upstream
+   * leaves it unforwarded: it is read anyway); `null` at its end. Model calls read the requested
+   * model and stream flag here.
+   */
+  onRequestBodyRead?(exchange: Exchange, chunk: Uint8Array | null): void
   /** The upstream's answer: what it really said, also when the client never sees it (a lost response). */
   onUpstreamHead?(exchange: Exchange, status: number, headers: HeaderMap): void
   /** An upstream body chunk; `null` at its end (with `error` when it broke off). */
@@ -137,6 +150,7 @@ export function combineObservers(...observers: Array<ExchangeObserver | undefine
     wants: (exchange) => wanting(exchange).length > 0,
     onStart: each('onStart'),
     onRequestBody: each('onRequestBody'),
+    onRequestBodyRead: each('onRequestBodyRead'),
     onUpstreamHead: each('onUpstreamHead'),
     onUpstreamBody: each('onUpstreamBody'),
     onClientHead: each('onClientHead'),
@@ -220,6 +234,11 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
     return
   }
 
+  // Read before any fault runs: one that answers leaves the body unforwarded.
+  const readBody = observer?.onRequestBodyRead ? (chunk: Uint8Array | null) => observer.onRequestBodyRead?.(exchange, chunk) : null
+  const readEarly = readBody !== null && io.observeRequestBody !== undefined
+  if (readEarly) io.observeRequestBody!(readBody!)
+
   const fault = exchange.fault
   const rule = exchange.rule
   const baseContext = (): Omit<FaultContext, 'response'> => ({
@@ -246,9 +265,17 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
   const setHeaders: Record<string, string> = { [HEADER_CALL]: exchange.id }
   // A fault that rewrites the body asks for it uncompressed.
   if (fault?.needsBody) setHeaders['accept-encoding'] = 'identity'
-  const options: ForwardOptions = observer?.onRequestBody
-    ? { setHeaders, removeHeaders: CONTROL_HEADERS, onRequestBody: (chunk) => observer.onRequestBody?.(exchange, chunk) }
-    : { setHeaders, removeHeaders: CONTROL_HEADERS }
+  const forwarded = observer?.onRequestBody ? (chunk: Uint8Array | null) => observer.onRequestBody?.(exchange, chunk) : null
+  // A transport that cannot read the body early shows it to the reader as it is forwarded.
+  const late = readEarly ? null : readBody
+  const onRequestBody =
+    forwarded && late
+      ? (chunk: Uint8Array | null) => {
+          forwarded(chunk)
+          late(chunk)
+        }
+      : (forwarded ?? late)
+  const options: ForwardOptions = onRequestBody ? { setHeaders, removeHeaders: CONTROL_HEADERS, onRequestBody } : { setHeaders, removeHeaders: CONTROL_HEADERS }
 
   let upstream: UpstreamResponse
   try {
@@ -337,6 +364,7 @@ function observed(exchange: Exchange, io: ExchangeTransport, observer: ExchangeO
       await io.relay(upstream)
     },
     reset: () => io.reset(),
+    ...(io.observeRequestBody ? { observeRequestBody: (onChunk: (chunk: Uint8Array | null) => void) => io.observeRequestBody!(onChunk) } : {}),
     ...(io.upstreamFailed ? { upstreamFailed: (method: string, code: string) => io.upstreamFailed!(method, code) } : {}),
     ...(io.open ? { open: (status: number, headers: HeaderMap) => observeWriter(exchange, observer, status, headers, io.open!(status, headers)) } : {}),
   }

@@ -32,6 +32,8 @@ class ProxyTransport implements ExchangeTransport {
   #controller: AbortController | null = null
   #gone = false
   #response: DispatchedResponse | null = null
+  /** The request body as observeRequestBody reads it; `forwarded` once forward() took it. */
+  #read: { body: Readable; forwarded: boolean } | null = null
   #upstreamControl: FlowControl | null = null
 
   readonly #failures: UpstreamFailures | undefined
@@ -176,6 +178,10 @@ class ProxyTransport implements ExchangeTransport {
     const response = new DispatchedResponse()
     this.#response = response
     let body: Readable | null = req.body
+    if (this.#read) {
+      this.#read.forwarded = true
+      body = this.#read.body
+    }
     const onRequestBody = options.onRequestBody
     if (onRequestBody) {
       if (body) {
@@ -198,7 +204,32 @@ class ProxyTransport implements ExchangeTransport {
     return sendUpstream(this.#client, { origin: this.#upstream.origin, path: this.#upstream.path, method: req.method, headers, body }, response)
   }
 
+  observeRequestBody(onChunk: (chunk: Uint8Array | null) => void): void {
+    const source = this.#req.body
+    if (!source) return onChunk(null)
+    // A pass-through stage, as in forward(): its buffers (16 KiB each side) are all that is held
+    // before forwarding; backpressure pauses the client beyond them.
+    const tap = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        onChunk(chunk)
+        callback(null, chunk)
+      },
+      flush(callback) {
+        onChunk(null)
+        callback()
+      },
+    })
+    source.on('error', (error) => tap.destroy(error))
+    this.#read = { body: source.pipe(tap), forwarded: false }
+  }
+
+  /** A body read early and never forwarded: read the rest and drop it, so the connection moves on. */
+  #dropUnforwarded(): void {
+    if (this.#read && !this.#read.forwarded) this.#read.body.resume()
+  }
+
   async respond(reply: CompleteReply): Promise<void> {
+    this.#dropUnforwarded()
     sendComplete(this.#res, this.#req.method, reply)
   }
 
@@ -213,6 +244,7 @@ class ProxyTransport implements ExchangeTransport {
 
   reset(): void {
     resetOrDestroy(this.#socket)
+    this.#dropUnforwarded()
     this.#req.body?.resume()
   }
 
