@@ -10,8 +10,12 @@ import path from 'node:path'
 import type net from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runCli } from '../helpers/cli.js'
-import { abandonConnect, serveCli } from '../helpers/serve-cli.js'
+import { abandonConnect } from '../helpers/abandon-connect.js'
+import { servedUrl, startCli } from '../ui/spawn-cli.js'
 import { startUpstream, type Upstream } from '../helpers/upstream.js'
+
+/** Free ports for the data plane and the admin API. */
+const PORTS = ['--port', '0', '--admin-port', '0']
 
 let dir: string
 let upstream: Upstream
@@ -50,21 +54,23 @@ function replayed(proxyUrl: string): Promise<number> {
 
 describe('shutdown with abandoned CONNECT tunnels', { timeout: 60_000 }, () => {
   it.each(['before-tunnel', 'mid-handshake'] as const)('replay exits with its verdict when a CONNECT client half-closes %s', async (when) => {
-    const replay = await serveCli(['replay', cassette], env())
-    expect(await replayed(replay.url)).toBe(200)
-    sockets.push(await abandonConnect(replay.url, when))
+    const replay = await startCli(['replay', cassette, ...PORTS], 1, env())
+    expect(await replayed(servedUrl(replay))).toBe(200)
+    sockets.push(await abandonConnect(servedUrl(replay), when))
     await new Promise((resolve) => setTimeout(resolve, 100))
-    const { code, stderr } = await replay.stop()
+    const code = await replay.stop()
+    const stderr = replay.stderr
     expect(stderr).toContain('Replayed 1 of 1 exchange(s)')
     expect(code).toBe(0)
   })
 
   it('proxy writes its report and exits 0 when a CONNECT client half-closes mid-handshake', async () => {
     const report = path.join(dir, 'report.json')
-    const proxy = await serveCli(['proxy', '--report', report], env())
-    sockets.push(await abandonConnect(proxy.url, 'mid-handshake'))
+    const proxy = await startCli(['proxy', '--report', report, ...PORTS], 1, env())
+    sockets.push(await abandonConnect(servedUrl(proxy), 'mid-handshake'))
     await new Promise((resolve) => setTimeout(resolve, 100))
-    const { code, stderr } = await proxy.stop()
+    const code = await proxy.stop()
+    const stderr = proxy.stderr
     expect(stderr).toContain(`report written to ${report}`)
     expect(code).toBe(0)
     expect(existsSync(report)).toBe(true)
@@ -72,10 +78,11 @@ describe('shutdown with abandoned CONNECT tunnels', { timeout: 60_000 }, () => {
 
   it('record writes its cassette and exits 0 when a CONNECT client half-closes mid-handshake', async () => {
     const file = path.join(dir, 'recorded.cassette.jsonl')
-    const record = await serveCli(['record', file], env())
-    sockets.push(await abandonConnect(record.url, 'mid-handshake'))
+    const record = await startCli(['record', file, ...PORTS], 1, env())
+    sockets.push(await abandonConnect(servedUrl(record), 'mid-handshake'))
     await new Promise((resolve) => setTimeout(resolve, 100))
-    const { code, stderr } = await record.stop()
+    const code = await record.stop()
+    const stderr = record.stderr
     expect(stderr).toContain(`cassette written to ${file}`)
     expect(code).toBe(0)
     expect(existsSync(file)).toBe(true)

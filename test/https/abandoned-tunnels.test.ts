@@ -8,7 +8,7 @@ import { Cassette } from '../../src/cassette/cassette.js'
 import { startReplayServer, type ReplayServer } from '../../src/cassette/replay-server.js'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
 import { exchangeAt } from '../helpers/cassette-fixtures.js'
-import { abandonConnect } from '../helpers/serve-cli.js'
+import { abandonConnect } from '../helpers/abandon-connect.js'
 
 let proxy: ProxyServer | null = null
 let replay: ReplayServer | null = null

@@ -7,7 +7,10 @@ import http from 'node:http'
 import net from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
-import { serveCli } from '../helpers/serve-cli.js'
+import { servedUrl, startCli } from '../ui/spawn-cli.js'
+
+/** Free ports for the data plane and the admin API. */
+const PORTS = ['--port', '0', '--admin-port', '0']
 
 let proxy: ProxyServer | null = null
 afterEach(async () => {
@@ -71,10 +74,11 @@ describe('an unreachable upstream', () => {
 
   it('is logged on the console of toolstorm proxy', async () => {
     const dead = await deadPort()
-    const cli = await serveCli(['proxy', '--target', `http://127.0.0.1:${dead}`])
-    expect((await get(cli.url, '/ship')).status).toBe(502)
-    expect((await get(cli.url, '/ship')).status).toBe(502)
-    const { stderr } = await cli.stop()
+    const cli = await startCli(['proxy', '--target', `http://127.0.0.1:${dead}`, ...PORTS], 1)
+    expect((await get(servedUrl(cli), '/ship')).status).toBe(502)
+    expect((await get(servedUrl(cli), '/ship')).status).toBe(502)
+    await cli.stop()
+    const stderr = cli.stderr
     expect(stderr.split('\n').filter((line) => line.includes('unreachable: ECONNREFUSED'))).toEqual([`[toolstorm] upstream http://127.0.0.1:${dead} unreachable: ECONNREFUSED (first for "GET http://127.0.0.1:${dead}/ship"; later ECONNREFUSED failures of this upstream are not logged)`])
   })
 })

@@ -10,8 +10,11 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { serveCli } from '../helpers/serve-cli.js'
+import { servedUrl, startCli } from './spawn-cli.js'
 import { hasChromium, launchChromium } from './browser.js'
+
+/** Free ports for the data plane and the admin API. */
+const PORTS = ['--port', '0', '--admin-port', '0']
 
 const PAGE = '<!doctype html><title>shop</title><script>Promise.all(["/items/a", "/items/b", "/items/c"].map((p) => fetch(p))).then(() => (document.title = "done"))</script>'
 /** Runs of the replay: before the fix about a third of them exited 13. */
@@ -57,15 +60,16 @@ declare const document: { title: string }
 describe.skipIf(!hasChromium)('replay serving Chromium until SIGTERM', () => {
   it('ends with the verdict and its exit code (0 passed, 1 failed) every time', async () => {
     const cassette = path.join(dir, 'session.cassette.jsonl')
-    const record = await serveCli(['record', cassette], env())
-    await browse(record.url)
-    expect((await record.stop()).code).toBe(0)
-    const codes: Array<number | string | null> = []
+    const record = await startCli(['record', cassette, ...PORTS], 1, env())
+    await browse(servedUrl(record))
+    expect(await record.stop()).toBe(0)
+    const codes: Array<number | null> = []
     for (let run = 0; run < RUNS; run++) {
       // Any order and repeats: Chromium's favicon request comes when it comes.
-      const replay = await serveCli(['replay', cassette, '--order', 'any', '--allow-repeats', '--allow-unused'], env())
-      await browse(replay.url)
-      const { code, stderr } = await replay.stop()
+      const replay = await startCli(['replay', cassette, '--order', 'any', '--allow-repeats', '--allow-unused', ...PORTS], 1, env())
+      await browse(servedUrl(replay))
+      const code = await replay.stop()
+    const stderr = replay.stderr
       // Chromium's own background calls (update checks) come and go: the verdict may fail, but it is always there.
       expect(stderr).toMatch(code === 0 ? /Replayed \d+ of \d+ exchange\(s\)/ : /\(ERR_CASSETTE_\w+\)/)
       codes.push(code)
