@@ -23,6 +23,26 @@ import type { UpstreamFailures } from './upstream-failures.js'
 
 const CLIENT_GONE = new Error('The client closed the connection.')
 
+/**
+ * A pass-through stage that shows each chunk of `body` to `onChunk` (then `null`) on its way on (a
+ * second 'data' listener would start the flow before undici listens, and undici would miss the
+ * first chunks).
+ */
+function tap(body: Readable, onChunk: (chunk: Uint8Array | null) => void): Readable {
+  const stage = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      onChunk(chunk)
+      callback(null, chunk)
+    },
+    flush(callback) {
+      onChunk(null)
+      callback()
+    },
+  })
+  body.on('error', (error) => stage.destroy(error))
+  return body.pipe(stage)
+}
+
 class ProxyTransport implements ExchangeTransport {
   readonly #req: WireRequest
   readonly #res: WireResponse
@@ -184,22 +204,8 @@ class ProxyTransport implements ExchangeTransport {
     }
     const onRequestBody = options.onRequestBody
     if (onRequestBody) {
-      if (body) {
-        // A pass-through stage sees each chunk on its way upstream (a second 'data' listener
-        // would start the flow before undici listens, and undici would miss the first chunks).
-        const tap = new Transform({
-          transform(chunk: Buffer, _encoding, callback) {
-            onRequestBody(chunk)
-            callback(null, chunk)
-          },
-          flush(callback) {
-            onRequestBody(null)
-            callback()
-          },
-        })
-        body.on('error', (error) => tap.destroy(error))
-        body = body.pipe(tap)
-      } else onRequestBody(null)
+      if (body) body = tap(body, onRequestBody)
+      else onRequestBody(null)
     }
     return sendUpstream(this.#client, { origin: this.#upstream.origin, path: this.#upstream.path, method: req.method, headers, body }, response)
   }
@@ -207,20 +213,9 @@ class ProxyTransport implements ExchangeTransport {
   observeRequestBody(onChunk: (chunk: Uint8Array | null) => void): void {
     const source = this.#req.body
     if (!source) return onChunk(null)
-    // A pass-through stage, as in forward(): its buffers (16 KiB each side) are all that is held
-    // before forwarding; backpressure pauses the client beyond them.
-    const tap = new Transform({
-      transform(chunk: Buffer, _encoding, callback) {
-        onChunk(chunk)
-        callback(null, chunk)
-      },
-      flush(callback) {
-        onChunk(null)
-        callback()
-      },
-    })
-    source.on('error', (error) => tap.destroy(error))
-    this.#read = { body: source.pipe(tap), forwarded: false }
+    // The stage's buffers (16 KiB each side) are all that is held before forwarding; backpressure
+    // pauses the client beyond them.
+    this.#read = { body: tap(source, onChunk), forwarded: false }
   }
 
   /** A body read early and never forwarded: read the rest and drop it, so the connection moves on. */
