@@ -6,6 +6,8 @@
 import http from 'node:http'
 import net from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
+import { Cassette } from '../../src/cassette/cassette.js'
+import { startReplayServer, type ReplayServer } from '../../src/cassette/replay-server.js'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
 import { servedUrl, startCli } from '../ui/spawn-cli.js'
 
@@ -13,9 +15,12 @@ import { servedUrl, startCli } from '../ui/spawn-cli.js'
 const PORTS = ['--port', '0', '--admin-port', '0']
 
 let proxy: ProxyServer | null = null
+let replay: ReplayServer | null = null
 afterEach(async () => {
   await proxy?.close()
+  await replay?.close()
   proxy = null
+  replay = null
 })
 
 /** A port nothing listens on (it was free a moment ago). */
@@ -70,6 +75,18 @@ describe('an unreachable upstream', () => {
       expect(line).not.toContain(secret)
       expect(line).not.toContain('hunter2')
     }
+  })
+
+  it('gets a 502 naming the upstream from the replay server passing an unmatched request through, logged once', async () => {
+    const dead = await deadPort()
+    const lines: string[] = []
+    replay = await startReplayServer(Cassette.from({}, []), { mode: 'passthrough-unmatched', targets: [`http://127.0.0.1:${dead}`], warn: (line) => lines.push(line) })
+    for (let i = 0; i < 2; i++) {
+      const { status, message } = await get(replay.url, '/ship')
+      expect(status).toBe(502)
+      expect(message).toBe(`[toolstorm] Failed to reach the upstream for "GET http://127.0.0.1:${dead}/ship": ECONNREFUSED.`)
+    }
+    expect(lines).toHaveLength(1)
   })
 
   it('is logged on the console of toolstorm proxy', async () => {
