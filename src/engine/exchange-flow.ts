@@ -234,13 +234,14 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
     return
   }
 
-  // Read before any fault runs: one that answers leaves the body unforwarded.
-  const readBody = observer?.onRequestBodyRead ? (chunk: Uint8Array | null) => observer.onRequestBodyRead?.(exchange, chunk) : null
-  const readEarly = readBody !== null && io.observeRequestBody !== undefined
-  if (readEarly) io.observeRequestBody!(readBody!)
-
   const fault = exchange.fault
   const rule = exchange.rule
+  // A fault before the upstream may answer and leave the body unforwarded: read it before the
+  // fault runs. Otherwise the reader sees the body as it is forwarded (no extra stage).
+  const readBody = observer?.onRequestBodyRead ? (chunk: Uint8Array | null) => observer.onRequestBodyRead?.(exchange, chunk) : null
+  const readEarly = readBody !== null && fault?.phase === 'before-upstream' && io.observeRequestBody !== undefined
+  if (readEarly) io.observeRequestBody!(readBody!)
+
   const baseContext = (): Omit<FaultContext, 'response'> => ({
     rule: rule!,
     seed: exchange.seed,
@@ -266,7 +267,6 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
   // A fault that rewrites the body asks for it uncompressed.
   if (fault?.needsBody) setHeaders['accept-encoding'] = 'identity'
   const forwarded = observer?.onRequestBody ? (chunk: Uint8Array | null) => observer.onRequestBody?.(exchange, chunk) : null
-  // A transport that cannot read the body early shows it to the reader as it is forwarded.
   const late = readEarly ? null : readBody
   const onRequestBody =
     forwarded && late
