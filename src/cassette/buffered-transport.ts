@@ -12,11 +12,12 @@ import type { WireResponse } from '../proxy/http1/wire-response.js'
 import { resetOrDestroy } from '../proxy/reset-socket.js'
 import type { Upstream } from '../proxy/targets.js'
 import type { UpstreamClient } from '../proxy/upstream-client.js'
+import type { UpstreamFailures } from '../proxy/upstream-failures.js'
 import { DispatchedResponse, sendUpstream } from '../proxy/upstream-dispatch.js'
 
 const CLIENT_GONE = new Error('The client closed the connection.')
 
-export function createBufferedTransport(req: WireRequest, res: WireResponse, body: Buffer | null, upstream: Upstream, client: UpstreamClient): ExchangeTransport {
+export function createBufferedTransport(req: WireRequest, res: WireResponse, body: Buffer | null, upstream: Upstream, client: UpstreamClient, failures?: UpstreamFailures): ExchangeTransport {
   const controller = new AbortController()
   const socket = req.socket
   let response: DispatchedResponse | null = null
@@ -45,6 +46,10 @@ export function createBufferedTransport(req: WireRequest, res: WireResponse, bod
 
     async relay(upstreamResponse: UpstreamResponse) {
       await relayToClient(res, socket, upstreamResponse, controller.signal)
+    },
+
+    upstreamFailed(method, code) {
+      return failures?.failed(upstream, method, code) ?? upstream.origin + upstream.path
     },
 
     reset() {

@@ -33,6 +33,7 @@ import { answerClientError, createDataPlaneServer } from '../proxy/data-plane-se
 import type { WireRequest } from '../proxy/http1/wire-request.js'
 import type { WireResponse } from '../proxy/http1/wire-response.js'
 import { resetOrDestroy } from '../proxy/reset-socket.js'
+import { createSelfCheck, selfLoopMessage } from '../proxy/self-address.js'
 import { closePair, formatOrigin, listenPair, LOOPBACK } from '../proxy/server-pair.js'
 import { parseTargets, resolveTarget, type Upstream } from '../proxy/targets.js'
 import { createInMemoryCertificateAuthority, type CertificateAuthority } from '../proxy/tls/certificate-authority.js'
@@ -40,6 +41,7 @@ import { createConnectHandler, type ConnectHandler } from '../proxy/tls/connect-
 import { LeafCertificates } from '../proxy/tls/leaf-certificates.js'
 import { upstreamConnectOptions, type UpstreamTlsOptions } from '../proxy/tls/upstream-tls.js'
 import { createUpstreamClient, type UpstreamClient } from '../proxy/upstream-client.js'
+import { createUpstreamFailures } from '../proxy/upstream-failures.js'
 import { BodyCapture } from './body-capture.js'
 import { createBufferedTransport } from './buffered-transport.js'
 import type { Cassette } from './cassette.js'
@@ -82,6 +84,8 @@ export interface ReplayServerOptions extends ReplayOptions {
   upstreamCa?: UpstreamTlsOptions['upstreamCa']
   /** Passthrough modes: do not verify upstream certificates. Only for tests against self-signed upstreams. */
   insecureSkipUpstreamTlsVerification?: boolean
+  /** Where problems worth a console line go: an unreachable upstream, once per origin and error code. Default: nowhere. */
+  warn?: (message: string) => void
 }
 
 export type ReplayServerState = 'listening' | 'closing' | 'closed'
@@ -260,6 +264,7 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
   const upstreamTls = forwarding ? upstreamConnectOptions(options) : undefined
   if (upstreamTls && options.dispatcher !== undefined) throw new ConfigError('Failed to start the replay server: upstreamCa and insecureSkipUpstreamTlsVerification configure the replay server\'s own dispatcher. Set the TLS options on your dispatcher instead.', { code: 'ERR_USAGE' })
   const client = forwarding ? createUpstreamClient({ dispatcher: options.dispatcher, tls: upstreamTls }) : null
+  const failures = forwarding ? createUpstreamFailures((url) => session.redactor.url(url), options.warn) : undefined
   const recordedOrigins = originsOf(cassette)
   let ca: CertificateAuthority | null = options.ca ?? (recordedOrigins.https ? await createInMemoryCertificateAuthority() : null)
   let recorder: CassetteRecorder | null = null
@@ -280,6 +285,7 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
   const server = createDataPlaneServer()
   let self = ''
   const ownPorts = new Set<string>()
+  const isSelf = createSelfCheck(host, ownPorts)
   /**
    * Every request, direct or from inside a CONNECT tunnel (then `tunnelled` names its upstream and
    * `rawUrl` is the absolute URL the client asked for), goes through here.
@@ -300,16 +306,14 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
       const absolute = /^https?:\/\//i.test(rawUrl)
       const resolution = tunnelled ? { ok: true as const, ...tunnelled } : absolute ? resolveTarget([], rawUrl, req.headers.host, self) : resolveTarget(targets, rawUrl, req.headers.host, self)
       // An absolute-form request naming the replay server itself would loop.
-      if (absolute && resolution.ok && ownPorts.has(resolution.clientUrl.port) && LOOPBACK.has(resolution.clientUrl.hostname.replace(/^\[|\]$/g, ''))) {
-        return sendProblem(res, 508, 'replay_error', 'ERR_UPSTREAM_UNREACHABLE', 'Refused to forward a request to the replay server itself.')
-      }
+      if (absolute && resolution.ok && isSelf(resolution.clientUrl)) return sendProblem(res, 508, 'replay_error', 'ERR_UPSTREAM_UNREACHABLE', selfLoopMessage(resolution.clientUrl, 'replay server'))
       if (!resolution.ok) {
         const reason = targets.length === 0 ? 'it matches no recorded exchange and, without --target, only absolute-form (proxy) requests can be forwarded' : resolution.message
         return sendProblem(res, 502, 'replay_error', 'ERR_UPSTREAM_UNREACHABLE', `Failed to forward "${req.method} ${session.redactor.url(rawUrl)}": ${reason}.`)
       }
       const exchange = storm.begin({ method: req.method, url: resolution.clientUrl, headers: req.headers })
       if (recorder) steps.push({ type: 'recorded' })
-      await runExchange(exchange, createBufferedTransport(req, res, all, resolution.upstream, client as UpstreamClient), recorder?.observer)
+      await runExchange(exchange, createBufferedTransport(req, res, all, resolution.upstream, client as UpstreamClient, failures), recorder?.observer)
     })().catch((error: unknown) => {
       sendProblem(res, 500, 'replay_error', 'ERR_INTERNAL', `Failed to replay the request: ${(error as Error)?.message ?? String(error)}.`)
     })
@@ -334,7 +338,8 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
     if (connect) return connect.listener(req, socket, head)
     socket.on('error', () => undefined)
     connectHandler().then(
-      (handler) => handler.listener(req, socket, head),
+      // Made while closing: closePair did not know this handler, so the tunnel is refused here.
+      (handler) => (state === 'listening' ? handler.listener(req, socket, head) : socket.destroy()),
       () => socket.destroy(),
     )
   })
@@ -368,7 +373,8 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
     closing ??= (async () => {
       state = 'closing'
       for (const res of held) res.destroy()
-      await closePair(server, admin, connect)
+      // The handler as it is when the grace ends: one made meanwhile (first CONNECT) is closed too.
+      await closePair(server, admin, { close: () => connect?.close(), destroyAll: () => connect?.destroyAll() })
       await client?.close().catch(() => undefined)
       if (recorder) {
         await recorder.close()

@@ -45,6 +45,13 @@ export interface ExchangeTransport {
   /** Make the client see a connection reset. */
   reset(): void
   /**
+   * Read the request body now, for `onChunk` (then `null`), whether or not it is forwarded later:
+   * what is not yet forwarded waits in a bounded buffer (backpressure holds the rest), and when a
+   * fault answers instead, the rest is read and dropped. Optional: without it, `onChunk` sees the
+   * body only as it is forwarded.
+   */
+  observeRequestBody?(onChunk: (chunk: Uint8Array | null) => void): void
+  /**
    * Start a response the flow writes piece by piece (stream faults; see `streams/stream-relay.ts`).
    * The head goes out at once; `headers` are end-to-end headers without a content length.
    * Optional: without it a stream fault relays the body unchanged.
@@ -56,6 +63,12 @@ export interface ExchangeTransport {
    * the proxy's hot path cost as much as the rest of the exchange.
    */
   passThrough?(options: ForwardOptions, hooks: PassThroughHooks): void
+  /**
+   * The upstream could not be reached (`code`): the transport may log it, and returns the URL the
+   * request was going to, redacted, for the 502 body. Optional: without it the body names the
+   * request's own URL (in-process they are the same).
+   */
+  upstreamFailed?(method: string, code: string): string
   /**
    * Run `forward` inside the exchange's async context, so in-process tool handlers can call
    * `storm.effect()` without a call id.
@@ -97,6 +110,12 @@ export interface ExchangeObserver {
   onStart?(exchange: Exchange): void
   /** A request body chunk as it is forwarded upstream; `null` at its end. Not called when nothing is forwarded. */
   onRequestBody?(exchange: Exchange, chunk: Uint8Array | null): void
+  /**
+   * A request body chunk as it is read, forwarded or not (a fault that answers before the upstream
+   * leaves it unforwarded: it is read anyway); `null` at its end. Model calls read the requested
+   * model and stream flag here.
+   */
+  onRequestBodyRead?(exchange: Exchange, chunk: Uint8Array | null): void
   /** The upstream's answer: what it really said, also when the client never sees it (a lost response). */
   onUpstreamHead?(exchange: Exchange, status: number, headers: HeaderMap): void
   /** An upstream body chunk; `null` at its end (with `error` when it broke off). */
@@ -131,6 +150,7 @@ export function combineObservers(...observers: Array<ExchangeObserver | undefine
     wants: (exchange) => wanting(exchange).length > 0,
     onStart: each('onStart'),
     onRequestBody: each('onRequestBody'),
+    onRequestBodyRead: each('onRequestBodyRead'),
     onUpstreamHead: each('onUpstreamHead'),
     onUpstreamBody: each('onUpstreamBody'),
     onClientHead: each('onClientHead'),
@@ -143,19 +163,19 @@ export function combineObservers(...observers: Array<ExchangeObserver | undefine
 export function runExchange(exchange: Exchange, io: ExchangeTransport, wanting?: ExchangeObserver): Promise<void> | void {
   const observer = wanting?.wants?.(exchange) === false ? undefined : wanting
   if (io.passThrough && exchange.fault === null && exchange.record !== null && observer === undefined) {
-    io.passThrough({ setHeaders: { [HEADER_CALL]: exchange.id }, removeHeaders: CONTROL_HEADERS }, passThroughHooks(exchange))
+    io.passThrough({ setHeaders: { [HEADER_CALL]: exchange.id }, removeHeaders: CONTROL_HEADERS }, passThroughHooks(exchange, io))
     return
   }
   return runFlow(exchange, io, observer)
 }
 
-function passThroughHooks(exchange: Exchange): PassThroughHooks {
+function passThroughHooks(exchange: Exchange, io: ExchangeTransport): PassThroughHooks {
   return {
     upstreamHead(status, headers) {
       recordUpstreamHead(exchange, status, headers)
     },
     unreachable(error) {
-      return unreachableResponse(exchange, error)
+      return unreachableResponse(exchange, error, io)
     },
     done(outcome, status, error) {
       exchange.finish(outcome, status, error ?? (outcome === 'reset' ? 'ECONNRESET' : outcome === 'cancelled' ? 'CLIENT_ABORTED' : null))
@@ -172,12 +192,14 @@ function recordUpstreamHead(exchange: Exchange, status: number, headers: HeaderM
 }
 
 /** Record an unreachable upstream and build the 502 the client gets. */
-function unreachableResponse(exchange: Exchange, error: unknown): { status: number; headers: Record<string, string>; body: Uint8Array } {
+function unreachableResponse(exchange: Exchange, error: unknown, io: ExchangeTransport): { status: number; headers: Record<string, string>; body: Uint8Array } {
   const code = errorCode(error)
   if (!CONNECT_ERRORS.has(code)) exchange.markExecuted()
   exchange.finish('response', 502, 'UPSTREAM_UNREACHABLE')
+  const method = exchange.request.method
+  const upstream = io.upstreamFailed?.(method, code) ?? exchange.record?.url
   const body = new TextEncoder().encode(
-    JSON.stringify({ error: { type: 'upstream_unreachable', code: 'ERR_UPSTREAM_UNREACHABLE', message: `[toolstorm] Failed to reach the upstream for "${exchange.request.method} ${exchange.record?.url}": ${code}.` } }),
+    JSON.stringify({ error: { type: 'upstream_unreachable', code: 'ERR_UPSTREAM_UNREACHABLE', message: `[toolstorm] Failed to reach the upstream for "${method} ${upstream}": ${code}.` } }),
   )
   return { status: 502, headers: { 'content-type': 'application/json' }, body }
 }
@@ -214,6 +236,12 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
 
   const fault = exchange.fault
   const rule = exchange.rule
+  // A fault before the upstream may answer and leave the body unforwarded: read it before the
+  // fault runs. Otherwise the reader sees the body as it is forwarded (no extra stage).
+  const readBody = observer?.onRequestBodyRead ? (chunk: Uint8Array | null) => observer.onRequestBodyRead?.(exchange, chunk) : null
+  const readEarly = readBody !== null && fault?.phase === 'before-upstream' && io.observeRequestBody !== undefined
+  if (readEarly) io.observeRequestBody!(readBody!)
+
   const baseContext = (): Omit<FaultContext, 'response'> => ({
     rule: rule!,
     seed: exchange.seed,
@@ -238,9 +266,16 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
   const setHeaders: Record<string, string> = { [HEADER_CALL]: exchange.id }
   // A fault that rewrites the body asks for it uncompressed.
   if (fault?.needsBody) setHeaders['accept-encoding'] = 'identity'
-  const options: ForwardOptions = observer?.onRequestBody
-    ? { setHeaders, removeHeaders: CONTROL_HEADERS, onRequestBody: (chunk) => observer.onRequestBody?.(exchange, chunk) }
-    : { setHeaders, removeHeaders: CONTROL_HEADERS }
+  const forwarded = observer?.onRequestBody ? (chunk: Uint8Array | null) => observer.onRequestBody?.(exchange, chunk) : null
+  const late = readEarly ? null : readBody
+  const onRequestBody =
+    forwarded && late
+      ? (chunk: Uint8Array | null) => {
+          forwarded(chunk)
+          late(chunk)
+        }
+      : (forwarded ?? late)
+  const options: ForwardOptions = onRequestBody ? { setHeaders, removeHeaders: CONTROL_HEADERS, onRequestBody } : { setHeaders, removeHeaders: CONTROL_HEADERS }
 
   let upstream: UpstreamResponse
   try {
@@ -249,7 +284,7 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
       : await io.forward(options)
   } catch (error) {
     if (io.signal.aborted || errorCode(error) === 'UND_ERR_ABORTED') throw error
-    await io.respond(unreachableResponse(exchange, error))
+    await io.respond(unreachableResponse(exchange, error, io))
     return
   }
   recordUpstreamHead(exchange, upstream.status, upstream.headers)
@@ -329,6 +364,8 @@ function observed(exchange: Exchange, io: ExchangeTransport, observer: ExchangeO
       await io.relay(upstream)
     },
     reset: () => io.reset(),
+    ...(io.observeRequestBody ? { observeRequestBody: (onChunk: (chunk: Uint8Array | null) => void) => io.observeRequestBody!(onChunk) } : {}),
+    ...(io.upstreamFailed ? { upstreamFailed: (method: string, code: string) => io.upstreamFailed!(method, code) } : {}),
     ...(io.open ? { open: (status: number, headers: HeaderMap) => observeWriter(exchange, observer, status, headers, io.open!(status, headers)) } : {}),
   }
 }

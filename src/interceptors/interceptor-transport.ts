@@ -44,6 +44,17 @@ export function createInterceptorTransport(request: Request, controller: Control
     signal: request.signal,
     propagatesContext: true,
 
+    observeRequestBody(onChunk) {
+      // The body is read whole anyway (forward needs it so): reading it earlier holds nothing more.
+      body().then(
+        (payload) => {
+          if (payload && payload.length) onChunk(payload)
+          onChunk(null)
+        },
+        () => onChunk(null),
+      )
+    },
+
     async forward(options: ForwardOptions): Promise<UpstreamResponse> {
       const headers = forwardHeaders(request.headers.entries(), options)
       const payload = await body()

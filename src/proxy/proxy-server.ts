@@ -24,9 +24,11 @@ import type { WireRequest } from './http1/wire-request.js'
 import type { WireResponse } from './http1/wire-response.js'
 import type { WireServer } from './http1/wire-server.js'
 import { createProxyTransport } from './proxy-transport.js'
+import { createSelfCheck, selfLoopMessage } from './self-address.js'
 import { closePair, formatOrigin, listenPair, LOOPBACK } from './server-pair.js'
 import { createUpstreamClient } from './upstream-client.js'
 import { resolveRequest } from './request-resolution.js'
+import { createUpstreamFailures } from './upstream-failures.js'
 import { parseTargets, type Target, type Upstream } from './targets.js'
 import { createInMemoryCertificateAuthority, type CertificateAuthority } from './tls/certificate-authority.js'
 import { createConnectHandler } from './tls/connect-handler.js'
@@ -77,6 +79,8 @@ export interface ProxyOptions {
   insecureSkipUpstreamTlsVerification?: boolean
   /** Serve the live dashboard (`/dashboard/`) and its event stream (`/events`) on the admin server. Default true. */
   dashboard?: boolean
+  /** Where problems worth a console line go: an unreachable upstream, once per origin and error code. Default: nowhere. */
+  warn?: (message: string) => void
 }
 
 export type ProxyState = 'listening' | 'closing' | 'closed'
@@ -111,6 +115,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   const client = createUpstreamClient({ dispatcher: options.dispatcher, tls: upstreamTls, onHandlerError: report })
   const combined = combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer)
   const observer = combined && guardObserver(combined, report)
+  const failures = createUpstreamFailures((url) => storm.redactor.url(url), options.warn)
   const ca = targets.length === 0 ? (options.ca ?? (await createInMemoryCertificateAuthority())) : null
 
   const server = createDataPlaneServer(report)
@@ -118,20 +123,20 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
 
   let self = ''
   const ownPorts = new Set<string>()
-  // In forward mode a request naming the proxy's own ports (by any loopback name) would loop.
-  const isSelf = (url: URL) => ownPorts.has(url.port) && (LOOPBACK.has(url.hostname.replace(/^\[|\]$/g, '')) || url.hostname === host)
+  // In forward mode a request naming the proxy's own ports (by any name of this machine) would loop.
+  const isSelf = createSelfCheck(host, ownPorts)
   admin.on('clientError', answerClientError)
   // Every request, direct or from inside a CONNECT tunnel, goes through here.
   const serve = (req: WireRequest, res: WireResponse, upstream: Upstream, clientUrl: URL) => {
     const exchange = storm.begin({ method: req.method, url: clientUrl, headers: req.headers })
-    const running = runExchange(exchange, createProxyTransport(req, res, upstream, client), observer)
+    const running = runExchange(exchange, createProxyTransport(req, res, upstream, client, failures), observer)
     // Synchronous throws are caught by the wire server; this catches the flow's own promise.
     if (running) running.catch((error: unknown) => failExchange(report, error, req, res))
   }
   server.on('request', (req, res) => {
     const resolution = resolveRequest(targets, req, self)
     if (!resolution.ok) return sendProxyError(res, resolution.status, resolution.message)
-    if (targets.length === 0 && isSelf(resolution.clientUrl)) return sendProxyError(res, 508, 'Refused to forward a request to the proxy itself.')
+    if (targets.length === 0 && isSelf(resolution.clientUrl)) return sendProxyError(res, 508, selfLoopMessage(resolution.clientUrl, 'proxy'))
     serve(req, res, resolution.upstream, resolution.clientUrl)
   })
   const connect = ca

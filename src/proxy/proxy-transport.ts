@@ -19,8 +19,38 @@ import { resetOrDestroy } from './reset-socket.js'
 import type { FlowControl, UpstreamClient } from './upstream-client.js'
 import { DispatchedResponse, sendUpstream } from './upstream-dispatch.js'
 import type { Upstream } from './targets.js'
+import type { UpstreamFailures } from './upstream-failures.js'
 
 const CLIENT_GONE = new Error('The client closed the connection.')
+
+/**
+ * A pass-through stage that shows each chunk of `body` to `onChunk` (then `null`) on its way on (a
+ * second 'data' listener would start the flow before undici listens, and undici would miss the
+ * first chunks).
+ */
+function tap(body: Readable, onChunk: (chunk: Uint8Array | null) => void): Readable {
+  const stage = new Transform({
+    // A throwing observer fails the body stream (and so the exchange), not the process: these run in stream callbacks.
+    transform(chunk: Buffer, _encoding, callback) {
+      try {
+        onChunk(chunk)
+      } catch (error) {
+        return callback(error as Error)
+      }
+      callback(null, chunk)
+    },
+    flush(callback) {
+      try {
+        onChunk(null)
+      } catch (error) {
+        return callback(error as Error)
+      }
+      callback()
+    },
+  })
+  body.on('error', (error) => stage.destroy(error))
+  return body.pipe(stage)
+}
 
 class ProxyTransport implements ExchangeTransport {
   readonly #req: WireRequest
@@ -31,13 +61,18 @@ class ProxyTransport implements ExchangeTransport {
   #controller: AbortController | null = null
   #gone = false
   #response: DispatchedResponse | null = null
+  /** The request body as observeRequestBody reads it; `forwarded` once forward() took it. */
+  #read: { body: Readable; forwarded: boolean } | null = null
   #upstreamControl: FlowControl | null = null
 
-  constructor(req: WireRequest, res: WireResponse, upstream: Upstream, client: UpstreamClient) {
+  readonly #failures: UpstreamFailures | undefined
+
+  constructor(req: WireRequest, res: WireResponse, upstream: Upstream, client: UpstreamClient, failures?: UpstreamFailures) {
     this.#req = req
     this.#res = res
     this.#upstream = upstream
     this.#client = client
+    this.#failures = failures
     this.#socket = req.socket
     res.once('close', () => {
       if (res.writableFinished) return
@@ -172,38 +207,33 @@ class ProxyTransport implements ExchangeTransport {
     const response = new DispatchedResponse()
     this.#response = response
     let body: Readable | null = req.body
+    if (this.#read) {
+      this.#read.forwarded = true
+      body = this.#read.body
+    }
     const onRequestBody = options.onRequestBody
     if (onRequestBody) {
-      if (body) {
-        // A pass-through stage sees each chunk on its way upstream (a second 'data' listener
-        // would start the flow before undici listens, and undici would miss the first chunks).
-        const tap = new Transform({
-          // A throwing observer fails the body stream (and so the exchange), not the process: these run in stream callbacks.
-          transform(chunk: Buffer, _encoding, callback) {
-            try {
-              onRequestBody(chunk)
-            } catch (error) {
-              return callback(error as Error)
-            }
-            callback(null, chunk)
-          },
-          flush(callback) {
-            try {
-              onRequestBody(null)
-            } catch (error) {
-              return callback(error as Error)
-            }
-            callback()
-          },
-        })
-        body.on('error', (error) => tap.destroy(error))
-        body = body.pipe(tap)
-      } else onRequestBody(null)
+      if (body) body = tap(body, onRequestBody)
+      else onRequestBody(null)
     }
     return sendUpstream(this.#client, { origin: this.#upstream.origin, path: this.#upstream.path, method: req.method, headers, body }, response)
   }
 
+  observeRequestBody(onChunk: (chunk: Uint8Array | null) => void): void {
+    const source = this.#req.body
+    if (!source) return onChunk(null)
+    // The stage's buffers (16 KiB each side) are all that is held before forwarding; backpressure
+    // pauses the client beyond them.
+    this.#read = { body: tap(source, onChunk), forwarded: false }
+  }
+
+  /** A body read early and never forwarded: read the rest and drop it, so the connection moves on. */
+  #dropUnforwarded(): void {
+    if (this.#read && !this.#read.forwarded) this.#read.body.resume()
+  }
+
   async respond(reply: CompleteReply): Promise<void> {
+    this.#dropUnforwarded()
     sendComplete(this.#res, this.#req.method, reply)
   }
 
@@ -211,8 +241,14 @@ class ProxyTransport implements ExchangeTransport {
     await relayToClient(this.#res, this.#socket, upstream, this.signal)
   }
 
+  upstreamFailed(method: string, code: string): string {
+    const upstream = this.#upstream
+    return this.#failures?.failed(upstream, method, code) ?? upstream.origin + upstream.path
+  }
+
   reset(): void {
     resetOrDestroy(this.#socket)
+    this.#dropUnforwarded()
     this.#req.body?.resume()
   }
 
@@ -221,6 +257,7 @@ class ProxyTransport implements ExchangeTransport {
   }
 }
 
-export function createProxyTransport(req: WireRequest, res: WireResponse, upstream: Upstream, client: UpstreamClient): ExchangeTransport {
-  return new ProxyTransport(req, res, upstream, client)
+/** `failures`: logs unreachable upstreams and redacts the URL a 502 names (without it, the URL is named as is). */
+export function createProxyTransport(req: WireRequest, res: WireResponse, upstream: Upstream, client: UpstreamClient, failures?: UpstreamFailures): ExchangeTransport {
+  return new ProxyTransport(req, res, upstream, client, failures)
 }

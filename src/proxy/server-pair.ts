@@ -68,12 +68,14 @@ export async function closePair(server: PairedServer, admin: PairedServer, tunne
   server.closeIdleConnections()
   admin.closeIdleConnections()
   tunnels?.close()
+  // Not unref'd: what is left may be sockets that no longer read (the client's FIN was seen) and
+  // whose timeouts are unref'd; then the event loop empties, `stopped` never settles, and a CLI
+  // awaiting it exits 13 without its verdict. The grace is what ends the wait, so it keeps the process alive.
   const grace = setTimeout(() => {
     server.closeAllConnections()
     admin.closeAllConnections()
     tunnels?.destroyAll()
   }, CLOSE_GRACE_MS)
-  grace.unref()
   await stopped
   clearTimeout(grace)
 }

@@ -123,7 +123,7 @@ describe('replay modes', () => {
     const loop = await client.request('/items/loop')
     await client.close()
     expect(loop.status).toBe(508)
-    expect(JSON.parse(loop.body!).error.message).toBe('[toolstorm] Refused to forward a request to the replay server itself.')
+    expect(JSON.parse(loop.body!).error.message).toBe(`[toolstorm] Refused to forward a request to ${new URL(replay.url).host}: that is this replay server itself (its data plane or admin API, by a name of this machine), so the request would loop. Call the admin API directly, not through the replay server.`)
   })
 
   it('update records what is new and rewrites the cassette as this session, which then replays strictly', async () => {

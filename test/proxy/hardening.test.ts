@@ -87,7 +87,7 @@ describe('proxy hardening', () => {
       const response = await fetch(`${proxy.url}/items/a`)
       expect(response.status).toBe(502)
       expect(await response.json()).toEqual({
-        error: { type: 'upstream_unreachable', code: 'ERR_UPSTREAM_UNREACHABLE', message: `[toolstorm] Failed to reach the upstream for "GET ${proxy.url}/items/a": ECONNREFUSED.` },
+        error: { type: 'upstream_unreachable', code: 'ERR_UPSTREAM_UNREACHABLE', message: `[toolstorm] Failed to reach the upstream for "GET http://127.0.0.1:${port}/items/a": ECONNREFUSED.` },
       })
     }
     expect(proxy.storm.report().calls.map((c) => [c.status, c.executed, c.error])).toEqual([

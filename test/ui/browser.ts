@@ -21,8 +21,10 @@ export interface LaunchedBrowser {
   close(): Promise<void>
 }
 
-export async function launchChromium(): Promise<LaunchedBrowser> {
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS, timeout: 60_000 })
+/** `proxy`: the HTTP proxy Chromium sends everything through, loopback included. */
+export async function launchChromium(options: { proxy?: string } = {}): Promise<LaunchedBrowser> {
+  const args = options.proxy ? [...FLAGS, `--proxy-server=${options.proxy}`, '--proxy-bypass-list=<-loopback>'] : FLAGS
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args, timeout: 60_000 })
   return {
     browser,
     async close() {

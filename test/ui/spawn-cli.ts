@@ -5,11 +5,14 @@ import { BIN } from '../helpers/cli.js'
 export interface RunningCli {
   readonly child: ChildProcess
   readonly lines: string[]
+  /** What it printed on stderr so far (the verdict, "report written to …"). */
+  readonly stderr: string
+  /** SIGTERM; resolves with the exit code (null when a signal ended it). */
   stop(): Promise<number | null>
 }
 
-export async function startCli(args: string[], lineCount: number): Promise<RunningCli> {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+export async function startCli(args: string[], lineCount: number, env: NodeJS.ProcessEnv = {}): Promise<RunningCli> {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } })
   let stdout = ''
   let stderr = ''
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
@@ -25,9 +28,19 @@ export async function startCli(args: string[], lineCount: number): Promise<Runni
   return {
     child,
     lines,
+    get stderr() {
+      return stderr
+    },
     async stop() {
       if (child.exitCode === null) child.kill('SIGTERM')
       return exited
     },
   }
+}
+
+/** The data plane's URL from the first banner line (`toolstorm proxy|replay URL …`). */
+export function servedUrl(cli: RunningCli): string {
+  const match = /^toolstorm (?:proxy|replay) (\S+) /.exec(cli.lines[0] ?? '')
+  if (!match) throw new Error(`Failed to read the URL from the banner: ${cli.lines[0]}`)
+  return match[1] as string
 }

@@ -124,6 +124,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & { reco
       ...listenOptionsFromArgs(args),
       storm,
       ...https,
+      warn: printError,
       ...(recorder ? { observer: recorder.observer, adminRoutes: [cassetteAdminRoute(recorder)] } : {}),
     }).catch(async (error: unknown) => {
       await recorder?.discard()

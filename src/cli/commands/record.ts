@@ -39,6 +39,7 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs, c
     ...listenOptionsFromArgs(args),
     storm,
     ...https,
+    warn: printError,
     observer: recorder.observer,
     adminRoutes: [cassetteAdminRoute(recorder)],
   }).catch(async (error: unknown) => {

@@ -68,6 +68,7 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
     const { tunnelUnmatched: _tunnel, ...https } = await httpsOptionsFromArgs(args, { openCa: args['ca-dir'] !== undefined || holdsHttps })
     const replay = await startReplayServer(cassette, {
       ...https,
+      warn: printError,
       mode: args.mode,
       ...listenOptionsFromArgs(args),
       storm,

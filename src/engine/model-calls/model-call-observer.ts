@@ -30,7 +30,8 @@ export function createModelCallObserver(): ExchangeObserver {
       readers.set(exchange, reader)
       exchange.record.model = reader.call
     },
-    onRequestBody(exchange, chunk) {
+    // Also when a fault answers before the provider: the model and stream flag come from the request.
+    onRequestBodyRead(exchange, chunk) {
       readers.get(exchange)?.request(chunk)
     },
     onUpstreamHead(exchange, status, headers) {

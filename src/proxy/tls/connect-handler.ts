@@ -149,10 +149,16 @@ export function createConnectHandler(options: ConnectHandlerOptions): ConnectHan
     secure.on('error', onHandshakeError)
     // Half-open like the TCP socket under it: a client that leaves mid-handshake must not keep it open.
     secure.once('end', leftEarly)
+    // A client that half-closed while the leaf was being made: its FIN was read into the paused TCP
+    // socket, which the TLS socket drains (initRead) but never hears end from. Unnoticed, the tunnel
+    // waited for a handshake that could not come, with no handle reading, and shutdown never ended.
+    const leftBeforeHandshake = () => secure.destroy()
+    socket.once('end', leftBeforeHandshake)
     secure.once('secure', () => {
       secure.setTimeout(0)
       secure.off('error', onHandshakeError)
       secure.off('end', leftEarly)
+      socket.off('end', leftBeforeHandshake)
       // From here the inner server owns the socket and its errors; this keeps a late one harmless.
       secure.on('error', ignore)
       tunnels.set(secure, { target, secure: true })
@@ -201,6 +207,12 @@ export function createConnectHandler(options: ConnectHandlerOptions): ConnectHan
   const listener = (req: WireRequest, duplex: Duplex, head: Buffer) => {
     const socket = duplex as net.Socket
     socket.on('error', ignore)
+    // A client that half-closed before this listener ran (the replay server makes its CA first): its
+    // 'end' is gone, and with the server's half-open sockets and unref'd timeouts nothing would ever
+    // close the socket, so shutdown waited for it forever.
+    if (socket.readableEnded) return socket.destroy()
+    // Tracked from the start: every socket handed over here is closed by destroyAll, refused ones too.
+    track(socket)
     const target = parseConnectTarget(req.url)
     if (!target) return refuse(socket, 400, `Failed to open a tunnel to "${req.url}": expected host:port, as in "CONNECT api.example.com:443".`)
     if (options.ownPorts.has(String(target.port))) {
@@ -210,7 +222,6 @@ export function createConnectHandler(options: ConnectHandlerOptions): ConnectHan
       return refuse(socket, 403, `Failed to open a tunnel to ${target.authority}: port ${target.port} is not allowed (allowed: ${[...allowedPorts].join(', ')}). Start the proxy with --connect-port ${target.port} to allow it.`)
     }
     if (closing) return refuse(socket, 503, `Failed to open a tunnel to ${target.authority}: the proxy is shutting down. Retry against a running proxy.`)
-    track(socket)
     if (options.intercept && !options.intercept(target.host, target.port)) return tunnelUntouched(socket, target, head)
     socket.write('HTTP/1.1 200 Connection Established\r\n\r\n')
     if (head.length) return dispatch(socket, target, head)

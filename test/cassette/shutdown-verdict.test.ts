@@ -1,0 +1,90 @@
+/**
+ * Shutdown always ends with the verdict (replay) or the written report and cassette (proxy,
+ * record), whatever clients left open (issue #14, item 6). Each process serves until SIGTERM.
+ */
+import http from 'node:http'
+import { existsSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import type net from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runCli } from '../helpers/cli.js'
+import { abandonConnect } from '../helpers/abandon-connect.js'
+import { servedUrl, startCli } from '../ui/spawn-cli.js'
+import { startUpstream, type Upstream } from '../helpers/upstream.js'
+
+/** Free ports for the data plane and the admin API. */
+const PORTS = ['--port', '0', '--admin-port', '0']
+
+let dir: string
+let upstream: Upstream
+let cassette: string
+const sockets: net.Socket[] = []
+// Never the user's CA folder.
+const env = () => ({ TOOLSTORM_CA_DIR: path.join(dir, 'ca') })
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-shutdown-'))
+  upstream = await startUpstream()
+  cassette = path.join(dir, 'one.cassette.jsonl')
+  // One plain-HTTP exchange in forward mode: the replay makes its CA only on the first CONNECT.
+  const client = `require('node:http').get({ host: new URL(process.env.HTTP_PROXY).hostname, port: new URL(process.env.HTTP_PROXY).port, path: '${upstream.url}/items/a' }, (res) => res.resume())`
+  const recorded = await runCli(['record', cassette, '--port', '0', '--admin-port', '0', '--', process.execPath, '-e', client], { env: env() })
+  expect(recorded.code).toBe(0)
+})
+afterAll(async () => {
+  for (const socket of sockets) socket.destroy()
+  await upstream.close()
+  await rm(dir, { recursive: true, force: true })
+})
+
+/** One request for the recorded exchange, through the server as an HTTP proxy. */
+function replayed(proxyUrl: string): Promise<number> {
+  const { hostname, port } = new URL(proxyUrl)
+  return new Promise((resolve, reject) => {
+    http
+      .get({ host: hostname, port, path: `${upstream.url}/items/a` }, (res) => {
+        res.resume()
+        res.on('end', () => resolve(res.statusCode ?? 0))
+      })
+      .on('error', reject)
+  })
+}
+
+describe('shutdown with abandoned CONNECT tunnels', { timeout: 60_000 }, () => {
+  it.each(['before-tunnel', 'mid-handshake'] as const)('replay exits with its verdict when a CONNECT client half-closes %s', async (when) => {
+    const replay = await startCli(['replay', cassette, ...PORTS], 1, env())
+    expect(await replayed(servedUrl(replay))).toBe(200)
+    sockets.push(await abandonConnect(servedUrl(replay), when))
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const code = await replay.stop()
+    const stderr = replay.stderr
+    expect(stderr).toContain('Replayed 1 of 1 exchange(s)')
+    expect(code).toBe(0)
+  })
+
+  it('proxy writes its report and exits 0 when a CONNECT client half-closes mid-handshake', async () => {
+    const report = path.join(dir, 'report.json')
+    const proxy = await startCli(['proxy', '--report', report, ...PORTS], 1, env())
+    sockets.push(await abandonConnect(servedUrl(proxy), 'mid-handshake'))
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const code = await proxy.stop()
+    const stderr = proxy.stderr
+    expect(stderr).toContain(`report written to ${report}`)
+    expect(code).toBe(0)
+    expect(existsSync(report)).toBe(true)
+  })
+
+  it('record writes its cassette and exits 0 when a CONNECT client half-closes mid-handshake', async () => {
+    const file = path.join(dir, 'recorded.cassette.jsonl')
+    const record = await startCli(['record', file, ...PORTS], 1, env())
+    sockets.push(await abandonConnect(servedUrl(record), 'mid-handshake'))
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const code = await record.stop()
+    const stderr = record.stderr
+    expect(stderr).toContain(`cassette written to ${file}`)
+    expect(code).toBe(0)
+    expect(existsSync(file)).toBe(true)
+  })
+})

@@ -1,0 +1,61 @@
+/**
+ * A model call faulted before it reaches the provider still records the model it asked for and
+ * whether it asked for a stream (issue #14, item 7), on every path; the request body is read
+ * without holding it back from the provider when the call is forwarded.
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import { MODEL_PATHS, startModelScenario, type ModelScenario } from '../helpers/model-scenario.js'
+import { answered } from '../helpers/model-upstream.js'
+
+let scenario: ModelScenario | null = null
+afterEach(async () => {
+  await scenario?.close()
+  scenario = null
+})
+
+const CHAT = 'POST /v1/chat/completions'
+
+/** POST a chat completion request as raw JSON; `padding` grows the prompt (bytes). */
+async function chat(s: ModelScenario, body: Record<string, unknown>, padding = 0): Promise<number> {
+  const messages = [{ role: 'user', content: 'Say hello.' + 'x'.repeat(padding) }]
+  // Global fetch: in-process interception sees it (the SDK tests hand it the same options).
+  const response = await fetch(`${s.base}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test' },
+    body: JSON.stringify({ ...body, messages }),
+    ...(s.fetchOptions as RequestInit),
+  })
+  await response.arrayBuffer()
+  return response.status
+}
+
+for (const path of MODEL_PATHS) {
+  describe(`model calls faulted before the provider (${path})`, () => {
+    it.each([
+      ['rate_limit', 429],
+      ['unavailable', 503],
+      ['timeout', 504],
+    ] as const)('%s records the requested model and stream flag', async (kind, status) => {
+      scenario = await startModelScenario(path, { rules: [{ name: 'fault', route: CHAT, kind, calls: [1] }] })
+      expect(await chat(scenario, { model: 'gpt-4o-mini', stream: true })).toBe(status)
+      const call = (await scenario.settled()).calls[0]
+      expect(call?.injected).toBe(true)
+      expect(call?.model).toEqual({ provider: 'openai', api: 'chat.completions', model: 'gpt-4o-mini', inputTokens: null, outputTokens: null, streamed: true })
+      expect(scenario.upstream.requests).toHaveLength(0)
+    })
+
+    it('reads the model from a large faulted request, and the next call on the connection is forwarded whole', async () => {
+      scenario = await startModelScenario(path, { rules: [{ name: 'busy', route: CHAT, kind: 'rate_limit', calls: [1] }] })
+      expect(await chat(scenario, { model: 'gpt-big', stream: false }, 512 * 1024)).toBe(429)
+      expect(await chat(scenario, { model: 'gpt-next' }, 512 * 1024)).toBe(200)
+      const calls = (await scenario.settled()).calls
+      expect(calls.map((c) => [c.status, c.model?.model, c.model?.streamed])).toEqual([
+        [429, 'gpt-big', false],
+        [200, answered('gpt-next'), false],
+      ])
+      const forwarded = scenario.upstream.requests[0]?.body as { model: string; messages: Array<{ content: string }> }
+      expect(forwarded.model).toBe('gpt-next')
+      expect(forwarded.messages[0]?.content).toHaveLength('Say hello.'.length + 512 * 1024)
+    })
+  })
+}
