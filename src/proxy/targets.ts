@@ -72,7 +72,8 @@ export function resolveTarget(targets: readonly Target[], rawUrl: string, host: 
     // An absolute-form request to a reverse proxy: accept it for the target it names.
     return { ok: false, status: 400, message: 'This proxy runs in reverse mode: send requests to its own address (origin-form paths).' }
   }
-  const clientUrl = new URL(rawUrl, `http://${host ?? self}`)
+  // The path is joined as text: resolved against a base, a path such as `//x/y` would name a host (x).
+  const clientUrl = new URL(new URL(`http://${host ?? self}`).origin + rawUrl)
   for (const target of targets) {
     if (target.name === null) continue
     const prefix = `/${target.name}`

@@ -41,7 +41,6 @@ describe('malformed requests', () => {
     ['a Host with a space', 'GET /items/a HTTP/1.1\r\nHost: a b\r\nConnection: close\r\n\r\n', 'the Host header \\"a b\\" is not a valid host[:port]'],
     ['an empty Host', 'GET /items/a HTTP/1.1\r\nHost: \r\nConnection: close\r\n\r\n', 'the Host header \\"\\" is not a valid host[:port]'],
     ['a Host with a port above 65535', 'GET /items/a HTTP/1.1\r\nHost: x:99999\r\nConnection: close\r\n\r\n', 'the Host header \\"x:99999\\" is not a valid host[:port]'],
-    ['a target that parses as an authority with a bad port', 'GET //x:99999/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', '\\"GET //x:99999/\\": the request target is not a valid URL path'],
   ])('reverse mode answers 400 to %s, naming it, and the process keeps serving', async (_name, bytes, named) => {
     const port = portOf(reverse)
     const reply = await rawExchange(port, bytes)
@@ -50,6 +49,15 @@ describe('malformed requests', () => {
     expect(reverse.child.exitCode).toBeNull()
     const after = await fetch(`http://127.0.0.1:${port}/items/a`)
     expect(after.status).toBe(200)
+  })
+
+  it('reverse mode forwards a path that starts with // as that path, to its target (not to a host named in the path)', async () => {
+    const port = portOf(reverse)
+    const before = upstream.requests.length
+    const reply = await rawExchange(port, 'GET //x/items/a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+    expect(reply).toMatch(/^HTTP\/1\.1 \d{3} /)
+    expect(upstream.requests.slice(before).map((r) => r.url)).toEqual(['//x/items/a'])
+    expect(reverse.child.exitCode).toBeNull()
   })
 
   it.each([

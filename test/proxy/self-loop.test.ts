@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { Cassette } from '../../src/cassette/cassette.js'
 import { startReplayServer, type ReplayServer } from '../../src/cassette/replay-server.js'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
+import { createSelfCheck } from '../../src/proxy/self-address.js'
 import { startUpstream, type Upstream } from '../helpers/upstream.js'
 
 let proxy: ProxyServer | null = null
@@ -62,11 +63,15 @@ describe('self-loop detection in forward mode', () => {
     }
   })
 
+  // Checked on the self-check itself: a test listens on loopback only and never sends to another interface.
   const external = Object.values(os.networkInterfaces()).flat().find((info) => info?.family === 'IPv4' && !info.internal)?.address
-  it.skipIf(external === undefined)('listening on 0.0.0.0, the proxy answers 508 to its ports at this machine\'s other addresses', async () => {
-    proxy = await startProxy({ host: '0.0.0.0' })
-    const { status } = await viaProxy(`http://127.0.0.1:${new URL(proxy.url).port}`, `http://${external}:${new URL(proxy.adminUrl).port}/rules`)
-    expect(status).toBe(508)
+  it.skipIf(external === undefined)('listening on 0.0.0.0, the proxy counts this machine\'s other addresses and host name as itself', () => {
+    const isSelf = createSelfCheck('0.0.0.0', new Set(['8788']))
+    expect(isSelf(new URL(`http://${external}:8788/rules`))).toBe(true)
+    expect(isSelf(new URL(`http://${os.hostname()}:8788/rules`))).toBe(true)
+    expect(isSelf(new URL(`http://${external}:8789/rules`))).toBe(false)
+    // Listening on loopback only, another interface is not this server.
+    expect(createSelfCheck('127.0.0.1', new Set(['8788']))(new URL(`http://${external}:8788/rules`))).toBe(false)
   })
 
   it('relays a request to another port on loopback', async () => {
