@@ -55,6 +55,8 @@ async function project(name: string, type: 'module' | 'commonjs', source: string
   await mkdir(dir)
   await writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: `toolstorm-packaging-${name}`, private: true, type }))
   await cp(path.join(PROJECTS, source), dir, { recursive: true })
+  // The vitest fixture's own suite, as the repository runs it (test/vitest), now from the installed package.
+  if (source === 'esm-suite') await cp(path.join(ROOT, 'fixtures/vitest-fixture/storm-fixture.spec.ts'), path.join(dir, 'storm-fixture.spec.ts'))
   const install = await exec('npm', ['install', tarball, ...packages, ...INSTALL_FLAGS], { cwd: dir, timeoutMs: 300_000 })
   return { dir, install }
 }
