@@ -44,7 +44,8 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
       void (async () => {
         const body = Buffer.concat(chunks).toString('utf8')
         requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body })
-        const url = new URL(req.url ?? '/', 'http://upstream')
+        // Joined as text: a path such as `//x:99999/` (the proxy forwards it as is) names no host here.
+        const url = new URL(`http://upstream${req.url ?? '/'}`)
         const json = (status: number, value: unknown, headers: http.OutgoingHttpHeaders = {}) => {
           const text = JSON.stringify(value)
           res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers })

@@ -185,9 +185,18 @@ describe.skipIf(!hasChromium)('the live dashboard', () => {
 
     // A rule that can never fire is applied, with a warning naming the route meant.
     await page.check('input[name="rules-format"][value="json"]')
+    // The switch re-renders the text asynchronously: filling before it lands would be overwritten.
+    await page.waitForFunction(() => (document.querySelector('textarea') as HTMLTextAreaElement).value.trimStart().startsWith('{'))
     await editor.fill(JSON.stringify({ seed: 7, rules: [{ name: 'down', route: 'get /items/*', kind: 'unavailable' }] }, null, 2))
     await page.click('button:has-text("Apply rules")')
     await page.getByText('Warning: rule "down": route "get /items/*" can never match: route names carry the method in upper case, and globs are case-sensitive. Did you mean "GET /items/*"?').waitFor()
+    // Leave the rule that fires in force: the next test counts on it.
+    await editor.fill(JSON.stringify({ seed: 7, rules: [{ name: 'down', route: 'GET /items/*', kind: 'unavailable' }] }, null, 2))
+    await page.click('button:has-text("Apply rules")')
+    await page.waitForFunction(() => {
+      const status = document.querySelector('p[role="status"]')?.textContent ?? ''
+      return status.startsWith('Rules applied') && !status.includes('Warning')
+    })
     await page.close()
   })
 

@@ -187,8 +187,8 @@ describe.skipIf(!hasChromium)('the browser lab', () => {
     expect(await page.getAttribute('input[name="seed"]', 'aria-invalid')).toBe('true')
     await page.keyboard.press('Enter')
     await page.getByText('Enter a whole-number seed from 0 to 999999 and a call limit from 1 to 20.').waitFor()
-    // Focus moved to the error; back to the field to fix it.
-    expect(await page.evaluate(() => document.activeElement?.getAttribute('role'))).toBe('alert')
+    // Focus moves to the error (in the render after the one that shows it); back to the field to fix it.
+    await page.waitForFunction(() => document.activeElement?.getAttribute('role') === 'alert', undefined, { timeout: 5_000 })
     await page.focus('input[name="seed"]')
     await page.keyboard.press('Control+A')
     await page.keyboard.type('11')
