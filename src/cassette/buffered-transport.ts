@@ -4,7 +4,7 @@
  * read (replay had to compare it first), so it is sent from a buffer.
  */
 import { Readable } from 'node:stream'
-import type { ExchangeTransport, ForwardOptions, UpstreamResponse } from '../engine/exchange-flow.js'
+import type { ExchangeTransport, ForwardOptions, UpstreamResponse } from '../engine/exchange-transport.js'
 import { relayToClient, sendComplete } from '../proxy/client-replies.js'
 import { endToEndHeaders } from '../proxy/hop-by-hop.js'
 import type { WireRequest } from '../proxy/http1/wire-request.js'

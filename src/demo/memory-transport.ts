@@ -8,7 +8,8 @@
  * const comparison = await runComparison(DEFAULT_DEMO_CONFIG, memoryTransport)
  */
 import { VirtualClock } from '../engine/clock.js'
-import { runExchange, type ExchangeTransport, type UpstreamResponse } from '../engine/exchange-flow.js'
+import { runExchange } from '../engine/exchange-flow.js'
+import type { ExchangeTransport, UpstreamResponse } from '../engine/exchange-transport.js'
 import { createStorm, type Storm } from '../engine/storm.js'
 import { toWebResponse } from '../engine/web-response.js'
 import { runAgent } from './agent.js'

@@ -6,93 +6,14 @@
 import { exchangeContext } from './exchange-context.js'
 import type { Exchange } from './exchange.js'
 import type { Effect, FaultContext, HeaderMap, ResponseView } from './faults/fault.js'
-import { readBodyDecoded, type BodySource } from './body.js'
-import { HEADER_CALL, HEADER_KEY, HEADER_RUN } from './storm.js'
-import { observeWriter, type ResponseWriter } from './streams/response-writer.js'
+import { CONTROL_HEADERS, type ExchangeTransport, type ForwardOptions, type PassThroughHooks, type UpstreamResponse } from './exchange-transport.js'
+import { readBodyDecoded } from './body.js'
+import { HEADER_CALL } from './storm.js'
+import { observeWriter } from './streams/response-writer.js'
 import { relayStream } from './streams/stream-relay.js'
-
-export interface UpstreamResponse {
-  readonly status: number
-  readonly headers: HeaderMap
-  /** The body as it arrives (still content-encoded). */
-  readonly body: BodySource
-  /**
-   * Observe every body chunk as it arrives (`null` at the end), whoever consumes the body.
-   * Optional: without it the flow wraps `body` to observe it.
-   */
-  tap?(listener: (chunk: Uint8Array | null, error?: Error) => void): void
-}
-
-export interface ForwardOptions {
-  /** Headers to set on the forwarded request. */
-  readonly setHeaders: Readonly<Record<string, string>>
-  /** Headers to remove from the forwarded request (lowercase). */
-  readonly removeHeaders: readonly string[]
-  /** Called with each request body chunk as it is forwarded, then `null` (recorders use it). */
-  readonly onRequestBody?: (chunk: Uint8Array | null) => void
-}
-
-/** Primitives each transport implements; see `proxy/` and `interceptors/`. */
-export interface ExchangeTransport {
-  /** Aborts when the client goes away. */
-  readonly signal: AbortSignal
-  /** Send the request upstream; resolve when the response head arrives. */
-  forward(options: ForwardOptions): Promise<UpstreamResponse>
-  /** Answer the client with a complete response. Resolves when it was handed over. */
-  respond(response: { status: number; headers: Record<string, string>; body: Uint8Array | null }): Promise<void>
-  /** Stream the upstream response to the client. Resolves when the client got all of it. */
-  relay(response: UpstreamResponse): Promise<void>
-  /** Make the client see a connection reset. */
-  reset(): void
-  /**
-   * Read the request body now, for `onChunk` (then `null`), whether or not it is forwarded later:
-   * what is not yet forwarded waits in a bounded buffer (backpressure holds the rest), and when a
-   * fault answers instead, the rest is read and dropped. Optional: without it, `onChunk` sees the
-   * body only as it is forwarded.
-   */
-  observeRequestBody?(onChunk: (chunk: Uint8Array | null) => void): void
-  /**
-   * Start a response the flow writes piece by piece (stream faults; see `streams/stream-relay.ts`).
-   * The head goes out at once; `headers` are end-to-end headers without a content length.
-   * Optional: without it a stream fault relays the body unchanged.
-   */
-  open?(status: number, headers: HeaderMap): ResponseWriter
-  /**
-   * Optional fast path for exchanges no fault touches: forward and relay in one go, reporting
-   * through `hooks`. It skips the promise hops of the general flow (forward → relay), which on
-   * the proxy's hot path cost as much as the rest of the exchange.
-   */
-  passThrough?(options: ForwardOptions, hooks: PassThroughHooks): void
-  /**
-   * The upstream could not be reached (`code`): the transport may log it, and returns the URL the
-   * request was going to, redacted, for the 502 body. Optional: without it the body names the
-   * request's own URL (in-process they are the same).
-   */
-  upstreamFailed?(method: string, code: string): string
-  /**
-   * Run `forward` inside the exchange's async context, so in-process tool handlers can call
-   * `storm.effect()` without a call id.
-   * @note Off for sockets: on Node 20, AsyncLocalStorage turns on promise hooks process-wide,
-   * which costs every proxied request; a tool server behind the proxy uses the header instead.
-   */
-  readonly propagatesContext?: boolean
-}
-
-/** What a pass-through transport reports back; the flow decides what to record. */
-export interface PassThroughHooks {
-  /** The upstream answered with this head. */
-  upstreamHead(status: number, headers: HeaderMap): void
-  /** The upstream could not be reached: the transport sends this response instead. */
-  unreachable(error: unknown): { status: number; headers: Record<string, string>; body: Uint8Array }
-  /** The exchange ended for the client (`error`: the upstream broke off mid-body, the client saw a reset). */
-  done(outcome: 'response' | 'reset' | 'cancelled' | 'error', status: number | null, error?: string): void
-}
 
 /** Refusal when the run's call budget is spent: a harness limit, not an injected fault. */
 export const BUDGET_REFUSAL_STATUS = 503
-
-/** The headers toolstorm reads from clients; never forwarded. */
-const CONTROL_HEADERS = [HEADER_KEY, HEADER_RUN]
 
 /**
  * Observers see the bytes of every exchange: recorders (cassettes) and model-call metadata use

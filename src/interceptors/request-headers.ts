@@ -2,7 +2,7 @@
  * Headers of an intercepted request, made ready to forward: hop-by-hop headers (RFC 9110 §7.6.1,
  * plus those named in `Connection`) and toolstorm's control headers removed.
  */
-import type { ForwardOptions } from '../engine/exchange-flow.js'
+import type { ForwardOptions } from '../engine/exchange-transport.js'
 
 export const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade']
 

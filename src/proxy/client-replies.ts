@@ -4,7 +4,7 @@
  * and the replay server's pass-through share both.
  */
 import type { Socket } from 'node:net'
-import type { UpstreamResponse } from '../engine/exchange-flow.js'
+import type { UpstreamResponse } from '../engine/exchange-transport.js'
 import { endToEndHeaders } from './hop-by-hop.js'
 import type { WireResponse } from './http1/wire-response.js'
 import { createProxyResponseWriter } from './proxy-response-writer.js'

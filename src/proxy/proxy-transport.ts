@@ -7,7 +7,8 @@
  * between the phases of one exchange; a proxy library owns those phases and hides the sockets.
  */
 import { Transform, type Readable } from 'node:stream'
-import { errorCode, type ExchangeTransport, type ForwardOptions, type PassThroughHooks, type UpstreamResponse } from '../engine/exchange-flow.js'
+import { errorCode } from '../engine/exchange-flow.js'
+import type { ExchangeTransport, ForwardOptions, PassThroughHooks, UpstreamResponse } from '../engine/exchange-transport.js'
 import type { HeaderMap } from '../engine/faults/fault.js'
 import type { ResponseWriter } from '../engine/streams/response-writer.js'
 import { relayToClient, sendComplete, type CompleteReply } from './client-replies.js'

@@ -7,7 +7,7 @@
 import type { Readable } from 'node:stream'
 import type { ResponseSink } from './data-plane-server.js'
 import type { FlowControl, UpstreamClient } from './upstream-client.js'
-import type { UpstreamResponse } from '../engine/exchange-flow.js'
+import type { UpstreamResponse } from '../engine/exchange-transport.js'
 import type { HeaderMap } from '../engine/faults/fault.js'
 
 const BODY_ABANDONED = new Error('The rest of the response body is not needed.')
