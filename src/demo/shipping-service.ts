@@ -3,9 +3,6 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createShippingLogic, type Receipt, type ServiceHooks } from './shipping-logic.js'
 
-export { INVENTORY_SECONDS, SHIPMENT_SECONDS } from './shipping-logic.js'
-export type { Receipt, ServiceHooks } from './shipping-logic.js'
-
 export interface ShippingService {
   readonly url: string
   readonly shipments: readonly Receipt[]

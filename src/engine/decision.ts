@@ -35,8 +35,3 @@ export function decide(seed: number, ruleName: string, routeName: string, key: s
   if (probability <= 0) return false
   return drawFires(drawValue(seed, ruleName, routeName, key), probability)
 }
-
-/** The draw as a fraction in [0, 1), for display and for derived choices (schema drift). */
-export function drawFraction(draw: bigint): number {
-  return Number(draw >> 11n) / 2 ** 53
-}

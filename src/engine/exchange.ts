@@ -2,7 +2,7 @@
  * One request/response exchange as the engine sees it: its call record, the rule selected for
  * it and the state transitions the transports drive.
  */
-import type { Fault, FaultPhase, RequestView } from './faults/fault.js'
+import type { Fault, RequestView } from './faults/fault.js'
 import type { Run } from './run.js'
 import type { CallRecord } from './schema/report.js'
 import type { Rule } from './schema/rule.js'
@@ -50,10 +50,6 @@ export class Exchange {
 
   get refused(): boolean {
     return this.record === null
-  }
-
-  get phase(): FaultPhase | null {
-    return this.fault?.phase ?? null
   }
 
   get finished(): boolean {

@@ -22,8 +22,4 @@ export class RouteTable {
     }
     return `${method.toUpperCase()} ${url.pathname}`
   }
-
-  get names(): string[] {
-    return this.#routes.map((route) => route.name)
-  }
 }

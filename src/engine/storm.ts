@@ -6,7 +6,7 @@
  * const storm = createStorm({ seed: 42, rules: [{ name: 'lost-ack', route: 'POST /ship', kind: 'response_lost', calls: [1] }] })
  */
 import { randomBytes } from 'node:crypto'
-import { ConfigError, EffectError, ToolstormError } from '../errors.js'
+import { ConfigError, EffectError } from '../errors.js'
 import { RealClock, roundSeconds, type Clock } from './clock.js'
 import { channels } from './evidence/channels.js'
 import { Exchange, type ExchangeEntry } from './exchange.js'
@@ -343,5 +343,3 @@ function redactRule(rule: Rule, redactor: Redactor): Rule {
   if (copy.headers && typeof copy.headers === 'object') copy.headers = redactor.headers(copy.headers as Record<string, string>)
   return copy as Rule
 }
-
-export { ToolstormError }

@@ -14,7 +14,6 @@ import { BatchInterceptor } from '@mswjs/interceptors'
 import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest'
 import { FetchInterceptor } from '@mswjs/interceptors/fetch'
 import type { Dispatcher } from 'undici'
-import { StateError } from '../errors.js'
 import { combineObservers, runExchange, type ExchangeObserver } from '../engine/exchange-flow.js'
 import { createModelCallObserver } from '../engine/model-calls/model-call-observer.js'
 import type { Storm } from '../engine/storm.js'
@@ -104,9 +103,4 @@ export function intercept(storm: Storm, options: InterceptOptions = {}): Interce
     dispose,
     [Symbol.dispose]: dispose,
   }
-}
-
-/** Throw when called outside an active interception (used by helpers that need one). */
-export function assertIntercepting(): void {
-  if (stack.length === 0) throw new StateError('Failed to use in-process interception: no interception is active. Call intercept(storm) first.')
 }

@@ -7,7 +7,7 @@
  * it is the same algorithm.
  */
 import { randomBytes } from 'node:crypto'
-import fsSync, { promises as fs } from 'node:fs'
+import { promises as fs } from 'node:fs'
 import path from 'node:path'
 
 export interface AtomicWriteOptions {
@@ -46,25 +46,5 @@ export async function replaceFileAtomic(target: string, options: AtomicWriteOpti
   if (dir) {
     await dir.sync().catch(() => undefined)
     await dir.close()
-  }
-}
-
-/** Synchronous variant for exit paths (signal handlers) where async work may not finish. */
-export function writeFileAtomicSync(target: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): void {
-  const directory = path.dirname(path.resolve(target))
-  fsSync.mkdirSync(directory, { recursive: true })
-  const temp = path.join(directory, `.toolstorm-${randomBytes(6).toString('hex')}.tmp`)
-  let fd: number | null = null
-  try {
-    fd = fsSync.openSync(temp, 'wx', options.mode ?? 0o600)
-    fsSync.writeFileSync(fd, data)
-    fsSync.fsyncSync(fd)
-    fsSync.closeSync(fd)
-    fd = null
-    fsSync.renameSync(temp, target)
-  } catch (error) {
-    if (fd !== null) fsSync.closeSync(fd)
-    fsSync.rmSync(temp, { force: true })
-    throw error
   }
 }

@@ -10,7 +10,7 @@
 import http from 'node:http'
 import { randomBytes } from 'node:crypto'
 import type { Dispatcher } from 'undici'
-import { ConfigError, StateError } from '../errors.js'
+import { ConfigError } from '../errors.js'
 import type { Clock } from '../engine/clock.js'
 import { combineObservers, runExchange, type ExchangeObserver } from '../engine/exchange-flow.js'
 import { createModelCallObserver } from '../engine/model-calls/model-call-observer.js'
@@ -193,5 +193,3 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
     [Symbol.asyncDispose]: close,
   }
 }
-
-export { StateError }

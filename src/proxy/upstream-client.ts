@@ -8,8 +8,6 @@ import type tls from 'node:tls'
 import type { Dispatcher } from 'undici'
 import { UpstreamPool, type UpstreamHandler, type UpstreamPoolOptions, type UpstreamRequestHead } from './upstream-pool.js'
 
-export type { UpstreamHandler, UpstreamRequestHead } from './upstream-pool.js'
-
 /** Backpressure and cancellation for one request in flight. */
 export interface FlowControl {
   pause(): void

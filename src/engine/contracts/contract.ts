@@ -10,9 +10,6 @@ import type { Check } from './check.js'
 import { CONTRACT_UNITS } from './registry.js'
 import { TOKEN_KINDS, type TokenKind } from './at-most-tokens.js'
 
-export type { Check } from './check.js'
-export type { TokenKind } from './at-most-tokens.js'
-
 export interface ContractResult {
   readonly passed: boolean
   readonly checks: readonly Check[]
