@@ -201,7 +201,7 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
   let upstream: UpstreamResponse
   try {
     upstream = io.propagatesContext
-      ? await exchangeContext.run({ exchangeId: exchange.id, stormId: exchange.id.split('-')[0] as string }, () => io.forward(options))
+      ? await exchangeContext.run({ exchangeId: exchange.id, stormId: exchange.stormId }, () => io.forward(options))
       : await io.forward(options)
   } catch (error) {
     if (io.signal.aborted || errorCode(error) === 'UND_ERR_ABORTED') throw error

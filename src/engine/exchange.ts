@@ -18,9 +18,29 @@ export interface ExchangeEntry {
   done: boolean
 }
 
+/** What an exchange starts from; a call refused by the call budget has no record, rule or fault. */
+export interface ExchangeInit {
+  /** The value of `x-toolstorm-call`. */
+  readonly id: string
+  /** The nonce of the storm that began the exchange. */
+  readonly stormId: string
+  readonly run: Run
+  readonly request: RequestView
+  readonly url: URL
+  readonly record?: CallRecord | null
+  readonly rule?: Rule | null
+  readonly fault?: Fault | null
+  /** The raw (unredacted) invocation key. */
+  readonly rawKey?: string
+  readonly seed: number
+  readonly clock: Clock
+}
+
 export class Exchange {
   /** The value of `x-toolstorm-call`: how the tool side names this exchange in effect reports. */
   readonly id: string
+  /** The nonce of the storm that began the exchange (`storm.effect()` matches it in the async context). */
+  readonly stormId: string
   readonly run: Run
   readonly request: RequestView
   readonly url: URL
@@ -34,18 +54,19 @@ export class Exchange {
   readonly clock: Clock
   readonly entry: ExchangeEntry
 
-  constructor(id: string, run: Run, request: RequestView, url: URL, record: CallRecord | null, rule: Rule | null, fault: Fault | null, rawKey: string, seed: number, clock: Clock) {
-    this.id = id
-    this.run = run
-    this.request = request
-    this.url = url
-    this.record = record
-    this.rule = rule
-    this.fault = fault
-    this.rawKey = rawKey
-    this.seed = seed
-    this.clock = clock
-    this.entry = { run, record, done: false }
+  constructor(init: ExchangeInit) {
+    this.id = init.id
+    this.stormId = init.stormId
+    this.run = init.run
+    this.request = init.request
+    this.url = init.url
+    this.record = init.record ?? null
+    this.rule = init.rule ?? null
+    this.fault = init.fault ?? null
+    this.rawKey = init.rawKey ?? ''
+    this.seed = init.seed
+    this.clock = init.clock
+    this.entry = { run: init.run, record: this.record, done: false }
   }
 
   get refused(): boolean {

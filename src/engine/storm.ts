@@ -191,7 +191,7 @@ export class Storm {
     const seed = this.#config.seed
     if (this.#config.maxCalls !== null && run.callCount >= this.#config.maxCalls) {
       run.budgetRejections++
-      return new Exchange(id, run, view, request.url, null, null, null, '', seed, this.clock)
+      return new Exchange({ id, stormId: this.nonce, run, request: view, url: request.url, seed, clock: this.clock })
     }
     const route = this.#routes.resolve(view.method, request.url)
     const { ordinal, key } = run.reserve(route, headerValue(request.headers, HEADER_KEY) || undefined)
@@ -222,7 +222,7 @@ export class Storm {
     }
     if (run.calls.length < ITEMIZED_CALLS_LIMIT) run.calls.push(record)
     else run.droppedCalls++
-    const exchange = new Exchange(id, run, view, request.url, record, rule, rule ? faultFor(rule.kind) : null, key, seed, this.clock)
+    const exchange = new Exchange({ id, stormId: this.nonce, run, request: view, url: request.url, record, rule, fault: rule ? faultFor(rule.kind) : null, rawKey: key, seed, clock: this.clock })
     this.#remember(id, exchange.entry)
     if (channels.exchangeStart.hasSubscribers) channels.exchangeStart.publish({ run: run.id, exchangeId: id, call: record })
     return exchange
