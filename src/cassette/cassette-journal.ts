@@ -8,7 +8,7 @@
  */
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
-import { ToolstormError } from '../errors.js'
+import { StateError, ToolstormError } from '../errors.js'
 import { readJsonLines } from '../io/read-json-lines.js'
 import { writeLinesAtomic } from '../io/write-lines-atomic.js'
 
@@ -84,7 +84,7 @@ export class JournalLineStore implements LineStore {
   }
 
   async append(line: string): Promise<void> {
-    if (!this.#handle) throw new Error('journal closed')
+    if (!this.#handle) throw new StateError(`Failed to append to the recording journal ${this.file}: it is already closed. Record exchanges only before the recorder is closed.`)
     const bytes = Buffer.from(line + '\n')
     await this.#handle.write(bytes)
     this.#count++

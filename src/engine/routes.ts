@@ -2,6 +2,7 @@
  * Routes are the tools. A request's route name is the first declared route it matches, else
  * `METHOD /path` (no query, no origin). Ordinals count per route name.
  */
+import { ConfigError } from '../errors.js'
 import { parseRoutePattern, routePatternMatches, type RoutePattern } from './route-pattern.js'
 
 export class RouteTable {
@@ -10,7 +11,7 @@ export class RouteTable {
   constructor(routes: Readonly<Record<string, string>>) {
     this.#routes = Object.entries(routes).map(([name, spec]) => {
       const pattern = parseRoutePattern(spec)
-      if (typeof pattern === 'string') throw new RangeError(`Route "${name}": ${pattern}`)
+      if (typeof pattern === 'string') throw new ConfigError(`Failed to load the routes: route "${name}" ("${spec}"): ${pattern}. Fix the route's pattern.`)
       return { name, pattern }
     })
   }

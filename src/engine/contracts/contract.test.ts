@@ -104,10 +104,11 @@ describe('contracts', () => {
     clock.advance(1)
   })
 
-  it('reject a non-boolean custom condition and negative limits', () => {
+  it('reject a non-boolean custom condition and negative limits with ERR_CONFIG_INVALID', () => {
     const c = contract(createStorm().report())
-    expect(() => c.check('x', 1 as unknown as boolean)).toThrow('the condition must be a boolean')
-    expect(() => c.atMostCalls(-1)).toThrow('Call limit must be a nonnegative integer')
-    expect(() => c.atMostEffects('x', 1.5)).toThrow('Effect limit must be a nonnegative integer')
+    const invalid = (message: string) => expect.objectContaining({ name: 'ConfigError', code: 'ERR_CONFIG_INVALID', message })
+    expect(() => c.check('x', 1 as unknown as boolean)).toThrow(invalid('Failed to add a contract check: the condition must be a boolean.'))
+    expect(() => c.atMostCalls(-1)).toThrow(invalid('Failed to add a contract check: Call limit must be a nonnegative integer.'))
+    expect(() => c.atMostEffects('x', 1.5)).toThrow(invalid('Failed to add a contract check: Effect limit must be a nonnegative integer.'))
   })
 })

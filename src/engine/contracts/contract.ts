@@ -4,7 +4,7 @@
  * @example
  * contract(storm.report()).requireTriggered().noDuplicateEffects().atMostCalls(2).assertValid()
  */
-import { ContractFailedError } from '../../errors.js'
+import { ConfigError, ContractFailedError } from '../../errors.js'
 import type { Report } from '../schema/report.js'
 import type { Check } from './check.js'
 import { CONTRACT_UNITS } from './registry.js'
@@ -58,7 +58,7 @@ export class Contract {
   atMostTokens(count: number, options: { kind?: TokenKind } = {}): this {
     assertCount(count, 'Token limit')
     const kind = options.kind ?? 'total'
-    if (!TOKEN_KINDS.includes(kind)) throw new RangeError(`Failed to add a contract check: unknown token kind "${String(kind)}". Use one of ${TOKEN_KINDS.map((k) => `"${k}"`).join(', ')}.`)
+    if (!TOKEN_KINDS.includes(kind)) throw new ConfigError(`Failed to add a contract check: unknown token kind "${String(kind)}". Use one of ${TOKEN_KINDS.map((k) => `"${k}"`).join(', ')}.`)
     return this.#add(CONTRACT_UNITS.atMostTokens.check(this.#report, { count, kind }))
   }
 
@@ -69,7 +69,7 @@ export class Contract {
 
   /** A custom check; `detail` is shown as written (keep secrets out of it). */
   check(name: string, passed: boolean, detail = ''): this {
-    if (typeof passed !== 'boolean') throw new TypeError('Failed to add a contract check: the condition must be a boolean.')
+    if (typeof passed !== 'boolean') throw new ConfigError('Failed to add a contract check: the condition must be a boolean.')
     return this.#add([{ name, passed, detail }])
   }
 
@@ -110,5 +110,5 @@ export function contract(report: Report): Contract {
 }
 
 function assertCount(count: number, what: string): void {
-  if (!Number.isInteger(count) || count < 0) throw new RangeError(`Failed to add a contract check: ${what} must be a nonnegative integer.`)
+  if (!Number.isInteger(count) || count < 0) throw new ConfigError(`Failed to add a contract check: ${what} must be a nonnegative integer.`)
 }

@@ -53,9 +53,10 @@ describe('model-call and token budgets', () => {
     expect(contract(report).atMostTokens(100).checks[0]).toEqual({ name: 'Token budget', passed: true, detail: '39 / 100 tokens; 1 model call(s) broke off before reporting usage' })
   })
 
-  it('reject negative limits and unknown token kinds', () => {
+  it('reject negative limits and unknown token kinds with ERR_CONFIG_INVALID', () => {
     const c = contract(reportWith())
-    expect(() => c.atMostModelCalls(-1)).toThrow('Failed to add a contract check: Model-call limit must be a nonnegative integer.')
-    expect(() => c.atMostTokens(1, { kind: 'cached' as 'input' })).toThrow('Failed to add a contract check: unknown token kind "cached". Use one of "input", "output", "total".')
+    const invalid = (message: string) => expect.objectContaining({ name: 'ConfigError', code: 'ERR_CONFIG_INVALID', message })
+    expect(() => c.atMostModelCalls(-1)).toThrow(invalid('Failed to add a contract check: Model-call limit must be a nonnegative integer.'))
+    expect(() => c.atMostTokens(1, { kind: 'cached' as 'input' })).toThrow(invalid('Failed to add a contract check: unknown token kind "cached". Use one of "input", "output", "total".'))
   })
 })

@@ -1,6 +1,7 @@
 /**
  * Every fault kind, keyed by its stable `type`. Adding a kind is one file plus one line here.
  */
+import { ConfigError } from '../../errors.js'
 import type { Fault } from './fault.js'
 import { timeoutFault } from './timeout.js'
 import { rateLimitFault } from './rate-limit.js'
@@ -41,6 +42,6 @@ const byKind = new Map<string, Fault<string, never>>(FAULTS.map((fault) => [faul
 /** The fault implementing `kind`. */
 export function faultFor(kind: string): Fault {
   const fault = byKind.get(kind)
-  if (!fault) throw new RangeError(`Unknown fault kind "${kind}"`)
+  if (!fault) throw new ConfigError(`Failed to find a fault: unknown fault kind "${kind}". Use one of ${FAULT_KINDS.map((k) => `"${k}"`).join(', ')}.`)
   return fault as unknown as Fault
 }
