@@ -16,7 +16,7 @@ export { FAULT_KINDS, faultFor } from './engine/faults/registry.js'
 export type { FaultKind } from './engine/faults/registry.js'
 export type { Fault, FaultPhase, FaultContext, Effect, FaultOutcome } from './engine/faults/fault.js'
 
-/* Streams (for stream faults of your own; see docs/streams.md) */
+/* Streams (what a stream fault's effect carries; see docs/streams.md) */
 export type { StreamTransform, StreamStep, StreamNext, StreamPiece } from './engine/streams/stream-transform.js'
 export type { ResponseWriter } from './engine/streams/response-writer.js'
 

@@ -18,6 +18,7 @@ export class Run {
   /** Calls made after the itemized limit. */
   droppedCalls = 0
   /** Keys sent explicitly per route (default `#n` keys are unique by construction). */
+  readonly explicitKeys = new Map<string, Set<string>>()
 
   constructor(id: string, start: number, rules: readonly Rule[]) {
     this.id = id
@@ -31,8 +32,6 @@ export class Run {
     this.coverage.clear()
     for (const rule of rules) this.coverage.set(rule.name, previous.get(rule.name) ?? { eligible: 0, selected: 0, triggered: 0 })
   }
-
-  readonly explicitKeys = new Map<string, Set<string>>()
 
   /** Calls started in this run, itemized or not. */
   get callCount(): number {

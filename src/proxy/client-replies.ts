@@ -30,7 +30,8 @@ export async function relayToClient(res: WireResponse, socket: Socket, upstream:
   try {
     if (upstream instanceof DispatchedResponse) await upstream.relayTo(res, endToEndHeaders(upstream.headers))
     else {
-      // A rewritten body (schema drift): written as it comes, at the socket's pace.
+      // A body not read by sendUpstream (the socket transports' own responses all are; a fault
+      // that rewrites a body answers with respond() instead): written as it comes, at the socket's pace.
       const writer = createProxyResponseWriter(res, socket, upstream.status, endToEndHeaders(upstream.headers), closed)
       for await (const chunk of upstream.body) await writer.write(chunk)
       writer.end()

@@ -56,13 +56,13 @@ function refuseEmptyToken(token: string | undefined): void {
   if (token === '') throw new ConfigError('Failed to read --admin-token: it has no value. Give the token as --admin-token=<token> (required when it starts with "-").', { code: 'ERR_USAGE' })
 }
 
-/** Build the storm from --rules/--seed/--clock. */
 /** Where and how the proxy listens, from the shared proxy flags. */
 export function listenOptionsFromArgs(args: ProxyArgs): Pick<ProxyOptions, 'targets' | 'host' | 'port' | 'adminPort' | 'adminToken'> {
   const token = args['admin-token']
   return { targets: args.target, host: args.host, port: args.port, adminPort: args['admin-port'], ...(token !== undefined ? { adminToken: token } : {}) }
 }
 
+/** Build the storm from --rules/--seed/--clock, printing the rules' lint warnings. */
 export async function stormFromArgs(args: ProxyArgs): Promise<Storm> {
   let config: StormConfig = args.rules ? await loadConfigFile(args.rules) : parseConfig({})
   if (args.seed !== undefined) config = { ...config, seed: args.seed }

@@ -4,7 +4,7 @@
  * Shapes follow the gitleaks rule set (MIT) and provider documentation, translated to
  * JavaScript: no inline `(?i)` flags, and every quantifier bounded or over a single character
  * class so that no pattern can backtrack catastrophically.
- * @see /work/shared/reference/hardening-and-benchmarks.md, section A2, "Token formats".
+ * @see docs/redaction.md for the shapes users are told are redacted, and what has none.
  * @note A pattern may capture a structural prefix (`pre`, such as `Bearer ` or `postgres://`)
  * and suffix (`post`, such as `@`) that stay; only the middle becomes `[REDACTED]`.
  */

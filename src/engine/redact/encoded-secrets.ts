@@ -5,7 +5,7 @@
  * Each run is decoded and rescanned; when the decoded form holds a secret, the run is
  * rewritten. This is the lesson from undici's snapshot recorder, whose keys once held
  * reversible base64 of the request: a scrubber that only reads the plain form leaks.
- * @see /work/shared/reference/hardening-and-benchmarks.md, section A2.
+ * @see docs/redaction.md ("inside percent-encoded or base64 runs") for what users are told.
  */
 import { REDACTED } from './redacted-marker.js'
 

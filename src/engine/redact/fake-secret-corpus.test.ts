@@ -2,7 +2,6 @@
  * The fake-secret corpus: every credential shape, generated at test time with crypto-random
  * characters, injected into every carrier a cassette, report or log can hold. The source
  * holds prefixes split in two and charsets only, never a whole token.
- * @see /work/shared/reference/hardening-and-benchmarks.md, section A2, "Fake-secret test design".
  */
 import { createHash, randomBytes, randomInt, randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'

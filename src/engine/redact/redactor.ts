@@ -5,7 +5,7 @@
  * `name=value` in text), credential *shapes* (provider token formats, PEM keys, JWTs, URL
  * userinfo) and the *literal* secrets a user declares. Encoded forms (percent-encoding,
  * base64) are decoded and rescanned.
- * @see /work/shared/reference/toolstorm-spec.md §5.5 for the behaviour ported from ToolStorm.
+ * @see docs/redaction.md for what users are told it redacts, and how to add their own secrets.
  * @note Redaction is conservative filtering, not PII detection, and it is tuned to redact too
  * much rather than too little. Redacted values compare equal in replay, because recording and
  * replay run the same redactor.
