@@ -14,9 +14,9 @@ export { lintRules, formatRuleWarning } from './engine/rules/lint-rules.js'
 export type { RuleWarning } from './engine/rules/lint-rules.js'
 export { FAULT_KINDS, faultFor } from './engine/faults/registry.js'
 export type { FaultKind } from './engine/faults/registry.js'
-export type { Fault, FaultPhase, FaultContext, Effect, FaultOutcome } from './engine/faults/fault.js'
+export type { Fault, FaultPhase, FaultContext, FaultAction, FaultOutcome } from './engine/faults/fault.js'
 
-/* Streams (what a stream fault's effect carries; see docs/streams.md) */
+/* Streams (what a stream fault's action carries; see docs/streams.md) */
 export type { StreamTransform, StreamStep, StreamNext, StreamPiece } from './engine/streams/stream-transform.js'
 export type { ResponseWriter } from './engine/streams/response-writer.js'
 

@@ -1,5 +1,5 @@
 /** Pick how the lab's agent reaches its service. */
-import { startProxyDemoTransport } from './proxy-transport.js'
+import { startProxyDemoTransport } from './proxy-demo-transport.js'
 import { inProcessTransport, type DemoTransport } from './run-demo.js'
 
 export const DEMO_VIAS = ['proxy', 'in-process'] as const

@@ -5,7 +5,7 @@
  */
 import { exchangeContext } from './exchange-context.js'
 import type { Exchange } from './exchange.js'
-import type { Effect, FaultContext, HeaderMap, ResponseView } from './faults/fault.js'
+import type { FaultAction, FaultContext, HeaderMap, ResponseView } from './faults/fault.js'
 import { CONTROL_HEADERS, type ExchangeTransport, type ForwardOptions, type PassThroughHooks, type UpstreamResponse } from './exchange-transport.js'
 import { readBodyDecoded } from './body.js'
 import { HEADER_CALL } from './storm.js'
@@ -176,7 +176,7 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
   if (fault && rule && fault.phase === 'before-upstream') {
     const outcome = await fault.apply(baseContext())
     if (outcome.injected) exchange.markInjected(outcome.retryAfter)
-    if (await carryOut(exchange, io, outcome.effect)) return
+    if (await carryOut(exchange, io, outcome.action)) return
     // The client may have left while the fault waited (latency): then nothing is forwarded.
     if (io.signal.aborted) {
       exchange.finish('cancelled', null, 'CLIENT_ABORTED')
@@ -223,8 +223,8 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
     }
     const outcome = await fault.apply({ ...baseContext(), response })
     if (outcome.injected) exchange.markInjected(outcome.retryAfter)
-    if (outcome.effect.type !== 'pass') {
-      await carryOut(exchange, io, outcome.effect, upstream)
+    if (outcome.action.type !== 'pass') {
+      await carryOut(exchange, io, outcome.action, upstream)
       return
     }
     if (buffered !== null) {
@@ -291,9 +291,9 @@ function observed(exchange: Exchange, io: ExchangeTransport, observer: ExchangeO
   }
 }
 
-/** Carry out a non-pass effect; returns whether the exchange is over. */
-async function carryOut(exchange: Exchange, io: ExchangeTransport, effect: Effect, upstream?: UpstreamResponse): Promise<boolean> {
-  switch (effect.type) {
+/** Carry out a non-pass action; returns whether the exchange is over. */
+async function carryOut(exchange: Exchange, io: ExchangeTransport, action: FaultAction, upstream?: UpstreamResponse): Promise<boolean> {
+  switch (action.type) {
     case 'pass':
       return false
     case 'reset':
@@ -301,11 +301,11 @@ async function carryOut(exchange: Exchange, io: ExchangeTransport, effect: Effec
       exchange.finish('reset', null, 'ECONNRESET')
       return true
     case 'respond':
-      await io.respond({ status: effect.status, headers: effect.headers, body: effect.body })
-      exchange.finish('response', effect.status)
+      await io.respond({ status: action.status, headers: action.headers, body: action.body })
+      exchange.finish('response', action.status)
       return true
     case 'stream':
-      await relayStream(exchange, io, upstream, effect.transform)
+      await relayStream(exchange, io, upstream, action.transform)
       return true
   }
 }

@@ -92,7 +92,8 @@ function codedError(code: string, message: string): NodeJS.ErrnoException {
   return Object.assign(new Error(message), { code })
 }
 
-class Connection {
+/** One socket to an origin: carries one call at a time, then waits idle in the pool to be reused. */
+class UpstreamConnection {
   readonly origin: string
   readonly socket: net.Socket
   readonly parser: NativeParser
@@ -124,7 +125,7 @@ class Call implements UpstreamCall {
   readonly handler: UpstreamHandler
   readonly head: UpstreamRequestHead
   readonly body: Readable | null
-  connection: Connection | null = null
+  connection: UpstreamConnection | null = null
   headers: string[] = []
   status = 0
   informational = false
@@ -184,8 +185,8 @@ class Call implements UpstreamCall {
 
 export class UpstreamPool {
   readonly #options: Required<Omit<UpstreamPoolOptions, 'tls'>> & { tls: tls.ConnectionOptions | undefined }
-  readonly #idle = new Map<string, Connection[]>()
-  readonly #all = new Set<Connection>()
+  readonly #idle = new Map<string, UpstreamConnection[]>()
+  readonly #all = new Set<UpstreamConnection>()
   #closed = false
   #sweeper: NodeJS.Timeout | null = null
 
@@ -206,10 +207,10 @@ export class UpstreamPool {
       call.fail(codedError('UND_ERR_DESTROYED', 'The upstream pool is closed'))
       return call
     }
-    let connection: Connection | undefined
+    let connection: UpstreamConnection | undefined
     const idle = this.#idle.get(origin)
     while (idle && idle.length) {
-      const candidate = idle.pop() as Connection
+      const candidate = idle.pop() as UpstreamConnection
       const fresh = performance.now() - candidate.idleSince < candidate.keepAliveMs
       candidate.idleSince = -1
       if (fresh && !candidate.closed && !candidate.socket.destroyed && candidate.socket.readyState === 'open') {
@@ -223,7 +224,7 @@ export class UpstreamPool {
     return call
   }
 
-  #connect(origin: string): Connection {
+  #connect(origin: string): UpstreamConnection {
     const url = new URL(origin)
     const secure = url.protocol === 'https:'
     const port = Number(url.port || (secure ? 443 : 80))
@@ -237,7 +238,7 @@ export class UpstreamPool {
     // One inactivity bound per socket, for the head and the body alike: re-arming timers on every
     // request costs more than the rest of the pool's work. Idle sockets are closed by the sweep.
     socket.setTimeout(Math.max(this.#options.headersTimeoutMs, this.#options.bodyTimeoutMs))
-    const connection: Connection = new Connection(origin, socket, this.#options.keepAliveMs)
+    const connection: UpstreamConnection = new UpstreamConnection(origin, socket, this.#options.keepAliveMs)
     this.#all.add(connection)
     const parser = connection.parser
     parser[HTTPParser.kOnHeaders] = (headers: string[]) => {
@@ -333,13 +334,13 @@ export class UpstreamPool {
    * pausing goes through socket.pause(), as returning false would stop reading behind the
    * socket's back and resume() would not start it again.
    */
-  #onLentRead(connection: Connection, buffer: Buffer, bytes: number): boolean {
+  #onLentRead(connection: UpstreamConnection, buffer: Buffer, bytes: number): boolean {
     this.#onRead(connection, buffer.subarray(0, bytes), true)
     return true
   }
 
   /** One socket read, guarded: a handler that throws fails its call, not the process. */
-  #onRead(connection: Connection, data: Buffer, lent: boolean): void {
+  #onRead(connection: UpstreamConnection, data: Buffer, lent: boolean): void {
     const call = connection.call
     try {
       this.#read(connection, data, lent)
@@ -349,7 +350,7 @@ export class UpstreamPool {
   }
 
   /** @internal Last resort (see exchange-failure.ts): report once, drop the connection, fail the call if it is still open. */
-  handlerThrew(connection: Connection | null, call: Call | null, error: unknown): void {
+  handlerThrew(connection: UpstreamConnection | null, call: Call | null, error: unknown): void {
     const origin = connection?.origin ?? 'the upstream'
     reportFailure(this.#options.onHandlerError, error, call ? `"${call.head.method} ${call.head.path}" at ${origin}` : `a response from ${origin}`)
     if (connection) this.discard(connection)
@@ -358,7 +359,7 @@ export class UpstreamPool {
   }
 
   /** One socket read. `lent`: `data` is a view of the connection's read buffer, overwritten by the next read. */
-  #read(connection: Connection, data: Buffer, lent: boolean): void {
+  #read(connection: UpstreamConnection, data: Buffer, lent: boolean): void {
     const call = connection.call
     if (!call) {
       // Bytes on an idle connection: the server broke the protocol; never reuse it.
@@ -388,7 +389,7 @@ export class UpstreamPool {
   }
 
   /** Bytes of a body of known length, handed over as they arrived (no copy); at its end the parser starts afresh. */
-  #readBody(connection: Connection, data: Buffer, lent: boolean): void {
+  #readBody(connection: UpstreamConnection, data: Buffer, lent: boolean): void {
     const call = connection.call
     if (!call || call.done) return this.discard(connection)
     const take = Math.min(data.length, connection.bodyRemaining)
@@ -425,7 +426,7 @@ export class UpstreamPool {
     } else if (!call.paused) connection.socket.resume()
   }
 
-  #start(connection: Connection, call: Call): void {
+  #start(connection: UpstreamConnection, call: Call): void {
     connection.call = call
     call.connection = connection
     const { socket } = connection
@@ -477,7 +478,7 @@ export class UpstreamPool {
   }
 
   /** Put a connection back after its exchange, once its request body was sent in full. */
-  #release(connection: Connection, call: Call): void {
+  #release(connection: UpstreamConnection, call: Call): void {
     if (!call.bodySent) return // the body's 'end' comes back here
     if (connection.pinnedBy !== null) return // unpin() comes back here
     if (call.paused) {
@@ -514,14 +515,14 @@ export class UpstreamPool {
   }
 
   /** Destroy a connection and forget it. */
-  discard(connection: Connection): void {
+  discard(connection: UpstreamConnection): void {
     if (connection.closed) return
     connection.closed = true
     connection.socket.destroy()
     this.#forget(connection)
   }
 
-  #forget(connection: Connection): void {
+  #forget(connection: UpstreamConnection): void {
     connection.closed = true
     this.#all.delete(connection)
     const idle = this.#idle.get(connection.origin)

@@ -16,8 +16,8 @@ export const dropTerminalFault = defineFault<'drop_terminal', BaseRule>({
   params: {},
   explain: () => 'deliver the event stream without its final event ([DONE], message_stop, response.completed)',
   async apply({ request, response }) {
-    if (!response || !isEventStream(request, response)) return { effect: { type: 'pass' }, injected: false }
+    if (!response || !isEventStream(request, response)) return { action: { type: 'pass' }, injected: false }
     const transform = new EventTransform({ stop: 'abort', decide: (piece) => (piece.terminal ? 'drop' : 'send') })
-    return { effect: { type: 'stream', transform }, injected: false }
+    return { action: { type: 'stream', transform }, injected: false }
   },
 })

@@ -49,7 +49,7 @@ export interface FaultContext<R extends BaseRule = BaseRule> {
 }
 
 /** What the transport must do. Plain data, carried out by `proxy/` and `interceptors/`. */
-export type Effect =
+export type FaultAction =
   | {
       readonly type: 'respond'
       readonly status: number
@@ -67,10 +67,10 @@ export type Effect =
   | { readonly type: 'stream'; readonly transform: StreamTransform }
 
 export interface FaultOutcome {
-  readonly effect: Effect
+  readonly action: FaultAction
   /** Whether the fault actually happened (counts as `triggered` in coverage). */
   readonly injected: boolean
-  /** Advertised retry delay in seconds, when the effect tells the client when to retry. */
+  /** Advertised retry delay in seconds, when the action tells the client when to retry. */
   readonly retryAfter?: number
 }
 

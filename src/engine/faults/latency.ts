@@ -9,6 +9,6 @@ export const latencyFault = defineFault<'latency', BaseRule>({
   explain: (rule) => `delay the request ${rule.delay}s, then forward it`,
   async apply({ rule, clock, signal }) {
     await clock.sleep(rule.delay, signal)
-    return { effect: { type: 'pass' }, injected: true }
+    return { action: { type: 'pass' }, injected: true }
   },
 })

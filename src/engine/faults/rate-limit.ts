@@ -16,7 +16,7 @@ export const rateLimitFault = defineFault<'rate_limit', BaseRule>({
       error: { type: 'rate_limit_error', code: 'rate_limit_exceeded', message: `Rate limit exceeded. Retry after ${formatSeconds(rule.delay)}.` },
     })
     return {
-      effect: {
+      action: {
         type: 'respond',
         status: 429,
         headers: { ...headers, 'retry-after': String(Math.ceil(rule.delay)), 'retry-after-ms': String(Math.round(rule.delay * 1000)) },

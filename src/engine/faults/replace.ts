@@ -27,6 +27,6 @@ export const replaceFault = defineFault<'replace', ReplaceRule>({
     const text = isText ? (rule.body as string) : JSON.stringify(rule.replacement)
     const headers: Record<string, string> = { 'content-type': isText ? 'text/plain; charset=utf-8' : 'application/json' }
     for (const [name, value] of Object.entries(rule.headers)) headers[name.toLowerCase()] = value
-    return { effect: { type: 'respond', status: rule.status, headers, body: new TextEncoder().encode(text) }, injected: true }
+    return { action: { type: 'respond', status: rule.status, headers, body: new TextEncoder().encode(text) }, injected: true }
   },
 })

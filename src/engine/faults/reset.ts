@@ -8,6 +8,6 @@ export const resetFault = defineFault<'reset', BaseRule>({
   params: {},
   explain: () => 'reset the connection before the upstream sees the request',
   async apply() {
-    return { effect: { type: 'reset' }, injected: true }
+    return { action: { type: 'reset' }, injected: true }
   },
 })

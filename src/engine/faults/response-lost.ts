@@ -13,9 +13,9 @@ export const responseLostFault = defineFault<'response_lost', BaseRule>({
   params: {},
   explain: () => 'let the upstream commit, then reset the connection instead of relaying its 2xx answer',
   async apply({ response }) {
-    if (!response || response.status < 200 || response.status > 299) return { effect: { type: 'pass' }, injected: false }
+    if (!response || response.status < 200 || response.status > 299) return { action: { type: 'pass' }, injected: false }
     // Wait for the whole answer: the upstream has finished its work when its body ends.
     await response.readBody()
-    return { effect: { type: 'reset' }, injected: true }
+    return { action: { type: 'reset' }, injected: true }
   },
 })

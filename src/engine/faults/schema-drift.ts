@@ -30,23 +30,23 @@ export const schemaDriftFault = defineFault<'schema_drift', SchemaDriftRule>({
   },
   explain: (rule) => (rule.fields ? `change the types of ${rule.fields.join(', ')} in the JSON response` : 'change the types of fields in the JSON response'),
   async apply({ rule, seed, route, key, response }) {
-    if (!response) return { effect: { type: 'pass' }, injected: false }
+    if (!response) return { action: { type: 'pass' }, injected: false }
     const bytes = await response.readBody()
     let parsed: Json
     try {
       parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes)) as Json
     } catch {
-      return { effect: { type: 'pass' }, injected: false }
+      return { action: { type: 'pass' }, injected: false }
     }
-    if (parsed === null || typeof parsed !== 'object') return { effect: { type: 'pass' }, injected: false }
+    if (parsed === null || typeof parsed !== 'object') return { action: { type: 'pass' }, injected: false }
     const changed = drift(parsed, (path) => drawValue(seed, rule.name, route, `${key}|${path}`), rule.fields)
-    if (changed === 0) return { effect: { type: 'pass' }, injected: false }
+    if (changed === 0) return { action: { type: 'pass' }, injected: false }
     const headers: Record<string, string> = {}
     for (const [name, value] of Object.entries(response.headers as HeaderMap)) {
       if (value === undefined || DROPPED_HEADERS.has(name.toLowerCase())) continue
       headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value
     }
-    return { effect: { type: 'respond', status: response.status, headers, body: new TextEncoder().encode(JSON.stringify(parsed)) }, injected: true }
+    return { action: { type: 'respond', status: response.status, headers, body: new TextEncoder().encode(JSON.stringify(parsed)) }, injected: true }
   },
 })
 

@@ -15,8 +15,8 @@ export const slowStreamFault = defineFault<'slow_stream', BaseRule>({
   params: {},
   explain: (rule) => `delay every event of the stream after the first by ${rule.delay}s`,
   async apply({ rule, request, response }) {
-    if (!response || !isEventStream(request, response)) return { effect: { type: 'pass' }, injected: false }
+    if (!response || !isEventStream(request, response)) return { action: { type: 'pass' }, injected: false }
     const transform = new EventTransform({ stop: 'abort', decide: (piece, events) => (events > 0 && piece.complete && piece.dispatches ? { delay: rule.delay } : 'send') })
-    return { effect: { type: 'stream', transform }, injected: false }
+    return { action: { type: 'stream', transform }, injected: false }
   },
 })

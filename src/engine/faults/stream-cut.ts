@@ -17,8 +17,8 @@ export const streamCutFault = defineFault<'stream_cut', AfterRule>({
   params: { after: afterSchema },
   explain: (rule) => `close the event stream after ${rule.after} event(s), without its final event`,
   async apply({ rule, request, response }) {
-    if (!response || !isEventStream(request, response)) return { effect: { type: 'pass' }, injected: false }
+    if (!response || !isEventStream(request, response)) return { action: { type: 'pass' }, injected: false }
     const transform = new EventTransform({ stop: 'abort', decide: (_piece, events) => (events >= rule.after ? 'stop' : 'send') })
-    return { effect: { type: 'stream', transform }, injected: false }
+    return { action: { type: 'stream', transform }, injected: false }
   },
 })

@@ -18,8 +18,8 @@ export const streamStallFault = defineFault<'stream_stall', AfterRule>({
   explain: (rule) =>
     rule.delay > 0 ? `stop the event stream after ${rule.after} event(s) and hold the connection ${rule.delay}s, then close it` : `stop the event stream after ${rule.after} event(s) and hold the connection until the client gives up`,
   async apply({ rule, request, response }) {
-    if (!response || !isEventStream(request, response)) return { effect: { type: 'pass' }, injected: false }
+    if (!response || !isEventStream(request, response)) return { action: { type: 'pass' }, injected: false }
     const transform = new EventTransform({ stop: 'stall', holdSeconds: rule.delay, decide: (_piece, events) => (events >= rule.after ? 'stop' : 'send') })
-    return { effect: { type: 'stream', transform }, injected: false }
+    return { action: { type: 'stream', transform }, injected: false }
   },
 })

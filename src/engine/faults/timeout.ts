@@ -14,6 +14,6 @@ export const timeoutFault = defineFault<'timeout', BaseRule>({
   async apply({ rule, clock, signal }) {
     await clock.sleep(rule.delay, signal)
     const { headers, body } = jsonBody({ error: { type: 'timeout', message: 'Upstream request timed out.' } })
-    return { effect: { type: 'respond', status: 504, headers, body }, injected: true }
+    return { action: { type: 'respond', status: 504, headers, body }, injected: true }
   },
 })

@@ -17,7 +17,7 @@ export const truncateFault = defineFault<'truncate', AfterRule>({
   params: { after: afterSchema },
   explain: (rule) => `close the connection after ${rule.after} byte(s) of the response body`,
   async apply({ rule, request, response }) {
-    if (!response || !hasBody(request, response)) return { effect: { type: 'pass' }, injected: false }
-    return { effect: { type: 'stream', transform: new TruncateTransform(rule.after) }, injected: false }
+    if (!response || !hasBody(request, response)) return { action: { type: 'pass' }, injected: false }
+    return { action: { type: 'stream', transform: new TruncateTransform(rule.after) }, injected: false }
   },
 })

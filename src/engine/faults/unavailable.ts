@@ -9,6 +9,6 @@ export const unavailableFault = defineFault<'unavailable', BaseRule>({
   explain: () => 'answer 503 Service Unavailable',
   async apply() {
     const { headers, body } = jsonBody({ error: { type: 'service_unavailable', message: 'Service unavailable.' } })
-    return { effect: { type: 'respond', status: 503, headers, body }, injected: true }
+    return { action: { type: 'respond', status: 503, headers, body }, injected: true }
   },
 })

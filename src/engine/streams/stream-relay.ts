@@ -1,5 +1,5 @@
 /**
- * Carry out a `stream` effect: relay the upstream body through a stream transform, chunk by
+ * Carry out a `stream` action: relay the upstream body through a stream transform, chunk by
  * chunk, writing through the transport's `open()` primitive. Nothing is buffered beyond what the
  * transform holds back (at most one SSE event), and backpressure reaches the upstream: the next
  * chunk is read only when the client took the previous one.
@@ -19,7 +19,7 @@ const STALE_HEADERS = new Set(['content-length', 'content-md5', 'digest', 'etag'
  * A transport without `open()` relays the body unchanged (the fault then does not trigger).
  */
 export async function relayStream(exchange: Exchange, io: ExchangeTransport, upstream: UpstreamResponse | undefined, transform: StreamTransform): Promise<void> {
-  if (!upstream) throw new ToolstormError('ERR_INTERNAL', `Failed to relay a stream for "${exchange.request.method} ${exchange.record?.url ?? ''}": the fault returned a stream effect before the upstream answered. Give stream faults the on-response phase.`)
+  if (!upstream) throw new ToolstormError('ERR_INTERNAL', `Failed to relay a stream for "${exchange.request.method} ${exchange.record?.url ?? ''}": the fault returned a stream action before the upstream answered. Give stream faults the on-response phase.`)
   const status = upstream.status
   if (!io.open) {
     await io.relay(upstream)

@@ -14,9 +14,9 @@ async function transformFor(kind: string, fields: Record<string, unknown> = {}, 
   const rule = ruleSchema.parse({ name: 'r', route: '*', kind, ...fields })
   const fault = faultFor(kind) as Fault
   const ctx: FaultContext = { rule, seed: 0, route: 'GET /s', key: '#1', clock: new RealClock(), signal: new AbortController().signal, request: { method: 'GET', url: 'http://t/s', headers: {} }, response: { status: 200, headers, readBody: () => Promise.reject(new Error('stream faults never buffer')) } }
-  const { effect, injected } = await fault.apply(ctx)
+  const { action, injected } = await fault.apply(ctx)
   expect(injected).toBe(false)
-  return effect.type === 'stream' ? effect.transform : null
+  return action.type === 'stream' ? action.transform : null
 }
 
 /** Run a transform over `text` cut at `at`, collecting what the client gets and how it ends. */

@@ -64,7 +64,8 @@ function statusHead(status: number): string {
   return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`
 }
 
-class Connection implements ResponseOwner, BodySource {
+/** One socket a client opened to the proxy: parses its requests and answers them in order (pipelined ones queue). */
+class ClientConnection implements ResponseOwner, BodySource {
   readonly socket: Socket
   readonly server: WireServer
   readonly parser: NativeParser
@@ -404,7 +405,7 @@ class Connection implements ResponseOwner, BodySource {
 export class WireServer extends EventEmitter<WireServerEvents> {
   readonly #options: Required<WireServerOptions>
   readonly #net: net.Server
-  readonly #connections = new Set<Connection>()
+  readonly #connections = new Set<ClientConnection>()
   #sweeper: NodeJS.Timeout | null = null
   closing = false
 
@@ -427,12 +428,12 @@ export class WireServer extends EventEmitter<WireServerEvents> {
       socket.destroy()
       return
     }
-    this.#connections.add(new Connection(this, socket, this.#options))
+    this.#connections.add(new ClientConnection(this, socket, this.#options))
     this.#sweepWhileConnected()
   }
 
   /** @internal */
-  forget(connection: Connection): void {
+  forget(connection: ClientConnection): void {
     this.#connections.delete(connection)
   }
 
