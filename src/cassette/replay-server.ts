@@ -23,7 +23,8 @@ import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { randomBytes } from 'node:crypto'
 import type { Dispatcher } from 'undici'
-import { ConfigError } from '../errors.js'
+import { errorBody, type ErrorBodyType } from '../error-body.js'
+import { ConfigError, type ErrorCode } from '../errors.js'
 import { runExchange } from '../engine/exchange-flow.js'
 import type { CassetteExchange } from '../engine/schema/cassette.js'
 import type { ResponseWriter } from '../engine/streams/response-writer.js'
@@ -162,9 +163,9 @@ function originsOf(cassette: Cassette): { https: boolean; ports: number[] } {
   return { https, ports: [...ports] }
 }
 
-function sendProblem(res: WireResponse, status: number, type: string, code: string, message: string): void {
+function sendProblem(res: WireResponse, status: number, type: ErrorBodyType, code: ErrorCode, message: string): void {
   if (res.headersSent || res.destroyed) return
-  const body = JSON.stringify({ error: { type, code, message: `[toolstorm] ${message}` } })
+  const body = JSON.stringify(errorBody(type, code, message))
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
   res.end(body)
 }
@@ -294,7 +295,7 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
       const absolute = /^https?:\/\//i.test(rawUrl)
       const resolution = tunnelled ? { ok: true as const, ...tunnelled } : absolute ? resolveTarget([], rawUrl, req.headers.host, self) : resolveTarget(targets, rawUrl, req.headers.host, self)
       // An absolute-form request naming the replay server itself would loop.
-      if (absolute && resolution.ok && isSelf(resolution.clientUrl)) return sendProblem(res, 508, 'replay_error', 'ERR_UPSTREAM_UNREACHABLE', selfLoopMessage(resolution.clientUrl, 'replay server'))
+      if (absolute && resolution.ok && isSelf(resolution.clientUrl)) return sendProblem(res, 508, 'replay_error', 'ERR_REQUEST_UNROUTABLE', selfLoopMessage(resolution.clientUrl, 'replay server'))
       if (!resolution.ok) {
         const reason = targets.length === 0 ? 'it matches no recorded exchange and, without --target, only absolute-form (proxy) requests can be forwarded' : resolution.message
         return sendProblem(res, 502, 'replay_error', 'ERR_UPSTREAM_UNREACHABLE', `Failed to forward "${req.method} ${session.redactor.url(rawUrl)}": ${reason}.`)
