@@ -1,14 +1,18 @@
 /**
  * The socket transport for requests the replay server forwards (`update` and
  * `passthrough-unmatched` modes): like the proxy's, except that the request body was already
- * read (replay had to compare it first), so it is sent from a buffer.
+ * read (replay had to compare it first), so it is sent from a buffer. Stream faults write through
+ * the proxy's response writer.
  */
 import { Readable } from 'node:stream'
 import type { ExchangeTransport, ForwardOptions, UpstreamResponse } from '../engine/exchange-transport.js'
+import type { HeaderMap } from '../engine/faults/fault.js'
+import type { ResponseWriter } from '../engine/streams/response-writer.js'
 import { relayToClient, sendComplete } from '../proxy/client-replies.js'
 import { endToEndHeaders } from '../proxy/hop-by-hop.js'
 import type { WireRequest } from '../proxy/http1/wire-request.js'
 import type { WireResponse } from '../proxy/http1/wire-response.js'
+import { createProxyResponseWriter } from '../proxy/proxy-response-writer.js'
 import { resetOrDestroy } from '../proxy/reset-socket.js'
 import type { Upstream } from '../proxy/targets.js'
 import type { UpstreamClient } from '../proxy/upstream-client.js'
@@ -54,6 +58,11 @@ export function createBufferedTransport(req: WireRequest, res: WireResponse, bod
 
     reset() {
       resetOrDestroy(socket)
+    },
+
+    // Stream faults (stream_cut, drop_terminal, …) write through this, as in the proxy.
+    open(status: number, headers: HeaderMap): ResponseWriter {
+      return createProxyResponseWriter(res, socket, status, endToEndHeaders(headers), controller.signal)
     },
   }
 }

@@ -17,6 +17,7 @@ import http from 'node:http'
 import { BatchInterceptor, getRawRequest } from '@mswjs/interceptors'
 import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest'
 import { FetchInterceptor } from '@mswjs/interceptors/fetch'
+import { errorBody } from '../error-body.js'
 import type { CassetteExchange } from '../engine/schema/cassette.js'
 import { NULL_BODY_STATUSES, toWebHeaders } from '../engine/web-response.js'
 import { createConnectionResetError, createFetchResetError, createFetchTerminatedError } from '../interceptors/network-error.js'
@@ -52,7 +53,7 @@ export async function answerFor(decision: ReplayDecision, request: Request, spee
   const resetError = () => (fromNodeHttp ? createConnectionResetError() : createFetchResetError())
   if (decision.type === 'passthrough') return null
   if (decision.type === 'refuse') {
-    return Response.json({ error: { type: 'cassette_mismatch', code: decision.error.code, message: `[toolstorm] ${decision.error.message}` } }, { status: 409 })
+    return Response.json(errorBody('cassette_mismatch', decision.error.code, decision.error.message), { status: 409 })
   }
   const exchange: CassetteExchange = decision.exchange
   const stored = exchange.response

@@ -23,15 +23,18 @@ import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { randomBytes } from 'node:crypto'
 import type { Dispatcher } from 'undici'
-import { ConfigError } from '../errors.js'
+import { errorBody, type ErrorBodyType } from '../error-body.js'
+import { ConfigError, type ErrorCode } from '../errors.js'
 import { runExchange } from '../engine/exchange-flow.js'
 import type { CassetteExchange } from '../engine/schema/cassette.js'
+import type { ResponseWriter } from '../engine/streams/response-writer.js'
 import { createStorm, type Storm } from '../engine/storm.js'
 import { writeLinesAtomic } from '../io/write-lines-atomic.js'
 import { createAdminHandler, sendJson } from '../proxy/admin/admin-server.js'
 import { answerClientError, createDataPlaneServer } from '../proxy/data-plane-server.js'
 import type { WireRequest } from '../proxy/http1/wire-request.js'
 import type { WireResponse } from '../proxy/http1/wire-response.js'
+import { createProxyResponseWriter } from '../proxy/proxy-response-writer.js'
 import { resetOrDestroy } from '../proxy/reset-socket.js'
 import { createSelfCheck, selfLoopMessage } from '../proxy/self-address.js'
 import { closePair, formatOrigin, listenPair, LOOPBACK } from '../proxy/server-pair.js'
@@ -160,28 +163,29 @@ function originsOf(cassette: Cassette): { https: boolean; ports: number[] } {
   return { https, ports: [...ports] }
 }
 
-function sendProblem(res: WireResponse, status: number, type: string, code: string, message: string): void {
+function sendProblem(res: WireResponse, status: number, type: ErrorBodyType, code: ErrorCode, message: string): void {
   if (res.headersSent || res.destroyed) return
-  const body = JSON.stringify({ error: { type, code, message: `[toolstorm] ${message}` } })
+  const body = JSON.stringify(errorBody(type, code, message))
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
   res.end(body)
 }
 
-/** After a cut, a client that keeps its side open is disconnected after this long (as the proxy does). */
-const HALF_OPEN_GRACE_MS = 1_000
+/** Leave the client waiting, as it waited in vain when this was recorded. */
+function hold(res: WireResponse, held: Set<WireResponse>): void {
+  held.add(res)
+  res.once('close', () => held.delete(res))
+}
 
 /** End the response as it ended when recorded. */
-function finish(ending: ReplayEnding, res: WireResponse, socket: Socket, held: Set<WireResponse>): void {
+function finish(ending: ReplayEnding, writer: ResponseWriter, res: WireResponse, socket: Socket, held: Set<WireResponse>): void {
   switch (ending) {
     case 'end':
-      res.end()
+      writer.end()
       return
     case 'cut':
-      // Half-close once the bytes are out: no terminal chunk follows, so the client reads an
-      // incomplete body ("terminated" in fetch), exactly as from the stream fault that was recorded.
-      if (socket.destroyed) return
-      socket.end()
-      setTimeout(() => socket.destroy(), HALF_OPEN_GRACE_MS).unref()
+      // No terminal chunk follows: the client reads an incomplete body ("terminated" in fetch),
+      // exactly as from the stream fault that was recorded.
+      writer.abort()
       return
     case 'reset': {
       // Let the bytes leave before the reset.
@@ -191,28 +195,9 @@ function finish(ending: ReplayEnding, res: WireResponse, socket: Socket, held: S
       return
     }
     case 'hold':
-      // The client gave up waiting when this was recorded: leave it waiting again.
-      held.add(res)
-      res.once('close', () => held.delete(res))
+      hold(res, held)
       return
   }
-}
-
-/** Write bytes, waiting for the socket to take them (false once the client is gone). */
-function write(res: WireResponse, bytes: Buffer, gone: AbortSignal): Promise<boolean> {
-  if (res.destroyed || gone.aborted) return Promise.resolve(false)
-  if (res.write(bytes)) return Promise.resolve(true)
-  return new Promise((resolve) => {
-    const done = (ok: boolean) => () => {
-      res.off('drain', drained)
-      gone.removeEventListener('abort', left)
-      resolve(ok)
-    }
-    const drained = done(true)
-    const left = done(false)
-    res.once('drain', drained)
-    gone.addEventListener('abort', left, { once: true })
-  })
 }
 
 /** Play a recorded exchange to the client as it happened. */
@@ -223,7 +208,7 @@ async function play(exchange: CassetteExchange, req: WireRequest, res: WireRespo
   if (exchange.outcome === 'reset') return resetOrDestroy(socket)
   const ending = replayEnding(exchange)
   // No head: the client saw the connection break, or waited in vain.
-  if (response === null) return ending === 'hold' ? finish('hold', res, socket, held) : resetOrDestroy(socket)
+  if (response === null) return ending === 'hold' ? hold(res, held) : resetOrDestroy(socket)
   if (exchange.outcome === 'response' && !(response.stream && method !== 'HEAD')) {
     const replayed = replayedResponse(response, { complete: true, method })
     res.writeHead(replayed.status, replayed.headers)
@@ -236,19 +221,23 @@ async function play(exchange: CassetteExchange, req: WireRequest, res: WireRespo
   const headers = { ...replayed.headers }
   // An event stream goes out piece by piece (chunked), as it was received.
   if (plan.streamed) delete headers['content-length']
-  res.writeHead(replayed.status, headers)
-  res.flushHeaders()
   const gone = new AbortController()
   res.once('close', () => gone.abort())
+  // The proxy's writer: the same backpressure and the same cut as a live stream fault.
+  const writer = createProxyResponseWriter(res, socket, replayed.status, headers, gone.signal)
   const started = performance.now()
-  for (const piece of plan.pieces) {
-    await untilDue(started, piece.at, gone.signal)
-    if (!(await write(res, piece.bytes, gone.signal))) return
+  try {
+    for (const piece of plan.pieces) {
+      await untilDue(started, piece.at, gone.signal)
+      await writer.write(piece.bytes)
+    }
+  } catch {
+    return // The client left.
   }
   // A stall that ended in a cut, or the gap before a dropped final event, lasts as long as it did.
   if (plan.ending !== 'hold') await untilDue(started, plan.end, gone.signal)
   if (gone.signal.aborted) return
-  finish(plan.ending, res, socket, held)
+  finish(plan.ending, writer, res, socket, held)
 }
 
 export async function startReplayServer(cassette: Cassette, options: ReplayServerOptions = {}): Promise<ReplayServer> {
@@ -306,7 +295,7 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
       const absolute = /^https?:\/\//i.test(rawUrl)
       const resolution = tunnelled ? { ok: true as const, ...tunnelled } : absolute ? resolveTarget([], rawUrl, req.headers.host, self) : resolveTarget(targets, rawUrl, req.headers.host, self)
       // An absolute-form request naming the replay server itself would loop.
-      if (absolute && resolution.ok && isSelf(resolution.clientUrl)) return sendProblem(res, 508, 'replay_error', 'ERR_UPSTREAM_UNREACHABLE', selfLoopMessage(resolution.clientUrl, 'replay server'))
+      if (absolute && resolution.ok && isSelf(resolution.clientUrl)) return sendProblem(res, 508, 'replay_error', 'ERR_REQUEST_UNROUTABLE', selfLoopMessage(resolution.clientUrl, 'replay server'))
       if (!resolution.ok) {
         const reason = targets.length === 0 ? 'it matches no recorded exchange and, without --target, only absolute-form (proxy) requests can be forwarded' : resolution.message
         return sendProblem(res, 502, 'replay_error', 'ERR_UPSTREAM_UNREACHABLE', `Failed to forward "${req.method} ${session.redactor.url(rawUrl)}": ${reason}.`)

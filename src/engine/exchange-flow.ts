@@ -3,6 +3,7 @@
  * respond, relay, reset); this file decides when each fault phase runs and records what the
  * client really got.
  */
+import { errorBody } from '../error-body.js'
 import { exchangeContext } from './exchange-context.js'
 import type { Exchange } from './exchange.js'
 import type { FaultAction, FaultContext, HeaderMap, ResponseView } from './faults/fault.js'
@@ -120,7 +121,7 @@ function unreachableResponse(exchange: Exchange, error: unknown, io: ExchangeTra
   const method = exchange.request.method
   const upstream = io.upstreamFailed?.(method, code) ?? exchange.record?.url
   const body = new TextEncoder().encode(
-    JSON.stringify({ error: { type: 'upstream_unreachable', code: 'ERR_UPSTREAM_UNREACHABLE', message: `[toolstorm] Failed to reach the upstream for "${method} ${upstream}": ${code}.` } }),
+    JSON.stringify(errorBody('upstream_unreachable', 'ERR_UPSTREAM_UNREACHABLE', `Failed to reach the upstream for "${method} ${upstream}": ${code}.`)),
   )
   return { status: 502, headers: { 'content-type': 'application/json' }, body }
 }
@@ -149,7 +150,7 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
   const io = observer ? observed(exchange, transport, observer) : transport
   if (exchange.refused) {
     const body = new TextEncoder().encode(
-      JSON.stringify({ error: { type: 'call_budget_exhausted', code: 'ERR_CALL_BUDGET', message: '[toolstorm] The call budget of this run is exhausted; the request was not forwarded.' } }),
+      JSON.stringify(errorBody('call_budget_exhausted', 'ERR_CALL_BUDGET', 'The call budget of this run is exhausted; the request was not forwarded.')),
     )
     await io.respond({ status: BUDGET_REFUSAL_STATUS, headers: { 'content-type': 'application/json', 'x-toolstorm-refused': 'call-budget' }, body })
     return

@@ -5,6 +5,8 @@
  */
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
+import { errorBody } from '../error-body.js'
+import type { ErrorCode } from '../errors.js'
 import { printExchangeFailure, reportFailure, type ExchangeErrorReporter } from './exchange-failure.js'
 import type { WireRequest } from './http1/wire-request.js'
 import type { WireResponse } from './http1/wire-response.js'
@@ -32,7 +34,7 @@ export function failExchange(report: ExchangeErrorReporter, error: unknown, req:
     return
   }
   res.keepAlive = false
-  const body = JSON.stringify({ error: { type: 'proxy_error', code: failure.code, message: `[toolstorm] The proxy failed while serving this request (${failure.code}); see its log.` } })
+  const body = JSON.stringify(errorBody('proxy_error', failure.code, `The proxy failed while serving this request (${failure.code}); see its log.`))
   res.writeHead(500, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
   res.end(body)
 }
@@ -55,9 +57,9 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket):
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`)
 }
 
-/** A proxy-level refusal (not an injected fault): JSON with the `[toolstorm]` prefix. */
-export function sendProxyError(res: ResponseSink, status: number, message: string): void {
-  const body = JSON.stringify({ error: { type: 'proxy_error', message: `[toolstorm] ${message}` } })
+/** A proxy-level refusal (not an injected fault): the error body, its message with the `[toolstorm]` prefix. */
+export function sendProxyError(res: ResponseSink, status: number, code: ErrorCode, message: string): void {
+  const body = JSON.stringify(errorBody('proxy_error', code, message))
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
   res.end(body)
 }

@@ -1,6 +1,7 @@
 /**
  * The proxy's `ResponseWriter`: a response written piece by piece to a client socket, for stream
- * faults. Backpressure is the socket's; a cut closes the socket without the terminal chunk.
+ * faults and for the replay server's recorded streams (one cut, one backpressure for both).
+ * Backpressure is the socket's; a cut closes the socket without the terminal chunk.
  */
 import type { Socket } from 'node:net'
 import type { ResponseWriter } from '../engine/streams/response-writer.js'

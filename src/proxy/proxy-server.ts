@@ -135,8 +135,8 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   }
   server.on('request', (req, res) => {
     const resolution = resolveRequest(targets, req, self)
-    if (!resolution.ok) return sendProxyError(res, resolution.status, resolution.message)
-    if (targets.length === 0 && isSelf(resolution.clientUrl)) return sendProxyError(res, 508, selfLoopMessage(resolution.clientUrl, 'proxy'))
+    if (!resolution.ok) return sendProxyError(res, resolution.status, 'ERR_REQUEST_UNROUTABLE', resolution.message)
+    if (targets.length === 0 && isSelf(resolution.clientUrl)) return sendProxyError(res, 508, 'ERR_REQUEST_UNROUTABLE', selfLoopMessage(resolution.clientUrl, 'proxy'))
     serve(req, res, resolution.upstream, resolution.clientUrl)
   })
   const connect = ca

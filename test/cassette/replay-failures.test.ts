@@ -5,7 +5,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { Cassette } from '../../src/cassette/cassette.js'
 import { formatReplayTable } from '../../src/cassette/replay-session.js'
 import { startReplayServer, type ReplayServer } from '../../src/cassette/replay-server.js'
+import { createStorm } from '../../src/engine/storm.js'
 import { clientFor, recordThroughProxy, shippingTraffic } from '../helpers/cassette.js'
+import { startModelUpstream } from '../helpers/model-upstream.js'
 import { startUpstream } from '../helpers/upstream.js'
 
 let replay: ReplayServer | null = null
@@ -112,6 +114,35 @@ describe('replay modes', () => {
       expect((await shippingTraffic(client)).map((o) => o.status ?? o.error)).toEqual([429, 200, 'ECONNRESET', 201, 200])
       expect(upstream.hits()).toBe(1)
       expect(await replay.close()).toMatchObject({ passed: true, passedThrough: 1, served: 5 })
+    } finally {
+      await upstream.close()
+    }
+  })
+
+  it('passthrough-unmatched applies a stream_cut rule to a forwarded event stream: the client sees the cut', async () => {
+    const upstream = await startModelUpstream({ gapMs: 5 })
+    try {
+      const storm = createStorm({ rules: [{ name: 'cut', route: 'GET /ticks', kind: 'stream_cut', after: 2 }] })
+      replay = await startReplayServer(cassette, { mode: 'passthrough-unmatched', allowUnused: true, targets: [upstream.url], storm })
+      const response = await fetch(`${replay.url}/ticks?count=5`)
+      expect(response.status).toBe(200)
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader()
+      const decoder = new TextDecoder()
+      let text = ''
+      const error = await (async () => {
+        try {
+          for (;;) {
+            const { done, value } = await reader.read()
+            if (done) return null
+            text += decoder.decode(value, { stream: true })
+          }
+        } catch (failure) {
+          return failure as Error
+        }
+      })()
+      expect(text).toBe('data: {"tick":1}\n\ndata: {"tick":2}\n\n')
+      expect(error?.message).toBe('terminated')
+      expect(storm.report().calls[0]).toMatchObject({ kind: 'stream_cut', injected: true, error: 'STREAM_CUT', cut: { events: 2 } })
     } finally {
       await upstream.close()
     }

@@ -21,11 +21,11 @@ function rawAdmin(url: string, headers: Record<string, string>, method = 'GET'):
 }
 
 describe('admin API', () => {
-  it('refuses requests without the token with 401 and {error, code}', async () => {
+  it('refuses requests without the token with 401 and the error body', async () => {
     env = await startProxied('reverse')
     const response = await fetch(`${env.proxy.adminUrl}/report`)
     expect(response.status).toBe(401)
-    expect(await response.json()).toEqual({ error: 'Failed to use the admin API: send the token printed at start as "Authorization: Bearer <token>".', code: 'ERR_ADMIN_UNAUTHORIZED' })
+    expect(await response.json()).toEqual({ error: { type: 'admin_error', code: 'ERR_ADMIN_UNAUTHORIZED', message: 'Failed to use the admin API: send the token printed at start as "Authorization: Bearer <token>".' } })
     expect((await fetch(`${env.proxy.adminUrl}/report`, { headers: { authorization: 'Bearer wrong-token-of-some-length' } })).status).toBe(401)
     expect((await fetch(`${env.proxy.adminUrl}/healthz`)).status).toBe(200)
   })
@@ -35,7 +35,7 @@ describe('admin API', () => {
     const auth = { authorization: `Bearer ${env.proxy.token}` }
     const rebound = await rawAdmin(`${env.proxy.adminUrl}/report`, { ...auth, host: 'attacker.example:8788' })
     expect(rebound.status).toBe(403)
-    expect(JSON.parse(rebound.body).code).toBe('ERR_ADMIN_FORBIDDEN')
+    expect(JSON.parse(rebound.body).error.code).toBe('ERR_ADMIN_FORBIDDEN')
     const crossSite = await rawAdmin(`${env.proxy.adminUrl}/report`, { ...auth, origin: 'https://attacker.example' })
     expect(crossSite.status).toBe(403)
     const ok = await rawAdmin(`${env.proxy.adminUrl}/report`, { ...auth, host: `localhost:${new URL(env.proxy.adminUrl).port}` })
@@ -47,7 +47,7 @@ describe('admin API', () => {
     expect((await fetch(`${env.base}/items/a`)).status).toBe(200)
     const bad = await env.admin('/rules', { method: 'PUT', body: JSON.stringify({ rules: [{ name: 'x', route: 'GET /items/*', kind: 'rate_limit', probability: 3 }] }) })
     expect(bad.status).toBe(400)
-    expect(await bad.json()).toMatchObject({ code: 'ERR_CONFIG_INVALID', error: expect.stringContaining('$.rules[0].probability: expected a probability between 0 and 1') })
+    expect(await bad.json()).toMatchObject({ error: { code: 'ERR_CONFIG_INVALID', message: expect.stringContaining('$.rules[0].probability: expected a probability between 0 and 1') } })
     expect((await fetch(`${env.base}/items/a`)).status).toBe(200)
     const good = await env.admin('/rules', { method: 'PUT', body: JSON.stringify({ rules: [{ name: 'down', route: 'GET /items/*', kind: 'unavailable' }] }) })
     expect(good.status).toBe(200)
@@ -84,7 +84,7 @@ describe('admin API', () => {
     expect((await env.admin('/reset?run=w1', { method: 'POST' })).status).toBe(200)
     const missing = await env.admin('/report?run=w1')
     expect(missing.status).toBe(404)
-    expect(((await missing.json()) as { code: string }).code).toBe('ERR_ADMIN_NOT_FOUND')
+    expect(((await missing.json()) as { error: { code: string } }).error.code).toBe('ERR_ADMIN_NOT_FOUND')
     expect((await env.admin('/nope')).status).toBe(404)
   })
 
@@ -92,10 +92,10 @@ describe('admin API', () => {
     env = await startProxied('reverse')
     const unknown = await fetch(`${env.proxy.adminUrl}/effects`, { method: 'POST', body: JSON.stringify({ name: 'shipment', key: 'k', call: 'made-up' }) })
     expect(unknown.status).toBe(400)
-    expect(((await unknown.json()) as { code: string }).code).toBe('ERR_EFFECT_INVALID')
+    expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe('ERR_EFFECT_INVALID')
     const malformed = await fetch(`${env.proxy.adminUrl}/effects`, { method: 'POST', body: '{"name":' })
     expect(malformed.status).toBe(400)
-    expect(((await malformed.json()) as { code: string }).code).toBe('ERR_JSON_INVALID')
+    expect(((await malformed.json()) as { error: { code: string } }).error.code).toBe('ERR_JSON_INVALID')
     const echo = (await (await fetch(`${env.base}/echo`, { method: 'POST', body: 'x' })).json()) as { headers: Record<string, string> }
     const call = echo.headers['x-toolstorm-call'] as string
     const ok = await fetch(`${env.proxy.adminUrl}/effects`, { method: 'POST', body: JSON.stringify({ name: 'note', key: 'n-1', call }) })

@@ -138,9 +138,9 @@ describe('dashboard routes on the admin server', () => {
 
     const refused = await env.admin('/dashboard/rules', { method: 'PUT', headers: { 'content-type': 'application/yaml' }, body: 'rules:\n  - name: x\n    route: GET /a\n    kind: nope\n' })
     expect(refused.status).toBe(400)
-    expect(await refused.json()).toMatchObject({ code: 'ERR_CONFIG_INVALID', details: [expect.stringMatching(/^\$\.rules\[0\]\.kind: expected "kind" to be one of/)] })
+    expect(await refused.json()).toMatchObject({ error: { code: 'ERR_CONFIG_INVALID', details: [expect.stringMatching(/^\$\.rules\[0\]\.kind: expected "kind" to be one of/)] } })
     const syntax = await env.admin('/dashboard/rules', { method: 'PUT', body: '{"rules": [' })
-    expect(await syntax.json()).toMatchObject({ code: 'ERR_JSON_INVALID', error: expect.stringMatching(/^Failed to read the rules editor’s text: the text is not valid JSON \(line 1, column \d+/) })
+    expect(await syntax.json()).toMatchObject({ error: { code: 'ERR_JSON_INVALID', message: expect.stringMatching(/^Failed to read the rules editor’s text: the text is not valid JSON \(line 1, column \d+/) } })
     expect(env.proxy.storm.config.seed).toBe(2)
   })
 

@@ -19,15 +19,17 @@ export interface AdminClient {
   json<T>(method: string, path: string, init?: { body?: string; contentType?: string }): Promise<T>
 }
 
+/** Reads the error body `{"error":{"type","code","message","details"?}}` (docs/errors.md). */
 async function failure(response: Response): Promise<AdminRequestError> {
-  let body: { error?: unknown; code?: unknown; details?: unknown } = {}
+  let error: { code?: unknown; message?: unknown; details?: unknown } = {}
   try {
-    body = (await response.json()) as typeof body
+    const body = (await response.json()) as { error?: typeof error } | null
+    if (body && typeof body.error === 'object' && body.error !== null) error = body.error
   } catch {
     // Not JSON: keep the status.
   }
-  const details = Array.isArray(body.details) ? body.details.filter((line): line is string => typeof line === 'string') : []
-  return new AdminRequestError(typeof body.error === 'string' ? body.error : `HTTP ${response.status}`, response.status, typeof body.code === 'string' ? body.code : null, details)
+  const details = Array.isArray(error.details) ? error.details.filter((line): line is string => typeof line === 'string') : []
+  return new AdminRequestError(typeof error.message === 'string' ? error.message : `HTTP ${response.status}`, response.status, typeof error.code === 'string' ? error.code : null, details)
 }
 
 export function createAdminClient(token: string): AdminClient {

@@ -12,9 +12,10 @@
  * | POST | /effects | the tool side reports a commit `{name, key, call}` |
  * | POST | /clock/advance | advance a virtual clock `{seconds}` (virtual clock only) |
  *
- * Errors are `{error, code}` with the code's HTTP status (see docs/errors.md).
+ * Errors are `{"error":{"type":"admin_error","code","message","details"?}}` with the code's HTTP status (see docs/errors.md).
  */
 import http from 'node:http'
+import { errorBody } from '../../error-body.js'
 import { AdminApiError, ToolstormError, ERROR_CODES } from '../../errors.js'
 import { VirtualClock } from '../../engine/clock.js'
 import { parseStrictJson, StrictJsonError } from '../../engine/strict-json.js'
@@ -48,10 +49,10 @@ export function sendJson(res: http.ServerResponse, status: number, value: unknow
 
 export function sendError(res: http.ServerResponse, error: unknown): void {
   if (error instanceof ToolstormError) {
-    sendJson(res, ERROR_CODES[error.code].status, { error: error.message, code: error.code, ...(error.details ? { details: error.details.split('\n') } : {}) })
+    sendJson(res, ERROR_CODES[error.code].status, errorBody('admin_error', error.code, error.message, error.details?.split('\n')))
     return
   }
-  sendJson(res, 500, { error: `Failed to handle the admin request: ${(error as Error)?.message ?? String(error)}`, code: 'ERR_INTERNAL' })
+  sendJson(res, 500, errorBody('admin_error', 'ERR_INTERNAL', `Failed to handle the admin request: ${(error as Error)?.message ?? String(error)}`))
 }
 
 export function readBody(req: http.IncomingMessage, limit = MAX_ADMIN_BODY_BYTES): Promise<string> {

@@ -97,9 +97,9 @@ export function createConnectHandler(options: ConnectHandlerOptions): ConnectHan
   inner.on('request', (req, res) => {
     const tunnel = tunnels.get(req.socket)
     const path = req.url
-    if (!tunnel) return sendProxyError(res, 500, 'Failed to serve a tunnelled request: its tunnel is unknown. This is a bug in toolstorm; please report it.')
+    if (!tunnel) return sendProxyError(res, 500, 'ERR_INTERNAL', 'Failed to serve a tunnelled request: its tunnel is unknown. This is a bug in toolstorm; please report it.')
     if (!path.startsWith('/')) {
-      return sendProxyError(res, 400, `Failed to forward "${req.method} ${path}" through the tunnel to ${tunnel.target.authority}: inside a CONNECT tunnel, send origin-form requests ("GET /path").`)
+      return sendProxyError(res, 400, 'ERR_REQUEST_UNROUTABLE', `Failed to forward "${req.method} ${path}" through the tunnel to ${tunnel.target.authority}: inside a CONNECT tunnel, send origin-form requests ("GET /path").`)
     }
     // Concatenated, not resolved: `new URL('//other.host/x', origin)` would change the host.
     const clientUrl = new URL(`${tunnel.secure ? 'https' : 'http'}://${tunnel.target.authority}${path}`)

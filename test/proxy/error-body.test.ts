@@ -1,0 +1,53 @@
+/**
+ * One JSON error shape wherever a toolstorm server answers an error itself (issue #16): the admin
+ * API, the proxy's data plane and the replay server all answer {"error":{"type","code","message"}}.
+ */
+import http from 'node:http'
+import { afterEach, describe, expect, it } from 'vitest'
+import { Cassette } from '../../src/cassette/cassette.js'
+import { startReplayServer, type ReplayServer } from '../../src/cassette/replay-server.js'
+import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
+import { exchangeAt } from '../helpers/cassette-fixtures.js'
+
+let proxy: ProxyServer | null = null
+let replay: ReplayServer | null = null
+afterEach(async () => {
+  await proxy?.close()
+  await replay?.close()
+  proxy = replay = null
+})
+
+/** A GET with the headers given as is (node:http sends a Host of `a b` unchanged). */
+function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; type: string | undefined; body: unknown }> {
+  const { hostname, port, pathname } = new URL(url)
+  return new Promise((resolve, reject) => {
+    http
+      .get({ host: hostname, port, path: pathname, headers, agent: false }, (res) => {
+        let text = ''
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'], body: JSON.parse(text) }))
+      })
+      .on('error', reject)
+  })
+}
+
+/** Exactly the keys type, code and message, as strings, and a code of ours. */
+const ERROR_BODY = { error: { type: expect.any(String), code: expect.stringMatching(/^ERR_[A-Z_]+$/), message: expect.any(String) } }
+
+describe('error bodies', () => {
+  it('have the same shape from the admin API, the data plane and the replay server', async () => {
+    proxy = await startProxy({ targets: ['http://127.0.0.1:9'] })
+    const admin = await get(`${proxy.adminUrl}/report`)
+    const dataPlane = await get(`${proxy.url}/items/1`, { host: 'a b' })
+    replay = await startReplayServer(Cassette.from({}, [exchangeAt(1)]), { allowUnused: true })
+    const mismatch = await get(`${replay.url}/items/other`)
+
+    expect(admin).toMatchObject({ status: 401, type: expect.stringMatching(/^application\/json/) })
+    expect(admin.body).toEqual({ error: { type: 'admin_error', code: 'ERR_ADMIN_UNAUTHORIZED', message: expect.stringMatching(/^Failed to use the admin API/) } })
+    expect(dataPlane).toMatchObject({ status: 400, type: 'application/json' })
+    expect(dataPlane.body).toEqual({ error: { type: 'proxy_error', code: 'ERR_REQUEST_UNROUTABLE', message: expect.stringMatching(/^\[toolstorm\] Failed to route "GET \/items\/1": the Host header "a b"/) } })
+    expect(mismatch).toMatchObject({ status: 409, type: 'application/json' })
+    expect(mismatch.body).toEqual({ error: { type: 'cassette_mismatch', code: 'ERR_CASSETTE_MISMATCH', message: expect.stringMatching(/^\[toolstorm\] Failed to replay "GET \/items\/other"/) } })
+    for (const answer of [admin, dataPlane, mismatch]) expect(answer.body).toEqual(ERROR_BODY)
+  })
+})
