@@ -162,7 +162,7 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
   // fault runs. Otherwise the reader sees the body as it is forwarded (no extra stage).
   const readBody = observer?.onRequestBodyRead ? (chunk: Uint8Array | null) => observer.onRequestBodyRead?.(exchange, chunk) : null
   const readEarly = readBody !== null && fault?.phase === 'before-upstream' && io.observeRequestBody !== undefined
-  if (readEarly) io.observeRequestBody!(readBody!)
+  if (readEarly) io.observeRequestBody?.(readBody)
 
   const baseContext = (): Omit<FaultContext, 'response'> => ({
     rule: rule!,

@@ -76,14 +76,13 @@ export function createInterceptorTransport(request: Request, controller: Control
     },
 
     async relay(upstream: UpstreamResponse) {
-      // The body is relayed as it arrived (still encoded), so its length and encoding stay.
-      const headers = upstream.headers
       // An event stream's exchange ends when its last event was handed over (as on the proxy), so
       // its `elapsed` is the stream's duration. Other bodies end with the head: they are short, and
       // a client that never reads one must not keep its exchange running.
       const type = upstream.headers['content-type']
       if (!(Array.isArray(type) ? type.join(',') : type ?? '').toLowerCase().startsWith('text/event-stream')) {
-        await controller.respondWith(toWebResponse(upstream.status, headers, Readable.toWeb(Readable.from(upstream.body)) as unknown as ReadableStream<Uint8Array>))
+        // The body is relayed as it arrived (still encoded), so its length and encoding stay.
+        await controller.respondWith(toWebResponse(upstream.status, upstream.headers, Readable.toWeb(Readable.from(upstream.body)) as unknown as ReadableStream<Uint8Array>))
         return
       }
       let ended!: () => void
@@ -102,7 +101,7 @@ export function createInterceptorTransport(request: Request, controller: Control
         }
       }
       const stream = Readable.toWeb(Readable.from(body())) as unknown as ReadableStream<Uint8Array>
-      await controller.respondWith(toWebResponse(upstream.status, headers, stream))
+      await controller.respondWith(toWebResponse(upstream.status, upstream.headers, stream))
       await relayed
     },
 

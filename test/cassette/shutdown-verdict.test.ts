@@ -64,26 +64,16 @@ describe('shutdown with abandoned CONNECT tunnels', { timeout: 60_000 }, () => {
     expect(code).toBe(0)
   })
 
-  it('proxy writes its report and exits 0 when a CONNECT client half-closes mid-handshake', async () => {
-    const report = path.join(dir, 'report.json')
-    const proxy = await startCli(['proxy', '--report', report, ...PORTS], 1, env())
-    sockets.push(await abandonConnect(servedUrl(proxy), 'mid-handshake'))
+  it.each([
+    ['proxy', 'report.json', (file: string) => ['proxy', '--report', file], 'report'],
+    ['record', 'recorded.cassette.jsonl', (file: string) => ['record', file], 'cassette'],
+  ] as const)('%s writes its output and exits 0 when a CONNECT client half-closes mid-handshake', async (_command, name, args, what) => {
+    const file = path.join(dir, name)
+    const cli = await startCli([...args(file), ...PORTS], 1, env())
+    sockets.push(await abandonConnect(servedUrl(cli), 'mid-handshake'))
     await new Promise((resolve) => setTimeout(resolve, 100))
-    const code = await proxy.stop()
-    const stderr = proxy.stderr
-    expect(stderr).toContain(`report written to ${report}`)
-    expect(code).toBe(0)
-    expect(existsSync(report)).toBe(true)
-  })
-
-  it('record writes its cassette and exits 0 when a CONNECT client half-closes mid-handshake', async () => {
-    const file = path.join(dir, 'recorded.cassette.jsonl')
-    const record = await startCli(['record', file, ...PORTS], 1, env())
-    sockets.push(await abandonConnect(servedUrl(record), 'mid-handshake'))
-    await new Promise((resolve) => setTimeout(resolve, 100))
-    const code = await record.stop()
-    const stderr = record.stderr
-    expect(stderr).toContain(`cassette written to ${file}`)
+    const code = await cli.stop()
+    expect(cli.stderr).toContain(`${what} written to ${file}`)
     expect(code).toBe(0)
     expect(existsSync(file)).toBe(true)
   })
