@@ -8,15 +8,18 @@ import type { CassetteExchange } from '../engine/schema/cassette.js'
 import type { Rule } from '../engine/schema/rule.js'
 import { Cassette } from './cassette.js'
 
-export type SessionStep = { readonly type: 'replayed'; readonly position: number } | { readonly type: 'recorded' }
+/** A replayed position, or a live exchange (its run and call number in the recording). */
+export type SessionStep = { readonly type: 'replayed'; readonly position: number } | { readonly type: 'recorded'; readonly run: string; readonly call: number | null }
 
 export function mergeSession(original: Cassette, recorded: Cassette, steps: readonly SessionStep[]): Cassette {
   const calls = new Map<string, number>()
   const ordinals = new Map<string, number>()
-  let next = 0
+  // The recording saw every exchange (replayed ones too): live ones are found by run and call.
+  const live = new Map<string, CassetteExchange>()
+  for (const exchange of recorded.exchanges) live.set(`${exchange.run}\u0000${exchange.call}`, exchange)
   const exchanges: CassetteExchange[] = []
   for (const step of steps) {
-    const source = step.type === 'replayed' ? original.exchanges[step.position] : recorded.exchanges[next++]
+    const source = step.type === 'replayed' ? original.exchanges[step.position] : live.get(`${step.run}\u0000${step.call}`)
     if (!source) continue
     let exchange: CassetteExchange = { ...source, seq: exchanges.length + 1, parent: null }
     if (source.call !== null) {

@@ -25,7 +25,7 @@ import type { Cassette } from './cassette.js'
 import { replayReport, type ReplayReport } from './replay-report.js'
 import { replayedResponse } from './replay-response.js'
 import { ReplaySession, type ReplayDecision, type ReplayOptions, type ReplayVerdict } from './replay-session.js'
-import { replayPlan, untilDue, type ReplaySpeed } from './replay-stream.js'
+import { pacer, replayPlan, type ReplaySpeed } from './replay-stream.js'
 
 export interface CassetteReplayOptions extends Omit<ReplayOptions, 'passthroughUnmatched'> {
   /** Which requests the cassette answers; the rest reach the network untouched. Default: all. */
@@ -76,15 +76,15 @@ export async function answerFor(decision: ReplayDecision, request: Request, spee
   const gone = new AbortController()
   const body = new ReadableStream<Uint8Array>({
     async start(controller) {
-      const started = performance.now()
+      const due = pacer()
       const signal = AbortSignal.any([gone.signal, request.signal])
       try {
         for (const piece of plan.pieces) {
-          await untilDue(started, piece.at, signal)
+          await due(piece.at, signal)
           if (signal.aborted) break
           controller.enqueue(new Uint8Array(piece.bytes))
         }
-        if (plan.ending !== 'hold') await untilDue(started, plan.end, signal)
+        if (plan.ending !== 'hold') await due(plan.end, signal)
         if (gone.signal.aborted) return
         if (request.signal.aborted) return controller.error(request.signal.reason)
         switch (plan.ending) {

@@ -186,6 +186,18 @@ export class ReplaySession {
     return { request, position }
   }
 
+  /**
+   * Give back the position of a request that was never decided (a fault or the call budget
+   * answered it first): the next request takes it.
+   */
+  release(ticket: ReplayTicket): void {
+    const position = ticket.position
+    if (position === null || this.#served[position]) return
+    let at = 0
+    while (at < this.#released.length && (this.#released[at] as number) < position) at++
+    this.#released.splice(at, 0, position)
+  }
+
   /** Normalise a live request as the recording stored requests (redacted, bounded). */
   async normalise(request: LiveRequest): Promise<MatchView & { readonly url: string }> {
     const { redactor } = this

@@ -12,7 +12,8 @@
  *
  * @example
  * const plan = replayPlan(exchange, body, 'recorded')
- * for (const piece of plan.pieces) { await untilDue(started, piece.at, signal); write(piece.bytes) }
+ * const due = pacer()
+ * for (const piece of plan.pieces) { await due(piece.at, signal); write(piece.bytes) }
  */
 import { ConfigError } from '../errors.js'
 import type { CassetteExchange, StoredClientResponse } from '../engine/schema/cassette.js'
@@ -95,4 +96,18 @@ export function untilDue(startedMs: number, seconds: number, signal: AbortSignal
     const timer = setTimeout(done, waitMs)
     signal.addEventListener('abort', done, { once: true })
   })
+}
+
+/**
+ * Waits for moments given in seconds from the head (`replayPlan`'s `at` and `end`). A moment
+ * reached late (a busy event loop) moves the later ones by as much: the recorded gaps between
+ * events are kept, never shortened to catch up (a client's per-event timeout sees what it saw).
+ */
+export function pacer(): (seconds: number, signal: AbortSignal) => Promise<void> {
+  let origin = performance.now()
+  return async (seconds, signal) => {
+    await untilDue(origin, seconds, signal)
+    const late = performance.now() - (origin + seconds * 1000)
+    if (late > 0) origin += late
+  }
 }

@@ -7,7 +7,7 @@ import { errorBody } from '../error-body.js'
 import { exchangeContext } from './exchange-context.js'
 import type { Exchange } from './exchange.js'
 import type { FaultAction, FaultContext, HeaderMap, ResponseView } from './faults/fault.js'
-import { CONTROL_HEADERS, type ExchangeTransport, type ForwardOptions, type PassThroughHooks, type UpstreamResponse } from './exchange-transport.js'
+import { CONTROL_HEADERS, type ExchangeTransport, type ForwardOptions, type PassThroughHooks, type SourceAction, type UpstreamResponse } from './exchange-transport.js'
 import { readBodyDecoded } from './body.js'
 import { HEADER_CALL } from './storm.js'
 import { observeWriter } from './streams/response-writer.js'
@@ -142,6 +142,7 @@ async function runFlow(exchange: Exchange, io: ExchangeTransport, observer?: Exc
       }
     }
   } finally {
+    io.settle?.()
     observer?.onFinished?.(exchange)
   }
 }
@@ -199,9 +200,9 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
       : (forwarded ?? late)
   const options: ForwardOptions = onRequestBody ? { setHeaders, removeHeaders: CONTROL_HEADERS, onRequestBody } : { setHeaders, removeHeaders: CONTROL_HEADERS }
 
-  let upstream: UpstreamResponse
+  let answer: UpstreamResponse | SourceAction
   try {
-    upstream = io.propagatesContext
+    answer = io.propagatesContext
       ? await exchangeContext.run({ exchangeId: exchange.id, stormId: exchange.stormId }, () => io.forward(options))
       : await io.forward(options)
   } catch (error) {
@@ -209,6 +210,12 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
     await io.respond(unreachableResponse(exchange, error, io))
     return
   }
+  // The source answered with an action instead of a response (a cassette's recorded reset).
+  if ('action' in answer) {
+    await carryOut(exchange, io, answer.action)
+    return
+  }
+  let upstream = answer
   recordUpstreamHead(exchange, upstream.status, upstream.headers)
   if (observer) upstream = observeUpstream(exchange, upstream, observer)
 
@@ -238,6 +245,8 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
     }
   }
 
+  // The source decides how its body reaches the client (a cassette's recorded pace and ending).
+  if (upstream.playback) return relayStream(exchange, io, upstream, upstream.playback)
   await io.relay(upstream)
   exchange.finish('response', upstream.status)
 }
@@ -264,7 +273,7 @@ function observeUpstream(exchange: Exchange, upstream: UpstreamResponse, observe
       throw error
     }
   }
-  return { status: upstream.status, headers: upstream.headers, body: tee() }
+  return { status: upstream.status, headers: upstream.headers, body: tee(), ...(upstream.playback ? { playback: upstream.playback } : {}) }
 }
 
 /** The transport, with what the client receives reported to the observer. */

@@ -1,12 +1,17 @@
 /**
- * The contract between the exchange flow and a transport: the primitives each transport
- * implements (`proxy/`, `interceptors/`, cassette replay, the demo) and what they exchange.
- * Types and constants only, so transports and stream relays depend on it, not on the flow.
+ * The contract between the exchange flow and what it drives, in two halves (docs/architecture.md):
+ * - the **upstream half** (`UpstreamExchange`): where the response comes from: the proxy's live
+ *   upstream pool or a user's undici dispatcher, msw's passthrough, a cassette (`upstream-source.ts`);
+ * - the **client half** (`ClientSink`): how the client is answered and how the engine's actions
+ *   (respond, reset, stream) are carried out: a socket, an interceptor's request controller, memory.
+ * A transport is one of each (`ExchangeTransport`). Types and constants only, so transports and
+ * stream relays depend on it, not on the flow.
  */
 import type { BodySource } from './body.js'
-import type { HeaderMap } from './faults/fault.js'
+import type { FaultAction, HeaderMap } from './faults/fault.js'
 import { HEADER_KEY, HEADER_RUN } from './storm.js'
 import type { ResponseWriter } from './streams/response-writer.js'
+import type { StreamTransform } from './streams/stream-transform.js'
 
 /** The headers toolstorm reads from clients; never forwarded. */
 export const CONTROL_HEADERS: readonly string[] = [HEADER_KEY, HEADER_RUN]
@@ -21,6 +26,20 @@ export interface UpstreamResponse {
    * Optional: without it the flow wraps `body` to observe it.
    */
   tap?(listener: (chunk: Uint8Array | null, error?: Error) => void): void
+  /**
+   * How the body must reach the client, when the source decides it (a cassette plays a recorded
+   * stream at its pace and ends it as it ended: cut, reset). The flow relays through it as through
+   * a stream fault's transform. Absent: the body is relayed as it comes.
+   */
+  readonly playback?: StreamTransform
+}
+
+/**
+ * A source's answer that is not a response: an action carried out as a fault's would be (a
+ * cassette's recorded reset, a replay mismatch answered 409). No upstream head was seen.
+ */
+export interface SourceAction {
+  readonly action: Exclude<FaultAction, { type: 'pass' } | { type: 'stream' }>
 }
 
 export interface ForwardOptions {
@@ -32,12 +51,34 @@ export interface ForwardOptions {
   readonly onRequestBody?: (chunk: Uint8Array | null) => void
 }
 
-/** Primitives each transport implements; see `proxy/` and `interceptors/`. */
-export interface ExchangeTransport {
+/** The upstream half of a transport: where one exchange's response comes from. */
+export interface UpstreamExchange {
+  /** Send the request upstream; resolve when the response head arrives (or with the action that replaces it). */
+  forward(options: ForwardOptions): Promise<UpstreamResponse | SourceAction>
+  /**
+   * The upstream could not be reached (`code`): the transport may log it, and returns the URL the
+   * request was going to, redacted, for the 502 body. Optional: without it the body names the
+   * request's own URL (in-process they are the same).
+   */
+  upstreamFailed?(method: string, code: string): string
+  /**
+   * Run `forward` inside the exchange's async context, so in-process tool handlers can call
+   * `storm.effect()` without a call id.
+   * @note Off for sockets: on Node 20, AsyncLocalStorage turns on promise hooks process-wide,
+   * which costs every proxied request; a tool server behind the proxy uses the header instead.
+   */
+  readonly propagatesContext?: boolean
+  /**
+   * The exchange is over. Called once by the flow; a source that claimed something when the
+   * exchange began (a cassette position) and was never asked to `forward` gives it back.
+   */
+  settle?(): void
+}
+
+/** The client half of a transport: answers the client and carries out the engine's actions. */
+export interface ClientSink {
   /** Aborts when the client goes away. */
   readonly signal: AbortSignal
-  /** Send the request upstream; resolve when the response head arrives. */
-  forward(options: ForwardOptions): Promise<UpstreamResponse>
   /** Answer the client with a complete response. Resolves when it was handed over. */
   respond(response: { status: number; headers: Record<string, string>; body: Uint8Array | null }): Promise<void>
   /** Stream the upstream response to the client. Resolves when the client got all of it. */
@@ -58,25 +99,17 @@ export interface ExchangeTransport {
    */
   open?(status: number, headers: HeaderMap): ResponseWriter
   /**
-   * Optional fast path for exchanges no fault touches: forward and relay in one go, reporting
-   * through `hooks`. It skips the promise hops of the general flow (forward → relay), which on
-   * the proxy's hot path cost as much as the rest of the exchange.
+   * Optional capability (as Toxiproxy's optional interfaces): a fast path for exchanges no fault
+   * or observer touches: forward and relay in one go, reporting through `hooks`. A sink offers it
+   * only over a source it can drive directly (the socket sink over the live pool); it skips the
+   * promise hops of the general flow (forward → relay), which on the proxy's hot path cost as much
+   * as the rest of the exchange.
    */
   passThrough?(options: ForwardOptions, hooks: PassThroughHooks): void
-  /**
-   * The upstream could not be reached (`code`): the transport may log it, and returns the URL the
-   * request was going to, redacted, for the 502 body. Optional: without it the body names the
-   * request's own URL (in-process they are the same).
-   */
-  upstreamFailed?(method: string, code: string): string
-  /**
-   * Run `forward` inside the exchange's async context, so in-process tool handlers can call
-   * `storm.effect()` without a call id.
-   * @note Off for sockets: on Node 20, AsyncLocalStorage turns on promise hooks process-wide,
-   * which costs every proxied request; a tool server behind the proxy uses the header instead.
-   */
-  readonly propagatesContext?: boolean
 }
+
+/** One exchange's transport: a client sink with the upstream half it forwards to. */
+export interface ExchangeTransport extends UpstreamExchange, ClientSink {}
 
 /** What a pass-through transport reports back; the flow decides what to record. */
 export interface PassThroughHooks {

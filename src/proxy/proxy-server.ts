@@ -8,6 +8,7 @@
  * await proxy.close()
  */
 import http from 'node:http'
+import type { Duplex } from 'node:stream'
 import { randomBytes } from 'node:crypto'
 import type { Dispatcher } from 'undici'
 import { ConfigError } from '../errors.js'
@@ -15,6 +16,7 @@ import type { Clock } from '../engine/clock.js'
 import { combineObservers, runExchange, type ExchangeObserver } from '../engine/exchange-flow.js'
 import { createModelCallObserver } from '../engine/model-calls/model-call-observer.js'
 import type { StormConfig, StormConfigInput } from '../engine/schema/config.js'
+import type { UpstreamSource } from '../engine/upstream-source.js'
 import { createStorm, parseConfig, Storm } from '../engine/storm.js'
 import { createAdminHandler, type AdminContext } from './admin/admin-server.js'
 import { answerClientError, createDataPlaneServer, failExchange, sendProxyError } from './data-plane-server.js'
@@ -23,15 +25,16 @@ import { createDashboard, DASHBOARD_PATH } from './admin/dashboard.js'
 import type { WireRequest } from './http1/wire-request.js'
 import type { WireResponse } from './http1/wire-response.js'
 import type { WireServer } from './http1/wire-server.js'
-import { createProxyTransport } from './proxy-transport.js'
+import { createLiveSource } from './live-source.js'
+import { createSocketTransport, type SinkRoute } from './socket-sink.js'
 import { createSelfCheck, selfLoopMessage } from './self-address.js'
 import { closePair, formatOrigin, listenPair, LOOPBACK } from './server-pair.js'
 import { createUpstreamClient } from './upstream-client.js'
-import { resolveRequest } from './request-resolution.js'
+import { resolveRequest, unroutedUrl } from './request-resolution.js'
 import { createUpstreamFailures } from './upstream-failures.js'
 import { parseTargets, type Target, type Upstream } from './targets.js'
 import { createInMemoryCertificateAuthority, type CertificateAuthority } from './tls/certificate-authority.js'
-import { createConnectHandler } from './tls/connect-handler.js'
+import { createConnectHandler, type ConnectHandler } from './tls/connect-handler.js'
 import { createInterceptPredicate } from './tls/intercepted-hosts.js'
 import { LeafCertificates } from './tls/leaf-certificates.js'
 import { upstreamConnectOptions, type UpstreamTlsOptions } from './tls/upstream-tls.js'
@@ -53,6 +56,12 @@ export interface ProxyOptions {
   clock?: Clock
   /** undici dispatcher for upstream requests, not closed by the proxy (default: the proxy's own keep-alive pool, see upstream-pool.ts). */
   dispatcher?: Dispatcher
+  /**
+   * Where responses come from (docs/architecture.md). Default: the live upstreams. A cassette
+   * source (`replaySource` from `toolstorm/cassette`) makes this proxy a replay server; what it
+   * does not answer goes to the live upstreams. Closed with the proxy.
+   */
+  source?: UpstreamSource
   /** Hooks for recorders. One that throws fails that exchange only (500, or a reset once the response started). */
   observer?: ExchangeObserver
   /**
@@ -65,8 +74,12 @@ export interface ProxyOptions {
   /** Extra admin routes (dashboard). */
   adminRoutes?: AdminContext['extraRoutes']
   // HTTPS (docs/https.md) -------------------------------------------------------------------
-  /** Forward mode: the CA that signs a leaf per CONNECT host. Default: a CA in this process's memory only. */
-  ca?: CertificateAuthority
+  /**
+   * Forward mode: the CA that signs a leaf per CONNECT host. Default: a CA in this process's memory
+   * only, made at start. A function makes it on the first CONNECT instead (a replay server whose
+   * cassette holds no HTTPS exchange may never need one, and making a key takes up to a second).
+   */
+  ca?: CertificateAuthority | (() => Promise<CertificateAuthority>)
   /** Ports CONNECT may reach besides 443. */
   connectPorts?: readonly number[]
   /** Tunnel CONNECTs to hosts no rule can apply to untouched (raw TCP) instead of intercepting them. */
@@ -81,6 +94,8 @@ export interface ProxyOptions {
   dashboard?: boolean
   /** Where problems worth a console line go: an unreachable upstream, once per origin and error code. Default: nowhere. */
   warn?: (message: string) => void
+  /** How refusals name this server ("proxy", "replay server"). */
+  selfName?: 'proxy' | 'replay server'
 }
 
 export type ProxyState = 'listening' | 'closing' | 'closed'
@@ -97,8 +112,10 @@ export interface ProxyServer {
   readonly readyState: ProxyState
   /** The data-plane server (for CONNECT handlers and tests). */
   readonly server: WireServer
-  /** Forward mode: the CA whose leaves intercepted HTTPS clients see (trust its `certificatePem`). Null in reverse mode. */
+  /** Forward mode: the CA whose leaves intercepted HTTPS clients see (trust its `certificatePem`). Null in reverse mode, and until the first CONNECT when `ca` is a function. */
   readonly ca: CertificateAuthority | null
+  /** Where responses come from (the live source unless `source` was given). */
+  readonly source: UpstreamSource
   close(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>
 }
@@ -116,7 +133,12 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   const combined = combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer)
   const observer = combined && guardObserver(combined, report)
   const failures = createUpstreamFailures((url) => storm.redactor.url(url), options.warn)
-  const ca = targets.length === 0 ? (options.ca ?? (await createInMemoryCertificateAuthority())) : null
+  const live = createLiveSource(client, failures)
+  const source = options.source ?? live
+  // The fast path drives the live pool directly: only when the live source answers.
+  const pool = source === live ? client : null
+  const makeCa = typeof options.ca === 'function' ? options.ca : null
+  let ca = targets.length === 0 && !makeCa ? ((options.ca as CertificateAuthority | undefined) ?? (await createInMemoryCertificateAuthority())) : null
 
   const server = createDataPlaneServer(report)
   const admin = http.createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 60_000, headersTimeout: 30_000 })
@@ -127,30 +149,53 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   const isSelf = createSelfCheck(host, ownPorts)
   admin.on('clientError', answerClientError)
   // Every request, direct or from inside a CONNECT tunnel, goes through here.
-  const serve = (req: WireRequest, res: WireResponse, upstream: Upstream, clientUrl: URL) => {
+  const serve = (req: WireRequest, res: WireResponse, upstream: Upstream | null, clientUrl: URL, rawUrl: string = req.url) => {
     const exchange = storm.begin({ method: req.method, url: clientUrl, headers: req.headers })
-    const running = runExchange(exchange, createProxyTransport(req, res, upstream, client, failures), observer)
+    const route: SinkRoute = { source, live, upstream, pool }
+    const running = runExchange(exchange, createSocketTransport(req, res, exchange, rawUrl, route), observer)
     // Synchronous throws are caught by the wire server; this catches the flow's own promise.
     if (running) running.catch((error: unknown) => failExchange(report, error, req, res))
   }
   server.on('request', (req, res) => {
     const resolution = resolveRequest(targets, req, self)
-    if (!resolution.ok) return sendProxyError(res, resolution.status, 'ERR_REQUEST_UNROUTABLE', resolution.message)
-    if (targets.length === 0 && isSelf(resolution.clientUrl)) return sendProxyError(res, 508, 'ERR_REQUEST_UNROUTABLE', selfLoopMessage(resolution.clientUrl, 'proxy'))
+    if (!resolution.ok) {
+      // A source that answers by itself (a cassette) takes what names no upstream: it may match.
+      const clientUrl = source.routesItself ? unroutedUrl(req, self) : null
+      if (clientUrl) return serve(req, res, null, clientUrl)
+      return sendProxyError(res, resolution.status, 'ERR_REQUEST_UNROUTABLE', resolution.message)
+    }
+    if (targets.length === 0 && isSelf(resolution.clientUrl)) return sendProxyError(res, 508, 'ERR_REQUEST_UNROUTABLE', selfLoopMessage(resolution.clientUrl, options.selfName ?? 'proxy'))
     serve(req, res, resolution.upstream, resolution.clientUrl)
   })
-  const connect = ca
-    ? createConnectHandler({
-        leaves: new LeafCertificates(ca),
-        ownPorts,
-        serve,
-        report,
-        ...(options.connectPorts ? { connectPorts: options.connectPorts } : {}),
-        ...(options.tunnelUnmatched ? { intercept: createInterceptPredicate(() => storm.config) } : {}),
-        ...(options.onCertificateRefused ? { onCertificateRefused: options.onCertificateRefused } : {}),
-      })
-    : null
+  const connectHandler = (authority: CertificateAuthority) =>
+    createConnectHandler({
+      leaves: new LeafCertificates(authority),
+      ownPorts,
+      serve: (req, res, upstream, clientUrl) => serve(req, res, upstream, clientUrl, clientUrl.href),
+      report,
+      ...(options.connectPorts || source.connectPorts ? { connectPorts: [...(source.connectPorts ?? []), ...(options.connectPorts ?? [])] } : {}),
+      ...(options.tunnelUnmatched ? { intercept: createInterceptPredicate(() => storm.config) } : {}),
+      ...(options.onCertificateRefused ? { onCertificateRefused: options.onCertificateRefused } : {}),
+    })
+  let connect = ca ? connectHandler(ca) : null
   if (connect) server.on('connect', connect.listener)
+  else if (makeCa && targets.length === 0) {
+    // The CA is made on the first CONNECT; tunnels that arrive meanwhile wait for it.
+    let making: Promise<ConnectHandler> | null = null
+    server.on('connect', (req: WireRequest, socket: Duplex, head: Buffer) => {
+      if (connect) return connect.listener(req, socket, head)
+      socket.on('error', () => undefined)
+      making ??= makeCa().then((authority) => {
+        ca = authority
+        return (connect = connectHandler(authority))
+      })
+      making.then(
+        // Made while closing: closePair did not know this handler, so the tunnel is refused here.
+        (handler) => (state === 'listening' ? handler.listener(req, socket, head) : socket.destroy()),
+        () => socket.destroy(),
+      )
+    })
+  }
 
   const allowedHosts = new Set<string>(LOOPBACK.has(host) ? [] : [host.toLowerCase()])
   const dashboard = options.dashboard === false ? null : createDashboard(storm)
@@ -169,7 +214,10 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
       state = 'closing'
       // Open event streams would hold the admin server open for the whole grace period.
       dashboard?.close()
-      await closePair(server, admin, connect)
+      // What the source holds open (a recorded wait) ends now, not after the close grace.
+      await source.close?.()
+      // The handler as it is when the grace ends: one made meanwhile (first CONNECT) is closed too.
+      await closePair(server, admin, { close: () => connect?.close(), destroyAll: () => connect?.destroyAll() })
       await client.close().catch(() => undefined)
       state = 'closed'
     })()
@@ -185,7 +233,10 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
     mode: targets.length ? 'reverse' : 'forward',
     targets,
     server,
-    ca,
+    get ca() {
+      return ca
+    },
+    source,
     get readyState() {
       return state
     },

@@ -30,3 +30,16 @@ function isAuthority(host: string): boolean {
     return false
   }
 }
+
+/**
+ * The URL an origin-form request names when no target routes it (a cassette source may answer it):
+ * `http://<Host><path>`. Null for a malformed Host or target, or a request that is not origin-form.
+ */
+export function unroutedUrl(req: WireRequest, self: string): URL | null {
+  if (!req.url.startsWith('/')) return null
+  try {
+    return new URL(new URL(`http://${req.headers.host ?? self}`).origin + req.url)
+  } catch {
+    return null
+  }
+}

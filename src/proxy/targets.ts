@@ -3,6 +3,7 @@
  * `/<name>/`. Forward mode (no target): the absolute-form URL the client sent (HTTP_PROXY).
  */
 import { ConfigError } from '../errors.js'
+import type { UpstreamTarget } from '../engine/upstream-source.js'
 
 export interface Target {
   /** Mount name (`shop` for `/shop/…`), or null for the unnamed target at `/`. */
@@ -15,12 +16,7 @@ export type Resolution =
   | { readonly ok: false; readonly status: number; readonly message: string }
 
 /** Where to send one request: an origin and an origin-form path. */
-export interface Upstream {
-  readonly origin: string
-  /** `host[:port]`, for the Host header. */
-  readonly host: string
-  readonly path: string
-}
+export type Upstream = UpstreamTarget
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 

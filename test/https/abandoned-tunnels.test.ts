@@ -25,6 +25,8 @@ afterEach(async () => {
 function closedByServer(socket: net.Socket, ms: number): Promise<boolean> {
   return new Promise((resolve) => {
     const timer = setTimeout(() => resolve(false), ms)
+    // Read what the server sent (its 200): a socket with unread data never reports its end.
+    socket.resume()
     socket.once('close', () => {
       clearTimeout(timer)
       resolve(true)

@@ -207,9 +207,9 @@ export function createConnectHandler(options: ConnectHandlerOptions): ConnectHan
   const listener = (req: WireRequest, duplex: Duplex, head: Buffer) => {
     const socket = duplex as net.Socket
     socket.on('error', ignore)
-    // A client that half-closed before this listener ran (the replay server makes its CA first): its
-    // 'end' is gone, and with the server's half-open sockets and unref'd timeouts nothing would ever
-    // close the socket, so shutdown waited for it forever.
+    // A client that half-closed before this listener ran (the CA is made on the first CONNECT):
+    // its 'end' is gone, and with the server's half-open sockets and unref'd timeouts nothing would
+    // ever close the socket, so shutdown waited for it forever.
     if (socket.readableEnded) return socket.destroy()
     // Tracked from the start: every socket handed over here is closed by destroyAll, refused ones too.
     track(socket)

@@ -1,6 +1,10 @@
 /**
- * The socket transport: carries out the exchange flow's effects on a request and response of the
- * wire server (http1/). Bodies stream both ways; nothing is buffered unless a fault asks for the whole body.
+ * The socket sink: carries out the exchange flow's actions on a request and response of the wire
+ * server (http1/), over any upstream source (docs/architecture.md). Bodies stream both ways;
+ * nothing is buffered unless a fault asks for the whole body.
+ *
+ * Over the live pool it has one optional capability, the pass-through fast path: forward and relay
+ * in one go, writing the pool's lent read buffers straight to the client socket.
  *
  * @note Hand-written rather than on http-proxy-3: `response_lost` must let the
  * upstream answer completely and then reset the client's TCP connection, and faults must act
@@ -8,8 +12,10 @@
  */
 import { Transform, type Readable } from 'node:stream'
 import { errorCode } from '../engine/exchange-flow.js'
-import type { ExchangeTransport, ForwardOptions, PassThroughHooks, UpstreamResponse } from '../engine/exchange-transport.js'
+import type { Exchange } from '../engine/exchange.js'
+import type { ExchangeTransport, ForwardOptions, PassThroughHooks, SourceAction, UpstreamExchange, UpstreamResponse } from '../engine/exchange-transport.js'
 import type { HeaderMap } from '../engine/faults/fault.js'
+import type { SourceRequest, UpstreamSource, UpstreamTarget } from '../engine/upstream-source.js'
 import type { ResponseWriter } from '../engine/streams/response-writer.js'
 import { relayToClient, sendComplete, type CompleteReply } from './client-replies.js'
 import { endToEndHeaders } from './hop-by-hop.js'
@@ -18,18 +24,16 @@ import type { WireResponse } from './http1/wire-response.js'
 import { createProxyResponseWriter } from './proxy-response-writer.js'
 import { resetOrDestroy } from './reset-socket.js'
 import type { FlowControl, UpstreamClient } from './upstream-client.js'
-import { DispatchedResponse, sendUpstream } from './upstream-dispatch.js'
-import type { Upstream } from './targets.js'
-import type { UpstreamFailures } from './upstream-failures.js'
+import { forwardHeaders } from './live-source.js'
 
-const CLIENT_GONE = new Error('The client closed the connection.')
+export const CLIENT_GONE = new Error('The client closed the connection.')
 
 /**
  * A pass-through stage that shows each chunk of `body` to `onChunk` (then `null`) on its way on (a
  * second 'data' listener would start the flow before undici listens, and undici would miss the
  * first chunks).
  */
-function tap(body: Readable, onChunk: (chunk: Uint8Array | null) => void): Readable {
+export function tap(body: Readable, onChunk: (chunk: Uint8Array | null) => void): Readable {
   const stage = new Transform({
     // A throwing observer fails the body stream (and so the exchange), not the process: these run in stream callbacks.
     transform(chunk: Buffer, _encoding, callback) {
@@ -53,35 +57,56 @@ function tap(body: Readable, onChunk: (chunk: Uint8Array | null) => void): Reada
   return body.pipe(stage)
 }
 
-class ProxyTransport implements ExchangeTransport {
+/** Where the sink's exchange goes: its source (and the live one behind it), and the pool the fast path may drive. */
+export interface SinkRoute {
+  readonly source: UpstreamSource
+  readonly live: UpstreamSource
+  /** Where the request goes live (null: it named none). */
+  readonly upstream: UpstreamTarget | null
+  /** The live pool, when `source` is the live source: enables the pass-through fast path. */
+  readonly pool: UpstreamClient | null
+}
+
+class SocketSink implements ExchangeTransport, SourceRequest {
+  readonly exchange: Exchange
+  readonly rawUrl: string
+  readonly upstream: UpstreamTarget | null
   readonly #req: WireRequest
   readonly #res: WireResponse
-  readonly #upstream: Upstream
-  readonly #client: UpstreamClient
+  readonly #route: SinkRoute
   readonly #socket: WireRequest['socket']
   #controller: AbortController | null = null
   #gone = false
-  #response: DispatchedResponse | null = null
+  /** The upstream half, asked when the exchange began (a cassette claims its position) or, for the live source, when first needed. */
+  #source: UpstreamExchange | null = null
   /** The request body as observeRequestBody reads it; `forwarded` once forward() took it. */
   #read: { body: Readable; forwarded: boolean } | null = null
   #upstreamControl: FlowControl | null = null
 
-  readonly #failures: UpstreamFailures | undefined
-
-  constructor(req: WireRequest, res: WireResponse, upstream: Upstream, client: UpstreamClient, failures?: UpstreamFailures) {
+  constructor(req: WireRequest, res: WireResponse, exchange: Exchange, rawUrl: string, route: SinkRoute) {
     this.#req = req
     this.#res = res
-    this.#upstream = upstream
-    this.#client = client
-    this.#failures = failures
+    this.exchange = exchange
+    this.rawUrl = rawUrl
+    this.upstream = route.upstream
+    this.#route = route
     this.#socket = req.socket
     res.once('close', () => {
       if (res.writableFinished) return
       this.#gone = true
       this.#controller?.abort(CLIENT_GONE)
-      this.#response?.abort(CLIENT_GONE)
       this.#upstreamControl?.abort(CLIENT_GONE)
     })
+    // Sources other than the live one are asked at once: a cassette claims positions in arrival order.
+    if (route.source !== route.live) this.#source = route.source.begin(this, route.live)
+  }
+
+  get method(): string {
+    return this.#req.method
+  }
+
+  get headers(): HeaderMap {
+    return this.#req.headers
   }
 
   // Created on demand: most exchanges never wait on anything the client could interrupt.
@@ -93,15 +118,45 @@ class ProxyTransport implements ExchangeTransport {
     return this.#controller.signal
   }
 
-  #upstreamHeaders(options: ForwardOptions): Record<string, string | string[]> {
-    const headers = endToEndHeaders(this.#req.headers, options.removeHeaders.length ? [...options.removeHeaders, 'host'] : ['host'])
-    headers.host = this.#upstream.host
-    for (const name in options.setHeaders) headers[name] = options.setHeaders[name] as string
-    return headers
+  get passThrough(): ((options: ForwardOptions, hooks: PassThroughHooks) => void) | undefined {
+    return this.#route.pool && this.upstream ? this.#passThrough : undefined
   }
 
-  passThrough(options: ForwardOptions, hooks: PassThroughHooks): void {
+  #upstreamHalf(): UpstreamExchange {
+    return (this.#source ??= this.#route.source.begin(this, this.#route.live))
+  }
+
+  takeBody(onChunk?: (chunk: Uint8Array | null) => void): Readable | null {
+    let body: Readable | null = this.#req.body
+    if (this.#read) {
+      this.#read.forwarded = true
+      body = this.#read.body
+    }
+    if (onChunk) {
+      if (body) body = tap(body, onChunk)
+      else onChunk(null)
+    }
+    return body
+  }
+
+  forward(options: ForwardOptions): Promise<UpstreamResponse | SourceAction> {
+    if (this.#gone) return Promise.reject(CLIENT_GONE)
+    return this.#upstreamHalf().forward(options)
+  }
+
+  upstreamFailed(method: string, code: string): string {
+    const half = this.#upstreamHalf()
+    return half.upstreamFailed?.(method, code) ?? this.exchange.record?.url ?? this.rawUrl
+  }
+
+  settle(): void {
+    this.#source?.settle?.()
+  }
+
+  /** The fast path (a capability over the live pool; see `passThrough`). */
+  #passThrough(options: ForwardOptions, hooks: PassThroughHooks): void {
     if (this.#gone) return hooks.done('cancelled', null)
+    const upstream = this.upstream as UpstreamTarget
     const req = this.#req
     const res = this.#res
     let status = 0
@@ -142,9 +197,9 @@ class ProxyTransport implements ExchangeTransport {
       flush = null
       if (!ended && held !== null) writeHeld(false)
     }
-    this.#upstreamControl = this.#client.send(
-      this.#upstream.origin,
-      { method: req.method, path: this.#upstream.path, headers: this.#upstreamHeaders(options) },
+    this.#upstreamControl = (this.#route.pool as UpstreamClient).send(
+      upstream.origin,
+      { method: req.method, path: upstream.path, headers: forwardHeaders(req.headers, upstream, options) },
       req.body,
       {
         borrows: true,
@@ -201,25 +256,6 @@ class ProxyTransport implements ExchangeTransport {
     })
   }
 
-  async forward(options: ForwardOptions): Promise<UpstreamResponse> {
-    if (this.#gone) throw CLIENT_GONE
-    const req = this.#req
-    const headers = this.#upstreamHeaders(options)
-    const response = new DispatchedResponse()
-    this.#response = response
-    let body: Readable | null = req.body
-    if (this.#read) {
-      this.#read.forwarded = true
-      body = this.#read.body
-    }
-    const onRequestBody = options.onRequestBody
-    if (onRequestBody) {
-      if (body) body = tap(body, onRequestBody)
-      else onRequestBody(null)
-    }
-    return sendUpstream(this.#client, { origin: this.#upstream.origin, path: this.#upstream.path, method: req.method, headers, body }, response)
-  }
-
   observeRequestBody(onChunk: (chunk: Uint8Array | null) => void): void {
     const source = this.#req.body
     if (!source) return onChunk(null)
@@ -242,11 +278,6 @@ class ProxyTransport implements ExchangeTransport {
     await relayToClient(this.#res, this.#socket, upstream, this.signal)
   }
 
-  upstreamFailed(method: string, code: string): string {
-    const upstream = this.#upstream
-    return this.#failures?.failed(upstream, method, code) ?? upstream.origin + upstream.path
-  }
-
   reset(): void {
     resetOrDestroy(this.#socket)
     this.#dropUnforwarded()
@@ -258,7 +289,7 @@ class ProxyTransport implements ExchangeTransport {
   }
 }
 
-/** `failures`: logs unreachable upstreams and redacts the URL a 502 names (without it, the URL is named as is). */
-export function createProxyTransport(req: WireRequest, res: WireResponse, upstream: Upstream, client: UpstreamClient, failures?: UpstreamFailures): ExchangeTransport {
-  return new ProxyTransport(req, res, upstream, client, failures)
+/** The transport of one exchange on the wire server: this sink over `route.source`. */
+export function createSocketTransport(req: WireRequest, res: WireResponse, exchange: Exchange, rawUrl: string, route: SinkRoute): ExchangeTransport {
+  return new SocketSink(req, res, exchange, rawUrl, route)
 }

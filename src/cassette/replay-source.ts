@@ -1,0 +1,254 @@
+/**
+ * The cassette source: a cassette answers the exchanges of a proxy (docs/architecture.md), so
+ * `toolstorm replay` is `startProxy({ source: replaySource(cassette) })` and every fault, run,
+ * redaction and admin route works in replay as in the proxy. Recorded endings are the engine's
+ * own actions: a reset before the head is a `reset` action, a body that broke off plays through a
+ * stream transform that ends it the same way (cut, reset), a recorded wait holds the client until
+ * it gives up (or the server closes), and a recorded stream is paced as it was (`speed`).
+ *
+ * Modes: `replay` (default) never reaches the network. `passthrough-unmatched` sends requests that
+ * match nothing to the live source. `update` does too, and its `steps` say which positions were
+ * replayed and which exchanges were live, in order, so the server can rewrite the cassette.
+ *
+ * @example
+ * const proxy = await startProxy({ source: replaySource(await Cassette.load('incident.cassette.jsonl')) })
+ */
+import { Readable } from 'node:stream'
+import { errorBody, type ErrorBodyType } from '../error-body.js'
+import type { ErrorCode } from '../errors.js'
+import type { SourceAction, UpstreamExchange, UpstreamResponse } from '../engine/exchange-transport.js'
+import type { CassetteExchange } from '../engine/schema/cassette.js'
+import type { StreamTransform } from '../engine/streams/stream-transform.js'
+import type { SourceRequest, UpstreamSource } from '../engine/upstream-source.js'
+import { BodyCapture } from './body-capture.js'
+import type { Cassette } from './cassette.js'
+import type { SessionStep } from './merge-session.js'
+import { replayedResponse } from './replay-response.js'
+import { ReplaySession, type ReplayOptions, type ReplayTicket } from './replay-session.js'
+import { pacer, replayEnding, replayPlan, type ReplayEnding, type ReplayPlan } from './replay-stream.js'
+
+export type ReplayMode = 'replay' | 'update' | 'passthrough-unmatched'
+
+export interface ReplaySourceOptions extends Omit<ReplayOptions, 'passthroughUnmatched'> {
+  mode?: ReplayMode
+}
+
+export interface ReplaySource extends UpstreamSource {
+  readonly kind: 'cassette'
+  readonly mode: ReplayMode
+  readonly session: ReplaySession
+  /** The session's traffic in order (`update` mode): replayed positions and live exchanges. */
+  readonly steps: readonly SessionStep[]
+}
+
+/** Request bodies buffered to forward them (passthrough modes) at most; larger ones are refused. */
+const MAX_FORWARDED_BODY = 256 * 1024 * 1024
+
+const NO_BYTES = Buffer.alloc(0)
+
+/** Read a request body: a bounded capture for matching, and every byte when it may be forwarded. */
+function readRequest(body: Readable | null, limit: number, keepAll: boolean): Promise<{ capture: BodyCapture; all: Buffer | null; tooLarge: boolean }> {
+  return new Promise((resolve, reject) => {
+    const capture = new BodyCapture(limit)
+    const chunks: Buffer[] = []
+    let tooLarge = false
+    if (!body) {
+      capture.ended = true
+      return resolve({ capture, all: keepAll ? NO_BYTES : null, tooLarge })
+    }
+    body.on('data', (chunk: Buffer) => {
+      capture.push(chunk)
+      if (!keepAll || tooLarge) return
+      if (capture.size > MAX_FORWARDED_BODY) {
+        tooLarge = true
+        chunks.length = 0
+        return
+      }
+      chunks.push(chunk)
+    })
+    body.on('end', () => {
+      capture.ended = true
+      resolve({ capture, all: keepAll && !tooLarge ? Buffer.concat(chunks) : null, tooLarge })
+    })
+    body.on('error', reject)
+  })
+}
+
+function problem(status: number, type: ErrorBodyType, code: ErrorCode, message: string): SourceAction {
+  const body = new TextEncoder().encode(JSON.stringify(errorBody(type, code, message)))
+  return { action: { type: 'respond', status, headers: { 'content-type': 'application/json' }, body } }
+}
+
+const RESET: SourceAction = { action: { type: 'reset' } }
+
+async function* once(bytes: Buffer): AsyncGenerator<Uint8Array> {
+  if (bytes.length) yield bytes
+}
+
+function untilAborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })))
+}
+
+/** The recorded pieces at their recorded times; a recorded wait never ends (until `signal` aborts: it then throws). */
+async function* paced(plan: ReplayPlan, signal: AbortSignal): AsyncGenerator<Uint8Array> {
+  const due = pacer()
+  for (const piece of plan.pieces) {
+    await due(piece.at, signal)
+    if (signal.aborted) throw signal.reason
+    yield piece.bytes
+  }
+  if (plan.ending === 'hold') {
+    await untilAborted(signal)
+    throw signal.reason
+  }
+  // A stall that ended in a cut, or the gap before a dropped final event, lasts as long as it did.
+  await due(plan.end, signal)
+  if (signal.aborted) throw signal.reason
+}
+
+/** Relays the pieces unchanged, then ends the body as it ended when recorded. */
+function recordedEnding(ending: ReplayEnding): StreamTransform {
+  return {
+    changed: false,
+    truncated: false,
+    events: null,
+    push: (chunk) => ({ send: [{ bytes: chunk }], next: 'continue' }),
+    finish: () => ({ send: [], next: ending === 'cut' ? 'abort' : ending === 'reset' ? 'reset' : 'end' }),
+  }
+}
+
+/** What answers a request the cassette serves: its recorded response, or the action that stands for how it ended. */
+async function served(exchange: CassetteExchange, request: SourceRequest, session: ReplaySession, closed: AbortSignal): Promise<UpstreamResponse | SourceAction> {
+  const response = exchange.response
+  const method = request.method
+  if (exchange.outcome === 'reset') return RESET
+  const ending = replayEnding(exchange)
+  if (response === null) {
+    if (ending !== 'hold') return RESET
+    // No head: the client waited in vain when this was recorded. It waits again, until it gives
+    // up or the server closes (then it sees the connection reset).
+    await untilAborted(AbortSignal.any([request.signal, closed]))
+    if (request.signal.aborted) throw request.signal.reason
+    return RESET
+  }
+  if (exchange.outcome === 'response' && !(response.stream && method !== 'HEAD')) {
+    const replayed = replayedResponse(response, { complete: true, method })
+    const body = method === 'HEAD' || replayed.body.length === 0 ? NO_BYTES : replayed.body
+    return { status: replayed.status, headers: replayed.headers, body: once(body) }
+  }
+  // The head, the bytes the client had (event by event for a stream), then what happened next.
+  const replayed = replayedResponse(response, { complete: false, method })
+  const plan = replayPlan(exchange, response, method === 'HEAD' ? NO_BYTES : replayed.body, session.speed)
+  return { status: replayed.status, headers: replayed.headers, body: paced(plan, AbortSignal.any([request.signal, closed])), playback: recordedEnding(plan.ending) }
+}
+
+class CassetteExchangeHalf implements UpstreamExchange {
+  readonly #source: CassetteSource
+  readonly #request: SourceRequest
+  readonly #live: UpstreamSource
+  readonly #ticket: ReplayTicket
+  #asked = false
+  #passed: UpstreamExchange | null = null
+
+  constructor(source: CassetteSource, request: SourceRequest, live: UpstreamSource) {
+    this.#source = source
+    this.#request = request
+    this.#live = live
+    // The position is claimed when the head arrives: concurrent requests keep their order.
+    this.#ticket = source.session.begin()
+  }
+
+  async forward(options: Parameters<UpstreamExchange['forward']>[0]): Promise<UpstreamResponse | SourceAction> {
+    this.#asked = true
+    const source = this.#source
+    const session = source.session
+    const request = this.#request
+    const forwarding = source.mode !== 'replay'
+    // Observers see the request body as it is read here, forwarded or not.
+    const { capture, all, tooLarge } = await readRequest(request.takeBody(options.onRequestBody), session.cassette.header.bodyLimit, forwarding)
+    const decision = await session.decide(this.#ticket, { method: request.method, url: request.rawUrl, headers: request.headers, body: capture })
+    if (decision.type === 'serve') {
+      if (source.mode === 'update') source.steps.push({ type: 'replayed', position: decision.position })
+      return served(decision.exchange, request, session, source.closed)
+    }
+    if (decision.type === 'refuse') return problem(409, 'cassette_mismatch', decision.error.code, decision.error.message)
+    if (tooLarge) return problem(413, 'replay_error', 'ERR_INPUT_TOO_LARGE', `Failed to forward "${request.method} ${session.redactor.url(request.rawUrl)}": its body exceeds ${MAX_FORWARDED_BODY} bytes.`)
+    // Passthrough: the live source sends the bytes read above.
+    const exchange = request.exchange
+    if (source.mode === 'update') source.steps.push({ type: 'recorded', run: exchange.run.id, call: exchange.record?.id ?? null })
+    const bytes = all ?? NO_BYTES
+    const live: SourceRequest = {
+      exchange: request.exchange,
+      method: request.method,
+      rawUrl: request.rawUrl,
+      headers: request.headers,
+      upstream: request.upstream,
+      get signal() {
+        return request.signal
+      },
+      takeBody: () => (bytes.length ? Readable.from([bytes]) : null),
+    }
+    this.#passed = this.#live.begin(live, this.#live)
+    const { onRequestBody: _observed, ...rest } = options
+    return this.#passed.forward(rest)
+  }
+
+  upstreamFailed(method: string, code: string): string {
+    return this.#passed?.upstreamFailed?.(method, code) ?? this.#request.rawUrl
+  }
+
+  settle(): void {
+    // A fault (or the call budget) answered before the cassette was asked: the position is free again.
+    if (!this.#asked) this.#source.session.release(this.#ticket)
+  }
+}
+
+class CassetteSource implements ReplaySource {
+  readonly kind = 'cassette' as const
+  readonly routesItself = true
+  readonly mode: ReplayMode
+  readonly session: ReplaySession
+  readonly steps: SessionStep[] = []
+  readonly connectPorts: readonly number[]
+  readonly #closed = new AbortController()
+
+  constructor(cassette: Cassette, options: ReplaySourceOptions) {
+    this.mode = options.mode ?? 'replay'
+    const forwarding = this.mode !== 'replay'
+    this.session = new ReplaySession(cassette, { ...options, passthroughUnmatched: forwarding, ...(this.mode === 'update' ? { allowUnused: true } : {}) })
+    this.connectPorts = recordedPorts(cassette)
+  }
+
+  get closed(): AbortSignal {
+    return this.#closed.signal
+  }
+
+  begin(request: SourceRequest, live: UpstreamSource): UpstreamExchange {
+    return new CassetteExchangeHalf(this, request, live)
+  }
+
+  async close(): Promise<void> {
+    this.#closed.abort(new Error('The replay server closed.'))
+  }
+}
+
+/** The ports of the origins recorded in the cassette (CONNECT may reach them). */
+function recordedPorts(cassette: Cassette): number[] {
+  const ports = new Set<number>()
+  for (const exchange of cassette.exchanges) {
+    const origin = /^https?:\/\/[^/?#]*/i.exec(exchange.request.url)?.[0]
+    if (!origin) continue
+    try {
+      const url = new URL(origin)
+      ports.add(url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80)
+    } catch {
+      // Not a URL a client could send again.
+    }
+  }
+  return [...ports]
+}
+
+/** A source that answers from `cassette` (see the file's comment for the modes). */
+export function replaySource(cassette: Cassette, options: ReplaySourceOptions = {}): ReplaySource {
+  return new CassetteSource(cassette, options)
+}
