@@ -16,11 +16,12 @@
  * real reset gives.
  */
 import type { RequestHandler } from 'msw'
-import { loadMsw } from '../interceptors/load-msw.js'
+import { createStorm } from '../engine/storm.js'
+import { stormHandlers } from '../interceptors/msw-handlers.js'
 import type { Cassette } from './cassette.js'
-import { answerFor, type CassetteReplayOptions } from './replay-cassette.js'
+import { inProcessSource, type CassetteReplayOptions } from './replay-cassette.js'
 import { replayReport, type ReplayReport } from './replay-report.js'
-import { ReplaySession, type ReplayVerdict } from './replay-session.js'
+import type { ReplaySession, ReplayVerdict } from './replay-session.js'
 
 export interface CassetteHandlers {
   readonly handlers: RequestHandler[]
@@ -31,23 +32,14 @@ export interface CassetteHandlers {
   assertDone(): void
 }
 
+/** `stormHandlers` with a cassette source: MSW answers from the cassette. */
 export function cassetteHandlers(cassette: Cassette, options: CassetteReplayOptions = {}): CassetteHandlers {
-  const { http, HttpResponse, passthrough } = loadMsw('cassette handlers (cassetteHandlers)')
-  const session = new ReplaySession(cassette, options)
-  const handler = http.all('*', async ({ request }) => {
-    if (options.filter && !options.filter(new URL(request.url), request.method)) return undefined
-    const ticket = session.begin()
-    const body = request.body ? Buffer.from(await request.clone().arrayBuffer()) : null
-    const headers: Record<string, string> = {}
-    request.headers.forEach((value, name) => {
-      headers[name] = value
-    })
-    const answer = await answerFor(await session.decide(ticket, { method: request.method, url: request.url, headers, body }), request, session.speed)
-    if (answer === null) return passthrough()
-    return answer instanceof Error ? HttpResponse.error() : answer
-  })
+  const source = inProcessSource(cassette, options)
+  const session = source.session
+  const storm = createStorm({ redact: { keys: cassette.header.redaction.keys } })
+  const handlers = stormHandlers(storm, { source, ...(options.filter ? { filter: options.filter } : {}) })
   return {
-    handlers: [handler],
+    handlers,
     session,
     verdict: () => session.verdict(),
     report: () => replayReport(session, 'in-process'),

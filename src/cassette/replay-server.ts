@@ -100,7 +100,6 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
   const mode = options.mode ?? 'replay'
   const forwarding = mode !== 'replay'
   if (options.adminToken !== undefined && options.adminToken.length < 16) throw new ConfigError('Failed to start the replay server: --admin-token must be at least 16 characters.', { code: 'ERR_USAGE' })
-  if (!forwarding && (options.upstreamCa !== undefined || options.insecureSkipUpstreamTlsVerification)) throw new ConfigError('Failed to start the replay server: upstreamCa and insecureSkipUpstreamTlsVerification apply to forwarded requests; use them with --mode passthrough-unmatched or update.', { code: 'ERR_USAGE' })
   const { mode: _mode, host: _host, port: _port, adminPort: _adminPort, adminToken: _token, targets: _targets, storm: _storm, updateFile: _file, dispatcher: _dispatcher, ca: _ca, connectPorts: _ports, onCertificateRefused: _refused, upstreamCa: _upstreamCa, insecureSkipUpstreamTlsVerification: _insecure, warn: _warn, ...replayOptions } = options
   const source = replaySource(cassette, { ...replayOptions, mode })
   const session = source.session
@@ -142,8 +141,9 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
     ca: options.ca ?? (holdsHttps(cassette) ? await createInMemoryCertificateAuthority() : createInMemoryCertificateAuthority),
     ...(options.connectPorts ? { connectPorts: options.connectPorts } : {}),
     ...(options.onCertificateRefused ? { onCertificateRefused: options.onCertificateRefused } : {}),
-    ...(options.upstreamCa !== undefined ? { upstreamCa: options.upstreamCa } : {}),
-    ...(options.insecureSkipUpstreamTlsVerification ? { insecureSkipUpstreamTlsVerification: true } : {}),
+    // Only the passthrough modes reach upstreams (a context with extra roots costs ~100 ms to build).
+    ...(forwarding && options.upstreamCa !== undefined ? { upstreamCa: options.upstreamCa } : {}),
+    ...(forwarding && options.insecureSkipUpstreamTlsVerification ? { insecureSkipUpstreamTlsVerification: true } : {}),
     ...(options.warn ? { warn: options.warn } : {}),
   })
 

@@ -13,13 +13,13 @@
  * @example
  * const proxy = await startProxy({ source: replaySource(await Cassette.load('incident.cassette.jsonl')) })
  */
-import { Readable } from 'node:stream'
+import type { Readable } from 'node:stream'
 import { errorBody, type ErrorBodyType } from '../error-body.js'
 import type { ErrorCode } from '../errors.js'
 import type { SourceAction, UpstreamExchange, UpstreamResponse } from '../engine/exchange-transport.js'
 import type { CassetteExchange } from '../engine/schema/cassette.js'
 import type { StreamTransform } from '../engine/streams/stream-transform.js'
-import type { SourceRequest, UpstreamSource } from '../engine/upstream-source.js'
+import { withBody, type SourceRequest, type UpstreamSource } from '../engine/upstream-source.js'
 import { BodyCapture } from './body-capture.js'
 import type { Cassette } from './cassette.js'
 import type { SessionStep } from './merge-session.js'
@@ -39,6 +39,8 @@ export interface ReplaySource extends UpstreamSource {
   readonly session: ReplaySession
   /** The session's traffic in order (`update` mode): replayed positions and live exchanges. */
   readonly steps: readonly SessionStep[]
+  /** End the recorded waits still holding a client (they see a reset). */
+  close(): Promise<void>
 }
 
 /** Request bodies buffered to forward them (passthrough modes) at most; larger ones are refused. */
@@ -176,19 +178,7 @@ class CassetteExchangeHalf implements UpstreamExchange {
     // Passthrough: the live source sends the bytes read above.
     const exchange = request.exchange
     if (source.mode === 'update') source.steps.push({ type: 'recorded', run: exchange.run.id, call: exchange.record?.id ?? null })
-    const bytes = all ?? NO_BYTES
-    const live: SourceRequest = {
-      exchange: request.exchange,
-      method: request.method,
-      rawUrl: request.rawUrl,
-      headers: request.headers,
-      upstream: request.upstream,
-      get signal() {
-        return request.signal
-      },
-      takeBody: () => (bytes.length ? Readable.from([bytes]) : null),
-    }
-    this.#passed = this.#live.begin(live, this.#live)
+    this.#passed = this.#live.begin(withBody(request, all), this.#live)
     const { onRequestBody: _observed, ...rest } = options
     return this.#passed.forward(rest)
   }

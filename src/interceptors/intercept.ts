@@ -17,7 +17,9 @@ import type { Dispatcher } from 'undici'
 import { combineObservers, runExchange, type ExchangeObserver } from '../engine/exchange-flow.js'
 import { createModelCallObserver } from '../engine/model-calls/model-call-observer.js'
 import type { Storm } from '../engine/storm.js'
-import { createInterceptorTransport } from './interceptor-transport.js'
+import type { UpstreamSource } from '../engine/upstream-source.js'
+import { createRequestControllerTransport } from './request-controller-sink.js'
+import { createUndiciSource } from './undici-source.js'
 
 export interface InterceptOptions {
   /** Which requests the storm handles; the rest pass through untouched. Default: all (or only `targets` when given). */
@@ -33,6 +35,12 @@ export interface InterceptOptions {
   observer?: ExchangeObserver
   /** Record model calls (provider, model, tokens) in the report. Default true; see docs/streams.md. */
   modelCalls?: boolean
+  /**
+   * Where responses come from (docs/architecture.md). Default: the real upstreams, through undici.
+   * A cassette source (`replaySource` from `toolstorm/cassette`) answers from a cassette instead;
+   * what it does not answer goes to the real upstreams.
+   */
+  source?: UpstreamSource
 }
 
 export type InterceptionState = 'active' | 'disposed'
@@ -50,6 +58,8 @@ interface Entry {
   options: InterceptOptions
   targets: Map<string, string>
   observer: ExchangeObserver | undefined
+  source: UpstreamSource
+  live: UpstreamSource
 }
 
 // The interceptors patch process-wide globals, so one interceptor serves every interception;
@@ -72,7 +82,7 @@ function ensureInterceptor(): void {
     })
     const exchange = entry.storm.begin({ method: request.method, url, headers })
     const upstreamUrl = target === undefined ? url : new URL(url.pathname + url.search, target)
-    await runExchange(exchange, createInterceptorTransport(request, controller, { upstreamUrl, dispatcher: entry.options.dispatcher }), entry.observer)
+    await runExchange(exchange, createRequestControllerTransport(request, controller, { exchange, headers, upstreamUrl, source: entry.source, live: entry.live }), entry.observer)
   })
   interceptor.apply()
 }
@@ -82,7 +92,8 @@ export function intercept(storm: Storm, options: InterceptOptions = {}): Interce
   ensureInterceptor()
   const targets = new Map(Object.entries(options.targets ?? {}).map(([from, to]) => [new URL(from).origin, new URL(to).origin]))
   const observer = combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer)
-  const entry: Entry = { storm, options, targets, observer }
+  const live = createUndiciSource(options.dispatcher)
+  const entry: Entry = { storm, options, targets, observer, source: options.source ?? live, live }
   stack.push(entry)
   let state: InterceptionState = 'active'
   const dispose = () => {

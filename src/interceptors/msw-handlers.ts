@@ -6,8 +6,8 @@
  *
  * Requests go "upstream" to `tools` (MSW handlers that stand in for the tool server; inside
  * them `storm.effect(name, key)` needs no call id) or, when no tool handler answers, to the real
- * network through undici. Requests outside `filter` fall through to the next handler and to
- * MSW's `onUnhandledRequest`.
+ * network through undici (or to `source`, a cassette). Requests outside `filter` fall through to
+ * the next handler and to MSW's `onUnhandledRequest`.
  *
  * msw is an optional peer dependency (2.12 or later, or 3.x), loaded when this is first called.
  *
@@ -17,15 +17,16 @@
  */
 import type { RequestHandler } from 'msw'
 import { Readable } from 'node:stream'
-import { request as undiciRequest, type Dispatcher } from 'undici'
+import type { Dispatcher } from 'undici'
 import { runExchange, type ExchangeObserver } from '../engine/exchange-flow.js'
-import type { ExchangeTransport, UpstreamResponse } from '../engine/exchange-transport.js'
-import type { ResponseWriter } from '../engine/streams/response-writer.js'
+import type { ForwardOptions, SourceAction, UpstreamExchange, UpstreamResponse } from '../engine/exchange-transport.js'
+import { withBody, type UpstreamSource } from '../engine/upstream-source.js'
 import type { Storm } from '../engine/storm.js'
-import { fromWebHeaders, toWebResponse } from '../engine/web-response.js'
+import { fromWebHeaders } from '../engine/web-response.js'
 import { loadMsw } from './load-msw.js'
+import { createMswResponseTransport } from './msw-response-sink.js'
 import { forwardHeaders } from './request-headers.js'
-import { openStreamResponse } from './stream-response-writer.js'
+import { createUndiciSource, readWhole } from './undici-source.js'
 
 export interface StormHandlerOptions {
   filter?: (url: URL, method: string) => boolean
@@ -34,10 +35,44 @@ export interface StormHandlerOptions {
   dispatcher?: Dispatcher
   /** Sees every exchange's bytes (a cassette recorder's `observer`). */
   observer?: ExchangeObserver
+  /** Where responses come from when no tool handler answers (docs/architecture.md). Default: the real network, through undici. */
+  source?: UpstreamSource
+}
+
+type GetResponse = ReturnType<typeof loadMsw>['getResponse']
+
+/** `tools` answer first; what they do not answer goes to `next` with the same bytes. */
+function toolsSource(tools: RequestHandler[], getResponse: GetResponse, next: UpstreamSource): UpstreamSource {
+  return {
+    kind: next.kind,
+    begin(request, live): UpstreamExchange {
+      let passed: UpstreamExchange | null = null
+      return {
+        propagatesContext: true,
+        async forward(options: ForwardOptions): Promise<UpstreamResponse | SourceAction> {
+          const payload = await readWhole(request.takeBody(options.onRequestBody))
+          const headers = forwardHeaders(Object.entries(request.headers).map(([name, value]) => [name, String(value)]), options)
+          const mocked = await getResponse(tools, new Request(request.rawUrl, { method: request.method, headers, body: payload }))
+          if (mocked) {
+            const body = mocked.body ? Readable.fromWeb(mocked.body as import('node:stream/web').ReadableStream<Uint8Array>) : Readable.from([])
+            return { status: mocked.status, headers: fromWebHeaders(mocked.headers), body }
+          }
+          const { onRequestBody: _seen, ...rest } = options
+          passed = next.begin(withBody(request, payload), live)
+          return passed.forward(rest)
+        },
+        upstreamFailed: (method, code) => passed?.upstreamFailed?.(method, code) ?? request.rawUrl,
+        settle: () => passed?.settle?.(),
+      }
+    },
+  }
 }
 
 export function stormHandlers(storm: Storm, options: StormHandlerOptions = {}): RequestHandler[] {
   const { getResponse, http, HttpResponse } = loadMsw('storm handlers (stormHandlers)')
+  const live = createUndiciSource(options.dispatcher)
+  const base = options.source ?? live
+  const source = options.tools?.length ? toolsSource(options.tools, getResponse, base) : base
   return [
     http.all('*', async ({ request }) => {
       const url = new URL(request.url)
@@ -47,56 +82,11 @@ export function stormHandlers(storm: Storm, options: StormHandlerOptions = {}): 
         headers[name] = value
       })
       const exchange = storm.begin({ method: request.method, url, headers })
-      let answer: Response | undefined
       const payload = request.body ? Buffer.from(await request.clone().arrayBuffer()) : null
+      const transport = createMswResponseTransport(request, payload, { exchange, headers, source, live })
       // A streamed answer (stream faults) is returned as soon as it opens; the flow keeps feeding it.
-      let opened: () => void = () => undefined
-      const open = new Promise<void>((resolve) => (opened = resolve))
-      let writer: ResponseWriter | null = null
-
-      const transport: ExchangeTransport = {
-        signal: request.signal,
-        propagatesContext: true,
-        async forward(forward): Promise<UpstreamResponse> {
-          const outgoing = forwardHeaders(request.headers.entries(), forward)
-          if (payload && payload.length) forward.onRequestBody?.(payload)
-          forward.onRequestBody?.(null)
-          if (options.tools?.length) {
-            const mocked = await getResponse(options.tools, new Request(request.url, { method: request.method, headers: outgoing, body: payload }))
-            if (mocked) {
-              const body = mocked.body ? Readable.fromWeb(mocked.body as import('node:stream/web').ReadableStream<Uint8Array>) : Readable.from([])
-              return { status: mocked.status, headers: fromWebHeaders(mocked.headers), body }
-            }
-          }
-          const response = await undiciRequest(request.url, {
-            method: request.method as Dispatcher.HttpMethod,
-            headers: payload ? { ...outgoing, 'content-length': String(payload.length) } : outgoing,
-            body: payload,
-            signal: request.signal,
-            ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
-          })
-          return { status: response.statusCode, headers: response.headers, body: response.body }
-        },
-        async respond({ status, headers: responseHeaders, body }) {
-          answer = toWebResponse(status, responseHeaders, body as Uint8Array<ArrayBuffer> | null)
-        },
-        async relay(upstream) {
-          answer = toWebResponse(upstream.status, upstream.headers, Readable.toWeb(Readable.from(upstream.body)) as unknown as ReadableStream<Uint8Array>)
-        },
-        reset() {
-          if (writer) return writer.reset()
-          answer = HttpResponse.error()
-        },
-        open(status, responseHeaders) {
-          writer = openStreamResponse((body) => {
-            answer = toWebResponse(status, responseHeaders, body)
-            opened()
-          }, request.signal)
-          return writer
-        },
-      }
-      await Promise.race([runExchange(exchange, transport, options.observer), open])
-      return answer ?? HttpResponse.error()
+      await Promise.race([runExchange(exchange, transport, options.observer), transport.opened])
+      return transport.answer ?? HttpResponse.error()
     }),
   ]
 }

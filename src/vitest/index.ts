@@ -17,7 +17,8 @@ import type { StormConfigInput } from '../engine/schema/config.js'
 import { createStorm, type Storm, type StormOptions } from '../engine/storm.js'
 import { intercept, type InterceptOptions, type Interception } from '../interceptors/intercept.js'
 
-export interface StormFixtureOptions extends StormOptions, InterceptOptions {
+/** `source` is the storm's (the config's file name); the fixture always intercepts to the real upstreams. */
+export interface StormFixtureOptions extends StormOptions, Omit<InterceptOptions, 'source'> {
   /** Fail the test at teardown unless every rule triggered. Default true. */
   requireTriggered?: boolean
   /** Intercept this process's traffic with the storm. Default true. */
@@ -32,7 +33,8 @@ export const test = base.extend<{ storm: StormFactory }>({
     const created: Array<{ storm: Storm; requireTriggered: boolean; interception: Interception | null }> = []
     const factory: StormFactory = (config = {}, options = {}) => {
       const storm = createStorm(config, options)
-      const interception = options.intercept === false ? null : intercept(storm, options)
+      const { source: _configFile, ...interceptOptions } = options
+      const interception = options.intercept === false ? null : intercept(storm, interceptOptions)
       created.push({ storm, requireTriggered: options.requireTriggered !== false, interception })
       return storm
     }

@@ -1,0 +1,60 @@
+/**
+ * The in-process live source: an intercepted request goes to its upstream with npm undici, which
+ * bypasses the interceptors (it neither uses global fetch nor `http.ClientRequest`), so a
+ * forwarded request is never intercepted again. `dispatcher`: the user's, else undici's global one.
+ */
+import type { Readable } from 'node:stream'
+import { request as undiciRequest, type Dispatcher } from 'undici'
+import type { ForwardOptions, UpstreamExchange, UpstreamResponse } from '../engine/exchange-transport.js'
+import type { SourceRequest, UpstreamSource } from '../engine/upstream-source.js'
+import { forwardHeaders } from './request-headers.js'
+
+/** An in-process body is whole already (an intercepted Request's body is read once): one buffer. */
+export async function readWhole(body: Readable | null): Promise<Buffer | null> {
+  if (!body) return null
+  const chunks: Buffer[] = []
+  for await (const chunk of body) chunks.push(chunk as Buffer)
+  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)
+}
+
+/** The request's headers as a list, for `forwardHeaders`. */
+function entries(request: SourceRequest): Array<[string, string]> {
+  const list: Array<[string, string]> = []
+  for (const [name, value] of Object.entries(request.headers)) if (value !== undefined) list.push([name, Array.isArray(value) ? value.join(', ') : value])
+  return list
+}
+
+class UndiciExchange implements UpstreamExchange {
+  readonly propagatesContext = true
+  readonly #request: SourceRequest
+  readonly #dispatcher: Dispatcher | undefined
+
+  constructor(request: SourceRequest, dispatcher: Dispatcher | undefined) {
+    this.#request = request
+    this.#dispatcher = dispatcher
+  }
+
+  async forward(options: ForwardOptions): Promise<UpstreamResponse> {
+    const request = this.#request
+    const headers = forwardHeaders(entries(request), options)
+    const payload = await readWhole(request.takeBody(options.onRequestBody))
+    if (payload) headers['content-length'] = String(payload.length)
+    const upstream = request.upstream
+    const url = upstream ? upstream.origin + upstream.path : request.rawUrl
+    const response = await undiciRequest(url, {
+      method: request.method as Dispatcher.HttpMethod,
+      headers,
+      body: payload,
+      signal: request.signal,
+      ...(this.#dispatcher ? { dispatcher: this.#dispatcher } : {}),
+    })
+    return { status: response.statusCode, headers: response.headers, body: response.body }
+  }
+}
+
+export function createUndiciSource(dispatcher?: Dispatcher): UpstreamSource {
+  return {
+    kind: 'live',
+    begin: (request) => new UndiciExchange(request, dispatcher),
+  }
+}
