@@ -4,11 +4,12 @@
  */
 
 /* Storm and configuration */
-export { createStorm, parseConfig, Storm, HEADER_CALL, HEADER_KEY, HEADER_RUN, DEFAULT_RUN } from './engine/storm.js'
-export type { StormOptions, BeginRequest } from './engine/storm.js'
-export { configSchema, ITEMIZED_CALLS_LIMIT } from './engine/schema/config.js'
+// Storms are made with createStorm (which validates the config); the class is a type only.
+export { createStorm, HEADER_CALL, HEADER_KEY, HEADER_RUN, DEFAULT_RUN } from './engine/storm.js'
+export type { Storm, StormOptions, BeginRequest } from './engine/storm.js'
+export { configSchema } from './engine/schema/config.js'
 export type { StormConfig, StormConfigInput } from './engine/schema/config.js'
-export { ruleSchema, commonRuleSchema } from './engine/schema/rule.js'
+export { ruleSchema } from './engine/schema/rule.js'
 export type { Rule, RuleInput } from './engine/schema/rule.js'
 export { lintRules, formatRuleWarning } from './engine/rules/lint-rules.js'
 export type { RuleWarning } from './engine/rules/lint-rules.js'
@@ -16,12 +17,15 @@ export { FAULT_KINDS, faultFor } from './engine/faults/registry.js'
 export type { FaultKind } from './engine/faults/registry.js'
 export type { Fault, FaultPhase, FaultContext, FaultAction, FaultOutcome } from './engine/faults/fault.js'
 
+/* Sources and sinks (docs/architecture.md): what `startProxy({ source })` and `intercept(storm, { source })` take */
+export type { UpstreamSource, SourceRequest, UpstreamTarget } from './engine/upstream-source.js'
+export type { UpstreamExchange, UpstreamResponse, SourceAction, ForwardOptions } from './engine/exchange-transport.js'
+
 /* Streams (what a stream fault's action carries; see docs/streams.md) */
 export type { StreamTransform, StreamStep, StreamNext, StreamPiece } from './engine/streams/stream-transform.js'
 export type { ResponseWriter } from './engine/streams/response-writer.js'
 
-/* Decisions, clocks */
-export { decide, drawValue, drawFires } from './engine/decision.js'
+/* Clocks */
 export { RealClock, VirtualClock } from './engine/clock.js'
 export type { Clock } from './engine/clock.js'
 
@@ -29,8 +33,6 @@ export type { Clock } from './engine/clock.js'
 export { reportSchema, REPORT_KIND } from './engine/schema/report.js'
 export type { Report, CallRecord, EffectRecord, CoverageCounts, ModelCall } from './engine/schema/report.js'
 export { validateReport } from './engine/validate-report.js'
-export { reportsFromDocument } from './engine/reports-from-document.js'
-export { summarizeReport } from './engine/summarize-report.js'
 export { Contract, contract } from './engine/contracts/contract.js'
 export type { ContractResult } from './engine/contracts/contract.js'
 export type { Check } from './engine/contracts/check.js'
@@ -63,6 +65,5 @@ export type { ErrorCode } from './errors.js'
 
 /* Files */
 export { loadConfigFile } from './io/load-config-file.js'
-export { writeFileAtomic } from './io/write-file-atomic.js'
 
 export { VERSION } from './version.js'

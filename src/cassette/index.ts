@@ -4,14 +4,13 @@
  */
 
 /* The format */
-export { Cassette, cassetteHeader, DEFAULT_MAX_CASSETTE_BYTES } from './cassette.js'
+export { Cassette } from './cassette.js'
 export type { LoadCassetteOptions, CassetteHeaderInput } from './cassette.js'
 export {
   CASSETTE_KIND,
   DEFAULT_BODY_LIMIT,
   cassetteHeaderSchema,
   cassetteExchangeSchema,
-  cassetteLineSchema,
   matchOptionsSchema,
 } from '../engine/schema/cassette.js'
 export type { CassetteHeader, CassetteExchange, StoredBody, StoredRequest, StoredResponse, StoredEffect, StoredFault, MatchOptions } from '../engine/schema/cassette.js'
@@ -26,16 +25,15 @@ export type { CassetteReplay, CassetteReplayOptions, CassetteReplayState } from 
 export { cassetteHandlers } from './cassette-handlers.js'
 export type { CassetteHandlers } from './cassette-handlers.js'
 export { startReplayServer } from './replay-server.js'
+export { replaySource } from './replay-source.js'
+export type { ReplaySource, ReplaySourceOptions, ReplayMode } from './replay-source.js'
 export type { ReplayServer, ReplayServerOptions, ReplayServerMode, ReplayServerState } from './replay-server.js'
 export { formatReplayTable } from './replay-session.js'
-export type { ReplaySession, ReplayOptions, ReplayOrder, ReplayVerdict, ReplayRow, LiveRequest, ReplayDecision } from './replay-session.js'
+export type { ReplaySession, ReplayOptions, ReplayOrder, ReplayVerdict, ReplayRow } from './replay-session.js'
 export { replayReportSchema, REPLAY_REPORT_KIND } from './replay-report.js'
 export type { ReplayReport } from './replay-report.js'
 
-/* Reports and HAR */
-export { reportsFromCassette } from './reports-from-cassette.js'
-export { summarizeCassette } from './summarize-cassette.js'
-export type { CassetteSummary } from './summarize-cassette.js'
+/* HAR */
 export { exportHar } from './har-export.js'
 export { importHar } from './har-import.js'
 export type { ImportHarOptions } from './har-import.js'

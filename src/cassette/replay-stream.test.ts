@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { exchangeAt } from '../../test/helpers/cassette-fixtures.js'
 import { ConfigError } from '../errors.js'
 import type { StoredClientResponse } from '../engine/schema/cassette.js'
-import { checkReplaySpeed, replayEnding, replayPlan } from './replay-stream.js'
+import { checkReplaySpeed, pacer, replayEnding, replayPlan } from './replay-stream.js'
 
 const streamed: StoredClientResponse = {
   status: 200,
@@ -49,5 +49,31 @@ describe('replay plans', () => {
     expect(checkReplaySpeed(undefined)).toBe('instant')
     expect(() => checkReplaySpeed('fast')).toThrow(ConfigError)
     expect(() => checkReplaySpeed('fast')).toThrow('Failed to start the replay: unknown speed "fast". Use one of: instant, recorded.')
+  })
+})
+
+describe('pacer', () => {
+  it('keeps the recorded gap after a moment reached late, instead of catching up', async () => {
+    const due = pacer()
+    const signal = new AbortController().signal
+    // The event loop is busy for 60 ms before the first piece, due at 10 ms (a loaded machine).
+    const busyUntil = performance.now() + 60
+    while (performance.now() < busyUntil) {
+      // Spin.
+    }
+    await due(0.01, signal)
+    const first = performance.now()
+    await due(0.06, signal)
+    // The second piece follows the first by the recorded 50 ms, not at 60 ms from the head (passed already).
+    expect(performance.now() - first).toBeGreaterThanOrEqual(45)
+  })
+
+  it('waits until each moment, counted from the head', async () => {
+    const due = pacer()
+    const started = performance.now()
+    await due(0.03, new AbortController().signal)
+    expect(performance.now() - started).toBeGreaterThanOrEqual(25)
+    await due(0.06, new AbortController().signal)
+    expect(performance.now() - started).toBeGreaterThanOrEqual(55)
   })
 })

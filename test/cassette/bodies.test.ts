@@ -55,7 +55,8 @@ describe('bodies in cassettes', () => {
   it('round-trips a large binary body byte for byte, as base64, both ways', async () => {
     const upload = randomBytes(2 * 1024 * 1024)
     const traffic = async (base: string) => {
-      expect(Buffer.from(await (await undiciFetch(`${base}/binary`)).arrayBuffer()).equals(binary)).toBe(true)
+      const got = Buffer.from(await (await undiciFetch(`${base}/binary`)).arrayBuffer())
+      expect(got.equals(binary), `got ${got.length} of ${binary.length} bytes, first difference at ${got.findIndex((byte, i) => byte !== binary[i])}`).toBe(true)
       await (await undiciFetch(`${base}/upload`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: upload })).text()
     }
     const cassette = await record(4 * 1024 * 1024, traffic)
