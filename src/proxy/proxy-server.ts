@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto'
 import type { Dispatcher } from 'undici'
 import { ConfigError } from '../errors.js'
 import type { Clock } from '../engine/clock.js'
+import type { Exchange } from '../engine/exchange.js'
 import { combineObservers, runExchange, type ExchangeObserver } from '../engine/exchange-flow.js'
 import { createModelCallObserver } from '../engine/model-calls/model-call-observer.js'
 import type { StormConfig, StormConfigInput } from '../engine/schema/config.js'
@@ -24,6 +25,8 @@ import type { WireRequest } from './http1/wire-request.js'
 import type { WireResponse } from './http1/wire-response.js'
 import type { WireServer } from './http1/wire-server.js'
 import { createProxyTransport } from './proxy-transport.js'
+import { beginShared, type StateUnavailablePolicy } from './shared-state-serve.js'
+import { connectRedisState, RedisRunState, type RedisStateOptions } from '../engine/state/redis-run-state.js'
 import { createSelfCheck, selfLoopMessage } from './self-address.js'
 import { closePair, formatOrigin, listenPair, LOOPBACK } from './server-pair.js'
 import { createUpstreamClient } from './upstream-client.js'
@@ -81,6 +84,14 @@ export interface ProxyOptions {
   dashboard?: boolean
   /** Where problems worth a console line go: an unreachable upstream, once per origin and error code. Default: nowhere. */
   warn?: (message: string) => void
+  /**
+   * Share runs with other replicas through Redis (docs/scale-out.md): ordinals, limits, budgets,
+   * reports and rules. Options: the proxy connects (Redis unreachable: `StateUnavailableError`)
+   * and closes it; a connected store (`connectRedisState()`) stays the caller's to close.
+   */
+  state?: RedisStateOptions | RedisRunState
+  /** What an exchange gets while Redis is unreachable: `fail` (default: 503 ERR_STATE_UNAVAILABLE) or `pass` (forwarded untouched). */
+  stateUnavailable?: StateUnavailablePolicy
 }
 
 export type ProxyState = 'listening' | 'closing' | 'closed'
@@ -99,6 +110,8 @@ export interface ProxyServer {
   readonly server: WireServer
   /** Forward mode: the CA whose leaves intercepted HTTPS clients see (trust its `certificatePem`). Null in reverse mode. */
   readonly ca: CertificateAuthority | null
+  /** The shared state store (with `state`), else null. */
+  readonly state: RedisRunState | null
   close(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>
 }
@@ -117,6 +130,8 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   const observer = combined && guardObserver(combined, report)
   const failures = createUpstreamFailures((url) => storm.redactor.url(url), options.warn)
   const ca = targets.length === 0 ? (options.ca ?? (await createInMemoryCertificateAuthority())) : null
+  const ownsState = options.state !== undefined && !(options.state instanceof RedisRunState)
+  const shareState = options.state instanceof RedisRunState ? options.state : options.state ? await connectRedisState(storm, options.state) : null
 
   const server = createDataPlaneServer(report)
   const admin = http.createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 60_000, headersTimeout: 30_000 })
@@ -127,12 +142,17 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   const isSelf = createSelfCheck(host, ownPorts)
   admin.on('clientError', answerClientError)
   // Every request, direct or from inside a CONNECT tunnel, goes through here.
-  const serve = (req: WireRequest, res: WireResponse, upstream: Upstream, clientUrl: URL) => {
-    const exchange = storm.begin({ method: req.method, url: clientUrl, headers: req.headers })
+  const run = (exchange: Exchange, req: WireRequest, res: WireResponse, upstream: Upstream) => {
     const running = runExchange(exchange, createProxyTransport(req, res, upstream, client, failures), observer)
     // Synchronous throws are caught by the wire server; this catches the flow's own promise.
     if (running) running.catch((error: unknown) => failExchange(report, error, req, res))
   }
+  const shared = shareState && { storm, state: shareState, policy: options.stateUnavailable ?? 'fail', report }
+  // In memory, begin() stays synchronous: the shared store's await is only paid with --state.
+  const serve = shared
+    ? (req: WireRequest, res: WireResponse, upstream: Upstream, clientUrl: URL) =>
+        beginShared(shared, { method: req.method, url: clientUrl, headers: req.headers }, req, res, (exchange) => run(exchange, req, res, upstream))
+    : (req: WireRequest, res: WireResponse, upstream: Upstream, clientUrl: URL) => run(storm.begin({ method: req.method, url: clientUrl, headers: req.headers }), req, res, upstream)
   server.on('request', (req, res) => {
     const resolution = resolveRequest(targets, req, self)
     if (!resolution.ok) return sendProxyError(res, resolution.status, 'ERR_REQUEST_UNROUTABLE', resolution.message)
@@ -155,9 +175,12 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   const allowedHosts = new Set<string>(LOOPBACK.has(host) ? [] : [host.toLowerCase()])
   const dashboard = options.dashboard === false ? null : createDashboard(storm)
   const extraRoutes = [...(dashboard?.routes ?? []), ...(options.adminRoutes ?? [])]
-  admin.on('request', createAdminHandler({ storm, token, allowedHosts, ...(extraRoutes.length ? { extraRoutes } : {}), ...(dashboard ? { publicRoutes: dashboard.publicRoutes } : {}) }))
+  admin.on('request', createAdminHandler({ storm, token, allowedHosts, ...(shareState ? { state: shareState } : {}), ...(extraRoutes.length ? { extraRoutes } : {}), ...(dashboard ? { publicRoutes: dashboard.publicRoutes } : {}) }))
 
-  const { address, adminAddress, self: selfHost } = await listenPair(server, admin, host, options.port ?? 0, options.adminPort ?? 0)
+  const { address, adminAddress, self: selfHost } = await listenPair(server, admin, host, options.port ?? 0, options.adminPort ?? 0).catch(async (error: unknown) => {
+    if (ownsState) await shareState?.close()
+    throw error
+  })
   self = selfHost
   ownPorts.add(String(address.port))
   ownPorts.add(String(adminAddress.port))
@@ -171,6 +194,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
       dashboard?.close()
       await closePair(server, admin, connect)
       await client.close().catch(() => undefined)
+      if (ownsState) await shareState?.close()
       state = 'closed'
     })()
     return closing
@@ -186,6 +210,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
     targets,
     server,
     ca,
+    state: shareState,
     get readyState() {
       return state
     },

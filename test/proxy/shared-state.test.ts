@@ -1,0 +1,203 @@
+/**
+ * Proxy replicas share one run's state through a real Redis (Debian's redis-server): the same
+ * client sequence alternated over 3 replicas gets the decisions and the report of 1 proxy.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { StormConfigInput } from '../../src/engine/schema/config.js'
+import type { CallRecord, Report } from '../../src/engine/schema/report.js'
+import { ToolstormEffects } from '../../src/effects/toolstorm-effects.js'
+import { startProxy, type ProxyOptions, type ProxyServer } from '../../src/proxy/proxy-server.js'
+import { hasRedis, startRedis, type RedisServer } from '../helpers/redis-server.js'
+import { startUpstream, type Upstream } from '../helpers/upstream.js'
+
+const RULES: StormConfigInput = {
+  seed: 7,
+  maxCalls: 22,
+  rules: [
+    { name: 'second-ship', route: 'POST /ship', kind: 'unavailable', calls: [2, 4] },
+    { name: 'flaky-items', route: 'GET /items/*', kind: 'rate_limit', probability: 0.5, limit: 3, delay: 1 },
+    { name: 'keyed', route: 'GET /keyed', kind: 'unavailable', probability: 0.4 },
+  ],
+}
+
+/** The client sequence: ordinals, keys (some repeated: de-duplicated), draws, limits and the budget. */
+function sequence(): Array<{ method: string; path: string; headers?: Record<string, string>; body?: string }> {
+  const steps: Array<{ method: string; path: string; headers?: Record<string, string>; body?: string }> = []
+  for (let i = 0; i < 8; i++) steps.push({ method: 'GET', path: `/items/sku-${i}` })
+  for (let i = 0; i < 5; i++) steps.push({ method: 'POST', path: '/ship', body: JSON.stringify({ order: `o-${i}` }) })
+  for (const key of ['a', 'b', 'a', 'a', '#1', 'c', 'b']) steps.push({ method: 'GET', path: '/keyed', headers: { 'x-toolstorm-key': key } })
+  for (let i = 0; i < 4; i++) steps.push({ method: 'GET', path: `/items/late-${i}` })
+  return steps
+}
+
+const sameDecision = (call: CallRecord) => ({ id: call.id, route: call.route, ordinal: call.ordinal, key: call.key, fault: call.fault, injected: call.injected, status: call.status, executed: call.executed })
+
+let redis: RedisServer | null = null
+let upstream: Upstream | null = null
+const proxies: ProxyServer[] = []
+
+beforeEach(async () => {
+  if (!hasRedis) return
+  redis = await startRedis()
+  upstream = await startUpstream()
+})
+
+afterEach(async () => {
+  for (const proxy of proxies.splice(0)) await proxy.close()
+  await upstream?.close()
+  await redis?.close()
+  upstream = null
+  redis = null
+})
+
+async function replica(extra: Partial<ProxyOptions> = {}, config: StormConfigInput = RULES): Promise<ProxyServer> {
+  const proxy = await startProxy({ targets: [upstream!.url], config, state: { url: redis!.url, prefix: 'test' }, ...extra })
+  proxies.push(proxy)
+  return proxy
+}
+
+function admin(proxy: ProxyServer, path: string, init: RequestInit = {}): Promise<Response> {
+  return fetch(proxy.adminUrl + path, { ...init, headers: { authorization: `Bearer ${proxy.token}`, ...(init.headers as Record<string, string>) } })
+}
+
+async function drive(replicas: ProxyServer[], run: string): Promise<number[]> {
+  const statuses: number[] = []
+  let i = 0
+  for (const step of sequence()) {
+    const proxy = replicas[i++ % replicas.length] as ProxyServer
+    const response = await fetch(proxy.url + step.path, { method: step.method, headers: { 'x-toolstorm-run': run, 'content-type': 'application/json', ...step.headers }, ...(step.body ? { body: step.body } : {}) })
+    await response.arrayBuffer()
+    statuses.push(response.status)
+  }
+  return statuses
+}
+
+async function settledReport(proxy: ProxyServer, run: string, calls: number): Promise<Report> {
+  // Finished calls are written just after the response: wait until all are in.
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const report = (await (await admin(proxy, `/report?run=${run}`)).json()) as Report
+    if (report.calls.length >= calls) return report
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  throw new Error(`the report of ${run} never held ${calls} calls`)
+}
+
+describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
+  it('makes the same decisions over 3 replicas as one proxy in memory', async () => {
+    const single = await startProxy({ targets: [upstream!.url], config: RULES })
+    proxies.push(single)
+    const replicas = [await replica(), await replica(), await replica()]
+
+    const alone = await drive([single], 'r1')
+    const shared = await drive(replicas, 'r1')
+    expect(shared).toEqual(alone)
+    // The sequence exercises every shared decision: budget refusals, ordinals, limits and draws.
+    expect(alone.filter((status) => status === 503).length).toBeGreaterThan(2)
+    expect(alone).toContain(429)
+
+    const expected = (await (await admin(single, '/report?run=r1')).json()) as Report
+    const calls = expected.calls.length
+    for (const proxy of replicas) {
+      const merged = await settledReport(proxy, 'r1', calls)
+      expect(merged.calls.map(sameDecision)).toEqual(expected.calls.map(sameDecision))
+      expect(merged.coverage).toEqual(expected.coverage)
+      expect(merged.budgetRejections).toBe(expected.budgetRejections)
+      expect(merged.budgetRejections).toBe(2)
+    }
+    // Repeated keys were de-duplicated the same way (a#2, a#3; #1 sent explicitly after #1 was handed out).
+    expect(expected.calls.filter((call) => call.route === 'GET /keyed').map((call) => call.key)).toEqual(['a', 'b', 'a#2', 'a#3', '#1#2', 'c', 'b#2'])
+  })
+
+  it('correlates an effect posted to replica C with the call that went through replica A, in every replica\'s report', async () => {
+    const [a, b, c] = [await replica({}, { rules: [] }), await replica({}, { rules: [] }), await replica({}, { rules: [] })]
+    const effects = new ToolstormEffects({ sidecarUrl: c!.adminUrl })
+    const tool = await startUpstream({ onCommit: async (name, key, request) => void (await effects.report(request, name, key)) })
+    try {
+      const viaA = await startProxy({ targets: [tool.url], config: { rules: [] }, state: { url: redis!.url, prefix: 'test' } })
+      proxies.push(viaA)
+      const response = await fetch(`${viaA.url}/ship`, { method: 'POST', headers: { 'x-toolstorm-run': 'fx', 'content-type': 'application/json' }, body: JSON.stringify({ order: 'o-9' }) })
+      expect(response.status).toBe(201)
+      await effects.flush()
+      expect(effects.stats()).toMatchObject({ sent: 1 })
+      const report = await settledReport(b!, 'fx', 1)
+      expect(report.effects).toEqual([{ name: 'shipment', key: 'o-9', call: 1, at: expect.any(Number), identity: 1, redacted: false }])
+      expect(report.calls[0]).toMatchObject({ id: 1, route: 'POST /ship', status: 201, executed: true })
+      // An id no replica handed out is refused, on any replica.
+      const forged = await fetch(`${a!.adminUrl}/effects`, { method: 'POST', body: JSON.stringify({ name: 'x', key: 'y', call: 'abc-1-zzzz.Zng' }) })
+      expect(forged.status).toBe(400)
+      expect(((await forged.json()) as { error: { code: string } }).error.code).toBe('ERR_EFFECT_INVALID')
+    } finally {
+      await tool.close()
+    }
+  })
+
+  it('takes the decisions in one Redis round trip per pass-through exchange', async () => {
+    const proxy = await replica({}, { rules: [{ name: 'elsewhere', route: 'POST /ship', kind: 'unavailable' }] })
+    const state = proxy.state!
+    await (await fetch(`${proxy.url}/items/warm`)).arrayBuffer()
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    const before = state.roundTrips
+    for (let i = 0; i < 10; i++) await (await fetch(`${proxy.url}/items/${i}`)).arrayBuffer()
+    const awaited = state.roundTrips - before
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    // One BEGIN the exchange waits for, then one FINISH written after the response (not waited for;
+    // the last exchange's may still be on its way when the loop ends).
+    expect(awaited).toBeGreaterThanOrEqual(19)
+    expect(state.roundTrips - before).toBe(20)
+    expect((await settledReport(proxy, 'default', 11)).calls).toHaveLength(11)
+  })
+
+  it('brings PUT /rules on one replica to the others within a second', async () => {
+    const [a, b] = [await replica({}, { rules: [] }), await replica({}, { rules: [] })]
+    expect((await fetch(`${b!.url}/items/x`)).status).toBe(200)
+    const put = await admin(a!, '/rules', { method: 'PUT', body: JSON.stringify({ rules: [{ name: 'down', route: 'GET /items/*', kind: 'unavailable' }] }) })
+    expect(put.status).toBe(200)
+    const deadline = Date.now() + 1000
+    let status = 0
+    while (Date.now() < deadline && status !== 503) {
+      status = (await fetch(`${b!.url}/items/x`)).status
+      if (status !== 503) await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    expect(status).toBe(503)
+    expect(b!.storm.rules.map((rule) => rule.name)).toEqual(['down'])
+  })
+
+  it('refuses to start when Redis is unreachable, naming the URL without its password', async () => {
+    const port = redis!.port
+    await redis!.kill()
+    const error = await startProxy({ targets: [upstream!.url], state: { url: `redis://:hunter2@127.0.0.1:${port}/3` } }).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'ERR_STATE_UNAVAILABLE', exitCode: 2 })
+    expect((error as Error).message).toBe(`Failed to reach the state store redis://***@127.0.0.1:${port}/3 at start: ECONNREFUSED. Start Redis there, or fix --state.`)
+  })
+
+  it('answers 503 ERR_STATE_UNAVAILABLE while Redis is down, counts it, and resumes when Redis returns', async () => {
+    const proxy = await replica({}, { rules: [] })
+    expect((await fetch(`${proxy.url}/items/a`, { headers: { 'x-toolstorm-run': 'down' } })).status).toBe(200)
+    await redis!.kill()
+    const refused = await fetch(`${proxy.url}/items/b`, { headers: { 'x-toolstorm-run': 'down' } })
+    expect(refused.status).toBe(503)
+    const body = (await refused.json()) as { error: { code: string; message: string } }
+    expect(body.error.code).toBe('ERR_STATE_UNAVAILABLE')
+    expect(body.error.message).toContain(`the state store ${redis!.url}`)
+    expect(upstream!.hits('/items/b')).toBe(0)
+    await redis!.restart()
+    let status = 0
+    for (let attempt = 0; attempt < 100 && status !== 200; attempt++) {
+      status = (await fetch(`${proxy.url}/items/c`, { headers: { 'x-toolstorm-run': 'down' } })).status
+      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    expect(status).toBe(200)
+    // Redis restarted empty: the run starts again there, with the refusals counted.
+    const report = (await (await admin(proxy, '/report?run=down')).json()) as Report
+    expect(report.stateUnavailable).toBeGreaterThanOrEqual(1)
+  })
+
+  it('passes requests through untouched while Redis is down with --state-unavailable=pass', async () => {
+    const proxy = await replica({ stateUnavailable: 'pass' }, { rules: [{ name: 'down', route: 'GET /items/*', kind: 'unavailable' }] })
+    expect((await fetch(`${proxy.url}/items/a`)).status).toBe(503)
+    await redis!.kill()
+    const passed = await fetch(`${proxy.url}/items/b`)
+    expect(passed.status).toBe(200)
+    expect(upstream!.hits('/items/b')).toBe(1)
+  })
+})
