@@ -131,7 +131,7 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
     }
   })
 
-  it('takes the decisions in one Redis round trip per pass-through exchange', async () => {
+  it('waits for one Redis round trip per pass-through exchange and writes the finished call after the response', async () => {
     const proxy = await replica({}, { rules: [{ name: 'elsewhere', route: 'POST /ship', kind: 'unavailable' }] })
     const state = proxy.state!
     await (await fetch(`${proxy.url}/items/warm`)).arrayBuffer()

@@ -143,6 +143,8 @@ export class RedisRunState {
   #rulesVersion = 0
   /** Exchanges answered without the store, per run, not yet added to its shared count. */
   readonly #unavailable = new Map<string, number>()
+  /** Calls finished in this event loop turn, per run, written out together. */
+  readonly #finishing = new Map<string, { keys: RunKeys; run: string; records: CallRecord[] }>()
   /** Round trips to Redis so far (measured by the benchmark and the tests). */
   roundTrips = 0
 
@@ -257,17 +259,30 @@ export class RedisRunState {
     return storm.openExchange(run, id, view, request.url, route, ordinal, key, rule, call, started, parent || null, config.seed, (exchange) => this.#finished(keys, exchange))
   }
 
-  /** Write a finished call out (after the flow's last hooks, which may add its model call). */
+  /**
+   * Write a finished call out at the end of the event loop turn: after the flow's last hooks
+   * (which may add its model call), together with the run's other calls that finished in it.
+   */
   #finished(keys: RunKeys, exchange: Exchange): void {
-    setImmediate(() => {
-      const record = exchange.record as CallRecord
-      const json = record.id <= ITEMIZED_CALLS_LIMIT ? JSON.stringify(record) : ''
-      const triggered = record.injected && record.fault ? record.fault : ''
-      this.#eval(FINISH_SCRIPT, [keys.state, keys.calls], [this.#ttlMs, String(ITEMIZED_CALLS_LIMIT), json, triggered]).catch(() => {
-        // Redis went away after the exchange began: the call is missing from the shared report.
-        this.#countUnavailable(exchange.run.id)
+    let batch = this.#finishing.get(keys.state)
+    if (!batch) {
+      batch = { keys, run: exchange.run.id, records: [] }
+      this.#finishing.set(keys.state, batch)
+      if (this.#finishing.size === 1) setImmediate(() => this.#flushFinished())
+    }
+    batch.records.push(exchange.record as CallRecord)
+  }
+
+  #flushFinished(): void {
+    for (const { keys, run, records } of this.#finishing.values()) {
+      const args = [this.#ttlMs, String(ITEMIZED_CALLS_LIMIT)]
+      for (const record of records) args.push(record.id <= ITEMIZED_CALLS_LIMIT ? JSON.stringify(record) : '', record.injected && record.fault ? record.fault : '')
+      this.#eval(FINISH_SCRIPT, [keys.state, keys.calls], args).catch(() => {
+        // Redis went away after these exchanges began: they are missing from the shared report, counted.
+        for (let i = 0; i < records.length; i++) this.#countUnavailable(run)
       })
-    })
+    }
+    this.#finishing.clear()
   }
 
   /** Count an exchange served without the store (answered 503 or passed through). */

@@ -101,16 +101,17 @@ return selected
 `
 
 /**
- * FINISH: append a finished call and count its fault as triggered.
- * KEYS: state hash, calls stream. ARGV: ttlMs, stream bound, call record JSON ("": not itemized),
- * triggered rule ("": none).
+ * FINISH: append finished calls and count their faults as triggered (one call per run per event
+ * loop turn carries every call that finished in it).
+ * KEYS: state hash, calls stream. ARGV: ttlMs, stream bound, then per call: record JSON ("": not
+ * itemized), triggered rule ("": none).
  */
 export const FINISH_SCRIPT = `
-if ARGV[3] ~= '' then
-  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'c', ARGV[3])
-  redis.call('PEXPIRE', KEYS[2], ARGV[1])
+for i = 3, #ARGV, 2 do
+  if ARGV[i] ~= '' then redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'c', ARGV[i]) end
+  if ARGV[i + 1] ~= '' then redis.call('HINCRBY', KEYS[1], 'c:' .. ARGV[i + 1] .. ':t', 1) end
 end
-if ARGV[4] ~= '' then redis.call('HINCRBY', KEYS[1], 'c:' .. ARGV[4] .. ':t', 1) end
+redis.call('PEXPIRE', KEYS[2], ARGV[1])
 return 1
 `
 
