@@ -160,6 +160,10 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
     }
     expect(status).toBe(503)
     expect(b!.storm.rules.map((rule) => rule.name)).toEqual(['down'])
+    // The dashboard's rules editor publishes too.
+    const edited = await admin(b!, '/dashboard/rules', { method: 'PUT', body: JSON.stringify({ rules: [{ name: 'busy', route: 'GET /items/*', kind: 'rate_limit', delay: 1 }] }) })
+    expect(edited.status).toBe(200)
+    await expect.poll(() => a!.storm.rules.map((rule) => rule.name), { timeout: 1000, interval: 25 }).toEqual(['busy'])
   })
 
   it('refuses to start when Redis is unreachable, naming the URL without its password', async () => {
