@@ -3,7 +3,7 @@
  * real Redis, a replica killed with SIGKILL mid-run, and the merged report read by check and inspect.
  */
 import { spawn } from 'node:child_process'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
@@ -62,6 +62,9 @@ describe.skipIf(!hasRedis)('toolstorm proxy --state', () => {
     const result = await runCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--state', 'http://127.0.0.1:6379'])
     expect(result.code).toBe(2)
     expect(result.stderr).toContain('Failed to read --state: "http://127.0.0.1:6379" uses http; expected redis://HOST:PORT[/DB], rediss://HOST:PORT[/DB] or unix:///path/to/redis.sock[?db=N].')
+    const prefix = await runCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--state-prefix', 'suite-a'])
+    expect(prefix.code).toBe(2)
+    expect(prefix.stderr).toContain('Failed to read --state-prefix: it needs --state (the Redis the runs are shared through).')
   })
 
   it('merges 2 replica processes into one report, keeps a killed replica\'s finished calls, and check and inspect accept it', async () => {
@@ -69,7 +72,8 @@ describe.skipIf(!hasRedis)('toolstorm proxy --state', () => {
     const rules = path.join(dir, 'rules.json')
     await writeFile(rules, JSON.stringify({ seed: 3, rules: [{ name: 'second-item', route: 'GET /items/*', kind: 'unavailable', calls: [2] }] }))
     const state = ['--state', redis.url, '--state-prefix', 'cli']
-    const a = await replica([...state, '--rules', rules])
+    const saved = path.join(dir, 'on-exit.json')
+    const a = await replica([...state, '--rules', rules, '--report', saved])
     // Started without rules: it serves the shared ones.
     const b = await replica(state)
     const statuses: number[] = []
@@ -96,6 +100,12 @@ describe.skipIf(!hasRedis)('toolstorm proxy --state', () => {
     const inspect = await runCli(['inspect', file])
     expect(inspect.code).toBe(0)
     expect(inspect.stdout).toContain('Valid report v1 (run cli-run): 4 calls, 0 effects')
+
+    // A replica's --report on shutdown holds the merged run too.
+    const exited = new Promise((resolve) => a.child.once('exit', resolve))
+    a.child.kill('SIGTERM')
+    expect(await exited).toBe(0)
+    expect((JSON.parse(await readFile(saved, 'utf8')) as Report).calls).toHaveLength(4)
 
     const missing = await runCli(['report', ...state, '--run', 'nope'])
     expect(missing.code).toBe(2)

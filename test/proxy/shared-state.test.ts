@@ -131,6 +131,20 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
     }
   })
 
+  it('forgets a run everywhere when one replica resets it', async () => {
+    const [a, b] = [await replica({}, { rules: [] }), await replica({}, { rules: [] })]
+    await (await fetch(`${a!.url}/items/x`, { headers: { 'x-toolstorm-run': 'gone' } })).arrayBuffer()
+    await settledReport(b!, 'gone', 1)
+    expect(((await (await admin(b!, '/runs')).json()) as { runs: unknown[] }).runs).toEqual([{ id: 'gone', calls: 1 }])
+    expect((await admin(a!, '/reset?run=gone', { method: 'POST' })).status).toBe(200)
+    const missing = await admin(b!, '/report?run=gone')
+    expect(missing.status).toBe(404)
+    expect(((await missing.json()) as { error: { message: string } }).error.message).toBe(`Failed to read the report: no run "gone" in ${redis!.url} (runs: none).`)
+    // The run starts again at ordinal 1 on any replica.
+    await (await fetch(`${b!.url}/items/x`, { headers: { 'x-toolstorm-run': 'gone' } })).arrayBuffer()
+    expect((await settledReport(a!, 'gone', 1)).calls.map((call) => [call.id, call.ordinal])).toEqual([[1, 1]])
+  })
+
   it('waits for one Redis round trip per pass-through exchange and writes the finished call after the response', async () => {
     const proxy = await replica({}, { rules: [{ name: 'elsewhere', route: 'POST /ship', kind: 'unavailable' }] })
     const state = proxy.state!
