@@ -340,9 +340,19 @@ export class RedisRunState {
 
   /** Ids of the runs in the store (oldest first), without the expired ones. */
   async runIds(): Promise<string[]> {
+    return (await this.runs()).map((run) => run.id)
+  }
+
+  /** The runs in the store (oldest first) with their itemized call counts, without the expired ones. */
+  async runs(): Promise<Array<{ id: string; calls: number }>> {
     const ids = await this.#command(() => this.#client.zRange(this.#runsKey, 0, -1))
-    const live: string[] = []
-    for (const id of ids) if (await this.hasRun(id)) live.push(id)
+    // Issued in one tick: node-redis sends them in one write.
+    const counts = await this.#command(() => Promise.all(ids.map((id) => this.#client.hGet(this.#runKeys(id).state, 'calls'))))
+    const live: Array<{ id: string; calls: number }> = []
+    ids.forEach((id, i) => {
+      const calls = counts[i]
+      if (calls !== null && calls !== undefined) live.push({ id, calls: Math.min(Number(calls), ITEMIZED_CALLS_LIMIT) })
+    })
     return live
   }
 

@@ -114,11 +114,8 @@ export function createAdminHandler(context: AdminContext): http.RequestListener 
             if (run !== undefined && !(await shared.hasRun(run))) throw new AdminApiError('ERR_ADMIN_NOT_FOUND', `Failed to read the report: no run "${run}" in ${shared.shownUrl} (runs: ${(await shared.runIds()).join(', ') || 'none'}).`)
             return sendJson(res, 200, await shared.report(run))
           }
-          case 'GET /runs': {
-            const runs = []
-            for (const id of await shared.runIds()) runs.push({ id, calls: (await shared.report(id)).calls.length })
-            return sendJson(res, 200, { runs })
-          }
+          case 'GET /runs':
+            return sendJson(res, 200, { runs: await shared.runs() })
           case 'POST /reset':
             await shared.reset(run)
             return sendJson(res, 200, { ok: true, reset: run ?? 'all' })
