@@ -3,7 +3,7 @@
  */
 import type { Argv } from 'yargs'
 import { ConfigError } from '../errors.js'
-import { DEFAULT_STATE_PREFIX, DEFAULT_STATE_TTL_SECONDS, type RedisStateOptions } from '../engine/state/redis-run-state.js'
+import { DEFAULT_STATE_PREFIX, DEFAULT_STATE_TTL_SECONDS, type RedisStateOptions } from '../engine/state/state-options.js'
 import { parseStateUrl } from '../engine/state/state-url.js'
 import type { StateUnavailablePolicy } from '../proxy/shared-state-serve.js'
 import { numberOption } from './numeric-options.js'

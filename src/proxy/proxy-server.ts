@@ -26,7 +26,8 @@ import type { WireResponse } from './http1/wire-response.js'
 import type { WireServer } from './http1/wire-server.js'
 import { createProxyTransport } from './proxy-transport.js'
 import { beginShared, type StateUnavailablePolicy } from './shared-state-serve.js'
-import { connectRedisState, RedisRunState, type RedisStateOptions } from '../engine/state/redis-run-state.js'
+import type { RedisRunState } from '../engine/state/redis-run-state.js'
+import type { RedisStateOptions } from '../engine/state/state-options.js'
 import { createSelfCheck, selfLoopMessage } from './self-address.js'
 import { closePair, formatOrigin, listenPair, LOOPBACK } from './server-pair.js'
 import { createUpstreamClient } from './upstream-client.js'
@@ -130,8 +131,9 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   const observer = combined && guardObserver(combined, report)
   const failures = createUpstreamFailures((url) => storm.redactor.url(url), options.warn)
   const ca = targets.length === 0 ? (options.ca ?? (await createInMemoryCertificateAuthority())) : null
-  const ownsState = options.state !== undefined && !(options.state instanceof RedisRunState)
-  const shareState = options.state instanceof RedisRunState ? options.state : options.state ? await connectRedisState(storm, options.state) : null
+  const ownsState = options.state !== undefined && !('begin' in options.state)
+  // The Redis client loads only with a state store: proxies in memory never pay for it.
+  const shareState = options.state === undefined ? null : 'begin' in options.state ? options.state : await (await import('../engine/state/redis-run-state.js')).connectRedisState(storm, options.state)
 
   const server = createDataPlaneServer(report)
   const admin = http.createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 60_000, headersTimeout: 30_000 })

@@ -15,7 +15,7 @@ import { LISTEN_PORT, numberListOption, numberOption } from '../numeric-options.
 import { printError, printLine } from '../output.js'
 import { recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
 import { cassetteAdminRoute } from '../../cassette/cassette-admin-route.js'
-import { connectRedisState, type RedisRunState } from '../../engine/state/redis-run-state.js'
+import type { RedisRunState } from '../../engine/state/redis-run-state.js'
 import { stateFromArgs, stateOptions, type StateArgs } from '../state-args.js'
 
 export interface ProxyArgs extends HttpsArgs {
@@ -134,7 +134,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & StateA
     if (state && args.record) throw new ConfigError('Failed to start the proxy: --record with --state is not supported yet (one cassette per replica would miss the others\' exchanges). Record with one proxy.', { code: 'ERR_USAGE' })
     if (state && args.clock === 'virtual') throw new ConfigError('Failed to start the proxy: --clock virtual with --state is not supported (replicas share Redis\'s clock).', { code: 'ERR_USAGE' })
     const storm = await stormFromArgs(args)
-    const shared = state ? await connectRedisState(storm, { ...state, onRulesApplied: (version) => printError(`rules version ${version} from the state store applied`) }) : null
+    const shared = state ? await (await import('../../engine/state/redis-run-state.js')).connectRedisState(storm, { ...state, onRulesApplied: (version) => printError(`rules version ${version} from the state store applied`) }) : null
     if (!LOOPBACK.has(args.host)) printError(`listening on ${args.host}: anyone who can reach it can use this proxy. Keep the admin token secret.`)
     const https = await httpsOptionsFromArgs(args, { recording: args.record !== undefined })
     const recorder = args.record ? recorderFromArgs(storm, args.record, args) : null

@@ -1,6 +1,5 @@
 import type { Argv, CommandModule } from 'yargs'
 import { AdminApiError, ConfigError } from '../../errors.js'
-import { connectRedisState } from '../../engine/state/redis-run-state.js'
 import { createStorm } from '../../engine/storm.js'
 import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { printError } from '../output.js'
@@ -24,6 +23,7 @@ export const reportCommand: CommandModule<object, ReportArgs> = {
     const options = stateFromArgs(args, 'adopt')
     if (!options) throw new ConfigError('Failed to read the report: give the Redis the replicas share as --state redis://HOST:PORT[/DB].', { code: 'ERR_USAGE' })
     // The shared rules name the coverage's rules; nothing is published.
+    const { connectRedisState } = await import('../../engine/state/redis-run-state.js')
     const state = await connectRedisState(createStorm({}), { ...options, follow: false })
     try {
       let document: unknown

@@ -21,33 +21,13 @@ import type { CallRecord, CoverageCounts, EffectRecord, Report } from '../schema
 import type { Rule } from '../schema/rule.js'
 import { checkEffectInput, DEFAULT_RUN, HEADER_CALL, HEADER_KEY, HEADER_RUN, headerValue, MAX_EFFECTS, parseConfig, type BeginRequest, type Storm } from '../storm.js'
 import { BEGIN_SCRIPT, EFFECT_SCRIPT, FINISH_SCRIPT, SELECT_SCRIPT } from './redis-scripts.js'
+import { DEFAULT_STATE_PREFIX, DEFAULT_STATE_TTL_SECONDS, type RedisStateOptions } from './state-options.js'
 import { parseStateUrl, type StateUrl } from './state-url.js'
 
-export const DEFAULT_STATE_PREFIX = 'toolstorm'
-/** A run's keys expire this long after its last call (every call renews them). */
-export const DEFAULT_STATE_TTL_SECONDS = 24 * 60 * 60
 /** How often a replica re-reads the rules' version (pub/sub only nudges it sooner). */
 const RULES_POLL_MS = 500
 /** A command that waits longer than this counts as the store being unavailable. */
 const COMMAND_TIMEOUT_MS = 2000
-
-export interface RedisStateOptions {
-  /** `redis://HOST:PORT[/DB]`, `rediss://…` or `unix:///path/to/redis.sock[?db=N]`. */
-  url: string
-  /** Namespace of every key, so several suites can share one Redis. Default `toolstorm`. */
-  prefix?: string
-  /** Seconds a run's keys live after its last call. Default one day. */
-  ttlSeconds?: number
-  /**
-   * `publish`: this replica's rules replace the shared ones at start (the last replica started
-   * wins). `adopt`: take the shared rules when there are some, and publish nothing. Default `publish`.
-   */
-  rules?: 'publish' | 'adopt'
-  /** Follow other replicas' rule changes (pub/sub and polling). Default true; a one-shot reader says false. */
-  follow?: boolean
-  /** Called when another replica's rules were applied here (for a console line). */
-  onRulesApplied?: (version: number) => void
-}
 
 type Client = ReturnType<typeof newClient>
 
