@@ -218,7 +218,8 @@ export class RedisRunState {
     const args = [this.#ttlMs, String(config.maxCalls ?? -1), route, headerValue(request.headers, HEADER_KEY) || '', id, headerValue(request.headers, HEADER_CALL) ?? '', String(matching.length)]
     for (const rule of matching) args.push(...ruleArgs(rule, rule.probability >= 1 ? 'a' : rule.probability <= 0 ? 'n' : 'd'))
     const reply = (await this.#eval(BEGIN_SCRIPT, [keys.state, keys.keys, keys.exchanges], args)) as BeginReply
-    await this.#flushUnavailable(runId, keys.state)
+    // Redis is back: add what was served without it to the run's count (not waited for).
+    if (this.#unavailable.size > 0) void this.#flushUnavailable(runId, keys.state)
     const [status, startMs, nowMs] = reply
     const run = storm.run(runId)
     // This replica's clock, aligned with the run's start in Redis: call timings are the run's.
