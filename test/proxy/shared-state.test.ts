@@ -2,6 +2,8 @@
  * Proxy replicas share one run's state through a real Redis (Debian's redis-server): the same
  * client sequence alternated over 3 replicas gets the decisions and the report of 1 proxy.
  */
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import type { CallRecord, Report } from '../../src/engine/schema/report.js'
@@ -122,12 +124,53 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
       const report = await settledReport(b!, 'fx', 1)
       expect(report.effects).toEqual([{ name: 'shipment', key: 'o-9', call: 1, at: expect.any(Number), identity: 1, redacted: false }])
       expect(report.calls[0]).toMatchObject({ id: 1, route: 'POST /ship', status: 201, executed: true })
+      // A late report for the finished call (a retry's duplicate commit) still finds it, on another replica.
+      const late = await fetch(`${a!.adminUrl}/effects`, { method: 'POST', body: JSON.stringify({ name: 'shipment', key: 'o-9', call: tool.requests[0]!.headers['x-toolstorm-call'] }) })
+      expect(late.status).toBe(201)
+      expect(((await late.json()) as { effect: unknown }).effect).toMatchObject({ call: 1, identity: 1 })
       // An id no replica handed out is refused, on any replica.
       const forged = await fetch(`${a!.adminUrl}/effects`, { method: 'POST', body: JSON.stringify({ name: 'x', key: 'y', call: 'abc-1-zzzz.Zng' }) })
       expect(forged.status).toBe(400)
       expect(((await forged.json()) as { error: { code: string } }).error.code).toBe('ERR_EFFECT_INVALID')
     } finally {
       await tool.close()
+    }
+  })
+
+  it('links a call made while serving another call as its child, across replicas, and not once the parent finished', async () => {
+    let inner = ''
+    let callId = ''
+    const tool = http.createServer((req, res) => {
+      req.resume()
+      void (async () => {
+        if (req.url === '/outer') {
+          callId = String(req.headers['x-toolstorm-call'])
+          // The tool calls another tool through replica B while serving the call through replica A.
+          await (await fetch(`${inner}/items/nested`, { headers: { 'x-toolstorm-run': 'tree', 'x-toolstorm-call': callId } })).arrayBuffer()
+        }
+        res.writeHead(200, { 'content-length': 2 })
+        res.end('ok')
+      })()
+    })
+    await new Promise<void>((resolve) => tool.listen(0, '127.0.0.1', resolve))
+    try {
+      const target = `http://127.0.0.1:${(tool.address() as AddressInfo).port}`
+      const a = await startProxy({ targets: [target], config: { rules: [] }, state: { url: redis!.url, prefix: 'test' } })
+      const b = await startProxy({ targets: [target], config: { rules: [] }, state: { url: redis!.url, prefix: 'test' } })
+      proxies.push(a, b)
+      inner = b.url
+      expect((await fetch(`${a.url}/outer`, { headers: { 'x-toolstorm-run': 'tree' } })).status).toBe(200)
+      await settledReport(a, 'tree', 2)
+      // Too late: the parent finished.
+      await (await fetch(`${b.url}/items/late`, { headers: { 'x-toolstorm-run': 'tree', 'x-toolstorm-call': callId } })).arrayBuffer()
+      const report = await settledReport(b, 'tree', 3)
+      expect(report.calls.map((call) => [call.id, call.route, call.parent])).toEqual([
+        [1, 'GET /outer', null],
+        [2, 'GET /items/nested', 1],
+        [3, 'GET /items/late', null],
+      ])
+    } finally {
+      tool.close()
     }
   })
 

@@ -124,7 +124,7 @@ export class RedisRunState {
   /** Exchanges answered without the store, per run, not yet added to its shared count. */
   readonly #unavailable = new Map<string, number>()
   /** Calls finished in this event loop turn, per run, written out together. */
-  readonly #finishing = new Map<string, { keys: RunKeys; run: string; records: CallRecord[] }>()
+  readonly #finishing = new Map<string, { keys: RunKeys; run: string; records: CallRecord[]; ids: string[] }>()
   /** Round trips to Redis so far (measured by the benchmark and the tests). */
   roundTrips = 0
 
@@ -247,18 +247,21 @@ export class RedisRunState {
   #finished(keys: RunKeys, exchange: Exchange): void {
     let batch = this.#finishing.get(keys.state)
     if (!batch) {
-      batch = { keys, run: exchange.run.id, records: [] }
+      batch = { keys, run: exchange.run.id, records: [], ids: [] }
       this.#finishing.set(keys.state, batch)
       if (this.#finishing.size === 1) setImmediate(() => this.#flushFinished())
     }
     batch.records.push(exchange.record as CallRecord)
+    batch.ids.push(exchange.id)
   }
 
   #flushFinished(): void {
-    for (const { keys, run, records } of this.#finishing.values()) {
+    for (const { keys, run, records, ids } of this.#finishing.values()) {
       const args = [this.#ttlMs, String(ITEMIZED_CALLS_LIMIT)]
-      for (const record of records) args.push(record.id <= ITEMIZED_CALLS_LIMIT ? JSON.stringify(record) : '', record.injected && record.fault ? record.fault : '')
-      this.#eval(FINISH_SCRIPT, [keys.state, keys.calls], args).catch(() => {
+      records.forEach((record, i) => {
+        args.push(record.id <= ITEMIZED_CALLS_LIMIT ? JSON.stringify(record) : '', record.injected && record.fault ? record.fault : '', ids[i] as string, String(record.id))
+      })
+      this.#eval(FINISH_SCRIPT, [keys.state, keys.calls, keys.exchanges], args).catch(() => {
         // Redis went away after these exchanges began: they are missing from the shared report, counted.
         for (let i = 0; i < records.length; i++) this.#countUnavailable(run)
       })

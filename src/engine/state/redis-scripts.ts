@@ -82,8 +82,9 @@ if requested ~= '' or taken(key) then
   redis.call('PEXPIRE', k, ttl)
 end
 redis.call('HSET', x, ARGV[5], call)
+-- A parent is a call still running (finished ones are stored negated), as in one process.
 local parent = 0
-if ARGV[6] ~= '' then parent = tonumber(redis.call('HGET', x, ARGV[6]) or '0') end
+if ARGV[6] ~= '' then parent = math.max(0, tonumber(redis.call('HGET', x, ARGV[6]) or '0')) end
 local selected, pending = selectFrom(s, 1, tonumber(ARGV[7]), 8, ordinal)
 redis.call('PEXPIRE', s, ttl)
 redis.call('PEXPIRE', x, ttl)
@@ -101,15 +102,17 @@ return selected
 `
 
 /**
- * FINISH: append finished calls and count their faults as triggered (one call per run per event
- * loop turn carries every call that finished in it).
- * KEYS: state hash, calls stream. ARGV: ttlMs, stream bound, then per call: record JSON ("": not
- * itemized), triggered rule ("": none).
+ * FINISH: append finished calls, count their faults as triggered and mark them finished in the
+ * exchange-id hash (negated: effects may still name them; a new request may no longer call them
+ * its parent). One call per run per event loop turn carries every call that finished in it.
+ * KEYS: state hash, calls stream, exchange-id hash. ARGV: ttlMs, stream bound, then per call:
+ * record JSON ("": not itemized), triggered rule ("": none), exchange id, call number.
  */
 export const FINISH_SCRIPT = `
-for i = 3, #ARGV, 2 do
+for i = 3, #ARGV, 4 do
   if ARGV[i] ~= '' then redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'c', ARGV[i]) end
   if ARGV[i + 1] ~= '' then redis.call('HINCRBY', KEYS[1], 'c:' .. ARGV[i + 1] .. ':t', 1) end
+  redis.call('HSET', KEYS[3], ARGV[i + 2], '-' .. ARGV[i + 3])
 end
 redis.call('PEXPIRE', KEYS[2], ARGV[1])
 return 1
@@ -125,6 +128,7 @@ export const EFFECT_SCRIPT = `
 local s = KEYS[1]
 local call = redis.call('HGET', KEYS[2], ARGV[2])
 if not call then return {0} end
+call = math.abs(tonumber(call))
 if redis.call('XLEN', KEYS[3]) >= tonumber(ARGV[7]) then return {-1} end
 local field = 'i:' .. ARGV[5]
 local identity = redis.call('HGET', s, field)
@@ -135,7 +139,7 @@ end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local start = tonumber(redis.call('HGET', s, 'start') or now)
-local effect = cjson.encode({name = ARGV[3], key = ARGV[4], call = tonumber(call), at = math.max(0, now - start) / 1000, identity = tonumber(identity), redacted = ARGV[6] == '1'})
+local effect = cjson.encode({name = ARGV[3], key = ARGV[4], call = call, at = math.max(0, now - start) / 1000, identity = tonumber(identity), redacted = ARGV[6] == '1'})
 redis.call('XADD', KEYS[3], '*', 'e', effect)
 redis.call('PEXPIRE', KEYS[3], ARGV[1])
 return {1, effect}
