@@ -48,12 +48,27 @@ function waitForPort(port: number, deadline: number): Promise<void> {
   })
 }
 
-export async function startRedis(): Promise<RedisServer> {
-  const port = await freePort()
+function waitForFile(file: string, deadline: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const attempt = () => {
+      if (existsSync(file)) return resolve()
+      if (Date.now() > deadline) return reject(new Error(`redis-server did not create ${file} within the deadline`))
+      setTimeout(attempt, 20)
+    }
+    attempt()
+  })
+}
+
+/** `unixSocket`: listen on this socket file only (no TCP port); `url` is then `unix://<path>`. */
+export async function startRedis(options: { unixSocket?: string } = {}): Promise<RedisServer> {
+  const socket = options.unixSocket
+  const port = socket ? 0 : await freePort()
   let child: ChildProcess | null = null
   const launch = async () => {
-    child = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
-    await waitForPort(port, Date.now() + 5000)
+    const where = socket ? ['--port', '0', '--unixsocket', socket, '--unixsocketperm', '700'] : ['--port', String(port), '--bind', '127.0.0.1']
+    child = spawn(REDIS_SERVER, [...where, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+    if (socket) await waitForFile(socket, Date.now() + 5000)
+    else await waitForPort(port, Date.now() + 5000)
   }
   const kill = async () => {
     const running = child
@@ -65,5 +80,5 @@ export async function startRedis(): Promise<RedisServer> {
     })
   }
   await launch()
-  return { port, url: `redis://127.0.0.1:${port}`, kill, restart: launch, close: kill }
+  return { port, url: socket ? `unix://${socket}` : `redis://127.0.0.1:${port}`, kill, restart: launch, close: kill }
 }

@@ -2,7 +2,10 @@
  * Proxy replicas share one run's state through a real Redis (Debian's redis-server): the same
  * client sequence alternated over 3 replicas gets the decisions and the report of 1 proxy.
  */
+import { mkdtemp, rm } from 'node:fs/promises'
 import http from 'node:http'
+import os from 'node:os'
+import path from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
@@ -171,6 +174,22 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
       ])
     } finally {
       tool.close()
+    }
+  })
+
+  it('shares a run through Redis on a unix socket', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-redis-'))
+    const local = await startRedis({ unixSocket: path.join(dir, 'redis.sock') })
+    try {
+      const options = { targets: [upstream!.url], config: { rules: [{ name: 'second', route: 'GET /items/*', kind: 'unavailable' as const, calls: [2] }] }, state: { url: local.url } }
+      const a = await startProxy(options)
+      const b = await startProxy(options)
+      proxies.push(a, b)
+      expect([(await fetch(`${a.url}/items/u`)).status, (await fetch(`${b.url}/items/u`)).status]).toEqual([200, 503])
+    } finally {
+      for (const proxy of proxies.splice(0)) await proxy.close()
+      await local.close()
+      await rm(dir, { recursive: true, force: true })
     }
   })
 
