@@ -35,7 +35,7 @@ export interface ExchangeInit {
   readonly seed: number
   readonly clock: Clock
   /** Called once the exchange ended, after its record is final (a shared state store writes it out). */
-  readonly onFinish?: (exchange: Exchange) => void
+  readonly onFinish?: ((exchange: Exchange) => void) | undefined
 }
 
 export class Exchange {

@@ -88,7 +88,7 @@ export interface ProxyOptions {
   /**
    * Share runs with other replicas through Redis (docs/scale-out.md): ordinals, limits, budgets,
    * reports and rules. Options: the proxy connects (Redis unreachable: `StateUnavailableError`)
-   * and closes it; a connected store (`connectRedisState()`) stays the caller's to close.
+   * and closes it; a store already connected (as `toolstorm proxy` passes one) stays the caller's to close.
    */
   state?: RedisStateOptions | RedisRunState
   /** What an exchange gets while Redis is unreachable: `fail` (default: 503 ERR_STATE_UNAVAILABLE) or `pass` (forwarded untouched). */
