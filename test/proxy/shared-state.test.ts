@@ -193,6 +193,16 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
     }
   })
 
+  it('lets a run expire --state-ttl seconds after its last call', async () => {
+    const proxy = await replica({ state: { url: redis!.url, prefix: 'ttl', ttlSeconds: 1 } }, { rules: [] })
+    await (await fetch(`${proxy.url}/items/x`, { headers: { 'x-toolstorm-run': 'brief' } })).arrayBuffer()
+    await settledReport(proxy, 'brief', 1)
+    expect(((await (await admin(proxy, '/runs')).json()) as { runs: unknown[] }).runs).toEqual([{ id: 'brief', calls: 1 }])
+    await new Promise((resolve) => setTimeout(resolve, 1300))
+    expect((await admin(proxy, '/report?run=brief')).status).toBe(404)
+    expect(((await (await admin(proxy, '/runs')).json()) as { runs: unknown[] }).runs).toEqual([])
+  })
+
   it('forgets a run everywhere when one replica resets it', async () => {
     const [a, b] = [await replica({}, { rules: [] }), await replica({}, { rules: [] })]
     await (await fetch(`${a!.url}/items/x`, { headers: { 'x-toolstorm-run': 'gone' } })).arrayBuffer()

@@ -333,10 +333,14 @@ export class RedisRunState {
     // Issued in one tick: node-redis sends them in one write.
     const counts = await this.#command(() => Promise.all(ids.map((id) => this.#client.hGet(this.#runKeys(id).state, 'calls'))))
     const live: Array<{ id: string; calls: number }> = []
+    const expired: string[] = []
     ids.forEach((id, i) => {
       const calls = counts[i]
       if (calls !== null && calls !== undefined) live.push({ id, calls: Math.min(Number(calls), ITEMIZED_CALLS_LIMIT) })
+      else expired.push(id)
     })
+    // The index has no TTL of its own: runs whose keys expired leave it when listed.
+    if (expired.length) await this.#command(() => this.#client.zRem(this.#runsKey, expired))
     return live
   }
 
