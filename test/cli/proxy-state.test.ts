@@ -65,6 +65,9 @@ describe.skipIf(!hasRedis)('toolstorm proxy --state', () => {
     const prefix = await runCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--state-prefix', 'suite-a'])
     expect(prefix.code).toBe(2)
     expect(prefix.stderr).toContain('Failed to read --state-prefix: it needs --state (the Redis the runs are shared through).')
+    const virtual = await runCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--state', 'redis://127.0.0.1:1', '--clock', 'virtual'])
+    expect(virtual.code).toBe(2)
+    expect(virtual.stderr).toContain("Failed to start the proxy: --clock virtual with --state is not supported (replicas share Redis's clock).")
   })
 
   it('merges 2 replica processes into one report, keeps a killed replica\'s finished calls, and check and inspect accept it', async () => {
