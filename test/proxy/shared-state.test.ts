@@ -7,7 +7,9 @@ import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import type { AddressInfo } from 'node:net'
+import { createClient } from 'redis'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { parseConfig } from '../../src/engine/storm.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import type { CallRecord, Report } from '../../src/engine/schema/report.js'
 import { ToolstormEffects } from '../../src/effects/toolstorm-effects.js'
@@ -250,6 +252,20 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
     const edited = await admin(b!, '/dashboard/rules', { method: 'PUT', body: JSON.stringify({ rules: [{ name: 'busy', route: 'GET /items/*', kind: 'rate_limit', delay: 1 }] }) })
     expect(edited.status).toBe(200)
     await expect.poll(() => a!.storm.rules.map((rule) => rule.name), { timeout: 1000, interval: 25 }).toEqual(['busy'])
+  })
+
+  it('picks up rules whose pub/sub message it missed, from the version key, within a second', async () => {
+    const proxy = await replica({}, { rules: [] })
+    // A new version written without the nudge, as when a replica was disconnected when it was sent.
+    const writer = createClient({ url: redis!.url })
+    await writer.connect()
+    try {
+      await writer.multi().hIncrBy('test:rules', 'version', 1).hSet('test:rules', 'config', JSON.stringify(parseConfig({ rules: [{ name: 'quiet', route: 'GET /items/*', kind: 'unavailable' }] }))).exec()
+    } finally {
+      await writer.close()
+    }
+    await expect.poll(() => proxy.storm.rules.map((rule) => rule.name), { timeout: 1000, interval: 25 }).toEqual(['quiet'])
+    expect((await fetch(`${proxy.url}/items/x`)).status).toBe(503)
   })
 
   it('refuses to start when Redis is unreachable, naming the URL without its password', async () => {

@@ -1,7 +1,7 @@
 /**
  * A run's state shared by proxy replicas through Redis: ordinals, limits, the call budget and key
  * de-duplication are taken atomically by one script per exchange (redis-scripts.ts); finished
- * calls and effects go to the run's streams; the rules live under a version key.
+ * calls and effects go to the run's streams; the rules live under a version key (shared-rules.ts).
  * Hash draws need no coordination: every replica computes them alone (decision.ts).
  *
  * @example
@@ -19,13 +19,12 @@ import type { Run } from '../run.js'
 import { ITEMIZED_CALLS_LIMIT, type StormConfig } from '../schema/config.js'
 import type { CallRecord, CoverageCounts, EffectRecord, Report } from '../schema/report.js'
 import type { Rule } from '../schema/rule.js'
-import { checkEffectInput, DEFAULT_RUN, HEADER_CALL, HEADER_KEY, HEADER_RUN, headerValue, MAX_EFFECTS, parseConfig, type BeginRequest, type Storm } from '../storm.js'
+import { checkEffectInput, DEFAULT_RUN, HEADER_CALL, HEADER_KEY, HEADER_RUN, headerValue, MAX_EFFECTS, type BeginRequest, type Storm } from '../storm.js'
 import { BEGIN_SCRIPT, EFFECT_SCRIPT, FINISH_SCRIPT, SELECT_SCRIPT } from './redis-scripts.js'
 import { DEFAULT_STATE_PREFIX, DEFAULT_STATE_TTL_SECONDS, type RedisStateOptions } from './state-options.js'
+import { SharedRules } from './shared-rules.js'
 import { parseStateUrl, type StateUrl } from './state-url.js'
 
-/** How often a replica re-reads the rules' version (pub/sub only nudges it sooner). */
-const RULES_POLL_MS = 500
 /** A command that waits longer than this counts as the store being unavailable. */
 const COMMAND_TIMEOUT_MS = 2000
 
@@ -116,11 +115,9 @@ export class RedisRunState {
   readonly #where: StateUrl
   readonly #prefix: string
   readonly #ttlMs: string
-  readonly #onRulesApplied: ((version: number) => void) | undefined
+  readonly #rules: SharedRules
   readonly #shas = new Map<string, string>()
   #subscriber: Client | null = null
-  #poll: NodeJS.Timeout | null = null
-  #rulesVersion = 0
   /** Exchanges answered without the store, per run, not yet added to its shared count. */
   readonly #unavailable = new Map<string, number>()
   /** Calls finished in this event loop turn, per run, written out together. */
@@ -134,7 +131,14 @@ export class RedisRunState {
     this.#where = where
     this.#prefix = options.prefix ?? DEFAULT_STATE_PREFIX
     this.#ttlMs = String(Math.round((options.ttlSeconds ?? DEFAULT_STATE_TTL_SECONDS) * 1000))
-    this.#onRulesApplied = options.onRulesApplied
+    this.#rules = new SharedRules({
+      storm,
+      connection: client,
+      key: `${this.#prefix}:rules`,
+      source: where.shown,
+      command: (send) => this.#command(send),
+      onApplied: options.onRulesApplied,
+    })
   }
 
   /** The store's URL as messages show it (no password). */
@@ -152,51 +156,26 @@ export class RedisRunState {
     return `${this.#prefix}:runs`
   }
 
-  get #rulesKey(): string {
-    return `${this.#prefix}:rules`
-  }
-
   /** Publish or adopt the rules, then follow other replicas' changes. */
   async start(rules: 'publish' | 'adopt', follow: boolean): Promise<void> {
-    if (rules === 'publish') await this.publishRules(this.#storm.config)
-    else await this.#checkRules()
+    if (rules === 'publish') await this.#rules.publish(this.#storm.config)
+    else await this.#rules.check()
     if (!follow) return
     const subscriber = this.#client.duplicate()
     subscriber.on('error', () => undefined)
     await subscriber.connect()
     this.#subscriber = subscriber
-    await subscriber.subscribe(this.#rulesKey, () => void this.#checkRules().catch(() => undefined))
-    this.#poll = setInterval(() => void this.#checkRules().catch(() => undefined), RULES_POLL_MS)
-    this.#poll.unref()
+    await this.#rules.follow(subscriber)
   }
 
-  /** Make `config` the rules of every replica: a new version, then a nudge. */
-  async publishRules(config: StormConfig): Promise<void> {
-    const result = await this.#command(() =>
-      this.#client.multi().hIncrBy(this.#rulesKey, 'version', 1).hSet(this.#rulesKey, 'config', JSON.stringify(config)).exec(),
-    )
-    this.#rulesVersion = Number(result[0])
-    await this.#command(() => this.#client.publish(this.#rulesKey, String(this.#rulesVersion)))
-  }
-
-  async #checkRules(): Promise<void> {
-    const version = Number(await this.#client.hGet(this.#rulesKey, 'version'))
-    if (!version || version === this.#rulesVersion) return
-    const config = await this.#client.hGet(this.#rulesKey, 'config')
-    if (config) this.#applyRules(version, config)
-  }
-
-  #applyRules(version: number, text: string): void {
-    if (version <= this.#rulesVersion) return
-    this.#rulesVersion = version
-    // Exchanges already begun keep the rule they selected (setConfig leaves them alone).
-    this.#storm.setConfig(parseConfig(JSON.parse(text), `the rules in ${this.#where.shown}`))
-    this.#onRulesApplied?.(version)
+  /** Make `config` the rules of every replica (`PUT /rules`). */
+  publishRules(config: StormConfig): Promise<void> {
+    return this.#rules.publish(config)
   }
 
   /** The version of the rules this replica serves. */
   get rulesVersion(): number {
-    return this.#rulesVersion
+    return this.#rules.version
   }
 
   // Exchanges ------------------------------------------------------------------------------
@@ -380,8 +359,7 @@ export class RedisRunState {
   }
 
   async close(): Promise<void> {
-    if (this.#poll) clearInterval(this.#poll)
-    this.#poll = null
+    this.#rules.stop()
     const subscriber = this.#subscriber
     this.#subscriber = null
     await subscriber?.close().catch(() => subscriber.destroy())
