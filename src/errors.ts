@@ -29,6 +29,7 @@ export const ERROR_CODES = {
   ERR_ADMIN_FORBIDDEN: { exit: 2, status: 403, summary: 'An admin request came with a Host or Origin that is not allowed.' },
   ERR_ADMIN_NOT_FOUND: { exit: 2, status: 404, summary: 'No such admin endpoint or run.' },
   ERR_STATE: { exit: 2, status: 409, summary: 'An API was used in the wrong lifecycle state.' },
+  ERR_STATE_UNAVAILABLE: { exit: 2, status: 503, summary: 'The shared state store (Redis, `--state`) could not be reached: at start the proxy exits; during traffic an exchange is answered 503 (or passed through with --state-unavailable=pass).' },
   ERR_PEER_MISSING: { exit: 2, status: 500, summary: 'An optional peer dependency (msw) that this API needs is not installed.' },
   ERR_EXCHANGE_FAILED: { exit: 3, status: 500, summary: 'An exception escaped while the proxy served one exchange (a hook that threw, or a bug); that exchange failed, the proxy went on.' },
   ERR_PORT_IN_USE: { exit: 2, status: 500, summary: 'A server could not listen: another process holds its port.' },
@@ -137,6 +138,13 @@ export class AdminApiError extends ToolstormError {}
 export class StateError extends ToolstormError {
   constructor(message: string) {
     super('ERR_STATE', message)
+  }
+}
+
+/** The shared state store (Redis) cannot be reached; the message names it (without its password). */
+export class StateUnavailableError extends ToolstormError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ERR_STATE_UNAVAILABLE', message, options)
   }
 }
 

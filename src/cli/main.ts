@@ -15,6 +15,7 @@ import { proxyCommand } from './commands/proxy.js'
 import { harCommand } from './commands/har.js'
 import { recordCommand } from './commands/record.js'
 import { replayCommand } from './commands/replay.js'
+import { reportCommand } from './commands/report.js'
 import { rulesCommand } from './commands/rules.js'
 import { scenariosCommand } from './commands/scenarios.js'
 import { schemaCommand } from './commands/schema.js'
@@ -38,6 +39,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<numb
       .command(scenariosCommand)
       .command(inspectCommand)
       .command(checkCommand)
+      .command(reportCommand)
       .command(rulesCommand)
       .command(schemaCommand)
       .demandCommand(1, 'Choose a command.')

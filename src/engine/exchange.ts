@@ -34,6 +34,8 @@ export interface ExchangeInit {
   readonly rawKey?: string
   readonly seed: number
   readonly clock: Clock
+  /** Called once the exchange ended, after its record is final (a shared state store writes it out). */
+  readonly onFinish?: ((exchange: Exchange) => void) | undefined
 }
 
 export class Exchange {
@@ -53,6 +55,7 @@ export class Exchange {
   readonly seed: number
   readonly clock: Clock
   readonly entry: ExchangeEntry
+  readonly #onFinish: ((exchange: Exchange) => void) | undefined
 
   constructor(init: ExchangeInit) {
     this.id = init.id
@@ -67,6 +70,7 @@ export class Exchange {
     this.seed = init.seed
     this.clock = init.clock
     this.entry = { run: init.run, record: this.record, done: false }
+    this.#onFinish = init.onFinish
   }
 
   get refused(): boolean {
@@ -117,5 +121,6 @@ export class Exchange {
     record.error = error
     record.elapsed = Math.max(0, roundSeconds(this.elapsedSinceStart() - record.started))
     if (channels.exchangeEnd.hasSubscribers) channels.exchangeEnd.publish({ run: this.run.id, exchangeId: this.id, call: record })
+    this.#onFinish?.(this)
   }
 }

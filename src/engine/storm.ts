@@ -12,14 +12,14 @@ import { channels } from './evidence/channels.js'
 import { Exchange, type ExchangeEntry } from './exchange.js'
 import { exchangeContext } from './exchange-context.js'
 import { faultFor } from './faults/registry.js'
-import type { HeaderMap } from './faults/fault.js'
+import type { HeaderMap, RequestView } from './faults/fault.js'
 import { createRedactor, REDACTED, type Redactor } from './redact/index.js'
 import { RouteTable } from './routes.js'
 import { Run } from './run.js'
 import { selectRule } from './rules/select.js'
 import { configSchema, ITEMIZED_CALLS_LIMIT, type StormConfig, type StormConfigInput } from './schema/config.js'
 import { formatIssues } from './schema/format-issues.js'
-import type { EffectRecord, Report } from './schema/report.js'
+import type { CallRecord, EffectRecord, Report } from './schema/report.js'
 import { REPORT_KIND } from './schema/report.js'
 import type { Rule } from './schema/rule.js'
 import { VERSION } from '../version.js'
@@ -32,7 +32,7 @@ export const HEADER_CALL = 'x-toolstorm-call'
 
 export const DEFAULT_RUN = 'default'
 const MAX_RUNS = 1000
-const MAX_EFFECTS = 10_000
+export const MAX_EFFECTS = 10_000
 const REDACTED_URL_CACHE = 4096
 /** Exchanges remembered for late effect reports; the oldest finished ones are forgotten first. */
 const MAX_REMEMBERED_EXCHANGES = 4096
@@ -83,10 +83,29 @@ function unguessable(): string {
   return pool.toString('base64url', poolOffset - 6, poolOffset)
 }
 
-function headerValue(headers: HeaderMap, name: string): string | undefined {
+/** The value of a single-valued request header (the first of a repeated one). */
+export function headerValue(headers: HeaderMap, name: string): string | undefined {
   const value = headers[name]
   if (Array.isArray(value)) return value[0]
   return value
+}
+
+/** A call whose ordinal, key and rule are decided: what `openExchange` makes an exchange of. */
+export interface DecidedCall {
+  readonly id: string
+  readonly view: RequestView
+  readonly url: URL
+  readonly route: string
+  readonly ordinal: number
+  readonly key: string
+  readonly rule: Rule | null
+  /** The call's number in its run. */
+  readonly callId: number
+  /** Seconds since the run started. */
+  readonly started: number
+  readonly parent: number | null
+  readonly seed: number
+  readonly onFinish?: ((exchange: Exchange) => void) | undefined
 }
 
 export class Storm {
@@ -185,7 +204,7 @@ export class Storm {
   begin(request: BeginRequest): Exchange {
     const runId = request.run ?? headerValue(request.headers, HEADER_RUN) ?? DEFAULT_RUN
     const run = this.run(runId)
-    const id = `${this.nonce}-${(++this.#seq).toString(36)}-${unguessable()}`
+    const id = this.newExchangeId()
     const href = request.url.href
     const view = { method: request.method.toUpperCase(), url: href, headers: request.headers }
     const seed = this.#config.seed
@@ -198,16 +217,32 @@ export class Storm {
     const rule = this.#config.rules.length ? selectRule(this.#config.rules, run.coverage, seed, route, ordinal, key) : null
     const parentId = headerValue(request.headers, HEADER_CALL)
     const parent = parentId ? this.#exchanges.get(parentId) : undefined
-    const record = {
-      id: run.callCount + 1,
+    const parentCall = parent && parent.run === run && parent.record && !parent.done ? parent.record.id : null
+    const exchange = this.openExchange(run, { id, view, url: request.url, route, ordinal, key, rule, callId: run.callCount + 1, started: roundSeconds(this.clock.now() - run.start), parent: parentCall, seed })
+    if (run.calls.length < ITEMIZED_CALLS_LIMIT) run.calls.push(exchange.record as CallRecord)
+    else run.droppedCalls++
+    this.#remember(id, exchange.entry)
+    return exchange
+  }
+
+  /** A fresh exchange id: this storm's nonce, a sequence number and random bits. */
+  newExchangeId(): string {
+    return `${this.nonce}-${(++this.#seq).toString(36)}-${unguessable()}`
+  }
+
+  /** The call record and exchange of a call whose ordinal, key and rule are decided (by `begin()`, or by a shared state store). */
+  openExchange(run: Run, call: DecidedCall): Exchange {
+    const { id, view, url, route, ordinal, key, rule, callId, started, parent, seed, onFinish } = call
+    const record: CallRecord = {
+      id: callId,
       route,
       ordinal,
       // Default keys (#<ordinal>) cannot hold a secret; only client-sent keys are scanned.
       key: key.charCodeAt(0) === 35 && /^#\d+$/.test(key) ? key : this.#redactor.text(key),
-      parent: parent && parent.run === run && parent.record && !parent.done ? parent.record.id : null,
+      parent,
       method: view.method,
-      url: this.#redactUrl(href),
-      started: roundSeconds(this.clock.now() - run.start),
+      url: this.#redactUrl(view.url),
+      started,
       elapsed: null,
       outcome: 'running' as const,
       status: null,
@@ -220,10 +255,8 @@ export class Storm {
       retryAfter: null,
       error: null,
     }
-    if (run.calls.length < ITEMIZED_CALLS_LIMIT) run.calls.push(record)
-    else run.droppedCalls++
-    const exchange = new Exchange({ id, stormId: this.nonce, run, request: view, url: request.url, record, rule, fault: rule ? faultFor(rule.kind) : null, rawKey: key, seed, clock: this.clock })
-    this.#remember(id, exchange.entry)
+    const fault = rule ? faultFor(rule.kind) : null
+    const exchange = new Exchange({ id, stormId: this.nonce, run, request: view, url, record, rule, fault, rawKey: key, seed, clock: this.clock, onFinish })
     if (channels.exchangeStart.hasSubscribers) channels.exchangeStart.publish({ run: run.id, exchangeId: id, call: record })
     return exchange
   }
@@ -259,9 +292,7 @@ export class Storm {
    * Identity is computed on the raw values; only redacted values are stored.
    */
   effect(name: string, key: string, options: { call?: string | HeaderMap | null } = {}): EffectRecord {
-    if (typeof name !== 'string' || typeof key !== 'string' || name.length < 1 || name.length > 200 || key.length < 1 || key.length > 200) {
-      throw new EffectError('ERR_EFFECT_INVALID', 'Failed to record an effect: name and key must be strings of 1–200 characters.')
-    }
+    checkEffectInput(name, key)
     const callId = this.#callIdFrom(options.call)
     if (!callId) {
       throw new EffectError(
@@ -315,7 +346,11 @@ export class Storm {
 
   /** A detached snapshot of one run as a versioned report. */
   report(id: string = DEFAULT_RUN): Report {
-    const run = this.#runs.get(id) ?? new Run(id, this.clock.now(), this.#config.rules)
+    return this.reportOf(this.#runs.get(id) ?? new Run(id, this.clock.now(), this.#config.rules))
+  }
+
+  /** A detached report of a run's state under the rules in force (a shared store passes the merged state). */
+  reportOf(run: Pick<Run, 'id' | 'coverage' | 'calls' | 'droppedCalls' | 'effects' | 'budgetRejections'>): Report {
     const rules = this.#config.rules.map((rule) => redactRule(rule, this.#redactor))
     return structuredClone({
       version: 1 as const,
@@ -333,6 +368,13 @@ export class Storm {
       effects: run.effects,
       budgetRejections: run.budgetRejections,
     }) as Report
+  }
+}
+
+/** Throws `ERR_EFFECT_INVALID` unless `name` and `key` are strings of 1–200 characters. */
+export function checkEffectInput(name: unknown, key: unknown): asserts name is string {
+  if (typeof name !== 'string' || typeof key !== 'string' || name.length < 1 || name.length > 200 || key.length < 1 || key.length > 200) {
+    throw new EffectError('ERR_EFFECT_INVALID', 'Failed to record an effect: name and key must be strings of 1–200 characters.')
   }
 }
 

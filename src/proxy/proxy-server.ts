@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto'
 import type { Dispatcher } from 'undici'
 import { ConfigError } from '../errors.js'
 import type { Clock } from '../engine/clock.js'
+import type { Exchange } from '../engine/exchange.js'
 import { combineObservers, runExchange, type ExchangeObserver } from '../engine/exchange-flow.js'
 import { createModelCallObserver } from '../engine/model-calls/model-call-observer.js'
 import type { StormConfig, StormConfigInput } from '../engine/schema/config.js'
@@ -27,6 +28,9 @@ import type { WireResponse } from './http1/wire-response.js'
 import type { WireServer } from './http1/wire-server.js'
 import { createLiveSource } from './live-source.js'
 import { createSocketTransport, type SinkRoute } from './socket-sink.js'
+import { beginShared, type StateUnavailablePolicy } from './shared-state-serve.js'
+import type { RedisRunState } from '../engine/state/redis-run-state.js'
+import type { RedisStateOptions } from '../engine/state/state-options.js'
 import { createSelfCheck, selfLoopMessage } from './self-address.js'
 import { closePair, formatOrigin, listenPair, LOOPBACK } from './server-pair.js'
 import { createUpstreamClient } from './upstream-client.js'
@@ -96,6 +100,14 @@ export interface ProxyOptions {
   warn?: (message: string) => void
   /** How refusals name this server ("proxy", "replay server"). */
   selfName?: 'proxy' | 'replay server'
+  /**
+   * Share runs with other replicas through Redis (docs/scale-out.md): ordinals, limits, budgets,
+   * reports and rules. Options: the proxy connects (Redis unreachable: `StateUnavailableError`)
+   * and closes it; a store already connected (as `toolstorm proxy` passes one) stays the caller's to close.
+   */
+  state?: RedisStateOptions | RedisRunState
+  /** What an exchange gets while Redis is unreachable: `fail` (default: 503 ERR_STATE_UNAVAILABLE) or `pass` (forwarded untouched). */
+  stateUnavailable?: StateUnavailablePolicy
 }
 
 export type ProxyState = 'listening' | 'closing' | 'closed'
@@ -116,6 +128,8 @@ export interface ProxyServer {
   readonly ca: CertificateAuthority | null
   /** Where responses come from (the live source unless `source` was given). */
   readonly source: UpstreamSource
+  /** The shared state store (with `state`), else null. */
+  readonly state: RedisRunState | null
   close(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>
 }
@@ -139,6 +153,9 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   const pool = source === live ? client : null
   const makeCa = typeof options.ca === 'function' ? options.ca : null
   let ca = targets.length === 0 && !makeCa ? ((options.ca as CertificateAuthority | undefined) ?? (await createInMemoryCertificateAuthority())) : null
+  const ownsState = options.state !== undefined && !('begin' in options.state)
+  // The Redis client loads only with a state store: proxies in memory never pay for it.
+  const shareState = options.state === undefined ? null : 'begin' in options.state ? options.state : await (await import('../engine/state/redis-run-state.js')).connectRedisState(storm, options.state)
 
   const server = createDataPlaneServer(report)
   const admin = http.createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 60_000, headersTimeout: 30_000 })
@@ -149,13 +166,18 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   const isSelf = createSelfCheck(host, ownPorts)
   admin.on('clientError', answerClientError)
   // Every request, direct or from inside a CONNECT tunnel, goes through here.
-  const serve = (req: WireRequest, res: WireResponse, upstream: Upstream | null, clientUrl: URL, rawUrl: string = req.url) => {
-    const exchange = storm.begin({ method: req.method, url: clientUrl, headers: req.headers })
+  const run = (exchange: Exchange, req: WireRequest, res: WireResponse, upstream: Upstream | null, rawUrl: string) => {
     const route: SinkRoute = { source, live, upstream, pool }
     const running = runExchange(exchange, createSocketTransport(req, res, exchange, rawUrl, route), observer)
     // Synchronous throws are caught by the wire server; this catches the flow's own promise.
     if (running) running.catch((error: unknown) => failExchange(report, error, req, res))
   }
+  const shared = shareState && { storm, state: shareState, policy: options.stateUnavailable ?? 'fail', report }
+  // In memory, begin() stays synchronous: the shared store's await is only paid with --state.
+  const serve = shared
+    ? (req: WireRequest, res: WireResponse, upstream: Upstream | null, clientUrl: URL, rawUrl: string = req.url) =>
+        beginShared(shared, { method: req.method, url: clientUrl, headers: req.headers }, req, res, (exchange) => run(exchange, req, res, upstream, rawUrl))
+    : (req: WireRequest, res: WireResponse, upstream: Upstream | null, clientUrl: URL, rawUrl: string = req.url) => run(storm.begin({ method: req.method, url: clientUrl, headers: req.headers }), req, res, upstream, rawUrl)
   server.on('request', (req, res) => {
     const resolution = resolveRequest(targets, req, self)
     if (!resolution.ok) {
@@ -198,11 +220,14 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   }
 
   const allowedHosts = new Set<string>(LOOPBACK.has(host) ? [] : [host.toLowerCase()])
-  const dashboard = options.dashboard === false ? null : createDashboard(storm)
+  const dashboard = options.dashboard === false ? null : createDashboard(storm, shareState ? { publishRules: (config) => shareState.publishRules(config) } : {})
   const extraRoutes = [...(dashboard?.routes ?? []), ...(options.adminRoutes ?? [])]
-  admin.on('request', createAdminHandler({ storm, token, allowedHosts, ...(extraRoutes.length ? { extraRoutes } : {}), ...(dashboard ? { publicRoutes: dashboard.publicRoutes } : {}) }))
+  admin.on('request', createAdminHandler({ storm, token, allowedHosts, ...(shareState ? { state: shareState } : {}), ...(extraRoutes.length ? { extraRoutes } : {}), ...(dashboard ? { publicRoutes: dashboard.publicRoutes } : {}) }))
 
-  const { address, adminAddress, self: selfHost } = await listenPair(server, admin, host, options.port ?? 0, options.adminPort ?? 0)
+  const { address, adminAddress, self: selfHost } = await listenPair(server, admin, host, options.port ?? 0, options.adminPort ?? 0).catch(async (error: unknown) => {
+    if (ownsState) await shareState?.close()
+    throw error
+  })
   self = selfHost
   ownPorts.add(String(address.port))
   ownPorts.add(String(adminAddress.port))
@@ -219,6 +244,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
       // The handler as it is when the grace ends: one made meanwhile (first CONNECT) is closed too.
       await closePair(server, admin, { close: () => connect?.close(), destroyAll: () => connect?.destroyAll() })
       await client.close().catch(() => undefined)
+      if (ownsState) await shareState?.close()
       state = 'closed'
     })()
     return closing
@@ -237,6 +263,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
       return ca
     },
     source,
+    state: shareState,
     get readyState() {
       return state
     },

@@ -15,6 +15,8 @@ import { LISTEN_PORT, numberListOption, numberOption } from '../numeric-options.
 import { printError, printLine } from '../output.js'
 import { recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
 import { cassetteAdminRoute } from '../../cassette/cassette-admin-route.js'
+import type { RedisRunState } from '../../engine/state/redis-run-state.js'
+import { stateFromArgs, stateOptions, type StateArgs } from '../state-args.js'
 
 export interface ProxyArgs extends HttpsArgs {
   target: string[]
@@ -72,9 +74,20 @@ export async function stormFromArgs(args: ProxyArgs): Promise<Storm> {
 
 /** The report document for every run of a storm: one report, or `{runs: [{report}]}`. */
 export function reportDocument(storm: Storm): unknown {
-  const ids = storm.runIds()
-  if (ids.length <= 1) return storm.report(ids[0])
-  return { version: 1, kind: 'toolstorm.report-set', toolstorm: VERSION, runs: ids.map((id) => ({ run: id, report: storm.report(id) })) }
+  return reportSet(storm.runIds(), (id) => storm.report(id))
+}
+
+/** The same document for the runs of a shared state store: every replica's calls and effects, merged. */
+export async function sharedReportDocument(state: RedisRunState): Promise<unknown> {
+  const ids = await state.runIds()
+  const reports = new Map<string, unknown>()
+  for (const id of ids.length ? ids : [undefined]) reports.set(id ?? '', await state.report(id))
+  return reportSet(ids, (id) => reports.get(id ?? ''))
+}
+
+function reportSet(ids: string[], report: (id: string | undefined) => unknown): unknown {
+  if (ids.length <= 1) return report(ids[0])
+  return { version: 1, kind: 'toolstorm.report-set', toolstorm: VERSION, runs: ids.map((id) => ({ run: id, report: report(id) })) }
 }
 
 export function describeProxy(proxy: ProxyServer): string[] {
@@ -108,14 +121,20 @@ export function stopOnSignals(proxy: ProxyServer, onStop: () => Promise<void>): 
   })
 }
 
-export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & { record?: string }> = {
+export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & StateArgs & { record?: string }> = {
   command: 'proxy',
   describe: 'Run the fault-injecting proxy (reverse mode with --target, forward mode without)',
   // Cassette recording (issue 4): --record FILE plus the options in record-options.ts.
-  builder: (yargs: Argv) => recordOptions(proxyOptions(yargs)).option('record', { type: 'string', describe: 'Record every exchange into this cassette (JSON Lines, written atomically)' }) as unknown as Argv<ProxyArgs & RecordArgs & { record?: string }>,
+  builder: (yargs: Argv) =>
+    stateOptions(recordOptions(proxyOptions(yargs)).option('record', { type: 'string', describe: 'Record every exchange into this cassette (JSON Lines, written atomically)' })) as unknown as Argv<ProxyArgs & RecordArgs & StateArgs & { record?: string }>,
   async handler(args) {
     keepHeapWarm()
+    // Replicas started without rules take the shared ones; with rules (or a seed) they publish theirs.
+    const state = stateFromArgs(args, args.rules === undefined && args.seed === undefined ? 'adopt' : 'publish')
+    if (state && args.record) throw new ConfigError('Failed to start the proxy: --record with --state is not supported yet (one cassette per replica would miss the others\' exchanges). Record with one proxy.', { code: 'ERR_USAGE' })
+    if (state && args.clock === 'virtual') throw new ConfigError('Failed to start the proxy: --clock virtual with --state is not supported (replicas share Redis\'s clock).', { code: 'ERR_USAGE' })
     const storm = await stormFromArgs(args)
+    const shared = state ? await (await import('../../engine/state/redis-run-state.js')).connectRedisState(storm, { ...state, onRulesApplied: (version) => printError(`rules version ${version} from the state store applied`) }) : null
     if (!LOOPBACK.has(args.host)) printError(`listening on ${args.host}: anyone who can reach it can use this proxy. Keep the admin token secret.`)
     const https = await httpsOptionsFromArgs(args, { recording: args.record !== undefined })
     const recorder = args.record ? recorderFromArgs(storm, args.record, args) : null
@@ -125,9 +144,11 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & { reco
       storm,
       ...https,
       warn: printError,
+      ...(shared ? { state: shared, stateUnavailable: args['state-unavailable'] } : {}),
       ...(recorder ? { observer: recorder.observer, adminRoutes: [cassetteAdminRoute(recorder)] } : {}),
     }).catch(async (error: unknown) => {
       await recorder?.discard()
+      await shared?.close()
       throw error
     })
     // Signal handlers first: whoever reads the printed address may stop the proxy right away.
@@ -137,9 +158,12 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & { reco
         printError(`cassette written to ${args.record} (${recorder.size} exchanges)`)
       }
       if (args.report) {
-        await writeFileAtomic(args.report, JSON.stringify(reportDocument(storm), null, 2) + '\n')
+        // With --state: the run as every replica saw it.
+        const document = shared ? await sharedReportDocument(shared) : reportDocument(storm)
+        await writeFileAtomic(args.report, JSON.stringify(document, null, 2) + '\n')
         printError(`report written to ${args.report}`)
       }
+      await shared?.close()
     })
     for (const line of describeProxy(proxy)) printLine(line)
     await stopped

@@ -99,6 +99,11 @@ export const reportSchema = z.strictObject({
   droppedCalls: counter,
   effects: z.array(effectSchema).max(10_000),
   budgetRejections: counter,
+  /**
+   * Exchanges served while the shared state store (`--state`) was unreachable: answered 503, or
+   * passed through untouched with `--state-unavailable=pass`. Absent when there were none.
+   */
+  stateUnavailable: counter.optional(),
 })
 
 export type Report = z.infer<typeof reportSchema>

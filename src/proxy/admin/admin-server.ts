@@ -12,6 +12,9 @@
  * | POST | /effects | the tool side reports a commit `{name, key, call}` |
  * | POST | /clock/advance | advance a virtual clock `{seconds}` (virtual clock only) |
  *
+ * With a shared state store (`--state`), reports, runs, resets and effects are the store's (every
+ * replica's), and `PUT /rules` reaches every replica (docs/scale-out.md).
+ *
  * Errors are `{"error":{"type":"admin_error","code","message","details"?}}` with the code's HTTP status (see docs/errors.md).
  */
 import http from 'node:http'
@@ -24,6 +27,7 @@ import { lintRules } from '../../engine/rules/lint-rules.js'
 import { parseDocument } from '../../io/read-input-file.js'
 import { VERSION } from '../../version.js'
 import { hasValidToken, isAllowedHost } from './admin-auth.js'
+import type { RedisRunState } from '../../engine/state/redis-run-state.js'
 
 /** Admin request bodies are small JSON documents. */
 const MAX_ADMIN_BODY_BYTES = 1024 * 1024
@@ -37,6 +41,8 @@ export interface AdminContext {
   readonly extraRoutes?: Array<(req: http.IncomingMessage, res: http.ServerResponse, url: URL) => boolean | Promise<boolean>>
   /** Routes answered without the token (the dashboard's static page; never data). Host/Origin are still checked. */
   readonly publicRoutes?: Array<(req: http.IncomingMessage, res: http.ServerResponse, url: URL) => boolean | Promise<boolean>>
+  /** Runs shared with other replicas (`--state`): reports, runs, resets, effects and rules go through it. */
+  readonly state?: RedisRunState
   /** Called when the rules change, so the proxy can apply side effects (none today). */
   onRulesChanged?(): void
 }
@@ -101,6 +107,28 @@ export function createAdminHandler(context: AdminContext): http.RequestListener 
       for (const route of context.extraRoutes ?? []) if (await route(req, res, url)) return
 
       const run = url.searchParams.get('run') ?? undefined
+      const shared = context.state
+      if (shared) {
+        switch (`${req.method} ${url.pathname}`) {
+          case 'GET /report': {
+            if (run !== undefined && !(await shared.hasRun(run))) throw new AdminApiError('ERR_ADMIN_NOT_FOUND', `Failed to read the report: no run "${run}" in ${shared.shownUrl} (runs: ${(await shared.runIds()).join(', ') || 'none'}).`)
+            return sendJson(res, 200, await shared.report(run))
+          }
+          case 'GET /runs':
+            return sendJson(res, 200, { runs: await shared.runs() })
+          case 'POST /reset':
+            await shared.reset(run)
+            return sendJson(res, 200, { ok: true, reset: run ?? 'all' })
+          case 'POST /effects': {
+            const body = parseJsonBody(await readBody(req, 16 * 1024), 'POST /effects') as { name?: unknown; key?: unknown; call?: unknown }
+            if (typeof body !== 'object' || body === null || typeof body.call !== 'string') {
+              throw new AdminApiError('ERR_EFFECT_INVALID', 'Failed to record an effect: expected {"name": string, "key": string, "call": "<x-toolstorm-call value>"}.')
+            }
+            // The shared exchange map is the capability check: an unknown id is refused there.
+            return sendJson(res, 201, { ok: true, effect: await shared.effect(body.name, body.key, body.call) })
+          }
+        }
+      }
       switch (`${req.method} ${url.pathname}`) {
         case 'GET /report': {
           if (run !== undefined && !storm.hasRun(run)) throw new AdminApiError('ERR_ADMIN_NOT_FOUND', `Failed to read the report: no run "${run}" (runs: ${storm.runIds().join(', ') || 'none'}).`)
@@ -115,6 +143,8 @@ export function createAdminHandler(context: AdminContext): http.RequestListener 
           const type = req.headers['content-type'] ?? ''
           const document = /yaml/i.test(type) ? parseDocument(text, 'PUT /rules', { format: 'yaml' }) : parseJsonBody(text, 'PUT /rules')
           const config = parseConfig(document, 'PUT /rules')
+          // Shared first: a replica never serves rules the others did not get.
+          await shared?.publishRules(config)
           storm.setConfig(config)
           context.onRulesChanged?.()
           return sendJson(res, 200, { ok: true, rules: config.rules.length, warnings: lintRules(config) })

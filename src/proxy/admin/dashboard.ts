@@ -17,6 +17,7 @@ import { AdminApiError } from '../../errors.js'
 import { parseStrictJson, StrictJsonError } from '../../engine/strict-json.js'
 import { parseConfig, type Storm } from '../../engine/storm.js'
 import { lintRules } from '../../engine/rules/lint-rules.js'
+import type { StormConfig } from '../../engine/schema/config.js'
 import { parseDocument } from '../../io/read-input-file.js'
 import { serveStatic, type StaticSite } from '../../ui/static-files.js'
 import { UI_BUILD_HINT, uiAssetsDir } from '../../ui/ui-assets.js'
@@ -39,6 +40,8 @@ export interface DashboardOptions {
   /** Directory of the built page (default `dist/dashboard`). */
   readonly assetsDir?: string
   readonly events?: EventStreamOptions
+  /** Hand edited rules to the other replicas first (`--state`: the shared store's `publishRules`). */
+  readonly publishRules?: (config: StormConfig) => Promise<void>
 }
 
 /** A run id that cannot be a header value: `report()` of it shows the rules as reports do. */
@@ -99,6 +102,7 @@ export function createDashboard(storm: Storm, options: DashboardOptions = {}): D
     if (req.method !== 'PUT' || url.pathname !== `${DASHBOARD_PATH}/rules`) return false
     const document = restoreRedacted(parseBody(await readBody(req), req.headers['content-type'] ?? ''), storm)
     const config = parseConfig(document, 'the rules editor')
+    await options.publishRules?.(config)
     storm.setConfig(config)
     sendJson(res, 200, { ok: true, rules: config.rules.length, warnings: lintRules(config) })
     return true

@@ -1,0 +1,401 @@
+/**
+ * A run's state shared by proxy replicas through Redis: ordinals, limits, the call budget and key
+ * de-duplication are taken atomically by one script per exchange (redis-scripts.ts); finished
+ * calls and effects go to the run's streams; the rules live under a version key (shared-rules.ts).
+ * Hash draws need no coordination: every replica computes them alone (decision.ts).
+ *
+ * @example
+ * const state = await connectRedisState(storm, { url: 'redis://127.0.0.1:6379' })
+ * const exchange = await state.begin({ method: 'POST', url, headers })
+ * @see ../../../docs/scale-out.md
+ */
+import { createHash } from 'node:crypto'
+import { createClient, ErrorReply } from 'redis'
+import { EffectError, StateUnavailableError, ToolstormError } from '../../errors.js'
+import { decide } from '../decision.js'
+import { Exchange } from '../exchange.js'
+import { globMatches } from '../glob.js'
+import type { Run } from '../run.js'
+import { ITEMIZED_CALLS_LIMIT, type StormConfig } from '../schema/config.js'
+import type { CallRecord, CoverageCounts, EffectRecord, Report } from '../schema/report.js'
+import type { Rule } from '../schema/rule.js'
+import { checkEffectInput, DEFAULT_RUN, HEADER_CALL, HEADER_KEY, HEADER_RUN, headerValue, MAX_EFFECTS, type BeginRequest, type Storm } from '../storm.js'
+import { BEGIN_SCRIPT, EFFECT_SCRIPT, FINISH_SCRIPT, SELECT_SCRIPT } from './redis-scripts.js'
+import { DEFAULT_STATE_PREFIX, DEFAULT_STATE_TTL_SECONDS, type RedisStateOptions } from './state-options.js'
+import { SharedRules } from './shared-rules.js'
+import { parseStateUrl, type StateUrl } from './state-url.js'
+
+/** A command that waits longer than this counts as the store being unavailable. */
+const COMMAND_TIMEOUT_MS = 2000
+
+type Client = ReturnType<typeof newClient>
+
+/** Open the store, failing with `ERR_STATE_UNAVAILABLE` (naming the URL) when Redis cannot be reached. */
+export async function connectRedisState(storm: Storm, options: RedisStateOptions): Promise<RedisRunState> {
+  const where = parseStateUrl(options.url)
+  const client = newClient(where)
+  try {
+    await client.connect()
+  } catch (error) {
+    await client.destroy()
+    throw unavailable(where, error, 'at start')
+  }
+  const state = new RedisRunState(storm, client, where, options)
+  try {
+    await state.start(options.rules ?? 'publish', options.follow ?? true)
+  } catch (error) {
+    await state.close()
+    throw error instanceof ErrorReply || error instanceof ToolstormError ? error : unavailable(where, error, 'at start')
+  }
+  return state
+}
+
+function newClient(where: StateUrl) {
+  let connected = false
+  const client = createClient({
+    ...where.client,
+    // Fail fast while disconnected: an exchange is answered 503 (or passed) rather than held.
+    disableOfflineQueue: true,
+    commandOptions: { timeout: COMMAND_TIMEOUT_MS },
+    socket: {
+      ...(where.client.socket ?? {}),
+      connectTimeout: COMMAND_TIMEOUT_MS,
+      // Give up at start (exit 2); once connected, keep reconnecting: traffic resumes when Redis returns.
+      reconnectStrategy: (retries: number, cause: Error) => (connected ? Math.min(50 * 2 ** retries, 1000) : cause),
+    },
+  })
+  client.on('ready', () => {
+    connected = true
+  })
+  // node-redis emits every socket error; the exchanges that needed Redis report it themselves.
+  client.on('error', () => undefined)
+  return client
+}
+
+function unavailable(where: StateUrl, error: unknown, when: string): StateUnavailableError {
+  const reason = reasonOf(error)
+  return new StateUnavailableError(`Failed to reach the state store ${where.shown} ${when}: ${reason}. Start Redis there, or fix --state.`, { cause: error })
+}
+
+/** A socket error's code (ECONNREFUSED), looked for through node-redis's wrappers; else the message. */
+function reasonOf(error: unknown): string {
+  let current = error as { code?: unknown; cause?: unknown; originalError?: unknown; socketError?: unknown } | undefined
+  for (let depth = 0; depth < 4 && current; depth++) {
+    if (typeof current.code === 'string') return current.code
+    current = (current.socketError ?? current.originalError ?? current.cause) as typeof current
+  }
+  return (error as Error)?.message ?? String(error)
+}
+
+/** Run ids travel inside exchange ids, so an effect posted to any replica finds its run. */
+function encodeRun(run: string): string {
+  return Buffer.from(run, 'utf8').toString('base64url')
+}
+
+function runOfExchange(id: string): string | null {
+  const dot = id.lastIndexOf('.')
+  if (dot < 0) return null
+  return Buffer.from(id.slice(dot + 1), 'base64url').toString('utf8') || null
+}
+
+/** The keys of one run: one hash tag, so one Redis Cluster slot. */
+interface RunKeys {
+  readonly state: string
+  readonly keys: string
+  readonly exchanges: string
+  readonly calls: string
+  readonly effects: string
+}
+
+type BeginReply = [status: number, start: number, now: number, call?: number, ordinal?: number, key?: string, parent?: number, selected?: string, pending?: number]
+
+export class RedisRunState {
+  readonly #storm: Storm
+  readonly #client: Client
+  readonly #where: StateUrl
+  readonly #prefix: string
+  readonly #ttlMs: string
+  readonly #rules: SharedRules
+  readonly #shas = new Map<string, string>()
+  #subscriber: Client | null = null
+  /** Exchanges answered without the store, per run, not yet added to its shared count. */
+  readonly #unavailable = new Map<string, number>()
+  /** Calls finished in this event loop turn, per run, written out together. */
+  readonly #finishing = new Map<string, { keys: RunKeys; run: string; records: CallRecord[]; ids: string[] }>()
+  /** Round trips to Redis so far (measured by the benchmark and the tests). */
+  roundTrips = 0
+
+  constructor(storm: Storm, client: Client, where: StateUrl, options: RedisStateOptions) {
+    this.#storm = storm
+    this.#client = client
+    this.#where = where
+    this.#prefix = options.prefix ?? DEFAULT_STATE_PREFIX
+    this.#ttlMs = String(Math.round((options.ttlSeconds ?? DEFAULT_STATE_TTL_SECONDS) * 1000))
+    this.#rules = new SharedRules({
+      storm,
+      connection: client,
+      key: `${this.#prefix}:rules`,
+      source: where.shown,
+      command: (send) => this.#command(send),
+      onApplied: options.onRulesApplied,
+    })
+  }
+
+  /** The store's URL as messages show it (no password). */
+  get shownUrl(): string {
+    return this.#where.shown
+  }
+
+  // Key layout (docs/scale-out.md#key-layout) ---------------------------------------------
+  #runKeys(run: string): RunKeys {
+    const tag = `{${this.#prefix}:${run}}`
+    return { state: `${tag}:s`, keys: `${tag}:k`, exchanges: `${tag}:x`, calls: `${tag}:calls`, effects: `${tag}:effects` }
+  }
+
+  get #runsKey(): string {
+    return `${this.#prefix}:runs`
+  }
+
+  /** Publish or adopt the rules, then follow other replicas' changes. */
+  async start(rules: 'publish' | 'adopt', follow: boolean): Promise<void> {
+    if (rules === 'publish') await this.#rules.publish(this.#storm.config)
+    else await this.#rules.check()
+    if (!follow) return
+    const subscriber = this.#client.duplicate()
+    subscriber.on('error', () => undefined)
+    await subscriber.connect()
+    this.#subscriber = subscriber
+    await this.#rules.follow(subscriber)
+  }
+
+  /** Make `config` the rules of every replica (`PUT /rules`). */
+  publishRules(config: StormConfig): Promise<void> {
+    return this.#rules.publish(config)
+  }
+
+  /** The version of the rules this replica serves. */
+  get rulesVersion(): number {
+    return this.#rules.version
+  }
+
+  // Exchanges ------------------------------------------------------------------------------
+
+  /**
+   * Start an exchange with the run's shared state: one script decides budget, ordinal, key,
+   * eligibility and limits; a second one only when a probabilistic rule's draw needs the key.
+   * Throws `StateUnavailableError` when Redis cannot be reached.
+   */
+  async begin(request: BeginRequest): Promise<Exchange> {
+    const storm = this.#storm
+    const config = storm.config
+    const runId = request.run ?? headerValue(request.headers, HEADER_RUN) ?? DEFAULT_RUN
+    const method = request.method.toUpperCase()
+    const route = storm.routeOf(method, request.url)
+    const id = `${storm.newExchangeId()}.${encodeRun(runId)}`
+    const keys = this.#runKeys(runId)
+    const matching = config.rules.filter((rule) => globMatches(rule.route, route))
+    const args = [this.#ttlMs, String(config.maxCalls ?? -1), route, headerValue(request.headers, HEADER_KEY) || '', id, headerValue(request.headers, HEADER_CALL) ?? '', String(matching.length)]
+    for (const rule of matching) args.push(...ruleArgs(rule, rule.probability >= 1 ? 'a' : rule.probability <= 0 ? 'n' : 'd'))
+    const reply = (await this.#eval(BEGIN_SCRIPT, [keys.state, keys.keys, keys.exchanges], args)) as BeginReply
+    // Redis is back: add what was served without it to the run's count (not waited for).
+    if (this.#unavailable.size > 0) void this.#flushUnavailable(runId, keys.state)
+    const [status, startMs, nowMs] = reply
+    const run = storm.run(runId)
+    // This replica's clock, aligned with the run's start in Redis: call timings are the run's.
+    const started = Math.max(0, (nowMs - startMs) / 1000)
+    run.start = storm.clock.now() - started
+    const view = { method, url: request.url.href, headers: request.headers }
+    if (status === 0) return new Exchange({ id, stormId: storm.nonce, run, request: view, url: request.url, seed: config.seed, clock: storm.clock })
+    const [, , , call, ordinal, key, parent, chosen, pending] = reply as Required<BeginReply>
+    if (call === 1) void this.#command(() => this.#client.zAdd(this.#runsKey, { score: startMs, value: runId })).catch(() => undefined)
+    let selected = chosen
+    if (pending > 0) {
+      // A draw decides from here: the key is known now, so every remaining draw is.
+      const rest = ['' + ordinal, String(pending), String(matching.length)]
+      for (const rule of matching) rest.push(...ruleArgs(rule, decide(config.seed, rule.name, route, key, rule.probability) ? 'a' : 'n'))
+      selected = (await this.#eval(SELECT_SCRIPT, [keys.state], rest)) as string
+    }
+    const rule = selected ? (matching.find((candidate) => candidate.name === selected) ?? null) : null
+    return storm.openExchange(run, { id, view, url: request.url, route, ordinal, key, rule, callId: call, started, parent: parent || null, seed: config.seed, onFinish: (exchange) => this.#finished(keys, exchange) })
+  }
+
+  /**
+   * Write a finished call out at the end of the event loop turn: after the flow's last hooks
+   * (which may add its model call), together with the run's other calls that finished in it.
+   */
+  #finished(keys: RunKeys, exchange: Exchange): void {
+    let batch = this.#finishing.get(keys.state)
+    if (!batch) {
+      batch = { keys, run: exchange.run.id, records: [], ids: [] }
+      this.#finishing.set(keys.state, batch)
+      if (this.#finishing.size === 1) setImmediate(() => this.#flushFinished())
+    }
+    batch.records.push(exchange.record as CallRecord)
+    batch.ids.push(exchange.id)
+  }
+
+  #flushFinished(): void {
+    for (const { keys, run, records, ids } of this.#finishing.values()) {
+      const args = [this.#ttlMs, String(ITEMIZED_CALLS_LIMIT)]
+      records.forEach((record, i) => {
+        args.push(record.id <= ITEMIZED_CALLS_LIMIT ? JSON.stringify(record) : '', record.injected && record.fault ? record.fault : '', ids[i] as string, String(record.id))
+      })
+      this.#eval(FINISH_SCRIPT, [keys.state, keys.calls, keys.exchanges], args).catch(() => {
+        // Redis went away after these exchanges began: they are missing from the shared report, counted.
+        for (let i = 0; i < records.length; i++) this.#countUnavailable(run)
+      })
+    }
+    this.#finishing.clear()
+  }
+
+  /** Count an exchange served without the store (answered 503 or passed through). */
+  countUnavailable(run: string): void {
+    this.#countUnavailable(run)
+  }
+
+  #countUnavailable(run: string): void {
+    this.#unavailable.set(run, (this.#unavailable.get(run) ?? 0) + 1)
+  }
+
+  /** The run a request belongs to (for counting one that could not begin). */
+  runOf(request: BeginRequest): string {
+    return request.run ?? headerValue(request.headers, HEADER_RUN) ?? DEFAULT_RUN
+  }
+
+  async #flushUnavailable(run: string, stateKey: string): Promise<void> {
+    const count = this.#unavailable.get(run)
+    if (count === undefined) return
+    this.#unavailable.delete(run)
+    await this.#command(() => this.#client.hIncrBy(stateKey, 'unavailable', count)).catch(() => this.#unavailable.set(run, (this.#unavailable.get(run) ?? 0) + count))
+  }
+
+  // Effects, reports, runs -----------------------------------------------------------------
+
+  /** Record a committed effect for the exchange `call` names, whichever replica served it. */
+  async effect(name: unknown, key: unknown, call: string): Promise<EffectRecord> {
+    checkEffectInput(name, key)
+    const run = runOfExchange(call)
+    if (run === null) throw new EffectError('ERR_EFFECT_INVALID', `Failed to record an effect: no exchange "${call.slice(0, 64)}" in this run's shared state. Was the run reset, or did the request bypass toolstorm?`)
+    const keys = this.#runKeys(run)
+    const redactor = this.#storm.redactor
+    const safeName = redactor.text(name)
+    const safeKey = redactor.text(key as string)
+    // The identity is of the raw pair; only its digest reaches Redis.
+    const digest = createHash('sha256').update(JSON.stringify([name, key])).digest('base64url')
+    const reply = (await this.#eval(EFFECT_SCRIPT, [keys.state, keys.exchanges, keys.effects], [
+      this.#ttlMs,
+      call,
+      safeName,
+      safeKey,
+      digest,
+      safeName !== name || safeKey !== key ? '1' : '0',
+      String(MAX_EFFECTS),
+    ])) as [number, string?]
+    if (reply[0] === 0) throw new EffectError('ERR_EFFECT_INVALID', `Failed to record an effect: no exchange "${call.slice(0, 64)}" in this run's shared state. Was the run reset, or did the request bypass toolstorm?`)
+    if (reply[0] === -1) throw new EffectError('ERR_EFFECT_LIMIT', `Failed to record an effect: the run already holds ${MAX_EFFECTS} effects.`)
+    return JSON.parse(reply[1] as string) as EffectRecord
+  }
+
+  /** Whether Redis holds state for `run`. */
+  async hasRun(run: string): Promise<boolean> {
+    return (await this.#command(() => this.#client.exists(this.#runKeys(run).state))) === 1
+  }
+
+  /** Ids of the runs in the store (oldest first), without the expired ones. */
+  async runIds(): Promise<string[]> {
+    return (await this.runs()).map((run) => run.id)
+  }
+
+  /** The runs in the store (oldest first) with their itemized call counts, without the expired ones. */
+  async runs(): Promise<Array<{ id: string; calls: number }>> {
+    const ids = await this.#command(() => this.#client.zRange(this.#runsKey, 0, -1))
+    // Issued in one tick: node-redis sends them in one write.
+    const counts = await this.#command(() => Promise.all(ids.map((id) => this.#client.hGet(this.#runKeys(id).state, 'calls'))))
+    const live: Array<{ id: string; calls: number }> = []
+    const expired: string[] = []
+    ids.forEach((id, i) => {
+      const calls = counts[i]
+      if (calls !== null && calls !== undefined) live.push({ id, calls: Math.min(Number(calls), ITEMIZED_CALLS_LIMIT) })
+      else expired.push(id)
+    })
+    // The index has no TTL of its own: runs whose keys expired leave it when listed.
+    if (expired.length) await this.#command(() => this.#client.zRem(this.#runsKey, expired))
+    return live
+  }
+
+  /** The merged report of a run: every replica's calls and effects, the shared coverage and counters. */
+  async report(runId: string = DEFAULT_RUN): Promise<Report> {
+    const keys = this.#runKeys(runId)
+    const [state, callEntries, effectEntries] = await this.#command(() =>
+      Promise.all([this.#client.hGetAll(keys.state), this.#client.xRange(keys.calls, '-', '+'), this.#client.xRange(keys.effects, '-', '+')]),
+    )
+    const counter = (field: string) => Number(state[field] ?? 0)
+    const coverage = new Map<string, CoverageCounts>()
+    for (const rule of this.#storm.rules) coverage.set(rule.name, { eligible: counter(`c:${rule.name}:e`), selected: counter(`c:${rule.name}:s`), triggered: counter(`c:${rule.name}:t`) })
+    const calls = (callEntries ?? []).map((entry) => JSON.parse(entry.message.c as string) as CallRecord).sort((a, b) => a.id - b.id)
+    const effects = (effectEntries ?? []).map((entry) => JSON.parse(entry.message.e as string) as EffectRecord)
+    const report = this.#storm.reportOf({
+      id: runId,
+      coverage,
+      calls,
+      effects,
+      droppedCalls: Math.max(0, counter('calls') - ITEMIZED_CALLS_LIMIT),
+      budgetRejections: counter('budget'),
+    } satisfies Pick<Run, 'id' | 'coverage' | 'calls' | 'droppedCalls' | 'effects' | 'budgetRejections'>)
+    const missed = counter('unavailable') + (this.#unavailable.get(runId) ?? 0)
+    return missed > 0 ? { ...report, stateUnavailable: missed } : report
+  }
+
+  /** Forget one run (or every run) in the store and in this replica. */
+  async reset(run?: string): Promise<void> {
+    const ids = run === undefined ? await this.#command(() => this.#client.zRange(this.#runsKey, 0, -1)) : [run]
+    for (const id of ids) {
+      const keys = this.#runKeys(id)
+      await this.#command(() => this.#client.del([keys.state, keys.keys, keys.exchanges, keys.calls, keys.effects]))
+      await this.#command(() => this.#client.zRem(this.#runsKey, id))
+      this.#unavailable.delete(id)
+    }
+    this.#storm.reset(run)
+  }
+
+  async close(): Promise<void> {
+    this.#rules.stop()
+    const subscriber = this.#subscriber
+    this.#subscriber = null
+    await subscriber?.close().catch(() => subscriber.destroy())
+    if (this.#client.isOpen) await this.#client.close().catch(() => this.#client.destroy())
+  }
+
+  // Plumbing -------------------------------------------------------------------------------
+
+  /** EVALSHA, loading the script on first use and again after Redis restarted (NOSCRIPT). */
+  async #eval(script: string, keys: string[], args: string[]): Promise<unknown> {
+    let sha = this.#shas.get(script)
+    if (sha === undefined) {
+      sha = createHash('sha1').update(script).digest('hex')
+      this.#shas.set(script, sha)
+    }
+    const command = ['EVALSHA', sha, String(keys.length), ...keys, ...args]
+    try {
+      return await this.#command(() => this.#client.sendCommand(command))
+    } catch (error) {
+      if (!(error instanceof ErrorReply) || !error.message.startsWith('NOSCRIPT')) throw error
+      return this.#command(() => this.#client.sendCommand(['EVAL', script, String(keys.length), ...keys, ...args]))
+    }
+  }
+
+  /** One round trip; any failure but a Redis error reply means the store is unavailable. */
+  async #command<T>(send: () => Promise<T>): Promise<T> {
+    this.roundTrips++
+    try {
+      return await send()
+    } catch (error) {
+      if (error instanceof ErrorReply && !/^(LOADING|BUSY|MASTERDOWN|READONLY)/.test(error.message)) throw error
+      throw unavailable(this.#where, error, 'during traffic')
+    }
+  }
+}
+
+function ruleArgs(rule: Rule, mode: 'a' | 'n' | 'd'): string[] {
+  return [rule.name, String(rule.limit ?? -1), mode, rule.calls.join(',')]
+}

@@ -1,0 +1,19 @@
+import { describe, expect, it } from 'vitest'
+import { parseStateUrl } from './state-url.js'
+
+describe('parseStateUrl', () => {
+  it('reads redis://, rediss:// and unix:// URLs and never shows the password', () => {
+    expect(parseStateUrl('redis://127.0.0.1:6379/2')).toEqual({ shown: 'redis://127.0.0.1:6379/2', client: { url: 'redis://127.0.0.1:6379/2' } })
+    expect(parseStateUrl('rediss://:s3cret@redis.internal:6380').shown).toBe('rediss://***@redis.internal:6380')
+    expect(parseStateUrl('unix:///run/redis/redis.sock?db=1')).toEqual({ shown: 'unix:///run/redis/redis.sock?db=1', client: { socket: { path: '/run/redis/redis.sock' }, database: 1 } })
+  })
+
+  it('refuses what is not a Redis URL, naming the value and what was expected', () => {
+    const expected = 'expected redis://HOST:PORT[/DB], rediss://HOST:PORT[/DB] or unix:///path/to/redis.sock[?db=N].'
+    expect(() => parseStateUrl('redis-host:6379')).toThrow(`Failed to read --state: "redis-host:6379" uses redis-host; ${expected}`)
+    expect(() => parseStateUrl('not a url')).toThrow(`Failed to read --state: "not a url" is not a URL; ${expected}`)
+    expect(() => parseStateUrl('redis://:pw@h:1/zero')).toThrow(`Failed to read --state: the database "zero" in "redis://***@h:1/zero" is not a number; ${expected}`)
+    expect(() => parseStateUrl('unix:///')).toThrow('names no socket path')
+    expect(() => parseStateUrl('nope')).toThrow(expect.objectContaining({ code: 'ERR_USAGE' }))
+  })
+})

@@ -1,0 +1,50 @@
+/**
+ * Serving with a shared state store (`--state`): the exchange begins once Redis has taken the
+ * run's decisions; when Redis cannot be reached the client gets a 503 naming the store (a test
+ * tool must never silently stop injecting), or, with `--state-unavailable=pass`, the request is
+ * passed through untouched. Both are counted in the run's report (`stateUnavailable`).
+ * @see ../../docs/scale-out.md#when-redis-is-unreachable
+ */
+import { StateUnavailableError } from '../errors.js'
+import type { Exchange } from '../engine/exchange.js'
+import type { RedisRunState } from '../engine/state/redis-run-state.js'
+import type { BeginRequest, Storm } from '../engine/storm.js'
+import { failExchange, sendProxyError } from './data-plane-server.js'
+import type { ExchangeErrorReporter } from './exchange-failure.js'
+import type { WireRequest } from './http1/wire-request.js'
+import type { WireResponse } from './http1/wire-response.js'
+
+/** What a replica does with an exchange while Redis is unreachable. */
+export type StateUnavailablePolicy = 'fail' | 'pass'
+
+export interface SharedServeContext {
+  readonly storm: Storm
+  readonly state: RedisRunState
+  readonly policy: StateUnavailablePolicy
+  readonly report: ExchangeErrorReporter
+}
+
+/** Begin `request` in the shared store, then `run` it; a store failure is answered here. */
+export function beginShared(context: SharedServeContext, request: BeginRequest, req: WireRequest, res: WireResponse, run: (exchange: Exchange) => void): void {
+  context.state.begin(request).then(
+    (exchange) => {
+      // The client may have left while Redis answered.
+      if (res.destroyed) return exchange.finish('cancelled', null, 'CLIENT_ABORTED')
+      run(exchange)
+    },
+    (error: unknown) => {
+      if (!(error instanceof StateUnavailableError)) return failExchange(context.report, error, req, res)
+      context.state.countUnavailable(context.state.runOf(request))
+      if (res.destroyed) return
+      if (context.policy === 'pass') return run(untouched(context.storm, context.state.runOf(request), request))
+      sendProxyError(res, 503, 'ERR_STATE_UNAVAILABLE', `${error.message} The request was not forwarded (pass it through instead with --state-unavailable=pass).`)
+    },
+  )
+}
+
+/** An exchange no rule touches and no report lists (Redis holds the run's report; it is down). */
+function untouched(storm: Storm, runId: string, request: BeginRequest): Exchange {
+  const run = storm.run(runId)
+  const view = { method: request.method.toUpperCase(), url: request.url.href, headers: request.headers }
+  return storm.openExchange(run, { id: storm.newExchangeId(), view, url: request.url, route: storm.routeOf(view.method, request.url), ordinal: 1, key: '#0', rule: null, callId: 1, started: 0, parent: null, seed: storm.seed })
+}

@@ -1,0 +1,117 @@
+/**
+ * `toolstorm proxy --state` and `toolstorm report --state`: replicas as separate processes on one
+ * real Redis, a replica killed with SIGKILL mid-run, and the merged report read by check and inspect.
+ */
+import { spawn } from 'node:child_process'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import type { Report } from '../../src/engine/schema/report.js'
+import { BIN, runCli } from '../helpers/cli.js'
+import { freePort, hasRedis, startRedis, type RedisServer } from '../helpers/redis-server.js'
+import { startUpstream, type Upstream } from '../helpers/upstream.js'
+
+let dir: string
+let upstream: Upstream
+let redis: RedisServer | null = null
+const children: Array<ReturnType<typeof spawn>> = []
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-state-cli-'))
+  upstream = await startUpstream()
+})
+afterAll(async () => {
+  await upstream.close()
+  await rm(dir, { recursive: true, force: true })
+})
+afterEach(async () => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL')
+  await redis?.close()
+  redis = null
+})
+
+/** Start a replica; resolves with its data-plane URL once it printed where it listens. */
+function replica(args: string[]): Promise<{ url: string; child: ReturnType<typeof spawn>; stderr: () => string }> {
+  const child = spawn(process.execPath, [BIN, 'proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  children.push(child)
+  let stdout = ''
+  let stderr = ''
+  child.stderr!.on('data', (c: Buffer) => (stderr += c))
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (c: Buffer) => {
+      stdout += c
+      const url = /^toolstorm proxy (http:\/\/127\.0\.0\.1:\d+) /m.exec(stdout)?.[1]
+      if (url) resolve({ url, child, stderr: () => stderr })
+    })
+    child.once('exit', (code) => reject(new Error(`replica exited ${code}: ${stderr}`)))
+  })
+}
+
+describe.skipIf(!hasRedis)('toolstorm proxy --state', () => {
+  it('exits 2 naming the URL (without its password) when Redis is unreachable at start', async () => {
+    const port = await freePort()
+    const result = await runCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--state', `redis://:hunter2@127.0.0.1:${port}`])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain(`Failed to reach the state store redis://***@127.0.0.1:${port} at start: ECONNREFUSED. Start Redis there, or fix --state.`)
+    expect(result.stderr).toContain('(ERR_STATE_UNAVAILABLE)')
+    expect(result.stderr).not.toContain('hunter2')
+  })
+
+  it('exits 2 on a --state that is not a Redis URL', async () => {
+    const result = await runCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--state', 'http://127.0.0.1:6379'])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain('Failed to read --state: "http://127.0.0.1:6379" uses http; expected redis://HOST:PORT[/DB], rediss://HOST:PORT[/DB] or unix:///path/to/redis.sock[?db=N].')
+    const prefix = await runCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--state-prefix', 'suite-a'])
+    expect(prefix.code).toBe(2)
+    expect(prefix.stderr).toContain('Failed to read --state-prefix: it needs --state (the Redis the runs are shared through).')
+    const virtual = await runCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--state', 'redis://127.0.0.1:1', '--clock', 'virtual'])
+    expect(virtual.code).toBe(2)
+    expect(virtual.stderr).toContain("Failed to start the proxy: --clock virtual with --state is not supported (replicas share Redis's clock).")
+  })
+
+  it('merges 2 replica processes into one report, keeps a killed replica\'s finished calls, and check and inspect accept it', async () => {
+    redis = await startRedis()
+    const rules = path.join(dir, 'rules.json')
+    await writeFile(rules, JSON.stringify({ seed: 3, rules: [{ name: 'second-item', route: 'GET /items/*', kind: 'unavailable', calls: [2] }] }))
+    const state = ['--state', redis.url, '--state-prefix', 'cli']
+    const saved = path.join(dir, 'on-exit.json')
+    const a = await replica([...state, '--rules', rules, '--report', saved])
+    // Started without rules: it serves the shared ones.
+    const b = await replica(state)
+    const statuses: number[] = []
+    for (const proxy of [a, b, a, b]) statuses.push((await fetch(`${proxy.url}/items/x`, { headers: { 'x-toolstorm-run': 'cli-run' } })).status)
+    expect(statuses).toEqual([200, 503, 200, 200])
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    b.child.kill('SIGKILL')
+
+    const report = await runCli(['report', ...state, '--run', 'cli-run'])
+    expect(report.code).toBe(0)
+    const merged = JSON.parse(report.stdout) as Report
+    expect(merged.calls.map((call) => [call.id, call.ordinal, call.status, call.fault])).toEqual([
+      [1, 1, 200, null],
+      [2, 2, 503, 'second-item'],
+      [3, 3, 200, null],
+      [4, 4, 200, null],
+    ])
+    expect(merged.coverage).toEqual({ 'second-item': { eligible: 1, selected: 1, triggered: 1 } })
+    const file = path.join(dir, 'merged.json')
+    await writeFile(file, report.stdout)
+    const check = await runCli(['check', file])
+    expect(check.stdout).toContain('PASS')
+    expect(check.code).toBe(0)
+    const inspect = await runCli(['inspect', file])
+    expect(inspect.code).toBe(0)
+    expect(inspect.stdout).toContain('Valid report v1 (run cli-run): 4 calls, 0 effects')
+
+    // A replica's --report on shutdown holds the merged run too.
+    const exited = new Promise((resolve) => a.child.once('exit', resolve))
+    a.child.kill('SIGTERM')
+    expect(await exited).toBe(0)
+    expect((JSON.parse(await readFile(saved, 'utf8')) as Report).calls).toHaveLength(4)
+
+    const missing = await runCli(['report', ...state, '--run', 'nope'])
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toContain('Failed to read the report: no run "nope"')
+  })
+})

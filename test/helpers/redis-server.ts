@@ -1,0 +1,84 @@
+/**
+ * A real Redis for tests: Debian's `redis-server` on a free loopback port, no persistence.
+ * `.ci/run` installs it; in CI a missing binary fails the test rather than skipping it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import net from 'node:net'
+
+export const REDIS_SERVER = '/usr/bin/redis-server'
+export const hasRedis = existsSync(REDIS_SERVER) || Boolean(process.env.CI)
+
+export interface RedisServer {
+  readonly port: number
+  readonly url: string
+  /** Kill it (SIGKILL: nothing is saved, as after a crash). */
+  kill(): Promise<void>
+  /** Start it again on the same port, empty. */
+  restart(): Promise<void>
+  close(): Promise<void>
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+function waitForPort(port: number, deadline: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const attempt = () => {
+      const socket = net.connect(port, '127.0.0.1')
+      socket.once('connect', () => {
+        socket.destroy()
+        resolve()
+      })
+      socket.once('error', () => {
+        socket.destroy()
+        if (Date.now() > deadline) reject(new Error(`redis-server did not listen on ${port} within the deadline`))
+        else setTimeout(attempt, 20)
+      })
+    }
+    attempt()
+  })
+}
+
+function waitForFile(file: string, deadline: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const attempt = () => {
+      if (existsSync(file)) return resolve()
+      if (Date.now() > deadline) return reject(new Error(`redis-server did not create ${file} within the deadline`))
+      setTimeout(attempt, 20)
+    }
+    attempt()
+  })
+}
+
+/** `unixSocket`: listen on this socket file only (no TCP port); `url` is then `unix://<path>`. */
+export async function startRedis(options: { unixSocket?: string } = {}): Promise<RedisServer> {
+  const socket = options.unixSocket
+  const port = socket ? 0 : await freePort()
+  let child: ChildProcess | null = null
+  const launch = async () => {
+    const where = socket ? ['--port', '0', '--unixsocket', socket, '--unixsocketperm', '700'] : ['--port', String(port), '--bind', '127.0.0.1']
+    child = spawn(REDIS_SERVER, [...where, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+    if (socket) await waitForFile(socket, Date.now() + 5000)
+    else await waitForPort(port, Date.now() + 5000)
+  }
+  const kill = async () => {
+    const running = child
+    child = null
+    if (!running || running.exitCode !== null) return
+    await new Promise<void>((resolve) => {
+      running.once('exit', () => resolve())
+      running.kill('SIGKILL')
+    })
+  }
+  await launch()
+  return { port, url: socket ? `unix://${socket}` : `redis://127.0.0.1:${port}`, kill, restart: launch, close: kill }
+}

@@ -1,0 +1,309 @@
+/**
+ * Proxy replicas share one run's state through a real Redis (Debian's redis-server): the same
+ * client sequence alternated over 3 replicas gets the decisions and the report of 1 proxy.
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import http from 'node:http'
+import os from 'node:os'
+import path from 'node:path'
+import type { AddressInfo } from 'node:net'
+import { createClient } from 'redis'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { parseConfig } from '../../src/engine/storm.js'
+import type { StormConfigInput } from '../../src/engine/schema/config.js'
+import type { CallRecord, Report } from '../../src/engine/schema/report.js'
+import { ToolstormEffects } from '../../src/effects/toolstorm-effects.js'
+import { startProxy, type ProxyOptions, type ProxyServer } from '../../src/proxy/proxy-server.js'
+import { hasRedis, startRedis, type RedisServer } from '../helpers/redis-server.js'
+import { startUpstream, type Upstream } from '../helpers/upstream.js'
+
+const RULES: StormConfigInput = {
+  seed: 7,
+  maxCalls: 22,
+  rules: [
+    { name: 'second-ship', route: 'POST /ship', kind: 'unavailable', calls: [2, 4] },
+    { name: 'flaky-items', route: 'GET /items/*', kind: 'rate_limit', probability: 0.5, limit: 3, delay: 1 },
+    { name: 'keyed', route: 'GET /keyed', kind: 'unavailable', probability: 0.4 },
+  ],
+}
+
+/** The client sequence: ordinals, keys (some repeated: de-duplicated), draws, limits and the budget. */
+function sequence(): Array<{ method: string; path: string; headers?: Record<string, string>; body?: string }> {
+  const steps: Array<{ method: string; path: string; headers?: Record<string, string>; body?: string }> = []
+  for (let i = 0; i < 8; i++) steps.push({ method: 'GET', path: `/items/sku-${i}` })
+  for (let i = 0; i < 5; i++) steps.push({ method: 'POST', path: '/ship', body: JSON.stringify({ order: `o-${i}` }) })
+  for (const key of ['a', 'b', 'a', 'a', '#1', 'c', 'b']) steps.push({ method: 'GET', path: '/keyed', headers: { 'x-toolstorm-key': key } })
+  for (let i = 0; i < 4; i++) steps.push({ method: 'GET', path: `/items/late-${i}` })
+  return steps
+}
+
+const sameDecision = (call: CallRecord) => ({ id: call.id, route: call.route, ordinal: call.ordinal, key: call.key, fault: call.fault, injected: call.injected, status: call.status, executed: call.executed })
+
+let redis: RedisServer | null = null
+let upstream: Upstream | null = null
+const proxies: ProxyServer[] = []
+
+beforeEach(async () => {
+  if (!hasRedis) return
+  redis = await startRedis()
+  upstream = await startUpstream()
+})
+
+afterEach(async () => {
+  for (const proxy of proxies.splice(0)) await proxy.close()
+  await upstream?.close()
+  await redis?.close()
+  upstream = null
+  redis = null
+})
+
+async function replica(extra: Partial<ProxyOptions> = {}, config: StormConfigInput = RULES): Promise<ProxyServer> {
+  const proxy = await startProxy({ targets: [upstream!.url], config, state: { url: redis!.url, prefix: 'test' }, ...extra })
+  proxies.push(proxy)
+  return proxy
+}
+
+function admin(proxy: ProxyServer, path: string, init: RequestInit = {}): Promise<Response> {
+  return fetch(proxy.adminUrl + path, { ...init, headers: { authorization: `Bearer ${proxy.token}`, ...(init.headers as Record<string, string>) } })
+}
+
+async function drive(replicas: ProxyServer[], run: string): Promise<number[]> {
+  const statuses: number[] = []
+  let i = 0
+  for (const step of sequence()) {
+    const proxy = replicas[i++ % replicas.length] as ProxyServer
+    const response = await fetch(proxy.url + step.path, { method: step.method, headers: { 'x-toolstorm-run': run, 'content-type': 'application/json', ...step.headers }, ...(step.body ? { body: step.body } : {}) })
+    await response.arrayBuffer()
+    statuses.push(response.status)
+  }
+  return statuses
+}
+
+async function settledReport(proxy: ProxyServer, run: string, calls: number): Promise<Report> {
+  // Finished calls are written just after the response: wait until all are in.
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const report = (await (await admin(proxy, `/report?run=${run}`)).json()) as Report
+    if (report.calls.length >= calls) return report
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  throw new Error(`the report of ${run} never held ${calls} calls`)
+}
+
+describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
+  it('makes the same decisions over 3 replicas as one proxy in memory', async () => {
+    const single = await startProxy({ targets: [upstream!.url], config: RULES })
+    proxies.push(single)
+    const replicas = [await replica(), await replica(), await replica()]
+
+    const alone = await drive([single], 'r1')
+    const shared = await drive(replicas, 'r1')
+    expect(shared).toEqual(alone)
+    // The sequence exercises every shared decision: budget refusals, ordinals, limits and draws.
+    expect(alone.filter((status) => status === 503).length).toBeGreaterThan(2)
+    expect(alone).toContain(429)
+
+    const expected = (await (await admin(single, '/report?run=r1')).json()) as Report
+    const calls = expected.calls.length
+    for (const proxy of replicas) {
+      const merged = await settledReport(proxy, 'r1', calls)
+      expect(merged.calls.map(sameDecision)).toEqual(expected.calls.map(sameDecision))
+      expect(merged.coverage).toEqual(expected.coverage)
+      expect(merged.budgetRejections).toBe(expected.budgetRejections)
+      expect(merged.budgetRejections).toBe(2)
+    }
+    // Repeated keys were de-duplicated the same way (a#2, a#3; #1 sent explicitly after #1 was handed out).
+    expect(expected.calls.filter((call) => call.route === 'GET /keyed').map((call) => call.key)).toEqual(['a', 'b', 'a#2', 'a#3', '#1#2', 'c', 'b#2'])
+  })
+
+  it('correlates an effect posted to replica C with the call that went through replica A, in every replica\'s report', async () => {
+    const [a, b, c] = [await replica({}, { rules: [] }), await replica({}, { rules: [] }), await replica({}, { rules: [] })]
+    const effects = new ToolstormEffects({ sidecarUrl: c!.adminUrl })
+    const tool = await startUpstream({ onCommit: async (name, key, request) => void (await effects.report(request, name, key)) })
+    try {
+      const viaA = await startProxy({ targets: [tool.url], config: { rules: [] }, state: { url: redis!.url, prefix: 'test' } })
+      proxies.push(viaA)
+      const response = await fetch(`${viaA.url}/ship`, { method: 'POST', headers: { 'x-toolstorm-run': 'fx', 'content-type': 'application/json' }, body: JSON.stringify({ order: 'o-9' }) })
+      expect(response.status).toBe(201)
+      await effects.flush()
+      expect(effects.stats()).toMatchObject({ sent: 1 })
+      const report = await settledReport(b!, 'fx', 1)
+      expect(report.effects).toEqual([{ name: 'shipment', key: 'o-9', call: 1, at: expect.any(Number), identity: 1, redacted: false }])
+      expect(report.calls[0]).toMatchObject({ id: 1, route: 'POST /ship', status: 201, executed: true })
+      // A late report for the finished call (a retry's duplicate commit) still finds it, on another replica.
+      const late = await fetch(`${a!.adminUrl}/effects`, { method: 'POST', body: JSON.stringify({ name: 'shipment', key: 'o-9', call: tool.requests[0]!.headers['x-toolstorm-call'] }) })
+      expect(late.status).toBe(201)
+      expect(((await late.json()) as { effect: unknown }).effect).toMatchObject({ call: 1, identity: 1 })
+      // An id no replica handed out is refused, on any replica.
+      const forged = await fetch(`${a!.adminUrl}/effects`, { method: 'POST', body: JSON.stringify({ name: 'x', key: 'y', call: 'abc-1-zzzz.Zng' }) })
+      expect(forged.status).toBe(400)
+      expect(((await forged.json()) as { error: { code: string } }).error.code).toBe('ERR_EFFECT_INVALID')
+    } finally {
+      await tool.close()
+    }
+  })
+
+  it('links a call made while serving another call as its child, across replicas, and not once the parent finished', async () => {
+    let inner = ''
+    let callId = ''
+    const tool = http.createServer((req, res) => {
+      req.resume()
+      void (async () => {
+        if (req.url === '/outer') {
+          callId = String(req.headers['x-toolstorm-call'])
+          // The tool calls another tool through replica B while serving the call through replica A.
+          await (await fetch(`${inner}/items/nested`, { headers: { 'x-toolstorm-run': 'tree', 'x-toolstorm-call': callId } })).arrayBuffer()
+        }
+        res.writeHead(200, { 'content-length': 2 })
+        res.end('ok')
+      })()
+    })
+    await new Promise<void>((resolve) => tool.listen(0, '127.0.0.1', resolve))
+    try {
+      const target = `http://127.0.0.1:${(tool.address() as AddressInfo).port}`
+      const a = await startProxy({ targets: [target], config: { rules: [] }, state: { url: redis!.url, prefix: 'test' } })
+      const b = await startProxy({ targets: [target], config: { rules: [] }, state: { url: redis!.url, prefix: 'test' } })
+      proxies.push(a, b)
+      inner = b.url
+      expect((await fetch(`${a.url}/outer`, { headers: { 'x-toolstorm-run': 'tree' } })).status).toBe(200)
+      await settledReport(a, 'tree', 2)
+      // Too late: the parent finished.
+      await (await fetch(`${b.url}/items/late`, { headers: { 'x-toolstorm-run': 'tree', 'x-toolstorm-call': callId } })).arrayBuffer()
+      const report = await settledReport(b, 'tree', 3)
+      expect(report.calls.map((call) => [call.id, call.route, call.parent])).toEqual([
+        [1, 'GET /outer', null],
+        [2, 'GET /items/nested', 1],
+        [3, 'GET /items/late', null],
+      ])
+    } finally {
+      tool.close()
+    }
+  })
+
+  it('shares a run through Redis on a unix socket', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-redis-'))
+    const local = await startRedis({ unixSocket: path.join(dir, 'redis.sock') })
+    try {
+      const options = { targets: [upstream!.url], config: { rules: [{ name: 'second', route: 'GET /items/*', kind: 'unavailable' as const, calls: [2] }] }, state: { url: local.url } }
+      const a = await startProxy(options)
+      const b = await startProxy(options)
+      proxies.push(a, b)
+      expect([(await fetch(`${a.url}/items/u`)).status, (await fetch(`${b.url}/items/u`)).status]).toEqual([200, 503])
+    } finally {
+      for (const proxy of proxies.splice(0)) await proxy.close()
+      await local.close()
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('lets a run expire --state-ttl seconds after its last call', async () => {
+    const proxy = await replica({ state: { url: redis!.url, prefix: 'ttl', ttlSeconds: 1 } }, { rules: [] })
+    await (await fetch(`${proxy.url}/items/x`, { headers: { 'x-toolstorm-run': 'brief' } })).arrayBuffer()
+    await settledReport(proxy, 'brief', 1)
+    expect(((await (await admin(proxy, '/runs')).json()) as { runs: unknown[] }).runs).toEqual([{ id: 'brief', calls: 1 }])
+    await new Promise((resolve) => setTimeout(resolve, 1300))
+    expect((await admin(proxy, '/report?run=brief')).status).toBe(404)
+    expect(((await (await admin(proxy, '/runs')).json()) as { runs: unknown[] }).runs).toEqual([])
+  })
+
+  it('forgets a run everywhere when one replica resets it', async () => {
+    const [a, b] = [await replica({}, { rules: [] }), await replica({}, { rules: [] })]
+    await (await fetch(`${a!.url}/items/x`, { headers: { 'x-toolstorm-run': 'gone' } })).arrayBuffer()
+    await settledReport(b!, 'gone', 1)
+    expect(((await (await admin(b!, '/runs')).json()) as { runs: unknown[] }).runs).toEqual([{ id: 'gone', calls: 1 }])
+    expect((await admin(a!, '/reset?run=gone', { method: 'POST' })).status).toBe(200)
+    const missing = await admin(b!, '/report?run=gone')
+    expect(missing.status).toBe(404)
+    expect(((await missing.json()) as { error: { message: string } }).error.message).toBe(`Failed to read the report: no run "gone" in ${redis!.url} (runs: none).`)
+    // The run starts again at ordinal 1 on any replica.
+    await (await fetch(`${b!.url}/items/x`, { headers: { 'x-toolstorm-run': 'gone' } })).arrayBuffer()
+    expect((await settledReport(a!, 'gone', 1)).calls.map((call) => [call.id, call.ordinal])).toEqual([[1, 1]])
+  })
+
+  it('waits for one Redis round trip per pass-through exchange and writes the finished call after the response', async () => {
+    const proxy = await replica({}, { rules: [{ name: 'elsewhere', route: 'POST /ship', kind: 'unavailable' }] })
+    const state = proxy.state!
+    await (await fetch(`${proxy.url}/items/warm`)).arrayBuffer()
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    const before = state.roundTrips
+    for (let i = 0; i < 10; i++) await (await fetch(`${proxy.url}/items/${i}`)).arrayBuffer()
+    const awaited = state.roundTrips - before
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    // One BEGIN the exchange waits for, then one FINISH written after the response (not waited for;
+    // the last exchange's may still be on its way when the loop ends).
+    expect(awaited).toBeGreaterThanOrEqual(19)
+    expect(state.roundTrips - before).toBe(20)
+    expect((await settledReport(proxy, 'default', 11)).calls).toHaveLength(11)
+  })
+
+  it('brings PUT /rules on one replica to the others within a second', async () => {
+    const [a, b] = [await replica({}, { rules: [] }), await replica({}, { rules: [] })]
+    expect((await fetch(`${b!.url}/items/x`)).status).toBe(200)
+    const put = await admin(a!, '/rules', { method: 'PUT', body: JSON.stringify({ rules: [{ name: 'down', route: 'GET /items/*', kind: 'unavailable' }] }) })
+    expect(put.status).toBe(200)
+    const deadline = Date.now() + 1000
+    let status = 0
+    while (Date.now() < deadline && status !== 503) {
+      status = (await fetch(`${b!.url}/items/x`)).status
+      if (status !== 503) await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    expect(status).toBe(503)
+    expect(b!.storm.rules.map((rule) => rule.name)).toEqual(['down'])
+    // The dashboard's rules editor publishes too.
+    const edited = await admin(b!, '/dashboard/rules', { method: 'PUT', body: JSON.stringify({ rules: [{ name: 'busy', route: 'GET /items/*', kind: 'rate_limit', delay: 1 }] }) })
+    expect(edited.status).toBe(200)
+    await expect.poll(() => a!.storm.rules.map((rule) => rule.name), { timeout: 1000, interval: 25 }).toEqual(['busy'])
+  })
+
+  it('picks up rules whose pub/sub message it missed, from the version key, within a second', async () => {
+    const proxy = await replica({}, { rules: [] })
+    // A new version written without the nudge, as when a replica was disconnected when it was sent.
+    const writer = createClient({ url: redis!.url })
+    await writer.connect()
+    try {
+      await writer.multi().hIncrBy('test:rules', 'version', 1).hSet('test:rules', 'config', JSON.stringify(parseConfig({ rules: [{ name: 'quiet', route: 'GET /items/*', kind: 'unavailable' }] }))).exec()
+    } finally {
+      await writer.close()
+    }
+    await expect.poll(() => proxy.storm.rules.map((rule) => rule.name), { timeout: 1000, interval: 25 }).toEqual(['quiet'])
+    expect((await fetch(`${proxy.url}/items/x`)).status).toBe(503)
+  })
+
+  it('refuses to start when Redis is unreachable, naming the URL without its password', async () => {
+    const port = redis!.port
+    await redis!.kill()
+    const error = await startProxy({ targets: [upstream!.url], state: { url: `redis://:hunter2@127.0.0.1:${port}/3` } }).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'ERR_STATE_UNAVAILABLE', exitCode: 2 })
+    expect((error as Error).message).toBe(`Failed to reach the state store redis://***@127.0.0.1:${port}/3 at start: ECONNREFUSED. Start Redis there, or fix --state.`)
+  })
+
+  it('answers 503 ERR_STATE_UNAVAILABLE while Redis is down, counts it, and resumes when Redis returns', async () => {
+    const proxy = await replica({}, { rules: [] })
+    expect((await fetch(`${proxy.url}/items/a`, { headers: { 'x-toolstorm-run': 'down' } })).status).toBe(200)
+    await redis!.kill()
+    const refused = await fetch(`${proxy.url}/items/b`, { headers: { 'x-toolstorm-run': 'down' } })
+    expect(refused.status).toBe(503)
+    const body = (await refused.json()) as { error: { code: string; message: string } }
+    expect(body.error.code).toBe('ERR_STATE_UNAVAILABLE')
+    expect(body.error.message).toContain(`the state store ${redis!.url}`)
+    expect(upstream!.hits('/items/b')).toBe(0)
+    await redis!.restart()
+    let status = 0
+    for (let attempt = 0; attempt < 100 && status !== 200; attempt++) {
+      status = (await fetch(`${proxy.url}/items/c`, { headers: { 'x-toolstorm-run': 'down' } })).status
+      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    expect(status).toBe(200)
+    // Redis restarted empty: the run starts again there, with the refusals counted.
+    const report = (await (await admin(proxy, '/report?run=down')).json()) as Report
+    expect(report.stateUnavailable).toBeGreaterThanOrEqual(1)
+  })
+
+  it('passes requests through untouched while Redis is down with --state-unavailable=pass', async () => {
+    const proxy = await replica({ stateUnavailable: 'pass' }, { rules: [{ name: 'down', route: 'GET /items/*', kind: 'unavailable' }] })
+    expect((await fetch(`${proxy.url}/items/a`)).status).toBe(503)
+    await redis!.kill()
+    const passed = await fetch(`${proxy.url}/items/b`)
+    expect(passed.status).toBe(200)
+    expect(upstream!.hits('/items/b')).toBe(1)
+  })
+})
