@@ -3,6 +3,8 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+// @ts-expect-error autocannon ships no types
+import autocannon from 'autocannon'
 
 export interface Child {
   readonly process: ChildProcess
@@ -71,4 +73,16 @@ export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b)
   const mid = Math.floor(sorted.length / 2)
   return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
+}
+
+export interface CannonResult {
+  requests: { average: number; total: number }
+  errors: number
+  timeouts: number
+  non2xx: number
+}
+
+/** Load `url` with autocannon: `connections` clients, no pipelining, for `seconds`. */
+export function cannon(url: string, connections: number, seconds: number): Promise<CannonResult> {
+  return autocannon({ url, connections, duration: seconds, pipelining: 1 }) as Promise<CannonResult>
 }

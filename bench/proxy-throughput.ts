@@ -13,10 +13,8 @@ import { mkdtemp, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-// @ts-expect-error autocannon ships no types
-import autocannon from 'autocannon'
 import { Client } from 'undici'
-import { median, startChild, startTs, type Child } from './processes.js'
+import { cannon, median, startChild, startTs, type Child } from './processes.js'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const BIN = path.join(ROOT, 'bin/toolstorm.js')
@@ -38,16 +36,6 @@ interface Target {
   reference?: boolean
 }
 
-interface CannonResult {
-  requests: { average: number; total: number }
-  errors: number
-  timeouts: number
-  non2xx: number
-}
-
-function cannon(url: string, connections: number, seconds: number): Promise<CannonResult> {
-  return autocannon({ url, connections, duration: seconds, pipelining: 1 }) as Promise<CannonResult>
-}
 
 /**
  * c=1 round trips timed one by one with hrtime over one keep-alive connection (autocannon reports

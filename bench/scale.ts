@@ -10,10 +10,8 @@ import { spawn } from 'node:child_process'
 import net from 'node:net'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-// @ts-expect-error autocannon ships no types
-import autocannon from 'autocannon'
 import { createClient } from 'redis'
-import { median, startChild, startTs, type Child } from './processes.js'
+import { cannon, median, startChild, startTs, type Child } from './processes.js'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const BIN = path.join(ROOT, 'bin/toolstorm.js')
@@ -24,16 +22,6 @@ export interface ScaleOptions {
   seconds: number
 }
 
-interface CannonResult {
-  requests: { average: number; total: number }
-  errors: number
-  timeouts: number
-  non2xx: number
-}
-
-function cannon(url: string, connections: number, seconds: number): Promise<CannonResult> {
-  return autocannon({ url, connections, duration: seconds, pipelining: 1 }) as Promise<CannonResult>
-}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

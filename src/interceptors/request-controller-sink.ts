@@ -7,33 +7,18 @@
 import http from 'node:http'
 import { Readable } from 'node:stream'
 import { getRawRequest } from '@mswjs/interceptors'
-import type { Exchange } from '../engine/exchange.js'
-import type { ExchangeTransport, ForwardOptions, SourceAction, UpstreamExchange, UpstreamResponse } from '../engine/exchange-transport.js'
+import type { ExchangeTransport, UpstreamResponse } from '../engine/exchange-transport.js'
 import type { HeaderMap } from '../engine/faults/fault.js'
 import type { ResponseWriter } from '../engine/streams/response-writer.js'
-import type { SourceRequest, UpstreamSource, UpstreamTarget } from '../engine/upstream-source.js'
 import { toWebResponse } from '../engine/web-response.js'
 import { createConnectionResetError, createFetchResetError } from './network-error.js'
 import { openStreamResponse } from './stream-response-writer.js'
+import { WebRequestSink, type WebRequestRoute } from './web-request-sink.js'
 
 /** The part of the interceptors' RequestController this sink uses. */
 export interface ControllerLike {
   respondWith(response: Response): void | Promise<void>
   errorWith(reason?: unknown): void | Promise<void>
-}
-
-export interface RequestControllerRoute {
-  readonly exchange: Exchange
-  /** The request's headers, as the storm saw them. */
-  readonly headers: HeaderMap
-  /** Where the request goes (its own URL unless `targets` sent it elsewhere). */
-  readonly upstreamUrl: URL
-  readonly source: UpstreamSource
-  readonly live: UpstreamSource
-}
-
-function targetOf(url: URL): UpstreamTarget {
-  return { origin: url.origin, host: url.host, path: url.pathname + url.search }
 }
 
 /** Yields the whole body once it is read. */
@@ -42,55 +27,27 @@ async function* whole(body: Promise<Buffer | null>): AsyncGenerator<Buffer> {
   if (payload && payload.length) yield payload
 }
 
-class RequestControllerSink implements ExchangeTransport, SourceRequest {
-  readonly exchange: Exchange
-  readonly headers: HeaderMap
-  readonly upstream: UpstreamTarget
-  readonly #request: Request
+class RequestControllerSink extends WebRequestSink implements ExchangeTransport {
   readonly #controller: ControllerLike
   readonly #fromNodeHttp: boolean
-  readonly #route: RequestControllerRoute
-  readonly #source: UpstreamExchange
   #body: Promise<Buffer | null> | null = null
   /** Once a streamed response is open, a reset breaks its body instead (the request is answered). */
   #writer: ResponseWriter | null = null
 
-  constructor(request: Request, controller: ControllerLike, route: RequestControllerRoute) {
-    this.#request = request
+  constructor(request: Request, controller: ControllerLike, route: WebRequestRoute) {
+    super(request, route)
     this.#controller = controller
-    this.#route = route
-    this.exchange = route.exchange
-    this.headers = route.headers
-    this.upstream = targetOf(route.upstreamUrl)
     this.#fromNodeHttp = getRawRequest(request) instanceof http.ClientRequest
-    // Asked when the exchange begins: a cassette claims its position in arrival order.
-    this.#source = route.source.begin(this, route.live)
-  }
-
-  get signal(): AbortSignal {
-    return this.#request.signal
-  }
-
-  get method(): string {
-    return this.#request.method
-  }
-
-  get rawUrl(): string {
-    return this.#request.url
-  }
-
-  get propagatesContext(): boolean {
-    return this.#source.propagatesContext ?? false
   }
 
   /** Read the body once, up front: an intercepted Request's body cannot be read again. */
   #wholeBody(): Promise<Buffer | null> {
-    const request = this.#request
+    const request = this.request
     return (this.#body ??= request.body ? request.arrayBuffer().then((buffer) => Buffer.from(buffer)) : Promise.resolve(null))
   }
 
   takeBody(onChunk?: (chunk: Uint8Array | null) => void): Readable | null {
-    if (!this.#request.body) {
+    if (!this.request.body) {
       onChunk?.(null)
       return null
     }
@@ -116,18 +73,6 @@ class RequestControllerSink implements ExchangeTransport, SourceRequest {
       },
       () => onChunk(null),
     )
-  }
-
-  forward(options: ForwardOptions): Promise<UpstreamResponse | SourceAction> {
-    return this.#source.forward(options)
-  }
-
-  upstreamFailed(method: string, code: string): string {
-    return this.#source.upstreamFailed?.(method, code) ?? this.#route.upstreamUrl.href
-  }
-
-  settle(): void {
-    this.#source.settle?.()
   }
 
   async respond({ status, headers, body }: { status: number; headers: Record<string, string>; body: Uint8Array | null }): Promise<void> {
@@ -172,12 +117,12 @@ class RequestControllerSink implements ExchangeTransport, SourceRequest {
 
   open(status: number, headers: HeaderMap): ResponseWriter {
     const controller = this.#controller
-    this.#writer = openStreamResponse((body) => void controller.respondWith(toWebResponse(status, headers, body)), this.#request.signal)
+    this.#writer = openStreamResponse((body) => void controller.respondWith(toWebResponse(status, headers, body)), this.request.signal)
     return this.#writer
   }
 }
 
 /** The transport of one intercepted request: this sink over `route.source`. */
-export function createRequestControllerTransport(request: Request, controller: ControllerLike, route: RequestControllerRoute): ExchangeTransport {
+export function createRequestControllerTransport(request: Request, controller: ControllerLike, route: WebRequestRoute): ExchangeTransport {
   return new RequestControllerSink(request, controller, route)
 }
