@@ -14,12 +14,14 @@ import { exchangeContext } from './exchange-context.js'
 import { faultFor } from './faults/registry.js'
 import type { HeaderMap } from './faults/fault.js'
 import { createRedactor, REDACTED, type Redactor } from './redact/index.js'
+import { mcpCallOf } from './mcp/mcp-evidence.js'
+import { mcpRouteName, type McpRequest } from './mcp/mcp-request.js'
 import { RouteTable } from './routes.js'
 import { Run } from './run.js'
 import { selectRule } from './rules/select.js'
 import { configSchema, ITEMIZED_CALLS_LIMIT, type StormConfig, type StormConfigInput } from './schema/config.js'
 import { formatIssues } from './schema/format-issues.js'
-import type { EffectRecord, Report } from './schema/report.js'
+import type { CallRecord, EffectRecord, Report } from './schema/report.js'
 import { REPORT_KIND } from './schema/report.js'
 import type { Rule } from './schema/rule.js'
 import { VERSION } from '../version.js'
@@ -51,6 +53,8 @@ export interface BeginRequest {
   readonly headers: HeaderMap
   /** Overrides the `x-toolstorm-run` header. */
   readonly run?: string
+  /** The MCP message the body carries (see `readMcpRequest`): it names the route. */
+  readonly mcp?: McpRequest | null
 }
 
 /** Parse a config, throwing a `ConfigError` that names the source, the field and what was expected. */
@@ -187,18 +191,19 @@ export class Storm {
     const run = this.run(runId)
     const id = `${this.nonce}-${(++this.#seq).toString(36)}-${unguessable()}`
     const href = request.url.href
-    const view = { method: request.method.toUpperCase(), url: href, headers: request.headers }
+    const mcp = request.mcp ?? null
+    const view = { method: request.method.toUpperCase(), url: href, headers: request.headers, mcp }
     const seed = this.#config.seed
     if (this.#config.maxCalls !== null && run.callCount >= this.#config.maxCalls) {
       run.budgetRejections++
       return new Exchange({ id, stormId: this.nonce, run, request: view, url: request.url, seed, clock: this.clock })
     }
-    const route = this.#routes.resolve(view.method, request.url)
+    const route = mcp ? mcpRouteName(mcp) : this.#routes.resolve(view.method, request.url)
     const { ordinal, key } = run.reserve(route, headerValue(request.headers, HEADER_KEY) || undefined)
     const rule = this.#config.rules.length ? selectRule(this.#config.rules, run.coverage, seed, route, ordinal, key) : null
     const parentId = headerValue(request.headers, HEADER_CALL)
     const parent = parentId ? this.#exchanges.get(parentId) : undefined
-    const record = {
+    const record: CallRecord = {
       id: run.callCount + 1,
       route,
       ordinal,
@@ -220,6 +225,7 @@ export class Storm {
       retryAfter: null,
       error: null,
     }
+    if (mcp) record.mcp = mcpCallOf(mcp, this.#redactor)
     if (run.calls.length < ITEMIZED_CALLS_LIMIT) run.calls.push(record)
     else run.droppedCalls++
     const exchange = new Exchange({ id, stormId: this.nonce, run, request: view, url: request.url, record, rule, fault: rule ? faultFor(rule.kind) : null, rawKey: key, seed, clock: this.clock })

@@ -18,6 +18,8 @@ import { combineObservers, runExchange, type ExchangeObserver } from '../engine/
 import { createModelCallObserver } from '../engine/model-calls/model-call-observer.js'
 import type { Storm } from '../engine/storm.js'
 import { createInterceptorTransport } from './interceptor-transport.js'
+import { withMcpEvidence } from '../engine/mcp/mcp-observer.js'
+import { readMcpRequest } from './read-mcp-request.js'
 
 export interface InterceptOptions {
   /** Which requests the storm handles; the rest pass through untouched. Default: all (or only `targets` when given). */
@@ -70,7 +72,8 @@ function ensureInterceptor(): void {
     request.headers.forEach((value, name) => {
       headers[name] = value
     })
-    const exchange = entry.storm.begin({ method: request.method, url, headers })
+    const mcp = await readMcpRequest(entry.storm, request, url, headers)
+    const exchange = entry.storm.begin({ method: request.method, url, headers, mcp })
     const upstreamUrl = target === undefined ? url : new URL(url.pathname + url.search, target)
     await runExchange(exchange, createInterceptorTransport(request, controller, { upstreamUrl, dispatcher: entry.options.dispatcher }), entry.observer)
   })
@@ -81,7 +84,7 @@ function ensureInterceptor(): void {
 export function intercept(storm: Storm, options: InterceptOptions = {}): Interception {
   ensureInterceptor()
   const targets = new Map(Object.entries(options.targets ?? {}).map(([from, to]) => [new URL(from).origin, new URL(to).origin]))
-  const observer = combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer)
+  const observer = withMcpEvidence(combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer))
   const entry: Entry = { storm, options, targets, observer }
   stack.push(entry)
   let state: InterceptionState = 'active'

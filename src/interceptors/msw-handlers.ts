@@ -26,6 +26,8 @@ import { fromWebHeaders, toWebResponse } from '../engine/web-response.js'
 import { loadMsw } from './load-msw.js'
 import { forwardHeaders } from './request-headers.js'
 import { openStreamResponse } from './stream-response-writer.js'
+import { withMcpEvidence } from '../engine/mcp/mcp-observer.js'
+import { readMcpRequest } from './read-mcp-request.js'
 
 export interface StormHandlerOptions {
   filter?: (url: URL, method: string) => boolean
@@ -38,6 +40,7 @@ export interface StormHandlerOptions {
 
 export function stormHandlers(storm: Storm, options: StormHandlerOptions = {}): RequestHandler[] {
   const { getResponse, http, HttpResponse } = loadMsw('storm handlers (stormHandlers)')
+  const observer = withMcpEvidence(options.observer)
   return [
     http.all('*', async ({ request }) => {
       const url = new URL(request.url)
@@ -46,7 +49,8 @@ export function stormHandlers(storm: Storm, options: StormHandlerOptions = {}): 
       request.headers.forEach((value, name) => {
         headers[name] = value
       })
-      const exchange = storm.begin({ method: request.method, url, headers })
+      const mcp = await readMcpRequest(storm, request, url, headers)
+      const exchange = storm.begin({ method: request.method, url, headers, mcp })
       let answer: Response | undefined
       const payload = request.body ? Buffer.from(await request.clone().arrayBuffer()) : null
       // A streamed answer (stream faults) is returned as soon as it opens; the flow keeps feeding it.
@@ -95,7 +99,7 @@ export function stormHandlers(storm: Storm, options: StormHandlerOptions = {}): 
           return writer
         },
       }
-      await Promise.race([runExchange(exchange, transport, options.observer), open])
+      await Promise.race([runExchange(exchange, transport, observer), open])
       return answer ?? HttpResponse.error()
     }),
   ]

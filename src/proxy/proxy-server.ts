@@ -20,7 +20,11 @@ import { createAdminHandler, type AdminContext } from './admin/admin-server.js'
 import { answerClientError, createDataPlaneServer, failExchange, sendProxyError } from './data-plane-server.js'
 import { guardObserver, printExchangeFailure, type ExchangeErrorReporter } from './exchange-failure.js'
 import { createDashboard, DASHBOARD_PATH } from './admin/dashboard.js'
-import type { WireRequest } from './http1/wire-request.js'
+import type { RequestBody, WireRequest } from './http1/wire-request.js'
+import { mcpDetector } from '../engine/mcp/mcp-options.js'
+import { withMcpEvidence } from '../engine/mcp/mcp-observer.js'
+import type { McpRequest } from '../engine/mcp/mcp-request.js'
+import { readMcpRequest } from './mcp-request-body.js'
 import type { WireResponse } from './http1/wire-response.js'
 import type { WireServer } from './http1/wire-server.js'
 import { createProxyTransport } from './proxy-transport.js'
@@ -113,7 +117,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   if (upstreamTls && options.dispatcher !== undefined) throw new ConfigError('Failed to start the proxy: upstreamCa and insecureSkipUpstreamTlsVerification configure the proxy\'s own dispatcher. Set the TLS options on your dispatcher instead.', { code: 'ERR_USAGE' })
   const report = options.onExchangeError ?? printExchangeFailure
   const client = createUpstreamClient({ dispatcher: options.dispatcher, tls: upstreamTls, onHandlerError: report })
-  const combined = combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer)
+  const combined = withMcpEvidence(combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer))
   const observer = combined && guardObserver(combined, report)
   const failures = createUpstreamFailures((url) => storm.redactor.url(url), options.warn)
   const ca = targets.length === 0 ? (options.ca ?? (await createInMemoryCertificateAuthority())) : null
@@ -126,12 +130,30 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   // In forward mode a request naming the proxy's own ports (by any name of this machine) would loop.
   const isSelf = createSelfCheck(host, ownPorts)
   admin.on('clientError', answerClientError)
-  // Every request, direct or from inside a CONNECT tunnel, goes through here.
-  const serve = (req: WireRequest, res: WireResponse, upstream: Upstream, clientUrl: URL) => {
-    const exchange = storm.begin({ method: req.method, url: clientUrl, headers: req.headers })
+  const begin = (req: WireRequest, res: WireResponse, upstream: Upstream, clientUrl: URL, mcp: McpRequest | null) => {
+    const exchange = storm.begin({ method: req.method, url: clientUrl, headers: req.headers, mcp })
     const running = runExchange(exchange, createProxyTransport(req, res, upstream, client, failures), observer)
     // Synchronous throws are caught by the wire server; this catches the flow's own promise.
     if (running) running.catch((error: unknown) => failExchange(report, error, req, res))
+  }
+  // Every request, direct or from inside a CONNECT tunnel, goes through here.
+  const serve = (req: WireRequest, res: WireResponse, upstream: Upstream, clientUrl: URL) => {
+    // An MCP request is named by its body: that body (only) is read before the exchange begins.
+    if (req.body !== null && mcpDetector(storm.config.mcp).mayCarry(req.method, clientUrl, req.headers)) {
+      readMcpRequest(req as WireRequest & { body: RequestBody }).then(
+        (read) => {
+          try {
+            begin(read.req, res, upstream, clientUrl, read.mcp)
+          } catch (error) {
+            failExchange(report, error, read.req, res)
+          }
+        },
+        // The client broke off while sending its body: there is no one to answer.
+        () => res.destroy(),
+      )
+      return
+    }
+    begin(req, res, upstream, clientUrl, null)
   }
   server.on('request', (req, res) => {
     const resolution = resolveRequest(targets, req, self)
