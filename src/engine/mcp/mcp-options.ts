@@ -67,7 +67,9 @@ function fitsLimit(headers: HeaderMap): boolean {
 const detectors = new WeakMap<McpOptions, McpDetector>()
 
 /** The detector for a config's `mcp` section, built once per config. */
-export function mcpDetector(options: McpOptions): McpDetector {
+export function mcpDetector(options: McpOptions | undefined): McpDetector {
+  // A config built by hand (not parsed) may have no `mcp` section: the defaults apply.
+  options ??= DEFAULT_MCP_OPTIONS
   let detector = detectors.get(options)
   if (!detector) detectors.set(options, (detector = new McpDetector(options)))
   return detector
