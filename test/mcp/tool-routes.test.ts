@@ -64,3 +64,15 @@ describe('MCP route names over SSE and sessions', () => {
     })
   }
 })
+
+describe('MCP evidence redaction', () => {
+  it('stores tool arguments redacted as bodies are', async () => {
+    scenario = await startMcpScenario('reverse', { redact: { keys: ['card_number'], secrets: [] } })
+    const { client } = await scenario.connect()
+    const args = { order_id: 'o-1', api_key: 'sk-proj-abcdefghijklmnopqrstuvwxyz0123456789', card_number: '4111111111111111', note: 'use Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlc2lnbmF0dXJl' }
+    await client.callTool({ name: 'get_quote', arguments: args })
+    const call = scenario.report().calls.find((c) => c.route === 'tools/call get_quote')
+    expect(call?.mcp?.arguments).toEqual({ order_id: 'o-1', api_key: '[REDACTED]', card_number: '[REDACTED]', note: 'use Bearer [REDACTED]' })
+    expect(JSON.stringify(scenario.report())).not.toContain('abcdefghijklmnop')
+  })
+})
