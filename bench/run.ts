@@ -4,6 +4,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises'
 import { benchCassette } from './cassette.js'
+import { benchMcpRouting } from './mcp-routing.js'
 import { benchPipelining } from './pipelining.js'
 import { benchProxyThroughput } from './proxy-throughput.js'
 import { benchTls } from './tls.js'
@@ -16,6 +17,7 @@ const suites: Record<string, () => Promise<Record<string, unknown>>> = {
   tls: () => benchTls(quick ? { rounds: 1, seconds: 2, concurrency: 16, coldHosts: 20 } : { rounds: 3, seconds: 5, concurrency: 16, coldHosts: 100 }),
   cassette: () => benchCassette(quick ? { rounds: 1, lookups: 5_000 } : { rounds: 3, lookups: 20_000 }),
   pipelining: () => benchPipelining(quick ? { requests: 2_000, stallMs: 2_000 } : { requests: 5_000, stallMs: 4_000 }),
+  mcp: () => benchMcpRouting(quick ? { rounds: 1, seconds: 2, connections: 10 } : { rounds: 3, seconds: 3, connections: 10 }),
 }
 
 const results: Record<string, unknown>[] = []
