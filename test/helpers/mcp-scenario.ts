@@ -15,10 +15,12 @@ import { createStorm, type Storm } from '../../src/engine/storm.js'
 import { intercept } from '../../src/interceptors/intercept.js'
 import { stormHandlers } from '../../src/interceptors/msw-handlers.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
+import { createTestCa } from './test-ca.js'
 import { connectMcpClient, startMcpServer, type McpServerOptions, type TestMcpServer } from './mcp-server.js'
 
-export type McpMode = 'reverse' | 'forward' | 'in-process' | 'msw'
-export const MCP_MODES: readonly McpMode[] = ['reverse', 'forward', 'in-process', 'msw']
+/** `https`: forward mode with HTTPS intercepted (CONNECT, the proxy's CA) to an HTTPS MCP server. */
+export type McpMode = 'reverse' | 'forward' | 'https' | 'in-process' | 'msw'
+export const MCP_MODES: readonly McpMode[] = ['reverse', 'forward', 'https', 'in-process', 'msw']
 
 export interface McpScenario {
   readonly mode: McpMode
@@ -33,21 +35,27 @@ export interface McpScenario {
 export async function startMcpScenario(mode: McpMode, config: StormConfigInput, server: Omit<McpServerOptions, 'onCommit'> = { stateful: false, json: true }): Promise<McpScenario> {
   const storm = createStorm(config)
   let effects: ToolstormEffects | null = null
+  const upstreamCa = mode === 'https' ? await createTestCa() : null
   const mcp = await startMcpServer({
     ...server,
+    ...(upstreamCa ? { tls: await upstreamCa.issue(['127.0.0.1']) } : {}),
     onCommit: (headers, name, key) => (effects ? effects.report({ headers }, name, key) : storm.effect(name, key, { call: headers })),
   })
   const clients: Client[] = []
   const closers: Array<() => Promise<void> | void> = []
   let endpoint = mcp.url
   let dispatcher: ProxyAgent | undefined
-  if (mode === 'reverse' || mode === 'forward') {
-    const proxy = await startProxy({ ...(mode === 'reverse' ? { targets: [mcp.origin] } : {}), storm })
+  if (mode === 'reverse' || mode === 'forward' || mode === 'https') {
+    const proxy = await startProxy({
+      ...(mode === 'reverse' ? { targets: [mcp.origin] } : {}),
+      ...(upstreamCa ? { connectPorts: [mcp.port], upstreamCa: [upstreamCa.certPem] } : {}),
+      storm,
+    })
     effects = new ToolstormEffects({ sidecarUrl: proxy.adminUrl })
     closers.push(() => proxy.close())
     if (mode === 'reverse') endpoint = `${proxy.url}/mcp`
     else {
-      dispatcher = new ProxyAgent({ uri: proxy.url, proxyTunnel: false })
+      dispatcher = new ProxyAgent(mode === 'https' ? { uri: proxy.url, requestTls: { ca: proxy.ca!.certificatePem } } : { uri: proxy.url, proxyTunnel: false })
       closers.push(() => dispatcher?.close())
     }
   } else if (mode === 'in-process') {

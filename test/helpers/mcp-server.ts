@@ -6,6 +6,7 @@
  * request headers the SDK hands the handler.
  */
 import http from 'node:http'
+import https from 'node:https'
 import { randomUUID } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
@@ -20,6 +21,8 @@ export interface McpServerOptions {
   stateful: boolean
   /** Answer `application/json` instead of an event stream. */
   json: boolean
+  /** Serve HTTPS with this key and certificate (PEM). */
+  tls?: { key: string; cert: string }
   /** Called at `create_shipment`'s commit point with the headers of the HTTP request that carried the call. */
   onCommit?: (headers: Record<string, string | string[] | undefined>, name: string, key: string) => Promise<unknown> | unknown
 }
@@ -28,6 +31,7 @@ export interface TestMcpServer {
   /** The MCP endpoint (`http://127.0.0.1:<port>/mcp`). */
   readonly url: string
   readonly origin: string
+  readonly port: number
   /** Shipments committed, by order id, in order. */
   readonly commits: string[]
   /** JSON-RPC methods the server received, in order (`tools/call create_shipment` for tool calls). */
@@ -114,17 +118,19 @@ export async function startMcpServer(options: McpServerOptions): Promise<TestMcp
     }
     await transport.handleRequest(req, res, body)
   }
-  const server = http.createServer((req, res) => {
+  const handle = (req: http.IncomingMessage, res: http.ServerResponse) => {
     listener(req, res).catch(() => {
       if (!res.headersSent) res.writeHead(500).end()
       else res.destroy()
     })
-  })
+  }
+  const server = options.tls ? https.createServer(options.tls, handle) : http.createServer(handle)
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const origin = `${options.tls ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}`
   return {
     url: `${origin}/mcp`,
     origin,
+    port: (server.address() as AddressInfo).port,
     commits,
     received,
     close: async () => {

@@ -53,7 +53,7 @@ describe('MCP faults seen by the SDK client', () => {
   })
 
   for (const json of [true, false]) {
-    for (const mode of ['reverse', 'forward', 'in-process'] as McpMode[]) {
+    for (const mode of ['reverse', 'forward', 'https', 'in-process'] as McpMode[]) {
       it(`loses the ${json ? 'JSON' : 'event-stream'} answer of one tool call after the tool committed (${mode})`, async () => {
         scenario = await startMcpScenario(mode, LOST_FIRST_CREATE, { stateful: true, json })
         const { client } = await scenario.connect()
