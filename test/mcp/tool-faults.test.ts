@@ -66,6 +66,17 @@ describe('MCP faults seen by the SDK client', () => {
     }
   }
 
+  it('cuts an event-stream answer before its result: the tool committed, the SDK client waits for its own timeout', async () => {
+    scenario = await startMcpScenario('reverse', { rules: [{ name: 'cut', route: 'tools/call create_shipment', kind: 'stream_cut', after: 0 }] }, { stateful: false, json: false })
+    const { client } = await scenario.connect()
+    const error = await client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-1' } }, undefined, { timeout: 300 }).catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(McpError)
+    expect((error as McpError).code).toBe(-32001)
+    expect(scenario.server.commits).toEqual(['o-1'])
+    const cut = scenario.report().calls.find((call) => call.route === 'tools/call create_shipment')
+    expect(cut).toMatchObject({ injected: true, executed: true, cut: { events: 0 }, mcp: { outcome: null } })
+  })
+
   it('answers 429, 503 and a gateway timeout before the tool server sees the call', async () => {
     scenario = await startMcpScenario('reverse', {
       rules: [
@@ -101,10 +112,11 @@ describe('MCP commit evidence', () => {
         ['shipment', 'o-1', report.calls.find((c) => c.route === 'tools/call create_shipment' && c.ordinal === 1)?.id],
         ['shipment', 'o-1', report.calls.find((c) => c.route === 'tools/call create_shipment' && c.ordinal === 2)?.id],
       ])
-      const verdict = contract(report).requireTriggered().noDuplicateEffects().toJSON()
-      expect(verdict.checks.map((check) => [check.name, check.passed])).toEqual([
-        ['Fault exercised: lost-ack', true],
-        ['No duplicate side effects', false],
+      const verdict = contract(report).requireTriggered().noDuplicateEffects().atMostCalls(1, { route: 'tools/call create_shipment' }).toJSON()
+      expect(verdict.checks.map((check) => [check.name, check.passed, check.detail])).toEqual([
+        ['Fault exercised: lost-ack', true, 'Triggered 1 time(s)'],
+        ['No duplicate side effects', false, '1 duplicate effect(s) across 2 commits'],
+        ['Call budget: tools/call create_shipment', false, '2 / 1 calls'],
       ])
     })
 
