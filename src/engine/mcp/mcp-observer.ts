@@ -91,6 +91,8 @@ export function withMcpEvidence(inner: ExchangeObserver | undefined): ExchangeOb
   for (const hook of HOOKS) {
     const own = mcp[hook] as ((exchange: Exchange, ...args: unknown[]) => void) | undefined
     const theirs = inner?.[hook] as ((exchange: Exchange, ...args: unknown[]) => void) | undefined
+    // A hook's presence changes the flow (a request-body tap, an early read): only define those someone has.
+    if (!own && !theirs) continue
     ;(observer as Record<Hook, (exchange: Exchange, ...args: unknown[]) => void>)[hook] = (exchange, ...args) => {
       if (exchange.request.mcp == null) return theirs?.(exchange, ...args)
       own?.(exchange, ...args)
