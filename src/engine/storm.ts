@@ -53,7 +53,7 @@ export interface BeginRequest {
   readonly headers: HeaderMap
   /** Overrides the `x-toolstorm-run` header. */
   readonly run?: string
-  /** The MCP message the body carries (see `readMcpRequest`): it names the route. */
+  /** The MCP message the body carries (read by the transport: `proxy/mcp-request-body.ts`, `interceptors/fetch-mcp-request.ts`): it names the route. */
   readonly mcp?: McpRequest | null
 }
 

@@ -19,7 +19,7 @@ import { createModelCallObserver } from '../engine/model-calls/model-call-observ
 import type { Storm } from '../engine/storm.js'
 import { createInterceptorTransport } from './interceptor-transport.js'
 import { withMcpEvidence } from '../engine/mcp/mcp-observer.js'
-import { readMcpRequest } from './read-mcp-request.js'
+import { fetchMcpRequest } from './fetch-mcp-request.js'
 
 export interface InterceptOptions {
   /** Which requests the storm handles; the rest pass through untouched. Default: all (or only `targets` when given). */
@@ -72,7 +72,7 @@ function ensureInterceptor(): void {
     request.headers.forEach((value, name) => {
       headers[name] = value
     })
-    const mcp = await readMcpRequest(entry.storm, request, url, headers)
+    const mcp = await fetchMcpRequest(entry.storm, request, url, headers)
     const exchange = entry.storm.begin({ method: request.method, url, headers, mcp })
     const upstreamUrl = target === undefined ? url : new URL(url.pathname + url.search, target)
     await runExchange(exchange, createInterceptorTransport(request, controller, { upstreamUrl, dispatcher: entry.options.dispatcher }), entry.observer)

@@ -27,7 +27,7 @@ import { loadMsw } from './load-msw.js'
 import { forwardHeaders } from './request-headers.js'
 import { openStreamResponse } from './stream-response-writer.js'
 import { withMcpEvidence } from '../engine/mcp/mcp-observer.js'
-import { readMcpRequest } from './read-mcp-request.js'
+import { fetchMcpRequest } from './fetch-mcp-request.js'
 
 export interface StormHandlerOptions {
   filter?: (url: URL, method: string) => boolean
@@ -49,7 +49,7 @@ export function stormHandlers(storm: Storm, options: StormHandlerOptions = {}): 
       request.headers.forEach((value, name) => {
         headers[name] = value
       })
-      const mcp = await readMcpRequest(storm, request, url, headers)
+      const mcp = await fetchMcpRequest(storm, request, url, headers)
       const exchange = storm.begin({ method: request.method, url, headers, mcp })
       let answer: Response | undefined
       const payload = request.body ? Buffer.from(await request.clone().arrayBuffer()) : null

@@ -10,7 +10,7 @@ import type { HeaderMap } from '../engine/faults/fault.js'
 import type { Storm } from '../engine/storm.js'
 
 /** The MCP message of `request`, or null (not a candidate, not one, or over the bound). */
-export async function readMcpRequest(storm: Storm, request: Request, url: URL, headers: HeaderMap): Promise<McpRequest | null> {
+export async function fetchMcpRequest(storm: Storm, request: Request, url: URL, headers: HeaderMap): Promise<McpRequest | null> {
   if (!request.body || !mcpDetector(storm.config.mcp).mayCarry(request.method, url, headers)) return null
   const bytes = new Uint8Array(await request.clone().arrayBuffer())
   if (bytes.length > MCP_BODY_LIMIT) return null
