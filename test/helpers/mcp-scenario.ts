@@ -14,7 +14,7 @@ import type { Report } from '../../src/engine/schema/report.js'
 import { createStorm, type Storm } from '../../src/engine/storm.js'
 import { intercept } from '../../src/interceptors/intercept.js'
 import { stormHandlers } from '../../src/interceptors/msw-handlers.js'
-import { startProxy } from '../../src/proxy/proxy-server.js'
+import { startProxy, type ProxyOptions } from '../../src/proxy/proxy-server.js'
 import { createTestCa } from './test-ca.js'
 import { connectMcpClient, startMcpServer, type McpServerOptions, type TestMcpServer } from './mcp-server.js'
 
@@ -32,7 +32,12 @@ export interface McpScenario {
   close(): Promise<void>
 }
 
-export async function startMcpScenario(mode: McpMode, config: StormConfigInput, server: Omit<McpServerOptions, 'onCommit'> = { stateful: false, json: true }): Promise<McpScenario> {
+export async function startMcpScenario(
+  mode: McpMode,
+  config: StormConfigInput,
+  server: Omit<McpServerOptions, 'onCommit' | 'tls'> = { stateful: false, json: true },
+  proxyOptions: Partial<ProxyOptions> = {},
+): Promise<McpScenario> {
   const storm = createStorm(config)
   let effects: ToolstormEffects | null = null
   const upstreamCa = mode === 'https' ? await createTestCa() : null
@@ -49,6 +54,7 @@ export async function startMcpScenario(mode: McpMode, config: StormConfigInput, 
     const proxy = await startProxy({
       ...(mode === 'reverse' ? { targets: [mcp.origin] } : {}),
       ...(upstreamCa ? { connectPorts: [mcp.port], upstreamCa: [upstreamCa.certPem] } : {}),
+      ...proxyOptions,
       storm,
     })
     effects = new ToolstormEffects({ sidecarUrl: proxy.adminUrl })

@@ -65,6 +65,15 @@ describe('MCP route names over SSE and sessions', () => {
   }
 })
 
+describe('MCP through HTTPS with tunnelUnmatched', () => {
+  it('intercepts the MCP server\'s host when a rule names a tool, so the rule fires', async () => {
+    scenario = await startMcpScenario('https', { rules: [{ name: 'quote-fails', route: 'tools/call get_quote', kind: 'tool_error' }] }, { stateful: false, json: true }, { tunnelUnmatched: true })
+    const { client } = await scenario.connect()
+    expect((await client.callTool({ name: 'get_quote', arguments: { order_id: 'o-1' } })).isError).toBe(true)
+    expect(scenario.report().coverage['quote-fails']).toEqual({ eligible: 1, selected: 1, triggered: 1 })
+  })
+})
+
 describe('MCP evidence redaction', () => {
   it('stores tool arguments redacted as bodies are', async () => {
     scenario = await startMcpScenario('reverse', { redact: { keys: ['card_number'], secrets: [] } })
