@@ -9,11 +9,18 @@ import { parseMcpRequest, type McpRequest } from '../engine/mcp/mcp-request.js'
 import type { HeaderMap } from '../engine/faults/fault.js'
 import type { Storm } from '../engine/storm.js'
 
-/** The MCP message of `request`, or null (not a candidate, not one, or over the bound). */
-export async function fetchMcpRequest(storm: Storm, request: Request, url: URL, headers: HeaderMap): Promise<McpRequest | null> {
+/**
+ * The MCP message of `request` (null: not one, or over the bound); null at once, with no promise
+ * to wait for, when its head says it cannot carry one, so other requests keep their timing.
+ */
+export function fetchMcpRequest(storm: Storm, request: Request, url: URL, headers: HeaderMap): Promise<McpRequest | null> | null {
   if (!request.body || !mcpDetector(storm.config.mcp).mayCarry(request.method, url, headers)) return null
-  const bytes = new Uint8Array(await request.clone().arrayBuffer())
-  if (bytes.length > MCP_BODY_LIMIT) return null
-  const session = headers['mcp-session-id']
-  return parseMcpRequest(bytes, typeof session === 'string' ? session : null)
+  return request
+    .clone()
+    .arrayBuffer()
+    .then((buffer) => {
+      if (buffer.byteLength > MCP_BODY_LIMIT) return null
+      const session = headers['mcp-session-id']
+      return parseMcpRequest(new Uint8Array(buffer), typeof session === 'string' ? session : null)
+    })
 }

@@ -72,7 +72,8 @@ function ensureInterceptor(): void {
     request.headers.forEach((value, name) => {
       headers[name] = value
     })
-    const mcp = await fetchMcpRequest(entry.storm, request, url, headers)
+    const pending = fetchMcpRequest(entry.storm, request, url, headers)
+    const mcp = pending && (await pending)
     const exchange = entry.storm.begin({ method: request.method, url, headers, mcp })
     const upstreamUrl = target === undefined ? url : new URL(url.pathname + url.search, target)
     await runExchange(exchange, createInterceptorTransport(request, controller, { upstreamUrl, dispatcher: entry.options.dispatcher }), entry.observer)

@@ -49,7 +49,8 @@ export function stormHandlers(storm: Storm, options: StormHandlerOptions = {}): 
       request.headers.forEach((value, name) => {
         headers[name] = value
       })
-      const mcp = await fetchMcpRequest(storm, request, url, headers)
+      const pending = fetchMcpRequest(storm, request, url, headers)
+      const mcp = pending && (await pending)
       const exchange = storm.begin({ method: request.method, url, headers, mcp })
       let answer: Response | undefined
       const payload = request.body ? Buffer.from(await request.clone().arrayBuffer()) : null
