@@ -55,6 +55,14 @@ function buildServer(commits: string[], byKey: Map<string, string>, options: Mcp
       return { content: [{ type: 'text', text: JSON.stringify({ shipment_id: id }) }] }
     },
   )
+  server.registerTool(
+    'track_shipment',
+    { description: 'Where a shipment is', inputSchema: { shipment_id: z.string() }, outputSchema: { status: z.string(), eta_days: z.number() } },
+    async ({ shipment_id }) => {
+      const tracking = { status: `in transit (${shipment_id})`, eta_days: 2 }
+      return { content: [{ type: 'text', text: JSON.stringify(tracking) }], structuredContent: tracking }
+    },
+  )
   server.registerTool('get_quote', { description: 'Quote a price', inputSchema: { order_id: z.string() } }, async ({ order_id }) => ({
     content: [{ type: 'text', text: JSON.stringify({ order_id, price: 12.5 }) }],
   }))

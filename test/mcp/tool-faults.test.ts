@@ -77,6 +77,18 @@ describe('MCP faults seen by the SDK client', () => {
     expect(cut).toMatchObject({ injected: true, executed: true, cut: { events: 0 }, mcp: { outcome: null } })
   })
 
+  it('drifts only the structuredContent of a tool answer, so the SDK client refuses it against the tool\'s outputSchema', async () => {
+    scenario = await startMcpScenario('reverse', { seed: 3, rules: [{ name: 'drift', route: 'tools/call track_shipment', kind: 'schema_drift', fields: ['eta_days'] }] })
+    const { client } = await scenario.connect()
+    await client.listTools()
+    const error = await client.callTool({ name: 'track_shipment', arguments: { shipment_id: 'shp_1' } }).catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(McpError)
+    expect((error as McpError).message).toContain('Structured content does not match the tool\'s output schema')
+    const call = scenario.report().calls.find((c) => c.route === 'tools/call track_shipment')
+    // The JSON-RPC envelope is intact: the client matched the answer to its request, and the report read its outcome.
+    expect(call).toMatchObject({ injected: true, mcp: { id: 2, outcome: 'result' } })
+  })
+
   it('answers 429, 503 and a gateway timeout before the tool server sees the call', async () => {
     scenario = await startMcpScenario('reverse', {
       rules: [
