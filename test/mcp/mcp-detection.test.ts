@@ -1,4 +1,5 @@
 import http from 'node:http'
+import net from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
@@ -81,11 +82,33 @@ describe('recognising MCP requests', () => {
       for (let i = 0; i < body.length; i += 64 * 1024) req.write(body.slice(i, i + 64 * 1024))
       req.end()
     })
+    // With a Content-Length over the bound: not read first at all.
+    const announced = await (await fetch(`${proxy.url}/mcp`, { method: 'POST', headers: MCP_ACCEPT, body })).json()
     const smallBody = rpc('tools/call', { name: 'upload', arguments: { data: 'x' } })
     const small = await (await fetch(`${proxy.url}/mcp`, { method: 'POST', headers: MCP_ACCEPT, body: smallBody })).json()
     expect(JSON.parse(chunked)).toEqual({ bytes: body.length, sum })
+    expect(announced).toEqual({ bytes: body.length, sum })
     expect(small).toMatchObject({ bytes: smallBody.length })
-    expect(proxy.storm.report().calls.map((call) => call.route)).toEqual(['POST /mcp', 'tools/call upload'])
+    expect(proxy.storm.report().calls.map((call) => call.route)).toEqual(['POST /mcp', 'POST /mcp', 'tools/call upload'])
+  })
+
+  it('drops an MCP request whose client leaves mid-body, forwarding nothing, and goes on serving', async () => {
+    upstream = await countingUpstream()
+    let upstreamRequests = 0
+    proxy = await startProxy({ targets: [upstream.origin], observer: { onStart: () => void upstreamRequests++ } })
+    const { port } = new URL(proxy.url)
+    await new Promise<void>((resolve, reject) => {
+      const socket = net.connect(Number(port), '127.0.0.1', () => {
+        socket.write(`POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: 500\r\n\r\n{"jsonrpc":"2.0",`)
+        setTimeout(() => socket.destroy(), 50)
+      })
+      socket.on('close', () => resolve())
+      socket.on('error', reject)
+    })
+    const after = await (await fetch(`${proxy.url}/mcp`, { method: 'POST', headers: MCP_ACCEPT, body: rpc('tools/list') })).json()
+    expect(after).toEqual({ bytes: rpc('tools/list').length, sum: expect.any(Number) })
+    expect(upstreamRequests).toBe(1)
+    expect(proxy.storm.report().calls.map((call) => call.route)).toEqual(['tools/list'])
   })
 
   it('refuses an MCP endpoint that is not a path, naming the field', () => {
