@@ -55,6 +55,15 @@ describe('recognising MCP requests', () => {
     expect(routes).toEqual(['tools/call create_shipment', 'resources/read file:///orders.csv', 'prompts/get summarize', 'POST /mcp', 'POST /mcp', 'POST /mcp'])
   })
 
+  it('names a resource read without the URI\'s query, and keeps a token in it out of the report', async () => {
+    const uri = 'https://files.test/orders.csv?access_token=tok_9f8e7d6c5b4a3f2e1d0c'
+    const routes = await routesOf({}, [{ path: '/mcp', headers: MCP_ACCEPT, body: rpc('resources/read', { uri }) }])
+    expect(routes).toEqual(['resources/read https://files.test/orders.csv'])
+    const report = proxy!.storm.report()
+    expect(report.calls[0]?.mcp?.tool).toBe('https://files.test/orders.csv?access_token=[REDACTED]')
+    expect(JSON.stringify(report)).not.toContain('tok_9f8e7d6c5b4a3f2e1d0c')
+  })
+
   it('names requests to a declared endpoint without the MCP head, and none when detection is off', async () => {
     const plain = { 'content-type': 'application/json' }
     const routes = await routesOf({ mcp: { endpoints: ['/rpc/*'], detect: false } }, [

@@ -5,7 +5,7 @@
 import type { JsonValue } from '../canonical-json.js'
 import type { Redactor } from '../redact/index.js'
 import type { McpCall } from '../schema/report.js'
-import type { McpRequest } from './mcp-request.js'
+import { targetIsUri, type McpRequest } from './mcp-request.js'
 
 /** Arguments larger than this (as JSON) are not stored: reports hold up to 10,000 calls. */
 export const MAX_STORED_ARGUMENTS = 4096
@@ -19,7 +19,7 @@ export function mcpCallOf(request: McpRequest, redactor: Redactor): McpCall {
   }
   return {
     method: request.method,
-    tool: request.target === null ? null : redactor.text(request.target),
+    tool: request.target === null ? null : targetIsUri(request.method) ? redactor.url(request.target) : redactor.text(request.target),
     id: request.id,
     session: request.session === null ? null : request.session.slice(0, 200),
     arguments: args,

@@ -33,6 +33,11 @@ describe('mcpRouteName', () => {
     expect(mcpRouteName({ method: 'tools/list', target: null })).toBe('tools/list')
   })
 
+  it('leaves the query and fragment out of a resource URI, as HTTP route names leave out the query', () => {
+    expect(mcpRouteName({ method: 'resources/read', target: 'https://files.test/orders.csv?sig=abc123#top' })).toBe('resources/read https://files.test/orders.csv')
+    expect(mcpRouteName({ method: 'tools/call', target: 'what?' })).toBe('tools/call what?')
+  })
+
   it('cuts a route name at 200 characters', () => {
     expect(mcpRouteName({ method: 'resources/read', target: 'file:///' + 'a'.repeat(300) })).toHaveLength(200)
   })

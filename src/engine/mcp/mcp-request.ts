@@ -61,9 +61,19 @@ export function parseMcpRequest(body: Uint8Array, session: string | null = null)
   return { method, id: id === undefined ? null : (id as JsonRpcId), target, arguments: paramsObject?.arguments ?? null, session }
 }
 
-/** The route name of an MCP message: `<method> <target>`, or the method alone. */
+/** Whether a method's target is a URI (`resources/read`…) rather than a name. */
+export function targetIsUri(method: string): boolean {
+  return TARGET_PARAM[method] === 'uri'
+}
+
+/**
+ * The route name of an MCP message: `<method> <target>`, or the method alone. A URI target
+ * leaves out its query and fragment, as HTTP route names leave out the query: they vary, and
+ * may carry tokens.
+ */
 export function mcpRouteName(request: Pick<McpRequest, 'method' | 'target'>): string {
   if (request.target === null) return request.method
-  const name = `${request.method} ${request.target}`
+  const target = targetIsUri(request.method) ? request.target.replace(/[?#][\s\S]*$/, '') : request.target
+  const name = `${request.method} ${target}`
   return name.length > MAX_ROUTE_NAME ? name.slice(0, MAX_ROUTE_NAME) : name
 }
