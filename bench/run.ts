@@ -4,6 +4,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises'
 import { benchCassette } from './cassette.js'
+import { benchMcpRouting } from './mcp-routing.js'
 import { benchPipelining } from './pipelining.js'
 import { benchProxyThroughput } from './proxy-throughput.js'
 import { benchScale } from './scale.js'
@@ -18,6 +19,7 @@ const suites: Record<string, () => Promise<Record<string, unknown>>> = {
   cassette: () => benchCassette(quick ? { rounds: 1, lookups: 5_000 } : { rounds: 3, lookups: 20_000 }),
   pipelining: () => benchPipelining(quick ? { requests: 2_000, stallMs: 2_000 } : { requests: 5_000, stallMs: 4_000 }),
   scale: () => benchScale(quick ? { rounds: 1, seconds: 2 } : { rounds: 3, seconds: 4 }),
+  mcp: () => benchMcpRouting(quick ? { rounds: 1, seconds: 2, connections: 10 } : { rounds: 3, seconds: 3, connections: 10 }),
 }
 
 const results: Record<string, unknown>[] = []

@@ -31,7 +31,9 @@ export type { Clock } from './engine/clock.js'
 
 /* Evidence, reports, contracts */
 export { reportSchema, REPORT_KIND } from './engine/schema/report.js'
-export type { Report, CallRecord, EffectRecord, CoverageCounts, ModelCall } from './engine/schema/report.js'
+export type { Report, CallRecord, EffectRecord, CoverageCounts, ModelCall, McpCall } from './engine/schema/report.js'
+export type { McpRequest, JsonRpcId } from './engine/mcp/mcp-request.js'
+export type { McpOptions } from './engine/mcp/mcp-options.js'
 export { validateReport } from './engine/validate-report.js'
 export { Contract, contract } from './engine/contracts/contract.js'
 export type { ContractResult } from './engine/contracts/contract.js'

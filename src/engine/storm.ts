@@ -14,6 +14,8 @@ import { exchangeContext } from './exchange-context.js'
 import { faultFor } from './faults/registry.js'
 import type { HeaderMap, RequestView } from './faults/fault.js'
 import { createRedactor, REDACTED, type Redactor } from './redact/index.js'
+import { mcpCallOf } from './mcp/mcp-evidence.js'
+import { mcpRouteName, type McpRequest } from './mcp/mcp-request.js'
 import { RouteTable } from './routes.js'
 import { Run } from './run.js'
 import { selectRule } from './rules/select.js'
@@ -51,6 +53,8 @@ export interface BeginRequest {
   readonly headers: HeaderMap
   /** Overrides the `x-toolstorm-run` header. */
   readonly run?: string
+  /** The MCP message the body carries (read by the transport: `proxy/mcp-request-body.ts`, `interceptors/fetch-mcp-request.ts`): it names the route. */
+  readonly mcp?: McpRequest | null
 }
 
 /** Parse a config, throwing a `ConfigError` that names the source, the field and what was expected. */
@@ -195,9 +199,9 @@ export class Storm {
     if (oldest !== undefined) this.reset(oldest)
   }
 
-  /** The route name for a request. */
-  routeOf(method: string, url: URL): string {
-    return this.#routes.resolve(method, url)
+  /** The route name for a request: its MCP message's (`tools/call create_shipment`) when it carries one. */
+  routeOf(method: string, url: URL, mcp?: McpRequest | null): string {
+    return mcp ? mcpRouteName(mcp) : this.#routes.resolve(method, url)
   }
 
   /** Start an exchange: budget, route, ordinal, key and rule selection, under one synchronous step. */
@@ -206,13 +210,14 @@ export class Storm {
     const run = this.run(runId)
     const id = this.newExchangeId()
     const href = request.url.href
-    const view = { method: request.method.toUpperCase(), url: href, headers: request.headers }
+    const mcp = request.mcp ?? null
+    const view = { method: request.method.toUpperCase(), url: href, headers: request.headers, mcp }
     const seed = this.#config.seed
     if (this.#config.maxCalls !== null && run.callCount >= this.#config.maxCalls) {
       run.budgetRejections++
       return new Exchange({ id, stormId: this.nonce, run, request: view, url: request.url, seed, clock: this.clock })
     }
-    const route = this.#routes.resolve(view.method, request.url)
+    const route = this.routeOf(view.method, request.url, mcp)
     const { ordinal, key } = run.reserve(route, headerValue(request.headers, HEADER_KEY) || undefined)
     const rule = this.#config.rules.length ? selectRule(this.#config.rules, run.coverage, seed, route, ordinal, key) : null
     const parentId = headerValue(request.headers, HEADER_CALL)
@@ -255,6 +260,7 @@ export class Storm {
       retryAfter: null,
       error: null,
     }
+    if (view.mcp) record.mcp = mcpCallOf(view.mcp, this.#redactor)
     const fault = rule ? faultFor(rule.kind) : null
     const exchange = new Exchange({ id, stormId: this.nonce, run, request: view, url, record, rule, fault, rawKey: key, seed, clock: this.clock, onFinish })
     if (channels.exchangeStart.hasSubscribers) channels.exchangeStart.publish({ run: run.id, exchangeId: id, call: record })

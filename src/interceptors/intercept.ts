@@ -20,6 +20,8 @@ import type { Storm } from '../engine/storm.js'
 import type { UpstreamSource } from '../engine/upstream-source.js'
 import { createRequestControllerTransport } from './request-controller-sink.js'
 import { createUndiciSource } from './undici-source.js'
+import { withMcpEvidence } from '../engine/mcp/mcp-observer.js'
+import { fetchMcpRequest } from './fetch-mcp-request.js'
 
 export interface InterceptOptions {
   /** Which requests the storm handles; the rest pass through untouched. Default: all (or only `targets` when given). */
@@ -80,7 +82,9 @@ function ensureInterceptor(): void {
     request.headers.forEach((value, name) => {
       headers[name] = value
     })
-    const exchange = entry.storm.begin({ method: request.method, url, headers })
+    const pending = fetchMcpRequest(entry.storm, request, url, headers)
+    const mcp = pending && (await pending)
+    const exchange = entry.storm.begin({ method: request.method, url, headers, mcp })
     const upstreamUrl = target === undefined ? url : new URL(url.pathname + url.search, target)
     await runExchange(exchange, createRequestControllerTransport(request, controller, { exchange, headers, upstreamUrl, source: entry.source, live: entry.live }), entry.observer)
   })
@@ -91,7 +95,7 @@ function ensureInterceptor(): void {
 export function intercept(storm: Storm, options: InterceptOptions = {}): Interception {
   ensureInterceptor()
   const targets = new Map(Object.entries(options.targets ?? {}).map(([from, to]) => [new URL(from).origin, new URL(to).origin]))
-  const observer = combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer)
+  const observer = withMcpEvidence(combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer))
   const live = createUndiciSource(options.dispatcher)
   const entry: Entry = { storm, options, targets, observer, source: options.source ?? live, live }
   stack.push(entry)

@@ -27,6 +27,8 @@ import { loadMsw } from './load-msw.js'
 import { createMswResponseTransport } from './msw-response-sink.js'
 import { forwardHeaders } from './request-headers.js'
 import { createUndiciSource, readWhole } from './undici-source.js'
+import { withMcpEvidence } from '../engine/mcp/mcp-observer.js'
+import { fetchMcpRequest } from './fetch-mcp-request.js'
 
 export interface StormHandlerOptions {
   filter?: (url: URL, method: string) => boolean
@@ -73,6 +75,7 @@ export function stormHandlers(storm: Storm, options: StormHandlerOptions = {}): 
   const live = createUndiciSource(options.dispatcher)
   const base = options.source ?? live
   const source = options.tools?.length ? toolsSource(options.tools, getResponse, base) : base
+  const observer = withMcpEvidence(options.observer)
   return [
     http.all('*', async ({ request }) => {
       const url = new URL(request.url)
@@ -81,11 +84,13 @@ export function stormHandlers(storm: Storm, options: StormHandlerOptions = {}): 
       request.headers.forEach((value, name) => {
         headers[name] = value
       })
-      const exchange = storm.begin({ method: request.method, url, headers })
+      const pending = fetchMcpRequest(storm, request, url, headers)
+      const mcp = pending && (await pending)
+      const exchange = storm.begin({ method: request.method, url, headers, mcp })
       const payload = request.body ? Buffer.from(await request.clone().arrayBuffer()) : null
       const transport = createMswResponseTransport(request, payload, { exchange, headers, source, live })
       // A streamed answer (stream faults) is returned as soon as it opens; the flow keeps feeding it.
-      await Promise.race([runExchange(exchange, transport, options.observer), transport.opened])
+      await Promise.race([runExchange(exchange, transport, observer), transport.opened])
       return transport.answer ?? HttpResponse.error()
     }),
   ]

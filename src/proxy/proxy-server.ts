@@ -23,7 +23,11 @@ import { createAdminHandler, type AdminContext } from './admin/admin-server.js'
 import { answerClientError, createDataPlaneServer, failExchange, sendProxyError } from './data-plane-server.js'
 import { guardObserver, printExchangeFailure, type ExchangeErrorReporter } from './exchange-failure.js'
 import { createDashboard, DASHBOARD_PATH } from './admin/dashboard.js'
-import type { WireRequest } from './http1/wire-request.js'
+import type { RequestBody, WireRequest } from './http1/wire-request.js'
+import { mcpDetector } from '../engine/mcp/mcp-options.js'
+import { withMcpEvidence } from '../engine/mcp/mcp-observer.js'
+import type { McpRequest } from '../engine/mcp/mcp-request.js'
+import { readMcpRequest } from './mcp-request-body.js'
 import type { WireResponse } from './http1/wire-response.js'
 import type { WireServer } from './http1/wire-server.js'
 import { createLiveSource } from './live-source.js'
@@ -144,7 +148,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   if (upstreamTls && options.dispatcher !== undefined) throw new ConfigError('Failed to start the proxy: upstreamCa and insecureSkipUpstreamTlsVerification configure the proxy\'s own dispatcher. Set the TLS options on your dispatcher instead.', { code: 'ERR_USAGE' })
   const report = options.onExchangeError ?? printExchangeFailure
   const client = createUpstreamClient({ dispatcher: options.dispatcher, tls: upstreamTls, onHandlerError: report })
-  const combined = combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer)
+  const combined = withMcpEvidence(combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer))
   const observer = combined && guardObserver(combined, report)
   const failures = createUpstreamFailures((url) => storm.redactor.url(url), options.warn)
   const live = createLiveSource(client, failures)
@@ -174,10 +178,29 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   }
   const shared = shareState && { storm, state: shareState, policy: options.stateUnavailable ?? 'fail', report }
   // In memory, begin() stays synchronous: the shared store's await is only paid with --state.
-  const serve = shared
-    ? (req: WireRequest, res: WireResponse, upstream: Upstream | null, clientUrl: URL, rawUrl: string = req.url) =>
-        beginShared(shared, { method: req.method, url: clientUrl, headers: req.headers }, req, res, (exchange) => run(exchange, req, res, upstream, rawUrl))
-    : (req: WireRequest, res: WireResponse, upstream: Upstream | null, clientUrl: URL, rawUrl: string = req.url) => run(storm.begin({ method: req.method, url: clientUrl, headers: req.headers }), req, res, upstream, rawUrl)
+  const begin = shared
+    ? (req: WireRequest, res: WireResponse, upstream: Upstream | null, clientUrl: URL, rawUrl: string, mcp: McpRequest | null) =>
+        beginShared(shared, { method: req.method, url: clientUrl, headers: req.headers, mcp }, req, res, (exchange) => run(exchange, req, res, upstream, rawUrl))
+    : (req: WireRequest, res: WireResponse, upstream: Upstream | null, clientUrl: URL, rawUrl: string, mcp: McpRequest | null) =>
+        run(storm.begin({ method: req.method, url: clientUrl, headers: req.headers, mcp }), req, res, upstream, rawUrl)
+  const serve = (req: WireRequest, res: WireResponse, upstream: Upstream | null, clientUrl: URL, rawUrl: string = req.url) => {
+    // An MCP request is named by its body: that body (only) is read before the exchange begins.
+    if (req.body !== null && mcpDetector(storm.config.mcp).mayCarry(req.method, clientUrl, req.headers)) {
+      readMcpRequest(req as WireRequest & { body: RequestBody }).then(
+        (read) => {
+          try {
+            begin(read.req, res, upstream, clientUrl, rawUrl, read.mcp)
+          } catch (error) {
+            failExchange(report, error, read.req, res)
+          }
+        },
+        // The client broke off while sending its body: there is no one to answer.
+        () => res.destroy(),
+      )
+      return
+    }
+    begin(req, res, upstream, clientUrl, rawUrl, null)
+  }
   server.on('request', (req, res) => {
     const resolution = resolveRequest(targets, req, self)
     if (!resolution.ok) {

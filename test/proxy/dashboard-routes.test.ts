@@ -119,11 +119,12 @@ describe('dashboard routes on the admin server', () => {
     expect(Date.now() - started).toBeLessThan(1_500)
   })
 
-  it('saves the editor’s rules keeping the redaction settings and the real values behind redacted ones', async () => {
+  it('saves the editor’s rules keeping the redaction and MCP settings and the real values behind redacted ones', async () => {
     const secret = 'sk-live-0123456789abcdefghij'
     env = await startProxied('reverse', {
       seed: 1,
       redact: { keys: ['x-shop-key'], secrets: [secret] },
+      mcp: { endpoints: ['/rpc'], detect: false },
       rules: [{ name: 'fake', route: 'GET /items/*', kind: 'replace', replacement: { token: secret, ok: true } }],
     })
     const shown = (await env.report()).rules[0]!.replacement as Record<string, unknown>
@@ -134,6 +135,7 @@ describe('dashboard routes on the admin server', () => {
     const config = env.proxy.storm.config
     expect(config.seed).toBe(2)
     expect(config.redact).toEqual({ keys: ['x-shop-key'], secrets: [secret] })
+    expect(config.mcp).toEqual({ endpoints: ['/rpc'], detect: false })
     expect(config.rules[0]).toMatchObject({ probability: 0.5, replacement: { token: secret, ok: true } })
 
     const refused = await env.admin('/dashboard/rules', { method: 'PUT', headers: { 'content-type': 'application/yaml' }, body: 'rules:\n  - name: x\n    route: GET /a\n    kind: nope\n' })

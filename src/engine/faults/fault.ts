@@ -15,6 +15,7 @@ import type { z } from 'zod'
 import type { Clock } from '../clock.js'
 import type { StreamTransform } from '../streams/stream-transform.js'
 import type { BaseRule } from '../schema/rule-base.js'
+import type { McpRequest } from '../mcp/mcp-request.js'
 
 export type FaultPhase = 'before-upstream' | 'after-commit' | 'on-response'
 
@@ -25,6 +26,8 @@ export interface RequestView {
   readonly method: string
   readonly url: string
   readonly headers: HeaderMap
+  /** The MCP message the request carries; null (or absent) for other requests. */
+  readonly mcp?: McpRequest | null
 }
 
 /** The upstream response, for faults in the `after-commit` and `on-response` phases. */

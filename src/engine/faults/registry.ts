@@ -16,6 +16,9 @@ import { streamStallFault } from './stream-stall.js'
 import { dropTerminalFault } from './drop-terminal.js'
 import { slowStreamFault } from './slow-stream.js'
 import { truncateFault } from './truncate.js'
+import { toolErrorFault } from './tool-error.js'
+import { rpcErrorFault } from './rpc-error.js'
+import { sessionExpiredFault } from './session-expired.js'
 
 export const FAULTS = [
   timeoutFault,
@@ -31,6 +34,9 @@ export const FAULTS = [
   dropTerminalFault,
   slowStreamFault,
   truncateFault,
+  toolErrorFault,
+  rpcErrorFault,
+  sessionExpiredFault,
 ] as const
 
 export type FaultKind = (typeof FAULTS)[number]['type']

@@ -19,7 +19,9 @@ const MAX_DEPTH = 8
  * pure function of the seed, rule, route, key and field path, so a run replays identically.
  * `fields` (dotted paths such as `warehouse` or `items.price`) restricts the candidates; by
  * default every object member is one. A body that is not a JSON object or array is relayed
- * unchanged and does not count as triggered.
+ * unchanged and does not count as triggered. On an MCP request, only the answer's
+ * `result.structuredContent` drifts (and `fields` are paths within it); an answer without one
+ * (or an event stream) is relayed unchanged.
  */
 export const schemaDriftFault = defineFault<'schema_drift', SchemaDriftRule>({
   type: 'schema_drift',
@@ -29,7 +31,7 @@ export const schemaDriftFault = defineFault<'schema_drift', SchemaDriftRule>({
     fields: z.array(z.string().min(1).max(200)).min(1).max(100).optional(),
   },
   explain: (rule) => (rule.fields ? `change the types of ${rule.fields.join(', ')} in the JSON response` : 'change the types of fields in the JSON response'),
-  async apply({ rule, seed, route, key, response }) {
+  async apply({ rule, seed, route, key, request, response }) {
     if (!response) return { action: { type: 'pass' }, injected: false }
     const bytes = await response.readBody()
     let parsed: Json
@@ -39,7 +41,11 @@ export const schemaDriftFault = defineFault<'schema_drift', SchemaDriftRule>({
       return { action: { type: 'pass' }, injected: false }
     }
     if (parsed === null || typeof parsed !== 'object') return { action: { type: 'pass' }, injected: false }
-    const changed = drift(parsed, (path) => drawValue(seed, rule.name, route, `${key}|${path}`), rule.fields)
+    // An MCP answer drifts inside its result's structuredContent only (fields are paths within
+    // it): drifting `id` or `jsonrpc` would break the protocol, not the tool's output.
+    const target = request.mcp ? structuredContentOf(parsed) : parsed
+    if (target === null) return { action: { type: 'pass' }, injected: false }
+    const changed = drift(target, (path) => drawValue(seed, rule.name, route, `${key}|${path}`), rule.fields)
     if (changed === 0) return { action: { type: 'pass' }, injected: false }
     const headers: Record<string, string> = {}
     for (const [name, value] of Object.entries(response.headers as HeaderMap)) {
@@ -49,6 +55,15 @@ export const schemaDriftFault = defineFault<'schema_drift', SchemaDriftRule>({
     return { action: { type: 'respond', status: response.status, headers, body: new TextEncoder().encode(JSON.stringify(parsed)) }, injected: true }
   },
 })
+
+/** The `result.structuredContent` object of a JSON-RPC answer, or null when it has none. */
+function structuredContentOf(message: Json): Json | null {
+  if (message === null || typeof message !== 'object' || Array.isArray(message)) return null
+  const result = message.result
+  if (result === null || typeof result !== 'object' || Array.isArray(result)) return null
+  const structured = result.structuredContent
+  return structured !== null && typeof structured === 'object' ? structured : null
+}
 
 const DROPPED_HEADERS = new Set(['content-length', 'content-encoding', 'transfer-encoding', 'etag', 'content-md5', 'digest'])
 

@@ -40,4 +40,12 @@ describe('lintRules', () => {
   it('accepts every route that some request can be named', () => {
     expect(lint('create_shipment', 'create_*', 'GET /inventory/*', '* /orders', 'POST /orders', '*', '*shipments', 'GET /health', '[GP]* /x')).toEqual([])
   })
+
+  it('accepts MCP route names and globs, and names the MCP method closest to a misspelled one', () => {
+    expect(lint('tools/call create_shipment', 'tools/call create_*', 'tools/*', 'initialize', 'resources/read file:///orders.csv', 'x-vendor/sync')).toEqual([])
+    expect(lint('tools/cal create_shipment', 'initialise')).toEqual([
+      'rule "r0": route "tools/cal create_shipment" can never match: "tools/cal" is not an MCP method. Did you mean "tools/call create_shipment"?',
+      'rule "r1": route "initialise" can never match: "initialise" is not an MCP method. Did you mean "initialize"?',
+    ])
+  })
 })

@@ -1,7 +1,7 @@
 /**
  * Rules that can never fire. A rule's `route` is a case-sensitive glob over route names, and a
- * request's route name is a declared route's name, else `METHOD /path` with the method in upper
- * case (src/engine/routes.ts). A glob that can match neither is valid by the schema and silent at
+ * request's route name is a declared route's name, an MCP request's `<method> <target>`
+ * (src/engine/mcp/), else `METHOD /path` with the method in upper case (src/engine/routes.ts). A glob that can match neither is valid by the schema and silent at
  * run time: its rule stays at 0/0/0. These warnings say so when the rules are read, and what was
  * probably meant. They never reject the rules (a route may be declared later through the admin API).
  *
@@ -12,6 +12,7 @@
 import { closestName } from '../closest-name.js'
 import { globMatches, isGlob } from '../glob.js'
 import { parseRoutePattern, routePatternMatches, type RoutePattern } from '../route-pattern.js'
+import { mcpRouteProblem } from '../mcp/mcp-methods.js'
 import { RouteTable } from '../routes.js'
 import type { StormConfig } from '../schema/config.js'
 
@@ -43,6 +44,12 @@ export function lintRules(config: Pick<StormConfig, 'routes' | 'rules'>): RuleWa
   for (const rule of config.rules) {
     const route = rule.route
     if (declared.some((name) => globMatches(route, name))) continue
+    // MCP requests are named by method and tool (docs/mcp.md).
+    const mcp = mcpRouteProblem(route)
+    if (mcp !== undefined) {
+      if (mcp !== null) warnings.push({ rule: rule.name, route, message: mcp })
+      continue
+    }
     const problem = namesUnnamedRoute(route) ? shadowedBy(route, table) : whyNoMatch(route, declared, patterns, table)
     if (problem) warnings.push({ rule: rule.name, route, message: problem })
   }

@@ -1,10 +1,11 @@
 /**
- * The rules file: `{version, seed, routes, rules, maxCalls, redact}`, in JSON or YAML.
- * `version` defaults to 1, `seed` to 0, `routes` to none.
+ * The rules file: `{version, seed, routes, rules, maxCalls, redact, mcp}`, in JSON or YAML.
+ * `version` defaults to 1, `seed` to 0, `routes` to none, `mcp` to detection without endpoints.
  */
 import { z } from 'zod'
 import { ruleSchema, type Rule } from './rule.js'
 import { parseRoutePattern } from '../route-pattern.js'
+import { DEFAULT_MCP_OPTIONS, mcpOptionsSchema } from '../mcp/mcp-options.js'
 
 export const SEED_LIMIT = 2 ** 53 - 1
 export const MAX_RULES = 100
@@ -47,6 +48,8 @@ export const configSchema = z
       .nullable()
       .default(null),
     redact: redactOptionsSchema.default({ keys: [], secrets: [] }),
+    /** MCP endpoints and detection (docs/mcp.md). */
+    mcp: mcpOptionsSchema.default(DEFAULT_MCP_OPTIONS),
   })
   .superRefine((config, ctx) => {
     const seen = new Map<string, number>()

@@ -37,6 +37,30 @@ export const modelCallSchema = z.strictObject({
  */
 export const cutSchema = z.strictObject({ events: z.int().min(0).nullable(), bytes: z.int().min(0) })
 
+/**
+ * An MCP message (docs/mcp.md): what was asked and what the client was answered. Ids and session
+ * ids are the client's and the server's own; tool arguments are stored redacted, as bodies are.
+ */
+export const mcpCallSchema = z.strictObject({
+  /** The JSON-RPC method (`tools/call`, `initialize`…). */
+  method: z.string().min(1).max(100),
+  /** The tool or prompt name, or the resource URI, for methods that name one; else null. */
+  tool: z.string().nullable(),
+  /** The JSON-RPC request id; null for a notification. */
+  id: z.union([z.string(), z.number()]).nullable(),
+  /** `Mcp-Session-Id`: the one the client sent, else the one the server assigned in its answer. */
+  session: z.string().max(200).nullable(),
+  /** The tool arguments, redacted; null when there were none or they were larger than 4 KiB as JSON. */
+  arguments: z.json().nullable(),
+  /**
+   * What the client was answered: a `result`, a result with `isError: true`, a JSON-RPC `error`;
+   * null when it received no JSON-RPC answer (a reset, an HTTP error, a notification's 202).
+   */
+  outcome: z.enum(['result', 'isError', 'error']).nullable(),
+  /** The JSON-RPC error code when `outcome` is `error`. */
+  errorCode: z.int().nullable(),
+})
+
 export const callSchema = z.strictObject({
   id: z.int().min(1),
   route: z.string().min(1),
@@ -71,6 +95,8 @@ export const callSchema = z.strictObject({
   model: modelCallSchema.nullable().optional(),
   /** Where an injected stream fault cut the stream (see `cutSchema`). */
   cut: cutSchema.nullable().optional(),
+  /** Set when the call was an MCP message (see docs/mcp.md). */
+  mcp: mcpCallSchema.nullable().optional(),
 })
 
 export const effectSchema = z.strictObject({
@@ -111,3 +137,4 @@ export type CallRecord = z.infer<typeof callSchema>
 export type EffectRecord = z.infer<typeof effectSchema>
 export type CoverageCounts = z.infer<typeof coverageCountsSchema>
 export type ModelCall = z.infer<typeof modelCallSchema>
+export type McpCall = z.infer<typeof mcpCallSchema>

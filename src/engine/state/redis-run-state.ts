@@ -190,7 +190,7 @@ export class RedisRunState {
     const config = storm.config
     const runId = request.run ?? headerValue(request.headers, HEADER_RUN) ?? DEFAULT_RUN
     const method = request.method.toUpperCase()
-    const route = storm.routeOf(method, request.url)
+    const route = storm.routeOf(method, request.url, request.mcp)
     const id = `${storm.newExchangeId()}.${encodeRun(runId)}`
     const keys = this.#runKeys(runId)
     const matching = config.rules.filter((rule) => globMatches(rule.route, route))
@@ -204,7 +204,7 @@ export class RedisRunState {
     // This replica's clock, aligned with the run's start in Redis: call timings are the run's.
     const started = Math.max(0, (nowMs - startMs) / 1000)
     run.start = storm.clock.now() - started
-    const view = { method, url: request.url.href, headers: request.headers }
+    const view = { method, url: request.url.href, headers: request.headers, mcp: request.mcp ?? null }
     if (status === 0) return new Exchange({ id, stormId: storm.nonce, run, request: view, url: request.url, seed: config.seed, clock: storm.clock })
     const [, , , call, ordinal, key, parent, chosen, pending] = reply as Required<BeginReply>
     if (call === 1) void this.#command(() => this.#client.zAdd(this.#runsKey, { score: startMs, value: runId })).catch(() => undefined)

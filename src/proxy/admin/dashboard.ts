@@ -55,14 +55,16 @@ const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
 
 /**
  * The editor shows rules as reports hold them, redacted, and never shows the redaction settings.
- * So that saving an edited document loses nothing it could not show: a missing `redact` keeps
- * the settings in force, and a field of a same-named rule left at its redacted value keeps its
+ * So that saving an edited document loses nothing it could not show: a missing `redact` (or
+ * `mcp`) keeps the settings in force, and a field of a same-named rule left at its redacted value keeps its
  * real value.
  */
 export function restoreRedacted(document: unknown, storm: Storm): unknown {
   if (!isRecord(document)) return document
   const merged: Record<string, unknown> = { ...document }
   if (!('redact' in merged)) merged.redact = storm.config.redact
+  // The editor does not show the MCP settings either (reports do not hold them): kept the same way.
+  if (!('mcp' in merged)) merged.mcp = storm.config.mcp
   if (Array.isArray(merged.rules)) {
     const shown = new Map(storm.report(NO_RUN).rules.map((rule) => [rule.name, rule as Record<string, unknown>]))
     const real = new Map(storm.config.rules.map((rule) => [rule.name, rule as Record<string, unknown>]))

@@ -26,7 +26,7 @@ describe('interceptScope', () => {
     expect(scope([{ route: 'openai_*' }])).toEqual({ everyHost: false, hosts: new Set(['api.openai.com:443']) })
   })
 
-  it.each([['POST /ship'], ['GET /items/*'], ['*'], ['*ship*'], ['POST *'], ['local_health'], ['[A-Z]* /x'], ['P?ST /ship']])('intercepts every host for the route %j', (route) => {
+  it.each([['POST /ship'], ['GET /items/*'], ['*'], ['*ship*'], ['POST *'], ['local_health'], ['[A-Z]* /x'], ['P?ST /ship'], ['tools/call create_shipment'], ['tools/*'], ['initialize']])('intercepts every host for the route %j', (route) => {
     expect(scope([{ route }])).toEqual({ everyHost: true })
   })
 

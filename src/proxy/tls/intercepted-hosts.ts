@@ -2,13 +2,15 @@
  * Which CONNECT targets the rules care about, for `tunnelUnmatched`: a host is intercepted when
  * some rule could apply to a request sent to it; any other host is tunnelled untouched.
  *
- * A rule whose route glob can match a default route name (`METHOD /path`, which carries no host)
- * or a declared route without an origin can apply to every host. Only a rule that matches
+ * A rule whose route glob can match a default route name (`METHOD /path`, which carries no host),
+ * an MCP route name (`tools/call create_shipment`) or a declared route without an origin can
+ * apply to every host. Only a rule that matches
  * nothing but declared routes with an origin (`"GET https://api.openai.com/v1/*"`) is tied to
  * those hosts. When in doubt the answer is "every host": intercepting too much is visible and
  * harmless, tunnelling a host a rule targets would silently skip the fault.
  */
 import { globMatches, isGlob } from '../../engine/glob.js'
+import { mcpRouteProblem } from '../../engine/mcp/mcp-methods.js'
 import { parseRoutePattern } from '../../engine/route-pattern.js'
 import type { StormConfig } from '../../engine/schema/config.js'
 
@@ -22,7 +24,8 @@ const DEFAULT_NAME_PREFIX = /^(?:[!#$%&'*+.^_`|~0-9A-Z-]*|[!#$%&'*+.^_`|~0-9A-Z-
 export function interceptScope(config: Pick<StormConfig, 'rules' | 'routes'>): InterceptScope {
   const hosts = new Set<string>()
   for (const rule of config.rules) {
-    if (canMatchDefaultName(rule.route)) return { everyHost: true }
+    // MCP route names (`tools/call create_shipment`) carry no host either.
+    if (canMatchDefaultName(rule.route) || mcpRouteProblem(rule.route) === null) return { everyHost: true }
     for (const [name, spec] of Object.entries(config.routes)) {
       if (!globMatches(rule.route, name)) continue
       const pattern = parseRoutePattern(spec)

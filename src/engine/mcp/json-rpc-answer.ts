@@ -1,0 +1,27 @@
+/**
+ * JSON-RPC answers toolstorm writes itself for MCP faults, in the shape the MCP SDK clients
+ * parse: one JSON object per answer, carrying the request's id.
+ */
+import type { JsonRpcId } from './mcp-request.js'
+
+const encoder = new TextEncoder()
+const JSON_HEADERS: Readonly<Record<string, string>> = { 'content-type': 'application/json' }
+
+export interface JsonRpcAnswer {
+  readonly headers: Record<string, string>
+  readonly body: Uint8Array
+}
+
+function answer(message: unknown): JsonRpcAnswer {
+  return { headers: { ...JSON_HEADERS }, body: encoder.encode(JSON.stringify(message)) }
+}
+
+/** A tool result that reports a failure (`isError: true`), as a tool that ran and failed answers. */
+export function toolErrorAnswer(id: JsonRpcId, text: string): JsonRpcAnswer {
+  return answer({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }], isError: true } })
+}
+
+/** A JSON-RPC error: the protocol failed (`-32603` internal error, `-32001` request timeout…). */
+export function rpcErrorAnswer(id: JsonRpcId | null, code: number, message: string): JsonRpcAnswer {
+  return answer({ jsonrpc: '2.0', id, error: { code, message } })
+}

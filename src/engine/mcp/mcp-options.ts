@@ -1,0 +1,76 @@
+/**
+ * The rules file's `mcp` section: where MCP endpoints are and whether to recognise them without
+ * being told. Which requests may carry an MCP message is decided from the request head alone,
+ * so only those wait for their body (see docs/mcp.md).
+ *
+ * @example
+ * { "mcp": { "endpoints": ["/mcp"], "detect": true } }
+ */
+import { z } from 'zod'
+import { parseRoutePattern, routePatternMatches, type RoutePattern } from '../route-pattern.js'
+import type { HeaderMap } from '../faults/fault.js'
+
+/**
+ * Bytes of a request body read before deciding what an MCP request is. A larger body is
+ * forwarded unchanged and named as HTTP (`POST /mcp`); tool arguments rarely come near it.
+ */
+export const MCP_BODY_LIMIT = 1024 * 1024
+
+const endpointSchema = z.string().superRefine((spec, ctx) => {
+  const parsed = parseRoutePattern(`POST ${spec}`)
+  if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: `expected an MCP endpoint path such as "/mcp" or "http://host/mcp" (${parsed})` })
+})
+
+export const mcpOptionsSchema = z.strictObject({
+  /** Paths (MSW syntax, optionally with an origin) where every POST carries MCP messages. */
+  endpoints: z.array(endpointSchema).max(100, { error: 'expected at most 100 MCP endpoints' }).default([]),
+  /** Recognise MCP requests with no endpoint declared: POSTs sent with `Mcp-Method`, or that accept both JSON and an event stream. */
+  detect: z.boolean({ error: 'expected true or false' }).default(true),
+})
+
+export type McpOptions = z.output<typeof mcpOptionsSchema>
+
+export const DEFAULT_MCP_OPTIONS: McpOptions = { endpoints: [], detect: true }
+
+/** Decides from a request head whether its body may be an MCP message (and so is read first). */
+export class McpDetector {
+  readonly #endpoints: RoutePattern[]
+  readonly #detect: boolean
+
+  constructor(options: McpOptions) {
+    this.#endpoints = options.endpoints.map((spec) => parseRoutePattern(`POST ${spec}`) as RoutePattern)
+    this.#detect = options.detect
+  }
+
+  /** Whether this request may carry an MCP message. Only POSTs do; the rest pay one comparison. */
+  mayCarry(method: string, url: URL, headers: HeaderMap): boolean {
+    if (method !== 'POST') return false
+    if (this.#endpoints.length) {
+      for (const pattern of this.#endpoints) if (routePatternMatches(pattern, method, url.origin, url.pathname)) return fitsLimit(headers)
+    }
+    if (!this.#detect) return false
+    if (headers['mcp-method'] !== undefined) return fitsLimit(headers)
+    // The Streamable HTTP transport's own signature: every client POST accepts both answers.
+    const accept = headers.accept
+    if (accept === undefined) return false
+    const value = Array.isArray(accept) ? accept.join(',') : accept
+    return value.includes('text/event-stream') && value.includes('application/json') && fitsLimit(headers)
+  }
+}
+
+/** A body announced larger than the bound is not read at all. */
+function fitsLimit(headers: HeaderMap): boolean {
+  const length = headers['content-length']
+  return length === undefined || Array.isArray(length) || Number(length) <= MCP_BODY_LIMIT
+}
+
+const detectors = new WeakMap<McpOptions, McpDetector>()
+
+/** The detector for a config's `mcp` section, built once per config. */
+export function mcpDetector(options: McpOptions | undefined): McpDetector {
+  // A config built by hand (not parsed) may have no `mcp` section: the defaults apply.
+  options ??= DEFAULT_MCP_OPTIONS
+  let detector = detectors.get(options)
+  if (!detector) detectors.set(options, (detector = new McpDetector(options)))
+  return detector
+}

@@ -1,0 +1,128 @@
+import http from 'node:http'
+import net from 'node:net'
+import type { AddressInfo } from 'node:net'
+import { afterEach, describe, expect, it } from 'vitest'
+import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
+import { MCP_BODY_LIMIT } from '../../src/engine/mcp/mcp-options.js'
+import { parseConfig } from '../../src/engine/storm.js'
+
+/** An upstream that answers every POST with the number of body bytes and their sum, as JSON. */
+async function countingUpstream(): Promise<{ origin: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    let bytes = 0
+    let sum = 0
+    req.on('data', (chunk: Buffer) => {
+      bytes += chunk.length
+      for (const byte of chunk) sum = (sum + byte) % 65521
+    })
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ bytes, sum })))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((resolve) => server.close(() => resolve())) }
+}
+
+const MCP_ACCEPT = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+const rpc = (method: string, params: unknown = {}) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params })
+
+let proxy: ProxyServer | null = null
+let upstream: Awaited<ReturnType<typeof countingUpstream>> | null = null
+afterEach(async () => {
+  await proxy?.close()
+  await upstream?.close()
+  proxy = null
+  upstream = null
+})
+
+async function routesOf(config: object, requests: Array<{ path: string; headers: Record<string, string>; body: string }>): Promise<string[]> {
+  upstream = await countingUpstream()
+  proxy = await startProxy({ targets: [upstream.origin], config })
+  for (const request of requests) await (await fetch(proxy.url + request.path, { method: 'POST', headers: request.headers, body: request.body })).text()
+  return proxy.storm.report().calls.map((call) => call.route)
+}
+
+describe('recognising MCP requests', () => {
+  it('names a request by its JSON-RPC method only when its head says MCP: an Accept of both answers, or Mcp-Method', async () => {
+    const routes = await routesOf({}, [
+      { path: '/mcp', headers: MCP_ACCEPT, body: rpc('tools/call', { name: 'create_shipment' }) },
+      { path: '/mcp', headers: { 'content-type': 'application/json', 'mcp-method': 'resources/read' }, body: rpc('resources/read', { uri: 'file:///orders.csv' }) },
+      { path: '/mcp', headers: MCP_ACCEPT, body: rpc('prompts/get', { name: 'summarize' }) },
+      // A model API's streaming call is not MCP: it does not accept both.
+      { path: '/mcp', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: rpc('tools/call', { name: 'x' }) },
+      // Accepting both but not JSON-RPC 2.0: plain HTTP.
+      { path: '/mcp', headers: MCP_ACCEPT, body: JSON.stringify({ method: 'tools/call' }) },
+      { path: '/mcp', headers: MCP_ACCEPT, body: '[' + rpc('tools/list') + ']' },
+    ])
+    expect(routes).toEqual(['tools/call create_shipment', 'resources/read file:///orders.csv', 'prompts/get summarize', 'POST /mcp', 'POST /mcp', 'POST /mcp'])
+  })
+
+  it('names a resource read without the URI\'s query, and keeps a token in it out of the report', async () => {
+    const uri = 'https://files.test/orders.csv?access_token=tok_9f8e7d6c5b4a3f2e1d0c'
+    const routes = await routesOf({}, [{ path: '/mcp', headers: MCP_ACCEPT, body: rpc('resources/read', { uri }) }])
+    expect(routes).toEqual(['resources/read https://files.test/orders.csv'])
+    const report = proxy!.storm.report()
+    expect(report.calls[0]?.mcp?.tool).toBe('https://files.test/orders.csv?access_token=[REDACTED]')
+    expect(JSON.stringify(report)).not.toContain('tok_9f8e7d6c5b4a3f2e1d0c')
+  })
+
+  it('names requests to a declared endpoint without the MCP head, and none when detection is off', async () => {
+    const plain = { 'content-type': 'application/json' }
+    const routes = await routesOf({ mcp: { endpoints: ['/rpc/*'], detect: false } }, [
+      { path: '/rpc/v1', headers: plain, body: rpc('tools/call', { name: 'get_quote' }) },
+      { path: '/mcp', headers: MCP_ACCEPT, body: rpc('tools/call', { name: 'get_quote' }) },
+    ])
+    expect(routes).toEqual(['tools/call get_quote', 'POST /mcp'])
+  })
+
+  it(`forwards a body over ${MCP_BODY_LIMIT} bytes unchanged and names it as HTTP`, async () => {
+    const padding = 'x'.repeat(MCP_BODY_LIMIT)
+    const body = rpc('tools/call', { name: 'upload', arguments: { data: padding } })
+    let sum = 0
+    for (const byte of Buffer.from(body)) sum = (sum + byte) % 65521
+    upstream = await countingUpstream()
+    proxy = await startProxy({ targets: [upstream.origin] })
+    // Streamed (chunked, no length): the bound is found while reading.
+    const chunked = await new Promise<string>((resolve, reject) => {
+      const req = http.request(`${proxy!.url}/mcp`, { method: 'POST', headers: MCP_ACCEPT }, (res) => {
+        let text = ''
+        res.on('data', (chunk: Buffer) => (text += chunk))
+        res.on('end', () => resolve(text))
+      })
+      req.on('error', reject)
+      for (let i = 0; i < body.length; i += 64 * 1024) req.write(body.slice(i, i + 64 * 1024))
+      req.end()
+    })
+    // With a Content-Length over the bound: not read first at all.
+    const announced = await (await fetch(`${proxy.url}/mcp`, { method: 'POST', headers: MCP_ACCEPT, body })).json()
+    const smallBody = rpc('tools/call', { name: 'upload', arguments: { data: 'x' } })
+    const small = await (await fetch(`${proxy.url}/mcp`, { method: 'POST', headers: MCP_ACCEPT, body: smallBody })).json()
+    expect(JSON.parse(chunked)).toEqual({ bytes: body.length, sum })
+    expect(announced).toEqual({ bytes: body.length, sum })
+    expect(small).toMatchObject({ bytes: smallBody.length })
+    expect(proxy.storm.report().calls.map((call) => call.route)).toEqual(['POST /mcp', 'POST /mcp', 'tools/call upload'])
+  })
+
+  it('drops an MCP request whose client leaves mid-body, forwarding nothing, and goes on serving', async () => {
+    upstream = await countingUpstream()
+    let upstreamRequests = 0
+    proxy = await startProxy({ targets: [upstream.origin], observer: { onStart: () => void upstreamRequests++ } })
+    const { port } = new URL(proxy.url)
+    await new Promise<void>((resolve, reject) => {
+      const socket = net.connect(Number(port), '127.0.0.1', () => {
+        socket.write(`POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: 500\r\n\r\n{"jsonrpc":"2.0",`)
+        setTimeout(() => socket.destroy(), 50)
+      })
+      socket.on('close', () => resolve())
+      socket.on('error', reject)
+    })
+    const after = await (await fetch(`${proxy.url}/mcp`, { method: 'POST', headers: MCP_ACCEPT, body: rpc('tools/list') })).json()
+    expect(after).toEqual({ bytes: rpc('tools/list').length, sum: expect.any(Number) })
+    expect(upstreamRequests).toBe(1)
+    expect(proxy.storm.report().calls.map((call) => call.route)).toEqual(['tools/list'])
+  })
+
+  it('refuses an MCP endpoint that is not a path, naming the field', () => {
+    expect(() => parseConfig({ mcp: { endpoints: ['mcp'] } }, 'rules.yaml')).toThrow(
+      'Failed to load rules from rules.yaml: $.mcp.endpoints[0]: expected an MCP endpoint path such as "/mcp" or "http://host/mcp" ("mcp" must start with "/" or be an absolute http(s) URL).',
+    )
+  })
+})
