@@ -8,7 +8,7 @@ import type { HeaderMap } from '../engine/faults/fault.js'
 import type { ResponseWriter } from '../engine/streams/response-writer.js'
 import { toWebResponse } from '../engine/web-response.js'
 import { openStreamResponse } from './stream-response-writer.js'
-import { WebRequestSink, type WebRequestRoute } from './web-request-sink.js'
+import { toWebStream, WebRequestSink, type WebRequestRoute } from './web-request-sink.js'
 
 export interface MswTransport extends ExchangeTransport {
   /** What the handler returns; undefined until the flow answered (a reset: MSW's network error). */
@@ -44,7 +44,7 @@ class MswResponseSink extends WebRequestSink implements MswTransport {
   }
 
   async relay(upstream: UpstreamResponse): Promise<void> {
-    this.answer = toWebResponse(upstream.status, upstream.headers, Readable.toWeb(Readable.from(upstream.body)) as unknown as ReadableStream<Uint8Array>)
+    this.answer = toWebResponse(upstream.status, upstream.headers, toWebStream(upstream.body))
   }
 
   reset(): void {

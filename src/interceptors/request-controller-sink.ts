@@ -13,7 +13,7 @@ import type { ResponseWriter } from '../engine/streams/response-writer.js'
 import { toWebResponse } from '../engine/web-response.js'
 import { createConnectionResetError, createFetchResetError } from './network-error.js'
 import { openStreamResponse } from './stream-response-writer.js'
-import { WebRequestSink, type WebRequestRoute } from './web-request-sink.js'
+import { toWebStream, WebRequestSink, type WebRequestRoute } from './web-request-sink.js'
 
 /** The part of the interceptors' RequestController this sink uses. */
 export interface ControllerLike {
@@ -87,7 +87,7 @@ class RequestControllerSink extends WebRequestSink implements ExchangeTransport 
     const type = upstream.headers['content-type']
     if (!(Array.isArray(type) ? type.join(',') : (type ?? '')).toLowerCase().startsWith('text/event-stream')) {
       // The body is relayed as it arrived (still encoded), so its length and encoding stay.
-      await controller.respondWith(toWebResponse(upstream.status, upstream.headers, Readable.toWeb(Readable.from(upstream.body)) as unknown as ReadableStream<Uint8Array>))
+      await controller.respondWith(toWebResponse(upstream.status, upstream.headers, toWebStream(upstream.body)))
       return
     }
     let ended!: () => void
@@ -105,7 +105,7 @@ class RequestControllerSink extends WebRequestSink implements ExchangeTransport 
         ended()
       }
     }
-    const stream = Readable.toWeb(Readable.from(body())) as unknown as ReadableStream<Uint8Array>
+    const stream = toWebStream(body())
     await controller.respondWith(toWebResponse(upstream.status, upstream.headers, stream))
     await relayed
   }

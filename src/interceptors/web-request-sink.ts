@@ -2,7 +2,7 @@
  * What the in-process sinks share (`request-controller-sink.ts`, `msw-response-sink.ts`): a web
  * `Request` as the source sees it (`SourceRequest`), and the upstream half it forwards to.
  */
-import type { Readable } from 'node:stream'
+import { Readable } from 'node:stream'
 import type { Exchange } from '../engine/exchange.js'
 import type { ForwardOptions, SourceAction, UpstreamExchange, UpstreamResponse } from '../engine/exchange-transport.js'
 import type { HeaderMap } from '../engine/faults/fault.js'
@@ -64,4 +64,9 @@ export abstract class WebRequestSink implements SourceRequest {
   settle(): void {
     this.#source.settle?.()
   }
+}
+
+/** A web body stream over a body source (node:stream/web's type and the global one differ only in name). */
+export function toWebStream(body: AsyncIterable<Uint8Array>): ReadableStream<Uint8Array> {
+  return Readable.toWeb(Readable.from(body)) as unknown as ReadableStream<Uint8Array>
 }
