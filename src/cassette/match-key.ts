@@ -100,6 +100,17 @@ function sortedJson(value: JsonValue, drop: ReadonlySet<string> | null): string 
   return out + '}'
 }
 
+/**
+ * A JSON-RPC request (MCP) without its `id`: clients number their requests, so the id differs from
+ * run to run and never takes part in matching (the replayed answer gets the live id: rpc-ids.ts).
+ */
+function withoutRpcId(value: JsonValue): JsonValue {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value
+  if (value.jsonrpc !== '2.0' || typeof value.method !== 'string' || !('id' in value)) return value
+  const { id: _id, ...rest } = value
+  return rest
+}
+
 function isJson(contentType: string | undefined): boolean {
   const type = mediaType(contentType)
   return type === 'application/json' || type === 'text/json' || type.endsWith('+json')
@@ -111,7 +122,7 @@ export function bodyDigest(body: StoredBody | null, contentType: string | undefi
   let canonical: string | null = null
   if (body.encoding === 'utf8' && !body.truncated && isJson(contentType)) {
     try {
-      canonical = 'json:' + sortedJson(JSON.parse(body.data) as JsonValue, ignoreFields.length ? new Set(ignoreFields) : null)
+      canonical = 'json:' + sortedJson(withoutRpcId(JSON.parse(body.data) as JsonValue), ignoreFields.length ? new Set(ignoreFields) : null)
     } catch {
       // Not JSON after all: compare the text.
     }

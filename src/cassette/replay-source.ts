@@ -24,6 +24,7 @@ import { BodyCapture } from './body-capture.js'
 import type { Cassette } from './cassette.js'
 import type { SessionStep } from './merge-session.js'
 import { replayedResponse } from './replay-response.js'
+import { rpcIdRewrite } from './rpc-ids.js'
 import { ReplaySession, type ReplayOptions, type ReplayTicket } from './replay-session.js'
 import { pacer, replayEnding, replayPlan, type ReplayEnding, type ReplayPlan } from './replay-stream.js'
 
@@ -133,15 +134,22 @@ async function served(exchange: CassetteExchange, request: SourceRequest, sessio
     if (request.signal.aborted) throw request.signal.reason
     return RESET
   }
+  // An MCP answer carries the live request's JSON-RPC id, not the recorded one.
+  const rewrite = rpcIdRewrite(exchange.request.body, request.exchange.request.mcp?.id)
   if (exchange.outcome === 'response' && !(response.stream && method !== 'HEAD')) {
     const replayed = replayedResponse(response, { complete: true, method })
-    const body = method === 'HEAD' || replayed.body.length === 0 ? NO_BYTES : replayed.body
+    let body = method === 'HEAD' || replayed.body.length === 0 ? NO_BYTES : replayed.body
+    if (rewrite && body.length) {
+      body = rewrite(body)
+      replayed.headers['content-length'] = String(body.length)
+    }
     return { status: replayed.status, headers: replayed.headers, body: once(body) }
   }
   // The head, the bytes the client had (event by event for a stream), then what happened next.
   const replayed = replayedResponse(response, { complete: false, method })
   const plan = replayPlan(exchange, response, method === 'HEAD' ? NO_BYTES : replayed.body, session.speed)
-  return { status: replayed.status, headers: replayed.headers, body: paced(plan, AbortSignal.any([request.signal, closed])), playback: recordedEnding(plan.ending) }
+  const pieces = rewrite ? plan.pieces.map((piece) => ({ at: piece.at, bytes: rewrite(piece.bytes) })) : plan.pieces
+  return { status: replayed.status, headers: replayed.headers, body: paced({ ...plan, pieces }, AbortSignal.any([request.signal, closed])), playback: recordedEnding(plan.ending) }
 }
 
 class CassetteExchangeHalf implements UpstreamExchange {

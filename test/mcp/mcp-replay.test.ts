@@ -1,0 +1,98 @@
+/**
+ * MCP sessions record and replay with no server behind (issue #17, item 5): the replay is the proxy
+ * with a cassette source, matching ignores JSON-RPC ids (clients number their requests), and a
+ * replayed answer carries the live request's id, in a JSON body and in an event stream.
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import type { Cassette } from '../../src/cassette/cassette.js'
+import { createCassetteRecorder } from '../../src/cassette/cassette-recorder.js'
+import { startReplayServer, type ReplayServer } from '../../src/cassette/replay-server.js'
+import { storedBodyBytes } from '../../src/cassette/store-body.js'
+import { createStorm } from '../../src/engine/storm.js'
+import { startProxy } from '../../src/proxy/proxy-server.js'
+import { connectMcpClient, startMcpServer } from '../helpers/mcp-server.js'
+
+let replay: ReplayServer | null = null
+afterEach(async () => {
+  await replay?.close()
+  replay = null
+})
+
+/** A session through a recording proxy: connect, list the tools twice, create a shipment. */
+async function recordSession(json: boolean): Promise<{ cassette: Cassette; tools: string[]; created: unknown }> {
+  const server = await startMcpServer({ stateful: false, json })
+  const storm = createStorm({})
+  const recorder = createCassetteRecorder(storm, { urlForm: 'origin' })
+  const proxy = await startProxy({ targets: [server.origin], storm, observer: recorder.observer })
+  try {
+    const { client } = await connectMcpClient(`${proxy.url}/mcp`)
+    await client.listTools()
+    const tools = (await client.listTools()).tools.map((tool) => tool.name)
+    const created = await client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-1' } })
+    await client.close()
+    expect(server.commits).toEqual(['o-1'])
+    return { cassette: await proxy.close().then(() => recorder.close()).then(() => recorder.cassette()), tools, created }
+  } finally {
+    await proxy.close()
+    await server.close()
+  }
+}
+
+/** The recorded request body of the first exchange whose JSON-RPC method is `method`. */
+function recordedRequest(cassette: Cassette, method: string): Record<string, unknown> {
+  for (const exchange of cassette.exchanges) {
+    if (exchange.request.body === null) continue
+    const message = JSON.parse(storedBodyBytes(exchange.request.body).toString('utf8')) as Record<string, unknown>
+    if (message.method === method) return message
+  }
+  throw new Error(`no ${method} in the cassette`)
+}
+
+for (const json of [true, false]) {
+  describe(`MCP record and replay (${json ? 'JSON' : 'event-stream'} answers)`, () => {
+    it('replays a recorded session to the SDK client with no server behind, though its request ids differ from the recording', async () => {
+      const recorded = await recordSession(json)
+      replay = await startReplayServer(recorded.cassette, { order: 'any', allowUnused: true })
+      // One tools/list fewer than recorded: the tool call goes out with the id one less than recorded.
+      const { client } = await connectMcpClient(`${replay.url}/mcp`)
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(recorded.tools)
+      expect(await client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-1' } })).toEqual(recorded.created)
+      await client.close()
+      const verdict = replay.verdict()
+      expect(verdict.passed).toBe(true)
+      expect(verdict.rows.map((row) => row.result)).not.toContain('extra')
+    })
+
+    it('answers with the live request\'s JSON-RPC id, whatever id was recorded', async () => {
+      const recorded = await recordSession(json)
+      replay = await startReplayServer(recorded.cassette, { order: 'any', allowUnused: true })
+      const call = recordedRequest(recorded.cassette, 'tools/call')
+      expect(call.id).not.toBe(77)
+      const response = await fetch(`${replay.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ ...call, id: 77 }),
+      })
+      expect(response.status).toBe(200)
+      const text = await response.text()
+      const data = json ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '')
+      const answer = JSON.parse(data) as { id: unknown; result: unknown }
+      expect(answer.id).toBe(77)
+      expect(answer.result).toEqual(recorded.created)
+      expect(replay.verdict().passed).toBe(true)
+    })
+
+    it('still refuses a tool call whose arguments differ from the recording', async () => {
+      const recorded = await recordSession(json)
+      replay = await startReplayServer(recorded.cassette, { order: 'any', allowUnused: true })
+      const call = recordedRequest(recorded.cassette, 'tools/call')
+      const response = await fetch(`${replay.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ ...call, params: { name: 'create_shipment', arguments: { order_id: 'o-2' } } }),
+      })
+      expect(response.status).toBe(409)
+      expect(replay.verdict().passed).toBe(false)
+    })
+  })
+}
