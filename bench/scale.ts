@@ -6,11 +6,10 @@
  * each is one round trip) and the size of the run's merged report (the default run).
  * Redis is Debian's redis-server on a free port, no persistence.
  */
-import { spawn } from 'node:child_process'
-import net from 'node:net'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createClient } from 'redis'
+import { startRedis } from '../test/helpers/redis-server.js'
 import { cannon, median, startChild, startTs, type Child } from './processes.js'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -23,17 +22,6 @@ export interface ScaleOptions {
 }
 
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
-}
-
 /** Scripts Redis ran (EVALSHA, EVAL): one per round trip of the exchange path (the commands inside a script are not round trips). */
 async function redisScripts(client: { info(section: string): Promise<unknown> }): Promise<number> {
   const info = String(await client.info('commandstats'))
@@ -43,10 +31,9 @@ async function redisScripts(client: { info(section: string): Promise<unknown> })
 }
 
 export async function benchScale(options: ScaleOptions): Promise<Record<string, unknown>> {
-  const port = await freePort()
-  const redisServer = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
-  const redisUrl = `redis://127.0.0.1:${port}`
-  await new Promise((resolve) => setTimeout(resolve, 300))
+  // The tests' Redis: a free port, no persistence, started once it listens.
+  const redisServer = await startRedis()
+  const redisUrl = redisServer.url
   const redis = createClient({ url: redisUrl })
   await redis.connect()
   const upstream = await startTs('bench/upstream.ts')
@@ -95,7 +82,7 @@ export async function benchScale(options: ScaleOptions): Promise<Record<string, 
     for (const setup of setups) for (const child of setup.replicas) await child.stop()
     await upstream.stop()
     await redis.close()
-    redisServer.kill('SIGKILL')
+    await redisServer.close()
   }
   const lines = [
     `| setup (c=${CONNECTIONS}, 64 B) | req/s (all replicas) | proxy CPU µs/req | Redis scripts (round trips) per exchange | merged report (one run) |`,

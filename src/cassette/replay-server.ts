@@ -22,7 +22,6 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Dispatcher } from 'undici'
-import { ConfigError } from '../errors.js'
 import { createInMemoryCertificateAuthority, type CertificateAuthority } from '../proxy/tls/certificate-authority.js'
 import type { UpstreamTlsOptions } from '../proxy/tls/upstream-tls.js'
 import { startProxy, type ProxyOptions, type ProxyServer } from '../proxy/proxy-server.js'
@@ -99,7 +98,6 @@ function holdsHttps(cassette: Cassette): boolean {
 export async function startReplayServer(cassette: Cassette, options: ReplayServerOptions = {}): Promise<ReplayServer> {
   const mode = options.mode ?? 'replay'
   const forwarding = mode !== 'replay'
-  if (options.adminToken !== undefined && options.adminToken.length < 16) throw new ConfigError('Failed to start the replay server: --admin-token must be at least 16 characters.', { code: 'ERR_USAGE' })
   const { mode: _mode, host: _host, port: _port, adminPort: _adminPort, adminToken: _token, targets: _targets, storm: _storm, updateFile: _file, dispatcher: _dispatcher, ca: _ca, connectPorts: _ports, onCertificateRefused: _refused, upstreamCa: _upstreamCa, insecureSkipUpstreamTlsVerification: _insecure, warn: _warn, ...replayOptions } = options
   const source = replaySource(cassette, { ...replayOptions, mode })
   const session = source.session

@@ -10,17 +10,16 @@ import type { HeaderMap } from '../engine/faults/fault.js'
 import type { Storm } from '../engine/storm.js'
 
 /**
- * The MCP message of `request` (null: not one, or over the bound); null at once, with no promise
- * to wait for, when its head says it cannot carry one, so other requests keep their timing.
+ * The body of `request`, read with `read` (once: the caller keeps it for the exchange), and the
+ * MCP message it carries (null: not one, or over the bound). Null at once, with no promise to wait
+ * for, when its head says it cannot carry one, so other requests keep their timing.
  */
-export function fetchMcpRequest(storm: Storm, request: Request, url: URL, headers: HeaderMap): Promise<McpRequest | null> | null {
+export function fetchMcpRequest(storm: Storm, request: Request, url: URL, headers: HeaderMap, read: () => Promise<ArrayBuffer>): Promise<{ body: Buffer; mcp: McpRequest | null }> | null {
   if (!request.body || !mcpDetector(storm.config.mcp).mayCarry(request.method, url, headers)) return null
-  return request
-    .clone()
-    .arrayBuffer()
-    .then((buffer) => {
-      if (buffer.byteLength > MCP_BODY_LIMIT) return null
-      const session = headers['mcp-session-id']
-      return parseMcpRequest(new Uint8Array(buffer), typeof session === 'string' ? session : null)
-    })
+  return read().then((buffer) => {
+    const body = Buffer.from(buffer)
+    if (body.byteLength > MCP_BODY_LIMIT) return { body, mcp: null }
+    const session = headers['mcp-session-id']
+    return { body, mcp: parseMcpRequest(body, typeof session === 'string' ? session : null) }
+  })
 }

@@ -82,11 +82,12 @@ function ensureInterceptor(): void {
     request.headers.forEach((value, name) => {
       headers[name] = value
     })
-    const pending = fetchMcpRequest(entry.storm, request, url, headers)
-    const mcp = pending && (await pending)
-    const exchange = entry.storm.begin({ method: request.method, url, headers, mcp })
+    // An MCP request is named by its body: read it now, once (the sink takes it from here).
+    const pending = fetchMcpRequest(entry.storm, request, url, headers, () => request.arrayBuffer())
+    const read = pending && (await pending)
+    const exchange = entry.storm.begin({ method: request.method, url, headers, mcp: read ? read.mcp : null })
     const upstreamUrl = target === undefined ? url : new URL(url.pathname + url.search, target)
-    await runExchange(exchange, createRequestControllerTransport(request, controller, { exchange, headers, upstreamUrl, source: entry.source, live: entry.live }), entry.observer)
+    await runExchange(exchange, createRequestControllerTransport(request, controller, { exchange, headers, upstreamUrl, source: entry.source, live: entry.live, ...(read ? { body: read.body } : {}) }), entry.observer)
   })
   interceptor.apply()
 }

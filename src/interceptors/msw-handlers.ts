@@ -26,7 +26,8 @@ import { fromWebHeaders } from '../engine/web-response.js'
 import { loadMsw } from './load-msw.js'
 import { createMswResponseTransport } from './msw-response-sink.js'
 import { forwardHeaders } from './request-headers.js'
-import { createUndiciSource, readWhole } from './undici-source.js'
+import { createUndiciSource } from './undici-source.js'
+import { readAll } from '../engine/body.js'
 import { withMcpEvidence } from '../engine/mcp/mcp-observer.js'
 import { fetchMcpRequest } from './fetch-mcp-request.js'
 
@@ -52,7 +53,8 @@ function toolsSource(tools: RequestHandler[], getResponse: GetResponse, next: Up
       return {
         propagatesContext: true,
         async forward(options: ForwardOptions): Promise<UpstreamResponse | SourceAction> {
-          const payload = await readWhole(request.takeBody(options.onRequestBody))
+          const taken = request.takeBody(options.onRequestBody)
+          const payload = taken ? await readAll(taken) : null
           const headers = forwardHeaders(Object.entries(request.headers).map(([name, value]) => [name, String(value)]), options)
           const mocked = await getResponse(tools, new Request(request.rawUrl, { method: request.method, headers, body: payload }))
           if (mocked) {
@@ -84,10 +86,11 @@ export function stormHandlers(storm: Storm, options: StormHandlerOptions = {}): 
       request.headers.forEach((value, name) => {
         headers[name] = value
       })
-      const pending = fetchMcpRequest(storm, request, url, headers)
-      const mcp = pending && (await pending)
-      const exchange = storm.begin({ method: request.method, url, headers, mcp })
-      const payload = request.body ? Buffer.from(await request.clone().arrayBuffer()) : null
+      const pending = fetchMcpRequest(storm, request, url, headers, () => request.clone().arrayBuffer())
+      const read = pending && (await pending)
+      const exchange = storm.begin({ method: request.method, url, headers, mcp: read ? read.mcp : null })
+      // Read once: an MCP request's body was read to name it.
+      const payload = read ? read.body : request.body ? Buffer.from(await request.clone().arrayBuffer()) : null
       const transport = createMswResponseTransport(request, payload, { exchange, headers, source, live })
       // A streamed answer (stream faults) is returned as soon as it opens; the flow keeps feeding it.
       await Promise.race([runExchange(exchange, transport, observer), transport.opened])

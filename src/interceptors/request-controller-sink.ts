@@ -36,6 +36,7 @@ class RequestControllerSink extends WebRequestSink implements ExchangeTransport 
 
   constructor(request: Request, controller: ControllerLike, route: WebRequestRoute) {
     super(request, route)
+    if (route.body !== undefined) this.#body = Promise.resolve(route.body)
     this.#controller = controller
     this.#fromNodeHttp = getRawRequest(request) instanceof http.ClientRequest
   }
@@ -51,17 +52,8 @@ class RequestControllerSink extends WebRequestSink implements ExchangeTransport 
       onChunk?.(null)
       return null
     }
-    const body = this.#wholeBody()
-    if (onChunk) {
-      body.then(
-        (payload) => {
-          if (payload && payload.length) onChunk(payload)
-          onChunk(null)
-        },
-        () => onChunk(null),
-      )
-    }
-    return Readable.from(whole(body))
+    if (onChunk) this.observeRequestBody(onChunk)
+    return Readable.from(whole(this.#wholeBody()))
   }
 
   observeRequestBody(onChunk: (chunk: Uint8Array | null) => void): void {

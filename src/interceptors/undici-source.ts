@@ -3,19 +3,11 @@
  * bypasses the interceptors (it neither uses global fetch nor `http.ClientRequest`), so a
  * forwarded request is never intercepted again. `dispatcher`: the user's, else undici's global one.
  */
-import type { Readable } from 'node:stream'
 import { request as undiciRequest, type Dispatcher } from 'undici'
 import type { ForwardOptions, UpstreamExchange, UpstreamResponse } from '../engine/exchange-transport.js'
+import { readAll } from '../engine/body.js'
 import type { SourceRequest, UpstreamSource } from '../engine/upstream-source.js'
 import { forwardHeaders } from './request-headers.js'
-
-/** An in-process body is whole already (an intercepted Request's body is read once): one buffer. */
-export async function readWhole(body: Readable | null): Promise<Buffer | null> {
-  if (!body) return null
-  const chunks: Buffer[] = []
-  for await (const chunk of body) chunks.push(chunk as Buffer)
-  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)
-}
 
 /** The request's headers as a list, for `forwardHeaders`. */
 function entries(request: SourceRequest): Array<[string, string]> {
@@ -37,7 +29,9 @@ class UndiciExchange implements UpstreamExchange {
   async forward(options: ForwardOptions): Promise<UpstreamResponse> {
     const request = this.#request
     const headers = forwardHeaders(entries(request), options)
-    const payload = await readWhole(request.takeBody(options.onRequestBody))
+    const body = request.takeBody(options.onRequestBody)
+    // In-process bodies are read whole anyway (an intercepted Request's body is read once).
+    const payload = body ? await readAll(body) : null
     if (payload) headers['content-length'] = String(payload.length)
     const upstream = request.upstream
     const url = upstream ? upstream.origin + upstream.path : request.rawUrl

@@ -16,6 +16,8 @@ export interface WebRequestRoute {
   readonly upstreamUrl?: URL
   readonly source: UpstreamSource
   readonly live: UpstreamSource
+  /** The request body, when it was read already (an MCP request is named by its body). */
+  readonly body?: Buffer
 }
 
 export abstract class WebRequestSink implements SourceRequest {

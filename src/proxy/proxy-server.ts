@@ -18,7 +18,7 @@ import { combineObservers, runExchange, type ExchangeObserver } from '../engine/
 import { createModelCallObserver } from '../engine/model-calls/model-call-observer.js'
 import type { StormConfig, StormConfigInput } from '../engine/schema/config.js'
 import type { UpstreamSource } from '../engine/upstream-source.js'
-import { createStorm, parseConfig, Storm } from '../engine/storm.js'
+import { createStorm, type Storm } from '../engine/storm.js'
 import { createAdminHandler, type AdminContext } from './admin/admin-server.js'
 import { answerClientError, createDataPlaneServer, failExchange, sendProxyError } from './data-plane-server.js'
 import { guardObserver, printExchangeFailure, type ExchangeErrorReporter } from './exchange-failure.js'
@@ -141,9 +141,9 @@ export interface ProxyServer {
 export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServer> {
   const host = options.host ?? '127.0.0.1'
   const targets = parseTargets(options.targets ?? [])
-  const storm = options.storm ?? (options.config ? createStorm(options.config, options.clock ? { clock: options.clock } : {}) : new Storm(parseConfig({}), options.clock ? { clock: options.clock } : {}))
+  const storm = options.storm ?? createStorm(options.config ?? {}, options.clock ? { clock: options.clock } : {})
   const token = options.adminToken ?? randomBytes(24).toString('base64url')
-  if (options.adminToken !== undefined && options.adminToken.length < 16) throw new ConfigError('Failed to start the proxy: --admin-token must be at least 16 characters.', { code: 'ERR_USAGE' })
+  if (options.adminToken !== undefined && options.adminToken.length < 16) throw new ConfigError(`Failed to start the ${options.selfName ?? 'proxy'}: --admin-token must be at least 16 characters.`, { code: 'ERR_USAGE' })
   const upstreamTls = upstreamConnectOptions(options)
   if (upstreamTls && options.dispatcher !== undefined) throw new ConfigError('Failed to start the proxy: upstreamCa and insecureSkipUpstreamTlsVerification configure the proxy\'s own dispatcher. Set the TLS options on your dispatcher instead.', { code: 'ERR_USAGE' })
   const report = options.onExchangeError ?? printExchangeFailure

@@ -26,14 +26,14 @@ import { resetOrDestroy } from './reset-socket.js'
 import type { FlowControl, UpstreamClient } from './upstream-client.js'
 import { forwardHeaders } from './live-source.js'
 
-export const CLIENT_GONE = new Error('The client closed the connection.')
+const CLIENT_GONE = new Error('The client closed the connection.')
 
 /**
  * A pass-through stage that shows each chunk of `body` to `onChunk` (then `null`) on its way on (a
  * second 'data' listener would start the flow before undici listens, and undici would miss the
  * first chunks).
  */
-export function tap(body: Readable, onChunk: (chunk: Uint8Array | null) => void): Readable {
+function tap(body: Readable, onChunk: (chunk: Uint8Array | null) => void): Readable {
   const stage = new Transform({
     // A throwing observer fails the body stream (and so the exchange), not the process: these run in stream callbacks.
     transform(chunk: Buffer, _encoding, callback) {
