@@ -8,28 +8,10 @@ import type { JsonRpcId } from '../engine/mcp/mcp-request.js'
 import { parseMcpRequest } from '../engine/mcp/mcp-request.js'
 import type { StoredBody } from '../engine/schema/cassette.js'
 import { storedBodyBytes } from './store-body.js'
+import { editJsonRpcAnswer } from '../engine/mcp/json-rpc-body.js'
 
 /** Rewrites a replayed body (or one event of it) so its JSON-RPC answer carries the live id. */
 export type RpcIdRewrite = (bytes: Buffer) => Buffer
-
-function isAnswer(value: unknown, id: JsonRpcId): value is { id: JsonRpcId } {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false
-  const message = value as Record<string, unknown>
-  return message.jsonrpc === '2.0' && message.id === id && ('result' in message || 'error' in message)
-}
-
-/** `text` (one JSON document) with the answer's id set to `live`, or null when it is not the recorded answer. */
-function rewriteJson(text: string, recorded: JsonRpcId, live: JsonRpcId): string | null {
-  let value: unknown
-  try {
-    value = JSON.parse(text)
-  } catch {
-    return null
-  }
-  if (!isAnswer(value, recorded)) return null
-  value.id = live
-  return JSON.stringify(value)
-}
 
 /**
  * How to rewrite the answers of a recorded request for a live one, or null when there is nothing
@@ -39,19 +21,12 @@ export function rpcIdRewrite(recordedBody: StoredBody | null, live: JsonRpcId | 
   if (live === null || live === undefined || recordedBody === null || recordedBody.truncated) return null
   const recorded = parseMcpRequest(storedBodyBytes(recordedBody))?.id ?? null
   if (recorded === null || recorded === live) return null
+  const setLive = (answer: Record<string, unknown>) => {
+    answer.id = live
+    return true
+  }
   return (bytes) => {
-    const text = bytes.toString('utf8')
-    const whole = rewriteJson(text, recorded, live)
-    if (whole !== null) return Buffer.from(whole)
-    // An event stream: the answer is the JSON of a `data:` line.
-    let changed = false
-    const lines = text.split('\n').map((line) => {
-      if (!line.startsWith('data:')) return line
-      const rewritten = rewriteJson(line.slice(5), recorded, live)
-      if (rewritten === null) return line
-      changed = true
-      return `data: ${rewritten}${line.endsWith('\r') ? '\r' : ''}`
-    })
-    return changed ? Buffer.from(lines.join('\n')) : bytes
+    const rewritten = editJsonRpcAnswer(bytes, recorded, setLive)
+    return rewritten ? Buffer.from(rewritten.buffer, rewritten.byteOffset, rewritten.byteLength) : bytes
   }
 }

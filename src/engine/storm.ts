@@ -16,6 +16,7 @@ import type { HeaderMap, RequestView } from './faults/fault.js'
 import { createRedactor, REDACTED, type Redactor } from './redact/index.js'
 import { mcpCallOf } from './mcp/mcp-evidence.js'
 import { mcpRouteName, type McpRequest } from './mcp/mcp-request.js'
+import { endpointOf, ToolCatalog } from './mcp/tool-catalog.js'
 import { RouteTable } from './routes.js'
 import { Run } from './run.js'
 import { selectRule } from './rules/select.js'
@@ -118,6 +119,8 @@ export class Storm {
   readonly nonce: string
   #config: StormConfig
   #routes: RouteTable
+  /** The MCP tools the endpoints behind this storm declared (`tools/list` answers seen). */
+  readonly tools = new ToolCatalog()
   #redactor: Redactor
   readonly #runs = new Map<string, Run>()
   readonly #exchanges = new Map<string, ExchangeEntry>()
@@ -204,14 +207,20 @@ export class Storm {
     return mcp ? mcpRouteName(mcp) : this.#routes.resolve(method, url)
   }
 
+  /** The request as faults see it; a tool call carries the `outputSchema` its tool declared. */
+  requestView(request: BeginRequest): RequestView {
+    const mcp = request.mcp ?? null
+    const outputSchema = mcp?.method === 'tools/call' && mcp.target !== null ? this.tools.outputSchema(endpointOf(request.url), mcp.target) : null
+    return { method: request.method.toUpperCase(), url: request.url.href, headers: request.headers, mcp, outputSchema }
+  }
+
   /** Start an exchange: budget, route, ordinal, key and rule selection, under one synchronous step. */
   begin(request: BeginRequest): Exchange {
     const runId = request.run ?? headerValue(request.headers, HEADER_RUN) ?? DEFAULT_RUN
     const run = this.run(runId)
     const id = this.newExchangeId()
-    const href = request.url.href
-    const mcp = request.mcp ?? null
-    const view = { method: request.method.toUpperCase(), url: href, headers: request.headers, mcp }
+    const view = this.requestView(request)
+    const mcp = view.mcp ?? null
     const seed = this.#config.seed
     if (this.#config.maxCalls !== null && run.callCount >= this.#config.maxCalls) {
       run.budgetRejections++

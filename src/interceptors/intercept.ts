@@ -96,7 +96,7 @@ function ensureInterceptor(): void {
 export function intercept(storm: Storm, options: InterceptOptions = {}): Interception {
   ensureInterceptor()
   const targets = new Map(Object.entries(options.targets ?? {}).map(([from, to]) => [new URL(from).origin, new URL(to).origin]))
-  const observer = withMcpEvidence(combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer))
+  const observer = withMcpEvidence(combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer), storm.tools)
   const live = createUndiciSource(options.dispatcher)
   const entry: Entry = { storm, options, targets, observer, source: options.source ?? live, live }
   stack.push(entry)

@@ -77,7 +77,7 @@ export function stormHandlers(storm: Storm, options: StormHandlerOptions = {}): 
   const live = createUndiciSource(options.dispatcher)
   const base = options.source ?? live
   const source = options.tools?.length ? toolsSource(options.tools, getResponse, base) : base
-  const observer = withMcpEvidence(options.observer)
+  const observer = withMcpEvidence(options.observer, storm.tools)
   return [
     http.all('*', async ({ request }) => {
       const url = new URL(request.url)

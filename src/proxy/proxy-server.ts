@@ -148,7 +148,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   if (upstreamTls && options.dispatcher !== undefined) throw new ConfigError('Failed to start the proxy: upstreamCa and insecureSkipUpstreamTlsVerification configure the proxy\'s own dispatcher. Set the TLS options on your dispatcher instead.', { code: 'ERR_USAGE' })
   const report = options.onExchangeError ?? printExchangeFailure
   const client = createUpstreamClient({ dispatcher: options.dispatcher, tls: upstreamTls, onHandlerError: report })
-  const combined = withMcpEvidence(combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer))
+  const combined = withMcpEvidence(combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer), storm.tools)
   const observer = combined && guardObserver(combined, report)
   const failures = createUpstreamFailures((url) => storm.redactor.url(url), options.warn)
   const live = createLiveSource(client, failures)

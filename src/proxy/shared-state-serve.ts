@@ -45,6 +45,6 @@ export function beginShared(context: SharedServeContext, request: BeginRequest, 
 /** An exchange no rule touches and no report lists (Redis holds the run's report; it is down). */
 function untouched(storm: Storm, runId: string, request: BeginRequest): Exchange {
   const run = storm.run(runId)
-  const view = { method: request.method.toUpperCase(), url: request.url.href, headers: request.headers, mcp: request.mcp ?? null }
+  const view = storm.requestView(request)
   return storm.openExchange(run, { id: storm.newExchangeId(), view, url: request.url, route: storm.routeOf(view.method, request.url, request.mcp), ordinal: 1, key: '#0', rule: null, callId: 1, started: 0, parent: null, seed: storm.seed })
 }

@@ -63,6 +63,11 @@ function buildServer(commits: string[], byKey: Map<string, string>, options: Mcp
       return { content: [{ type: 'text', text: JSON.stringify(tracking) }], structuredContent: tracking }
     },
   )
+  server.registerTool(
+    'shipment_carrier',
+    { description: 'Which carrier took a shipment, if any yet', inputSchema: { shipment_id: z.string() }, outputSchema: { carrier: z.string().nullable() } },
+    async () => ({ content: [{ type: 'text', text: '{"carrier":null}' }], structuredContent: { carrier: null } }),
+  )
   server.registerTool('get_quote', { description: 'Quote a price', inputSchema: { order_id: z.string() } }, async ({ order_id }) => ({
     content: [{ type: 'text', text: JSON.stringify({ order_id, price: 12.5 }) }],
   }))

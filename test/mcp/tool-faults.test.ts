@@ -89,6 +89,36 @@ describe('MCP faults seen by the SDK client', () => {
     expect(call).toMatchObject({ injected: true, mcp: { id: 2, outcome: 'result' } })
   })
 
+  it('drifts the structuredContent of an event-stream answer too, so the SDK client refuses it', async () => {
+    scenario = await startMcpScenario('reverse', { seed: 3, rules: [{ name: 'drift', route: 'tools/call track_shipment', kind: 'schema_drift' }] }, { stateful: true, json: false })
+    const { client } = await scenario.connect()
+    await client.listTools()
+    const error = await client.callTool({ name: 'track_shipment', arguments: { shipment_id: 'shp_1' } }).catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(McpError)
+    expect((error as McpError).message).toContain('Structured content does not match the tool\'s output schema')
+    expect(scenario.report().calls.find((c) => c.route === 'tools/call track_shipment')).toMatchObject({ injected: true, mcp: { id: 2, outcome: 'result' } })
+  })
+
+  for (const [mode, json] of [['reverse', true], ['reverse', false], ['in-process', true], ['msw', false]] as const) {
+    it(`drifts into values the outputSchema from tools/list forbids, so every drifted call is refused (${mode}, ${json ? 'JSON' : 'event stream'})`, async () => {
+      // `carrier` is declared string-or-null and answered null: a type change without the schema
+      // may give the string "null", which the schema allows and the client accepts.
+      scenario = await startMcpScenario(mode, { seed: 5, rules: [{ name: 'drift', route: 'tools/call shipment_carrier', kind: 'schema_drift' }] }, { stateful: false, json })
+      const { client } = await scenario.connect()
+      await client.listTools()
+      const outcomes: string[] = []
+      for (let i = 0; i < 8; i++) {
+        const result = await client.callTool({ name: 'shipment_carrier', arguments: { shipment_id: `shp_${i}` } }).then(
+          (answer) => `accepted ${JSON.stringify(answer.structuredContent)}`,
+          (caught: McpError) => (caught.message.includes('does not match the tool\'s output schema') ? 'refused' : caught.message),
+        )
+        outcomes.push(result)
+      }
+      expect(outcomes).toEqual(Array(8).fill('refused'))
+      expect(scenario.report().calls.filter((c) => c.route === 'tools/call shipment_carrier').map((c) => c.injected)).toEqual(Array(8).fill(true))
+    })
+  }
+
   it('answers 429, 503 and a gateway timeout before the tool server sees the call', async () => {
     scenario = await startMcpScenario('reverse', {
       rules: [

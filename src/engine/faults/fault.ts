@@ -16,6 +16,7 @@ import type { Clock } from '../clock.js'
 import type { StreamTransform } from '../streams/stream-transform.js'
 import type { BaseRule } from '../schema/rule-base.js'
 import type { McpRequest } from '../mcp/mcp-request.js'
+import type { JsonSchema } from '../mcp/tool-catalog.js'
 
 export type FaultPhase = 'before-upstream' | 'after-commit' | 'on-response'
 
@@ -28,6 +29,8 @@ export interface RequestView {
   readonly headers: HeaderMap
   /** The MCP message the request carries; null (or absent) for other requests. */
   readonly mcp?: McpRequest | null
+  /** For an MCP tool call: the `outputSchema` the tool declared in a `tools/list` answer seen at this endpoint. */
+  readonly outputSchema?: JsonSchema | null
 }
 
 /** The upstream response, for faults in the `after-commit` and `on-response` phases. */

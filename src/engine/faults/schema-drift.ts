@@ -1,5 +1,7 @@
 import { z } from 'zod'
-import { defineFault, type HeaderMap } from './fault.js'
+import { defineFault, type HeaderMap, type RequestView } from './fault.js'
+import { editJsonRpcAnswer } from '../mcp/json-rpc-body.js'
+import type { JsonSchema } from '../mcp/tool-catalog.js'
 import type { BaseRule } from '../schema/rule-base.js'
 import { drawValue } from '../decision.js'
 
@@ -20,8 +22,8 @@ const MAX_DEPTH = 8
  * `fields` (dotted paths such as `warehouse` or `items.price`) restricts the candidates; by
  * default every object member is one. A body that is not a JSON object or array is relayed
  * unchanged and does not count as triggered. On an MCP request, only the answer's
- * `result.structuredContent` drifts (and `fields` are paths within it); an answer without one
- * (or an event stream) is relayed unchanged.
+ * `result.structuredContent` drifts (and `fields` are paths within it), in a JSON answer or in
+ * the answer's event of an event stream; an answer without one is relayed unchanged.
  */
 export const schemaDriftFault = defineFault<'schema_drift', SchemaDriftRule>({
   type: 'schema_drift',
@@ -34,27 +36,46 @@ export const schemaDriftFault = defineFault<'schema_drift', SchemaDriftRule>({
   async apply({ rule, seed, route, key, request, response }) {
     if (!response) return { action: { type: 'pass' }, injected: false }
     const bytes = await response.readBody()
-    let parsed: Json
-    try {
-      parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes)) as Json
-    } catch {
-      return { action: { type: 'pass' }, injected: false }
-    }
-    if (parsed === null || typeof parsed !== 'object') return { action: { type: 'pass' }, injected: false }
-    // An MCP answer drifts inside its result's structuredContent only (fields are paths within
-    // it): drifting `id` or `jsonrpc` would break the protocol, not the tool's output.
-    const target = request.mcp ? structuredContentOf(parsed) : parsed
-    if (target === null) return { action: { type: 'pass' }, injected: false }
-    const changed = drift(target, (path) => drawValue(seed, rule.name, route, `${key}|${path}`), rule.fields)
-    if (changed === 0) return { action: { type: 'pass' }, injected: false }
+    const drawFor = (path: string) => drawValue(seed, rule.name, route, `${key}|${path}`)
+    const body = request.mcp ? driftToolAnswer(bytes, request, drawFor, rule.fields) : driftJson(bytes, drawFor, rule.fields)
+    if (body === null) return { action: { type: 'pass' }, injected: false }
     const headers: Record<string, string> = {}
     for (const [name, value] of Object.entries(response.headers as HeaderMap)) {
       if (value === undefined || DROPPED_HEADERS.has(name.toLowerCase())) continue
       headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value
     }
-    return { action: { type: 'respond', status: response.status, headers, body: new TextEncoder().encode(JSON.stringify(parsed)) }, injected: true }
+    return { action: { type: 'respond', status: response.status, headers, body }, injected: true }
   },
 })
+
+/** A JSON body with drifted fields, or null when it is not a JSON object or array. */
+function driftJson(bytes: Uint8Array, drawFor: (path: string) => bigint, fields: readonly string[] | undefined): Uint8Array | null {
+  let parsed: Json
+  try {
+    parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes)) as Json
+  } catch {
+    return null
+  }
+  if (parsed === null || typeof parsed !== 'object') return null
+  return drift(parsed, drawFor, fields) > 0 ? new TextEncoder().encode(JSON.stringify(parsed)) : null
+}
+
+/**
+ * An MCP tool answer (JSON, or the answer's event in an event stream) whose
+ * `result.structuredContent` drifted, or null when it has none. Only there: drifting `id` or
+ * `jsonrpc` would break the protocol, not the tool's output. A tool that declared an
+ * `outputSchema` drifts into values that schema forbids.
+ */
+function driftToolAnswer(bytes: Uint8Array, request: RequestView, drawFor: (path: string) => bigint, fields: readonly string[] | undefined): Uint8Array | null {
+  const id = request.mcp?.id
+  if (id === null || id === undefined) return null
+  const schema = request.outputSchema ?? null
+  return editJsonRpcAnswer(bytes, id, (answer) => {
+    const target = structuredContentOf(answer as Json)
+    if (target === null) return false
+    return ((schema && driftAgainstSchema(target, schema, drawFor, fields)) || drift(target, drawFor, fields)) > 0
+  })
+}
 
 /** The `result.structuredContent` object of a JSON-RPC answer, or null when it has none. */
 function structuredContentOf(message: Json): Json | null {
@@ -71,17 +92,37 @@ interface Candidate {
   readonly path: string
   readonly parent: Record<string, Json>
   readonly key: string
+  /** The field's declared schema, when drifting against one. */
+  readonly schema?: JsonSchema
 }
 
 /** Mutate `root` in place; returns how many fields changed type. Exported for unit tests. */
 export function drift(root: Json, drawFor: (path: string) => bigint, fields?: readonly string[]): number {
   const candidates: Candidate[] = []
   collect(root, '', 0, candidates)
+  return driftCandidates(candidates, drawFor, fields, changeType)
+}
+
+/**
+ * Mutate the fields of `root` that `schema` declares (its `properties`, nested objects and array
+ * `items` included) into values of a type the field's schema does not allow; returns how many
+ * changed (0 when the schema declares none of the fields present). Exported for unit tests.
+ */
+export function driftAgainstSchema(root: Json, schema: JsonSchema, drawFor: (path: string) => bigint, fields?: readonly string[]): number {
+  const candidates: Candidate[] = []
+  collectDeclared(root, schema, '', 0, candidates)
+  return driftCandidates(candidates, drawFor, fields, (before, draw, field) => {
+    const options = typeChanges(before).filter((option) => field === undefined || !allows(field, option))
+    return options.length === 0 ? undefined : (options[Number((draw >> 8n) % BigInt(options.length))] as Json)
+  })
+}
+
+/** Drift about half the candidates (at least one), or every one `fields` names. */
+function driftCandidates(candidates: Candidate[], drawFor: (path: string) => bigint, fields: readonly string[] | undefined, change: (before: Json, draw: bigint, schema?: JsonSchema) => Json | undefined): number {
   const wanted = fields ? new Set(fields) : null
   const eligible = wanted ? candidates.filter((c) => wanted.has(c.path)) : candidates
   if (eligible.length === 0) return 0
   const draws = eligible.map((c) => drawFor(c.path))
-  // About half the candidates drift; at least one always does.
   let chosen = eligible.map((_, i) => ((draws[i] as bigint) & 1n) === 1n)
   if (wanted) chosen = eligible.map(() => true)
   if (!chosen.some(Boolean)) {
@@ -96,8 +137,9 @@ export function drift(root: Json, drawFor: (path: string) => bigint, fields?: re
   eligible.forEach((candidate, i) => {
     if (!chosen[i]) return
     if (mutatedPrefixes.some((prefix) => candidate.path.startsWith(prefix + '.'))) return
-    const before = candidate.parent[candidate.key] as Json
-    candidate.parent[candidate.key] = changeType(before, draws[i] as bigint)
+    const after = change(candidate.parent[candidate.key] as Json, draws[i] as bigint, candidate.schema)
+    if (after === undefined) return
+    candidate.parent[candidate.key] = after
     mutatedPrefixes.push(candidate.path)
     changed++
   })
@@ -119,20 +161,80 @@ function collect(value: Json, path: string, depth: number, out: Candidate[]): vo
   }
 }
 
-/** A value of a different JSON type, picked by the draw's high bits. */
-export function changeType(value: Json, draw: bigint): Json {
-  const pick = <T>(options: T[]): T => options[Number((draw >> 8n) % BigInt(options.length))] as T
-  if (value === null) return pick<Json>(['null', 0, false])
+function schemaAt(schema: JsonSchema, member: 'properties' | 'items', name?: string): JsonSchema | null {
+  const inner = schema[member]
+  if (inner === null || typeof inner !== 'object' || Array.isArray(inner)) return null
+  if (name === undefined) return inner as JsonSchema
+  const field = Object.hasOwn(inner, name) ? (inner as Record<string, unknown>)[name] : undefined
+  return field !== null && typeof field === 'object' && !Array.isArray(field) ? (field as JsonSchema) : null
+}
+
+/** Like `collect`, over the fields present in `value` that `schema` declares. */
+function collectDeclared(value: Json, schema: JsonSchema, path: string, depth: number, out: Candidate[]): void {
+  if (depth >= MAX_DEPTH || out.length >= MAX_CANDIDATES || value === null || typeof value !== 'object') return
+  if (Array.isArray(value)) {
+    const items = schemaAt(schema, 'items')
+    if (items) for (const item of value.slice(0, 16)) collectDeclared(item, items, path, depth + 1, out)
+    return
+  }
+  for (const name of Object.keys(value).sort()) {
+    if (out.length >= MAX_CANDIDATES) return
+    const field = schemaAt(schema, 'properties', name)
+    if (!field) continue
+    const childPath = path ? `${path}.${name}` : name
+    out.push({ path: childPath, parent: value, key: name, schema: field })
+    collectDeclared(value[name] as Json, field, childPath, depth + 1, out)
+  }
+}
+
+function jsonType(value: Json): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'array'
+  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number'
+  return typeof value
+}
+
+/**
+ * Whether `schema` lets `value` through, judged on what a type change can break: `type`,
+ * `enum`, `const`, and `anyOf`/`oneOf`/`allOf` of those. Anything else (`$ref`, formats,
+ * bounds) counts as allowing, so such a field is only drifted where a type surely breaks it.
+ */
+function allows(schema: JsonSchema, value: Json): boolean {
+  if (Array.isArray(schema.enum) && !schema.enum.some((option) => JSON.stringify(option) === JSON.stringify(value))) return false
+  if ('const' in schema && JSON.stringify(schema.const) !== JSON.stringify(value)) return false
+  const declared = typeof schema.type === 'string' ? [schema.type] : Array.isArray(schema.type) ? (schema.type as unknown[]) : null
+  if (declared) {
+    const type = jsonType(value)
+    if (!declared.includes(type) && !(type === 'integer' && declared.includes('number'))) return false
+  }
+  const branches = (key: string) => (Array.isArray(schema[key]) ? (schema[key] as unknown[]).filter((branch): branch is JsonSchema => branch !== null && typeof branch === 'object') : null)
+  const anyOf = branches('anyOf') ?? branches('oneOf')
+  if (anyOf && anyOf.length > 0 && !anyOf.some((branch) => allows(branch, value))) return false
+  const allOf = branches('allOf')
+  if (allOf && !allOf.every((branch) => allows(branch, value))) return false
+  return true
+}
+
+/** The values of other JSON types a field may drift into (a number can also lose its integrality). */
+function typeChanges(value: Json): Json[] {
+  if (value === null) return ['null', 0, false]
   switch (typeof value) {
     case 'string': {
       const numeric = value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : value.length
-      return pick<Json>([numeric, null, value.length > 0, [value]])
+      return [numeric, null, value.length > 0, [value]]
     }
     case 'number':
-      return pick<Json>([String(value), null, value !== 0, { value }])
+      return [String(value), null, value !== 0, { value }, ...(Number.isInteger(value) ? [value + 0.5] : [])]
     case 'boolean':
-      return pick<Json>([String(value), value ? 1 : 0, null])
+      return [String(value), value ? 1 : 0, null]
     default:
-      return Array.isArray(value) ? pick<Json>([JSON.stringify(value), null, { items: value }]) : pick<Json>([JSON.stringify(value), null, [value]])
+      return Array.isArray(value) ? [JSON.stringify(value), null, { items: value }] : [JSON.stringify(value), null, [value]]
   }
+}
+
+/** A value of a different JSON type, picked by the draw's high bits. */
+export function changeType(value: Json, draw: bigint): Json {
+  // Without a schema an integer stays a number: x.5 would not break a `number` field.
+  const options = typeof value === 'number' ? typeChanges(value).slice(0, 4) : typeChanges(value)
+  return options[Number((draw >> 8n) % BigInt(options.length))] as Json
 }

@@ -1,20 +1,24 @@
 /**
  * The exchange observer that completes `call.mcp` in the report: the session the server assigned
  * (from `Mcp-Session-Id` on its answer) and the outcome the client was answered (result,
- * `isError`, error code), read from the answer as it passes. It wants MCP exchanges only, so
+ * `isError`, error code), read from the answer as it passes; and, given a catalog, the tools'
+ * output schemas from `tools/list` answers (for `schema_drift`). It wants MCP exchanges only, so
  * other traffic keeps the transports' fast path. On in the proxy and in `intercept()`.
  */
 import type { Exchange } from '../exchange.js'
 import type { ExchangeObserver } from '../exchange-flow.js'
 import type { HeaderMap } from '../faults/fault.js'
 import { createMcpAnswerReader, type McpAnswer } from './mcp-answer-reader.js'
+import { endpointOf, MAX_TOOLS_LIST_BYTES, type ToolCatalog } from './tool-catalog.js'
 
 function headerText(headers: HeaderMap, name: string): string {
   const value = headers[name]
   return (Array.isArray(value) ? value[0] : value) ?? ''
 }
 
-export function createMcpObserver(): ExchangeObserver {
+export function createMcpObserver(tools?: ToolCatalog): ExchangeObserver {
+  // `tools/list` answers, held (bounded) until they end, to learn the tools' output schemas.
+  const toolLists = new WeakMap<Exchange, { chunks: Uint8Array[]; size: number }>()
   const upstreamReaders = new WeakMap<Exchange, (chunk: Uint8Array | null) => void>()
   const clientReaders = new WeakMap<Exchange, (chunk: Uint8Array | null) => void>()
   // The upstream's answer counts once the client is known to get it unchanged (relayed): a small
@@ -49,9 +53,20 @@ export function createMcpObserver(): ExchangeObserver {
         else upstreamAnswers.set(exchange, answer)
       })
       if (read) upstreamReaders.set(exchange, read)
+      if (tools && exchange.request.mcp?.method === 'tools/list' && headerText(headers, 'content-encoding') === '') toolLists.set(exchange, { chunks: [], size: 0 })
     },
     onUpstreamBody(exchange, chunk) {
       upstreamReaders.get(exchange)?.(chunk)
+      const list = toolLists.get(exchange)
+      if (!list) return
+      if (chunk === null) {
+        toolLists.delete(exchange)
+        tools?.learn(endpointOf(exchange.url), Buffer.concat(list.chunks, list.size))
+      } else if (list.size + chunk.length > MAX_TOOLS_LIST_BYTES) toolLists.delete(exchange)
+      else {
+        list.chunks.push(chunk)
+        list.size += chunk.length
+      }
     },
     onClientHead(exchange, _status, headers, sameAsUpstream) {
       if (sameAsUpstream) {
@@ -76,8 +91,8 @@ const HOOKS: readonly Hook[] = ['onStart', 'onRequestBody', 'onRequestBodyRead',
  * `inner` plus MCP evidence. Unlike `combineObservers`, it costs other exchanges one property
  * read per hook (no per-exchange bookkeeping), so the proxy's hot path stays as it was.
  */
-export function withMcpEvidence(inner: ExchangeObserver | undefined): ExchangeObserver {
-  const mcp = createMcpObserver()
+export function withMcpEvidence(inner: ExchangeObserver | undefined, tools?: ToolCatalog): ExchangeObserver {
+  const mcp = createMcpObserver(tools)
   // MCP exchanges the inner observer wants too (asked once, at `wants`).
   const shared = new WeakSet<Exchange>()
   const observer: ExchangeObserver = {

@@ -204,7 +204,7 @@ export class RedisRunState {
     // This replica's clock, aligned with the run's start in Redis: call timings are the run's.
     const started = Math.max(0, (nowMs - startMs) / 1000)
     run.start = storm.clock.now() - started
-    const view = { method, url: request.url.href, headers: request.headers, mcp: request.mcp ?? null }
+    const view = storm.requestView(request)
     if (status === 0) return new Exchange({ id, stormId: storm.nonce, run, request: view, url: request.url, seed: config.seed, clock: storm.clock })
     const [, , , call, ordinal, key, parent, chosen, pending] = reply as Required<BeginReply>
     if (call === 1) void this.#command(() => this.#client.zAdd(this.#runsKey, { score: startMs, value: runId })).catch(() => undefined)
