@@ -1,6 +1,7 @@
 /**
  * The lab's scripted agent: reads stock, then ships, with one of three recovery policies.
- * It speaks plain HTTP with `fetch`, so the same agent runs in-process and through the proxy.
+ * It speaks plain HTTP with `fetch` (so the same agent runs in-process and through the proxy), or
+ * calls the same tools on an MCP server (`--via mcp`).
  */
 
 export const POLICY_IDS = ['optimistic', 'retry', 'resilient'] as const
@@ -29,11 +30,19 @@ export class ToolCallError extends Error {
 
 const TRANSIENT = new Set(['ConnectionLost', 'RateLimited', 'GatewayTimeout', 'ServiceUnavailable'])
 
+/** The two tools the agent calls, however they are reached (HTTP routes, or an MCP server). */
+export interface ShippingTools {
+  checkInventory(sku: string): Promise<Record<string, unknown>>
+  createShipment(order: { order_id: string; warehouse: unknown }, idempotencyKey?: string): Promise<Record<string, unknown>>
+}
+
 export interface AgentOptions {
-  readonly baseUrl: string
   readonly policy: PolicyId
   /** Spend (virtual) seconds between attempts. */
   sleep(seconds: number): Promise<void>
+  /** The tools; by default the HTTP ones at `baseUrl`. */
+  readonly tools?: ShippingTools
+  readonly baseUrl?: string
   /** Extra headers on every request (for example `x-toolstorm-run`). */
   readonly headers?: Record<string, string>
   /** The fetch to call tools with (default: the global one). The browser lab passes its own. */
@@ -42,15 +51,27 @@ export interface AgentOptions {
 
 export type TaskOutcome = { completed: true; receipt: Record<string, unknown> } | { completed: false; reason: string }
 
-/** Run the shipping task once and report how it ended. */
-export async function runAgent(options: AgentOptions): Promise<TaskOutcome> {
-  const { policy } = options
-  const attempts = policy === 'optimistic' ? 1 : 3
+/** The failure an HTTP status means to the agent, or null for a success. */
+export function toolCallErrorFor(status: number, headers: Headers): ToolCallError | null {
+  if (status === 429) {
+    const ms = headers.get('retry-after-ms')
+    const seconds = ms !== null ? Number(ms) / 1000 : Number(headers.get('retry-after') ?? 0)
+    return new ToolCallError('RateLimited', `Rate limited; retry after ${seconds}s`, seconds)
+  }
+  if (status === 503 && headers.get('x-toolstorm-refused') === 'call-budget') return new ToolCallError('BudgetExceeded', 'Call budget exhausted')
+  if (status === 503) return new ToolCallError('ServiceUnavailable', 'Service unavailable')
+  if (status === 504) return new ToolCallError('GatewayTimeout', 'Gateway timeout')
+  if (status === 422) return new ToolCallError('ValueError', 'A valid warehouse is required')
+  if (status >= 400) return new ToolCallError('HttpError', `HTTP ${status}`)
+  return null
+}
 
+/** The tools as the lab's HTTP routes: `GET /inventory/:sku`, `POST /shipments` (`Idempotency-Key`). */
+export function httpTools(options: Pick<AgentOptions, 'baseUrl' | 'headers' | 'fetch'>): ShippingTools {
   const call = async (method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<Record<string, unknown>> => {
     let response: Response
     try {
-      response = await (options.fetch ?? fetch)(options.baseUrl + path, {
+      response = await (options.fetch ?? fetch)((options.baseUrl ?? '') + path, {
         method,
         headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...options.headers, ...extraHeaders },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -59,18 +80,21 @@ export async function runAgent(options: AgentOptions): Promise<TaskOutcome> {
       throw new ToolCallError('ConnectionLost', `Connection lost: ${(error as Error).message}`)
     }
     const text = await response.text()
-    if (response.status === 429) {
-      const ms = response.headers.get('retry-after-ms')
-      const seconds = ms !== null ? Number(ms) / 1000 : Number(response.headers.get('retry-after') ?? 0)
-      throw new ToolCallError('RateLimited', `Rate limited; retry after ${seconds}s`, seconds)
-    }
-    if (response.status === 503 && response.headers.get('x-toolstorm-refused') === 'call-budget') throw new ToolCallError('BudgetExceeded', 'Call budget exhausted')
-    if (response.status === 503) throw new ToolCallError('ServiceUnavailable', 'Service unavailable')
-    if (response.status === 504) throw new ToolCallError('GatewayTimeout', 'Gateway timeout')
-    if (response.status === 422) throw new ToolCallError('ValueError', 'A valid warehouse is required')
-    if (response.status >= 400) throw new ToolCallError('HttpError', `HTTP ${response.status}`)
+    const failure = toolCallErrorFor(response.status, response.headers)
+    if (failure) throw failure
     return JSON.parse(text) as Record<string, unknown>
   }
+  return {
+    checkInventory: (sku) => call('GET', `/inventory/${sku}`),
+    createShipment: (order, key) => call('POST', '/shipments', order, key === undefined ? {} : { 'idempotency-key': key }),
+  }
+}
+
+/** Run the shipping task once and report how it ended. */
+export async function runAgent(options: AgentOptions): Promise<TaskOutcome> {
+  const { policy } = options
+  const attempts = policy === 'optimistic' ? 1 : 3
+  const tools = options.tools ?? httpTools(options)
 
   const attempt = async (operation: 'inventory' | 'ship', run: () => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> => {
     for (let index = 0; ; index++) {
@@ -93,11 +117,9 @@ export async function runAgent(options: AgentOptions): Promise<TaskOutcome> {
   }
 
   try {
-    const stock = await attempt('inventory', () => call('GET', '/inventory/CLOUD-01'))
+    const stock = await attempt('inventory', () => tools.checkInventory('CLOUD-01'))
     if (!stock.available) return { completed: false, reason: 'Out of stock' }
-    const receipt = await attempt('ship', () =>
-      call('POST', '/shipments', { order_id: 'order-1729', warehouse: stock.warehouse }, policy === 'resilient' ? { 'idempotency-key': 'order-1729' } : {}),
-    )
+    const receipt = await attempt('ship', () => tools.createShipment({ order_id: 'order-1729', warehouse: stock.warehouse }, policy === 'resilient' ? 'order-1729' : undefined))
     return { completed: true, receipt }
   } catch (error) {
     return { completed: false, reason: error instanceof Error ? error.name : 'Error' }

@@ -7,10 +7,12 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
-import { ToolstormError } from '../errors.js'
+import { MissingPeerError, ToolstormError } from '../errors.js'
 import type { Report } from '../engine/schema/report.js'
 import { ToolstormEffects } from '../effects/toolstorm-effects.js'
-import { runAgent } from './agent.js'
+import { runAgent, type PolicyId, type TaskOutcome } from './agent.js'
+import { connectMcpTools, MCP_PATH, startMcpShippingService, type McpTools } from './mcp-shipping.js'
+import type { ServiceHooks } from './shipping-logic.js'
 import type { DemoTransport } from './run-demo.js'
 import { ROUTES, scenarioRules } from './scenarios.js'
 import { startShippingService, type ShippingService } from './shipping-service.js'
@@ -21,8 +23,12 @@ export interface ProxyDemoTransport extends DemoTransport {
   close(): Promise<void>
 }
 
-/** Start the service and a proxy process; runs share them, each with its own run id. */
-export async function startProxyDemoTransport(): Promise<ProxyDemoTransport> {
+/**
+ * Start the service and a proxy process; runs share them, each with its own run id. With `mcp`,
+ * the service is an MCP server whose tools the agent calls with the SDK client, and the
+ * scenarios' rules target `tools/call <tool>`.
+ */
+export async function startProxyDemoTransport(options: { mcp?: boolean } = {}): Promise<ProxyDemoTransport> {
   const token = randomBytes(18).toString('base64url')
   let admin = ''
   const advance = async (seconds: number): Promise<number> => {
@@ -31,10 +37,11 @@ export async function startProxyDemoTransport(): Promise<ProxyDemoTransport> {
     return ((await response.json()) as { now: number }).now
   }
   let effects: ToolstormEffects | null = null
-  const service: ShippingService = await startShippingService({
+  const hooks: ServiceHooks = {
     sleep: async (seconds) => void (await advance(seconds)),
     effect: async (name, key, call) => void (await effects?.report(call ?? null, name, key)),
-  })
+  }
+  const service: ShippingService = options.mcp ? await startMcpShippingService(hooks) : await startShippingService(hooks)
   const child: ChildProcess = spawn(process.execPath, [BIN, 'proxy', '--target', service.url, '--port', '0', '--admin-port', '0', '--clock', 'virtual', `--admin-token=${token}`], {
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -60,11 +67,15 @@ export async function startProxyDemoTransport(): Promise<ProxyDemoTransport> {
     async run(config, policy) {
       service.reset()
       const runId = `${config.scenario}-${policy}-${++runs}`
-      const rules = { seed: config.seed, routes: ROUTES, rules: scenarioRules(config.scenario, config.probability), maxCalls: config.maxCalls }
+      const rules = options.mcp
+        ? { seed: config.seed, rules: scenarioRules(config.scenario, config.probability).map((rule) => ({ ...rule, route: `tools/call ${rule.route}` })), maxCalls: config.maxCalls }
+        : { seed: config.seed, routes: ROUTES, rules: scenarioRules(config.scenario, config.probability), maxCalls: config.maxCalls }
       const put = await fetch(`${admin}/rules`, { method: 'PUT', headers: { authorization: `Bearer ${token}` }, body: JSON.stringify(rules) })
       if (!put.ok) throw new ToolstormError('ERR_CONFIG_INVALID', `Failed to load the scenario's rules into the proxy: ${await put.text()}`)
       const started = await advance(0)
-      const outcome = await runAgent({ baseUrl: proxyUrl, policy, headers: { 'x-toolstorm-run': runId }, sleep: async (seconds) => void (await advance(seconds)) })
+      const headers = { 'x-toolstorm-run': runId }
+      const sleep = async (seconds: number) => void (await advance(seconds))
+      const outcome = options.mcp ? await runMcpAgent(`${proxyUrl}${MCP_PATH}`, headers, policy, sleep) : await runAgent({ baseUrl: proxyUrl, policy, headers, sleep })
       const elapsed = (await advance(0)) - started
       const response = await fetch(`${admin}/report?run=${encodeURIComponent(runId)}`, { headers: { authorization: `Bearer ${token}` } })
       // A run the agent never reached the proxy for has no calls: report an empty run.
@@ -76,6 +87,22 @@ export async function startProxyDemoTransport(): Promise<ProxyDemoTransport> {
       await new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', () => resolve())))
       await service.close()
     },
+  }
+}
+
+/** The agent over MCP: it connects (initialize), then runs the task with the tools of the session. */
+async function runMcpAgent(url: string, headers: Record<string, string>, policy: PolicyId, sleep: (seconds: number) => Promise<void>): Promise<TaskOutcome> {
+  let tools: McpTools
+  try {
+    tools = await connectMcpTools(url, headers)
+  } catch (error) {
+    if (error instanceof MissingPeerError) throw error
+    return { completed: false, reason: error instanceof Error ? error.name : 'Error' }
+  }
+  try {
+    return await runAgent({ policy, sleep, tools })
+  } finally {
+    await tools.close()
   }
 }
 

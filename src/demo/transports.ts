@@ -2,7 +2,7 @@
 import { startProxyDemoTransport } from './proxy-demo-transport.js'
 import { inProcessTransport, type DemoTransport } from './run-demo.js'
 
-export const DEMO_VIAS = ['proxy', 'in-process'] as const
+export const DEMO_VIAS = ['proxy', 'in-process', 'mcp'] as const
 export type DemoVia = (typeof DEMO_VIAS)[number]
 
 export async function demoTransportFor(via: DemoVia): Promise<DemoTransport & { close?: () => Promise<void> }> {
@@ -11,5 +11,7 @@ export async function demoTransportFor(via: DemoVia): Promise<DemoTransport & { 
       return inProcessTransport
     case 'proxy':
       return startProxyDemoTransport()
+    case 'mcp':
+      return startProxyDemoTransport({ mcp: true })
   }
 }

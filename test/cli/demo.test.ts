@@ -75,6 +75,18 @@ describe('toolstorm demo', () => {
     expect(result.stdout).toContain('  ✓ Honest outcome: A stopped task never claims to have shipped')
   })
 
+  it('reproduces the golden verdicts, shipments and times with the tools behind an MCP server (--via mcp)', async () => {
+    const result = await runCli(['demo', '--scenario', 'all', '--policy', 'all', '--via', 'mcp', '--json'])
+    expect(result.code).toBe(0)
+    const runs = (JSON.parse(result.stdout) as { runs: Array<{ contract: { passed: boolean }; shipments: number; stats: { calls: number; elapsed: number }; report: { calls: Array<{ route: string }> } }> }).runs
+    const golden = Object.values(GOLDEN).flat()
+    expect(runs.map((run) => [run.contract.passed ? 'PASS' : 'FAIL', run.shipments, run.stats.elapsed.toFixed(2)])).toEqual(golden.map(([verdict, , shipments, seconds]) => [verdict, shipments, seconds]))
+    // Every run opens an MCP session first: initialize, notifications/initialized, and the GET
+    // stream a stateless server refuses; its tool calls are named after the tools.
+    expect(runs.map((run) => run.stats.calls)).toEqual(golden.map(([, calls]) => calls + 3))
+    expect(runs[0]!.report.calls.map((call) => call.route)).toEqual(['initialize', 'notifications/initialized', 'GET /mcp', 'tools/call check_inventory', 'tools/call create_shipment'])
+  })
+
   it('fails every run at probability 0 because nothing was injected', async () => {
     const result = await runCli(['demo', '--scenario', 'lost_ack', '--policy', 'all', '--probability', '0'])
     const rows = result.stdout.split('\n').filter((line) => /^(PASS|FAIL) /.test(line))

@@ -110,6 +110,7 @@ describe('the packed tarball', () => {
     expect(manifest.license).toBe('MIT')
     expect(manifest.dependencies.msw).toBeUndefined()
     expect(manifest.peerDependenciesMeta.msw.optional).toBe(true)
+    expect(manifest.peerDependenciesMeta['@modelcontextprotocol/sdk'].optional).toBe(true)
     expect(manifest.scripts.prepare).toBeUndefined()
   })
 })
@@ -170,6 +171,15 @@ describe('a CommonJS tool server without msw or vitest (Node 20)', () => {
       ['shipment', 'o-1', 2],
     ])
     expect(checked.intercepted).toEqual([429, 200])
+  })
+})
+
+describe('the demo over MCP without the MCP SDK installed', () => {
+  it('exits 2 naming the missing optional peer and how to install it', async () => {
+    const result = await exec(process.execPath, ['node_modules/toolstorm/bin/toolstorm.js', 'demo', '--via', 'mcp'], { cwd: projects.cjs.dir })
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain('ERR_PEER_MISSING')
+    expect(result.stderr).toContain('npm i -D @modelcontextprotocol/sdk')
   })
 })
 

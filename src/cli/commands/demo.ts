@@ -35,7 +35,7 @@ export const demoCommand: CommandModule<object, DemoArgs> = {
       .option('json', { type: 'boolean', default: false, describe: 'Print the full result as JSON' })
       .option('output', { type: 'string', describe: 'Write the full result as JSON to this file (atomically)' })
       .option('fail-on-contract', { type: 'boolean', default: false, describe: 'Exit 1 when any run fails its contract' })
-      .option('via', { choices: DEMO_VIAS, default: 'proxy' as const, describe: 'Through a real proxy process on loopback, or in-process interception' }) as unknown as Argv<DemoArgs>,
+      .option('via', { choices: DEMO_VIAS, default: 'proxy' as const, describe: 'Through a real proxy process on loopback, in-process interception, or a proxy in front of an MCP server (mcp: needs @modelcontextprotocol/sdk)' }) as unknown as Argv<DemoArgs>,
   async handler(args) {
     const scenarios = args.scenario === 'all' ? [...SCENARIO_IDS] : [args.scenario]
     const transport: DemoTransport & { close?: () => Promise<void> } = await demoTransportFor(args.via)

@@ -21,6 +21,15 @@ export function toolErrorAnswer(id: JsonRpcId, text: string): JsonRpcAnswer {
   return answer({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }], isError: true } })
 }
 
+/**
+ * A tool result carrying `value`: as `structuredContent` when it is an object, and as the JSON
+ * text of its content (tools that declare an outputSchema answer both).
+ */
+export function toolResultAnswer(id: JsonRpcId, value: unknown): JsonRpcAnswer {
+  const structured = value !== null && typeof value === 'object' && !Array.isArray(value) ? { structuredContent: value } : {}
+  return answer({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: JSON.stringify(value) }], ...structured } })
+}
+
 /** A JSON-RPC error: the protocol failed (`-32603` internal error, `-32001` request timeout…). */
 export function rpcErrorAnswer(id: JsonRpcId | null, code: number, message: string): JsonRpcAnswer {
   return answer({ jsonrpc: '2.0', id, error: { code, message } })
