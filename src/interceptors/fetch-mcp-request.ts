@@ -15,10 +15,16 @@ import type { Storm } from '../engine/storm.js'
  * for, when its head says it cannot carry one, so other requests keep their timing.
  */
 export function fetchMcpRequest(storm: Storm, request: Request, url: URL, headers: HeaderMap, read: () => Promise<ArrayBuffer>): Promise<{ body: Buffer; mcp: McpRequest | null }> | null {
-  if (!request.body || !mcpDetector(storm.config.mcp).mayCarry(request.method, url, headers)) return null
+  const detector = mcpDetector(storm.config.mcp)
+  if (!request.body) return null
+  if (!detector.mayCarry(request.method, url, headers)) {
+    // Announced over the bound: not read, but the 2026-07-28 revision's headers may name it.
+    const named = detector.namedByHeaders(request.method, url, headers)
+    return named && read().then((buffer) => ({ body: Buffer.from(buffer), mcp: named }))
+  }
   return read().then((buffer) => {
     const body = Buffer.from(buffer)
-    if (body.byteLength > MCP_BODY_LIMIT) return { body, mcp: null }
+    if (body.byteLength > MCP_BODY_LIMIT) return { body, mcp: detector.namedByHeaders(request.method, url, headers) }
     const session = headers['mcp-session-id']
     return { body, mcp: parseMcpRequest(body, typeof session === 'string' ? session : null) }
   })

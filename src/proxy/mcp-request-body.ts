@@ -6,19 +6,19 @@
  * @see docs/mcp.md
  */
 import type { Readable } from 'node:stream'
-import { MCP_BODY_LIMIT } from '../engine/mcp/mcp-options.js'
+import { MCP_BODY_LIMIT, type McpDetector } from '../engine/mcp/mcp-options.js'
 import { parseMcpRequest, type McpRequest } from '../engine/mcp/mcp-request.js'
 import { RequestBody, WireRequest } from './http1/wire-request.js'
 
 export interface ReadMcpRequest {
   /** The request to serve: `req` with its body replayed from what was read (and the rest, if any). */
   readonly req: WireRequest
-  /** The MCP message; null when the body was not one, or larger than the bound. */
+  /** The MCP message; when the body is larger than the bound, the one its headers name (if any); null when it is none. */
   readonly mcp: McpRequest | null
 }
 
 /** Read `req`'s body (bounded) and parse it as an MCP message. Rejects when the client broke off. */
-export function readMcpRequest(req: WireRequest & { body: RequestBody }): Promise<ReadMcpRequest> {
+export function readMcpRequest(req: WireRequest & { body: RequestBody }, url: URL, detector: McpDetector): Promise<ReadMcpRequest> {
   const source = req.body
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
@@ -35,7 +35,7 @@ export function readMcpRequest(req: WireRequest & { body: RequestBody }): Promis
       // Too large to be read first: what was read leaves first, the rest follows as it comes.
       source.pause()
       cleanup()
-      resolve({ req: withBody(req, replay(chunks, source), false), mcp: null })
+      resolve({ req: withBody(req, replay(chunks, source), false), mcp: detector.namedByHeaders(req.method, url, req.headers) })
     }
     const onEnd = () => {
       cleanup()

@@ -185,8 +185,9 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
         run(storm.begin({ method: req.method, url: clientUrl, headers: req.headers, mcp }), req, res, upstream, rawUrl)
   const serve = (req: WireRequest, res: WireResponse, upstream: Upstream | null, clientUrl: URL, rawUrl: string = req.url) => {
     // An MCP request is named by its body: that body (only) is read before the exchange begins.
-    if (req.body !== null && mcpDetector(storm.config.mcp).mayCarry(req.method, clientUrl, req.headers)) {
-      readMcpRequest(req as WireRequest & { body: RequestBody }).then(
+    const detector = mcpDetector(storm.config.mcp)
+    if (req.body !== null && detector.mayCarry(req.method, clientUrl, req.headers)) {
+      readMcpRequest(req as WireRequest & { body: RequestBody }, clientUrl, detector).then(
         (read) => {
           try {
             begin(read.req, res, upstream, clientUrl, rawUrl, read.mcp)
@@ -199,7 +200,8 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
       )
       return
     }
-    begin(req, res, upstream, clientUrl, rawUrl, null)
+    // A body over the bound is not read; the 2026-07-28 revision's headers may still name it.
+    begin(req, res, upstream, clientUrl, rawUrl, req.method === 'POST' ? detector.namedByHeaders(req.method, clientUrl, req.headers) : null)
   }
   server.on('request', (req, res) => {
     const resolution = resolveRequest(targets, req, self)

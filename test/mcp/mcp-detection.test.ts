@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
 import { MCP_BODY_LIMIT } from '../../src/engine/mcp/mcp-options.js'
-import { parseConfig } from '../../src/engine/storm.js'
+import { createStorm, parseConfig } from '../../src/engine/storm.js'
+import { intercept } from '../../src/interceptors/intercept.js'
 
 /** An upstream that answers every POST with the number of body bytes and their sum, as JSON. */
 async function countingUpstream(): Promise<{ origin: string; close(): Promise<void> }> {
@@ -99,6 +100,50 @@ describe('recognising MCP requests', () => {
     expect(announced).toEqual({ bytes: body.length, sum })
     expect(small).toMatchObject({ bytes: smallBody.length })
     expect(proxy.storm.report().calls.map((call) => call.route)).toEqual(['POST /mcp', 'POST /mcp', 'tools/call upload'])
+  })
+
+  it('names a body over the bound by its Mcp-Method and Mcp-Name headers (revision 2026-07-28), forwarding it unchanged', async () => {
+    const body = rpc('tools/call', { name: 'upload_file', arguments: { data: 'x'.repeat(MCP_BODY_LIMIT) } })
+    const headers = { 'content-type': 'application/json', 'mcp-method': 'tools/call', 'mcp-name': 'upload_file' }
+    upstream = await countingUpstream()
+    proxy = await startProxy({ targets: [upstream.origin], config: { rules: [{ name: 'down', route: 'tools/call upload_*', kind: 'unavailable', calls: [2] }] } })
+    // Streamed (the bound found while reading), then announced (not read at all).
+    const streamed = await new Promise<number>((resolve, reject) => {
+      const req = http.request(`${proxy!.url}/mcp`, { method: 'POST', headers }, (res) => {
+        res.resume()
+        res.on('end', () => resolve(res.statusCode ?? 0))
+      })
+      req.on('error', reject)
+      for (let i = 0; i < body.length; i += 64 * 1024) req.write(body.slice(i, i + 64 * 1024))
+      req.end()
+    })
+    const announced = await fetch(`${proxy.url}/mcp`, { method: 'POST', headers, body })
+    await announced.body?.cancel()
+    expect([streamed, announced.status]).toEqual([200, 503])
+    const calls = proxy.storm.report().calls
+    expect(calls.map((call) => call.route)).toEqual(['tools/call upload_file', 'tools/call upload_file'])
+    expect(calls[0]?.mcp).toMatchObject({ method: 'tools/call', tool: 'upload_file', id: null })
+  })
+
+  it('names a body over the bound by its Mcp-Method and Mcp-Name headers in-process too', async () => {
+    const body = rpc('tools/call', { name: 'upload_file', arguments: { data: 'x'.repeat(MCP_BODY_LIMIT) } })
+    upstream = await countingUpstream()
+    const storm = createStorm({ rules: [{ name: 'down', route: 'tools/call upload_*', kind: 'unavailable', calls: [1] }] })
+    const interception = intercept(storm, { filter: (url) => url.origin === upstream!.origin })
+    try {
+      const headers = { 'content-type': 'application/json', 'mcp-method': 'tools/call', 'mcp-name': 'upload_file' }
+      const statuses: number[] = []
+      for (let i = 0; i < 2; i++) {
+        const response = await fetch(`${upstream.origin}/mcp`, { method: 'POST', headers, body })
+        statuses.push(response.status)
+        if (response.status === 200) expect(await response.json()).toMatchObject({ bytes: body.length })
+        else await response.body?.cancel()
+      }
+      expect(statuses).toEqual([503, 200])
+      expect(storm.report().calls.map((call) => call.route)).toEqual(['tools/call upload_file', 'tools/call upload_file'])
+    } finally {
+      interception.dispose()
+    }
   })
 
   it('drops an MCP request whose client leaves mid-body, forwarding nothing, and goes on serving', async () => {

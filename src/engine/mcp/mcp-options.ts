@@ -9,6 +9,7 @@
 import { z } from 'zod'
 import { parseRoutePattern, routePatternMatches, type RoutePattern } from '../route-pattern.js'
 import type { HeaderMap } from '../faults/fault.js'
+import { mcpRequestFromHeaders, type McpRequest } from './mcp-request.js'
 
 /**
  * Bytes of a request body read before deciding what an MCP request is. A larger body is
@@ -45,9 +46,7 @@ export class McpDetector {
   /** Whether this request may carry an MCP message. Only POSTs do; the rest pay one comparison. */
   mayCarry(method: string, url: URL, headers: HeaderMap): boolean {
     if (method !== 'POST') return false
-    if (this.#endpoints.length) {
-      for (const pattern of this.#endpoints) if (routePatternMatches(pattern, method, url.origin, url.pathname)) return fitsLimit(headers)
-    }
+    if (this.#declared(method, url)) return fitsLimit(headers)
     if (!this.#detect) return false
     if (headers['mcp-method'] !== undefined) return fitsLimit(headers)
     // The Streamable HTTP transport's own signature: every client POST accepts both answers.
@@ -55,6 +54,22 @@ export class McpDetector {
     if (accept === undefined) return false
     const value = Array.isArray(accept) ? accept.join(',') : accept
     return value.includes('text/event-stream') && value.includes('application/json') && fitsLimit(headers)
+  }
+
+  #declared(method: string, url: URL): boolean {
+    for (const pattern of this.#endpoints) if (routePatternMatches(pattern, method, url.origin, url.pathname)) return true
+    return false
+  }
+
+  /**
+   * For a POST whose body is not read (announced or found larger than the bound): the MCP message
+   * its `Mcp-Method`/`Mcp-Name` headers name, so it still gets its tool's route name. Null for
+   * other requests, or when detection is off and no endpoint declared it.
+   */
+  namedByHeaders(method: string, url: URL, headers: HeaderMap): McpRequest | null {
+    if (method !== 'POST' || headers['mcp-method'] === undefined) return null
+    if (!this.#detect && !this.#declared(method, url)) return null
+    return mcpRequestFromHeaders(headers)
   }
 }
 

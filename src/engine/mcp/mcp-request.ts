@@ -61,6 +61,22 @@ export function parseMcpRequest(body: Uint8Array, session: string | null = null)
   return { method, id: id === undefined ? null : (id as JsonRpcId), target, arguments: paramsObject?.arguments ?? null, session }
 }
 
+function singleHeader(value: string | string[] | undefined): string | null {
+  return typeof value === 'string' && value.length > 0 ? value : null
+}
+
+/**
+ * The MCP message named by a request's `Mcp-Method` and `Mcp-Name` headers (revision 2026-07-28),
+ * for a body that is not read (over the bound): its route name, with no id or arguments (so the
+ * MCP fault kinds, which answer with the id, leave it alone). Null without a valid `Mcp-Method`.
+ */
+export function mcpRequestFromHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): McpRequest | null {
+  const method = singleHeader(headers['mcp-method'])
+  if (method === null || !METHOD.test(method)) return null
+  const target = TARGET_PARAM[method] ? singleHeader(headers['mcp-name']) : null
+  return { method, id: null, target, arguments: null, session: singleHeader(headers['mcp-session-id']) }
+}
+
 /** Whether a method's target is a URI (`resources/read`…) rather than a name. */
 export function targetIsUri(method: string): boolean {
   return TARGET_PARAM[method] === 'uri'
