@@ -5,13 +5,12 @@
  * optional peer dependency: it is loaded here only, on first use.
  */
 import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { z } from 'zod'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { MissingPeerError } from '../errors.js'
 import { ToolCallError, toolCallErrorFor, type ShippingTools } from './agent.js'
 import { createShippingLogic, type ServiceHooks, type ServiceResponse } from './shipping-logic.js'
-import type { ShippingService } from './shipping-service.js'
+import { listenShippingService, type ShippingService } from './shipping-service.js'
 
 /** Where the server answers MCP requests. */
 export const MCP_PATH = '/mcp'
@@ -88,19 +87,7 @@ export async function startMcpShippingService(hooks: ServiceHooks): Promise<Ship
       })
     })
   })
-  server.keepAliveTimeout = 1000
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  return {
-    url: `http://127.0.0.1:${port}`,
-    shipments: logic.shipments,
-    reset: () => logic.reset(),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      }),
-  }
+  return listenShippingService(server, logic)
 }
 
 export interface McpTools extends ShippingTools {

@@ -1,7 +1,7 @@
 /** The lab's embedded shipping service: the shipping logic behind a real HTTP server on 127.0.0.1. */
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { createShippingLogic, type Receipt, type ServiceHooks } from './shipping-logic.js'
+import { createShippingLogic, type Receipt, type ServiceHooks, type ShippingLogic } from './shipping-logic.js'
 
 export interface ShippingService {
   readonly url: string
@@ -31,6 +31,11 @@ export async function startShippingService(hooks: ServiceHooks): Promise<Shippin
         })
     })
   })
+  return listenShippingService(server, logic)
+}
+
+/** `server` (serving `logic`) listening on 127.0.0.1, as the lab's service. */
+export async function listenShippingService(server: http.Server, logic: ShippingLogic): Promise<ShippingService> {
   server.keepAliveTimeout = 1000
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
