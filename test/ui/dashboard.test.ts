@@ -223,6 +223,23 @@ describe.skipIf(!hasChromium)('the live dashboard', () => {
     await page.close()
   })
 
+  it('shows an MCP call\'s method, tool, JSON-RPC id, answer and redacted arguments', async () => {
+    const page = await openDashboard()
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 41, method: 'tools/call', params: { name: 'create_shipment', arguments: { order_id: 'o-9', api_key: 'sk-live-4f9a8b7c6d5e4f3a2b1c0d9e' } } })
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-toolstorm-run': 'mcp-run' }
+    expect(await send('/echo', { method: 'POST', headers, body })).toBe(200)
+    await page.locator('select >> option[value="mcp-run"]').waitFor({ state: 'attached' })
+    await page.selectOption('.run-select select', 'mcp-run')
+    await page.locator('.exchange-row:has-text("tools/call create_shipment")').click()
+    await page.locator('.exchange-detail h3:has-text("tools/call create_shipment")').waitFor()
+    const detail = (await page.locator('.exchange-detail .mcp').textContent()) ?? ''
+    expect(detail).toContain('tools/call create_shipment · id 41')
+    expect(detail).toContain('answer: none (no JSON-RPC answer reached the client)')
+    expect(detail).toContain('"order_id":"o-9"')
+    expect(detail).not.toContain('sk-live-4f9a8b7c6d5e4f3a2b1c0d9e')
+    await page.close()
+  })
+
   it('fits a 390 px screen', async () => {
     const page = await openDashboard(390)
     await page.click('button:has-text("Edit rules")')

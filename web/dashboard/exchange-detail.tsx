@@ -6,6 +6,7 @@ export function ExchangeDetail(props: { call: CallRecord | undefined; effects: r
   const { call } = props
   if (!call) return <p class="muted">Select an exchange (click it, or use the arrow keys in the list) to see its details.</p>
   const model = call.model
+  const mcp = call.mcp
   return (
     <div class="exchange-detail">
       <h3>
@@ -55,6 +56,19 @@ export function ExchangeDetail(props: { call: CallRecord | undefined; effects: r
             </dd>
           </>
         ) : null}
+        {mcp ? (
+          <>
+            <dt>MCP</dt>
+            <dd class="mcp">
+              <span class="mono">{mcp.method}</span>
+              {mcp.tool !== null ? <span class="mono"> {mcp.tool}</span> : null}
+              <span class="muted"> · id {mcp.id === null ? 'none (notification)' : JSON.stringify(mcp.id)}</span>
+              {mcp.session !== null ? <span class="muted"> · session {mcp.session}</span> : null}
+              <div>answer: {mcpOutcome(mcp.outcome, mcp.errorCode)}</div>
+              {mcp.arguments !== null ? <div class="mono">arguments {JSON.stringify(mcp.arguments)}</div> : null}
+            </dd>
+          </>
+        ) : null}
         {call.cut ? (
           <>
             <dt>Stream cut</dt>
@@ -76,4 +90,11 @@ export function ExchangeDetail(props: { call: CallRecord | undefined; effects: r
       </dl>
     </div>
   )
+}
+
+function mcpOutcome(outcome: NonNullable<CallRecord['mcp']>['outcome'], errorCode: number | null): string {
+  if (outcome === 'result') return 'result'
+  if (outcome === 'isError') return 'result with isError (the tool failed)'
+  if (outcome === 'error') return `JSON-RPC error ${errorCode ?? '?'}`
+  return 'none (no JSON-RPC answer reached the client)'
 }
