@@ -307,7 +307,7 @@ export class CassetteRecorder {
       seq: entry.seq,
       run: exchange.run.id,
       call: record?.id ?? null,
-      route: record?.route ?? this.storm.routeOf(exchange.request.method, exchange.url),
+      route: record?.route ?? this.storm.routeOf(exchange.request.method, exchange.url, exchange.request.mcp),
       ordinal: record?.ordinal ?? null,
       key: record?.key ?? null,
       parent: record?.parent ?? null,
@@ -330,6 +330,7 @@ export class CassetteRecorder {
       effects: entry.effects,
       // Metadata only (prompts and outputs stay in the redacted bodies above).
       ...(record?.model ? { model: { ...record.model } } : {}),
+      ...(record?.mcp ? { mcp: { ...record.mcp } } : {}),
       ...(record?.cut ? { cut: { ...record.cut } } : {}),
     }
   }

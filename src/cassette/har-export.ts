@@ -146,6 +146,7 @@ function harEntry(exchange: CassetteExchange, header: CassetteHeader): Record<st
       effects: exchange.effects,
       ...(response?.stream ? { stream: response.stream } : {}),
       ...(exchange.model ? { model: exchange.model } : {}),
+      ...(exchange.mcp ? { mcp: exchange.mcp } : {}),
       ...(exchange.cut ? { cut: exchange.cut } : {}),
     },
   }

@@ -26,7 +26,7 @@ import {
   type StoredResponse,
 } from '../engine/schema/cassette.js'
 import { formatIssues } from '../engine/schema/format-issues.js'
-import { cutSchema, modelCallSchema } from '../engine/schema/report.js'
+import { cutSchema, mcpCallSchema, modelCallSchema } from '../engine/schema/report.js'
 import { createStorm, type Storm } from '../engine/storm.js'
 import { captureBytes } from './body-capture.js'
 import { Cassette } from './cassette.js'
@@ -58,6 +58,7 @@ const harToolstormSchema = z
     effects: z.array(storedEffectSchema),
     stream: storedStreamSchema.optional(),
     model: modelCallSchema.optional(),
+    mcp: mcpCallSchema.optional(),
     cut: cutSchema.optional(),
   })
   .optional()
@@ -198,6 +199,7 @@ async function exchangeOf(entry: HarEntry, seq: number, t0: number, storm: Storm
     error: extra ? extra.error : outcome === 'reset' ? 'ECONNRESET' : outcome === 'cancelled' ? 'CLIENT_ABORTED' : null,
     effects: (extra?.effects ?? []).map((effect) => ({ ...effect, name: redactor.text(effect.name), key: redactor.text(effect.key) })),
     ...(extra?.model ? { model: extra.model } : {}),
+    ...(extra?.mcp ? { mcp: extra.mcp } : {}),
     ...(extra?.cut ? { cut: extra.cut } : {}),
   }
   // The event timing indexes the body: kept only while the imported body is the one it indexes.

@@ -42,6 +42,7 @@ export function callRecordOf(exchange: CassetteExchange): CallRecord {
     retryAfter: exchange.retryAfter,
     error: exchange.error,
     ...(exchange.model ? { model: exchange.model } : {}),
+    ...(exchange.mcp ? { mcp: exchange.mcp } : {}),
     ...(exchange.cut ? { cut: exchange.cut } : {}),
   }
 }

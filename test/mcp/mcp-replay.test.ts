@@ -63,6 +63,14 @@ for (const json of [true, false]) {
       expect(verdict.rows.map((row) => row.result)).not.toContain('extra')
     })
 
+    it('names each MCP exchange in the cassette: method, tool, id and the answer the client got', async () => {
+      const { cassette } = await recordSession(json)
+      const call = cassette.exchanges.find((exchange) => exchange.route === 'tools/call create_shipment')
+      expect(call?.mcp).toMatchObject({ method: 'tools/call', tool: 'create_shipment', arguments: { order_id: 'o-1' }, outcome: 'result', errorCode: null })
+      expect(typeof call?.mcp?.id).toBe('number')
+      expect(cassette.exchanges.filter((exchange) => exchange.mcp).map((exchange) => exchange.mcp?.method)).toEqual(['initialize', 'notifications/initialized', 'tools/list', 'tools/list', 'tools/call'])
+    })
+
     it('answers with the live request\'s JSON-RPC id, whatever id was recorded', async () => {
       const recorded = await recordSession(json)
       replay = await startReplayServer(recorded.cassette, { order: 'any', allowUnused: true })

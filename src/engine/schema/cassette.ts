@@ -9,7 +9,7 @@
 import { z } from 'zod'
 import { FAULT_KINDS } from '../faults/registry.js'
 import { seedSchema } from './config.js'
-import { cutSchema, modelCallSchema } from './report.js'
+import { cutSchema, mcpCallSchema, modelCallSchema } from './report.js'
 import { ruleSchema } from './rule.js'
 
 export const CASSETTE_KIND = 'toolstorm.cassette'
@@ -135,6 +135,8 @@ export const cassetteExchangeSchema = z.strictObject({
   effects: z.array(storedEffectSchema).max(10_000),
   /** Model-call metadata (provider, model, tokens, streamed) when the request was a model call; never prompts or outputs. */
   model: modelCallSchema.optional(),
+  /** The MCP message (method, tool, JSON-RPC id, session, redacted arguments) and the answer the client got, for an MCP call. */
+  mcp: mcpCallSchema.optional(),
   /** Where an injected stream fault cut the stream (complete events, body bytes the client received). */
   cut: cutSchema.optional(),
 })
