@@ -1,0 +1,73 @@
+/**
+ * Commit evidence from a Python MCP server (issue #17, item 4): a tool of the official Python SDK
+ * reports its commit with the Python effects helper, from the HTTP request in its Context, and
+ * the proxy correlates it with the tool call. Needs the Python `mcp` package: `.ci/run` installs
+ * it into `node_modules/.cache/toolstorm-py` when PyPI answers (`TOOLSTORM_PYTHON` overrides).
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import net from 'node:net'
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { contract } from '../../src/engine/contracts/contract.js'
+import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
+import { ROOT } from '../helpers/cli.js'
+import { connectMcpClient } from '../helpers/mcp-server.js'
+import { freePort } from '../helpers/redis-server.js'
+
+const PYTHON = process.env.TOOLSTORM_PYTHON ?? path.join(ROOT, 'node_modules/.cache/toolstorm-py/bin/python')
+const hasPythonSdk = (() => {
+  if (!existsSync(PYTHON)) return false
+  try {
+    execFileSync(PYTHON, ['-c', 'import mcp'], { stdio: 'ignore', timeout: 20_000 })
+    return true
+  } catch {
+    return false
+  }
+})()
+
+let proxy: ProxyServer | null = null
+let server: ChildProcess | null = null
+afterEach(async () => {
+  server?.kill()
+  server = null
+  await proxy?.close()
+  proxy = null
+})
+
+async function listening(port: number, deadline: number): Promise<void> {
+  for (;;) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1', () => {
+        socket.destroy()
+        resolve(true)
+      })
+      socket.on('error', () => resolve(false))
+    })
+    if (open) return
+    if (Date.now() > deadline) throw new Error(`the Python MCP server did not listen on ${port}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+describe.skipIf(!hasPythonSdk)('a Python SDK MCP server behind the proxy', () => {
+  it('reports the commit of a tool call whose answer was lost, so the retry shows as a duplicate effect', async () => {
+    const port = await freePort()
+    proxy = await startProxy({ targets: [`http://127.0.0.1:${port}`], config: { rules: [{ name: 'lost', route: 'tools/call create_shipment', kind: 'response_lost', calls: [1] }] } })
+    server = spawn(PYTHON, [path.join(ROOT, 'fixtures/python-mcp-server/server.py'), String(port), proxy.adminUrl], { stdio: 'ignore' })
+    await listening(port, Date.now() + 20_000)
+    const { client } = await connectMcpClient(`${proxy.url}/mcp`)
+    await expect(client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-1' } })).rejects.toThrow()
+    const retried = await client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-1' } })
+    expect(JSON.stringify(retried.content)).toContain('shp_2')
+    await client.close()
+    const report = proxy.storm.report()
+    const toolCalls = report.calls.filter((call) => call.route === 'tools/call create_shipment')
+    expect(toolCalls.map((call) => [call.outcome, call.executed])).toEqual([
+      ['reset', true],
+      ['response', true],
+    ])
+    expect(report.effects.map((effect) => [effect.name, effect.key, effect.call])).toEqual(toolCalls.map((call) => ['shipment', 'o-1', call.id]))
+    expect(contract(report).noDuplicateEffects().toJSON().passed).toBe(false)
+  }, 60_000)
+})
