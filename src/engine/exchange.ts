@@ -49,7 +49,7 @@ export class Exchange {
   /** Null when the call was refused by the call budget. */
   readonly record: CallRecord | null
   readonly rule: Rule | null
-  readonly fault: Fault | null
+  #fault: Fault | null
   /** The raw (unredacted) invocation key. */
   readonly rawKey: string
   readonly seed: number
@@ -65,12 +65,25 @@ export class Exchange {
     this.url = init.url
     this.record = init.record ?? null
     this.rule = init.rule ?? null
-    this.fault = init.fault ?? null
+    this.#fault = init.fault ?? null
     this.rawKey = init.rawKey ?? ''
     this.seed = init.seed
     this.clock = init.clock
     this.entry = { run: init.run, record: this.record, done: false }
     this.#onFinish = init.onFinish
+  }
+
+  /** The selected rule's fault, as it acts on this exchange. */
+  get fault(): Fault | null {
+    return this.#fault
+  }
+
+  /**
+   * Change how the selected fault acts, not whether it was selected: a transport whose answers
+   * travel elsewhere (the legacy MCP transport's GET stream) points it at them.
+   */
+  adaptFault(fault: Fault): void {
+    this.#fault = fault
   }
 
   get refused(): boolean {

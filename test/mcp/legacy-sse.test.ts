@@ -1,0 +1,85 @@
+import { McpError } from '@modelcontextprotocol/sdk/types.js'
+import { afterEach, describe, expect, it } from 'vitest'
+import { startProxy } from '../../src/proxy/proxy-server.js'
+import { connectLegacyMcpClient, startMcpServer, type TestMcpServer } from '../helpers/mcp-server.js'
+import { startMcpScenario, type McpMode, type McpScenario } from '../helpers/mcp-scenario.js'
+
+const LEGACY = { stateful: true, json: false, legacy: true }
+
+let scenario: McpScenario | null = null
+const closers: Array<() => Promise<unknown>> = []
+afterEach(async () => {
+  await scenario?.close()
+  scenario = null
+  for (const close of closers.splice(0).reverse()) await close()
+})
+
+describe('the legacy HTTP+SSE transport (2024-11-05) through the proxy', () => {
+  for (const mode of ['reverse', 'forward'] as McpMode[]) {
+    it(`names the POSTed messages as MCP and targets one tool, the handshake not shifting its schedule (${mode})`, async () => {
+      scenario = await startMcpScenario(mode, { seed: 7, rules: [{ name: 'second-quote', route: 'tools/call get_quote', kind: 'tool_error', message: 'quote service down', calls: [2] }] }, LEGACY)
+      const { client } = await scenario.connectLegacy()
+      await client.listTools()
+      const first = await client.callTool({ name: 'get_quote', arguments: { order_id: 'o-1' } })
+      await client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-1' } })
+      const second = await client.callTool({ name: 'get_quote', arguments: { order_id: 'o-2' } })
+      expect(first.isError).toBeFalsy()
+      expect(second).toMatchObject({ isError: true, content: [{ type: 'text', text: 'quote service down' }] })
+      expect(scenario.server.received).toEqual(['initialize', 'notifications/initialized', 'tools/list', 'tools/call get_quote', 'tools/call create_shipment'])
+      const calls = scenario.report().calls
+      expect(calls.map((call) => call.route)).toEqual(['GET /sse', 'initialize', 'notifications/initialized', 'tools/list', 'tools/call get_quote', 'tools/call create_shipment', 'tools/call get_quote'])
+      const quotes = calls.filter((call) => call.route === 'tools/call get_quote')
+      const session = calls[1]?.mcp?.session
+      expect(session).toMatch(/^[0-9a-f-]{36}$/)
+      expect(quotes.map((call) => [call.ordinal, call.status, call.injected, call.executed, call.mcp?.id, call.mcp?.session, call.mcp?.outcome])).toEqual([
+        [1, 202, false, true, 2, session, 'result'],
+        [2, 202, true, false, 4, session, 'isError'],
+      ])
+      expect(calls.find((call) => call.route === 'initialize')?.mcp).toMatchObject({ method: 'initialize', tool: null, id: 0, outcome: 'result' })
+    })
+  }
+
+  it('answers rpc_error on the session stream: the SDK client raises McpError with the code, the server never sees the call', async () => {
+    scenario = await startMcpScenario('reverse', { rules: [{ name: 'timeout', route: 'tools/call create_shipment', kind: 'rpc_error', code: -32001, message: 'Request timed out' }] }, LEGACY)
+    const { client } = await scenario.connectLegacy()
+    const error = await client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-1' } }).catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(McpError)
+    expect(error).toMatchObject({ code: -32001, message: 'MCP error -32001: Request timed out' })
+    expect(scenario.server.commits).toEqual([])
+    expect(scenario.server.received).not.toContain('tools/call create_shipment')
+    expect(scenario.report().calls.at(-1)).toMatchObject({ route: 'tools/call create_shipment', status: 202, injected: true, mcp: { outcome: 'error', errorCode: -32001 } })
+  })
+
+  it('loses the answer event after the tool committed: the stream is reset and the call rejects on its timeout', async () => {
+    scenario = await startMcpScenario('reverse', { rules: [{ name: 'lost-ack', route: 'tools/call create_shipment', kind: 'response_lost', calls: [1] }] }, LEGACY)
+    const { client } = await scenario.connectLegacy()
+    const errors: unknown[] = []
+    client.onerror = (error) => errors.push(error)
+    const error = await client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-1' } }, undefined, { timeout: 1500 }).catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(McpError)
+    expect((error as McpError).code).toBe(-32001)
+    expect(scenario.server.commits).toEqual(['o-1'])
+    // The transport saw its stream break (the EventSource then reconnects: a new session).
+    expect(errors.some((seen) => (seen as Error).message.startsWith('SSE error'))).toBe(true)
+    const calls = scenario.report().calls
+    expect(calls.find((call) => call.route === 'tools/call create_shipment')).toMatchObject({ status: 202, executed: true, injected: true, mcp: { outcome: null } })
+    expect(calls.find((call) => call.route === 'GET /sse')).toMatchObject({ outcome: 'error', error: 'ECONNRESET' })
+  })
+
+  it('forwards a fault on an answer whose session stream the proxy never saw (not triggered), with the endpoint declared', async () => {
+    const server: TestMcpServer = await startMcpServer(LEGACY)
+    closers.push(() => server.close())
+    const proxy = await startProxy({ targets: [server.origin], config: { mcp: { endpoints: ['/messages'] }, rules: [{ name: 'broken', route: 'tools/call get_quote', kind: 'tool_error' }] } })
+    closers.push(() => proxy.close())
+    // The stream comes straight from the server; only the POSTs go through the proxy.
+    const viaProxy = ((input: string | URL, init?: RequestInit) => fetch(String(input).replace(server.origin, proxy.url), init)) as typeof fetch
+    const { client } = await connectLegacyMcpClient(server.url, undefined, viaProxy)
+    closers.push(() => client.close())
+    const result = await client.callTool({ name: 'get_quote', arguments: { order_id: 'o-1' } }, undefined, { timeout: 3000 })
+    expect(result.isError).toBeFalsy()
+    expect(server.received).toContain('tools/call get_quote')
+    const report = proxy.storm.report()
+    expect(report.coverage.broken).toEqual({ eligible: 1, selected: 1, triggered: 0 })
+    expect(report.calls.at(-1)).toMatchObject({ route: 'tools/call get_quote', status: 202, injected: false, executed: true, mcp: { tool: 'get_quote', session: expect.any(String) } })
+  })
+})
