@@ -66,6 +66,30 @@ describe('the legacy HTTP+SSE transport (2024-11-05) through the proxy', () => {
     expect(calls.find((call) => call.route === 'GET /sse')).toMatchObject({ outcome: 'error', error: 'ECONNRESET' })
   })
 
+  it('delays the answer event, not the POST: the server runs the call at once, the client gets its result later', async () => {
+    scenario = await startMcpScenario('reverse', { rules: [{ name: 'slow', route: 'tools/call get_quote', kind: 'latency', delay: 0.5 }] }, LEGACY)
+    const { client } = await scenario.connectLegacy()
+    const started = performance.now()
+    const result = await client.callTool({ name: 'get_quote', arguments: { order_id: 'o-1' } })
+    expect(performance.now() - started).toBeGreaterThanOrEqual(480)
+    expect(result.content).toEqual([{ type: 'text', text: JSON.stringify({ order_id: 'o-1', price: 12.5 }) }])
+    const call = scenario.report().calls.find((c) => c.route === 'tools/call get_quote')
+    expect(call).toMatchObject({ status: 202, executed: true, injected: true, mcp: { outcome: 'result' } })
+    // The POST was forwarded and accepted before the delay ran out.
+    expect(call!.elapsed).toBeLessThan(0.4)
+  })
+
+  it('drifts the structuredContent of the answer event, so the SDK client refuses it against the tool\'s outputSchema', async () => {
+    scenario = await startMcpScenario('reverse', { seed: 3, rules: [{ name: 'drift', route: 'tools/call track_shipment', kind: 'schema_drift', fields: ['eta_days'] }] }, LEGACY)
+    const { client } = await scenario.connectLegacy()
+    await client.listTools()
+    const error = await client.callTool({ name: 'track_shipment', arguments: { shipment_id: 'shp_1' } }, undefined, { timeout: 3000 }).catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(McpError)
+    expect((error as McpError).message).toContain('Structured content does not match the tool\'s output schema')
+    expect(scenario.report().calls.find((c) => c.route === 'tools/call track_shipment')).toMatchObject({ status: 202, injected: true, mcp: { id: 2, outcome: 'result' } })
+    expect(scenario.report().coverage.drift).toEqual({ eligible: 1, selected: 1, triggered: 1 })
+  })
+
   it('forwards a fault on an answer whose session stream the proxy never saw (not triggered), with the endpoint declared', async () => {
     const server: TestMcpServer = await startMcpServer(LEGACY)
     closers.push(() => server.close())

@@ -2,7 +2,8 @@
  * The GET event stream of one legacy HTTP+SSE MCP session (spec 2024-11-05), relayed event by
  * event: the answers to the session's POSTs arrive here as `event: message`, so faults on an
  * answer act here. Answers can be injected (a tool_error written by the proxy), held and then
- * released or lost (response_lost resets the stream instead), and read for evidence. Events pass
+ * released, changed or delayed (`alter`) or lost (response_lost resets the stream instead), and
+ * read for evidence. Other events are never held back by a held answer. Events pass
  * unparsed while nothing waits for an answer; only an event whose id something waits for is read.
  *
  * @see docs/mcp.md#legacy-httpsse-transport
@@ -17,11 +18,17 @@ export const MAX_PENDING_ANSWERS = 1000
 /** Bytes queued for a slow client before the upstream is read further. */
 const HIGH_WATER = 256 * 1024
 
+/** What becomes of an answer's data (a JSON-RPC message): the data the client gets instead, when it is ready. */
+export type AnswerChange = (data: string) => Promise<string>
+
 interface Pending {
   /** The report entry whose outcome the answer fills in. */
   call: McpCall | null
-  /** `hold`: the answer waits for `release` or `lose`; `lose`: it is dropped and the stream reset. */
-  hold: 'hold' | 'lose' | null
+  /**
+   * `hold`: the answer waits for `release`, `alter` or `lose`; `lose`: it is dropped and the
+   * stream reset; a function: the answer goes out as it makes it.
+   */
+  hold: 'hold' | 'lose' | AnswerChange | null
   /** The held answer's bytes, once it arrived. */
   held: Uint8Array | null
 }
@@ -106,6 +113,22 @@ export class LegacySseStream implements AsyncIterable<Uint8Array> {
     if (!pending) return
     this.#pending.delete(id)
     if (pending.held) this.#emit(pending.held, id, pending.call)
+  }
+
+  /** Let the answer to `id` through when it is still held with nothing decided. */
+  releaseUndecided(id: JsonRpcId): void {
+    if (this.#pending.get(id)?.hold === 'hold') this.release(id)
+  }
+
+  /** The answer to `id` goes out as `change` makes it (now when it was held, else when it comes). */
+  alter(id: JsonRpcId, change: AnswerChange): void {
+    const pending = this.#entry(id)
+    if (!pending.held) {
+      pending.hold = change
+      return
+    }
+    this.#pending.delete(id)
+    this.#change(pending.held, id, pending.call, change)
   }
 
   /** Drop the answer to `id` and reset the stream: now when it was held, else when it comes. */
@@ -201,7 +224,16 @@ export class LegacySseStream implements AsyncIterable<Uint8Array> {
       return
     }
     this.#pending.delete(id)
+    if (typeof pending.hold === 'function') return this.#change(bytes, id, pending.call, pending.hold, data)
     this.#emit(bytes, id, pending.call, data)
+  }
+
+  /** Emit the answer as `change` makes it; the original when it fails or changes nothing. */
+  #change(bytes: Uint8Array, id: JsonRpcId, call: McpCall | null, change: AnswerChange, data: string = blockData(bytes)): void {
+    change(data).then(
+      (changed) => (changed === data ? this.#emit(bytes, id, call, data) : this.#emit(encoder.encode(`event: message\ndata: ${changed}\n\n`), id, call, changed)),
+      () => this.#emit(bytes, id, call, data),
+    )
   }
 
   #emit(bytes: Uint8Array, id: JsonRpcId, call: McpCall | null, data: string = blockData(bytes)): void {

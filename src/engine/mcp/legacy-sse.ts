@@ -100,15 +100,22 @@ export function legacyMcpRequest(mcp: McpRequest | null, url: URL, headers: Head
   return session === null ? mcp : { ...mcp, session, legacySse: true }
 }
 
+/** Kinds that act on an answer only once the POST was answered: the answer is held from before the POST is forwarded (it may come first). */
+const HELD_UNTIL_DECIDED = new Set(['response_lost', 'schema_drift'])
+const JSON_HEADERS = { 'content-type': 'application/json' }
+const encoder = new TextEncoder()
+const decoder = new TextDecoder()
+
 const ACCEPTED: FaultOutcome['action'] = { type: 'respond', status: 202, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: new TextEncoder().encode('Accepted') }
 const NOT_TRIGGERED: FaultOutcome = { action: { type: 'pass' }, injected: false }
 
 /**
  * How a fault on a legacy message acts on its answer's event, or null when it acts on the POST
- * as it is (rate_limit, unavailable, timeout, latency, reset: the client's POST fails or waits).
+ * as it is (rate_limit, unavailable, timeout, reset, replace: the client's POST fails; the stream
+ * kinds act on the POST's own `202` answer).
  * With no live stream for the session the answer cannot be reached: not triggered, forwarded.
  */
-function legacyFault(fault: Fault, stream: LegacySseStream | null, id: JsonRpcId | null): Fault | null {
+function legacyFault(fault: Fault, stream: LegacySseStream | null, id: JsonRpcId | null, exchange: Exchange): Fault | null {
   switch (fault.type) {
     case 'tool_error':
     case 'rpc_error':
@@ -137,6 +144,39 @@ function legacyFault(fault: Fault, stream: LegacySseStream | null, id: JsonRpcId
           return { action: { type: 'pass' }, injected: true }
         },
       }
+    case 'latency':
+      // The POST goes on at once; its answer event waits.
+      return {
+        ...fault,
+        async apply({ rule, clock }) {
+          if (!stream || id === null) return NOT_TRIGGERED
+          stream.alter(id, async (data) => {
+            await clock.sleep(rule.delay)
+            return data
+          })
+          return { action: { type: 'pass' }, injected: true }
+        },
+      }
+    case 'schema_drift':
+      // The fault reads the answer event's message as it would a JSON answer; it counts once it changed one.
+      return {
+        ...fault,
+        async apply(context) {
+          const { response } = context
+          if (!stream || id === null) return NOT_TRIGGERED
+          if (!response || response.status < 200 || response.status > 299) {
+            stream.release(id)
+            return NOT_TRIGGERED
+          }
+          stream.alter(id, async (data) => {
+            const outcome = await fault.apply({ ...context, response: { status: 200, headers: JSON_HEADERS, readBody: async () => encoder.encode(data) } })
+            if (!outcome.injected || outcome.action.type !== 'respond' || outcome.action.body === null) return data
+            exchange.markInjected()
+            return decoder.decode(outcome.action.body)
+          })
+          return NOT_TRIGGERED
+        },
+      }
     default:
       return null
   }
@@ -148,31 +188,45 @@ export function legacySseTransport(sessions: LegacySseSessions, exchange: Exchan
   const mcp = request.mcp
   if (mcp?.legacySse && mcp.session !== null) {
     const stream = sessions.stream(exchange.url.origin, mcp.session)
-    if (stream && mcp.id !== null) {
-      stream.watch(mcp.id, exchange.record?.mcp ?? null)
-      if (exchange.fault?.type === 'response_lost') stream.hold(mcp.id)
-    }
-    const adapted = exchange.fault && legacyFault(exchange.fault, stream, mcp.id)
+    const id = mcp.id
+    const adapted = exchange.fault && legacyFault(exchange.fault, stream, id, exchange)
     if (adapted) exchange.adaptFault(adapted)
-    return io
+    if (!stream || id === null) return io
+    stream.watch(id, exchange.record?.mcp ?? null)
+    if (!exchange.fault || !HELD_UNTIL_DECIDED.has(exchange.fault.type)) return io
+    stream.hold(id)
+    // An exchange that ended before its fault decided (the upstream unreachable, the client gone) lets the answer go.
+    return delegate(io, {
+      settle() {
+        stream.releaseUndecided(id)
+        io.settle?.()
+      },
+    })
   }
   if (request.method !== 'GET' || !headerText(request.headers, 'accept').includes('text/event-stream')) return io
   // A GET for an event stream leaves the fast path: its first event is looked at.
-  return {
-    get signal() {
-      return io.signal
-    },
+  return delegate(io, {
     async forward(options) {
       const answer = await io.forward(options)
       if ('action' in answer || !headerText(answer.headers, 'content-type').toLowerCase().startsWith('text/event-stream')) return answer
       return sessions.watch(exchange.url, answer)
     },
+  })
+}
+
+/** `io` with `forward` or `settle` replaced; everything else (and no fast path) as it is. */
+function delegate(io: ExchangeTransport, own: Pick<ExchangeTransport, 'forward'> | Pick<ExchangeTransport, 'settle'>): ExchangeTransport {
+  return {
+    get signal() {
+      return io.signal
+    },
+    forward: 'forward' in own ? own.forward : (options) => io.forward(options),
     respond: (response) => io.respond(response),
     relay: (upstream) => io.relay(upstream),
     reset: () => io.reset(),
     ...(io.upstreamFailed ? { upstreamFailed: (method: string, code: string) => io.upstreamFailed!(method, code) } : {}),
     ...(io.observeRequestBody ? { observeRequestBody: (onChunk: (chunk: Uint8Array | null) => void) => io.observeRequestBody!(onChunk) } : {}),
     ...(io.open ? { open: (status: number, headers: HeaderMap) => io.open!(status, headers) } : {}),
-    ...(io.settle ? { settle: () => io.settle!() } : {}),
+    ...('settle' in own ? { settle: own.settle } : io.settle ? { settle: () => io.settle!() } : {}),
   }
 }
