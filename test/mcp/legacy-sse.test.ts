@@ -15,7 +15,7 @@ afterEach(async () => {
 })
 
 describe('the legacy HTTP+SSE transport (2024-11-05) through the proxy', () => {
-  for (const mode of ['reverse', 'forward'] as McpMode[]) {
+  for (const mode of ['reverse', 'forward', 'https'] as McpMode[]) {
     it(`names the POSTed messages as MCP and targets one tool, the handshake not shifting its schedule (${mode})`, async () => {
       scenario = await startMcpScenario(mode, { seed: 7, rules: [{ name: 'second-quote', route: 'tools/call get_quote', kind: 'tool_error', message: 'quote service down', calls: [2] }] }, LEGACY)
       const { client } = await scenario.connectLegacy()
@@ -64,6 +64,28 @@ describe('the legacy HTTP+SSE transport (2024-11-05) through the proxy', () => {
     const calls = scenario.report().calls
     expect(calls.find((call) => call.route === 'tools/call create_shipment')).toMatchObject({ status: 202, executed: true, injected: true, mcp: { outcome: null } })
     expect(calls.find((call) => call.route === 'GET /sse')).toMatchObject({ outcome: 'error', error: 'ECONNRESET' })
+  })
+
+  it('answers 429, 503, a gateway timeout or a reset to the POST: the SDK client\'s call rejects at once, the server never sees it', async () => {
+    scenario = await startMcpScenario('reverse', {
+      rules: [
+        { name: 'busy', route: 'tools/call get_quote', kind: 'rate_limit', calls: [1] },
+        { name: 'down', route: 'tools/call get_quote', kind: 'unavailable', calls: [2] },
+        { name: 'slow', route: 'tools/call get_quote', kind: 'timeout', calls: [3] },
+        { name: 'gone', route: 'tools/call get_quote', kind: 'reset', calls: [4] },
+      ],
+    }, LEGACY)
+    const { client } = await scenario.connectLegacy()
+    const messages: string[] = []
+    for (let i = 0; i < 4; i++) messages.push(await client.callTool({ name: 'get_quote', arguments: { order_id: 'o-1' } }).then(() => 'resolved', (error: Error) => error.message))
+    expect(messages.map((message) => /^Error POSTing to endpoint \(HTTP (\d+)\)/.exec(message)?.[1] ?? message)).toEqual(['429', '503', '504', 'fetch failed'])
+    expect(scenario.server.received).not.toContain('tools/call get_quote')
+    expect(scenario.report().calls.filter((call) => call.mcp?.tool === 'get_quote').map((call) => [call.status, call.injected, call.mcp?.outcome])).toEqual([
+      [429, true, null],
+      [503, true, null],
+      [504, true, null],
+      [null, true, null],
+    ])
   })
 
   it('delays the answer event, not the POST: the server runs the call at once, the client gets its result later', async () => {
