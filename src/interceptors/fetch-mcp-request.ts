@@ -6,20 +6,24 @@
  */
 import { MCP_BODY_LIMIT, mcpDetector } from '../engine/mcp/mcp-options.js'
 import { parseMcpRequest, type McpRequest } from '../engine/mcp/mcp-request.js'
+import { legacyMcpRequest, type LegacySseSessions } from '../engine/mcp/legacy-sse.js'
 import type { HeaderMap } from '../engine/faults/fault.js'
 import type { Storm } from '../engine/storm.js'
 
 /**
  * The body of `request`, read with `read` (once: the caller keeps it for the exchange), and the
  * MCP message it carries (null: not one, or over the bound). Null at once, with no promise to wait
- * for, when its head says it cannot carry one, so other requests keep their timing.
+ * for, when its head says it cannot carry one, so other requests keep their timing. `legacy`: the
+ * legacy HTTP+SSE endpoints learned so far (their POSTs are read too, named with their session);
+ * absent in MSW handlers, which do not relay the legacy transport's open-ended GET stream (docs/mcp.md).
  */
-export function fetchMcpRequest(storm: Storm, request: Request, url: URL, headers: HeaderMap, read: () => Promise<ArrayBuffer>): Promise<{ body: Buffer; mcp: McpRequest | null }> | null {
-  if (!request.body || !mcpDetector(storm.config.mcp).mayCarry(request.method, url, headers)) return null
+export function fetchMcpRequest(storm: Storm, request: Request, url: URL, headers: HeaderMap, read: () => Promise<ArrayBuffer>, legacy?: LegacySseSessions): Promise<{ body: Buffer; mcp: McpRequest | null }> | null {
+  if (!request.body || !(mcpDetector(storm.config.mcp).mayCarry(request.method, url, headers) || legacy?.isEndpoint(request.method, url) === true)) return null
   return read().then((buffer) => {
     const body = Buffer.from(buffer)
     if (body.byteLength > MCP_BODY_LIMIT) return { body, mcp: null }
     const session = headers['mcp-session-id']
-    return { body, mcp: parseMcpRequest(body, typeof session === 'string' ? session : null) }
+    const mcp = parseMcpRequest(body, typeof session === 'string' ? session : null)
+    return { body, mcp: legacy ? legacyMcpRequest(mcp, url, headers) : mcp }
   })
 }

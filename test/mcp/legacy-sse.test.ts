@@ -15,7 +15,7 @@ afterEach(async () => {
 })
 
 describe('the legacy HTTP+SSE transport (2024-11-05) through the proxy', () => {
-  for (const mode of ['reverse', 'forward', 'https'] as McpMode[]) {
+  for (const mode of ['reverse', 'forward', 'https', 'in-process'] as McpMode[]) {
     it(`names the POSTed messages as MCP and targets one tool, the handshake not shifting its schedule (${mode})`, async () => {
       scenario = await startMcpScenario(mode, { seed: 7, rules: [{ name: 'second-quote', route: 'tools/call get_quote', kind: 'tool_error', message: 'quote service down', calls: [2] }] }, LEGACY)
       const { client } = await scenario.connectLegacy()
@@ -39,8 +39,9 @@ describe('the legacy HTTP+SSE transport (2024-11-05) through the proxy', () => {
     })
   }
 
-  it('answers rpc_error on the session stream: the SDK client raises McpError with the code, the server never sees the call', async () => {
-    scenario = await startMcpScenario('reverse', { rules: [{ name: 'timeout', route: 'tools/call create_shipment', kind: 'rpc_error', code: -32001, message: 'Request timed out' }] }, LEGACY)
+  for (const mode of ['reverse', 'in-process'] as McpMode[]) {
+  it(`answers rpc_error on the session stream: the SDK client raises McpError with the code, the server never sees the call (${mode})`, async () => {
+    scenario = await startMcpScenario(mode, { rules: [{ name: 'timeout', route: 'tools/call create_shipment', kind: 'rpc_error', code: -32001, message: 'Request timed out' }] }, LEGACY)
     const { client } = await scenario.connectLegacy()
     const error = await client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-1' } }).catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(McpError)
@@ -50,8 +51,8 @@ describe('the legacy HTTP+SSE transport (2024-11-05) through the proxy', () => {
     expect(scenario.report().calls.at(-1)).toMatchObject({ route: 'tools/call create_shipment', status: 202, injected: true, mcp: { outcome: 'error', errorCode: -32001 } })
   })
 
-  it('loses the answer event after the tool committed: the stream is reset and the call rejects on its timeout', async () => {
-    scenario = await startMcpScenario('reverse', { rules: [{ name: 'lost-ack', route: 'tools/call create_shipment', kind: 'response_lost', calls: [1] }] }, LEGACY)
+  it(`loses the answer event after the tool committed: the stream is reset and the call rejects on its timeout (${mode})`, async () => {
+    scenario = await startMcpScenario(mode, { rules: [{ name: 'lost-ack', route: 'tools/call create_shipment', kind: 'response_lost', calls: [1] }] }, LEGACY)
     const { client } = await scenario.connectLegacy()
     const errors: unknown[] = []
     client.onerror = (error) => errors.push(error)
@@ -65,6 +66,7 @@ describe('the legacy HTTP+SSE transport (2024-11-05) through the proxy', () => {
     expect(calls.find((call) => call.route === 'tools/call create_shipment')).toMatchObject({ status: 202, executed: true, injected: true, mcp: { outcome: null } })
     expect(calls.find((call) => call.route === 'GET /sse')).toMatchObject({ outcome: 'error', error: 'ECONNRESET' })
   })
+  }
 
   it('answers 429, 503, a gateway timeout or a reset to the POST: the SDK client\'s call rejects at once, the server never sees it', async () => {
     scenario = await startMcpScenario('reverse', {
