@@ -39,7 +39,7 @@ describe('the legacy HTTP+SSE transport (2024-11-05) through the proxy', () => {
     })
   }
 
-  for (const mode of ['reverse', 'in-process'] as McpMode[]) {
+  for (const mode of ['reverse', 'forward', 'in-process'] as McpMode[]) {
   it(`answers rpc_error on the session stream: the SDK client raises McpError with the code, the server never sees the call (${mode})`, async () => {
     scenario = await startMcpScenario(mode, { rules: [{ name: 'timeout', route: 'tools/call create_shipment', kind: 'rpc_error', code: -32001, message: 'Request timed out' }] }, LEGACY)
     const { client } = await scenario.connectLegacy()

@@ -133,8 +133,7 @@ export class LegacySseStream implements AsyncIterable<Uint8Array> {
 
   /** Drop the answer to `id` and reset the stream: now when it was held, else when it comes. */
   lose(id: JsonRpcId): void {
-    const pending = this.#pending.get(id)
-    if (!pending) return
+    const pending = this.#entry(id)
     if (pending.held) {
       this.#pending.delete(id)
       this.reset()
@@ -205,7 +204,8 @@ export class LegacySseStream implements AsyncIterable<Uint8Array> {
   }
 
   #piece(bytes: Uint8Array, complete: boolean, dispatches: boolean, event: string | null): void {
-    if (this.#first && complete) {
+    // The first event (comments before it, such as keep-alives, do not count) may name the endpoint.
+    if (this.#first && complete && dispatches) {
       this.#first = false
       this.#onFirstEvent(event, blockData(bytes))
     }
