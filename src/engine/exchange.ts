@@ -49,7 +49,8 @@ export class Exchange {
   /** Null when the call was refused by the call budget. */
   readonly record: CallRecord | null
   readonly rule: Rule | null
-  #fault: Fault | null
+  /** The selected rule's fault, as it acts on this exchange (see `adaptFault`). */
+  readonly fault: Fault | null
   /** The raw (unredacted) invocation key. */
   readonly rawKey: string
   readonly seed: number
@@ -65,7 +66,7 @@ export class Exchange {
     this.url = init.url
     this.record = init.record ?? null
     this.rule = init.rule ?? null
-    this.#fault = init.fault ?? null
+    this.fault = init.fault ?? null
     this.rawKey = init.rawKey ?? ''
     this.seed = init.seed
     this.clock = init.clock
@@ -73,17 +74,13 @@ export class Exchange {
     this.#onFinish = init.onFinish
   }
 
-  /** The selected rule's fault, as it acts on this exchange. */
-  get fault(): Fault | null {
-    return this.#fault
-  }
-
   /**
    * Change how the selected fault acts, not whether it was selected: a transport whose answers
    * travel elsewhere (the legacy MCP transport's GET stream) points it at them.
    */
   adaptFault(fault: Fault): void {
-    this.#fault = fault
+    // A plain field, read on every exchange: no getter on the hot path.
+    ;(this as { fault: Fault | null }).fault = fault
   }
 
   get refused(): boolean {
