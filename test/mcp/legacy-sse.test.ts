@@ -40,32 +40,35 @@ describe('the legacy HTTP+SSE transport (2024-11-05) through the proxy', () => {
   }
 
   for (const mode of ['reverse', 'forward', 'in-process'] as McpMode[]) {
-  it(`answers rpc_error on the session stream: the SDK client raises McpError with the code, the server never sees the call (${mode})`, async () => {
-    scenario = await startMcpScenario(mode, { rules: [{ name: 'timeout', route: 'tools/call create_shipment', kind: 'rpc_error', code: -32001, message: 'Request timed out' }] }, LEGACY)
-    const { client } = await scenario.connectLegacy()
-    const error = await client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-1' } }).catch((caught: unknown) => caught)
-    expect(error).toBeInstanceOf(McpError)
-    expect(error).toMatchObject({ code: -32001, message: 'MCP error -32001: Request timed out' })
-    expect(scenario.server.commits).toEqual([])
-    expect(scenario.server.received).not.toContain('tools/call create_shipment')
-    expect(scenario.report().calls.at(-1)).toMatchObject({ route: 'tools/call create_shipment', status: 202, injected: true, mcp: { outcome: 'error', errorCode: -32001 } })
-  })
+    it(`answers rpc_error on the session stream: the SDK client raises McpError with the code, the server never sees the call (${mode})`, async () => {
+      scenario = await startMcpScenario(mode, { rules: [{ name: 'timeout', route: 'tools/call create_shipment', kind: 'rpc_error', code: -32001, message: 'Request timed out' }] }, LEGACY)
+      const { client } = await scenario.connectLegacy()
+      const error = await client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-1' } }).catch((caught: unknown) => caught)
+      expect(error).toBeInstanceOf(McpError)
+      expect(error).toMatchObject({ code: -32001, message: 'MCP error -32001: Request timed out' })
+      expect(scenario.server.commits).toEqual([])
+      expect(scenario.server.received).not.toContain('tools/call create_shipment')
+      expect(scenario.report().calls.at(-1)).toMatchObject({ route: 'tools/call create_shipment', status: 202, injected: true, mcp: { outcome: 'error', errorCode: -32001 } })
+    })
 
-  it(`loses the answer event after the tool committed: the stream is reset and the call rejects on its timeout (${mode})`, async () => {
-    scenario = await startMcpScenario(mode, { rules: [{ name: 'lost-ack', route: 'tools/call create_shipment', kind: 'response_lost', calls: [1] }] }, LEGACY)
-    const { client } = await scenario.connectLegacy()
-    const errors: unknown[] = []
-    client.onerror = (error) => errors.push(error)
-    const error = await client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-1' } }, undefined, { timeout: 1500 }).catch((caught: unknown) => caught)
-    expect(error).toBeInstanceOf(McpError)
-    expect((error as McpError).code).toBe(-32001)
-    expect(scenario.server.commits).toEqual(['o-1'])
-    // The transport saw its stream break (the EventSource then reconnects: a new session).
-    expect(errors.some((seen) => (seen as Error).message.startsWith('SSE error'))).toBe(true)
-    const calls = scenario.report().calls
-    expect(calls.find((call) => call.route === 'tools/call create_shipment')).toMatchObject({ status: 202, executed: true, injected: true, mcp: { outcome: null } })
-    expect(calls.find((call) => call.route === 'GET /sse')).toMatchObject({ outcome: 'error', error: 'ECONNRESET' })
-  })
+    it(`loses the answer event after the tool committed: the stream is reset and the call rejects on its timeout (${mode})`, async () => {
+      scenario = await startMcpScenario(mode, { rules: [{ name: 'lost-ack', route: 'tools/call create_shipment', kind: 'response_lost', calls: [1] }] }, LEGACY)
+      const { client } = await scenario.connectLegacy()
+      const errors: unknown[] = []
+      client.onerror = (error) => errors.push(error)
+      const error = await client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-1' } }, undefined, { timeout: 1500 }).catch((caught: unknown) => caught)
+      expect(error).toBeInstanceOf(McpError)
+      expect((error as McpError).code).toBe(-32001)
+      expect(scenario.server.commits).toEqual(['o-1'])
+      // The transport saw its stream break (the EventSource then reconnects: a new session).
+      expect(errors.some((seen) => (seen as Error).message.startsWith('SSE error'))).toBe(true)
+      const calls = scenario.report().calls
+      const lost = calls.find((call) => call.route === 'tools/call create_shipment')
+      expect(lost).toMatchObject({ status: 202, executed: true, injected: true, mcp: { outcome: null } })
+      // The tool's commit is reported against the call whose answer was lost.
+      await expect.poll(() => scenario!.report().effects.map((effect) => [effect.name, effect.key, effect.call])).toEqual([['shipment', 'o-1', lost!.id]])
+      expect(calls.find((call) => call.route === 'GET /sse')).toMatchObject({ outcome: 'error', error: 'ECONNRESET' })
+    })
   }
 
   it('answers 429, 503, a gateway timeout or a reset to the POST: the SDK client\'s call rejects at once, the server never sees it', async () => {

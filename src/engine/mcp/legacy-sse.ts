@@ -214,12 +214,13 @@ export function legacySseTransport(sessions: LegacySseSessions, exchange: Exchan
   })
 }
 
-/** `io` with `forward` or `settle` replaced; everything else (and no fast path) as it is. */
+/** `io` with `forward` or `settle` replaced; everything else as it is, but no fast path. */
 function delegate(io: ExchangeTransport, own: Pick<ExchangeTransport, 'forward'> | Pick<ExchangeTransport, 'settle'>): ExchangeTransport {
   return {
     get signal() {
       return io.signal
     },
+    ...(io.propagatesContext ? { propagatesContext: true } : {}),
     forward: 'forward' in own ? own.forward : (options) => io.forward(options),
     respond: (response) => io.respond(response),
     relay: (upstream) => io.relay(upstream),
