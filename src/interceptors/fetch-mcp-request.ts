@@ -15,7 +15,7 @@ import type { Storm } from '../engine/storm.js'
  * MCP message it carries (null: not one, or over the bound). Null at once, with no promise to wait
  * for, when its head says it cannot carry one, so other requests keep their timing. `legacy`: the
  * legacy HTTP+SSE endpoints learned so far (their POSTs are read too, named with their session);
- * absent in MSW handlers, which do not relay the legacy transport's open-ended GET stream (docs/mcp.md).
+ * absent in MSW handlers, through which the SDK's legacy client cannot connect (docs/mcp.md).
  */
 export function fetchMcpRequest(storm: Storm, request: Request, url: URL, headers: HeaderMap, read: () => Promise<ArrayBuffer>, legacy?: LegacySseSessions): Promise<{ body: Buffer; mcp: McpRequest | null }> | null {
   if (!request.body || !(mcpDetector(storm.config.mcp).mayCarry(request.method, url, headers) || legacy?.isEndpoint(request.method, url) === true)) return null
