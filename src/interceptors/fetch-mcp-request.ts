@@ -18,7 +18,7 @@ import type { Storm } from '../engine/storm.js'
  * absent in MSW handlers, through which the SDK's legacy client cannot connect (docs/mcp.md).
  */
 export function fetchMcpRequest(storm: Storm, request: Request, url: URL, headers: HeaderMap, read: () => Promise<ArrayBuffer>, legacy?: LegacySseSessions): Promise<{ body: Buffer; mcp: McpRequest | null }> | null {
-  if (!request.body || !(mcpDetector(storm.config.mcp).mayCarry(request.method, url, headers) || legacy?.isEndpoint(request.method, url) === true)) return null
+  if (!request.body || !mcpDetector(storm.config.mcp).mayCarry(request.method, url, headers, legacy)) return null
   return read().then((buffer) => {
     const body = Buffer.from(buffer)
     if (body.byteLength > MCP_BODY_LIMIT) return { body, mcp: null }

@@ -188,7 +188,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
         run(storm.begin({ method: req.method, url: clientUrl, headers: req.headers, mcp }), req, res, upstream, rawUrl)
   const serve = (req: WireRequest, res: WireResponse, upstream: Upstream | null, clientUrl: URL, rawUrl: string = req.url) => {
     // An MCP request is named by its body: that body (only) is read before the exchange begins.
-    if (req.body !== null && (mcpDetector(storm.config.mcp).mayCarry(req.method, clientUrl, req.headers) || legacySse.isEndpoint(req.method, clientUrl))) {
+    if (req.body !== null && mcpDetector(storm.config.mcp).mayCarry(req.method, clientUrl, req.headers, legacySse)) {
       readMcpRequest(req as WireRequest & { body: RequestBody }).then(
         (read) => {
           try {

@@ -117,6 +117,13 @@ describe('the legacy HTTP+SSE transport (2024-11-05) through the proxy', () => {
     expect(scenario.report().coverage.drift).toEqual({ eligible: 1, selected: 1, triggered: 1 })
   })
 
+  it('learns no endpoint with detection off: the POSTs stay plain HTTP', async () => {
+    scenario = await startMcpScenario('reverse', { mcp: { detect: false }, rules: [] }, LEGACY)
+    const { client } = await scenario.connectLegacy()
+    await client.callTool({ name: 'get_quote', arguments: { order_id: 'o-1' } })
+    expect(new Set(scenario.report().calls.map((call) => call.route))).toEqual(new Set(['GET /sse', 'POST /messages']))
+  })
+
   it('forwards a fault on an answer whose session stream the proxy never saw (not triggered), with the endpoint declared', async () => {
     const server: TestMcpServer = await startMcpServer(LEGACY)
     closers.push(() => server.close())

@@ -42,9 +42,9 @@ describe('LegacySseSessions', () => {
     source.push(': hello\n\nevent: endp')
     source.push('oint\ndata: /messages?sessionId=s-1\n\n')
     expect(await read(relayed.body, 2)).toBe(': hello\n\nevent: endpoint\ndata: /messages?sessionId=s-1\n\n')
-    expect(sessions.isEndpoint('POST', new URL('http://tools.test/messages?sessionId=s-1'))).toBe(true)
-    expect(sessions.isEndpoint('GET', new URL('http://tools.test/messages'))).toBe(false)
-    expect(sessions.isEndpoint('POST', new URL('http://other.test/messages'))).toBe(false)
+    expect(sessions.isEndpoint(new URL('http://tools.test/messages?sessionId=s-1'))).toBe(true)
+    expect(sessions.isEndpoint(new URL('http://tools.test/messages/other'))).toBe(false)
+    expect(sessions.isEndpoint(new URL('http://other.test/messages'))).toBe(false)
     expect(sessions.stream('http://tools.test', 's-1')).not.toBeNull()
   })
 

@@ -51,9 +51,9 @@ export class LegacySseSessions {
   /** `origin session` → the stream that carries that session's answers. */
   readonly #streams = new Map<string, LegacySseStream>()
 
-  /** Whether a request is a POST to a learned endpoint (its body is then read as MCP). Others pay one comparison. */
-  isEndpoint(method: string, url: URL): boolean {
-    return method === 'POST' && this.#endpoints.size > 0 && this.#endpoints.has(url.origin + url.pathname)
+  /** Whether a POST goes to a learned endpoint (its body is then read as MCP: `McpDetector.mayCarry`). */
+  isEndpoint(url: URL): boolean {
+    return this.#endpoints.size > 0 && this.#endpoints.has(url.origin + url.pathname)
   }
 
   /** The live stream of a session, if one is known. */
