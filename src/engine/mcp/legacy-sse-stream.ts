@@ -79,6 +79,9 @@ export class LegacySseStream implements AsyncIterable<Uint8Array> {
   #queue: Uint8Array[] = []
   #queued = 0
   #first = true
+  /** An oversized upstream event is passing in pieces: what the proxy writes waits for its end. */
+  #midEvent = false
+  #deferred: Uint8Array[] = []
   #done = false
   #failure: Error | null = null
   #started = false
@@ -146,7 +149,7 @@ export class LegacySseStream implements AsyncIterable<Uint8Array> {
     this.#pending.delete(id)
     const event = encoder.encode(`event: message\ndata: ${Buffer.from(message).toString('utf8')}\n\n`)
     recordOutcome(pending?.call ?? null, id, message)
-    this.#push(event)
+    this.#write(event)
   }
 
   /** The client sees its stream reset (its upstream is let go). */
@@ -191,7 +194,11 @@ export class LegacySseStream implements AsyncIterable<Uint8Array> {
         const { value, done } = await this.#source.next()
         if (!this.live) return
         if (done) break
-        for (const piece of this.#splitter.push(value)) this.#piece(piece.bytes, piece.complete, piece.dispatches, piece.event)
+        for (const piece of this.#splitter.push(value)) {
+          this.#piece(piece.bytes, piece.complete, piece.dispatches, piece.event)
+          this.#midEvent = !piece.complete
+          if (!this.#midEvent && this.#deferred.length) for (const event of this.#deferred.splice(0)) this.#push(event)
+        }
         if (this.#queued > HIGH_WATER) await new Promise<void>((resolve) => (this.#wakePump = resolve))
       }
       const rest = this.#splitter.flush()
@@ -238,7 +245,13 @@ export class LegacySseStream implements AsyncIterable<Uint8Array> {
 
   #emit(bytes: Uint8Array, id: JsonRpcId, call: McpCall | null, data: string = blockData(bytes)): void {
     recordOutcome(call, id, encoder.encode(data))
-    this.#push(bytes)
+    this.#write(bytes)
+  }
+
+  /** A whole event of the proxy's (injected, released, changed): never inside an upstream event passing in pieces. */
+  #write(event: Uint8Array): void {
+    if (this.#midEvent) this.#deferred.push(event)
+    else this.#push(event)
   }
 
   #entry(id: JsonRpcId): Pending {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { UpstreamResponse } from '../exchange-transport.js'
+import { MAX_HELD_BYTES } from '../streams/sse-splitter.js'
 import { LegacySseSessions, legacyMcpRequest, MAX_SESSIONS } from './legacy-sse.js'
 import { parseMcpRequest } from './mcp-request.js'
 
@@ -96,6 +97,22 @@ describe('LegacySseSessions', () => {
     source.push('event: message\ndata: {"jsonrpc":"2.0","id":4,"result":{}}\n\n')
     await expect(iterator.next()).rejects.toMatchObject({ code: 'ECONNRESET' })
     expect(sessions.stream('http://tools.test', 's-1')).toBeNull()
+  })
+
+  it('writes an injected answer after an oversized upstream event passing in pieces, never inside it', async () => {
+    const sessions = new LegacySseSessions()
+    const source = upstream()
+    const iterator = sessions.watch(GET_URL, source.response).body[Symbol.asyncIterator]()
+    source.push('event: endpoint\ndata: /messages?sessionId=s-1\n\n')
+    await iterator.next()
+    const big = 'event: message\ndata: "' + 'x'.repeat(MAX_HELD_BYTES + 1024)
+    source.push(big)
+    let out = Buffer.from((await iterator.next()).value as Uint8Array).toString('utf8')
+    sessions.stream('http://tools.test', 's-1')!.inject(9, Buffer.from('{"jsonrpc":"2.0","id":9,"result":{}}'))
+    source.push('"\n\n')
+    const injected = 'event: message\ndata: {"jsonrpc":"2.0","id":9,"result":{}}\n\n'
+    while (!out.endsWith(injected)) out += Buffer.from((await iterator.next()).value as Uint8Array).toString('utf8')
+    expect(out).toBe(big + '"\n\n' + injected)
   })
 })
 
