@@ -49,6 +49,7 @@ export class Exchange {
   /** Null when the call was refused by the call budget. */
   readonly record: CallRecord | null
   readonly rule: Rule | null
+  /** The selected rule's fault, as it acts on this exchange (see `adaptFault`). */
   readonly fault: Fault | null
   /** The raw (unredacted) invocation key. */
   readonly rawKey: string
@@ -71,6 +72,15 @@ export class Exchange {
     this.clock = init.clock
     this.entry = { run: init.run, record: this.record, done: false }
     this.#onFinish = init.onFinish
+  }
+
+  /**
+   * Change how the selected fault acts, not whether it was selected: a transport whose answers
+   * travel elsewhere (the legacy MCP transport's GET stream) points it at them.
+   */
+  adaptFault(fault: Fault): void {
+    // A plain field, read on every exchange: no getter on the hot path.
+    ;(this as { fault: Fault | null }).fault = fault
   }
 
   get refused(): boolean {

@@ -22,6 +22,7 @@ import { createRequestControllerTransport } from './request-controller-sink.js'
 import { createUndiciSource } from './undici-source.js'
 import { withMcpEvidence } from '../engine/mcp/mcp-observer.js'
 import { fetchMcpRequest } from './fetch-mcp-request.js'
+import { LegacySseSessions, legacySseTransport } from '../engine/mcp/legacy-sse.js'
 
 export interface InterceptOptions {
   /** Which requests the storm handles; the rest pass through untouched. Default: all (or only `targets` when given). */
@@ -62,6 +63,8 @@ interface Entry {
   observer: ExchangeObserver | undefined
   source: UpstreamSource
   live: UpstreamSource
+  /** Legacy HTTP+SSE MCP endpoints and session streams seen by this interception. */
+  legacySse: LegacySseSessions
 }
 
 // The interceptors patch process-wide globals, so one interceptor serves every interception;
@@ -83,11 +86,12 @@ function ensureInterceptor(): void {
       headers[name] = value
     })
     // An MCP request is named by its body: read it now, once (the sink takes it from here).
-    const pending = fetchMcpRequest(entry.storm, request, url, headers, () => request.arrayBuffer())
+    const pending = fetchMcpRequest(entry.storm, request, url, headers, () => request.arrayBuffer(), entry.legacySse)
     const read = pending && (await pending)
     const exchange = entry.storm.begin({ method: request.method, url, headers, mcp: read ? read.mcp : null })
     const upstreamUrl = target === undefined ? url : new URL(url.pathname + url.search, target)
-    await runExchange(exchange, createRequestControllerTransport(request, controller, { exchange, headers, upstreamUrl, source: entry.source, live: entry.live, ...(read ? { body: read.body } : {}) }), entry.observer)
+    const transport = createRequestControllerTransport(request, controller, { exchange, headers, upstreamUrl, source: entry.source, live: entry.live, ...(read ? { body: read.body } : {}) })
+    await runExchange(exchange, legacySseTransport(entry.legacySse, exchange, transport), entry.observer)
   })
   interceptor.apply()
 }
@@ -98,7 +102,7 @@ export function intercept(storm: Storm, options: InterceptOptions = {}): Interce
   const targets = new Map(Object.entries(options.targets ?? {}).map(([from, to]) => [new URL(from).origin, new URL(to).origin]))
   const observer = withMcpEvidence(combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer), storm.tools)
   const live = createUndiciSource(options.dispatcher)
-  const entry: Entry = { storm, options, targets, observer, source: options.source ?? live, live }
+  const entry: Entry = { storm, options, targets, observer, source: options.source ?? live, live, legacySse: new LegacySseSessions() }
   stack.push(entry)
   let state: InterceptionState = 'active'
   const dispose = () => {

@@ -26,6 +26,7 @@ import { createDashboard, DASHBOARD_PATH } from './admin/dashboard.js'
 import type { RequestBody, WireRequest } from './http1/wire-request.js'
 import { mcpDetector } from '../engine/mcp/mcp-options.js'
 import { withMcpEvidence } from '../engine/mcp/mcp-observer.js'
+import { LegacySseSessions, legacyMcpRequest, legacySseTransport } from '../engine/mcp/legacy-sse.js'
 import type { McpRequest } from '../engine/mcp/mcp-request.js'
 import { readMcpRequest } from './mcp-request-body.js'
 import type { WireResponse } from './http1/wire-response.js'
@@ -169,10 +170,12 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   // In forward mode a request naming the proxy's own ports (by any name of this machine) would loop.
   const isSelf = createSelfCheck(host, ownPorts)
   admin.on('clientError', answerClientError)
+  // Legacy HTTP+SSE MCP sessions: endpoints learned from the GET streams relayed, and those streams.
+  const legacySse = new LegacySseSessions()
   // Every request, direct or from inside a CONNECT tunnel, goes through here.
   const run = (exchange: Exchange, req: WireRequest, res: WireResponse, upstream: Upstream | null, rawUrl: string) => {
     const route: SinkRoute = { source, live, upstream, pool }
-    const running = runExchange(exchange, createSocketTransport(req, res, exchange, rawUrl, route), observer)
+    const running = runExchange(exchange, legacySseTransport(legacySse, exchange, createSocketTransport(req, res, exchange, rawUrl, route)), observer)
     // Synchronous throws are caught by the wire server; this catches the flow's own promise.
     if (running) running.catch((error: unknown) => failExchange(report, error, req, res))
   }
@@ -186,11 +189,11 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   const serve = (req: WireRequest, res: WireResponse, upstream: Upstream | null, clientUrl: URL, rawUrl: string = req.url) => {
     // An MCP request is named by its body: that body (only) is read before the exchange begins.
     const detector = mcpDetector(storm.config.mcp)
-    if (req.body !== null && detector.mayCarry(req.method, clientUrl, req.headers)) {
+    if (req.body !== null && detector.mayCarry(req.method, clientUrl, req.headers, legacySse)) {
       readMcpRequest(req as WireRequest & { body: RequestBody }, clientUrl, detector).then(
         (read) => {
           try {
-            begin(read.req, res, upstream, clientUrl, rawUrl, read.mcp)
+            begin(read.req, res, upstream, clientUrl, rawUrl, legacyMcpRequest(read.mcp, clientUrl, req.headers))
           } catch (error) {
             failExchange(report, error, read.req, res)
           }

@@ -8,6 +8,7 @@ import { setupServer } from 'msw/node'
 import { ProxyAgent } from 'undici'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js'
 import { ToolstormEffects } from '../../src/effects/toolstorm-effects.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import type { Report } from '../../src/engine/schema/report.js'
@@ -16,7 +17,7 @@ import { intercept } from '../../src/interceptors/intercept.js'
 import { stormHandlers } from '../../src/interceptors/msw-handlers.js'
 import { startProxy, type ProxyOptions } from '../../src/proxy/proxy-server.js'
 import { createTestCa } from './test-ca.js'
-import { connectMcpClient, startMcpServer, type McpServerOptions, type TestMcpServer } from './mcp-server.js'
+import { connectLegacyMcpClient, connectMcpClient, startMcpServer, type McpServerOptions, type TestMcpServer } from './mcp-server.js'
 
 /** `https`: forward mode with HTTPS intercepted (CONNECT, the proxy's CA) to an HTTPS MCP server. */
 export type McpMode = 'reverse' | 'forward' | 'https' | 'in-process' | 'msw'
@@ -28,6 +29,8 @@ export interface McpScenario {
   readonly storm: Storm
   /** A new SDK client, connected (initialize + initialized) through the storm. */
   connect(): Promise<{ client: Client; transport: StreamableHTTPClientTransport }>
+  /** A new SDK client on the legacy HTTP+SSE transport (the server must be `legacy`), connected through the storm. */
+  connectLegacy(): Promise<{ client: Client; transport: SSEClientTransport }>
   report(): Report
   close(): Promise<void>
 }
@@ -59,7 +62,7 @@ export async function startMcpScenario(
     })
     effects = new ToolstormEffects({ sidecarUrl: proxy.adminUrl })
     closers.push(() => proxy.close())
-    if (mode === 'reverse') endpoint = `${proxy.url}/mcp`
+    if (mode === 'reverse') endpoint = `${proxy.url}${new URL(mcp.url).pathname}`
     else {
       dispatcher = new ProxyAgent(mode === 'https' ? { uri: proxy.url, requestTls: { ca: proxy.ca!.certificatePem } } : { uri: proxy.url, proxyTunnel: false })
       closers.push(() => dispatcher?.close())
@@ -78,6 +81,11 @@ export async function startMcpScenario(
     storm,
     async connect() {
       const connected = await connectMcpClient(endpoint, dispatcher)
+      clients.push(connected.client)
+      return connected
+    },
+    async connectLegacy() {
+      const connected = await connectLegacyMcpClient(endpoint, dispatcher)
       clients.push(connected.client)
       return connected
     },

@@ -11,8 +11,10 @@ import { randomUUID } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js'
 import { fetch as undiciFetch, type Dispatcher } from 'undici'
 import { z } from 'zod'
 
@@ -21,6 +23,11 @@ export interface McpServerOptions {
   stateful: boolean
   /** Answer `application/json` instead of an event stream. */
   json: boolean
+  /**
+   * Serve the legacy HTTP+SSE transport (2024-11-05) instead: `GET /sse` opens a session's
+   * stream, whose `endpoint` event names `/messages?sessionId=…` for the POSTs.
+   */
+  legacy?: boolean
   /** Serve HTTPS with this key and certificate (PEM). */
   tls?: { key: string; cert: string }
   /** Called at `create_shipment`'s commit point with the headers of the HTTP request that carried the call. */
@@ -28,7 +35,7 @@ export interface McpServerOptions {
 }
 
 export interface TestMcpServer {
-  /** The MCP endpoint (`http://127.0.0.1:<port>/mcp`). */
+  /** The MCP endpoint (`http://127.0.0.1:<port>/mcp`; legacy: `…/sse`). */
   readonly url: string
   readonly origin: string
   readonly port: number
@@ -79,6 +86,7 @@ export async function startMcpServer(options: McpServerOptions): Promise<TestMcp
   const received: string[] = []
   const byKey = new Map<string, string>()
   const sessions = new Map<string, StreamableHTTPServerTransport>()
+  const legacySessions = new Map<string, SSEServerTransport>()
   const readJson = (req: http.IncomingMessage) =>
     new Promise<unknown>((resolve, reject) => {
       const chunks: Buffer[] = []
@@ -99,6 +107,22 @@ export async function startMcpServer(options: McpServerOptions): Promise<TestMcp
     if (body && typeof body === 'object' && 'method' in body) {
       const message = body as { method: string; params?: { name?: string } }
       received.push(message.method === 'tools/call' ? `tools/call ${message.params?.name}` : message.method)
+    }
+    if (options.legacy) {
+      if (req.method === 'GET' && req.url === '/sse') {
+        const transport = new SSEServerTransport('/messages', res)
+        legacySessions.set(transport.sessionId, transport)
+        transport.onclose = () => void legacySessions.delete(transport.sessionId)
+        await buildServer(commits, byKey, options).connect(transport)
+        return
+      }
+      const transport = legacySessions.get(new URL(req.url ?? '/', 'http://localhost').searchParams.get('sessionId') ?? '')
+      if (req.method !== 'POST' || !transport) {
+        res.writeHead(404, { 'content-type': 'text/plain' }).end('Session not found')
+        return
+      }
+      await transport.handlePostMessage(req, res, body)
+      return
     }
     if (!options.stateful) {
       const server = buildServer(commits, byKey, options)
@@ -141,13 +165,14 @@ export async function startMcpServer(options: McpServerOptions): Promise<TestMcp
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const origin = `${options.tls ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}`
   return {
-    url: `${origin}/mcp`,
+    url: `${origin}${options.legacy ? '/sse' : '/mcp'}`,
     origin,
     port: (server.address() as AddressInfo).port,
     commits,
     received,
     close: async () => {
       for (const transport of sessions.values()) await transport.close().catch(() => undefined)
+      for (const transport of legacySessions.values()) await transport.close().catch(() => undefined)
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
     },
@@ -156,7 +181,26 @@ export async function startMcpServer(options: McpServerOptions): Promise<TestMcp
 
 /** A connected SDK client; `dispatcher` sends its requests through a forward proxy. */
 export async function connectMcpClient(url: string, dispatcher?: Dispatcher): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
-  const transport = new StreamableHTTPClientTransport(new URL(url), dispatcher ? { fetch: ((input: string | URL, init?: RequestInit) => undiciFetch(input, { ...(init as object), dispatcher })) as unknown as typeof fetch } : {})
+  const transport = new StreamableHTTPClientTransport(new URL(url), dispatcher ? { fetch: viaDispatcher(dispatcher) } : {})
+  const client = new Client({ name: 'agent', version: '1.0.0' })
+  await client.connect(transport)
+  return { client, transport }
+}
+
+function viaDispatcher(dispatcher: Dispatcher): typeof fetch {
+  return ((input: string | URL, init?: RequestInit) => undiciFetch(input, { ...(init as object), dispatcher })) as unknown as typeof fetch
+}
+
+/**
+ * A connected SDK client on the legacy HTTP+SSE transport (`url` is the `/sse` stream).
+ * `postFetch` sends its POSTs another way than its GET stream (a test of a stream the proxy never saw).
+ */
+export async function connectLegacyMcpClient(url: string, dispatcher?: Dispatcher, postFetch?: typeof fetch): Promise<{ client: Client; transport: SSEClientTransport }> {
+  const fetchImpl = dispatcher ? viaDispatcher(dispatcher) : undefined
+  const transport = new SSEClientTransport(new URL(url), {
+    ...(postFetch ?? fetchImpl ? { fetch: postFetch ?? fetchImpl } : {}),
+    ...(fetchImpl ? { eventSourceInit: { fetch: fetchImpl } } : postFetch ? { eventSourceInit: { fetch } } : {}),
+  })
   const client = new Client({ name: 'agent', version: '1.0.0' })
   await client.connect(transport)
   return { client, transport }

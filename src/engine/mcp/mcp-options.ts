@@ -43,12 +43,15 @@ export class McpDetector {
     this.#detect = options.detect
   }
 
-  /** Whether this request may carry an MCP message. Only POSTs do; the rest pay one comparison. */
-  mayCarry(method: string, url: URL, headers: HeaderMap): boolean {
+  /**
+   * Whether this request may carry an MCP message. Only POSTs do; the rest pay one comparison.
+   * `learned`: endpoints detected from the traffic (the legacy transport's, see `legacy-sse.ts`).
+   */
+  mayCarry(method: string, url: URL, headers: HeaderMap, learned?: { isEndpoint(url: URL): boolean }): boolean {
     if (method !== 'POST') return false
     if (this.#declared(method, url)) return fitsLimit(headers)
     if (!this.#detect) return false
-    if (headers['mcp-method'] !== undefined) return fitsLimit(headers)
+    if (headers['mcp-method'] !== undefined || learned?.isEndpoint(url)) return fitsLimit(headers)
     // The Streamable HTTP transport's own signature: every client POST accepts both answers.
     const accept = headers.accept
     if (accept === undefined) return false

@@ -22,8 +22,10 @@ export interface McpRequest {
   readonly target: string | null
   /** `params.arguments` of a tool or prompt call, raw (reports store them redacted). */
   readonly arguments: unknown
-  /** The `Mcp-Session-Id` the client sent, if any. */
+  /** The `Mcp-Session-Id` the client sent, if any (on the legacy transport: the query's `sessionId`). */
   readonly session: string | null
+  /** Sent on the legacy HTTP+SSE transport: its answer travels on the session's GET stream (`legacy-sse.ts`). */
+  readonly legacySse?: boolean
 }
 
 /** Methods whose target names the route, and the param that holds it. */
