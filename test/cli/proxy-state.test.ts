@@ -8,6 +8,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Report } from '../../src/engine/schema/report.js'
+import { Cassette } from '../../src/cassette/cassette.js'
+import { startReplayServer } from '../../src/cassette/replay-server.js'
 import { BIN, runCli } from '../helpers/cli.js'
 import { freePort, hasRedis, startRedis, type RedisServer } from '../helpers/redis-server.js'
 import { startUpstream, type Upstream } from '../helpers/upstream.js'
@@ -113,5 +115,63 @@ describe.skipIf(!hasRedis)('toolstorm proxy --state', () => {
     const missing = await runCli(['report', ...state, '--run', 'nope'])
     expect(missing.code).toBe(2)
     expect(missing.stderr).toContain('Failed to read the report: no run "nope"')
+  })
+
+  it('records one cassette from replica processes (--record with --state): toolstorm record, report --cassette and a replica\'s file hold every exchange in call order, and it replays strictly', async () => {
+    redis = await startRedis()
+    const rules = path.join(dir, 'tape-rules.json')
+    await writeFile(rules, JSON.stringify({ seed: 3, rules: [{ name: 'second-item', route: 'GET /items/*', kind: 'unavailable', calls: [2] }] }))
+    const state = ['--state', redis.url, '--state-prefix', 'tape']
+    const fileA = path.join(dir, 'a.cassette.jsonl')
+    const a = await replica([...state, '--rules', rules, '--record', fileA])
+    const b = await replica([...state, '--record', path.join(dir, 'b.cassette.jsonl')])
+    const headers = { 'x-toolstorm-run': 'tape' }
+    const statuses: number[] = []
+    for (const proxy of [a, b, a, b]) statuses.push((await fetch(`${proxy.url}/items/x`, { headers })).status)
+    expect(statuses).toEqual([200, 503, 200, 200])
+    // A third replica is toolstorm record around a command: the command's calls go through it and through replica A.
+    const script = `for (const url of [process.env.TOOLSTORM_PROXY_URL, process.env.VIA_A]) { const r = await fetch(url + '/items/x', { headers: { 'x-toolstorm-run': 'tape' } }); await r.arrayBuffer(); console.log(r.status) }`
+    const fileC = path.join(dir, 'c.cassette.jsonl')
+    const recorded = await runCli(['record', fileC, '--target', upstream.url, '--port', '0', '--admin-port', '0', ...state, '--', process.execPath, '--input-type=module', '-e', script], { env: { VIA_A: a.url } })
+    expect(recorded.stderr).toContain(`cassette written to ${fileC}`)
+    expect(recorded.code).toBe(0)
+    expect(recorded.stdout.trim().split('\n')).toEqual(['200', '200'])
+    const order = (cassette: Cassette) => cassette.exchanges.map((exchange) => [exchange.seq, exchange.call, exchange.ordinal, exchange.response?.status, exchange.fault?.rule ?? null])
+    const expected = [
+      [1, 1, 1, 200, null],
+      [2, 2, 2, 503, 'second-item'],
+      [3, 3, 3, 200, null],
+      [4, 4, 4, 200, null],
+      [5, 5, 5, 200, null],
+      [6, 6, 6, 200, null],
+    ]
+    // The recording command's own file holds the whole run, though it served 1 call of 6.
+    expect(order(await Cassette.load(fileC))).toEqual(expected)
+
+    const out = path.join(dir, 'tape.cassette.jsonl')
+    const assembled = await runCli(['report', ...state, '--run', 'tape', '--cassette', out])
+    expect(assembled.stderr).toContain(`cassette written to ${out} (6 exchanges from every replica)`)
+    expect(assembled.code).toBe(0)
+    const cassette = await Cassette.load(out)
+    expect(order(cassette)).toEqual(expected)
+    const replay = await startReplayServer(cassette)
+    try {
+      const replayed: number[] = []
+      for (let i = 0; i < 6; i++) replayed.push((await fetch(`${replay.url}/items/x`, { headers })).status)
+      expect(replayed).toEqual([200, 503, 200, 200, 200, 200])
+      expect(replay.verdict()).toMatchObject({ passed: true, served: 6, unused: 0 })
+    } finally {
+      await replay.close()
+    }
+
+    // A replica stopped writes its --record file with every replica's exchanges of the runs it served.
+    const exited = new Promise((resolve) => a.child.once('exit', resolve))
+    a.child.kill('SIGTERM')
+    expect(await exited).toBe(0)
+    expect(order(await Cassette.load(fileA))).toEqual(expected)
+
+    const none = await runCli(['report', '--state', redis.url, '--state-prefix', 'elsewhere', '--cassette', out])
+    expect(none.code).toBe(2)
+    expect(none.stderr).toContain(`Failed to write the cassette: no replica recorded any run in ${redis.url}. Start the replicas with --record FILE`)
   })
 })

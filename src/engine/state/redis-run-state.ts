@@ -18,10 +18,11 @@ import { globMatches } from '../glob.js'
 import type { Run } from '../run.js'
 import { ITEMIZED_CALLS_LIMIT, type StormConfig } from '../schema/config.js'
 import type { CallRecord, CoverageCounts, EffectRecord, Report } from '../schema/report.js'
+import type { CassetteExchange, CassetteHeader } from '../schema/cassette.js'
 import type { Rule } from '../schema/rule.js'
 import { checkEffectInput, DEFAULT_RUN, HEADER_CALL, HEADER_KEY, HEADER_RUN, headerValue, MAX_EFFECTS, type BeginRequest, type Storm } from '../storm.js'
-import { BEGIN_SCRIPT, EFFECT_SCRIPT, FINISH_SCRIPT, SELECT_SCRIPT } from './redis-scripts.js'
-import { DEFAULT_STATE_PREFIX, DEFAULT_STATE_TTL_SECONDS, type RedisStateOptions } from './state-options.js'
+import { BEGIN_SCRIPT, CASSETTE_SCRIPT, EFFECT_SCRIPT, FINISH_SCRIPT, SELECT_SCRIPT } from './redis-scripts.js'
+import { DEFAULT_STATE_PREFIX, DEFAULT_STATE_TTL_SECONDS, MAX_SHARED_CASSETTE_BYTES, type RedisStateOptions } from './state-options.js'
 import { SharedRules } from './shared-rules.js'
 import { parseStateUrl, type StateUrl } from './state-url.js'
 
@@ -105,6 +106,7 @@ interface RunKeys {
   readonly exchanges: string
   readonly calls: string
   readonly effects: string
+  readonly cassette: string
 }
 
 type BeginReply = [status: number, start: number, now: number, call?: number, ordinal?: number, key?: string, parent?: number, selected?: string, pending?: number]
@@ -122,6 +124,7 @@ export class RedisRunState {
   readonly #unavailable = new Map<string, number>()
   /** Calls finished in this event loop turn, per run, written out together. */
   readonly #finishing = new Map<string, { keys: RunKeys; run: string; records: CallRecord[]; ids: string[] }>()
+  #cassetteRefused = 0
   /** Round trips to Redis so far (measured by the benchmark and the tests). */
   roundTrips = 0
 
@@ -149,7 +152,7 @@ export class RedisRunState {
   // Key layout (docs/scale-out.md#key-layout) ---------------------------------------------
   #runKeys(run: string): RunKeys {
     const tag = `{${this.#prefix}:${run}}`
-    return { state: `${tag}:s`, keys: `${tag}:k`, exchanges: `${tag}:x`, calls: `${tag}:calls`, effects: `${tag}:effects` }
+    return { state: `${tag}:s`, keys: `${tag}:k`, exchanges: `${tag}:x`, calls: `${tag}:calls`, effects: `${tag}:effects`, cassette: `${tag}:cassette` }
   }
 
   get #runsKey(): string {
@@ -346,12 +349,72 @@ export class RedisRunState {
     return missed > 0 ? { ...report, stateUnavailable: missed } : report
   }
 
+  // Recording (docs/scale-out.md#recording-across-replicas) ---------------------------------
+
+  /**
+   * Append a recorded exchange of `run` to the run's cassette stream, with the cassette `header`
+   * the first time this replica records the run. Not waited for by the exchange; a line Redis
+   * could not take is counted in the run's `stateUnavailable`.
+   */
+  async appendCassette(run: string, line: string, header: string | null): Promise<void> {
+    const keys = this.#runKeys(run)
+    try {
+      const stored = await this.#eval(CASSETTE_SCRIPT, [keys.state, keys.cassette], [this.#ttlMs, String(ITEMIZED_CALLS_LIMIT), String(MAX_SHARED_CASSETTE_BYTES), header ?? '', line])
+      if (stored === 0) this.#cassetteRefused++
+    } catch {
+      this.#countUnavailable(run)
+    }
+  }
+
+  /** Lines this replica recorded that the run's bounds refused (they are counted in Redis too). */
+  get cassetteRefused(): number {
+    return this.#cassetteRefused
+  }
+
+  /**
+   * The cassette of `runs` (every run in the store when null) as every replica recorded it: the
+   * exchanges in call order (the order Redis began them), numbered again, each with the effects
+   * any replica received for its call. `header` is null when no replica recorded these runs.
+   */
+  async assembleCassette(runs: readonly string[] | null): Promise<{ header: CassetteHeader | null; exchanges: CassetteExchange[]; dropped: number }> {
+    const ids = runs ?? (await this.runIds())
+    const read = await this.#command(() =>
+      Promise.all(ids.map((id) => {
+        const keys = this.#runKeys(id)
+        return Promise.all([this.#client.hmGet(keys.state, ['start', 'cassette', 'cassetteDropped']), this.#client.xRange(keys.cassette, '-', '+'), this.#client.xRange(keys.effects, '-', '+')])
+      })),
+    )
+    let header: { start: number; header: CassetteHeader } | null = null
+    let dropped = 0
+    const sorted: Array<{ at: number; call: number; exchange: CassetteExchange }> = []
+    for (const [[start, text, refused], lines, effectEntries] of read) {
+      if (typeof text !== 'string') continue
+      const startMs = Number(start ?? 0)
+      if (header === null || startMs < header.start) header = { start: startMs, header: JSON.parse(text) as CassetteHeader }
+      dropped += Number(refused ?? 0)
+      const effects = new Map<number, CassetteExchange['effects']>()
+      for (const entry of effectEntries ?? []) {
+        const { name, key, call, at, identity, redacted } = JSON.parse(entry.message.e as string) as EffectRecord
+        effects.set(call, [...(effects.get(call) ?? []), { name, key, at, identity, redacted }])
+      }
+      for (const entry of lines ?? []) {
+        const exchange = JSON.parse(entry.message.x as string) as CassetteExchange
+        // Effects come from the run's stream: one reported to another replica belongs here too.
+        if (exchange.call !== null) exchange.effects = effects.get(exchange.call) ?? []
+        // Calls share Redis's clock and number: (start, call) is the order Redis began them in.
+        sorted.push({ at: startMs + exchange.started * 1000, call: exchange.call ?? 0, exchange })
+      }
+    }
+    sorted.sort((a, b) => a.at - b.at || a.call - b.call)
+    return { header: header?.header ?? null, exchanges: sorted.map(({ exchange }, i) => ({ ...exchange, seq: i + 1 })), dropped }
+  }
+
   /** Forget one run (or every run) in the store and in this replica. */
   async reset(run?: string): Promise<void> {
     const ids = run === undefined ? await this.#command(() => this.#client.zRange(this.#runsKey, 0, -1)) : [run]
     for (const id of ids) {
       const keys = this.#runKeys(id)
-      await this.#command(() => this.#client.del([keys.state, keys.keys, keys.exchanges, keys.calls, keys.effects]))
+      await this.#command(() => this.#client.del([keys.state, keys.keys, keys.exchanges, keys.calls, keys.effects, keys.cassette]))
       await this.#command(() => this.#client.zRem(this.#runsKey, id))
       this.#unavailable.delete(id)
     }

@@ -144,3 +144,26 @@ redis.call('XADD', KEYS[3], '*', 'e', effect)
 redis.call('PEXPIRE', KEYS[3], ARGV[1])
 return {1, effect}
 `
+
+/**
+ * CASSETTE: append one recorded exchange (a cassette line, redacted and bounded as the
+ * single-process recorder stores it) to the run's cassette stream; refused and counted beyond
+ * the bounds, so a long run never fills Redis. The first line a replica records for a run brings
+ * the cassette header, kept if none is there yet.
+ * KEYS: state hash, cassette stream. ARGV: ttlMs, max lines, max bytes, header ("": sent before), line.
+ * Returns 1 when stored, 0 when refused by a bound.
+ */
+export const CASSETTE_SCRIPT = `
+local s, c = KEYS[1], KEYS[2]
+if ARGV[4] ~= '' then redis.call('HSETNX', s, 'cassette', ARGV[4]) end
+redis.call('PEXPIRE', s, ARGV[1])
+local bytes = string.len(ARGV[5])
+if redis.call('XLEN', c) >= tonumber(ARGV[2]) or tonumber(redis.call('HGET', s, 'cassetteBytes') or '0') + bytes > tonumber(ARGV[3]) then
+  redis.call('HINCRBY', s, 'cassetteDropped', 1)
+  return 0
+end
+redis.call('HINCRBY', s, 'cassetteBytes', bytes)
+redis.call('XADD', c, '*', 'x', ARGV[5])
+redis.call('PEXPIRE', c, ARGV[1])
+return 1
+`

@@ -7,6 +7,9 @@ export const DEFAULT_STATE_PREFIX = 'toolstorm'
 /** A run's keys expire this long after its last call (every call renews them). */
 export const DEFAULT_STATE_TTL_SECONDS = 24 * 60 * 60
 
+/** Bytes of cassette lines one run may hold in Redis (each body is bounded by --body-limit too). */
+export const MAX_SHARED_CASSETTE_BYTES = 256 * 1024 * 1024
+
 export interface RedisStateOptions {
   /** `redis://HOST:PORT[/DB]`, `rediss://…` or `unix:///path/to/redis.sock[?db=N]`. */
   url: string
