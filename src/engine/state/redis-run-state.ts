@@ -24,7 +24,11 @@ import { checkEffectInput, DEFAULT_RUN, HEADER_CALL, HEADER_KEY, HEADER_RUN, hea
 import { BEGIN_SCRIPT, CASSETTE_SCRIPT, EFFECT_SCRIPT, FINISH_SCRIPT, SELECT_SCRIPT } from './redis-scripts.js'
 import { DEFAULT_STATE_PREFIX, DEFAULT_STATE_TTL_SECONDS, MAX_SHARED_CASSETTE_BYTES, type RedisStateOptions } from './state-options.js'
 import { SharedRules } from './shared-rules.js'
+import type { FeedChanges, FeedCursor, FeedSnapshot } from './run-feed.js'
 import { parseStateUrl, type StateUrl } from './state-url.js'
+
+/** Stream entries one feed read returns at most (the rest come with the next read). */
+const FEED_BATCH = 1000
 
 /** A command that waits longer than this counts as the store being unavailable. */
 const COMMAND_TIMEOUT_MS = 2000
@@ -328,15 +332,20 @@ export class RedisRunState {
 
   /** The merged report of a run: every replica's calls and effects, the shared coverage and counters. */
   async report(runId: string = DEFAULT_RUN): Promise<Report> {
+    return (await this.#readRun(runId)).report
+  }
+
+  /** The merged report and where its streams end (the dashboard's feed reads on from there). */
+  async #readRun(runId: string): Promise<{ report: Report; cursor: FeedCursor; exists: boolean }> {
     const keys = this.#runKeys(runId)
     const [state, callEntries, effectEntries] = await this.#command(() =>
       Promise.all([this.#client.hGetAll(keys.state), this.#client.xRange(keys.calls, '-', '+'), this.#client.xRange(keys.effects, '-', '+')]),
     )
     const counter = (field: string) => Number(state[field] ?? 0)
-    const coverage = new Map<string, CoverageCounts>()
-    for (const rule of this.#storm.rules) coverage.set(rule.name, { eligible: counter(`c:${rule.name}:e`), selected: counter(`c:${rule.name}:s`), triggered: counter(`c:${rule.name}:t`) })
+    const coverage = this.#coverageOf(counter)
     const calls = (callEntries ?? []).map((entry) => JSON.parse(entry.message.c as string) as CallRecord).sort((a, b) => a.id - b.id)
     const effects = (effectEntries ?? []).map((entry) => JSON.parse(entry.message.e as string) as EffectRecord)
+    const cursor = { calls: callEntries?.at(-1)?.id ?? '-', effects: effectEntries?.at(-1)?.id ?? '-', start: state.start ?? null }
     const report = this.#storm.reportOf({
       id: runId,
       coverage,
@@ -346,7 +355,51 @@ export class RedisRunState {
       budgetRejections: counter('budget'),
     } satisfies Pick<Run, 'id' | 'coverage' | 'calls' | 'droppedCalls' | 'effects' | 'budgetRejections'>)
     const missed = counter('unavailable') + (this.#unavailable.get(runId) ?? 0)
-    return missed > 0 ? { ...report, stateUnavailable: missed } : report
+    return { report: missed > 0 ? { ...report, stateUnavailable: missed } : report, cursor, exists: state.start !== undefined }
+  }
+
+  #coverageOf(counter: (field: string) => number): Map<string, CoverageCounts> {
+    const coverage = new Map<string, CoverageCounts>()
+    for (const rule of this.#storm.rules) coverage.set(rule.name, { eligible: counter(`c:${rule.name}:e`), selected: counter(`c:${rule.name}:s`), triggered: counter(`c:${rule.name}:t`) })
+    return coverage
+  }
+
+  // The dashboard's feed (docs/dashboard.md: with --state, every replica's exchanges) ----------
+
+  /** Everything the dashboard shows of a run, from every replica, and the cursor to follow it from. */
+  async feedSnapshot(runId: string): Promise<FeedSnapshot> {
+    const [{ report, cursor, exists }, runs] = await Promise.all([this.#readRun(runId), this.runs()])
+    return { exists, report, runs, cursor }
+  }
+
+  /**
+   * What changed in a run since `cursor`, in one round trip: calls finished and effects reported
+   * on any replica, the shared coverage and counters. `reset`: the run was reset (or expired)
+   * since, so the follower needs a fresh snapshot.
+   */
+  async feedChanges(runId: string, cursor: FeedCursor): Promise<FeedChanges> {
+    const keys = this.#runKeys(runId)
+    const after = (id: string) => (id === '-' ? '-' : `(${id}`)
+    const [state, callEntries, effectEntries, runCount] = await this.#command(() =>
+      Promise.all([
+        this.#client.hGetAll(keys.state),
+        this.#client.xRange(keys.calls, after(cursor.calls), '+', { COUNT: FEED_BATCH }),
+        this.#client.xRange(keys.effects, after(cursor.effects), '+', { COUNT: FEED_BATCH }),
+        this.#client.zCard(this.#runsKey),
+      ]),
+    )
+    const counter = (field: string) => Number(state[field] ?? 0)
+    const next = { calls: callEntries?.at(-1)?.id ?? cursor.calls, effects: effectEntries?.at(-1)?.id ?? cursor.effects, start: state.start ?? null }
+    return {
+      reset: next.start !== cursor.start,
+      cursor: next,
+      calls: (callEntries ?? []).map((entry) => JSON.parse(entry.message.c as string) as CallRecord),
+      effects: (effectEntries ?? []).map((entry) => JSON.parse(entry.message.e as string) as EffectRecord),
+      coverage: Object.fromEntries(this.#coverageOf(counter)),
+      stats: { calls: counter('calls'), droppedCalls: Math.max(0, counter('calls') - ITEMIZED_CALLS_LIMIT), budgetRejections: counter('budget') },
+      runCount: Number(runCount),
+      more: (callEntries?.length ?? 0) >= FEED_BATCH || (effectEntries?.length ?? 0) >= FEED_BATCH,
+    }
   }
 
   // Recording (docs/scale-out.md#recording-across-replicas) ---------------------------------
