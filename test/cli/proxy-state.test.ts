@@ -11,6 +11,7 @@ import type { Report } from '../../src/engine/schema/report.js'
 import { Cassette } from '../../src/cassette/cassette.js'
 import { startReplayServer } from '../../src/cassette/replay-server.js'
 import { BIN, runCli } from '../helpers/cli.js'
+import { createTestCa } from '../helpers/test-ca.js'
 import { freePort, hasRedis, startRedis, type RedisServer } from '../helpers/redis-server.js'
 import { startUpstream, type Upstream } from '../helpers/upstream.js'
 
@@ -173,5 +174,61 @@ describe.skipIf(!hasRedis)('toolstorm proxy --state', () => {
     const none = await runCli(['report', '--state', redis.url, '--state-prefix', 'elsewhere', '--cassette', out])
     expect(none.code).toBe(2)
     expect(none.stderr).toContain(`Failed to write the cassette: no replica recorded any run in ${redis.url}. Start the replicas with --record FILE`)
+  })
+
+  it('shares a run over TLS: rediss:// with --state-ca between replica processes, and exits 2 naming the URL when the CA is not trusted', async () => {
+    const ca = await createTestCa('redis test CA')
+    const leaf = await ca.issue(['127.0.0.1', 'localhost'])
+    const [certFile, keyFile, caFile] = [path.join(dir, 'redis.pem'), path.join(dir, 'redis-key.pem'), path.join(dir, 'redis-ca.pem')]
+    await writeFile(certFile, leaf.cert)
+    await writeFile(keyFile, leaf.key, { mode: 0o600 })
+    await writeFile(caFile, ca.certPem)
+    redis = await startRedis({ tls: { certFile, keyFile, caFile }, password: 'tls-s3cret' })
+    expect(redis.url).toMatch(/^rediss:\/\//)
+    const state = ['--state', redis.url, '--state-ca', caFile, '--state-prefix', 'tls']
+    const rules = path.join(dir, 'tls-rules.json')
+    await writeFile(rules, JSON.stringify({ rules: [{ name: 'second', route: 'GET /items/*', kind: 'unavailable', calls: [2] }] }))
+    const a = await replica([...state, '--rules', rules])
+    const b = await replica(state)
+    const statuses: number[] = []
+    for (const proxy of [a, b, a]) statuses.push((await fetch(`${proxy.url}/items/t`, { headers: { 'x-toolstorm-run': 'tls' } })).status)
+    expect(statuses).toEqual([200, 503, 200])
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const report = await runCli(['report', ...state, '--run', 'tls'])
+    expect(report.code).toBe(0)
+    expect((JSON.parse(report.stdout) as Report).calls.map((call) => [call.id, call.status])).toEqual([[1, 200], [2, 503], [3, 200]])
+    expect(a.stderr() + b.stderr()).not.toContain('tls-s3cret')
+
+    // Without the CA, Redis's certificate is not trusted: exit 2, naming the URL (not the password) and why.
+    const untrusted = await runCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--state', redis.url])
+    expect(untrusted.code).toBe(2)
+    expect(untrusted.stderr).toContain(`Failed to reach the state store rediss://***@127.0.0.1:${redis.port} at start: SELF_SIGNED_CERT_IN_CHAIN.`)
+    expect(untrusted.stderr).not.toContain('tls-s3cret')
+    const plain = await runCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--state', `redis://127.0.0.1:${redis.port}`, '--state-ca', caFile])
+    expect(plain.code).toBe(2)
+    expect(plain.stderr).toContain(`Failed to read --state-ca: redis://127.0.0.1:${redis.port} is not a rediss:// URL (TLS); the CA is for Redis over TLS only.`)
+  })
+
+  it('shares a run through a unix socket with a password (unix://:PASSWORD@/path) between replica processes', async () => {
+    const socket = path.join(dir, 'redis.sock')
+    redis = await startRedis({ unixSocket: socket, password: 'unix-s3cret' })
+    expect(redis.url).toBe(`unix://:unix-s3cret@${socket}`)
+    const state = ['--state', redis.url, '--state-prefix', 'unix']
+    const rules = path.join(dir, 'unix-rules.json')
+    await writeFile(rules, JSON.stringify({ rules: [{ name: 'second', route: 'GET /items/*', kind: 'unavailable', calls: [2] }] }))
+    const a = await replica([...state, '--rules', rules])
+    const b = await replica(state)
+    const statuses: number[] = []
+    for (const proxy of [a, b, a]) statuses.push((await fetch(`${proxy.url}/items/u`, { headers: { 'x-toolstorm-run': 'unix' } })).status)
+    expect(statuses).toEqual([200, 503, 200])
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const report = await runCli(['report', ...state, '--run', 'unix'])
+    expect(report.code).toBe(0)
+    expect((JSON.parse(report.stdout) as Report).calls.map((call) => [call.id, call.status])).toEqual([[1, 200], [2, 503], [3, 200]])
+    // A wrong password is refused at start, the URL shown without it.
+    const wrong = await runCli(['report', '--state', `unix://:nope@${socket}`, '--run', 'unix'])
+    expect(wrong.code).toBe(2)
+    expect(wrong.stderr).toContain(`unix://***@${socket}`)
+    expect(wrong.stderr).not.toContain('nope@')
   })
 })

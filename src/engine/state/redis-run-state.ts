@@ -10,8 +10,9 @@
  * @see ../../../docs/scale-out.md
  */
 import { createHash } from 'node:crypto'
+import tls from 'node:tls'
 import { createClient, ErrorReply } from 'redis'
-import { EffectError, StateUnavailableError, ToolstormError } from '../../errors.js'
+import { ConfigError, EffectError, StateUnavailableError, ToolstormError } from '../../errors.js'
 import { decide } from '../decision.js'
 import { Exchange } from '../exchange.js'
 import { globMatches } from '../glob.js'
@@ -38,7 +39,8 @@ type Client = ReturnType<typeof newClient>
 /** Open the store, failing with `ERR_STATE_UNAVAILABLE` (naming the URL) when Redis cannot be reached. */
 export async function connectRedisState(storm: Storm, options: RedisStateOptions): Promise<RedisRunState> {
   const where = parseStateUrl(options.url)
-  const client = newClient(where)
+  if (options.ca !== undefined && !where.tls) throw new ConfigError(`Failed to connect to the state store ${where.shown}: a CA (--state-ca) is for rediss:// URLs (TLS) only.`, { code: 'ERR_USAGE' })
+  const client = newClient(where, options.ca)
   try {
     await client.connect()
   } catch (error) {
@@ -55,7 +57,7 @@ export async function connectRedisState(storm: Storm, options: RedisStateOptions
   return state
 }
 
-function newClient(where: StateUrl) {
+function newClient(where: StateUrl, ca?: string) {
   let connected = false
   const client = createClient({
     ...where.client,
@@ -64,6 +66,8 @@ function newClient(where: StateUrl) {
     commandOptions: { timeout: COMMAND_TIMEOUT_MS },
     socket: {
       ...(where.client.socket ?? {}),
+      // `ca` replaces the default roots instead of adding to them, so they are listed again.
+      ...(ca !== undefined ? { tls: true as const, ca: [...tls.rootCertificates, ca] } : {}),
       connectTimeout: COMMAND_TIMEOUT_MS,
       // Give up at start (exit 2); once connected, keep reconnecting: traffic resumes when Redis returns.
       reconnectStrategy: (retries: number, cause: Error) => (connected ? Math.min(50 * 2 ** retries, 1000) : cause),

@@ -13,6 +13,11 @@ export const MAX_SHARED_CASSETTE_BYTES = 256 * 1024 * 1024
 export interface RedisStateOptions {
   /** `redis://HOST:PORT[/DB]`, `rediss://…` or `unix:///path/to/redis.sock[?db=N]`. */
   url: string
+  /**
+   * `rediss://` only: CA certificates (PEM) to trust for Redis's certificate, besides the system
+   * roots (a Redis with its own CA). `--state-ca FILE`.
+   */
+  ca?: string
   /** Namespace of every key, so several suites can share one Redis. Default `toolstorm`. */
   prefix?: string
   /** Seconds a run's keys live after its last call. Default one day. */
