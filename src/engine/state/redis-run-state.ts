@@ -28,6 +28,8 @@ import { SharedRules } from './shared-rules.js'
 import type { FeedChanges, FeedCursor, FeedSnapshot } from './run-feed.js'
 import { parseStateUrl, type StateUrl } from './state-url.js'
 
+const ITEMIZED = String(ITEMIZED_CALLS_LIMIT)
+
 /** Stream entries one feed read returns at most (the rest come with the next read). */
 const FEED_BATCH = 1000
 
@@ -115,6 +117,7 @@ interface RunKeys {
   readonly calls: string
   readonly effects: string
   readonly cassette: string
+  readonly running: string
 }
 
 type BeginReply = [status: number, start: number, now: number, call?: number, ordinal?: number, key?: string, parent?: number, selected?: string, pending?: number]
@@ -160,7 +163,7 @@ export class RedisRunState {
   // Key layout (docs/scale-out.md#key-layout) ---------------------------------------------
   #runKeys(run: string): RunKeys {
     const tag = `{${this.#prefix}:${run}}`
-    return { state: `${tag}:s`, keys: `${tag}:k`, exchanges: `${tag}:x`, calls: `${tag}:calls`, effects: `${tag}:effects`, cassette: `${tag}:cassette` }
+    return { state: `${tag}:s`, keys: `${tag}:k`, exchanges: `${tag}:x`, calls: `${tag}:calls`, effects: `${tag}:effects`, cassette: `${tag}:cassette`, running: `${tag}:r` }
   }
 
   get #runsKey(): string {
@@ -205,9 +208,10 @@ export class RedisRunState {
     const id = `${storm.newExchangeId()}.${encodeRun(runId)}`
     const keys = this.#runKeys(runId)
     const matching = config.rules.filter((rule) => globMatches(rule.route, route))
-    const args = [this.#ttlMs, String(config.maxCalls ?? -1), route, headerValue(request.headers, HEADER_KEY) || '', id, headerValue(request.headers, HEADER_CALL) ?? '', String(matching.length)]
+    // The method and redacted URL list the call as running in the merged report until it finished.
+    const args = [this.#ttlMs, String(config.maxCalls ?? -1), route, headerValue(request.headers, HEADER_KEY) || '', id, headerValue(request.headers, HEADER_CALL) ?? '', String(matching.length), method, storm.redactedUrl(request.url.href), ITEMIZED]
     for (const rule of matching) args.push(...ruleArgs(rule, rule.probability >= 1 ? 'a' : rule.probability <= 0 ? 'n' : 'd'))
-    const reply = (await this.#eval(BEGIN_SCRIPT, [keys.state, keys.keys, keys.exchanges], args)) as BeginReply
+    const reply = (await this.#eval(BEGIN_SCRIPT, [keys.state, keys.keys, keys.exchanges, keys.running], args)) as BeginReply
     // Redis is back: add what was served without it to the run's count (not waited for).
     if (this.#unavailable.size > 0) void this.#flushUnavailable(runId, keys.state)
     const [status, startMs, nowMs] = reply
@@ -222,9 +226,9 @@ export class RedisRunState {
     let selected = chosen
     if (pending > 0) {
       // A draw decides from here: the key is known now, so every remaining draw is.
-      const rest = ['' + ordinal, String(pending), String(matching.length)]
+      const rest = ['' + ordinal, String(pending), String(matching.length), String(call)]
       for (const rule of matching) rest.push(...ruleArgs(rule, decide(config.seed, rule.name, route, key, rule.probability) ? 'a' : 'n'))
-      selected = (await this.#eval(SELECT_SCRIPT, [keys.state], rest)) as string
+      selected = (await this.#eval(SELECT_SCRIPT, [keys.state, keys.running], rest)) as string
     }
     const rule = selected ? (matching.find((candidate) => candidate.name === selected) ?? null) : null
     return storm.openExchange(run, { id, view, url: request.url, route, ordinal, key, rule, callId: call, started, parent: parent || null, seed: config.seed, onFinish: (exchange) => this.#finished(keys, exchange) })
@@ -251,7 +255,7 @@ export class RedisRunState {
       records.forEach((record, i) => {
         args.push(record.id <= ITEMIZED_CALLS_LIMIT ? JSON.stringify(record) : '', record.injected && record.fault ? record.fault : '', ids[i] as string, String(record.id))
       })
-      this.#eval(FINISH_SCRIPT, [keys.state, keys.calls, keys.exchanges], args).catch(() => {
+      this.#eval(FINISH_SCRIPT, [keys.state, keys.calls, keys.exchanges, keys.running], args).catch(() => {
         // Redis went away after these exchanges began: they are missing from the shared report, counted.
         for (let i = 0; i < records.length; i++) this.#countUnavailable(run)
       })
@@ -342,12 +346,19 @@ export class RedisRunState {
   /** The merged report and where its streams end (the dashboard's feed reads on from there). */
   async #readRun(runId: string): Promise<{ report: Report; cursor: FeedCursor; exists: boolean }> {
     const keys = this.#runKeys(runId)
-    const [state, callEntries, effectEntries] = await this.#command(() =>
-      Promise.all([this.#client.hGetAll(keys.state), this.#client.xRange(keys.calls, '-', '+'), this.#client.xRange(keys.effects, '-', '+')]),
+    // Running calls first: one that finishes meanwhile is then in both (the finished copy wins), never in neither.
+    const [running, state, callEntries, effectEntries] = await this.#command(() =>
+      Promise.all([this.#client.hVals(keys.running), this.#client.hGetAll(keys.state), this.#client.xRange(keys.calls, '-', '+'), this.#client.xRange(keys.effects, '-', '+')]),
     )
     const counter = (field: string) => Number(state[field] ?? 0)
     const coverage = this.#coverageOf(counter)
-    const calls = (callEntries ?? []).map((entry) => JSON.parse(entry.message.c as string) as CallRecord).sort((a, b) => a.id - b.id)
+    const calls = (callEntries ?? []).map((entry) => JSON.parse(entry.message.c as string) as CallRecord)
+    const finished = new Set(calls.map((call) => call.id))
+    for (const text of running ?? []) {
+      const call = this.#runningCall(text)
+      if (!finished.has(call.id)) calls.push(call)
+    }
+    calls.sort((a, b) => a.id - b.id)
     const effects = (effectEntries ?? []).map((entry) => JSON.parse(entry.message.e as string) as EffectRecord)
     const cursor = { calls: callEntries?.at(-1)?.id ?? '-', effects: effectEntries?.at(-1)?.id ?? '-', start: state.start ?? null }
     const report = this.#storm.reportOf({
@@ -360,6 +371,13 @@ export class RedisRunState {
     } satisfies Pick<Run, 'id' | 'coverage' | 'calls' | 'droppedCalls' | 'effects' | 'budgetRejections'>)
     const missed = counter('unavailable') + (this.#unavailable.get(runId) ?? 0)
     return { report: missed > 0 ? { ...report, stateUnavailable: missed } : report, cursor, exists: state.start !== undefined }
+  }
+
+  /** A call another replica (or this one) is still serving, as one process lists it. */
+  #runningCall(text: string): CallRecord {
+    const [id, route, ordinal, key, parent, startedMs, method, url, ruleName] = JSON.parse(text) as [number, string, number, string, number, number, string, string, string]
+    const rule = ruleName ? (this.#storm.rules.find((candidate) => candidate.name === ruleName) ?? null) : null
+    return this.#storm.runningRecord(id, route, ordinal, key, parent || null, method, url, startedMs / 1000, rule)
   }
 
   #coverageOf(counter: (field: string) => number): Map<string, CoverageCounts> {
@@ -471,7 +489,7 @@ export class RedisRunState {
     const ids = run === undefined ? await this.#command(() => this.#client.zRange(this.#runsKey, 0, -1)) : [run]
     for (const id of ids) {
       const keys = this.#runKeys(id)
-      await this.#command(() => this.#client.del([keys.state, keys.keys, keys.exchanges, keys.calls, keys.effects, keys.cassette]))
+      await this.#command(() => this.#client.del([keys.state, keys.keys, keys.exchanges, keys.calls, keys.effects, keys.cassette, keys.running]))
       await this.#command(() => this.#client.zRem(this.#runsKey, id))
       this.#unavailable.delete(id)
     }
