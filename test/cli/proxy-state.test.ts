@@ -71,6 +71,12 @@ describe.skipIf(!hasRedis)('toolstorm proxy --state', () => {
     const virtual = await runCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--state', 'redis://127.0.0.1:1', '--clock', 'virtual'])
     expect(virtual.code).toBe(2)
     expect(virtual.stderr).toContain("Failed to start the proxy: --clock virtual with --state is not supported (replicas share Redis's clock).")
+    const recording = await runCli(['record', path.join(dir, 'never.cassette.jsonl'), '--target', upstream.url, '--port', '0', '--admin-port', '0', '--state', 'redis://127.0.0.1:1', '--clock', 'virtual'])
+    expect(recording.code).toBe(2)
+    expect(recording.stderr).toContain("Failed to start recording: --clock virtual with --state is not supported (replicas share Redis's clock).")
+    const caAlone = await runCli(['report', '--state-ca', path.join(dir, 'none.pem')])
+    expect(caAlone.code).toBe(2)
+    expect(caAlone.stderr).toContain('Failed to read --state-ca: it needs --state rediss://… (the Redis the runs are shared through, over TLS).')
   })
 
   it('merges 2 replica processes into one report, keeps a killed replica\'s finished calls, and check and inspect accept it', async () => {
