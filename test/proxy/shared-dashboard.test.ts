@@ -111,4 +111,27 @@ describe.skipIf(!hasRedis)("every replica's dashboard shows the whole run", () =
     expect(snapshots[1]).toMatchObject({ exists: false, runs: [] })
     expect(snapshots[1]!.report.calls).toEqual([])
   })
+
+  it('catches up once Redis is back after an outage', async () => {
+    const [a, b] = [await replica(), await replica()]
+    const headers = { 'x-toolstorm-run': 'outage' }
+    await (await fetch(`${b.url}/items/x`, { headers })).arrayBuffer()
+    await expect.poll(async () => ((await (await a.admin('/report?run=outage')).json()) as { calls: unknown[] }).calls.length, { timeout: 1000, interval: 20 }).toBe(1)
+    const seen = readEvents(a, 'outage', (events) => callsOf(events).some((call) => call.url.endsWith('/items/after') && call.outcome !== 'running'), 8000)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    await redis!.kill()
+    // Polls fail meanwhile; the stream stays open.
+    await new Promise((resolve) => setTimeout(resolve, 600))
+    await redis!.restart()
+    let status = 0
+    for (let attempt = 0; attempt < 100 && status !== 200; attempt++) {
+      status = (await fetch(`${b.url}/items/after`, { headers })).status
+      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    expect(status).toBe(200)
+    // Redis restarted empty: the run started again there, and A's dashboard shows it from a fresh snapshot.
+    const events = await seen
+    expect(callsOf(events).map((call) => [call.id, new URL(call.url).pathname, call.outcome])).toEqual([[1, '/items/after', 'response']])
+    expect(events.filter((e) => e.event === 'snapshot').length).toBeGreaterThanOrEqual(2)
+  })
 })

@@ -242,8 +242,10 @@ class EventStream {
       return
     }
     this.#reading = true
+    let snapshotting = false
     try {
       if (this.#dirty || this.#cursor === null || this.#storm.config !== this.#config) {
+        snapshotting = true
         this.#dirty = false
         this.#config = this.#storm.config
         this.#runsDirty = false
@@ -284,7 +286,9 @@ class EventStream {
       this.#runsDirty = false
       this.#send('batch', batch)
     } catch {
-      // The store is unreachable for now: the next poll reads again from the same cursor.
+      // The store is unreachable for now: the next poll reads again from the same cursor (or
+      // takes the snapshot it could not).
+      if (snapshotting) this.#dirty = true
     } finally {
       this.#reading = false
       if (this.#readAgain) {
