@@ -49,6 +49,11 @@ function callsOf(events: StreamEvent[]): CallRecord[] {
   return [...calls.values()].sort((a, b) => a.id - b.id)
 }
 
+/** Wait until the merged report holds `count` finished calls (they are written just after the response). */
+async function finished(proxy: AdminClient, run: string, count: number): Promise<void> {
+  await expect.poll(async () => ((await (await proxy.admin(`/report?run=${run}`)).json()) as { calls: CallRecord[] }).calls.filter((call) => call.outcome !== 'running').length, { timeout: 1000, interval: 20 }).toBe(count)
+}
+
 const lastBatch = (events: StreamEvent[]) => events.filter((e) => e.event === 'batch').at(-1)?.data as StreamBatch | undefined
 
 describe.skipIf(!hasRedis)("every replica's dashboard shows the whole run", () => {
@@ -84,7 +89,7 @@ describe.skipIf(!hasRedis)("every replica's dashboard shows the whole run", () =
   it('opens with every replica\'s calls of the run, and shows an effect reported to another replica', async () => {
     const [a, b] = [await replica(), await replica()]
     await (await fetch(`${b.url}/ship`, { method: 'POST', headers: { 'x-toolstorm-run': 'fx' }, body: '{"order":"o-1"}' })).arrayBuffer()
-    await expect.poll(async () => ((await (await a.admin('/report?run=fx')).json()) as { calls: unknown[] }).calls.length, { timeout: 1000, interval: 20 }).toBe(1)
+    await finished(a, 'fx', 1)
     const call = upstream!.requests.at(-1)!.headers['x-toolstorm-call']
     const seen = readEvents(a, 'fx', (events) => events.some((e) => e.event === 'batch' && (e.data as StreamBatch).effects.length > 0))
     const started = performance.now()
@@ -102,7 +107,7 @@ describe.skipIf(!hasRedis)("every replica's dashboard shows the whole run", () =
   it('sends a fresh snapshot when another replica resets the run', async () => {
     const [a, b] = [await replica(), await replica()]
     await (await fetch(`${b.url}/items/1`, { headers: { 'x-toolstorm-run': 'gone' } })).arrayBuffer()
-    await expect.poll(async () => ((await (await a.admin('/report?run=gone')).json()) as { calls: unknown[] }).calls.length, { timeout: 1000, interval: 20 }).toBe(1)
+    await finished(a, 'gone', 1)
     const seen = readEvents(a, 'gone', (events) => events.filter((e) => e.event === 'snapshot').length >= 2)
     await new Promise((resolve) => setTimeout(resolve, 100))
     expect((await b.admin('/reset?run=gone', { method: 'POST' })).status).toBe(200)
@@ -116,7 +121,7 @@ describe.skipIf(!hasRedis)("every replica's dashboard shows the whole run", () =
     const [a, b] = [await replica(), await replica()]
     const headers = { 'x-toolstorm-run': 'outage' }
     await (await fetch(`${b.url}/items/x`, { headers })).arrayBuffer()
-    await expect.poll(async () => ((await (await a.admin('/report?run=outage')).json()) as { calls: unknown[] }).calls.length, { timeout: 1000, interval: 20 }).toBe(1)
+    await finished(a, 'outage', 1)
     const seen = readEvents(a, 'outage', (events) => callsOf(events).some((call) => call.url.endsWith('/items/after') && call.outcome !== 'running'), 8000)
     await new Promise((resolve) => setTimeout(resolve, 100))
     await redis!.kill()

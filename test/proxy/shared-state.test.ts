@@ -81,10 +81,10 @@ async function drive(replicas: ProxyServer[], run: string): Promise<number[]> {
 }
 
 async function settledReport(proxy: ProxyServer, run: string, calls: number): Promise<Report> {
-  // Finished calls are written just after the response: wait until all are in.
+  // Finished calls are written just after the response (until then they are listed as running): wait until all are in.
   for (let attempt = 0; attempt < 100; attempt++) {
     const report = (await (await admin(proxy, `/report?run=${run}`)).json()) as Report
-    if (report.calls.length >= calls) return report
+    if (report.calls.filter((call) => call.outcome !== 'running').length >= calls) return report
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
   throw new Error(`the report of ${run} never held ${calls} calls`)
