@@ -15,7 +15,8 @@ import { writeLinesAtomic } from '../io/write-lines-atomic.js'
 export interface LineStore {
   /** Lines appended so far. */
   readonly count: number
-  append(line: string): Promise<void>
+  /** `run`: the run the exchange belongs to (the shared store keeps one stream per run). */
+  append(line: string, run?: string): Promise<void>
   /** Write `header` then every line (patched by `patch` when given) to `target`, atomically. */
   writeTo(target: string, header: string, patch?: (line: string) => string): Promise<void>
   /** Every line, in order. */

@@ -37,6 +37,7 @@ import { ConfigError } from '../errors.js'
 import { BodyCapture, REDACTION_MARGIN } from './body-capture.js'
 import { Cassette, cassetteHeader } from './cassette.js'
 import { JournalLineStore, MemoryLineStore, journalPathFor, type LineStore } from './cassette-journal.js'
+import { SharedLineStore, type SharedCassetteBackend } from './shared-line-store.js'
 import { storeBody } from './store-body.js'
 import { headerOf, storeHeaders } from './store-headers.js'
 import { storeEventStream } from './store-stream.js'
@@ -59,6 +60,13 @@ export interface CassetteRecorderOptions {
   includeHeaders?: readonly string[]
   /** Matching options written to the header (replay uses them unless told otherwise). */
   match?: Partial<MatchOptions>
+  /**
+   * Proxy replicas sharing runs through Redis (`--state`): lines go to the run's cassette stream
+   * in Redis, and the cassette written (`file`, `save()`, `cassette()`) holds every replica's
+   * exchanges of the runs this recorder saw, in call order. No journal and no snapshots: Redis
+   * holds every finished exchange.
+   */
+  shared?: SharedCassetteBackend
   /** Milliseconds between snapshots while recording (default 1000; a snapshot never takes more than ~10% of the time). */
   snapshotIntervalMs?: number
 }
@@ -132,12 +140,14 @@ export class CassetteRecorder {
     this.#bodyLimit = limit
     this.#exclude = new Set((options.excludeHeaders ?? []).map((name) => name.toLowerCase()))
     this.#only = options.includeHeaders?.length ? new Set(options.includeHeaders.map((name) => name.toLowerCase())) : null
-    this.#storeReady = (options.file ? JournalLineStore.create(journalPathFor(options.file)) : Promise.resolve(new MemoryLineStore())).then((store) => (this.#store = store))
+    const shared = options.shared
+    const store = shared ? Promise.resolve(new SharedLineStore(shared, () => JSON.stringify(this.#header(0)))) : options.file ? JournalLineStore.create(journalPathFor(options.file)) : Promise.resolve(new MemoryLineStore())
+    this.#storeReady = store.then((ready) => (this.#store = ready))
     this.#storeReady.catch((error: unknown) => (this.#failure ??= error))
     this.#onEffect = (message) => this.#effect(message as EffectEvent)
     subscribe('toolstorm:commit:reported', this.#onEffect)
     this.observer = this.#createObserver()
-    if (options.file) this.#schedule(options.snapshotIntervalMs ?? 1000)
+    if (options.file && !shared) this.#schedule(options.snapshotIntervalMs ?? 1000)
   }
 
   /** Resolves once the recorder can write (its journal is open); rejects with why it cannot. */
@@ -182,7 +192,7 @@ export class CassetteRecorder {
           await entry.finished
           const line = JSON.stringify(await this.#line(entry))
           const store = this.#store ?? (await this.#storeReady)
-          await store.append(line)
+          await store.append(line, exchange.run.id)
           this.#active.delete(exchange.id)
           this.#written.set(exchange.id, entry.seq)
           if (this.#written.size > LATE_EFFECT_WINDOW) this.#written.delete(this.#written.keys().next().value as string)
@@ -423,7 +433,7 @@ export class CassetteRecorder {
       } catch (error) {
         if (error instanceof ToolstormError) throw error
         const code = (error as NodeJS.ErrnoException).code ?? String(error)
-        throw new ToolstormError('ERR_FILE_UNWRITABLE', `Failed to write the cassette ${this.#options.file}: ${code}. The previous snapshot (if any) is intact, and the journal ${journalPathFor(this.#options.file as string)} holds every exchange.`, { cause: error })
+        throw new ToolstormError('ERR_FILE_UNWRITABLE', `Failed to write the cassette ${this.#options.file}: ${code}. ${this.#options.shared ? 'Redis holds every exchange: write it with toolstorm report --state URL --cassette FILE.' : `The previous snapshot (if any) is intact, and the journal ${journalPathFor(this.#options.file as string)} holds every exchange.`}`, { cause: error })
       } finally {
         unsubscribe('toolstorm:commit:reported', this.#onEffect)
         this.#state = 'closed'

@@ -7,9 +7,11 @@ import { DEFAULT_STATE_PREFIX, DEFAULT_STATE_TTL_SECONDS, type RedisStateOptions
 import { parseStateUrl } from '../engine/state/state-url.js'
 import type { StateUnavailablePolicy } from '../proxy/shared-state-serve.js'
 import { numberOption } from './numeric-options.js'
+import { readCaFile } from '../proxy/tls/upstream-tls.js'
 
 export interface StateArgs {
   state?: string
+  'state-ca'?: string
   'state-prefix': string
   'state-ttl': number
   'state-unavailable': StateUnavailablePolicy
@@ -21,6 +23,7 @@ const PREFIX = /^[A-Za-z0-9_.:-]{1,64}$/
 export function stateLocationOptions<T>(yargs: Argv<T>): Argv<T & Omit<StateArgs, 'state-unavailable'>> {
   return yargs
     .option('state', { type: 'string', describe: 'Share runs with other replicas through Redis: redis://HOST:PORT[/DB], rediss://… or unix:///path.sock' })
+    .option('state-ca', { type: 'string', describe: 'rediss:// only: also trust this CA (PEM file) for Redis\'s certificate' })
     .option('state-prefix', { type: 'string', default: DEFAULT_STATE_PREFIX, describe: 'Prefix of every Redis key (suites sharing one Redis use different ones)' })
     .option('state-ttl', { ...numberOption('state-ttl', { min: 1, max: 365 * 24 * 3600 }), default: DEFAULT_STATE_TTL_SECONDS, describe: "Seconds a run's keys live in Redis after its last call" }) as unknown as Argv<T & Omit<StateArgs, 'state-unavailable'>>
 }
@@ -38,14 +41,18 @@ export function stateOptions<T>(yargs: Argv<T>): Argv<T & StateArgs> {
 export function stateFromArgs(args: Omit<StateArgs, 'state-unavailable'> & { 'state-unavailable'?: StateUnavailablePolicy }, rules: RedisStateOptions['rules']): (RedisStateOptions & { unavailable?: StateUnavailablePolicy }) | null {
   if (args.state === undefined) {
     if (args['state-prefix'] !== DEFAULT_STATE_PREFIX) throw new ConfigError('Failed to read --state-prefix: it needs --state (the Redis the runs are shared through).', { code: 'ERR_USAGE' })
+    if (args['state-ca'] !== undefined) throw new ConfigError('Failed to read --state-ca: it needs --state rediss://… (the Redis the runs are shared through, over TLS).', { code: 'ERR_USAGE' })
     return null
   }
-  parseStateUrl(args.state)
+  const where = parseStateUrl(args.state)
+  const caFile = args['state-ca']
+  if (caFile !== undefined && !where.tls) throw new ConfigError(`Failed to read --state-ca: ${where.shown} is not a rediss:// URL (TLS); the CA is for Redis over TLS only.`, { code: 'ERR_USAGE' })
   if (!PREFIX.test(args['state-prefix'])) throw new ConfigError(`Failed to read --state-prefix: "${args['state-prefix']}" must be 1-64 letters, digits, or _ . : -`, { code: 'ERR_USAGE' })
   return {
     url: args.state,
     prefix: args['state-prefix'],
     ttlSeconds: args['state-ttl'],
+    ...(caFile !== undefined ? { ca: readCaFile(caFile, '--state-ca') } : {}),
     ...(rules ? { rules } : {}),
     ...(args['state-unavailable'] ? { unavailable: args['state-unavailable'] } : {}),
   }

@@ -247,15 +247,29 @@ export class Storm {
   /** The call record and exchange of a call whose ordinal, key and rule are decided (by `begin()`, or by a shared state store). */
   openExchange(run: Run, call: DecidedCall): Exchange {
     const { id, view, url, route, ordinal, key, rule, callId, started, parent, seed, onFinish } = call
-    const record: CallRecord = {
-      id: callId,
+    const record = this.runningRecord(callId, route, ordinal, key, parent, view.method, this.#redactUrl(view.url), started, rule)
+    if (view.mcp) record.mcp = mcpCallOf(view.mcp, this.#redactor)
+    const fault = rule ? faultFor(rule.kind) : null
+    const exchange = new Exchange({ id, stormId: this.nonce, run, request: view, url, record, rule, fault, rawKey: key, seed, clock: this.clock, onFinish })
+    if (channels.exchangeStart.hasSubscribers) channels.exchangeStart.publish({ run: run.id, exchangeId: id, call: record })
+    return exchange
+  }
+
+  /**
+   * The record of a call that began and has not finished, its key redacted (`url` already is).
+   * Also how the shared store lists another replica's calls still running. Positional: it is on
+   * every exchange's path, and an options object would be one more allocation per request.
+   */
+  runningRecord(id: number, route: string, ordinal: number, key: string, parent: number | null, method: string, url: string, started: number, rule: Pick<Rule, 'name' | 'kind'> | null): CallRecord {
+    return {
+      id,
       route,
       ordinal,
       // Default keys (#<ordinal>) cannot hold a secret; only client-sent keys are scanned.
       key: key.charCodeAt(0) === 35 && /^#\d+$/.test(key) ? key : this.#redactor.text(key),
       parent,
-      method: view.method,
-      url: this.#redactUrl(view.url),
+      method,
+      url,
       started,
       elapsed: null,
       outcome: 'running' as const,
@@ -269,11 +283,11 @@ export class Storm {
       retryAfter: null,
       error: null,
     }
-    if (view.mcp) record.mcp = mcpCallOf(view.mcp, this.#redactor)
-    const fault = rule ? faultFor(rule.kind) : null
-    const exchange = new Exchange({ id, stormId: this.nonce, run, request: view, url, record, rule, fault, rawKey: key, seed, clock: this.clock, onFinish })
-    if (channels.exchangeStart.hasSubscribers) channels.exchangeStart.publish({ run: run.id, exchangeId: id, call: record })
-    return exchange
+  }
+
+  /** A URL as reports show it (redacted; cached, as the same URLs come again and again). */
+  redactedUrl(raw: string): string {
+    return this.#redactUrl(raw)
   }
 
   #redactUrl(raw: string): string {

@@ -248,7 +248,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   }
 
   const allowedHosts = new Set<string>(LOOPBACK.has(host) ? [] : [host.toLowerCase()])
-  const dashboard = options.dashboard === false ? null : createDashboard(storm, shareState ? { publishRules: (config) => shareState.publishRules(config) } : {})
+  const dashboard = options.dashboard === false ? null : createDashboard(storm, shareState ? { publishRules: (config) => shareState.publishRules(config), events: { feed: shareState } } : {})
   const extraRoutes = [...(dashboard?.routes ?? []), ...(options.adminRoutes ?? [])]
   admin.on('request', createAdminHandler({ storm, token, allowedHosts, ...(shareState ? { state: shareState } : {}), ...(extraRoutes.length ? { extraRoutes } : {}), ...(dashboard ? { publicRoutes: dashboard.publicRoutes } : {}) }))
 

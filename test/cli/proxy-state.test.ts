@@ -8,7 +8,10 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Report } from '../../src/engine/schema/report.js'
+import { Cassette } from '../../src/cassette/cassette.js'
+import { startReplayServer } from '../../src/cassette/replay-server.js'
 import { BIN, runCli } from '../helpers/cli.js'
+import { createTestCa } from '../helpers/test-ca.js'
 import { freePort, hasRedis, startRedis, type RedisServer } from '../helpers/redis-server.js'
 import { startUpstream, type Upstream } from '../helpers/upstream.js'
 
@@ -68,6 +71,12 @@ describe.skipIf(!hasRedis)('toolstorm proxy --state', () => {
     const virtual = await runCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--state', 'redis://127.0.0.1:1', '--clock', 'virtual'])
     expect(virtual.code).toBe(2)
     expect(virtual.stderr).toContain("Failed to start the proxy: --clock virtual with --state is not supported (replicas share Redis's clock).")
+    const recording = await runCli(['record', path.join(dir, 'never.cassette.jsonl'), '--target', upstream.url, '--port', '0', '--admin-port', '0', '--state', 'redis://127.0.0.1:1', '--clock', 'virtual'])
+    expect(recording.code).toBe(2)
+    expect(recording.stderr).toContain("Failed to start recording: --clock virtual with --state is not supported (replicas share Redis's clock).")
+    const caAlone = await runCli(['report', '--state-ca', path.join(dir, 'none.pem')])
+    expect(caAlone.code).toBe(2)
+    expect(caAlone.stderr).toContain('Failed to read --state-ca: it needs --state rediss://… (the Redis the runs are shared through, over TLS).')
   })
 
   it('merges 2 replica processes into one report, keeps a killed replica\'s finished calls, and check and inspect accept it', async () => {
@@ -113,5 +122,119 @@ describe.skipIf(!hasRedis)('toolstorm proxy --state', () => {
     const missing = await runCli(['report', ...state, '--run', 'nope'])
     expect(missing.code).toBe(2)
     expect(missing.stderr).toContain('Failed to read the report: no run "nope"')
+  })
+
+  it('records one cassette from replica processes (--record with --state): toolstorm record, report --cassette and a replica\'s file hold every exchange in call order, and it replays strictly', async () => {
+    redis = await startRedis()
+    const rules = path.join(dir, 'tape-rules.json')
+    await writeFile(rules, JSON.stringify({ seed: 3, rules: [{ name: 'second-item', route: 'GET /items/*', kind: 'unavailable', calls: [2] }] }))
+    const state = ['--state', redis.url, '--state-prefix', 'tape']
+    const fileA = path.join(dir, 'a.cassette.jsonl')
+    const a = await replica([...state, '--rules', rules, '--record', fileA])
+    const b = await replica([...state, '--record', path.join(dir, 'b.cassette.jsonl')])
+    const headers = { 'x-toolstorm-run': 'tape' }
+    const statuses: number[] = []
+    for (const proxy of [a, b, a, b]) statuses.push((await fetch(`${proxy.url}/items/x`, { headers })).status)
+    expect(statuses).toEqual([200, 503, 200, 200])
+    // A third replica is toolstorm record around a command: the command's calls go through it and through replica A.
+    const script = `for (const url of [process.env.TOOLSTORM_PROXY_URL, process.env.VIA_A]) { const r = await fetch(url + '/items/x', { headers: { 'x-toolstorm-run': 'tape' } }); await r.arrayBuffer(); console.log(r.status) }`
+    const fileC = path.join(dir, 'c.cassette.jsonl')
+    const recorded = await runCli(['record', fileC, '--target', upstream.url, '--port', '0', '--admin-port', '0', ...state, '--', process.execPath, '--input-type=module', '-e', script], { env: { VIA_A: a.url } })
+    expect(recorded.stderr).toContain(`cassette written to ${fileC}`)
+    expect(recorded.code).toBe(0)
+    expect(recorded.stdout.trim().split('\n')).toEqual(['200', '200'])
+    const order = (cassette: Cassette) => cassette.exchanges.map((exchange) => [exchange.seq, exchange.call, exchange.ordinal, exchange.response?.status, exchange.fault?.rule ?? null])
+    const expected = [
+      [1, 1, 1, 200, null],
+      [2, 2, 2, 503, 'second-item'],
+      [3, 3, 3, 200, null],
+      [4, 4, 4, 200, null],
+      [5, 5, 5, 200, null],
+      [6, 6, 6, 200, null],
+    ]
+    // The recording command's own file holds the whole run, though it served 1 call of 6.
+    expect(order(await Cassette.load(fileC))).toEqual(expected)
+
+    const out = path.join(dir, 'tape.cassette.jsonl')
+    const assembled = await runCli(['report', ...state, '--run', 'tape', '--cassette', out])
+    expect(assembled.stderr).toContain(`cassette written to ${out} (6 exchanges from every replica)`)
+    expect(assembled.code).toBe(0)
+    const cassette = await Cassette.load(out)
+    expect(order(cassette)).toEqual(expected)
+    const replay = await startReplayServer(cassette)
+    try {
+      const replayed: number[] = []
+      for (let i = 0; i < 6; i++) replayed.push((await fetch(`${replay.url}/items/x`, { headers })).status)
+      expect(replayed).toEqual([200, 503, 200, 200, 200, 200])
+      expect(replay.verdict()).toMatchObject({ passed: true, served: 6, unused: 0 })
+    } finally {
+      await replay.close()
+    }
+
+    // A replica stopped writes its --record file with every replica's exchanges of the runs it served.
+    const exited = new Promise((resolve) => a.child.once('exit', resolve))
+    a.child.kill('SIGTERM')
+    expect(await exited).toBe(0)
+    expect(order(await Cassette.load(fileA))).toEqual(expected)
+
+    const none = await runCli(['report', '--state', redis.url, '--state-prefix', 'elsewhere', '--cassette', out])
+    expect(none.code).toBe(2)
+    expect(none.stderr).toContain(`Failed to write the cassette: no replica recorded any run in ${redis.url}. Start the replicas with --record FILE`)
+  })
+
+  it('shares a run over TLS: rediss:// with --state-ca between replica processes, and exits 2 naming the URL when the CA is not trusted', async () => {
+    const ca = await createTestCa('redis test CA')
+    const leaf = await ca.issue(['127.0.0.1', 'localhost'])
+    const [certFile, keyFile, caFile] = [path.join(dir, 'redis.pem'), path.join(dir, 'redis-key.pem'), path.join(dir, 'redis-ca.pem')]
+    await writeFile(certFile, leaf.cert)
+    await writeFile(keyFile, leaf.key, { mode: 0o600 })
+    await writeFile(caFile, ca.certPem)
+    redis = await startRedis({ tls: { certFile, keyFile, caFile }, password: 'tls-s3cret' })
+    expect(redis.url).toMatch(/^rediss:\/\//)
+    const state = ['--state', redis.url, '--state-ca', caFile, '--state-prefix', 'tls']
+    const rules = path.join(dir, 'tls-rules.json')
+    await writeFile(rules, JSON.stringify({ rules: [{ name: 'second', route: 'GET /items/*', kind: 'unavailable', calls: [2] }] }))
+    const a = await replica([...state, '--rules', rules])
+    const b = await replica(state)
+    const statuses: number[] = []
+    for (const proxy of [a, b, a]) statuses.push((await fetch(`${proxy.url}/items/t`, { headers: { 'x-toolstorm-run': 'tls' } })).status)
+    expect(statuses).toEqual([200, 503, 200])
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const report = await runCli(['report', ...state, '--run', 'tls'])
+    expect(report.code).toBe(0)
+    expect((JSON.parse(report.stdout) as Report).calls.map((call) => [call.id, call.status])).toEqual([[1, 200], [2, 503], [3, 200]])
+    expect(a.stderr() + b.stderr()).not.toContain('tls-s3cret')
+
+    // Without the CA, Redis's certificate is not trusted: exit 2, naming the URL (not the password) and why.
+    const untrusted = await runCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--state', redis.url])
+    expect(untrusted.code).toBe(2)
+    expect(untrusted.stderr).toContain(`Failed to reach the state store rediss://***@127.0.0.1:${redis.port} at start: SELF_SIGNED_CERT_IN_CHAIN.`)
+    expect(untrusted.stderr).not.toContain('tls-s3cret')
+    const plain = await runCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--state', `redis://127.0.0.1:${redis.port}`, '--state-ca', caFile])
+    expect(plain.code).toBe(2)
+    expect(plain.stderr).toContain(`Failed to read --state-ca: redis://127.0.0.1:${redis.port} is not a rediss:// URL (TLS); the CA is for Redis over TLS only.`)
+  })
+
+  it('shares a run through a unix socket with a password (unix://:PASSWORD@/path) between replica processes', async () => {
+    const socket = path.join(dir, 'redis.sock')
+    redis = await startRedis({ unixSocket: socket, password: 'unix-s3cret' })
+    expect(redis.url).toBe(`unix://:unix-s3cret@${socket}`)
+    const state = ['--state', redis.url, '--state-prefix', 'unix']
+    const rules = path.join(dir, 'unix-rules.json')
+    await writeFile(rules, JSON.stringify({ rules: [{ name: 'second', route: 'GET /items/*', kind: 'unavailable', calls: [2] }] }))
+    const a = await replica([...state, '--rules', rules])
+    const b = await replica(state)
+    const statuses: number[] = []
+    for (const proxy of [a, b, a]) statuses.push((await fetch(`${proxy.url}/items/u`, { headers: { 'x-toolstorm-run': 'unix' } })).status)
+    expect(statuses).toEqual([200, 503, 200])
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const report = await runCli(['report', ...state, '--run', 'unix'])
+    expect(report.code).toBe(0)
+    expect((JSON.parse(report.stdout) as Report).calls.map((call) => [call.id, call.status])).toEqual([[1, 200], [2, 503], [3, 200]])
+    // A wrong password is refused at start, the URL shown without it.
+    const wrong = await runCli(['report', '--state', `unix://:nope@${socket}`, '--run', 'unix'])
+    expect(wrong.code).toBe(2)
+    expect(wrong.stderr).toContain(`unix://***@${socket}`)
+    expect(wrong.stderr).not.toContain('nope@')
   })
 })

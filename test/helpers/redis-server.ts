@@ -59,14 +59,27 @@ function waitForFile(file: string, deadline: number): Promise<void> {
   })
 }
 
-/** `unixSocket`: listen on this socket file only (no TCP port); `url` is then `unix://<path>`. */
-export async function startRedis(options: { unixSocket?: string } = {}): Promise<RedisServer> {
+export interface RedisServerOptions {
+  /** Listen on this socket file only (no TCP port); `url` is then `unix://<path>`. */
+  unixSocket?: string
+  /** Listen with TLS only (PEM files; clients need no certificate); `url` is then `rediss://…`. */
+  tls?: { certFile: string; keyFile: string; caFile: string }
+  /** Require this password (`requirepass`); `url` carries it. */
+  password?: string
+}
+
+export async function startRedis(options: RedisServerOptions = {}): Promise<RedisServer> {
   const socket = options.unixSocket
   const port = socket ? 0 : await freePort()
   let child: ChildProcess | null = null
   const launch = async () => {
-    const where = socket ? ['--port', '0', '--unixsocket', socket, '--unixsocketperm', '700'] : ['--port', String(port), '--bind', '127.0.0.1']
-    child = spawn(REDIS_SERVER, [...where, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+    const where = socket
+      ? ['--port', '0', '--unixsocket', socket, '--unixsocketperm', '700']
+      : options.tls
+        ? ['--port', '0', '--tls-port', String(port), '--bind', '127.0.0.1', '--tls-cert-file', options.tls.certFile, '--tls-key-file', options.tls.keyFile, '--tls-ca-cert-file', options.tls.caFile, '--tls-auth-clients', 'no']
+        : ['--port', String(port), '--bind', '127.0.0.1']
+    const auth = options.password ? ['--requirepass', options.password] : []
+    child = spawn(REDIS_SERVER, [...where, ...auth, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
     if (socket) await waitForFile(socket, Date.now() + 5000)
     else await waitForPort(port, Date.now() + 5000)
   }
@@ -80,5 +93,7 @@ export async function startRedis(options: { unixSocket?: string } = {}): Promise
     })
   }
   await launch()
-  return { port, url: socket ? `unix://${socket}` : `redis://127.0.0.1:${port}`, kill, restart: launch, close: kill }
+  const credentials = options.password ? `:${encodeURIComponent(options.password)}@` : ''
+  const url = socket ? `unix://${credentials}${socket}` : `${options.tls ? 'rediss' : 'redis'}://${credentials}127.0.0.1:${port}`
+  return { port, url, kill, restart: launch, close: kill }
 }

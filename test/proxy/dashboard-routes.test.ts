@@ -1,6 +1,7 @@
 import http from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { StreamBatch, StreamSnapshot } from '../../src/proxy/admin/events.js'
+import { readEvents } from '../helpers/event-stream.js'
 import { startProxied, type Proxied } from '../helpers/proxied.js'
 
 let env: Proxied | null = null
@@ -19,31 +20,6 @@ function raw(url: string, headers: Record<string, string> = {}): Promise<{ statu
     req.on('error', reject)
     req.end()
   })
-}
-
-/** Read server-sent events from `GET /events` until `until` says stop. */
-async function readEvents(env: Proxied, run: string, until: (events: Array<{ event: string; data: unknown }>) => boolean): Promise<Array<{ event: string; data: unknown }>> {
-  const controller = new AbortController()
-  const response = await env.admin(`/events?run=${run}`, { signal: controller.signal })
-  expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8')
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
-  const events: Array<{ event: string; data: unknown }> = []
-  let buffer = ''
-  while (!until(events)) {
-    const { value, done } = await reader.read()
-    if (done) break
-    buffer += value
-    let end: number
-    while ((end = buffer.indexOf('\n\n')) !== -1) {
-      const block = buffer.slice(0, end)
-      buffer = buffer.slice(end + 2)
-      const event = /^event: (.*)$/m.exec(block)?.[1]
-      const data = /^data: (.*)$/m.exec(block)?.[1]
-      if (event && data) events.push({ event, data: JSON.parse(data) })
-    }
-  }
-  controller.abort()
-  return events
 }
 
 describe('dashboard routes on the admin server', () => {

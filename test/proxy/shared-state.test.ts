@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net'
 import { createClient } from 'redis'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/engine/storm.js'
+import { decide } from '../../src/engine/decision.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import type { CallRecord, Report } from '../../src/engine/schema/report.js'
 import { ToolstormEffects } from '../../src/effects/toolstorm-effects.js'
@@ -80,10 +81,10 @@ async function drive(replicas: ProxyServer[], run: string): Promise<number[]> {
 }
 
 async function settledReport(proxy: ProxyServer, run: string, calls: number): Promise<Report> {
-  // Finished calls are written just after the response: wait until all are in.
+  // Finished calls are written just after the response (until then they are listed as running): wait until all are in.
   for (let attempt = 0; attempt < 100; attempt++) {
     const report = (await (await admin(proxy, `/report?run=${run}`)).json()) as Report
-    if (report.calls.length >= calls) return report
+    if (report.calls.filter((call) => call.outcome !== 'running').length >= calls) return report
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
   throw new Error(`the report of ${run} never held ${calls} calls`)
@@ -177,6 +178,35 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
     } finally {
       tool.close()
     }
+  })
+
+  it('lists a call still running on another replica in the merged report, as one process lists it, then finished', async () => {
+    // A draw decides: the running call's rule is filled in by the second script (SELECT).
+    const config: StormConfigInput = { seed: 5, rules: [{ name: 'slow-down', route: 'GET /slow', kind: 'latency', delay: 0.01, probability: 0.5 }] }
+    const key = ['order-1', 'order-2', 'order-3', 'order-4', 'order-5', 'order-6', 'order-7'].find((candidate) => decide(5, 'slow-down', 'GET /slow', candidate, 0.5))!
+    const single = await startProxy({ targets: [upstream!.url], config })
+    proxies.push(single)
+    const [a, b] = [await replica({}, config), await replica({}, config)]
+    const running = (report: Report) => report.calls.map((call) => ({ id: call.id, route: call.route, ordinal: call.ordinal, key: call.key, method: call.method, path: new URL(call.url).pathname + new URL(call.url).search, outcome: call.outcome, status: call.status, fault: call.fault, kind: call.kind, parent: call.parent }))
+    const headers = { 'x-toolstorm-run': 'busy', 'x-toolstorm-key': key }
+    await (await fetch(`${single.url}/items/first`, { headers: { 'x-toolstorm-run': 'busy' } })).arrayBuffer()
+    const alone = fetch(`${single.url}/slow?ms=600`, { headers }).then((response) => response.arrayBuffer())
+    await (await fetch(`${b.url}/items/first`, { headers: { 'x-toolstorm-run': 'busy' } })).arrayBuffer()
+    const shared = fetch(`${a.url}/slow?ms=600`, { headers }).then((response) => response.arrayBuffer())
+    await expect.poll(() => upstream!.hits('/slow'), { timeout: 1000, interval: 5 }).toBe(2)
+    const expected = (await (await admin(single, '/report?run=busy')).json()) as Report
+    expect(expected.calls.map((call) => call.outcome)).toEqual(['response', 'running'])
+    // B never served the slow call: A is serving it.
+    const merged = (await (await admin(b, '/report?run=busy')).json()) as Report
+    expect(running(merged)).toEqual(running(expected))
+    expect(merged.calls[1]).toMatchObject({ id: 2, outcome: 'running', fault: 'slow-down', kind: 'latency', key })
+    await Promise.all([alone, shared])
+    const done = await settledReport(b, 'busy', 2)
+    await expect.poll(async () => ((await (await admin(b, '/report?run=busy')).json()) as Report).calls.map((call) => [call.id, call.outcome, call.status]), { timeout: 1000, interval: 20 }).toEqual([
+      [1, 'response', 200],
+      [2, 'response', 200],
+    ])
+    expect(done.calls).toHaveLength(2)
   })
 
   it('shares a run through Redis on a unix socket', async () => {

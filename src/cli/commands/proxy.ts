@@ -14,6 +14,7 @@ import { keepHeapWarm } from '../keep-heap-warm.js'
 import { LISTEN_PORT, numberListOption, numberOption } from '../numeric-options.js'
 import { printError, printLine } from '../output.js'
 import { recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
+import type { CassetteRecorder } from '../../cassette/cassette-recorder.js'
 import { cassetteAdminRoute } from '../../cassette/cassette-admin-route.js'
 import type { RedisRunState } from '../../engine/state/redis-run-state.js'
 import { stateFromArgs, stateOptions, type StateArgs } from '../state-args.js'
@@ -90,6 +91,13 @@ function reportSet(ids: string[], report: (id: string | undefined) => unknown): 
   return { version: 1, kind: 'toolstorm.report-set', toolstorm: VERSION, runs: ids.map((id) => ({ run: id, report: report(id) })) }
 }
 
+/** The line printed once a cassette is written; with a shared store, what the bounds refused too. */
+export function cassetteWritten(file: string, recorder: CassetteRecorder, shared: RedisRunState | null): string {
+  if (!shared) return `cassette written to ${file} (${recorder.size} exchanges)`
+  const refused = shared.cassetteRefused
+  return `cassette written to ${file} (every replica's exchanges of the runs this one served; it recorded ${recorder.size})${refused ? `; ${refused} exchanges were over the run's bound in Redis and are missing` : ''}`
+}
+
 export function describeProxy(proxy: ProxyServer): string[] {
   const where = proxy.mode === 'reverse' ? `reverse → ${proxy.targets.map((t) => (t.name ? `/${t.name}/ → ${t.url.href}` : t.url.href)).join(', ')}` : 'forward mode (set HTTP_PROXY)'
   return [
@@ -131,13 +139,13 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & StateA
     keepHeapWarm()
     // Replicas started without rules take the shared ones; with rules (or a seed) they publish theirs.
     const state = stateFromArgs(args, args.rules === undefined && args.seed === undefined ? 'adopt' : 'publish')
-    if (state && args.record) throw new ConfigError('Failed to start the proxy: --record with --state is not supported yet (one cassette per replica would miss the others\' exchanges). Record with one proxy.', { code: 'ERR_USAGE' })
     if (state && args.clock === 'virtual') throw new ConfigError('Failed to start the proxy: --clock virtual with --state is not supported (replicas share Redis\'s clock).', { code: 'ERR_USAGE' })
     const storm = await stormFromArgs(args)
     const shared = state ? await (await import('../../engine/state/redis-run-state.js')).connectRedisState(storm, { ...state, onRulesApplied: (version) => printError(`rules version ${version} from the state store applied`) }) : null
     if (!LOOPBACK.has(args.host)) printError(`listening on ${args.host}: anyone who can reach it can use this proxy. Keep the admin token secret.`)
     const https = await httpsOptionsFromArgs(args, { recording: args.record !== undefined })
-    const recorder = args.record ? recorderFromArgs(storm, args.record, args) : null
+    // With --state, every replica records into Redis and the file holds every replica's exchanges.
+    const recorder = args.record ? recorderFromArgs(storm, args.record, args, shared) : null
     await recorder?.ready()
     const proxy = await startProxy({
       ...listenOptionsFromArgs(args),
@@ -155,7 +163,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & StateA
     const stopped = stopOnSignals(proxy, async () => {
       if (recorder && args.record) {
         await recorder.close()
-        printError(`cassette written to ${args.record} (${recorder.size} exchanges)`)
+        printError(cassetteWritten(args.record, recorder, shared))
       }
       if (args.report) {
         // With --state: the run as every replica saw it.

@@ -3,6 +3,7 @@
  */
 import type { Argv } from 'yargs'
 import { createCassetteRecorder, type CassetteRecorder } from '../../cassette/cassette-recorder.js'
+import type { SharedCassetteBackend } from '../../cassette/shared-line-store.js'
 import { DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT, type MatchOptions } from '../../engine/schema/cassette.js'
 import type { Storm } from '../../engine/storm.js'
 import { numberOption } from '../numeric-options.js'
@@ -44,9 +45,10 @@ export function matchFromArgs(args: MatchArgs): Partial<MatchOptions> {
   }
 }
 
-/** A recorder writing to `file` for a proxy with these targets. */
-export function recorderFromArgs(storm: Storm, file: string, args: RecordArgs & { target: string[] }): CassetteRecorder {
+/** A recorder writing to `file` for a proxy with these targets; with `shared`, every replica's exchanges. */
+export function recorderFromArgs(storm: Storm, file: string, args: RecordArgs & { target: string[] }, shared?: SharedCassetteBackend | null): CassetteRecorder {
   return createCassetteRecorder(storm, {
+    ...(shared ? { shared } : {}),
     file,
     source: 'proxy',
     urlForm: args.target.length ? 'origin' : 'absolute',

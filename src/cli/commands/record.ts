@@ -10,11 +10,13 @@ import { cassetteAdminRoute } from '../../cassette/cassette-admin-route.js'
 import { httpsOptionsFromArgs } from '../https-args.js'
 import { printError, printLine } from '../output.js'
 import { commandEnvironment, runCommand, untilSignal } from '../run-command.js'
-import { describeProxy, listenOptionsFromArgs, proxyOptions, reportDocument, stormFromArgs, type ProxyArgs } from './proxy.js'
+import { cassetteWritten, describeProxy, listenOptionsFromArgs, proxyOptions, reportDocument, sharedReportDocument, stormFromArgs, type ProxyArgs } from './proxy.js'
+import { ConfigError } from '../../errors.js'
+import { stateFromArgs, stateOptions, type StateArgs } from '../state-args.js'
 import { recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
 import { keepHeapWarm } from '../keep-heap-warm.js'
 
-export interface RecordCommandArgs extends ProxyArgs, RecordArgs {
+export interface RecordCommandArgs extends ProxyArgs, RecordArgs, Partial<StateArgs> {
   file: string
   '--'?: Array<string | number>
 }
@@ -25,16 +27,22 @@ export function commandAfterDashes(args: { '--'?: Array<string | number> }): str
 }
 
 /** Record into `file` through a proxy; returns the exit code. */
-export async function runRecording(file: string, args: ProxyArgs & RecordArgs, command: readonly string[]): Promise<number> {
+export async function runRecording(file: string, args: ProxyArgs & RecordArgs & Partial<StateArgs>, command: readonly string[]): Promise<number> {
   keepHeapWarm()
+  // With --state this recorder is one replica (replay's --record passes no state flags): its exchanges go to Redis with the others' (docs/scale-out.md).
+  const state = args['state-prefix'] !== undefined ? stateFromArgs(args as StateArgs, args.rules === undefined && args.seed === undefined ? 'adopt' : 'publish') : null
+  if (state && args.clock === 'virtual') throw new ConfigError('Failed to start recording: --clock virtual with --state is not supported (replicas share Redis\'s clock).', { code: 'ERR_USAGE' })
   const storm = await stormFromArgs(args)
+  const shared = state ? await (await import('../../engine/state/redis-run-state.js')).connectRedisState(storm, state) : null
   // HTTPS through CONNECT is recorded like plain HTTP (docs/https.md); no host is tunnelled untouched.
   const https = await httpsOptionsFromArgs(args, { recording: true })
-  const recorder = recorderFromArgs(storm, file, args)
-  await recorder.ready().catch(async (error: unknown) => {
+  const recorder = recorderFromArgs(storm, file, args, shared)
+  const giveUp = async (error: unknown) => {
     await recorder.discard()
+    await shared?.close()
     throw error
-  })
+  }
+  await recorder.ready().catch(giveUp)
   const proxy = await startProxy({
     ...listenOptionsFromArgs(args),
     storm,
@@ -42,10 +50,8 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs, c
     warn: printError,
     observer: recorder.observer,
     adminRoutes: [cassetteAdminRoute(recorder)],
-  }).catch(async (error: unknown) => {
-    await recorder.discard()
-    throw error
-  })
+    ...(shared ? { state: shared, stateUnavailable: args['state-unavailable'] ?? 'fail' } : {}),
+  }).catch(giveUp)
   // With a command, its stdout stays its own: the banner goes to stderr.
   const banner = command.length ? printError : printLine
   let code = 0
@@ -58,11 +64,16 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs, c
     await stopped
   }
   await proxy.close()
-  await recorder.close()
-  printError(`cassette written to ${file} (${recorder.size} exchanges)`)
-  if (args.report) {
-    await writeFileAtomic(args.report, JSON.stringify(reportDocument(storm), null, 2) + '\n')
-    printError(`report written to ${args.report}`)
+  try {
+    await recorder.close()
+    printError(cassetteWritten(file, recorder, shared))
+    if (args.report) {
+      const document = shared ? await sharedReportDocument(shared) : reportDocument(storm)
+      await writeFileAtomic(args.report, JSON.stringify(document, null, 2) + '\n')
+      printError(`report written to ${args.report}`)
+    }
+  } finally {
+    await shared?.close()
   }
   return code
 }
@@ -71,9 +82,10 @@ export const recordCommand: CommandModule<object, RecordCommandArgs> = {
   command: 'record <file>',
   describe: 'Record the traffic of a command (after --) or of any client into a cassette',
   builder: (yargs: Argv) =>
-    recordOptions(proxyOptions(yargs.parserConfiguration({ 'populate--': true, 'parse-positional-numbers': false }).positional('file', { type: 'string', demandOption: true, describe: 'Cassette to write (JSON Lines)' })))
+    stateOptions(recordOptions(proxyOptions(yargs.parserConfiguration({ 'populate--': true, 'parse-positional-numbers': false }).positional('file', { type: 'string', demandOption: true, describe: 'Cassette to write (JSON Lines)' })))
       .example('$0 record incident.cassette.jsonl --target https://api.example.com -- node agent.js', 'the agent calls $TOOLSTORM_PROXY_URL; its exit code is kept')
-      .example('$0 record incident.cassette.jsonl -- python agent.py', 'forward mode: HTTP_PROXY is set for the command') as unknown as Argv<RecordCommandArgs>,
+      .example('$0 record incident.cassette.jsonl -- python agent.py', 'forward mode: HTTP_PROXY is set for the command')
+      .example('$0 record run.cassette.jsonl --state redis://redis:6379 --target http://tools:4000 -- node agent.js', 'one replica of several: the cassette holds every replica\'s exchanges of the runs it served')) as unknown as Argv<RecordCommandArgs>,
   async handler(args) {
     process.exitCode = await runRecording(args.file, args, commandAfterDashes(args))
   },

@@ -10,20 +10,28 @@
  * @see ../../../docs/scale-out.md
  */
 import { createHash } from 'node:crypto'
+import tls from 'node:tls'
 import { createClient, ErrorReply } from 'redis'
-import { EffectError, StateUnavailableError, ToolstormError } from '../../errors.js'
+import { ConfigError, EffectError, StateUnavailableError, ToolstormError } from '../../errors.js'
 import { decide } from '../decision.js'
 import { Exchange } from '../exchange.js'
 import { globMatches } from '../glob.js'
 import type { Run } from '../run.js'
 import { ITEMIZED_CALLS_LIMIT, type StormConfig } from '../schema/config.js'
 import type { CallRecord, CoverageCounts, EffectRecord, Report } from '../schema/report.js'
+import type { CassetteExchange, CassetteHeader } from '../schema/cassette.js'
 import type { Rule } from '../schema/rule.js'
 import { checkEffectInput, DEFAULT_RUN, HEADER_CALL, HEADER_KEY, HEADER_RUN, headerValue, MAX_EFFECTS, type BeginRequest, type Storm } from '../storm.js'
-import { BEGIN_SCRIPT, EFFECT_SCRIPT, FINISH_SCRIPT, SELECT_SCRIPT } from './redis-scripts.js'
-import { DEFAULT_STATE_PREFIX, DEFAULT_STATE_TTL_SECONDS, type RedisStateOptions } from './state-options.js'
+import { BEGIN_SCRIPT, CASSETTE_SCRIPT, EFFECT_SCRIPT, FINISH_SCRIPT, SELECT_SCRIPT } from './redis-scripts.js'
+import { DEFAULT_STATE_PREFIX, DEFAULT_STATE_TTL_SECONDS, MAX_SHARED_CASSETTE_BYTES, type RedisStateOptions } from './state-options.js'
 import { SharedRules } from './shared-rules.js'
+import type { FeedChanges, FeedCursor, FeedSnapshot } from './run-feed.js'
 import { parseStateUrl, type StateUrl } from './state-url.js'
+
+const ITEMIZED = String(ITEMIZED_CALLS_LIMIT)
+
+/** Stream entries one feed read returns at most (the rest come with the next read). */
+const FEED_BATCH = 1000
 
 /** A command that waits longer than this counts as the store being unavailable. */
 const COMMAND_TIMEOUT_MS = 2000
@@ -33,7 +41,8 @@ type Client = ReturnType<typeof newClient>
 /** Open the store, failing with `ERR_STATE_UNAVAILABLE` (naming the URL) when Redis cannot be reached. */
 export async function connectRedisState(storm: Storm, options: RedisStateOptions): Promise<RedisRunState> {
   const where = parseStateUrl(options.url)
-  const client = newClient(where)
+  if (options.ca !== undefined && !where.tls) throw new ConfigError(`Failed to connect to the state store ${where.shown}: a CA (--state-ca) is for rediss:// URLs (TLS) only.`, { code: 'ERR_USAGE' })
+  const client = newClient(where, options.ca)
   try {
     await client.connect()
   } catch (error) {
@@ -50,7 +59,7 @@ export async function connectRedisState(storm: Storm, options: RedisStateOptions
   return state
 }
 
-function newClient(where: StateUrl) {
+function newClient(where: StateUrl, ca?: string) {
   let connected = false
   const client = createClient({
     ...where.client,
@@ -59,6 +68,8 @@ function newClient(where: StateUrl) {
     commandOptions: { timeout: COMMAND_TIMEOUT_MS },
     socket: {
       ...(where.client.socket ?? {}),
+      // `ca` replaces the default roots instead of adding to them, so they are listed again.
+      ...(ca !== undefined ? { tls: true as const, ca: [...tls.rootCertificates, ca] } : {}),
       connectTimeout: COMMAND_TIMEOUT_MS,
       // Give up at start (exit 2); once connected, keep reconnecting: traffic resumes when Redis returns.
       reconnectStrategy: (retries: number, cause: Error) => (connected ? Math.min(50 * 2 ** retries, 1000) : cause),
@@ -105,6 +116,8 @@ interface RunKeys {
   readonly exchanges: string
   readonly calls: string
   readonly effects: string
+  readonly cassette: string
+  readonly running: string
 }
 
 type BeginReply = [status: number, start: number, now: number, call?: number, ordinal?: number, key?: string, parent?: number, selected?: string, pending?: number]
@@ -122,6 +135,7 @@ export class RedisRunState {
   readonly #unavailable = new Map<string, number>()
   /** Calls finished in this event loop turn, per run, written out together. */
   readonly #finishing = new Map<string, { keys: RunKeys; run: string; records: CallRecord[]; ids: string[] }>()
+  #cassetteRefused = 0
   /** Round trips to Redis so far (measured by the benchmark and the tests). */
   roundTrips = 0
 
@@ -149,7 +163,7 @@ export class RedisRunState {
   // Key layout (docs/scale-out.md#key-layout) ---------------------------------------------
   #runKeys(run: string): RunKeys {
     const tag = `{${this.#prefix}:${run}}`
-    return { state: `${tag}:s`, keys: `${tag}:k`, exchanges: `${tag}:x`, calls: `${tag}:calls`, effects: `${tag}:effects` }
+    return { state: `${tag}:s`, keys: `${tag}:k`, exchanges: `${tag}:x`, calls: `${tag}:calls`, effects: `${tag}:effects`, cassette: `${tag}:cassette`, running: `${tag}:r` }
   }
 
   get #runsKey(): string {
@@ -194,9 +208,10 @@ export class RedisRunState {
     const id = `${storm.newExchangeId()}.${encodeRun(runId)}`
     const keys = this.#runKeys(runId)
     const matching = config.rules.filter((rule) => globMatches(rule.route, route))
-    const args = [this.#ttlMs, String(config.maxCalls ?? -1), route, headerValue(request.headers, HEADER_KEY) || '', id, headerValue(request.headers, HEADER_CALL) ?? '', String(matching.length)]
+    // The method and redacted URL list the call as running in the merged report until it finished.
+    const args = [this.#ttlMs, String(config.maxCalls ?? -1), route, headerValue(request.headers, HEADER_KEY) || '', id, headerValue(request.headers, HEADER_CALL) ?? '', String(matching.length), method, storm.redactedUrl(request.url.href), ITEMIZED]
     for (const rule of matching) args.push(...ruleArgs(rule, rule.probability >= 1 ? 'a' : rule.probability <= 0 ? 'n' : 'd'))
-    const reply = (await this.#eval(BEGIN_SCRIPT, [keys.state, keys.keys, keys.exchanges], args)) as BeginReply
+    const reply = (await this.#eval(BEGIN_SCRIPT, [keys.state, keys.keys, keys.exchanges, keys.running], args)) as BeginReply
     // Redis is back: add what was served without it to the run's count (not waited for).
     if (this.#unavailable.size > 0) void this.#flushUnavailable(runId, keys.state)
     const [status, startMs, nowMs] = reply
@@ -211,9 +226,9 @@ export class RedisRunState {
     let selected = chosen
     if (pending > 0) {
       // A draw decides from here: the key is known now, so every remaining draw is.
-      const rest = ['' + ordinal, String(pending), String(matching.length)]
+      const rest = ['' + ordinal, String(pending), String(matching.length), String(call)]
       for (const rule of matching) rest.push(...ruleArgs(rule, decide(config.seed, rule.name, route, key, rule.probability) ? 'a' : 'n'))
-      selected = (await this.#eval(SELECT_SCRIPT, [keys.state], rest)) as string
+      selected = (await this.#eval(SELECT_SCRIPT, [keys.state, keys.running], rest)) as string
     }
     const rule = selected ? (matching.find((candidate) => candidate.name === selected) ?? null) : null
     return storm.openExchange(run, { id, view, url: request.url, route, ordinal, key, rule, callId: call, started, parent: parent || null, seed: config.seed, onFinish: (exchange) => this.#finished(keys, exchange) })
@@ -240,7 +255,7 @@ export class RedisRunState {
       records.forEach((record, i) => {
         args.push(record.id <= ITEMIZED_CALLS_LIMIT ? JSON.stringify(record) : '', record.injected && record.fault ? record.fault : '', ids[i] as string, String(record.id))
       })
-      this.#eval(FINISH_SCRIPT, [keys.state, keys.calls, keys.exchanges], args).catch(() => {
+      this.#eval(FINISH_SCRIPT, [keys.state, keys.calls, keys.exchanges, keys.running], args).catch(() => {
         // Redis went away after these exchanges began: they are missing from the shared report, counted.
         for (let i = 0; i < records.length; i++) this.#countUnavailable(run)
       })
@@ -325,15 +340,27 @@ export class RedisRunState {
 
   /** The merged report of a run: every replica's calls and effects, the shared coverage and counters. */
   async report(runId: string = DEFAULT_RUN): Promise<Report> {
+    return (await this.#readRun(runId)).report
+  }
+
+  /** The merged report and where its streams end (the dashboard's feed reads on from there). */
+  async #readRun(runId: string): Promise<{ report: Report; cursor: FeedCursor; exists: boolean }> {
     const keys = this.#runKeys(runId)
-    const [state, callEntries, effectEntries] = await this.#command(() =>
-      Promise.all([this.#client.hGetAll(keys.state), this.#client.xRange(keys.calls, '-', '+'), this.#client.xRange(keys.effects, '-', '+')]),
+    // Running calls first: one that finishes meanwhile is then in both (the finished copy wins), never in neither.
+    const [running, state, callEntries, effectEntries] = await this.#command(() =>
+      Promise.all([this.#client.hVals(keys.running), this.#client.hGetAll(keys.state), this.#client.xRange(keys.calls, '-', '+'), this.#client.xRange(keys.effects, '-', '+')]),
     )
     const counter = (field: string) => Number(state[field] ?? 0)
-    const coverage = new Map<string, CoverageCounts>()
-    for (const rule of this.#storm.rules) coverage.set(rule.name, { eligible: counter(`c:${rule.name}:e`), selected: counter(`c:${rule.name}:s`), triggered: counter(`c:${rule.name}:t`) })
-    const calls = (callEntries ?? []).map((entry) => JSON.parse(entry.message.c as string) as CallRecord).sort((a, b) => a.id - b.id)
+    const coverage = this.#coverageOf(counter)
+    const calls = (callEntries ?? []).map((entry) => JSON.parse(entry.message.c as string) as CallRecord)
+    const finished = new Set(calls.map((call) => call.id))
+    for (const text of running ?? []) {
+      const call = this.#runningCall(text)
+      if (!finished.has(call.id)) calls.push(call)
+    }
+    calls.sort((a, b) => a.id - b.id)
     const effects = (effectEntries ?? []).map((entry) => JSON.parse(entry.message.e as string) as EffectRecord)
+    const cursor = { calls: callEntries?.at(-1)?.id ?? '-', effects: effectEntries?.at(-1)?.id ?? '-', start: state.start ?? null }
     const report = this.#storm.reportOf({
       id: runId,
       coverage,
@@ -343,7 +370,118 @@ export class RedisRunState {
       budgetRejections: counter('budget'),
     } satisfies Pick<Run, 'id' | 'coverage' | 'calls' | 'droppedCalls' | 'effects' | 'budgetRejections'>)
     const missed = counter('unavailable') + (this.#unavailable.get(runId) ?? 0)
-    return missed > 0 ? { ...report, stateUnavailable: missed } : report
+    return { report: missed > 0 ? { ...report, stateUnavailable: missed } : report, cursor, exists: state.start !== undefined }
+  }
+
+  /** A call another replica (or this one) is still serving, as one process lists it. */
+  #runningCall(text: string): CallRecord {
+    const [id, route, ordinal, key, parent, startedMs, method, url, ruleName] = JSON.parse(text) as [number, string, number, string, number, number, string, string, string]
+    const rule = ruleName ? (this.#storm.rules.find((candidate) => candidate.name === ruleName) ?? null) : null
+    return this.#storm.runningRecord(id, route, ordinal, key, parent || null, method, url, startedMs / 1000, rule)
+  }
+
+  #coverageOf(counter: (field: string) => number): Map<string, CoverageCounts> {
+    const coverage = new Map<string, CoverageCounts>()
+    for (const rule of this.#storm.rules) coverage.set(rule.name, { eligible: counter(`c:${rule.name}:e`), selected: counter(`c:${rule.name}:s`), triggered: counter(`c:${rule.name}:t`) })
+    return coverage
+  }
+
+  // The dashboard's feed (docs/dashboard.md: with --state, every replica's exchanges) ----------
+
+  /** Everything the dashboard shows of a run, from every replica, and the cursor to follow it from. */
+  async feedSnapshot(runId: string): Promise<FeedSnapshot> {
+    const [{ report, cursor, exists }, runs] = await Promise.all([this.#readRun(runId), this.runs()])
+    return { exists, report, runs, cursor }
+  }
+
+  /**
+   * What changed in a run since `cursor`, in one round trip: calls finished and effects reported
+   * on any replica, the shared coverage and counters. `reset`: the run was reset (or expired)
+   * since, so the follower needs a fresh snapshot.
+   */
+  async feedChanges(runId: string, cursor: FeedCursor): Promise<FeedChanges> {
+    const keys = this.#runKeys(runId)
+    const after = (id: string) => (id === '-' ? '-' : `(${id}`)
+    const [state, callEntries, effectEntries, runCount] = await this.#command(() =>
+      Promise.all([
+        this.#client.hGetAll(keys.state),
+        this.#client.xRange(keys.calls, after(cursor.calls), '+', { COUNT: FEED_BATCH }),
+        this.#client.xRange(keys.effects, after(cursor.effects), '+', { COUNT: FEED_BATCH }),
+        this.#client.zCard(this.#runsKey),
+      ]),
+    )
+    const counter = (field: string) => Number(state[field] ?? 0)
+    const next = { calls: callEntries?.at(-1)?.id ?? cursor.calls, effects: effectEntries?.at(-1)?.id ?? cursor.effects, start: state.start ?? null }
+    return {
+      reset: next.start !== cursor.start,
+      cursor: next,
+      calls: (callEntries ?? []).map((entry) => JSON.parse(entry.message.c as string) as CallRecord),
+      effects: (effectEntries ?? []).map((entry) => JSON.parse(entry.message.e as string) as EffectRecord),
+      coverage: Object.fromEntries(this.#coverageOf(counter)),
+      stats: { calls: counter('calls'), droppedCalls: Math.max(0, counter('calls') - ITEMIZED_CALLS_LIMIT), budgetRejections: counter('budget') },
+      runCount: Number(runCount),
+      more: (callEntries?.length ?? 0) >= FEED_BATCH || (effectEntries?.length ?? 0) >= FEED_BATCH,
+    }
+  }
+
+  // Recording (docs/scale-out.md#recording-across-replicas) ---------------------------------
+
+  /**
+   * Append a recorded exchange of `run` to the run's cassette stream, with the cassette `header`
+   * the first time this replica records the run. Not waited for by the exchange; a line Redis
+   * could not take is counted in the run's `stateUnavailable`.
+   */
+  async appendCassette(run: string, line: string, header: string | null): Promise<void> {
+    const keys = this.#runKeys(run)
+    try {
+      const stored = await this.#eval(CASSETTE_SCRIPT, [keys.state, keys.cassette], [this.#ttlMs, String(ITEMIZED_CALLS_LIMIT), String(MAX_SHARED_CASSETTE_BYTES), header ?? '', line])
+      if (stored === 0) this.#cassetteRefused++
+    } catch {
+      this.#countUnavailable(run)
+    }
+  }
+
+  /** Lines this replica recorded that the run's bounds refused (they are counted in Redis too). */
+  get cassetteRefused(): number {
+    return this.#cassetteRefused
+  }
+
+  /**
+   * The cassette of `runs` (every run in the store when null) as every replica recorded it: the
+   * exchanges in call order (the order Redis began them), numbered again, each with the effects
+   * any replica received for its call. `header` is null when no replica recorded these runs.
+   */
+  async assembleCassette(runs: readonly string[] | null): Promise<{ header: CassetteHeader | null; exchanges: CassetteExchange[]; dropped: number }> {
+    const ids = runs ?? (await this.runIds())
+    const read = await this.#command(() =>
+      Promise.all(ids.map((id) => {
+        const keys = this.#runKeys(id)
+        return Promise.all([this.#client.hmGet(keys.state, ['start', 'cassette', 'cassetteDropped']), this.#client.xRange(keys.cassette, '-', '+'), this.#client.xRange(keys.effects, '-', '+')])
+      })),
+    )
+    let header: { start: number; header: CassetteHeader } | null = null
+    let dropped = 0
+    const sorted: Array<{ at: number; call: number; exchange: CassetteExchange }> = []
+    for (const [[start, text, refused], lines, effectEntries] of read) {
+      if (typeof text !== 'string') continue
+      const startMs = Number(start ?? 0)
+      if (header === null || startMs < header.start) header = { start: startMs, header: JSON.parse(text) as CassetteHeader }
+      dropped += Number(refused ?? 0)
+      const effects = new Map<number, CassetteExchange['effects']>()
+      for (const entry of effectEntries ?? []) {
+        const { name, key, call, at, identity, redacted } = JSON.parse(entry.message.e as string) as EffectRecord
+        effects.set(call, [...(effects.get(call) ?? []), { name, key, at, identity, redacted }])
+      }
+      for (const entry of lines ?? []) {
+        const exchange = JSON.parse(entry.message.x as string) as CassetteExchange
+        // Effects come from the run's stream: one reported to another replica belongs here too.
+        if (exchange.call !== null) exchange.effects = effects.get(exchange.call) ?? []
+        // Calls share Redis's clock and number: (start, call) is the order Redis began them in.
+        sorted.push({ at: startMs + exchange.started * 1000, call: exchange.call ?? 0, exchange })
+      }
+    }
+    sorted.sort((a, b) => a.at - b.at || a.call - b.call)
+    return { header: header?.header ?? null, exchanges: sorted.map(({ exchange }, i) => ({ ...exchange, seq: i + 1 })), dropped }
   }
 
   /** Forget one run (or every run) in the store and in this replica. */
@@ -351,7 +489,7 @@ export class RedisRunState {
     const ids = run === undefined ? await this.#command(() => this.#client.zRange(this.#runsKey, 0, -1)) : [run]
     for (const id of ids) {
       const keys = this.#runKeys(id)
-      await this.#command(() => this.#client.del([keys.state, keys.keys, keys.exchanges, keys.calls, keys.effects]))
+      await this.#command(() => this.#client.del([keys.state, keys.keys, keys.exchanges, keys.calls, keys.effects, keys.cassette, keys.running]))
       await this.#command(() => this.#client.zRem(this.#runsKey, id))
       this.#unavailable.delete(id)
     }

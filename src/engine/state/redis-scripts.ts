@@ -37,14 +37,17 @@ end
 `
 
 /**
- * BEGIN. KEYS: state hash, explicit-keys set, exchange-id hash.
+ * BEGIN. KEYS: state hash, explicit-keys set, exchange-id hash, running-calls hash.
  * ARGV: ttlMs, maxCalls (-1: none), route, requested key ("": none), exchange id, parent exchange
- * id ("": none), number of rules, then the rules (see SELECT_FROM) from ARGV[8].
+ * id ("": none), number of rules, method, redacted URL, itemized-calls limit, then the rules (see
+ * SELECT_FROM) from ARGV[11]. An itemized call is listed as running until FINISH: the array
+ * [call, route, ordinal, key, parent, started ms, method, url, selected rule] (the merged report
+ * shows it; the rule is filled in by SELECT when a draw decides).
  * Returns {0, startMs, nowMs} for a call refused by the budget, else
  * {1, startMs, nowMs, call, ordinal, key, parentCall (0: none), selected rule ("": none), pending rule (0: none)}.
  */
 export const BEGIN_SCRIPT = `${SELECT_FROM}
-local s, k, x = KEYS[1], KEYS[2], KEYS[3]
+local s, k, x, r = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local ttl = ARGV[1]
 local now = nowMs()
 local start = tonumber(redis.call('HGET', s, 'start'))
@@ -85,7 +88,11 @@ redis.call('HSET', x, ARGV[5], call)
 -- A parent is a call still running (finished ones are stored negated), as in one process.
 local parent = 0
 if ARGV[6] ~= '' then parent = math.max(0, tonumber(redis.call('HGET', x, ARGV[6]) or '0')) end
-local selected, pending = selectFrom(s, 1, tonumber(ARGV[7]), 8, ordinal)
+local selected, pending = selectFrom(s, 1, tonumber(ARGV[7]), 11, ordinal)
+if call <= tonumber(ARGV[10]) then
+  redis.call('HSET', r, call, cjson.encode({call, route, ordinal, key, parent, now - start, ARGV[8], ARGV[9], selected}))
+  redis.call('PEXPIRE', r, ttl)
+end
 redis.call('PEXPIRE', s, ttl)
 redis.call('PEXPIRE', x, ttl)
 return {1, start, now, call, ordinal, key, parent, selected, pending}
@@ -93,26 +100,37 @@ return {1, start, now, call, ordinal, key, parent, selected, pending}
 
 /**
  * SELECT: continue a selection BEGIN stopped at a draw, the draws now decided (modes `a`/`n`).
- * KEYS: state hash. ARGV: ordinal, first rule, number of rules, then the rules from ARGV[4].
- * Returns the selected rule's name ("": none).
+ * KEYS: state hash, running-calls hash. ARGV: ordinal, first rule, number of rules, call, then
+ * the rules from ARGV[5]. Returns the selected rule's name ("": none).
  */
 export const SELECT_SCRIPT = `${SELECT_FROM}
-local selected = selectFrom(KEYS[1], tonumber(ARGV[2]), tonumber(ARGV[3]), 4, tonumber(ARGV[1]))
+local selected = selectFrom(KEYS[1], tonumber(ARGV[2]), tonumber(ARGV[3]), 5, tonumber(ARGV[1]))
+if selected ~= '' then
+  local running = redis.call('HGET', KEYS[2], ARGV[4])
+  if running then
+    local call = cjson.decode(running)
+    call[9] = selected
+    redis.call('HSET', KEYS[2], ARGV[4], cjson.encode(call))
+  end
+end
 return selected
 `
 
 /**
- * FINISH: append finished calls, count their faults as triggered and mark them finished in the
- * exchange-id hash (negated: effects may still name them; a new request may no longer call them
- * its parent). One call per run per event loop turn carries every call that finished in it.
- * KEYS: state hash, calls stream, exchange-id hash. ARGV: ttlMs, stream bound, then per call:
- * record JSON ("": not itemized), triggered rule ("": none), exchange id, call number.
+ * FINISH: append finished calls, count their faults as triggered, take them off the running
+ * calls and mark them finished in the exchange-id hash (negated: effects may still name them; a
+ * new request may no longer call them its parent). One call per run per event loop turn carries
+ * every call that finished in it.
+ * KEYS: state hash, calls stream, exchange-id hash, running-calls hash. ARGV: ttlMs, stream
+ * bound, then per call: record JSON ("": not itemized), triggered rule ("": none), exchange id,
+ * call number.
  */
 export const FINISH_SCRIPT = `
 for i = 3, #ARGV, 4 do
   if ARGV[i] ~= '' then redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'c', ARGV[i]) end
   if ARGV[i + 1] ~= '' then redis.call('HINCRBY', KEYS[1], 'c:' .. ARGV[i + 1] .. ':t', 1) end
   redis.call('HSET', KEYS[3], ARGV[i + 2], '-' .. ARGV[i + 3])
+  redis.call('HDEL', KEYS[4], ARGV[i + 3])
 end
 redis.call('PEXPIRE', KEYS[2], ARGV[1])
 return 1
@@ -143,4 +161,27 @@ local effect = cjson.encode({name = ARGV[3], key = ARGV[4], call = call, at = ma
 redis.call('XADD', KEYS[3], '*', 'e', effect)
 redis.call('PEXPIRE', KEYS[3], ARGV[1])
 return {1, effect}
+`
+
+/**
+ * CASSETTE: append one recorded exchange (a cassette line, redacted and bounded as the
+ * single-process recorder stores it) to the run's cassette stream; refused and counted beyond
+ * the bounds, so a long run never fills Redis. The first line a replica records for a run brings
+ * the cassette header, kept if none is there yet.
+ * KEYS: state hash, cassette stream. ARGV: ttlMs, max lines, max bytes, header ("": sent before), line.
+ * Returns 1 when stored, 0 when refused by a bound.
+ */
+export const CASSETTE_SCRIPT = `
+local s, c = KEYS[1], KEYS[2]
+if ARGV[4] ~= '' then redis.call('HSETNX', s, 'cassette', ARGV[4]) end
+redis.call('PEXPIRE', s, ARGV[1])
+local bytes = string.len(ARGV[5])
+if redis.call('XLEN', c) >= tonumber(ARGV[2]) or tonumber(redis.call('HGET', s, 'cassetteBytes') or '0') + bytes > tonumber(ARGV[3]) then
+  redis.call('HINCRBY', s, 'cassetteDropped', 1)
+  return 0
+end
+redis.call('HINCRBY', s, 'cassetteBytes', bytes)
+redis.call('XADD', c, '*', 'x', ARGV[5])
+redis.call('PEXPIRE', c, ARGV[1])
+return 1
 `

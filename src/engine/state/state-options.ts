@@ -7,9 +7,17 @@ export const DEFAULT_STATE_PREFIX = 'toolstorm'
 /** A run's keys expire this long after its last call (every call renews them). */
 export const DEFAULT_STATE_TTL_SECONDS = 24 * 60 * 60
 
+/** Bytes of cassette lines one run may hold in Redis (each body is bounded by --body-limit too). */
+export const MAX_SHARED_CASSETTE_BYTES = 256 * 1024 * 1024
+
 export interface RedisStateOptions {
   /** `redis://HOST:PORT[/DB]`, `rediss://…` or `unix:///path/to/redis.sock[?db=N]`. */
   url: string
+  /**
+   * `rediss://` only: CA certificates (PEM) to trust for Redis's certificate, besides the system
+   * roots (a Redis with its own CA). `--state-ca FILE`.
+   */
+  ca?: string
   /** Namespace of every key, so several suites can share one Redis. Default `toolstorm`. */
   prefix?: string
   /** Seconds a run's keys live after its last call. Default one day. */

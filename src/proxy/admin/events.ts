@@ -16,6 +16,7 @@ import { AdminApiError } from '../../errors.js'
 import { channels, type EffectEvent, type ExchangeEvent, type RunEvent } from '../../engine/evidence/channels.js'
 import type { CallRecord, CoverageCounts, EffectRecord, Report } from '../../engine/schema/report.js'
 import { DEFAULT_RUN, type Storm } from '../../engine/storm.js'
+import type { FeedCursor, RunFeed } from '../../engine/state/run-feed.js'
 
 /** A run in the run selector. */
 export interface RunSummary {
@@ -58,6 +59,13 @@ export interface StreamBatch {
 export interface EventStreamOptions {
   /** Batching interval in milliseconds. Default 100. */
   readonly flushMs?: number
+  /**
+   * Replicas sharing runs (`--state`): the run as every replica saw it, read from the shared
+   * store every `pollMs` while a stream is open; this replica's own calls still come live.
+   */
+  readonly feed?: RunFeed
+  /** How often the shared store is read while a stream is open, in milliseconds. Default 250. */
+  readonly pollMs?: number
   /** Keep-alive comment interval in milliseconds. Default 15 000. */
   readonly heartbeatMs?: number
   /** Streams open at once. Default 16. */
@@ -97,16 +105,29 @@ class EventStream {
   readonly #tick: NodeJS.Timeout
   #sinceHeartbeat = 0
   readonly #heartbeatTicks: number
+  // With a shared store: where this stream has read the run's streams up to, and the poll.
+  readonly #feed: RunFeed | null
+  #cursor: FeedCursor | null = null
+  #runCount = -1
+  #sharedKey = ''
+  #reading = false
+  #readAgain = false
+  readonly #poll: NodeJS.Timeout | null = null
 
-  constructor(storm: Storm, run: string, res: http.ServerResponse, flushMs: number, heartbeatMs: number) {
+  constructor(storm: Storm, run: string, res: http.ServerResponse, flushMs: number, heartbeatMs: number, feed: RunFeed | null, pollMs: number) {
     this.#storm = storm
     this.run = run
     this.#res = res
     this.#flushMs = flushMs
     this.#heartbeatTicks = Math.max(1, Math.round(heartbeatMs / STATS_TICK_MS))
     this.#config = storm.config
+    this.#feed = feed
     this.#tick = setInterval(() => this.#onTick(), STATS_TICK_MS)
     this.#tick.unref()
+    if (feed) {
+      this.#poll = setInterval(() => this.#schedule(), pollMs)
+      this.#poll.unref()
+    }
     res.on('drain', () => this.#schedule())
     this.#flush()
   }
@@ -133,6 +154,7 @@ class EventStream {
   close(): void {
     if (this.#timer) clearTimeout(this.#timer)
     clearInterval(this.#tick)
+    if (this.#poll) clearInterval(this.#poll)
     if (!this.#res.writableEnded) this.#res.end()
   }
 
@@ -149,7 +171,8 @@ class EventStream {
       if (!this.#res.writableNeedDrain) this.#res.write(': ping\n\n')
     }
     if (this.#storm.config !== this.#config) this.#dirty = true
-    if (this.#dirty || this.#statsKey() !== this.#stats) this.#schedule()
+    // With a shared store the poll reads the counters.
+    if (this.#dirty || (!this.#feed && this.#statsKey() !== this.#stats)) this.#schedule()
   }
 
   #statsKey(): string {
@@ -172,6 +195,7 @@ class EventStream {
   #flush(): void {
     // A slow client: keep collecting (calls are deduplicated by id) and send once it drained.
     if (this.#res.writableNeedDrain || this.#res.writableEnded) return
+    if (this.#feed) return void this.#flushShared(this.#feed)
     this.#stats = this.#statsKey()
     if (this.#dirty || this.#storm.config !== this.#config) {
       this.#dirty = false
@@ -205,6 +229,73 @@ class EventStream {
     this.#effects = []
     this.#runsDirty = false
     this.#send('batch', batch)
+  }
+
+  /**
+   * The run from the shared store: a snapshot, then what every replica added since (this
+   * replica's running calls come from its own events meanwhile). One read at a time; Redis
+   * unreachable: the next poll tries again.
+   */
+  async #flushShared(feed: RunFeed): Promise<void> {
+    if (this.#reading) {
+      this.#readAgain = true
+      return
+    }
+    this.#reading = true
+    let snapshotting = false
+    try {
+      if (this.#dirty || this.#cursor === null || this.#storm.config !== this.#config) {
+        snapshotting = true
+        this.#dirty = false
+        this.#config = this.#storm.config
+        this.#runsDirty = false
+        this.#calls.clear()
+        this.#effects = []
+        const snapshot = await feed.feedSnapshot(this.run)
+        if (this.#res.writableEnded) return
+        this.#cursor = snapshot.cursor
+        this.#runCount = snapshot.runs.length
+        this.#knownRuns = new Set(snapshot.runs.map((run) => run.id))
+        const { redact } = this.#storm.config
+        const report = snapshot.exists ? snapshot.report : { ...snapshot.report, run: this.run }
+        this.#send('snapshot', { run: this.run, exists: snapshot.exists, runs: snapshot.runs, report, redaction: { keys: redact.keys.length, secrets: redact.secrets.length } } satisfies StreamSnapshot)
+        return
+      }
+      const changes = await feed.feedChanges(this.run, this.#cursor)
+      if (this.#res.writableEnded) return
+      if (changes.reset) {
+        this.#dirty = true
+        this.#readAgain = true
+        return
+      }
+      this.#cursor = changes.cursor
+      if (changes.more) this.#readAgain = true
+      // A finished call from the store replaces this replica's earlier copy of it.
+      for (const call of changes.calls) this.#calls.set(call.id, call)
+      const sharedKey = JSON.stringify([changes.coverage, changes.stats])
+      const runsChanged = this.#runsDirty || changes.runCount !== this.#runCount
+      if (!this.#calls.size && !changes.effects.length && !runsChanged && sharedKey === this.#sharedKey) return
+      this.#sharedKey = sharedKey
+      const runs = runsChanged ? await feed.runs() : null
+      if (runs) {
+        this.#runCount = runs.length
+        this.#knownRuns = new Set(runs.map((run) => run.id))
+      }
+      const batch: StreamBatch = { run: this.run, calls: [...this.#calls.values()], effects: [...changes.effects], coverage: changes.coverage, stats: changes.stats, ...(runs ? { runs } : {}) }
+      this.#calls.clear()
+      this.#runsDirty = false
+      this.#send('batch', batch)
+    } catch {
+      // The store is unreachable for now: the next poll reads again from the same cursor (or
+      // takes the snapshot it could not).
+      if (snapshotting) this.#dirty = true
+    } finally {
+      this.#reading = false
+      if (this.#readAgain) {
+        this.#readAgain = false
+        this.#schedule()
+      }
+    }
   }
 
   #send(event: string, data: unknown): void {
@@ -263,7 +354,7 @@ export function createEventStreams(storm: Storm, options: EventStreamOptions = {
       'x-accel-buffering': 'no',
     })
     if (streams.size === 0) subscribe(true)
-    const stream = new EventStream(storm, run, res, flushMs, heartbeatMs)
+    const stream = new EventStream(storm, run, res, flushMs, heartbeatMs, options.feed ?? null, options.pollMs ?? 250)
     streams.add(stream)
     const end = () => {
       if (!streams.delete(stream)) return

@@ -29,23 +29,23 @@ export function upstreamConnectOptions(options: UpstreamTlsOptions): tls.Connect
   return { secureContext: tls.createSecureContext({ ca: [...tls.rootCertificates, ...nodeExtraCaCerts(), ...extra] }) }
 }
 
-/** Read a PEM file of one or more CA certificates, checking each one parses. */
-export function readCaFile(file: string): string {
+/** Read a PEM file of one or more CA certificates, checking each one parses; `flag` names it in errors. */
+export function readCaFile(file: string, flag = '--upstream-ca'): string {
   let text: string
   try {
     text = readFileSync(file, 'utf8')
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     const reason = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a directory' : String(code ?? error)
-    throw new ToolstormError('ERR_FILE_UNREADABLE', `Failed to read --upstream-ca ${file}: ${reason}. Pass a PEM file of CA certificates.`, { cause: error })
+    throw new ToolstormError('ERR_FILE_UNREADABLE', `Failed to read ${flag} ${file}: ${reason}. Pass a PEM file of CA certificates.`, { cause: error })
   }
   const blocks = text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []
-  if (!blocks.length) throw new ConfigError(`Failed to read --upstream-ca ${file}: it holds no PEM certificate. Expected "-----BEGIN CERTIFICATE-----" blocks.`, { code: 'ERR_USAGE' })
+  if (!blocks.length) throw new ConfigError(`Failed to read ${flag} ${file}: it holds no PEM certificate. Expected "-----BEGIN CERTIFICATE-----" blocks.`, { code: 'ERR_USAGE' })
   for (const [index, block] of blocks.entries()) {
     try {
       new X509Certificate(block)
     } catch (error) {
-      throw new ConfigError(`Failed to read --upstream-ca ${file}: certificate ${index + 1} does not parse (${(error as Error).message}). Pass a PEM file of CA certificates.`, { code: 'ERR_USAGE' })
+      throw new ConfigError(`Failed to read ${flag} ${file}: certificate ${index + 1} does not parse (${(error as Error).message}). Pass a PEM file of CA certificates.`, { code: 'ERR_USAGE' })
     }
   }
   return blocks.join('\n') + '\n'

@@ -1,0 +1,142 @@
+/**
+ * Every replica's dashboard shows the whole run live (`--state`): the event stream the dashboard
+ * reads (`GET /events?run=`) lists calls, effects and coverage from the other replicas, read
+ * from a real Redis (Debian's redis-server) while the stream is open.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { StreamBatch, StreamSnapshot } from '../../src/proxy/admin/events.js'
+import type { CallRecord } from '../../src/engine/schema/report.js'
+import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
+import { readEvents, type AdminClient, type StreamEvent } from '../helpers/event-stream.js'
+import { hasRedis, startRedis, type RedisServer } from '../helpers/redis-server.js'
+import { startUpstream, type Upstream } from '../helpers/upstream.js'
+
+const RULES = { rules: [{ name: 'second-item', route: 'GET /items/*', kind: 'unavailable' as const, calls: [2] }] }
+
+let redis: RedisServer | null = null
+let upstream: Upstream | null = null
+const proxies: ProxyServer[] = []
+
+beforeEach(async () => {
+  if (!hasRedis) return
+  redis = await startRedis()
+  upstream = await startUpstream()
+})
+
+afterEach(async () => {
+  for (const proxy of proxies.splice(0)) await proxy.close()
+  await upstream?.close()
+  await redis?.close()
+  upstream = null
+  redis = null
+})
+
+async function replica(): Promise<ProxyServer & AdminClient> {
+  const proxy = await startProxy({ targets: [upstream!.url], config: RULES, state: { url: redis!.url, prefix: 'dash' } })
+  proxies.push(proxy)
+  return Object.assign(proxy, { admin: (path: string, init: RequestInit = {}) => fetch(proxy.adminUrl + path, { ...init, headers: { authorization: `Bearer ${proxy.token}`, ...(init.headers as Record<string, string>) } }) })
+}
+
+/** Every call the stream has shown, latest copy by id. */
+function callsOf(events: StreamEvent[]): CallRecord[] {
+  const calls = new Map<number, CallRecord>()
+  for (const { event, data } of events) {
+    if (event === 'snapshot') {
+      calls.clear()
+      for (const call of (data as StreamSnapshot).report.calls) calls.set(call.id, call)
+    } else for (const call of (data as StreamBatch).calls) calls.set(call.id, call)
+  }
+  return [...calls.values()].sort((a, b) => a.id - b.id)
+}
+
+/** Wait until the merged report holds `count` finished calls (they are written just after the response). */
+async function finished(proxy: AdminClient, run: string, count: number): Promise<void> {
+  await expect.poll(async () => ((await (await proxy.admin(`/report?run=${run}`)).json()) as { calls: CallRecord[] }).calls.filter((call) => call.outcome !== 'running').length, { timeout: 1000, interval: 20 }).toBe(count)
+}
+
+const lastBatch = (events: StreamEvent[]) => events.filter((e) => e.event === 'batch').at(-1)?.data as StreamBatch | undefined
+
+describe.skipIf(!hasRedis)("every replica's dashboard shows the whole run", () => {
+  it('lists a call that went through another replica within a second, with the shared coverage and counters', async () => {
+    const [a, b] = [await replica(), await replica()]
+    const headers = { 'x-toolstorm-run': 'live' }
+    expect((await fetch(`${a.url}/items/x`, { headers })).status).toBe(200)
+    let servedAt = 0
+    let shownAfter = -1
+    const seen = readEvents(a, 'live', (events) => {
+      const done = callsOf(events).filter((call) => call.outcome !== 'running').length >= 3
+      if (done && shownAfter < 0) shownAfter = performance.now() - servedAt
+      return done
+    })
+    // The stream opened (its snapshot is sent at once) before the calls go through B.
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect((await fetch(`${b.url}/items/x`, { headers })).status).toBe(503)
+    expect((await fetch(`${b.url}/items/x`, { headers })).status).toBe(200)
+    servedAt = performance.now()
+    const events = await seen
+    expect(shownAfter).toBeLessThan(1000)
+    expect(events.filter((e) => e.event === 'snapshot')).toHaveLength(1)
+    expect(callsOf(events).map((call) => [call.id, call.route, call.ordinal, call.status, call.fault])).toEqual([
+      [1, 'GET /items/x', 1, 200, null],
+      [2, 'GET /items/x', 2, 503, 'second-item'],
+      [3, 'GET /items/x', 3, 200, null],
+    ])
+    const batch = lastBatch(events)!
+    expect(batch.coverage).toEqual({ 'second-item': { eligible: 1, selected: 1, triggered: 1 } })
+    expect(batch.stats).toEqual({ calls: 3, droppedCalls: 0, budgetRejections: 0 })
+  })
+
+  it('opens with every replica\'s calls of the run, and shows an effect reported to another replica', async () => {
+    const [a, b] = [await replica(), await replica()]
+    await (await fetch(`${b.url}/ship`, { method: 'POST', headers: { 'x-toolstorm-run': 'fx' }, body: '{"order":"o-1"}' })).arrayBuffer()
+    await finished(a, 'fx', 1)
+    const call = upstream!.requests.at(-1)!.headers['x-toolstorm-call']
+    const seen = readEvents(a, 'fx', (events) => events.some((e) => e.event === 'batch' && (e.data as StreamBatch).effects.length > 0))
+    const started = performance.now()
+    expect((await b.admin('/effects', { method: 'POST', body: JSON.stringify({ name: 'shipment', key: 'o-1', call }) })).status).toBe(201)
+    const events = await seen
+    expect(performance.now() - started).toBeLessThan(1000)
+    const snapshot = events[0]!
+    expect(snapshot.event).toBe('snapshot')
+    expect((snapshot.data as StreamSnapshot).exists).toBe(true)
+    expect((snapshot.data as StreamSnapshot).report.calls.map((c) => [c.id, c.route, c.status])).toEqual([[1, 'POST /ship', 201]])
+    expect((snapshot.data as StreamSnapshot).runs).toEqual([{ id: 'fx', calls: 1 }])
+    expect(lastBatch(events)!.effects).toEqual([{ name: 'shipment', key: 'o-1', call: 1, at: expect.any(Number), identity: 1, redacted: false }])
+  })
+
+  it('sends a fresh snapshot when another replica resets the run', async () => {
+    const [a, b] = [await replica(), await replica()]
+    await (await fetch(`${b.url}/items/1`, { headers: { 'x-toolstorm-run': 'gone' } })).arrayBuffer()
+    await finished(a, 'gone', 1)
+    const seen = readEvents(a, 'gone', (events) => events.filter((e) => e.event === 'snapshot').length >= 2)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect((await b.admin('/reset?run=gone', { method: 'POST' })).status).toBe(200)
+    const snapshots = (await seen).filter((e) => e.event === 'snapshot').map((e) => e.data as StreamSnapshot)
+    expect(snapshots[0]!.report.calls).toHaveLength(1)
+    expect(snapshots[1]).toMatchObject({ exists: false, runs: [] })
+    expect(snapshots[1]!.report.calls).toEqual([])
+  })
+
+  it('catches up once Redis is back after an outage', async () => {
+    const [a, b] = [await replica(), await replica()]
+    const headers = { 'x-toolstorm-run': 'outage' }
+    await (await fetch(`${b.url}/items/x`, { headers })).arrayBuffer()
+    await finished(a, 'outage', 1)
+    const seen = readEvents(a, 'outage', (events) => callsOf(events).some((call) => call.url.endsWith('/items/after') && call.outcome !== 'running'), 8000)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    await redis!.kill()
+    // Polls fail meanwhile; the stream stays open.
+    await new Promise((resolve) => setTimeout(resolve, 600))
+    await redis!.restart()
+    let status = 0
+    for (let attempt = 0; attempt < 100 && status !== 200; attempt++) {
+      status = (await fetch(`${b.url}/items/after`, { headers })).status
+      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    expect(status).toBe(200)
+    // Redis restarted empty: the run started again there, and A's dashboard shows it from a fresh snapshot.
+    const events = await seen
+    expect(callsOf(events).map((call) => [call.id, new URL(call.url).pathname, call.outcome])).toEqual([[1, '/items/after', 'response']])
+    expect(events.filter((e) => e.event === 'snapshot').length).toBeGreaterThanOrEqual(2)
+  })
+})
