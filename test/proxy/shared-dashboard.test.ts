@@ -3,36 +3,21 @@
  * reads (`GET /events?run=`) lists calls, effects and coverage from the other replicas, read
  * from a real Redis (Debian's redis-server) while the stream is open.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { StreamBatch, StreamSnapshot } from '../../src/proxy/admin/events.js'
 import type { CallRecord } from '../../src/engine/schema/report.js'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
 import { readEvents, type AdminClient, type StreamEvent } from '../helpers/event-stream.js'
-import { hasRedis, startRedis, type RedisServer } from '../helpers/redis-server.js'
-import { startUpstream, type Upstream } from '../helpers/upstream.js'
+import { hasRedis } from '../helpers/redis-server.js'
+import { useReplicaSetting } from '../helpers/replicas.js'
 
 const RULES = { rules: [{ name: 'second-item', route: 'GET /items/*', kind: 'unavailable' as const, calls: [2] }] }
 
-let redis: RedisServer | null = null
-let upstream: Upstream | null = null
-const proxies: ProxyServer[] = []
-
-beforeEach(async () => {
-  if (!hasRedis) return
-  redis = await startRedis()
-  upstream = await startUpstream()
-})
-
-afterEach(async () => {
-  for (const proxy of proxies.splice(0)) await proxy.close()
-  await upstream?.close()
-  await redis?.close()
-  upstream = null
-  redis = null
-})
+const setting = useReplicaSetting()
+const proxies = setting.proxies
 
 async function replica(): Promise<ProxyServer & AdminClient> {
-  const proxy = await startProxy({ targets: [upstream!.url], config: RULES, state: { url: redis!.url, prefix: 'dash' } })
+  const proxy = await startProxy({ targets: [setting.upstream!.url], config: RULES, state: { url: setting.redis!.url, prefix: 'dash' } })
   proxies.push(proxy)
   return Object.assign(proxy, { admin: (path: string, init: RequestInit = {}) => fetch(proxy.adminUrl + path, { ...init, headers: { authorization: `Bearer ${proxy.token}`, ...(init.headers as Record<string, string>) } }) })
 }
@@ -90,7 +75,7 @@ describe.skipIf(!hasRedis)("every replica's dashboard shows the whole run", () =
     const [a, b] = [await replica(), await replica()]
     await (await fetch(`${b.url}/ship`, { method: 'POST', headers: { 'x-toolstorm-run': 'fx' }, body: '{"order":"o-1"}' })).arrayBuffer()
     await finished(a, 'fx', 1)
-    const call = upstream!.requests.at(-1)!.headers['x-toolstorm-call']
+    const call = setting.upstream!.requests.at(-1)!.headers['x-toolstorm-call']
     const seen = readEvents(a, 'fx', (events) => events.some((e) => e.event === 'batch' && (e.data as StreamBatch).effects.length > 0))
     const started = performance.now()
     expect((await b.admin('/effects', { method: 'POST', body: JSON.stringify({ name: 'shipment', key: 'o-1', call }) })).status).toBe(201)
@@ -124,10 +109,10 @@ describe.skipIf(!hasRedis)("every replica's dashboard shows the whole run", () =
     await finished(a, 'outage', 1)
     const seen = readEvents(a, 'outage', (events) => callsOf(events).some((call) => call.url.endsWith('/items/after') && call.outcome !== 'running'), 8000)
     await new Promise((resolve) => setTimeout(resolve, 100))
-    await redis!.kill()
+    await setting.redis!.kill()
     // Polls fail meanwhile; the stream stays open.
     await new Promise((resolve) => setTimeout(resolve, 600))
-    await redis!.restart()
+    await setting.redis!.restart()
     let status = 0
     for (let attempt = 0; attempt < 100 && status !== 200; attempt++) {
       status = (await fetch(`${b.url}/items/after`, { headers })).status

@@ -8,15 +8,16 @@ import os from 'node:os'
 import path from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { createClient } from 'redis'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/engine/storm.js'
 import { decide } from '../../src/engine/decision.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import type { CallRecord, Report } from '../../src/engine/schema/report.js'
 import { ToolstormEffects } from '../../src/effects/toolstorm-effects.js'
 import { startProxy, type ProxyOptions, type ProxyServer } from '../../src/proxy/proxy-server.js'
-import { hasRedis, startRedis, type RedisServer } from '../helpers/redis-server.js'
-import { startUpstream, type Upstream } from '../helpers/upstream.js'
+import { hasRedis, startRedis } from '../helpers/redis-server.js'
+import { startUpstream } from '../helpers/upstream.js'
+import { useReplicaSetting } from '../helpers/replicas.js'
 
 const RULES: StormConfigInput = {
   seed: 7,
@@ -40,26 +41,11 @@ function sequence(): Array<{ method: string; path: string; headers?: Record<stri
 
 const sameDecision = (call: CallRecord) => ({ id: call.id, route: call.route, ordinal: call.ordinal, key: call.key, fault: call.fault, injected: call.injected, status: call.status, executed: call.executed })
 
-let redis: RedisServer | null = null
-let upstream: Upstream | null = null
-const proxies: ProxyServer[] = []
-
-beforeEach(async () => {
-  if (!hasRedis) return
-  redis = await startRedis()
-  upstream = await startUpstream()
-})
-
-afterEach(async () => {
-  for (const proxy of proxies.splice(0)) await proxy.close()
-  await upstream?.close()
-  await redis?.close()
-  upstream = null
-  redis = null
-})
+const setting = useReplicaSetting()
+const proxies = setting.proxies
 
 async function replica(extra: Partial<ProxyOptions> = {}, config: StormConfigInput = RULES): Promise<ProxyServer> {
-  const proxy = await startProxy({ targets: [upstream!.url], config, state: { url: redis!.url, prefix: 'test' }, ...extra })
+  const proxy = await startProxy({ targets: [setting.upstream!.url], config, state: { url: setting.redis!.url, prefix: 'test' }, ...extra })
   proxies.push(proxy)
   return proxy
 }
@@ -92,7 +78,7 @@ async function settledReport(proxy: ProxyServer, run: string, calls: number): Pr
 
 describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
   it('makes the same decisions over 3 replicas as one proxy in memory', async () => {
-    const single = await startProxy({ targets: [upstream!.url], config: RULES })
+    const single = await startProxy({ targets: [setting.upstream!.url], config: RULES })
     proxies.push(single)
     const replicas = [await replica(), await replica(), await replica()]
 
@@ -121,7 +107,7 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
     const effects = new ToolstormEffects({ sidecarUrl: c!.adminUrl })
     const tool = await startUpstream({ onCommit: async (name, key, request) => void (await effects.report(request, name, key)) })
     try {
-      const viaA = await startProxy({ targets: [tool.url], config: { rules: [] }, state: { url: redis!.url, prefix: 'test' } })
+      const viaA = await startProxy({ targets: [tool.url], config: { rules: [] }, state: { url: setting.redis!.url, prefix: 'test' } })
       proxies.push(viaA)
       const response = await fetch(`${viaA.url}/ship`, { method: 'POST', headers: { 'x-toolstorm-run': 'fx', 'content-type': 'application/json' }, body: JSON.stringify({ order: 'o-9' }) })
       expect(response.status).toBe(201)
@@ -161,8 +147,8 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
     await new Promise<void>((resolve) => tool.listen(0, '127.0.0.1', resolve))
     try {
       const target = `http://127.0.0.1:${(tool.address() as AddressInfo).port}`
-      const a = await startProxy({ targets: [target], config: { rules: [] }, state: { url: redis!.url, prefix: 'test' } })
-      const b = await startProxy({ targets: [target], config: { rules: [] }, state: { url: redis!.url, prefix: 'test' } })
+      const a = await startProxy({ targets: [target], config: { rules: [] }, state: { url: setting.redis!.url, prefix: 'test' } })
+      const b = await startProxy({ targets: [target], config: { rules: [] }, state: { url: setting.redis!.url, prefix: 'test' } })
       proxies.push(a, b)
       inner = b.url
       expect((await fetch(`${a.url}/outer`, { headers: { 'x-toolstorm-run': 'tree' } })).status).toBe(200)
@@ -184,7 +170,7 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
     // A draw decides: the running call's rule is filled in by the second script (SELECT).
     const config: StormConfigInput = { seed: 5, rules: [{ name: 'slow-down', route: 'GET /slow', kind: 'latency', delay: 0.01, probability: 0.5 }] }
     const key = ['order-1', 'order-2', 'order-3', 'order-4', 'order-5', 'order-6', 'order-7'].find((candidate) => decide(5, 'slow-down', 'GET /slow', candidate, 0.5))!
-    const single = await startProxy({ targets: [upstream!.url], config })
+    const single = await startProxy({ targets: [setting.upstream!.url], config })
     proxies.push(single)
     const [a, b] = [await replica({}, config), await replica({}, config)]
     const running = (report: Report) => report.calls.map((call) => ({ id: call.id, route: call.route, ordinal: call.ordinal, key: call.key, method: call.method, path: new URL(call.url).pathname + new URL(call.url).search, outcome: call.outcome, status: call.status, fault: call.fault, kind: call.kind, parent: call.parent }))
@@ -193,7 +179,7 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
     const alone = fetch(`${single.url}/slow?ms=600`, { headers }).then((response) => response.arrayBuffer())
     await (await fetch(`${b.url}/items/first`, { headers: { 'x-toolstorm-run': 'busy' } })).arrayBuffer()
     const shared = fetch(`${a.url}/slow?ms=600`, { headers }).then((response) => response.arrayBuffer())
-    await expect.poll(() => upstream!.hits('/slow'), { timeout: 1000, interval: 5 }).toBe(2)
+    await expect.poll(() => setting.upstream!.hits('/slow'), { timeout: 1000, interval: 5 }).toBe(2)
     const expected = (await (await admin(single, '/report?run=busy')).json()) as Report
     expect(expected.calls.map((call) => call.outcome)).toEqual(['response', 'running'])
     // B never served the slow call: A is serving it.
@@ -213,7 +199,7 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-redis-'))
     const local = await startRedis({ unixSocket: path.join(dir, 'redis.sock') })
     try {
-      const options = { targets: [upstream!.url], config: { rules: [{ name: 'second', route: 'GET /items/*', kind: 'unavailable' as const, calls: [2] }] }, state: { url: local.url } }
+      const options = { targets: [setting.upstream!.url], config: { rules: [{ name: 'second', route: 'GET /items/*', kind: 'unavailable' as const, calls: [2] }] }, state: { url: local.url } }
       const a = await startProxy(options)
       const b = await startProxy(options)
       proxies.push(a, b)
@@ -226,7 +212,7 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
   })
 
   it('lets a run expire --state-ttl seconds after its last call', async () => {
-    const proxy = await replica({ state: { url: redis!.url, prefix: 'ttl', ttlSeconds: 1 } }, { rules: [] })
+    const proxy = await replica({ state: { url: setting.redis!.url, prefix: 'ttl', ttlSeconds: 1 } }, { rules: [] })
     await (await fetch(`${proxy.url}/items/x`, { headers: { 'x-toolstorm-run': 'brief' } })).arrayBuffer()
     await settledReport(proxy, 'brief', 1)
     expect(((await (await admin(proxy, '/runs')).json()) as { runs: unknown[] }).runs).toEqual([{ id: 'brief', calls: 1 }])
@@ -243,7 +229,7 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
     expect((await admin(a!, '/reset?run=gone', { method: 'POST' })).status).toBe(200)
     const missing = await admin(b!, '/report?run=gone')
     expect(missing.status).toBe(404)
-    expect(((await missing.json()) as { error: { message: string } }).error.message).toBe(`Failed to read the report: no run "gone" in ${redis!.url} (runs: none).`)
+    expect(((await missing.json()) as { error: { message: string } }).error.message).toBe(`Failed to read the report: no run "gone" in ${setting.redis!.url} (runs: none).`)
     // The run starts again at ordinal 1 on any replica.
     await (await fetch(`${b!.url}/items/x`, { headers: { 'x-toolstorm-run': 'gone' } })).arrayBuffer()
     expect((await settledReport(a!, 'gone', 1)).calls.map((call) => [call.id, call.ordinal])).toEqual([[1, 1]])
@@ -287,7 +273,7 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
   it('picks up rules whose pub/sub message it missed, from the version key, within a second', async () => {
     const proxy = await replica({}, { rules: [] })
     // A new version written without the nudge, as when a replica was disconnected when it was sent.
-    const writer = createClient({ url: redis!.url })
+    const writer = createClient({ url: setting.redis!.url })
     await writer.connect()
     try {
       await writer.multi().hIncrBy('test:rules', 'version', 1).hSet('test:rules', 'config', JSON.stringify(parseConfig({ rules: [{ name: 'quiet', route: 'GET /items/*', kind: 'unavailable' }] }))).exec()
@@ -299,9 +285,9 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
   })
 
   it('refuses to start when Redis is unreachable, naming the URL without its password', async () => {
-    const port = redis!.port
-    await redis!.kill()
-    const error = await startProxy({ targets: [upstream!.url], state: { url: `redis://:hunter2@127.0.0.1:${port}/3` } }).catch((e: unknown) => e)
+    const port = setting.redis!.port
+    await setting.redis!.kill()
+    const error = await startProxy({ targets: [setting.upstream!.url], state: { url: `redis://:hunter2@127.0.0.1:${port}/3` } }).catch((e: unknown) => e)
     expect(error).toMatchObject({ code: 'ERR_STATE_UNAVAILABLE', exitCode: 2 })
     expect((error as Error).message).toBe(`Failed to reach the state store redis://***@127.0.0.1:${port}/3 at start: ECONNREFUSED. Start Redis there, or fix --state.`)
   })
@@ -309,14 +295,14 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
   it('answers 503 ERR_STATE_UNAVAILABLE while Redis is down, counts it, and resumes when Redis returns', async () => {
     const proxy = await replica({}, { rules: [] })
     expect((await fetch(`${proxy.url}/items/a`, { headers: { 'x-toolstorm-run': 'down' } })).status).toBe(200)
-    await redis!.kill()
+    await setting.redis!.kill()
     const refused = await fetch(`${proxy.url}/items/b`, { headers: { 'x-toolstorm-run': 'down' } })
     expect(refused.status).toBe(503)
     const body = (await refused.json()) as { error: { code: string; message: string } }
     expect(body.error.code).toBe('ERR_STATE_UNAVAILABLE')
-    expect(body.error.message).toContain(`the state store ${redis!.url}`)
-    expect(upstream!.hits('/items/b')).toBe(0)
-    await redis!.restart()
+    expect(body.error.message).toContain(`the state store ${setting.redis!.url}`)
+    expect(setting.upstream!.hits('/items/b')).toBe(0)
+    await setting.redis!.restart()
     let status = 0
     for (let attempt = 0; attempt < 100 && status !== 200; attempt++) {
       status = (await fetch(`${proxy.url}/items/c`, { headers: { 'x-toolstorm-run': 'down' } })).status
@@ -331,9 +317,9 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
   it('passes requests through untouched while Redis is down with --state-unavailable=pass', async () => {
     const proxy = await replica({ stateUnavailable: 'pass' }, { rules: [{ name: 'down', route: 'GET /items/*', kind: 'unavailable' }] })
     expect((await fetch(`${proxy.url}/items/a`)).status).toBe(503)
-    await redis!.kill()
+    await setting.redis!.kill()
     const passed = await fetch(`${proxy.url}/items/b`)
     expect(passed.status).toBe(200)
-    expect(upstream!.hits('/items/b')).toBe(1)
+    expect(setting.upstream!.hits('/items/b')).toBe(1)
   })
 })
