@@ -25,6 +25,9 @@ import type { Cassette } from './cassette.js'
 import type { SessionStep } from './merge-session.js'
 import { replayedResponse } from './replay-response.js'
 import { rpcIdRewrite } from './rpc-ids.js'
+import { answerIdOf, isLegacySessionStream, LegacyAnswerGates } from './legacy-answers.js'
+import { storedBodyBytes } from './store-body.js'
+import { parseMcpRequest, type JsonRpcId } from '../engine/mcp/mcp-request.js'
 import { ReplaySession, type ReplayOptions, type ReplayTicket } from './replay-session.js'
 import { pacer, replayEnding, replayPlan, type ReplayEnding, type ReplayPlan } from './replay-stream.js'
 
@@ -109,6 +112,20 @@ async function* paced(plan: ReplayPlan, signal: AbortSignal): AsyncGenerator<Uin
   if (signal.aborted) throw signal.reason
 }
 
+/** A legacy session's GET stream: its other events at once, then each answer once its POST is replayed, until the client leaves. */
+async function* legacySessionStream(pieces: ReplayPlan['pieces'], gates: LegacyAnswerGates, signal: AbortSignal): AsyncGenerator<Uint8Array> {
+  const answers: Array<{ id: JsonRpcId; bytes: Uint8Array }> = []
+  const others: Uint8Array[] = []
+  for (const piece of pieces) {
+    const id = answerIdOf(piece.bytes)
+    if (id === null) others.push(piece.bytes)
+    else answers.push({ id, bytes: piece.bytes })
+  }
+  const stream = gates.open(answers)
+  for (const bytes of others) yield bytes
+  yield* stream.play(signal)
+}
+
 /** Relays the pieces unchanged, then ends the body as it ended when recorded. */
 function recordedEnding(ending: ReplayEnding): StreamTransform {
   return {
@@ -121,7 +138,7 @@ function recordedEnding(ending: ReplayEnding): StreamTransform {
 }
 
 /** What answers a request the cassette serves: its recorded response, or the action that stands for how it ended. */
-async function served(exchange: CassetteExchange, request: SourceRequest, session: ReplaySession, closed: AbortSignal): Promise<UpstreamResponse | SourceAction> {
+async function served(exchange: CassetteExchange, request: SourceRequest, session: ReplaySession, closed: AbortSignal, gates: LegacyAnswerGates): Promise<UpstreamResponse | SourceAction> {
   const response = exchange.response
   const method = request.method
   if (exchange.outcome === 'reset') return RESET
@@ -149,7 +166,10 @@ async function served(exchange: CassetteExchange, request: SourceRequest, sessio
   const replayed = replayedResponse(response, { complete: false, method })
   const plan = replayPlan(exchange, response, method === 'HEAD' ? NO_BYTES : replayed.body, session.speed)
   const pieces = rewrite ? plan.pieces.map((piece) => ({ at: piece.at, bytes: rewrite(piece.bytes) })) : plan.pieces
-  return { status: replayed.status, headers: replayed.headers, body: paced({ ...plan, pieces }, AbortSignal.any([request.signal, closed])), playback: recordedEnding(plan.ending) }
+  const signal = AbortSignal.any([request.signal, closed])
+  // A legacy MCP session's stream: its answers wait for the POSTs that asked (legacy-answers.ts).
+  if (method === 'GET' && isLegacySessionStream(replayed.body)) return { status: replayed.status, headers: replayed.headers, body: legacySessionStream(pieces, gates, signal) }
+  return { status: replayed.status, headers: replayed.headers, body: paced({ ...plan, pieces }, signal), playback: recordedEnding(plan.ending) }
 }
 
 class CassetteExchangeHalf implements UpstreamExchange {
@@ -179,7 +199,13 @@ class CassetteExchangeHalf implements UpstreamExchange {
     const decision = await session.decide(this.#ticket, { method: request.method, url: request.rawUrl, headers: request.headers, body: capture })
     if (decision.type === 'serve') {
       if (source.mode === 'update') source.steps.push({ type: 'replayed', position: decision.position })
-      return served(decision.exchange, request, session, source.closed)
+      const mcp = request.exchange.request.mcp
+      if (mcp?.legacySse && mcp.id !== null) {
+        // Its answer, recorded on the session's GET stream, may play now, with this request's id.
+        const recorded = decision.exchange.request.body && parseMcpRequest(storedBodyBytes(decision.exchange.request.body))?.id
+        if (recorded !== null && recorded !== undefined) source.answers.release(recorded, mcp.id)
+      }
+      return served(decision.exchange, request, session, source.closed, source.answers)
     }
     if (decision.type === 'refuse') return problem(409, 'cassette_mismatch', decision.error.code, decision.error.message)
     if (tooLarge) return problem(413, 'replay_error', 'ERR_INPUT_TOO_LARGE', `Failed to forward "${request.method} ${session.redactor.url(request.rawUrl)}": its body exceeds ${MAX_FORWARDED_BODY} bytes.`)
@@ -208,6 +234,8 @@ class CassetteSource implements ReplaySource {
   readonly session: ReplaySession
   readonly steps: SessionStep[] = []
   readonly connectPorts: readonly number[]
+  /** Legacy MCP sessions' answers, released as their POSTs are replayed. */
+  readonly answers = new LegacyAnswerGates()
   readonly #closed = new AbortController()
 
   constructor(cassette: Cassette, options: ReplaySourceOptions) {

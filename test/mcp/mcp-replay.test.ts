@@ -5,12 +5,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Cassette } from '../../src/cassette/cassette.js'
-import { createCassetteRecorder } from '../../src/cassette/cassette-recorder.js'
 import { startReplayServer, type ReplayServer } from '../../src/cassette/replay-server.js'
 import { storedBodyBytes } from '../../src/cassette/store-body.js'
-import { createStorm } from '../../src/engine/storm.js'
-import { startProxy } from '../../src/proxy/proxy-server.js'
-import { connectMcpClient, startMcpServer } from '../helpers/mcp-server.js'
+import { recordMcpSession } from '../helpers/mcp-recording.js'
+import { connectMcpClient } from '../helpers/mcp-server.js'
 
 let replay: ReplayServer | null = null
 afterEach(async () => {
@@ -19,24 +17,7 @@ afterEach(async () => {
 })
 
 /** A session through a recording proxy: connect, list the tools twice, create a shipment. */
-async function recordSession(json: boolean): Promise<{ cassette: Cassette; tools: string[]; created: unknown }> {
-  const server = await startMcpServer({ stateful: false, json })
-  const storm = createStorm({})
-  const recorder = createCassetteRecorder(storm, { urlForm: 'origin' })
-  const proxy = await startProxy({ targets: [server.origin], storm, observer: recorder.observer })
-  try {
-    const { client } = await connectMcpClient(`${proxy.url}/mcp`)
-    await client.listTools()
-    const tools = (await client.listTools()).tools.map((tool) => tool.name)
-    const created = await client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-1' } })
-    await client.close()
-    expect(server.commits).toEqual(['o-1'])
-    return { cassette: await proxy.close().then(() => recorder.close()).then(() => recorder.cassette()), tools, created }
-  } finally {
-    await proxy.close()
-    await server.close()
-  }
-}
+const recordSession = (json: boolean) => recordMcpSession({ stateful: false, json }, (url) => connectMcpClient(url))
 
 /** The recorded request body of the first exchange whose JSON-RPC method is `method`. */
 function recordedRequest(cassette: Cassette, method: string): Record<string, unknown> {
