@@ -89,6 +89,9 @@ async function runComparison(page: Page, settings: Settings): Promise<void> {
   await page.fill('input[name="seed"]', String(settings.seed))
   await page.fill('input[name="budget"]', String(settings.budget))
   await page.click('button:has-text("Run comparison")')
+  // The table shows the new settings' results once the "Settings changed" note is gone: the
+  // completion notice alone may still be the previous run's.
+  await page.locator('p.notice:has-text("Settings changed")').waitFor({ state: 'hidden' })
   await page.getByText('Comparison complete. All three policies ran in your browser.').waitFor()
 }
 
@@ -106,9 +109,10 @@ describe.skipIf(!hasChromium)('the browser lab', () => {
     await page.locator('table.comparison tbody tr').first().waitFor()
     for (const settings of SETTINGS) {
       await runComparison(page, settings)
-      const [browser, cli] = await Promise.all([tableRows(page), cliRows(settings)])
-      expect(browser).toEqual(cli)
-      expect(browser).toHaveLength(3)
+      const cli = await cliRows(settings)
+      expect(cli).toHaveLength(3)
+      // Polled: the table re-renders after the run's notice may already show.
+      await expect.poll(() => tableRows(page), { timeout: 10_000 }).toEqual(cli)
     }
     expect(errors).toEqual([])
     await page.close()
