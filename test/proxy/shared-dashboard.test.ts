@@ -71,6 +71,30 @@ describe.skipIf(!hasRedis)("every replica's dashboard shows the whole run", () =
     expect(batch.stats).toEqual({ calls: 3, droppedCalls: 0, budgetRejections: 0 })
   })
 
+  it('lists a call still running on another replica as it runs, then its finished copy', async () => {
+    const [a, b] = [await replica(), await replica()]
+    const headers = { 'x-toolstorm-run': 'slow' }
+    expect((await fetch(`${a.url}/items/x`, { headers })).status).toBe(200)
+    let answered = false
+    let runningShown: boolean | null = null
+    const seen = readEvents(a, 'slow', (events) => {
+      const slow = callsOf(events).find((call) => call.route === 'GET /slow')
+      if (slow?.outcome === 'running' && runningShown === null) runningShown = !answered
+      return slow !== undefined && slow.outcome !== 'running'
+    })
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const response = await fetch(`${b.url}/slow?ms=1500`, { headers })
+    answered = true
+    expect(response.status).toBe(200)
+    const events = await seen
+    // Shown while B was still waiting on the upstream, and replaced by the finished call.
+    expect(runningShown).toBe(true)
+    expect(callsOf(events).map((call) => [call.id, call.route, call.outcome, call.status])).toEqual([
+      [1, 'GET /items/x', 'response', 200],
+      [2, 'GET /slow', 'response', 200],
+    ])
+  })
+
   it('opens with every replica\'s calls of the run, and shows an effect reported to another replica', async () => {
     const [a, b] = [await replica(), await replica()]
     await (await fetch(`${b.url}/ship`, { method: 'POST', headers: { 'x-toolstorm-run': 'fx' }, body: '{"order":"o-1"}' })).arrayBuffer()

@@ -402,12 +402,13 @@ export class RedisRunState {
   async feedChanges(runId: string, cursor: FeedCursor): Promise<FeedChanges> {
     const keys = this.#runKeys(runId)
     const after = (id: string) => (id === '-' ? '-' : `(${id}`)
-    const [state, callEntries, effectEntries, runCount] = await this.#command(() =>
+    const [state, callEntries, effectEntries, runCount, running] = await this.#command(() =>
       Promise.all([
         this.#client.hGetAll(keys.state),
         this.#client.xRange(keys.calls, after(cursor.calls), '+', { COUNT: FEED_BATCH }),
         this.#client.xRange(keys.effects, after(cursor.effects), '+', { COUNT: FEED_BATCH }),
         this.#client.zCard(this.#runsKey),
+        this.#client.hVals(keys.running),
       ]),
     )
     const counter = (field: string) => Number(state[field] ?? 0)
@@ -416,6 +417,7 @@ export class RedisRunState {
       reset: next.start !== cursor.start,
       cursor: next,
       calls: (callEntries ?? []).map((entry) => JSON.parse(entry.message.c as string) as CallRecord),
+      running: (running ?? []).map((text) => this.#runningCall(text)),
       effects: (effectEntries ?? []).map((entry) => JSON.parse(entry.message.e as string) as EffectRecord),
       coverage: Object.fromEntries(this.#coverageOf(counter)),
       stats: { calls: counter('calls'), droppedCalls: Math.max(0, counter('calls') - ITEMIZED_CALLS_LIMIT), budgetRejections: counter('budget') },

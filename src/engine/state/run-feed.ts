@@ -30,6 +30,8 @@ export interface FeedChanges {
   readonly cursor: FeedCursor
   /** Calls finished on any replica since the cursor. */
   readonly calls: readonly CallRecord[]
+  /** Calls running on any replica now (as the merged report lists them: `outcome: 'running'`). */
+  readonly running: readonly CallRecord[]
   /** Effects reported to any replica since the cursor. */
   readonly effects: readonly EffectRecord[]
   readonly coverage: Readonly<Record<string, CoverageCounts>>

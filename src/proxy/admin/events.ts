@@ -108,6 +108,8 @@ class EventStream {
   // With a shared store: where this stream has read the run's streams up to, and the poll.
   readonly #feed: RunFeed | null
   #cursor: FeedCursor | null = null
+  /** Calls of the run this stream has shown (shared store only): a running copy is sent once. */
+  readonly #listed = new Set<number>()
   #runCount = -1
   #sharedKey = ''
   #reading = false
@@ -135,6 +137,7 @@ class EventStream {
   onCall(run: string, call: CallRecord): void {
     if (run === this.run) {
       if (!this.#dirty) this.#calls.set(call.id, call)
+      if (this.#feed) this.#listed.add(call.id)
     } else if (!this.#knownRuns.has(run)) this.#runsDirty = true
     this.#schedule()
   }
@@ -254,6 +257,8 @@ class EventStream {
         const snapshot = await feed.feedSnapshot(this.run)
         if (this.#res.writableEnded) return
         this.#cursor = snapshot.cursor
+        this.#listed.clear()
+        for (const call of snapshot.report.calls) this.#listed.add(call.id)
         this.#runCount = snapshot.runs.length
         this.#knownRuns = new Set(snapshot.runs.map((run) => run.id))
         const { redact } = this.#storm.config
@@ -270,8 +275,17 @@ class EventStream {
       }
       this.#cursor = changes.cursor
       if (changes.more) this.#readAgain = true
-      // A finished call from the store replaces this replica's earlier copy of it.
-      for (const call of changes.calls) this.#calls.set(call.id, call)
+      // A call running on another replica is listed once, as it started (this replica's own
+      // calls were sent live, richer); a finished call from the store replaces any copy of it.
+      for (const call of changes.running) {
+        if (this.#listed.has(call.id)) continue
+        this.#listed.add(call.id)
+        this.#calls.set(call.id, call)
+      }
+      for (const call of changes.calls) {
+        this.#listed.add(call.id)
+        this.#calls.set(call.id, call)
+      }
       const sharedKey = JSON.stringify([changes.coverage, changes.stats])
       const runsChanged = this.#runsDirty || changes.runCount !== this.#runCount
       if (!this.#calls.size && !changes.effects.length && !runsChanged && sharedKey === this.#sharedKey) return
