@@ -8,10 +8,9 @@
  * Answers are matched by their recorded id: with several legacy sessions replayed at once, a
  * POST's answer plays in the first open stream that holds an answer to its recorded id.
  */
-import { editJsonRpcAnswer, isAnswerTo, jsonRpcMessages } from '../engine/mcp/json-rpc-body.js'
+import { withAnswerId } from '../engine/mcp/json-rpc-body.js'
+import { blockData, responseId } from '../engine/mcp/legacy-sse-stream.js'
 import type { JsonRpcId } from '../engine/mcp/mcp-request.js'
-
-const keyOf = (id: JsonRpcId) => (typeof id === 'number' ? `n${id}` : `s${id}`)
 
 /** The legacy session streams being replayed; a replayed POST releases its answer in one of them. */
 export class LegacyAnswerGates {
@@ -31,25 +30,25 @@ export class LegacyAnswerGates {
 }
 
 export class LegacyStreamAnswers {
-  readonly #held = new Map<string, Array<{ id: JsonRpcId; bytes: Uint8Array }>>()
+  readonly #held = new Map<JsonRpcId, Array<{ id: JsonRpcId; bytes: Uint8Array }>>()
   readonly #ready: Uint8Array[] = []
   readonly #close: () => void
   #wake: (() => void) | null = null
 
   constructor(answers: ReadonlyArray<{ id: JsonRpcId; bytes: Uint8Array }>, close: () => void) {
     for (const answer of answers) {
-      const queue = this.#held.get(keyOf(answer.id)) ?? []
+      const queue = this.#held.get(answer.id) ?? []
       queue.push(answer)
-      this.#held.set(keyOf(answer.id), queue)
+      this.#held.set(answer.id, queue)
     }
     this.#close = close
   }
 
   /** Whether this stream held the answer to `recorded`; it then plays with the id `live`. */
   take(recorded: JsonRpcId, live: JsonRpcId): boolean {
-    const answer = this.#held.get(keyOf(recorded))?.shift()
+    const answer = this.#held.get(recorded)?.shift()
     if (!answer) return false
-    this.#ready.push(withLiveId(answer.bytes, recorded, live))
+    this.#ready.push(withAnswerId(answer.bytes, recorded, live))
     this.#wake?.()
     return true
   }
@@ -93,20 +92,5 @@ export function isLegacySessionStream(body: Uint8Array): boolean {
 
 /** The recorded id of the JSON-RPC answer an event carries, or null for any other event. */
 export function answerIdOf(event: Uint8Array): JsonRpcId | null {
-  for (const message of jsonRpcMessages(event)) {
-    const id = message.id
-    if ((typeof id === 'number' || typeof id === 'string') && isAnswerTo(message, id)) return id
-  }
-  return null
-}
-
-/** `event` with its answer's id set to `live`. */
-export function withLiveId(event: Uint8Array, recorded: JsonRpcId, live: JsonRpcId): Uint8Array {
-  if (recorded === live) return event
-  return (
-    editJsonRpcAnswer(event, recorded, (answer) => {
-      answer.id = live
-      return true
-    }) ?? event
-  )
+  return responseId(blockData(event))
 }

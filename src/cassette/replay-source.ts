@@ -24,10 +24,9 @@ import { BodyCapture } from './body-capture.js'
 import type { Cassette } from './cassette.js'
 import type { SessionStep } from './merge-session.js'
 import { replayedResponse } from './replay-response.js'
-import { rpcIdRewrite } from './rpc-ids.js'
+import { recordedRequestId, rpcIdRewrite } from './rpc-ids.js'
 import { answerIdOf, isLegacySessionStream, LegacyAnswerGates } from './legacy-answers.js'
-import { storedBodyBytes } from './store-body.js'
-import { parseMcpRequest, type JsonRpcId } from '../engine/mcp/mcp-request.js'
+import type { JsonRpcId } from '../engine/mcp/mcp-request.js'
 import { ReplaySession, type ReplayOptions, type ReplayTicket } from './replay-session.js'
 import { pacer, replayEnding, replayPlan, type ReplayEnding, type ReplayPlan } from './replay-stream.js'
 
@@ -141,6 +140,10 @@ function recordedEnding(ending: ReplayEnding): StreamTransform {
 async function served(exchange: CassetteExchange, request: SourceRequest, session: ReplaySession, closed: AbortSignal, gates: LegacyAnswerGates): Promise<UpstreamResponse | SourceAction> {
   const response = exchange.response
   const method = request.method
+  const live = request.exchange.request.mcp
+  const recordedId = live ? recordedRequestId(exchange.request.body) : null
+  // A legacy MCP message: its answer, recorded on the session's GET stream, may play now, with the live id.
+  if (live?.legacySse && live.id !== null && recordedId !== null) gates.release(recordedId, live.id)
   if (exchange.outcome === 'reset') return RESET
   const ending = replayEnding(exchange)
   if (response === null) {
@@ -152,7 +155,7 @@ async function served(exchange: CassetteExchange, request: SourceRequest, sessio
     return RESET
   }
   // An MCP answer carries the live request's JSON-RPC id, not the recorded one.
-  const rewrite = rpcIdRewrite(exchange.request.body, request.exchange.request.mcp?.id)
+  const rewrite = rpcIdRewrite(recordedId, live?.id)
   if (exchange.outcome === 'response' && !(response.stream && method !== 'HEAD')) {
     const replayed = replayedResponse(response, { complete: true, method })
     let body = method === 'HEAD' || replayed.body.length === 0 ? NO_BYTES : replayed.body
@@ -199,12 +202,6 @@ class CassetteExchangeHalf implements UpstreamExchange {
     const decision = await session.decide(this.#ticket, { method: request.method, url: request.rawUrl, headers: request.headers, body: capture })
     if (decision.type === 'serve') {
       if (source.mode === 'update') source.steps.push({ type: 'replayed', position: decision.position })
-      const mcp = request.exchange.request.mcp
-      if (mcp?.legacySse && mcp.id !== null) {
-        // Its answer, recorded on the session's GET stream, may play now, with this request's id.
-        const recorded = decision.exchange.request.body && parseMcpRequest(storedBodyBytes(decision.exchange.request.body))?.id
-        if (recorded !== null && recorded !== undefined) source.answers.release(recorded, mcp.id)
-      }
       return served(decision.exchange, request, session, source.closed, source.answers)
     }
     if (decision.type === 'refuse') return problem(409, 'cassette_mismatch', decision.error.code, decision.error.message)

@@ -8,25 +8,25 @@ import type { JsonRpcId } from '../engine/mcp/mcp-request.js'
 import { parseMcpRequest } from '../engine/mcp/mcp-request.js'
 import type { StoredBody } from '../engine/schema/cassette.js'
 import { storedBodyBytes } from './store-body.js'
-import { editJsonRpcAnswer } from '../engine/mcp/json-rpc-body.js'
+import { withAnswerId } from '../engine/mcp/json-rpc-body.js'
 
 /** Rewrites a replayed body (or one event of it) so its JSON-RPC answer carries the live id. */
 export type RpcIdRewrite = (bytes: Buffer) => Buffer
 
+/** The JSON-RPC id of a recorded request, or null (not JSON-RPC, a notification, a truncated body). */
+export function recordedRequestId(recordedBody: StoredBody | null): JsonRpcId | null {
+  if (recordedBody === null || recordedBody.truncated) return null
+  return parseMcpRequest(storedBodyBytes(recordedBody))?.id ?? null
+}
+
 /**
- * How to rewrite the answers of a recorded request for a live one, or null when there is nothing
- * to rewrite (not JSON-RPC, a notification, or the same id).
+ * How to rewrite the answers of the recorded request `recorded` for the live one, or null when
+ * there is nothing to rewrite (no id on either side, or the same id).
  */
-export function rpcIdRewrite(recordedBody: StoredBody | null, live: JsonRpcId | null | undefined): RpcIdRewrite | null {
-  if (live === null || live === undefined || recordedBody === null || recordedBody.truncated) return null
-  const recorded = parseMcpRequest(storedBodyBytes(recordedBody))?.id ?? null
-  if (recorded === null || recorded === live) return null
-  const setLive = (answer: Record<string, unknown>) => {
-    answer.id = live
-    return true
-  }
+export function rpcIdRewrite(recorded: JsonRpcId | null, live: JsonRpcId | null | undefined): RpcIdRewrite | null {
+  if (live === null || live === undefined || recorded === null || recorded === live) return null
   return (bytes) => {
-    const rewritten = editJsonRpcAnswer(bytes, recorded, setLive)
-    return rewritten ? Buffer.from(rewritten.buffer, rewritten.byteOffset, rewritten.byteLength) : bytes
+    const rewritten = withAnswerId(bytes, recorded, live)
+    return rewritten === bytes ? bytes : Buffer.from(rewritten.buffer, rewritten.byteOffset, rewritten.byteLength)
   }
 }

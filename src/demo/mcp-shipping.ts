@@ -10,7 +10,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { MissingPeerError } from '../errors.js'
 import { ToolCallError, toolCallErrorFor, type ShippingTools } from './agent.js'
 import { createShippingLogic, type ServiceHooks, type ServiceResponse } from './shipping-logic.js'
-import { listenShippingService, type ShippingService } from './shipping-service.js'
+import { firstHeaderValues, listenShippingService, type ShippingService } from './shipping-service.js'
 
 /** Where the server answers MCP requests. */
 export const MCP_PATH = '/mcp'
@@ -38,12 +38,6 @@ function toolResult({ status, body }: ServiceResponse) {
   return { content: [{ type: 'text' as const, text }], structuredContent: body as Record<string, unknown> }
 }
 
-function headerRecord(headers: Record<string, string | string[] | undefined> | undefined): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = {}
-  for (const [name, value] of Object.entries(headers ?? {})) out[name.toLowerCase()] = Array.isArray(value) ? value[0] : value
-  return out
-}
-
 /** The shipping service as an MCP server on 127.0.0.1 (stateless, JSON answers). */
 export async function startMcpShippingService(hooks: ServiceHooks): Promise<ShippingService> {
   const sdk = await loadSdk()
@@ -51,14 +45,14 @@ export async function startMcpShippingService(hooks: ServiceHooks): Promise<Ship
   const buildServer = () => {
     const server = new sdk.McpServer({ name: 'shipping', version: '1.0.0' })
     server.registerTool('check_inventory', { description: 'Read stock for a SKU', inputSchema: { sku: z.string() } }, async ({ sku }, extra) =>
-      toolResult(await logic.handle({ method: 'GET', path: `/inventory/${encodeURIComponent(sku)}`, headers: headerRecord(extra.requestInfo?.headers), body: '' })),
+      toolResult(await logic.handle({ method: 'GET', path: `/inventory/${encodeURIComponent(sku)}`, headers: firstHeaderValues(extra.requestInfo?.headers), body: '' })),
     )
     server.registerTool(
       'create_shipment',
       { description: 'Ship an order from a warehouse', inputSchema: { order_id: z.string(), warehouse: z.unknown(), idempotency_key: z.string().optional() } },
       async ({ order_id, warehouse, idempotency_key }, extra) => {
         // The request's headers carry x-toolstorm-call, which the commit's effect report names.
-        const headers = { ...headerRecord(extra.requestInfo?.headers), ...(idempotency_key === undefined ? {} : { 'idempotency-key': idempotency_key }) }
+        const headers = { ...firstHeaderValues(extra.requestInfo?.headers), ...(idempotency_key === undefined ? {} : { 'idempotency-key': idempotency_key }) }
         return toolResult(await logic.handle({ method: 'POST', path: '/shipments', headers, body: JSON.stringify({ order_id, warehouse }) }))
       },
     )

@@ -17,8 +17,7 @@ export async function startShippingService(hooks: ServiceHooks): Promise<Shippin
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', () => {
-      const headers: Record<string, string | undefined> = {}
-      for (const [name, value] of Object.entries(req.headers)) headers[name] = Array.isArray(value) ? value[0] : value
+      const headers = firstHeaderValues(req.headers)
       logic
         .handle({ method: req.method ?? 'GET', path: req.url ?? '/', headers, body: Buffer.concat(chunks).toString('utf8') })
         .then(
@@ -32,6 +31,13 @@ export async function startShippingService(hooks: ServiceHooks): Promise<Shippin
     })
   })
   return listenShippingService(server, logic)
+}
+
+/** A request's headers as the shipping logic reads them: lowercase names, the first of a repeated value. */
+export function firstHeaderValues(headers: Record<string, string | string[] | undefined> | undefined): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {}
+  for (const [name, value] of Object.entries(headers ?? {})) out[name.toLowerCase()] = Array.isArray(value) ? value[0] : value
+  return out
 }
 
 /** `server` (serving `logic`) listening on 127.0.0.1, as the lab's service. */

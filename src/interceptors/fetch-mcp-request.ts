@@ -18,8 +18,8 @@ import type { Storm } from '../engine/storm.js'
  * absent in MSW handlers, through which the SDK's legacy client cannot connect (docs/mcp.md).
  */
 export function fetchMcpRequest(storm: Storm, request: Request, url: URL, headers: HeaderMap, read: () => Promise<ArrayBuffer>, legacy?: LegacySseSessions): Promise<{ body: Buffer; mcp: McpRequest | null }> | null {
+  if (!request.body || request.method !== 'POST') return null
   const detector = mcpDetector(storm.config.mcp)
-  if (!request.body) return null
   if (!detector.mayCarry(request.method, url, headers, legacy)) {
     // Announced over the bound: not read, but the 2026-07-28 revision's headers may name it.
     const named = detector.namedByHeaders(request.method, url, headers)

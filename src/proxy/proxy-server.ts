@@ -188,8 +188,9 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
         run(storm.begin({ method: req.method, url: clientUrl, headers: req.headers, mcp }), req, res, upstream, rawUrl)
   const serve = (req: WireRequest, res: WireResponse, upstream: Upstream | null, clientUrl: URL, rawUrl: string = req.url) => {
     // An MCP request is named by its body: that body (only) is read before the exchange begins.
-    const detector = mcpDetector(storm.config.mcp)
-    if (req.body !== null && detector.mayCarry(req.method, clientUrl, req.headers, legacySse)) {
+    // Only a POST may carry an MCP message: other requests pay one comparison.
+    const detector = req.method === 'POST' ? mcpDetector(storm.config.mcp) : null
+    if (detector && req.body !== null && detector.mayCarry(req.method, clientUrl, req.headers, legacySse)) {
       readMcpRequest(req as WireRequest & { body: RequestBody }, clientUrl, detector).then(
         (read) => {
           try {
@@ -204,7 +205,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
       return
     }
     // A body over the bound is not read; the 2026-07-28 revision's headers may still name it.
-    begin(req, res, upstream, clientUrl, rawUrl, req.method === 'POST' ? detector.namedByHeaders(req.method, clientUrl, req.headers) : null)
+    begin(req, res, upstream, clientUrl, rawUrl, detector && detector.namedByHeaders(req.method, clientUrl, req.headers))
   }
   server.on('request', (req, res) => {
     const resolution = resolveRequest(targets, req, self)

@@ -34,8 +34,14 @@ afterEach(async () => {
   redis = null
 })
 
+interface Replica {
+  readonly url: string
+  readonly child: ReturnType<typeof spawn>
+  stderr(): string
+}
+
 /** Start a replica; resolves with its data-plane URL once it printed where it listens. */
-function replica(args: string[]): Promise<{ url: string; child: ReturnType<typeof spawn>; stderr: () => string }> {
+function replica(args: string[]): Promise<Replica> {
   const child = spawn(process.execPath, [BIN, 'proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
   children.push(child)
   let stdout = ''
@@ -49,6 +55,25 @@ function replica(args: string[]): Promise<{ url: string; child: ReturnType<typeo
     })
     child.once('exit', (code) => reject(new Error(`replica exited ${code}: ${stderr}`)))
   })
+}
+
+/**
+ * Two replicas on `state` share run `run`: calls alternated over them meet the rule on the run's
+ * second call, and `toolstorm report` reads the run back.
+ */
+async function shareRunAcrossTwoReplicas(state: string[], run: string): Promise<[Replica, Replica]> {
+  const rules = path.join(dir, `${run}-rules.json`)
+  await writeFile(rules, JSON.stringify({ rules: [{ name: 'second', route: 'GET /items/*', kind: 'unavailable', calls: [2] }] }))
+  const a = await replica([...state, '--rules', rules])
+  const b = await replica(state)
+  const statuses: number[] = []
+  for (const proxy of [a, b, a]) statuses.push((await fetch(`${proxy.url}/items/${run}`, { headers: { 'x-toolstorm-run': run } })).status)
+  expect(statuses).toEqual([200, 503, 200])
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  const report = await runCli(['report', ...state, '--run', run])
+  expect(report.code).toBe(0)
+  expect((JSON.parse(report.stdout) as Report).calls.map((call) => [call.id, call.status])).toEqual([[1, 200], [2, 503], [3, 200]])
+  return [a, b]
 }
 
 describe.skipIf(!hasRedis)('toolstorm proxy --state', () => {
@@ -192,17 +217,7 @@ describe.skipIf(!hasRedis)('toolstorm proxy --state', () => {
     redis = await startRedis({ tls: { certFile, keyFile, caFile }, password: 'tls-s3cret' })
     expect(redis.url).toMatch(/^rediss:\/\//)
     const state = ['--state', redis.url, '--state-ca', caFile, '--state-prefix', 'tls']
-    const rules = path.join(dir, 'tls-rules.json')
-    await writeFile(rules, JSON.stringify({ rules: [{ name: 'second', route: 'GET /items/*', kind: 'unavailable', calls: [2] }] }))
-    const a = await replica([...state, '--rules', rules])
-    const b = await replica(state)
-    const statuses: number[] = []
-    for (const proxy of [a, b, a]) statuses.push((await fetch(`${proxy.url}/items/t`, { headers: { 'x-toolstorm-run': 'tls' } })).status)
-    expect(statuses).toEqual([200, 503, 200])
-    await new Promise((resolve) => setTimeout(resolve, 100))
-    const report = await runCli(['report', ...state, '--run', 'tls'])
-    expect(report.code).toBe(0)
-    expect((JSON.parse(report.stdout) as Report).calls.map((call) => [call.id, call.status])).toEqual([[1, 200], [2, 503], [3, 200]])
+    const [a, b] = await shareRunAcrossTwoReplicas(state, 'tls')
     expect(a.stderr() + b.stderr()).not.toContain('tls-s3cret')
 
     // Without the CA, Redis's certificate is not trusted: exit 2, naming the URL (not the password) and why.
@@ -220,17 +235,7 @@ describe.skipIf(!hasRedis)('toolstorm proxy --state', () => {
     redis = await startRedis({ unixSocket: socket, password: 'unix-s3cret' })
     expect(redis.url).toBe(`unix://:unix-s3cret@${socket}`)
     const state = ['--state', redis.url, '--state-prefix', 'unix']
-    const rules = path.join(dir, 'unix-rules.json')
-    await writeFile(rules, JSON.stringify({ rules: [{ name: 'second', route: 'GET /items/*', kind: 'unavailable', calls: [2] }] }))
-    const a = await replica([...state, '--rules', rules])
-    const b = await replica(state)
-    const statuses: number[] = []
-    for (const proxy of [a, b, a]) statuses.push((await fetch(`${proxy.url}/items/u`, { headers: { 'x-toolstorm-run': 'unix' } })).status)
-    expect(statuses).toEqual([200, 503, 200])
-    await new Promise((resolve) => setTimeout(resolve, 100))
-    const report = await runCli(['report', ...state, '--run', 'unix'])
-    expect(report.code).toBe(0)
-    expect((JSON.parse(report.stdout) as Report).calls.map((call) => [call.id, call.status])).toEqual([[1, 200], [2, 503], [3, 200]])
+    await shareRunAcrossTwoReplicas(state, 'unix')
     // A wrong password is refused at start, the URL shown without it.
     const wrong = await runCli(['report', '--state', `unix://:nope@${socket}`, '--run', 'unix'])
     expect(wrong.code).toBe(2)

@@ -21,7 +21,7 @@ function parseObject(text: string): JsonObject | null {
 }
 
 /** Whether `message` is the answer (result or error) to the request `id`. */
-export function isAnswerTo(message: JsonObject, id: JsonRpcId): boolean {
+function isAnswerTo(message: JsonObject, id: JsonRpcId): boolean {
   return message.jsonrpc === '2.0' && message.id === id && message.method === undefined && ('result' in message || 'error' in message)
 }
 
@@ -92,4 +92,15 @@ export function editJsonRpcAnswer(bytes: Uint8Array, id: JsonRpcId, edit: (answe
   }
   if (!changed) return null
   return encoder.encode(lines.filter((line) => line !== '\u0000').join('\n'))
+}
+
+/** `bytes` (a body, or an event of a stream) with the answer to `recorded` carrying the id `live` instead; `bytes` when it holds no such answer. */
+export function withAnswerId(bytes: Uint8Array, recorded: JsonRpcId, live: JsonRpcId): Uint8Array {
+  if (recorded === live) return bytes
+  return (
+    editJsonRpcAnswer(bytes, recorded, (answer) => {
+      answer.id = live
+      return true
+    }) ?? bytes
+  )
 }

@@ -47,7 +47,7 @@ export function blockData(bytes: Uint8Array): string {
 }
 
 /** The id of a JSON-RPC response (no method), or null when `data` is none. */
-function responseId(data: string): JsonRpcId | null {
+export function responseId(data: string): JsonRpcId | null {
   let message: unknown
   try {
     message = JSON.parse(data)

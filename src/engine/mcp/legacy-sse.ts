@@ -13,6 +13,7 @@
  */
 import type { ExchangeTransport, UpstreamResponse } from '../exchange-transport.js'
 import type { Exchange } from '../exchange.js'
+import { headerValue } from '../storm.js'
 import type { Fault, FaultOutcome, HeaderMap } from '../faults/fault.js'
 import { LegacySseStream } from './legacy-sse-stream.js'
 import type { JsonRpcId, McpRequest } from './mcp-request.js'
@@ -23,10 +24,6 @@ export const MAX_SESSIONS = 1000
 /** Query parameters that carry the session: the TS SDK's `sessionId`, the Python SDK's `session_id`. */
 const SESSION_PARAMS = ['sessionId', 'session_id']
 
-function headerText(headers: HeaderMap, name: string): string {
-  const value = headers[name]
-  return (Array.isArray(value) ? value.join(',') : value) ?? ''
-}
 
 function sessionParam(url: URL): string | null {
   if (url.search === '') return null
@@ -95,7 +92,7 @@ export class LegacySseSessions {
  * Streamable HTTP transport's `Accept: text/event-stream`. Its session is then the query's.
  */
 export function legacyMcpRequest(mcp: McpRequest | null, url: URL, headers: HeaderMap): McpRequest | null {
-  if (mcp === null || mcp.session !== null || headerText(headers, 'accept').includes('text/event-stream')) return mcp
+  if (mcp === null || mcp.session !== null || (headerValue(headers, 'accept') ?? '').includes('text/event-stream')) return mcp
   const session = sessionParam(url)
   return session === null ? mcp : { ...mcp, session, legacySse: true }
 }
@@ -106,7 +103,7 @@ const JSON_HEADERS = { 'content-type': 'application/json' }
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 
-const ACCEPTED: FaultOutcome['action'] = { type: 'respond', status: 202, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: new TextEncoder().encode('Accepted') }
+const ACCEPTED: FaultOutcome['action'] = { type: 'respond', status: 202, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: encoder.encode('Accepted') }
 const NOT_TRIGGERED: FaultOutcome = { action: { type: 'pass' }, injected: false }
 
 /**
@@ -203,12 +200,12 @@ export function legacySseTransport(sessions: LegacySseSessions, exchange: Exchan
       },
     })
   }
-  if (request.method !== 'GET' || !headerText(request.headers, 'accept').includes('text/event-stream')) return io
+  if (request.method !== 'GET' || !(headerValue(request.headers, 'accept') ?? '').includes('text/event-stream')) return io
   // A GET for an event stream leaves the fast path: its first event is looked at.
   return delegate(io, {
     async forward(options) {
       const answer = await io.forward(options)
-      if ('action' in answer || !headerText(answer.headers, 'content-type').toLowerCase().startsWith('text/event-stream')) return answer
+      if ('action' in answer || !(headerValue(answer.headers, 'content-type') ?? '').toLowerCase().startsWith('text/event-stream')) return answer
       return sessions.watch(exchange.url, answer)
     },
   })

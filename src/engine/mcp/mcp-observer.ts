@@ -6,15 +6,12 @@
  * other traffic keeps the transports' fast path. On in the proxy and in `intercept()`.
  */
 import type { Exchange } from '../exchange.js'
+import { headerValue } from '../storm.js'
 import type { ExchangeObserver } from '../exchange-flow.js'
 import type { HeaderMap } from '../faults/fault.js'
 import { createMcpAnswerReader, type McpAnswer } from './mcp-answer-reader.js'
 import { endpointOf, MAX_TOOLS_LIST_BYTES, type ToolCatalog } from './tool-catalog.js'
 
-function headerText(headers: HeaderMap, name: string): string {
-  const value = headers[name]
-  return (Array.isArray(value) ? value[0] : value) ?? ''
-}
 
 export function createMcpObserver(tools?: ToolCatalog): ExchangeObserver {
   // `tools/list` answers, held (bounded) until they end, to learn the tools' output schemas.
@@ -36,9 +33,9 @@ export function createMcpObserver(tools?: ToolCatalog): ExchangeObserver {
     const id = exchange.request.mcp?.id
     if (id === null || id === undefined) return null
     // A compressed answer is not read: MCP servers rarely compress, and the outcome stays unknown.
-    const encoding = headerText(headers, 'content-encoding').toLowerCase()
+    const encoding = (headerValue(headers, 'content-encoding') ?? '').toLowerCase()
     if (encoding !== '' && encoding !== 'identity') return null
-    return createMcpAnswerReader(id, headerText(headers, 'content-type').toLowerCase(), onAnswer)
+    return createMcpAnswerReader(id, (headerValue(headers, 'content-type') ?? '').toLowerCase(), onAnswer)
   }
 
   return {
@@ -46,14 +43,14 @@ export function createMcpObserver(tools?: ToolCatalog): ExchangeObserver {
     onUpstreamHead(exchange, _status, headers) {
       const call = exchange.record?.mcp
       if (!call) return
-      const session = headerText(headers, 'mcp-session-id')
+      const session = headerValue(headers, 'mcp-session-id') ?? ''
       if (call.session === null && session !== '') call.session = session.slice(0, 200)
       const read = reader(exchange, headers, (answer) => {
         if (relayed.has(exchange)) record(exchange, answer)
         else upstreamAnswers.set(exchange, answer)
       })
       if (read) upstreamReaders.set(exchange, read)
-      if (tools && exchange.request.mcp?.method === 'tools/list' && headerText(headers, 'content-encoding') === '') toolLists.set(exchange, { chunks: [], size: 0 })
+      if (tools && exchange.request.mcp?.method === 'tools/list' && headerValue(headers, 'content-encoding') === undefined) toolLists.set(exchange, { chunks: [], size: 0 })
     },
     onUpstreamBody(exchange, chunk) {
       upstreamReaders.get(exchange)?.(chunk)
