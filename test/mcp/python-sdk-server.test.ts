@@ -2,10 +2,9 @@
  * Commit evidence from a Python MCP server (issue #17, item 4): a tool of the official Python SDK
  * reports its commit with the Python effects helper, from the HTTP request in its Context, and
  * the proxy correlates it with the tool call. Needs the Python `mcp` package: `.ci/run` installs
- * it into `node_modules/.cache/toolstorm-py` when PyPI answers (`TOOLSTORM_PYTHON` overrides).
+ * it into `node_modules/.cache/toolstorm-py` (.ci/python-venv.sh; `TOOLSTORM_PYTHON` overrides).
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { spawn, type ChildProcess } from 'node:child_process'
 import net from 'node:net'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -13,18 +12,10 @@ import { contract } from '../../src/engine/contracts/contract.js'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
 import { ROOT } from '../helpers/cli.js'
 import { connectMcpClient } from '../helpers/mcp-server.js'
+import { PYTHON, hasPythonModules } from '../helpers/python.js'
 import { freePort } from '../helpers/redis-server.js'
 
-const PYTHON = process.env.TOOLSTORM_PYTHON ?? path.join(ROOT, 'node_modules/.cache/toolstorm-py/bin/python')
-const hasPythonSdk = (() => {
-  if (!existsSync(PYTHON)) return false
-  try {
-    execFileSync(PYTHON, ['-c', 'import mcp'], { stdio: 'ignore', timeout: 20_000 })
-    return true
-  } catch {
-    return false
-  }
-})()
+const hasPythonSdk = hasPythonModules('mcp')
 
 let proxy: ProxyServer | null = null
 let server: ChildProcess | null = null
