@@ -55,29 +55,42 @@ export function sendJson(res: http.ServerResponse, status: number, value: unknow
 
 export function sendError(res: http.ServerResponse, error: unknown): void {
   if (error instanceof ToolstormError) {
+    // An oversized body may still be arriving: the connection ends with this answer.
+    if (error.code === 'ERR_INPUT_TOO_LARGE') res.setHeader('connection', 'close')
     sendJson(res, ERROR_CODES[error.code].status, errorBody('admin_error', error.code, error.message, error.details?.split('\n')))
     return
   }
   sendJson(res, 500, errorBody('admin_error', 'ERR_INTERNAL', `Failed to handle the admin request: ${(error as Error)?.message ?? String(error)}`))
 }
 
+/**
+ * Read a request body of at most `limit` bytes. A larger one is refused with `413` once the
+ * client has sent it (its bytes are discarded as they come, up to `DISCARD_FACTOR` × the limit):
+ * a server that closes while the client still sends makes the client see a reset, not the 413.
+ */
 export function readBody(req: http.IncomingMessage, limit = MAX_ADMIN_BODY_BYTES): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     let size = 0
+    const tooLarge = () => new AdminApiError('ERR_INPUT_TOO_LARGE', `Failed to read the admin request: the body exceeds ${limit} bytes.`)
     req.on('data', (chunk: Buffer) => {
       size += chunk.length
-      if (size > limit) {
-        reject(new AdminApiError('ERR_INPUT_TOO_LARGE', `Failed to read the admin request: the body exceeds ${limit} bytes.`))
-        req.destroy()
-        return
+      if (size <= limit) return void chunks.push(chunk)
+      chunks.length = 0
+      // Past what an honest client sends: answer now, and the connection closes after the answer.
+      if (size > limit * DISCARD_FACTOR) {
+        req.removeAllListeners('data')
+        req.pause()
+        reject(tooLarge())
       }
-      chunks.push(chunk)
     })
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
+    req.on('end', () => (size > limit ? reject(tooLarge()) : resolve(Buffer.concat(chunks).toString('utf8'))))
     req.on('error', reject)
   })
 }
+
+/** How much of an oversized admin body is read (and dropped) before it is answered anyway. */
+const DISCARD_FACTOR = 16
 
 function parseJsonBody(text: string, what: string): unknown {
   try {
