@@ -27,6 +27,7 @@ import { lintRules } from '../../engine/rules/lint-rules.js'
 import { parseDocument } from '../../io/read-input-file.js'
 import { VERSION } from '../../version.js'
 import { hasValidToken, isAllowedHost } from './admin-auth.js'
+import type { AdminHosts } from './admin-hosts.js'
 import type { RedisRunState } from '../../engine/state/redis-run-state.js'
 
 /** Admin request bodies are small JSON documents. */
@@ -35,8 +36,8 @@ const MAX_ADMIN_BODY_BYTES = 1024 * 1024
 export interface AdminContext {
   readonly storm: Storm
   readonly token: string
-  /** Host names besides loopback that may address the admin server (the --host it listens on). */
-  readonly allowedHosts: ReadonlySet<string>
+  /** Host names besides loopback that may address the admin server (the --host it listens on, --admin-allow-host). */
+  readonly allowedHosts: AdminHosts
   /** Extra routes (dashboard, events) handled before the built-in ones; return true when handled. */
   readonly extraRoutes?: Array<(req: http.IncomingMessage, res: http.ServerResponse, url: URL) => boolean | Promise<boolean>>
   /** Routes answered without the token (the dashboard's static page; never data). Host/Origin are still checked. */
@@ -106,10 +107,12 @@ export function createAdminHandler(context: AdminContext): http.RequestListener 
   return (req, res) => {
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://admin')
-      if (!isAllowedHost(req, context.allowedHosts)) {
-        throw new AdminApiError('ERR_ADMIN_FORBIDDEN', 'Failed to use the admin API: the Host or Origin header names another site. Address the admin server by its loopback address.')
-      }
+      // Before the Host check: a health probe (a kubelet's Host is the pod IP) must get through,
+      // and /healthz holds nothing a DNS-rebinding page could use (no data, no action).
       if (req.method === 'GET' && url.pathname === '/healthz') return sendJson(res, 200, { ok: true, version: VERSION })
+      if (!isAllowedHost(req, context.allowedHosts)) {
+        throw new AdminApiError('ERR_ADMIN_FORBIDDEN', 'Failed to use the admin API: the Host or Origin header names another site. Address the admin server by its loopback address, or allow the name with --admin-allow-host (TOOLSTORM_ADMIN_HOSTS).')
+      }
       for (const route of context.publicRoutes ?? []) if (await route(req, res, url)) return
       // An effect report is allowed without the token when it names a live exchange: the
       // exchange id is an unguessable capability that only the forwarded request carried.
