@@ -15,7 +15,7 @@ import { createClient, ErrorReply } from 'redis'
 import { ConfigError, EffectError, StateUnavailableError, ToolstormError } from '../../errors.js'
 import { decide } from '../decision.js'
 import { Exchange } from '../exchange.js'
-import { globMatches } from '../glob.js'
+import { ruleMatches } from '../rules/select.js'
 import type { Run } from '../run.js'
 import { ITEMIZED_CALLS_LIMIT, type StormConfig } from '../schema/config.js'
 import type { CallRecord, CoverageCounts, EffectRecord, Report } from '../schema/report.js'
@@ -218,7 +218,8 @@ export class RedisRunState {
     const route = storm.routeOf(method, request.url, request.mcp)
     const id = `${storm.newExchangeId()}.${encodeRun(runId)}`
     const keys = this.#runKeys(runId)
-    const matching = config.rules.filter((rule) => globMatches(rule.route, route))
+    const path = storm.declaredPathOf(route, method, request.url, request.mcp)
+    const matching = config.rules.filter((rule) => ruleMatches(rule, route, path))
     // The method and redacted URL list the call as running in the merged report until it finished.
     const args = [this.#ttlMs, String(config.maxCalls ?? -1), route, headerValue(request.headers, HEADER_KEY) || '', id, headerValue(request.headers, HEADER_CALL) ?? '', String(matching.length), method, storm.redactedUrl(request.url.href), ITEMIZED]
     for (const rule of matching) args.push(...ruleArgs(rule, rule.probability >= 1 ? 'a' : rule.probability <= 0 ? 'n' : 'd'))
