@@ -105,6 +105,7 @@ function reportSet(ids: string[], report: (id: string | undefined) => unknown): 
 
 /** The line printed once a cassette is written; with a shared store, what the bounds refused too. */
 export function cassetteWritten(file: string, recorder: CassetteRecorder, shared: RedisRunState | null): string {
+  if (recorder.keptPrevious) return `no exchange recorded: the cassette ${file} was left as it was`
   if (!shared) return `cassette written to ${file} (${recorder.size} exchanges)`
   const refused = shared.cassetteRefused
   return `cassette written to ${file} (every replica's exchanges of the runs this one served; it recorded ${recorder.size})${refused ? `; ${refused} exchanges were over the run's bound in Redis and are missing` : ''}`
