@@ -11,9 +11,9 @@
  * - TypeScript: compiled against the package's types; Python: compiled.
  * A changed flag, field, code or message fails here.
  */
-import { execFile } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
@@ -26,6 +26,8 @@ import { configSchema, MAX_MAX_CALLS } from '../../src/engine/schema/config.js'
 import { parseConfig } from '../../src/engine/storm.js'
 import { BIN, ROOT, runCli } from '../helpers/cli.js'
 import { hasPythonModules, PYTHON } from '../helpers/python.js'
+import { freePort } from '../helpers/redis-server.js'
+import { startUpstream } from '../helpers/upstream.js'
 import { blocksOf, docFiles, type DocBlock } from './markdown-blocks.js'
 import { shellCommands, toolstormArgvs } from './shell-words.js'
 import { compileBlocks } from './typescript-blocks.js'
@@ -130,12 +132,54 @@ async function shellBlock(block: DocBlock): Promise<void> {
   const kind = markerKind(block)
   expect(kind === 'run' || kind === 'not run', `${block.where}: a shell block runs (<!-- run -->) or says why not (<!-- not run: why -->)`).toBe(true)
   for (const argv of toolstormArgvs(shellCommands(block.code))) await checkCommandLine(argv, block.where)
+  if (kind === 'run' && /^(npx )?toolstorm (proxy|record|replay) /m.test(block.code)) return serverBlock(block)
   if (kind === 'run') {
     const result = await run('bash', ['-euo', 'pipefail', '-c', block.code], { cwd: scratch, env: { ...process.env, PATH: `${path.join(scratch, '.bin')}:${process.env.PATH}`, TOOLSTORM_CA_DIR: path.join(scratch, 'ca'), NO_COLOR: '1' }, timeout: 100_000, maxBuffer: 16 * 1024 * 1024 }).catch((error: { code?: number; stdout?: string; stderr?: string }) => error)
     expect((result as { code?: number }).code ?? 0, `${block.where} exited non-zero:\n${(result as { stderr?: string }).stderr ?? ''}`).toBe(0)
   }
   outcome.set(block.where, kind as 'run' | 'not run')
 }
+
+/**
+ * A shell block that starts a server (`toolstorm proxy …`) with what it prints as `# ` comments:
+ * the docs' ports become free ones (8787, 8788) and a real upstream (4000), `rules.yaml` is
+ * docs/rules.md's example, the printed lines must read as shown, and SIGTERM stops it cleanly
+ * (writing `--report` when asked).
+ */
+async function serverBlock(block: DocBlock): Promise<void> {
+  const upstream = await startUpstream()
+  const dir = path.join(scratch, `${block.file.replace(/\W/g, '_')}_${block.line}`)
+  await mkdir(dir, { recursive: true })
+  try {
+    const [data, admin] = [await freePort(), await freePort()]
+    const text = block.code.replaceAll('127.0.0.1:8787', `127.0.0.1:${data}`).replaceAll('127.0.0.1:8788', `127.0.0.1:${admin}`).replaceAll('http://127.0.0.1:4000', upstream.url)
+    const lines = text.split('\n')
+    const start = lines.findIndex((line) => /^(npx )?toolstorm /.test(line))
+    const [argv] = toolstormArgvs(shellCommands(lines[start] as string))
+    const expected = lines.slice(start + 1).filter((line) => line.startsWith('# ')).map((line) => line.slice(2))
+    await writeFile(path.join(dir, 'rules.yaml'), RULES_EXAMPLE)
+    const child = spawn(process.execPath, [BIN, ...(argv as string[]), '--port', String(data), '--admin-port', String(admin)], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk))
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+    await new Promise<void>((resolve) => {
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk).split('\n').length > expected.length && resolve())
+      void exited.then(() => resolve())
+    })
+    const problem = matchTranscript(expected, stdout.split('\n'))
+    child.kill('SIGTERM')
+    expect(await exited, `${block.where}: exit code on SIGTERM\n${stderr}`).toBe(0)
+    expect(problem, `${block.where}: ${problem}`).toBeNull()
+    const report = argv?.[argv.indexOf('--report') + 1]
+    if (argv?.includes('--report')) expect(JSON.parse(await readFile(path.join(dir, report as string), 'utf8'))).toMatchObject({ kind: 'toolstorm.report' })
+  } finally {
+    await upstream.close()
+  }
+}
+
+/** docs/rules.md's headline example: the `rules.yaml` the docs' commands use (JSON is YAML). */
+const RULES_EXAMPLE = (blocks.find((block) => block.file === 'docs/rules.md' && block.lang === 'json')?.code ?? '{}').replace(/^\s*"\$schema".*\n/m, '')
 
 async function textBlock(block: DocBlock): Promise<void> {
   const [first, ...rest] = block.code.split('\n')
