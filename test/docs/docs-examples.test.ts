@@ -132,7 +132,10 @@ async function shellBlock(block: DocBlock): Promise<void> {
   const kind = markerKind(block)
   expect(kind === 'run' || kind === 'not run', `${block.where}: a shell block runs (<!-- run -->) or says why not (<!-- not run: why -->)`).toBe(true)
   for (const argv of toolstormArgvs(shellCommands(block.code))) await checkCommandLine(argv, block.where)
-  if (kind === 'run' && /^(npx )?toolstorm (proxy|record|replay) /m.test(block.code)) return serverBlock(block)
+  if (kind === 'run' && /^(npx )?toolstorm (proxy|record|replay) /m.test(block.code)) {
+    await serverBlock(block)
+    return void outcome.set(block.where, 'run')
+  }
   if (kind === 'run') {
     const result = await run('bash', ['-euo', 'pipefail', '-c', block.code], { cwd: scratch, env: { ...process.env, PATH: `${path.join(scratch, '.bin')}:${process.env.PATH}`, TOOLSTORM_CA_DIR: path.join(scratch, 'ca'), NO_COLOR: '1' }, timeout: 100_000, maxBuffer: 16 * 1024 * 1024 }).catch((error: { code?: number; stdout?: string; stderr?: string }) => error)
     expect((result as { code?: number }).code ?? 0, `${block.where} exited non-zero:\n${(result as { stderr?: string }).stderr ?? ''}`).toBe(0)
