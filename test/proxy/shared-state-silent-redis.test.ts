@@ -10,6 +10,9 @@ import { describe, expect, it } from 'vitest'
 import type { Report } from '../../src/engine/schema/report.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import { startProxy, type ProxyOptions, type ProxyServer } from '../../src/proxy/proxy-server.js'
+import { createCassetteRecorder } from '../../src/cassette/cassette-recorder.js'
+import { connectRedisState } from '../../src/engine/state/redis-run-state.js'
+import { createStorm } from '../../src/engine/storm.js'
 import { hasRedis } from '../helpers/redis-server.js'
 import { useReplicaSetting } from '../helpers/replicas.js'
 
@@ -90,6 +93,32 @@ describe.skipIf(!hasRedis)('a connected but silent Redis', () => {
     expect(ms).toBeLessThan(BOUND_MS + SLACK_MS)
     expect(setting.upstream!.hits('/items/b')).toBe(1)
     await resume()
+  })
+
+  it('counts a recorded exchange Redis did not take in time, and still answers the client', async () => {
+    const storm = createStorm({ rules: [] })
+    const state = await connectRedisState(storm, { url: setting.redis!.url, prefix: 'silent-rec' })
+    const recorder = createCassetteRecorder(storm, { source: 'proxy', urlForm: 'origin', targets: [setting.upstream!.url], shared: state })
+    const proxy = await startProxy({ targets: [setting.upstream!.url], storm, observer: recorder.observer, state })
+    try {
+      // Begun before the pause, finished during it: its cassette line meets a silent Redis.
+      const slow = fetch(`${proxy.url}/slow?ms=400`, { headers: { 'x-toolstorm-run': 'rec' } })
+      await new Promise((resolve) => setTimeout(resolve, 150))
+      const resume = await pauseRedis(PAUSE_MS)
+      expect((await slow).status).toBe(200)
+      await resume()
+      let report = (await (await admin(proxy, '/report?run=rec')).json()) as Report
+      for (let attempt = 0; attempt < 50 && !report.stateUnavailable; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        report = (await (await admin(proxy, '/report?run=rec')).json()) as Report
+      }
+      // The FINISH and the CASSETTE scripts of that exchange missed their deadline: both counted.
+      expect(report.stateUnavailable).toBeGreaterThanOrEqual(1)
+    } finally {
+      await proxy.close()
+      await recorder.discard()
+      await state.close()
+    }
   })
 
   it('answers the admin API (report, runs, rules) 503 within the bound', async () => {
