@@ -45,6 +45,8 @@ export interface ReplayServerOptions extends Omit<ReplayOptions, 'passthroughUnm
   port?: number
   adminPort?: number
   adminToken?: string
+  /** Host names the admin API also answers to (`ProxyOptions.adminAllowHosts`). */
+  adminAllowHosts?: ProxyOptions['adminAllowHosts']
   /** Where unmatched requests go in `update` and `passthrough-unmatched` modes (origin-form requests need one). */
   targets?: readonly string[]
   /** The storm unmatched requests run through (its rules apply to them). Default: no rules. */
@@ -98,7 +100,7 @@ function holdsHttps(cassette: Cassette): boolean {
 export async function startReplayServer(cassette: Cassette, options: ReplayServerOptions = {}): Promise<ReplayServer> {
   const mode = options.mode ?? 'replay'
   const forwarding = mode !== 'replay'
-  const { mode: _mode, host: _host, port: _port, adminPort: _adminPort, adminToken: _token, targets: _targets, storm: _storm, updateFile: _file, dispatcher: _dispatcher, ca: _ca, connectPorts: _ports, onCertificateRefused: _refused, upstreamCa: _upstreamCa, insecureSkipUpstreamTlsVerification: _insecure, warn: _warn, ...replayOptions } = options
+  const { mode: _mode, host: _host, port: _port, adminPort: _adminPort, adminToken: _token, adminAllowHosts: _allowHosts, targets: _targets, storm: _storm, updateFile: _file, dispatcher: _dispatcher, ca: _ca, connectPorts: _ports, onCertificateRefused: _refused, upstreamCa: _upstreamCa, insecureSkipUpstreamTlsVerification: _insecure, warn: _warn, ...replayOptions } = options
   const source = replaySource(cassette, { ...replayOptions, mode })
   const session = source.session
   const storm = options.storm ?? createStorm({ redact: { keys: cassette.header.redaction.keys } })
@@ -133,6 +135,7 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
     ...(options.port !== undefined ? { port: options.port } : {}),
     ...(options.adminPort !== undefined ? { adminPort: options.adminPort } : {}),
     ...(options.adminToken !== undefined ? { adminToken: options.adminToken } : {}),
+    ...(options.adminAllowHosts ? { adminAllowHosts: options.adminAllowHosts } : {}),
     ...(options.targets ? { targets: options.targets } : {}),
     ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
     // Making a key takes up to a second: only at start when the cassette holds HTTPS exchanges.

@@ -17,7 +17,7 @@ import { createRedactor, REDACTED, type Redactor } from './redact/index.js'
 import { mcpCallOf } from './mcp/mcp-evidence.js'
 import { mcpRouteName, type McpRequest } from './mcp/mcp-request.js'
 import { endpointOf, ToolCatalog } from './mcp/tool-catalog.js'
-import { RouteTable } from './routes.js'
+import { pathName, RouteTable } from './routes.js'
 import { Run } from './run.js'
 import { selectRule } from './rules/select.js'
 import { configSchema, ITEMIZED_CALLS_LIMIT, type StormConfig, type StormConfigInput } from './schema/config.js'
@@ -207,6 +207,13 @@ export class Storm {
     return mcp ? mcpRouteName(mcp) : this.#routes.resolve(method, url)
   }
 
+  /** A request's `METHOD /path` when a declared route named it (rule globs match it too), else null. */
+  declaredPathOf(route: string, method: string, url: URL, mcp?: McpRequest | null): string | null {
+    if (mcp) return null
+    const path = pathName(method, url)
+    return path === route ? null : path
+  }
+
   /** The request as faults see it; a tool call carries the `outputSchema` its tool declared. */
   requestView(request: BeginRequest): RequestView {
     const mcp = request.mcp ?? null
@@ -228,7 +235,7 @@ export class Storm {
     }
     const route = this.routeOf(view.method, request.url, mcp)
     const { ordinal, key } = run.reserve(route, headerValue(request.headers, HEADER_KEY) || undefined)
-    const rule = this.#config.rules.length ? selectRule(this.#config.rules, run.coverage, seed, route, ordinal, key) : null
+    const rule = this.#config.rules.length ? selectRule(this.#config.rules, run.coverage, seed, route, ordinal, key, this.declaredPathOf(route, view.method, request.url, mcp)) : null
     const parentId = headerValue(request.headers, HEADER_CALL)
     const parent = parentId ? this.#exchanges.get(parentId) : undefined
     const parentCall = parent && parent.run === run && parent.record && !parent.done ? parent.record.id : null

@@ -8,6 +8,7 @@ import { loadConfigFile } from '../../io/load-config-file.js'
 import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { startProxy, type ProxyOptions, type ProxyServer } from '../../proxy/proxy-server.js'
 import { LOOPBACK } from '../../proxy/server-pair.js'
+import { parseAdminHosts, splitAdminHosts } from '../../proxy/admin/admin-hosts.js'
 import { VERSION } from '../../version.js'
 import { httpsOptionsFromArgs, type HttpsArgs } from '../https-args.js'
 import { keepHeapWarm } from '../keep-heap-warm.js'
@@ -27,6 +28,7 @@ export interface ProxyArgs extends HttpsArgs {
   rules?: string
   seed?: number
   'admin-token'?: string
+  'admin-allow-host'?: string[]
   report?: string
   clock: 'real' | 'virtual'
 }
@@ -42,6 +44,7 @@ export function proxyOptions<T>(yargs: Argv<T>): Argv<T & ProxyArgs> {
     .option('rules', { type: 'string', describe: 'Rules file (JSON or YAML)' })
     .option('seed', { ...numberOption('seed', { min: -SEED_LIMIT, max: SEED_LIMIT, expected: 'an integer within ±(2^53−1)' }), describe: 'Seed (overrides the rules file)' })
     .option('admin-token', { type: 'string', describe: 'Admin bearer token (default: random, printed at start)' })
+    .option('admin-allow-host', { type: 'string', array: true, describe: 'Also answer the admin API addressed by this host name: toolstorm, *.svc.cluster.local, or * (repeatable; default: $TOOLSTORM_ADMIN_HOSTS)' })
     .option('report', { type: 'string', describe: 'Write the report here on shutdown (atomically)' })
     .option('clock', { choices: ['real', 'virtual'] as const, default: 'real' as const, describe: 'virtual: latency faults advance time instead of waiting (tests only)' })
     // HTTPS (docs/https.md) ---------------------------------------------------------------
@@ -60,9 +63,18 @@ function refuseEmptyToken(token: string | undefined): void {
 }
 
 /** Where and how the proxy listens, from the shared proxy flags. */
-export function listenOptionsFromArgs(args: ProxyArgs): Pick<ProxyOptions, 'targets' | 'host' | 'port' | 'adminPort' | 'adminToken'> {
+export function listenOptionsFromArgs(args: ProxyArgs): Pick<ProxyOptions, 'targets' | 'host' | 'port' | 'adminPort' | 'adminToken' | 'adminAllowHosts'> {
   const token = args['admin-token']
-  return { targets: args.target, host: args.host, port: args.port, adminPort: args['admin-port'], ...(token !== undefined ? { adminToken: token } : {}) }
+  return { targets: args.target, host: args.host, port: args.port, adminPort: args['admin-port'], ...(token !== undefined ? { adminToken: token } : {}), ...adminHostsFromArgs(args) }
+}
+
+/** `--admin-allow-host`, else `TOOLSTORM_ADMIN_HOSTS` (comma- or space-separated), checked here so the error names where the bad entry came from. */
+function adminHostsFromArgs(args: ProxyArgs): Pick<ProxyOptions, 'adminAllowHosts'> {
+  const flag = args['admin-allow-host']
+  const [entries, source] = flag?.length ? [flag, '--admin-allow-host'] : [splitAdminHosts(process.env.TOOLSTORM_ADMIN_HOSTS), 'TOOLSTORM_ADMIN_HOSTS']
+  if (entries.length === 0) return {}
+  parseAdminHosts(entries, source)
+  return { adminAllowHosts: entries }
 }
 
 /** Build the storm from --rules/--seed/--clock, printing the rules' lint warnings. */
@@ -93,6 +105,7 @@ function reportSet(ids: string[], report: (id: string | undefined) => unknown): 
 
 /** The line printed once a cassette is written; with a shared store, what the bounds refused too. */
 export function cassetteWritten(file: string, recorder: CassetteRecorder, shared: RedisRunState | null): string {
+  if (recorder.keptPrevious) return `no exchange recorded: the cassette ${file} was left as it was`
   if (!shared) return `cassette written to ${file} (${recorder.size} exchanges)`
   const refused = shared.cassetteRefused
   return `cassette written to ${file} (every replica's exchanges of the runs this one served; it recorded ${recorder.size})${refused ? `; ${refused} exchanges were over the run's bound in Redis and are missing` : ''}`

@@ -1,4 +1,4 @@
-import { globMatches } from '../glob.js'
+import { callPathName, ruleMatches } from '../rules/select.js'
 import type { Report } from '../schema/report.js'
 import { defineContractUnit } from './check.js'
 
@@ -31,7 +31,7 @@ function whyNeverEligible(report: Report, name: string): string {
   let matching = 0
   for (const call of report.calls) {
     seen.set(call.route, (seen.get(call.route) ?? 0) + 1)
-    if (globMatches(rule.route, call.route)) matching++
+    if (ruleMatches(rule, call.route, callPathName(call, report.routes))) matching++
   }
   if (matching > 0) return `never eligible: ${matching} call(s) on routes matching "${rule.route}", none at the ordinals in its "calls" (${rule.calls.join(', ')})`
   const routes = [...seen].slice(0, LISTED_ROUTES).map(([route, count]) => `${route} ×${count}`)

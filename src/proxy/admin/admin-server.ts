@@ -27,6 +27,7 @@ import { lintRules } from '../../engine/rules/lint-rules.js'
 import { parseDocument } from '../../io/read-input-file.js'
 import { VERSION } from '../../version.js'
 import { hasValidToken, isAllowedHost } from './admin-auth.js'
+import type { AdminHosts } from './admin-hosts.js'
 import type { RedisRunState } from '../../engine/state/redis-run-state.js'
 
 /** Admin request bodies are small JSON documents. */
@@ -35,8 +36,8 @@ const MAX_ADMIN_BODY_BYTES = 1024 * 1024
 export interface AdminContext {
   readonly storm: Storm
   readonly token: string
-  /** Host names besides loopback that may address the admin server (the --host it listens on). */
-  readonly allowedHosts: ReadonlySet<string>
+  /** Host names besides loopback that may address the admin server (the --host it listens on, --admin-allow-host). */
+  readonly allowedHosts: AdminHosts
   /** Extra routes (dashboard, events) handled before the built-in ones; return true when handled. */
   readonly extraRoutes?: Array<(req: http.IncomingMessage, res: http.ServerResponse, url: URL) => boolean | Promise<boolean>>
   /** Routes answered without the token (the dashboard's static page; never data). Host/Origin are still checked. */
@@ -55,29 +56,42 @@ export function sendJson(res: http.ServerResponse, status: number, value: unknow
 
 export function sendError(res: http.ServerResponse, error: unknown): void {
   if (error instanceof ToolstormError) {
+    // An oversized body may still be arriving: the connection ends with this answer.
+    if (error.code === 'ERR_INPUT_TOO_LARGE') res.setHeader('connection', 'close')
     sendJson(res, ERROR_CODES[error.code].status, errorBody('admin_error', error.code, error.message, error.details?.split('\n')))
     return
   }
   sendJson(res, 500, errorBody('admin_error', 'ERR_INTERNAL', `Failed to handle the admin request: ${(error as Error)?.message ?? String(error)}`))
 }
 
+/**
+ * Read a request body of at most `limit` bytes. A larger one is refused with `413` once the
+ * client has sent it (its bytes are discarded as they come, up to `DISCARD_FACTOR` × the limit):
+ * a server that closes while the client still sends makes the client see a reset, not the 413.
+ */
 export function readBody(req: http.IncomingMessage, limit = MAX_ADMIN_BODY_BYTES): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     let size = 0
+    const tooLarge = () => new AdminApiError('ERR_INPUT_TOO_LARGE', `Failed to read the admin request: the body exceeds ${limit} bytes.`)
     req.on('data', (chunk: Buffer) => {
       size += chunk.length
-      if (size > limit) {
-        reject(new AdminApiError('ERR_INPUT_TOO_LARGE', `Failed to read the admin request: the body exceeds ${limit} bytes.`))
-        req.destroy()
-        return
+      if (size <= limit) return void chunks.push(chunk)
+      chunks.length = 0
+      // Past what an honest client sends: answer now, and the connection closes after the answer.
+      if (size > limit * DISCARD_FACTOR) {
+        req.removeAllListeners('data')
+        req.pause()
+        reject(tooLarge())
       }
-      chunks.push(chunk)
     })
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
+    req.on('end', () => (size > limit ? reject(tooLarge()) : resolve(Buffer.concat(chunks).toString('utf8'))))
     req.on('error', reject)
   })
 }
+
+/** How much of an oversized admin body is read (and dropped) before it is answered anyway. */
+const DISCARD_FACTOR = 16
 
 function parseJsonBody(text: string, what: string): unknown {
   try {
@@ -93,10 +107,12 @@ export function createAdminHandler(context: AdminContext): http.RequestListener 
   return (req, res) => {
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://admin')
-      if (!isAllowedHost(req, context.allowedHosts)) {
-        throw new AdminApiError('ERR_ADMIN_FORBIDDEN', 'Failed to use the admin API: the Host or Origin header names another site. Address the admin server by its loopback address.')
-      }
+      // Before the Host check: a health probe (a kubelet's Host is the pod IP) must get through,
+      // and /healthz holds nothing a DNS-rebinding page could use (no data, no action).
       if (req.method === 'GET' && url.pathname === '/healthz') return sendJson(res, 200, { ok: true, version: VERSION })
+      if (!isAllowedHost(req, context.allowedHosts)) {
+        throw new AdminApiError('ERR_ADMIN_FORBIDDEN', 'Failed to use the admin API: the Host or Origin header names another site. Address the admin server by its loopback address, or allow the name with --admin-allow-host (TOOLSTORM_ADMIN_HOSTS).')
+      }
       for (const route of context.publicRoutes ?? []) if (await route(req, res, url)) return
       // An effect report is allowed without the token when it names a live exchange: the
       // exchange id is an unguessable capability that only the forwarded request carried.
