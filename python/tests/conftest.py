@@ -1,0 +1,39 @@
+"""Shared fixtures for the package's own tests: fake upstreams, and the CLI of this repository.
+
+In a project of yours the plugin finds ``node_modules/.bin/toolstorm``; this repository is the
+toolstorm package itself, so its tests point ``TOOLSTORM_BIN`` at ``bin/toolstorm.js`` (built
+``dist/`` needed: ``npx tsc -p tsconfig.json``).
+"""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from servers import ModelServer, ShippingServer
+
+ROOT = Path(__file__).resolve().parents[2]
+os.environ.setdefault("TOOLSTORM_BIN", str(ROOT / "bin" / "toolstorm.js"))
+
+pytest_plugins = ["pytester"]
+
+
+@pytest.fixture
+def shipping_server():
+    server = ShippingServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def idempotent_shipping_server():
+    server = ShippingServer(idempotent=True)
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def model_server():
+    server = ModelServer()
+    yield server
+    server.close()
