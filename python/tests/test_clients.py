@@ -70,6 +70,17 @@ def test_anthropic_lets_the_raw_transport_error_out_of_a_broken_stream(toolstorm
     assert len(toolstorm.report()["calls"]) == 1
 
 
+def test_anthropic_does_not_notice_a_missing_message_stop(toolstorm, model_server):
+    toolstorm.rules([{"name": "drop", "route": MESSAGES, "kind": "drop_terminal"}])
+    client = anthropic.Anthropic(base_url=toolstorm.url(model_server.url), api_key="sk-test", max_retries=0, timeout=5.0)
+    with client.messages.stream(model="claude-test", max_tokens=16, messages=[{"role": "user", "content": "hi"}]) as stream:
+        final = stream.get_final_message()
+    assert final.content[0].text == "Hello, world!" and final.stop_reason == "end_turn"
+    events = [event.type for event in client.messages.create(model="claude-test", max_tokens=16, messages=[{"role": "user", "content": "hi"}], stream=True)]
+    assert events[-1] == "message_delta"  # the rule has no "calls": both calls lost their message_stop
+    assert [call["cut"]["events"] for call in toolstorm.report()["calls"]] == [8, 8]
+
+
 def _free_port():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

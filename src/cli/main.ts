@@ -3,45 +3,45 @@
  * the library and prints. The error code decides the exit code (0 ok, 1 failed contract,
  * 2 bad input).
  */
-import yargs from 'yargs'
+import yargs, { type CommandModule } from 'yargs'
 import { hideBin } from 'yargs/helpers'
 import { VERSION } from '../version.js'
-import { caCommand } from './commands/ca.js'
-import { checkCommand } from './commands/check.js'
-import { demoCommand } from './commands/demo.js'
-import { inspectCommand } from './commands/inspect.js'
-import { labCommand } from './commands/lab.js'
-import { proxyCommand } from './commands/proxy.js'
-import { harCommand } from './commands/har.js'
-import { recordCommand } from './commands/record.js'
-import { replayCommand } from './commands/replay.js'
-import { reportCommand } from './commands/report.js'
-import { rulesCommand } from './commands/rules.js'
-import { scenariosCommand } from './commands/scenarios.js'
-import { schemaCommand } from './commands/schema.js'
 import { ConfigError, PortInUseError } from '../errors.js'
 import { explainUsage, type ParsingState } from './explain-usage.js'
 import { reportError } from './output.js'
 
+/**
+ * Each command's module, in the order `--help` lists them. Only the command named on the command
+ * line is loaded: the modules of all of them cost about twice the CPU of one, and a proxy's start
+ * is what a test suite waits for (docs/benchmarks.md#python-fixture). Anything else (no command, a
+ * typo, `--help`) loads them all.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const COMMANDS: Record<string, () => Promise<CommandModule<any, any>>> = {
+  demo: async () => (await import('./commands/demo.js')).demoCommand,
+  proxy: async () => (await import('./commands/proxy.js')).proxyCommand,
+  ca: async () => (await import('./commands/ca.js')).caCommand,
+  record: async () => (await import('./commands/record.js')).recordCommand,
+  replay: async () => (await import('./commands/replay.js')).replayCommand,
+  har: async () => (await import('./commands/har.js')).harCommand,
+  lab: async () => (await import('./commands/lab.js')).labCommand,
+  scenarios: async () => (await import('./commands/scenarios.js')).scenariosCommand,
+  inspect: async () => (await import('./commands/inspect.js')).inspectCommand,
+  check: async () => (await import('./commands/check.js')).checkCommand,
+  report: async () => (await import('./commands/report.js')).reportCommand,
+  rules: async () => (await import('./commands/rules.js')).rulesCommand,
+  schema: async () => (await import('./commands/schema.js')).schemaCommand,
+}
+
 export async function main(argv: string[] = hideBin(process.argv)): Promise<number> {
+  const named = argv[0] !== undefined && Object.hasOwn(COMMANDS, argv[0]) ? [argv[0]] : Object.keys(COMMANDS)
+  const commands = await Promise.all(named.map((name) => (COMMANDS[name] as () => Promise<CommandModule>)()))
   const cli = yargs(argv)
+  for (const command of commands) cli.command(command)
   try {
     await cli
       .scriptName('toolstorm')
       .usage('$0 <command> [options]\n\nBreak the HTTP calls of AI agents. Verify recovery.')
-      .command(demoCommand)
-      .command(proxyCommand)
-      .command(caCommand)
-      .command(recordCommand)
-      .command(replayCommand)
-      .command(harCommand)
-      .command(labCommand)
-      .command(scenariosCommand)
-      .command(inspectCommand)
-      .command(checkCommand)
-      .command(reportCommand)
-      .command(rulesCommand)
-      .command(schemaCommand)
       .demandCommand(1, 'Choose a command.')
       .strict()
       .recommendCommands()

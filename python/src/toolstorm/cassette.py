@@ -83,6 +83,12 @@ class CassetteSession:
             return None
         return self.proxy.verdict()
 
+    def report(self) -> Optional[Dict[str, Any]]:
+        """The replay report: the verdict, the table, and the effects the replayed exchanges had when recorded (None when recording)."""
+        if not self.replaying or self.proxy is None:
+            return None
+        return self.proxy.admin.request("GET", "/report")
+
     def failure(self) -> Optional[str]:
         """The message that fails the test when the replay diverged (extra, mismatched or unused calls), else None."""
         verdict = self.verdict()

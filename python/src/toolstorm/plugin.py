@@ -22,6 +22,7 @@ import itertools
 import json
 import os
 import re
+import threading
 from pathlib import Path
 from typing import Any, Dict, Generator, List, Optional
 
@@ -59,11 +60,58 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "toolstorm_cassette(path=None, record_mode=None): record the test's traffic into a cassette, or replay it strictly (path relative to the test file; default cassettes/<module>/<test>.jsonl)")
 
 
+class _EarlyStart:
+    """The session's proxy, started in a thread as soon as the first test that needs it is collected:
+    node starts while pytest still imports the other test modules, and the first test waits less."""
+
+    def __init__(self, cwd: Path) -> None:
+        self.proxy = Proxy(cwd=cwd)
+        self.error: Optional[BaseException] = None
+        self._thread = threading.Thread(target=self._start, name="toolstorm-start", daemon=True)
+        self._thread.start()
+
+    def _start(self) -> None:
+        try:
+            self.proxy.start()
+        except BaseException as error:  # noqa: BLE001 - raised again where the fixture is used
+            self.error = error
+
+    def wait(self) -> Proxy:
+        self._thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.proxy
+
+    def close(self) -> None:
+        self._thread.join()
+        self.proxy.close()
+
+
+EARLY = pytest.StashKey[_EarlyStart]()
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    config = item.config
+    if EARLY in config.stash or config.option.collectonly:
+        return
+    names = getattr(item, "fixturenames", ())
+    uses = "toolstorm_proxy" in names or ("toolstorm" in names and item.get_closest_marker("toolstorm_cassette") is None)
+    if uses:
+        config.stash[EARLY] = _EarlyStart(config.invocation_params.dir)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    # A proxy started for tests that were then deselected (-k) was never used: stop it.
+    early = config.stash.get(EARLY, None)
+    if early is not None:
+        early.close()
+
+
 @pytest.fixture(scope="session")
 def toolstorm_proxy(request: pytest.FixtureRequest) -> Generator[Proxy, None, None]:
     """The session's (this xdist worker's) proxy, in forward mode. Most tests want ``toolstorm``."""
-    proxy = Proxy(cwd=request.config.invocation_params.dir)
-    proxy.start()
+    early = request.config.stash.get(EARLY, None)
+    proxy = early.wait() if early is not None else Proxy(cwd=request.config.invocation_params.dir).start()
     try:
         yield proxy
     finally:
