@@ -14,6 +14,8 @@ from servers import ModelServer, ShippingServer
 
 ROOT = Path(__file__).resolve().parents[2]
 os.environ.setdefault("TOOLSTORM_BIN", str(ROOT / "bin" / "toolstorm.js"))
+# Forward mode intercepts HTTPS with a CA from a folder: the tests' own, not the one in your home.
+os.environ.setdefault("TOOLSTORM_CA_DIR", str(ROOT / "node_modules" / ".cache" / "toolstorm-py-ca"))
 
 pytest_plugins = ["pytester"]
 

@@ -96,7 +96,9 @@ class CliProcess:
             command,
             cwd=None if cwd is None else str(cwd),
             env=None if env is None else dict(env),
-            stdin=subprocess.DEVNULL,
+            # A pipe held open for the process's life: it reaches end-of-file when this process ends,
+            # however it ends, for a CLI that watches it (and a CLI that reads nothing is not blocked).
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
@@ -150,6 +152,8 @@ class CliProcess:
 
     def stop(self, timeout: float = 15.0) -> int:
         """SIGTERM (the CLI writes its files, then exits), then the exit code; killed if it does not end in ``timeout``."""
+        if self.process.stdin is not None:
+            self.process.stdin.close()
         if self.process.poll() is None:
             try:
                 if sys.platform == "win32":
@@ -165,6 +169,8 @@ class CliProcess:
         return self.process.wait()
 
     def kill(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()

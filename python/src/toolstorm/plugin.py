@@ -22,6 +22,7 @@ import itertools
 import json
 import os
 import re
+import shlex
 import threading
 from pathlib import Path
 from typing import Any, Dict, Generator, List, Optional
@@ -53,6 +54,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("toolstorm", "toolstorm: faults at the network boundary")
     group.addoption("--toolstorm-report-dir", metavar="DIR", default=None, help="write each toolstorm test's report (JSON) into DIR")
     group.addoption("--toolstorm-record-mode", choices=RECORD_MODES, default=None, help="cassettes: none, once (default: record when missing, else replay strictly), new_episodes, all")
+    group.addoption("--toolstorm-proxy-args", metavar="ARGS", default=None, help="more flags for the toolstorm proxy processes, as one string (--upstream-ca ca.pem --clock virtual); adds to the ini option toolstorm_proxy_args")
+    parser.addini("toolstorm_proxy_args", type="args", default=[], help="more flags for the toolstorm proxy processes (toolstorm proxy, record, replay)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -60,12 +63,16 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "toolstorm_cassette(path=None, record_mode=None): record the test's traffic into a cassette, or replay it strictly (path relative to the test file; default cassettes/<module>/<test>.jsonl)")
 
 
+def _proxy_args(config: pytest.Config) -> List[str]:
+    return [*config.getini("toolstorm_proxy_args"), *shlex.split(config.getoption("--toolstorm-proxy-args") or "")]
+
+
 class _EarlyStart:
     """The session's proxy, started in a thread as soon as the first test that needs it is collected:
     node starts while pytest still imports the other test modules, and the first test waits less."""
 
-    def __init__(self, cwd: Path) -> None:
-        self.proxy = Proxy(cwd=cwd)
+    def __init__(self, config: pytest.Config) -> None:
+        self.proxy = Proxy(cwd=config.invocation_params.dir, args=_proxy_args(config))
         self.error: Optional[BaseException] = None
         self._thread = threading.Thread(target=self._start, name="toolstorm-start", daemon=True)
         self._thread.start()
@@ -97,7 +104,7 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     names = getattr(item, "fixturenames", ())
     uses = "toolstorm_proxy" in names or ("toolstorm" in names and item.get_closest_marker("toolstorm_cassette") is None)
     if uses:
-        config.stash[EARLY] = _EarlyStart(config.invocation_params.dir)
+        config.stash[EARLY] = _EarlyStart(config)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -111,7 +118,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def toolstorm_proxy(request: pytest.FixtureRequest) -> Generator[Proxy, None, None]:
     """The session's (this xdist worker's) proxy, in forward mode. Most tests want ``toolstorm``."""
     early = request.config.stash.get(EARLY, None)
-    proxy = early.wait() if early is not None else Proxy(cwd=request.config.invocation_params.dir).start()
+    proxy = early.wait() if early is not None else Proxy(cwd=request.config.invocation_params.dir, args=_proxy_args(request.config)).start()
     try:
         yield proxy
     finally:
@@ -148,7 +155,7 @@ def toolstorm(request: pytest.FixtureRequest) -> Generator[Run, None, None]:
             cassette = CassetteSession(_cassette_path(item, cassette_marker), mode)
         except CassetteError as error:
             pytest.fail(str(error), pytrace=False)
-        cassette.start(cwd=request.config.invocation_params.dir)
+        cassette.start(cwd=request.config.invocation_params.dir, args=_proxy_args(request.config))
         run = cassette.run(run_id)
     else:
         run = Run(request.getfixturevalue("toolstorm_proxy"), run_id)
