@@ -8,34 +8,9 @@ toolstorm package itself, so its tests point ``TOOLSTORM_BIN`` at ``bin/toolstor
 import os
 from pathlib import Path
 
-import pytest
-
-from servers import ModelServer, ShippingServer
-
 ROOT = Path(__file__).resolve().parents[2]
 os.environ.setdefault("TOOLSTORM_BIN", str(ROOT / "bin" / "toolstorm.js"))
 # Forward mode intercepts HTTPS with a CA from a folder: the tests' own, not the one in your home.
 os.environ.setdefault("TOOLSTORM_CA_DIR", str(ROOT / "node_modules" / ".cache" / "toolstorm-py-ca"))
 
-pytest_plugins = ["pytester"]
-
-
-@pytest.fixture
-def shipping_server():
-    server = ShippingServer()
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def idempotent_shipping_server():
-    server = ShippingServer(idempotent=True)
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def model_server():
-    server = ModelServer()
-    yield server
-    server.close()
+pytest_plugins = ["pytester", "upstreams"]

@@ -3,18 +3,16 @@ credentials, the CA bundle variables) reaches an HTTPS upstream through CONNECT,
 the CA the CLI announced; an in-process client does the same with ``verify=run.ca_path``; and a
 base URL (``run.url("https://…")``) needs no trust at all (the proxy makes the HTTPS call)."""
 
-import json
 import os
 import ssl
 import subprocess
-import sys
-import threading
 
 import pytest
 import requests
 
 from servers import ShippingServer
 from toolstorm import Proxy
+from upstreams import run_urllib_agent
 
 DOWN_FIRST = {"name": "down", "route": "POST /ship", "kind": "unavailable", "calls": [1]}
 
@@ -48,21 +46,8 @@ def test_a_subprocess_agent_with_the_run_s_environment_over_https(https_proxy, h
     run = https_proxy.run()
     run.rules([DOWN_FIRST])
     monkeypatch.setenv("TOOLSTORM_SIDECAR", run.sidecar_url)
-    agent = (
-        "import json, os, urllib.request, urllib.error\n"
-        "codes = []\n"
-        "for order in ('a', 'b'):\n"
-        "    req = urllib.request.Request(os.environ['SHIP_URL'], data=json.dumps({'order': order}).encode(), method='POST')\n"
-        "    try:\n"
-        "        codes.append(urllib.request.urlopen(req, timeout=10).status)\n"
-        "    except urllib.error.HTTPError as error:\n"
-        "        codes.append(error.code)\n"
-        "print(json.dumps(codes))\n"
-    )
-    env = {**os.environ, **run.env, "SHIP_URL": f"{https_upstream.url}/ship"}
-    assert env["SSL_CERT_FILE"] == https_proxy.ca_path and os.path.isfile(env["SSL_CERT_FILE"])
-    output = subprocess.run([sys.executable, "-c", agent], env=env, capture_output=True, text=True, timeout=60)
-    assert json.loads(output.stdout or "null") == [503, 201], output.stderr
+    assert run.env["SSL_CERT_FILE"] == https_proxy.ca_path and os.path.isfile(https_proxy.ca_path)
+    assert run_urllib_agent({**os.environ, **run.env}, f"{https_upstream.url}/ship") == [503, 201]
     report = run.report()
     assert [(call["url"], call["status"]) for call in report["calls"]] == [(f"{https_upstream.url}/ship", 503), (f"{https_upstream.url}/ship", 201)]
     assert [effect["key"] for effect in report["effects"]] == ["b"]

@@ -2,24 +2,9 @@
 
 import json
 import os
-import textwrap
 from pathlib import Path
 
 import pytest
-
-SHIPPING = textwrap.dedent(
-    """
-    import pytest, requests
-    from servers import ShippingServer
-
-    @pytest.fixture
-    def shipping_server():
-        server = ShippingServer()
-        yield server
-        server.close()
-    """
-)
-
 
 @pytest.fixture
 def suite(pytester, monkeypatch):
@@ -29,7 +14,7 @@ def suite(pytester, monkeypatch):
     import servers
 
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(Path(servers.__file__).parent), os.environ.get("PYTHONPATH")])))
-    pytester.makeconftest(SHIPPING)
+    pytester.makeconftest('pytest_plugins = ["upstreams"]\n')
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
     pytester.runpytest = pytester.runpytest_subprocess
     return pytester
@@ -97,13 +82,6 @@ def test_each_test_is_a_run_of_its_own_and_its_report_is_written(suite, tmp_path
 
 CONVERSATION = """
 import openai, pytest
-from servers import ModelServer
-
-@pytest.fixture
-def model_server():
-    server = ModelServer()
-    yield server
-    server.close()
 
 @pytest.mark.toolstorm_cassette("cassettes/chat.jsonl")
 def test_chat(toolstorm, model_server):

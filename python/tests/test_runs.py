@@ -5,14 +5,13 @@ run at all (the active run). Runs used at once never see each other's calls or r
 import asyncio
 import json
 import os
-import subprocess
-import sys
 import urllib.request
 
 import httpx
 import requests
 
 from toolstorm.effects import report_effect
+from upstreams import run_urllib_agent
 
 DOWN_FIRST = {"name": "down", "route": "POST /ship", "kind": "unavailable", "calls": [1]}
 
@@ -40,20 +39,7 @@ def test_requests_and_urllib_through_the_run_s_proxy_url(toolstorm, shipping_ser
 
 def test_a_subprocess_agent_with_the_run_s_environment(toolstorm, shipping_server):
     toolstorm.rules([DOWN_FIRST])
-    agent = (
-        "import json, os, urllib.request, urllib.error\n"
-        "codes = []\n"
-        "for order in ('a', 'b'):\n"
-        "    req = urllib.request.Request(os.environ['SHIP_URL'], data=json.dumps({'order': order}).encode(), method='POST')\n"
-        "    try:\n"
-        "        codes.append(urllib.request.urlopen(req, timeout=10).status)\n"
-        "    except urllib.error.HTTPError as error:\n"
-        "        codes.append(error.code)\n"
-        "print(json.dumps(codes))\n"
-    )
-    env = {**os.environ, **toolstorm.env, "SHIP_URL": f"{shipping_server.url}/ship"}
-    output = subprocess.run([sys.executable, "-c", agent], env=env, capture_output=True, text=True, timeout=60, check=True).stdout
-    assert json.loads(output) == [503, 201]
+    assert run_urllib_agent({**os.environ, **toolstorm.env}, f"{shipping_server.url}/ship") == [503, 201]
     assert routes(toolstorm.report()) == [("POST /ship", 503), ("POST /ship", 201)]
     assert toolstorm.env["TOOLSTORM_SIDECAR"] == toolstorm.sidecar_url == os.environ["TOOLSTORM_SIDECAR"]
 

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { ProxyAgent, request as undiciRequest } from 'undici'
 import { createInMemoryCertificateAuthority } from '../../src/proxy/tls/certificate-authority.js'
 import { contract } from '../../src/engine/contracts/contract.js'
+import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import type { Report } from '../../src/engine/schema/report.js'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
 import { startProxied, type Proxied } from '../helpers/proxied.js'
@@ -20,7 +21,7 @@ afterEach(async () => {
   for (const close of closing.splice(0).reverse()) await close()
 })
 
-const BUSY = { rules: [{ name: 'busy', route: 'GET /items/*', kind: 'rate_limit', calls: [1] }] }
+const BUSY: StormConfigInput = { rules: [{ name: 'busy', route: 'GET /items/*', kind: 'rate_limit', calls: [1] }] }
 
 async function status(url: string, init: Parameters<typeof undiciRequest>[1] = {}): Promise<number> {
   const response = await undiciRequest(url, init)
