@@ -141,6 +141,11 @@ export interface ProxyServer {
   [Symbol.asyncDispose](): Promise<void>
 }
 
+/** The run proxy credentials name, unless the request names one itself (`x-toolstorm-run` is meant; credentials may be incidental). */
+function credentialsRun(req: WireRequest): string | undefined {
+  return req.headers['proxy-authorization'] === undefined || req.headers[HEADER_RUN] !== undefined ? undefined : proxyCredentialsRun(req.headers)
+}
+
 export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServer> {
   const host = options.host ?? '127.0.0.1'
   const targets = parseTargets(options.targets ?? [])
@@ -211,9 +216,10 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
     begin(req, res, upstream, clientUrl, rawUrl, detector && detector.namedByHeaders(req.method, clientUrl, req.headers), runId)
   }
   server.on('request', (req, res) => {
-    // A run the client's address names: a /_run/<id>/ prefix (the request is served as the rest names it), or proxy credentials.
+    // A run the client's address names: a /_run/<id>/ prefix (the request is served as the rest names it),
+    // or, in forward mode and without an x-toolstorm-run header, the proxy credentials' user name.
     let rawUrl = req.url
-    let runId = req.headers['proxy-authorization'] === undefined ? undefined : proxyCredentialsRun(req.headers)
+    let runId = targets.length === 0 ? credentialsRun(req) : undefined
     if (rawUrl.startsWith(RUN_PREFIX)) {
       const addressed = addressedRun(rawUrl, targets.length === 0)
       if (!addressed.ok) return sendProxyError(res, 400, 'ERR_REQUEST_UNROUTABLE', addressed.message)
@@ -234,7 +240,8 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
     createConnectHandler({
       leaves: new LeafCertificates(authority),
       ownPorts,
-      serve: (req, res, upstream, clientUrl, runId) => serve(req, res, upstream, clientUrl, clientUrl.href, runId),
+      // The CONNECT's credentials name the run of the requests inside, unless one says otherwise (x-toolstorm-run).
+      serve: (req, res, upstream, clientUrl, runId) => serve(req, res, upstream, clientUrl, clientUrl.href, req.headers[HEADER_RUN] === undefined ? runId : undefined),
       report,
       ...(options.connectPorts || source.connectPorts ? { connectPorts: [...(source.connectPorts ?? []), ...(options.connectPorts ?? [])] } : {}),
       ...(options.tunnelUnmatched ? { intercept: createInterceptPredicate(() => storm.config) } : {}),

@@ -86,8 +86,11 @@ describe('a run named by the address the client was given', () => {
     expect(await status(`${env.upstream.url}/items/a`, { dispatcher: agents[0] })).toBe(429)
     expect(await status(`${env.upstream.url}/items/a`, { dispatcher: agents[1] })).toBe(429)
     expect(await status(`${env.upstream.url}/items/a`, { dispatcher: agents[0] })).toBe(200)
+    // A run the request names itself wins over the credentials' (which may be there for other reasons).
+    expect(await status(`${env.upstream.url}/items/b`, { dispatcher: agents[0], headers: { 'x-toolstorm-run': 'by-header' } })).toBe(429)
     expect((await env.report('worker-1')).calls).toHaveLength(2)
     expect((await env.report('worker-2')).calls).toHaveLength(1)
+    expect(routesOf(await env.report('by-header'))).toEqual([['GET /items/b', 429]])
     // Credentials are hop-by-hop: the upstream never sees them.
     expect(env.upstream.requests.every((r) => r.headers['proxy-authorization'] === undefined)).toBe(true)
   })
