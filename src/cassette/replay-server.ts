@@ -32,7 +32,7 @@ import type { Cassette } from './cassette.js'
 import { createCassetteRecorder, type CassetteRecorder } from './cassette-recorder.js'
 import { mergeSession } from './merge-session.js'
 import { replayReport, type ReplayReport } from './replay-report.js'
-import type { ReplaySession, ReplayOptions, ReplayVerdict } from './replay-session.js'
+import { formatReplayTable, type ReplaySession, type ReplayOptions, type ReplayVerdict } from './replay-session.js'
 import { replaySource, type ReplayMode } from './replay-source.js'
 
 export type ReplayServerMode = ReplayMode
@@ -117,8 +117,9 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
       return true
     }
     if (url.pathname === '/verdict') {
-      const { passed, code, message, expected, served, unused } = session.verdict()
-      sendJson(res, 200, { passed, code, message, expected, served, unused })
+      // `table`: expected vs seen as `toolstorm replay` prints it, for a failure message elsewhere (the pytest plugin's).
+      const { passed, code, message, expected, served, unused, rows } = session.verdict()
+      sendJson(res, 200, { passed, code, message, expected, served, unused, rows, table: formatReplayTable(rows) })
       return true
     }
     return false

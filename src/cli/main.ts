@@ -6,32 +6,44 @@
 import yargs, { type Argv, type CommandModule } from 'yargs'
 import { hideBin } from 'yargs/helpers'
 import { VERSION } from '../version.js'
-import { caCommand } from './commands/ca.js'
-import { checkCommand } from './commands/check.js'
-import { demoCommand } from './commands/demo.js'
-import { inspectCommand } from './commands/inspect.js'
-import { labCommand } from './commands/lab.js'
-import { proxyCommand } from './commands/proxy.js'
-import { harCommand } from './commands/har.js'
-import { recordCommand } from './commands/record.js'
-import { replayCommand } from './commands/replay.js'
-import { reportCommand } from './commands/report.js'
-import { rulesCommand } from './commands/rules.js'
-import { scenariosCommand } from './commands/scenarios.js'
-import { schemaCommand } from './commands/schema.js'
 import { ConfigError, PortInUseError } from '../errors.js'
 import { explainUsage, type ParsingState } from './explain-usage.js'
 import { reportError } from './output.js'
 
-/** Every command, in the order `--help` lists them. */
-export const COMMANDS: readonly CommandModule<object, never>[] = [demoCommand, proxyCommand, caCommand, recordCommand, replayCommand, harCommand, labCommand, scenariosCommand, inspectCommand, checkCommand, reportCommand, rulesCommand, schemaCommand] as unknown as CommandModule<object, never>[]
+/**
+ * Each command's module, in the order `--help` lists them. Only the command named on the command
+ * line is loaded: the modules of all of them cost about twice the CPU of one, and a proxy's start
+ * is what a test suite waits for (docs/benchmarks.md#python-fixture). Anything else (no command, a
+ * typo, `--help`) loads them all.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const COMMAND_MODULES: Record<string, () => Promise<CommandModule<any, any>>> = {
+  demo: async () => (await import('./commands/demo.js')).demoCommand,
+  proxy: async () => (await import('./commands/proxy.js')).proxyCommand,
+  ca: async () => (await import('./commands/ca.js')).caCommand,
+  record: async () => (await import('./commands/record.js')).recordCommand,
+  replay: async () => (await import('./commands/replay.js')).replayCommand,
+  har: async () => (await import('./commands/har.js')).harCommand,
+  lab: async () => (await import('./commands/lab.js')).labCommand,
+  scenarios: async () => (await import('./commands/scenarios.js')).scenariosCommand,
+  inspect: async () => (await import('./commands/inspect.js')).inspectCommand,
+  check: async () => (await import('./commands/check.js')).checkCommand,
+  report: async () => (await import('./commands/report.js')).reportCommand,
+  rules: async () => (await import('./commands/rules.js')).rulesCommand,
+  schema: async () => (await import('./commands/schema.js')).schemaCommand,
+}
+
+/** The modules of the commands named (default: every command, in `--help` order). */
+export function loadCommands(names: readonly string[] = Object.keys(COMMAND_MODULES)): Promise<CommandModule<object, never>[]> {
+  return Promise.all(names.map((name) => (COMMAND_MODULES[name] as () => Promise<CommandModule<object, never>>)()))
+}
 
 /**
  * The parser of `argv` with `commands`: the command line is checked (commands, flags, choices,
  * numeric values) before a handler runs, and a bad one throws `ERR_USAGE`. The docs test parses
  * every `toolstorm` command line in the docs with handlers that do nothing.
  */
-export function cliParser(argv: readonly string[], commands: readonly CommandModule<object, never>[] = COMMANDS): Argv {
+export function cliParser(argv: readonly string[], commands: readonly CommandModule<object, never>[]): Argv {
   const cli = yargs([...argv])
   for (const command of commands) cli.command(command)
   return cli
@@ -53,8 +65,10 @@ export function cliParser(argv: readonly string[], commands: readonly CommandMod
 }
 
 export async function main(argv: string[] = hideBin(process.argv)): Promise<number> {
+  const named = argv[0] !== undefined && Object.hasOwn(COMMAND_MODULES, argv[0]) ? [argv[0]] : undefined
+  const commands = await loadCommands(named)
   try {
-    await cliParser(argv).parseAsync()
+    await cliParser(argv, commands).parseAsync()
   } catch (error) {
     // Every command that listens takes its ports as --port and --admin-port.
     if (error instanceof PortInUseError) return reportError(error.withOption(error.server === 'admin' ? '--admin-port' : '--port'))

@@ -18,9 +18,10 @@ import { combineObservers, runExchange, type ExchangeObserver } from '../engine/
 import { createModelCallObserver } from '../engine/model-calls/model-call-observer.js'
 import type { StormConfig, StormConfigInput } from '../engine/schema/config.js'
 import type { UpstreamSource } from '../engine/upstream-source.js'
-import { createStorm, type Storm } from '../engine/storm.js'
+import { createStorm, HEADER_RUN, headerValue, type Storm } from '../engine/storm.js'
 import { parseAdminHosts } from './admin/admin-hosts.js'
 import { createAdminHandler, type AdminContext } from './admin/admin-server.js'
+import { runRoutes } from './admin/run-routes.js'
 import { answerClientError, createDataPlaneServer, failExchange, sendProxyError } from './data-plane-server.js'
 import { guardObserver, printExchangeFailure, type ExchangeErrorReporter } from './exchange-failure.js'
 import { createDashboard, DASHBOARD_PATH } from './admin/dashboard.js'
@@ -41,6 +42,7 @@ import { createSelfCheck, selfLoopMessage } from './self-address.js'
 import { closePair, formatOrigin, listenPair, LOOPBACK } from './server-pair.js'
 import { createUpstreamClient } from './upstream-client.js'
 import { resolveRequest, unroutedUrl } from './request-resolution.js'
+import { addressedRun, proxyCredentialsRun, RUN_PREFIX } from './run-address.js'
 import { createUpstreamFailures } from './upstream-failures.js'
 import { parseTargets, type Target, type Upstream } from './targets.js'
 import { createInMemoryCertificateAuthority, type CertificateAuthority } from './tls/certificate-authority.js'
@@ -145,6 +147,11 @@ export interface ProxyServer {
   [Symbol.asyncDispose](): Promise<void>
 }
 
+/** The run proxy credentials name, unless the request names one itself (`x-toolstorm-run` is meant; credentials may be incidental). */
+function credentialsRun(req: WireRequest): string | undefined {
+  return req.headers['proxy-authorization'] === undefined || req.headers[HEADER_RUN] !== undefined ? undefined : proxyCredentialsRun(req.headers)
+}
+
 export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServer> {
   const host = options.host ?? '127.0.0.1'
   const targets = parseTargets(options.targets ?? [])
@@ -189,11 +196,12 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   const shared = shareState && { storm, state: shareState, policy: options.stateUnavailable ?? 'fail', report }
   // In memory, begin() stays synchronous: the shared store's await is only paid with --state.
   const begin = shared
-    ? (req: WireRequest, res: WireResponse, upstream: Upstream | null, clientUrl: URL, rawUrl: string, mcp: McpRequest | null) =>
-        beginShared(shared, { method: req.method, url: clientUrl, headers: req.headers, mcp }, req, res, (exchange) => run(exchange, req, res, upstream, rawUrl))
-    : (req: WireRequest, res: WireResponse, upstream: Upstream | null, clientUrl: URL, rawUrl: string, mcp: McpRequest | null) =>
-        run(storm.begin({ method: req.method, url: clientUrl, headers: req.headers, mcp }), req, res, upstream, rawUrl)
-  const serve = (req: WireRequest, res: WireResponse, upstream: Upstream | null, clientUrl: URL, rawUrl: string = req.url) => {
+    ? (req: WireRequest, res: WireResponse, upstream: Upstream | null, clientUrl: URL, rawUrl: string, mcp: McpRequest | null, runId: string | undefined) =>
+        beginShared(shared, { method: req.method, url: clientUrl, headers: req.headers, mcp, run: runId ?? headerValue(req.headers, HEADER_RUN) ?? storm.activeRun ?? undefined }, req, res, (exchange) => run(exchange, req, res, upstream, rawUrl))
+    : (req: WireRequest, res: WireResponse, upstream: Upstream | null, clientUrl: URL, rawUrl: string, mcp: McpRequest | null, runId: string | undefined) =>
+        run(storm.begin({ method: req.method, url: clientUrl, headers: req.headers, mcp, ...(runId !== undefined ? { run: runId } : {}) }), req, res, upstream, rawUrl)
+  /** `runId`: the run the client's address names (run-address.ts), which wins over its `x-toolstorm-run`. */
+  const serve = (req: WireRequest, res: WireResponse, upstream: Upstream | null, clientUrl: URL, rawUrl: string = req.url, runId: string | undefined = undefined) => {
     // An MCP request is named by its body: that body (only) is read before the exchange begins.
     // Only a POST may carry an MCP message: other requests pay one comparison.
     const detector = req.method === 'POST' ? mcpDetector(storm.config.mcp) : null
@@ -201,7 +209,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
       readMcpRequest(req as WireRequest & { body: RequestBody }, clientUrl, detector).then(
         (read) => {
           try {
-            begin(read.req, res, upstream, clientUrl, rawUrl, legacyMcpRequest(read.mcp, clientUrl, req.headers))
+            begin(read.req, res, upstream, clientUrl, rawUrl, legacyMcpRequest(read.mcp, clientUrl, req.headers), runId)
           } catch (error) {
             failExchange(report, error, read.req, res)
           }
@@ -212,24 +220,35 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
       return
     }
     // A body over the bound is not read; the 2026-07-28 revision's headers may still name it.
-    begin(req, res, upstream, clientUrl, rawUrl, detector && detector.namedByHeaders(req.method, clientUrl, req.headers))
+    begin(req, res, upstream, clientUrl, rawUrl, detector && detector.namedByHeaders(req.method, clientUrl, req.headers), runId)
   }
   server.on('request', (req, res) => {
-    const resolution = resolveRequest(targets, req, self)
+    // A run the client's address names: a /_run/<id>/ prefix (the request is served as the rest names it),
+    // or, in forward mode and without an x-toolstorm-run header, the proxy credentials' user name.
+    let rawUrl = req.url
+    let runId = targets.length === 0 ? credentialsRun(req) : undefined
+    if (rawUrl.startsWith(RUN_PREFIX)) {
+      const addressed = addressedRun(rawUrl, targets.length === 0)
+      if (!addressed.ok) return sendProxyError(res, 400, 'ERR_REQUEST_UNROUTABLE', addressed.message)
+      rawUrl = addressed.url
+      runId = addressed.run
+    }
+    const resolution = resolveRequest(targets, req, self, rawUrl)
     if (!resolution.ok) {
       // A source that answers by itself (a cassette) takes what names no upstream: it may match.
-      const clientUrl = source.routesItself ? unroutedUrl(req, self) : null
-      if (clientUrl) return serve(req, res, null, clientUrl)
+      const clientUrl = source.routesItself ? unroutedUrl(req, self, rawUrl) : null
+      if (clientUrl) return serve(req, res, null, clientUrl, rawUrl, runId)
       return sendProxyError(res, resolution.status, 'ERR_REQUEST_UNROUTABLE', resolution.message)
     }
     if (targets.length === 0 && isSelf(resolution.clientUrl)) return sendProxyError(res, 508, 'ERR_REQUEST_UNROUTABLE', selfLoopMessage(resolution.clientUrl, options.selfName ?? 'proxy'))
-    serve(req, res, resolution.upstream, resolution.clientUrl)
+    serve(req, res, resolution.upstream, resolution.clientUrl, rawUrl, runId)
   })
   const connectHandler = (authority: CertificateAuthority) =>
     createConnectHandler({
       leaves: new LeafCertificates(authority),
       ownPorts,
-      serve: (req, res, upstream, clientUrl) => serve(req, res, upstream, clientUrl, clientUrl.href),
+      // The CONNECT's credentials name the run of the requests inside, unless one says otherwise (x-toolstorm-run).
+      serve: (req, res, upstream, clientUrl, runId) => serve(req, res, upstream, clientUrl, clientUrl.href, req.headers[HEADER_RUN] === undefined ? runId : undefined),
       report,
       ...(options.connectPorts || source.connectPorts ? { connectPorts: [...(source.connectPorts ?? []), ...(options.connectPorts ?? [])] } : {}),
       ...(options.tunnelUnmatched ? { intercept: createInterceptPredicate(() => storm.config) } : {}),
@@ -256,8 +275,8 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   }
 
   const dashboard = options.dashboard === false ? null : createDashboard(storm, shareState ? { publishRules: (config) => shareState.publishRules(config), events: { feed: shareState } } : {})
-  const extraRoutes = [...(dashboard?.routes ?? []), ...(options.adminRoutes ?? [])]
-  admin.on('request', createAdminHandler({ storm, token, allowedHosts, ...(shareState ? { state: shareState } : {}), ...(extraRoutes.length ? { extraRoutes } : {}), ...(dashboard ? { publicRoutes: dashboard.publicRoutes } : {}) }))
+  const extraRoutes = [runRoutes(storm, shareState), ...(dashboard?.routes ?? []), ...(options.adminRoutes ?? [])]
+  admin.on('request', createAdminHandler({ storm, token, allowedHosts, ...(shareState ? { state: shareState } : {}), extraRoutes, ...(dashboard ? { publicRoutes: dashboard.publicRoutes } : {}) }))
 
   const { address, adminAddress, self: selfHost } = await listenPair(server, admin, host, options.port ?? 0, options.adminPort ?? 0).catch(async (error: unknown) => {
     if (ownsState) await shareState?.close()

@@ -19,7 +19,7 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import { parseAllDocuments } from 'yaml'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { COMMANDS, cliParser } from '../../src/cli/main.js'
+import { cliParser, loadCommands } from '../../src/cli/main.js'
 import { ERROR_CODES } from '../../src/errors.js'
 import { lintRules, formatRuleWarning } from '../../src/engine/rules/lint-rules.js'
 import { configSchema, MAX_MAX_CALLS } from '../../src/engine/schema/config.js'
@@ -64,7 +64,7 @@ afterAll(async () => {
 })
 
 /** The CLI's parser with handlers that do nothing: the command line is checked, nothing runs. */
-const DRY = COMMANDS.map((command) => ({ ...command, handler: () => undefined }))
+const DRY = (await loadCommands()).map((command) => ({ ...command, handler: () => undefined }))
 async function checkCommandLine(argv: string[], where: string): Promise<void> {
   if (argv.includes('--help') || argv.includes('--version')) return
   await expect(cliParser(argv, DRY).exitProcess(false).parseAsync(), `${where}: toolstorm ${argv.join(' ')}`).resolves.toBeDefined()

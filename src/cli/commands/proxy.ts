@@ -13,14 +13,15 @@ import { VERSION } from '../../version.js'
 import { httpsOptionsFromArgs, type HttpsArgs } from '../https-args.js'
 import { keepHeapWarm } from '../keep-heap-warm.js'
 import { LISTEN_PORT, numberListOption, numberOption } from '../numeric-options.js'
-import { printError, printLine } from '../output.js'
+import { printError } from '../output.js'
+import { announceReady, readyInfo, readyOptions, type ReadyArgs } from '../ready.js'
 import { recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
 import type { CassetteRecorder } from '../../cassette/cassette-recorder.js'
 import { cassetteAdminRoute } from '../../cassette/cassette-admin-route.js'
 import type { RedisRunState } from '../../engine/state/redis-run-state.js'
 import { stateFromArgs, stateOptions, type StateArgs } from '../state-args.js'
 
-export interface ProxyArgs extends HttpsArgs {
+export interface ProxyArgs extends HttpsArgs, ReadyArgs {
   target: string[]
   port: number
   host: string
@@ -36,7 +37,7 @@ export interface ProxyArgs extends HttpsArgs {
 
 /** The options every proxy-running command shares (proxy, record, replay). */
 export function proxyOptions<T>(yargs: Argv<T>): Argv<T & ProxyArgs> {
-  return yargs
+  return readyOptions(yargs)
     .option('target', { type: 'string', array: true, default: [] as string[], describe: 'Reverse mode: upstream URL, or name=URL mounted at /name/ (repeatable). Without it: forward mode (HTTP_PROXY).' })
     .option('port', { ...numberOption('port', LISTEN_PORT), default: 8787, describe: 'Proxy port (0 picks a free one)' })
     .option('host', { type: 'string', default: '127.0.0.1', describe: 'Interface to listen on (loopback unless you say otherwise)' })
@@ -186,7 +187,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & StateA
       }
       await shared?.close()
     })
-    for (const line of describeProxy(proxy)) printLine(line)
+    await announceReady(args, describeProxy(proxy), readyInfo('proxy', proxy, args.record ? { file: args.record, mode: 'record' } : undefined))
     await stopped
   },
 }

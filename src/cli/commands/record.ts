@@ -15,6 +15,7 @@ import { ConfigError } from '../../errors.js'
 import { stateFromArgs, stateOptions, type StateArgs } from '../state-args.js'
 import { recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
 import { keepHeapWarm } from '../keep-heap-warm.js'
+import { announceReady, readyInfo } from '../ready.js'
 
 export interface RecordCommandArgs extends ProxyArgs, RecordArgs, Partial<StateArgs> {
   file: string
@@ -55,12 +56,13 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs & 
   // With a command, its stdout stays its own: the banner goes to stderr.
   const banner = command.length ? printError : printLine
   let code = 0
+  const ready = readyInfo('record', proxy, { file, mode: 'record' })
   if (command.length) {
-    for (const line of describeProxy(proxy)) banner(line)
+    await announceReady(args, describeProxy(proxy), ready, banner)
     code = await runCommand(command, commandEnvironment({ proxyUrl: proxy.url, adminUrl: proxy.adminUrl, adminToken: proxy.token, httpProxy: proxy.mode === 'forward', httpsProxy: proxy.mode === 'forward' }))
   } else {
     const stopped = untilSignal()
-    for (const line of describeProxy(proxy)) banner(line)
+    await announceReady(args, describeProxy(proxy), ready, banner)
     await stopped
   }
   await proxy.close()

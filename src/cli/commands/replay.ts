@@ -18,6 +18,7 @@ import { httpsOptionsFromArgs } from '../https-args.js'
 import { printError, printLine } from '../output.js'
 import { commandEnvironment, runCommand, untilSignal } from '../run-command.js'
 import { keepHeapWarm } from '../keep-heap-warm.js'
+import { announceReady, readyInfo } from '../ready.js'
 import { listenOptionsFromArgs, proxyOptions, stormFromArgs, type ProxyArgs } from './proxy.js'
 import { matchFromArgs, recordOptions, type RecordArgs } from './record-options.js'
 import { commandAfterDashes, runRecording } from './record.js'
@@ -86,12 +87,13 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
       ...(replay.ca?.certificatePath ? [`HTTPS: CONNECT is intercepted with the CA ${replay.ca.certificatePath} (trust it in clients: toolstorm ca --dir ${replay.ca.dir})`] : []),
     ]
     let code = 0
+    const ready = readyInfo('replay', replay.proxy, { file: args.file, mode: replay.mode, exchanges: cassette.exchanges.length })
     if (command.length) {
-      for (const line of lines) banner(line)
+      await announceReady(args, lines, ready, banner)
       code = await runCommand(command, commandEnvironment({ proxyUrl: replay.url, adminUrl: replay.adminUrl, adminToken: replay.token, httpProxy: true, httpsProxy: true }))
     } else {
       const stopped = untilSignal()
-      for (const line of lines) banner(line)
+      await announceReady(args, lines, ready, banner)
       await stopped
     }
     const verdict = await replay.close()

@@ -1,3 +1,4 @@
+import { closestName } from '../closest-name.js'
 import { callPathName, ruleMatches } from '../rules/select.js'
 import type { Report } from '../schema/report.js'
 import { defineContractUnit } from './check.js'
@@ -36,5 +37,7 @@ function whyNeverEligible(report: Report, name: string): string {
   if (matching > 0) return `never eligible: ${matching} call(s) on routes matching "${rule.route}", none at the ordinals in its "calls" (${rule.calls.join(', ')})`
   const routes = [...seen].slice(0, LISTED_ROUTES).map(([route, count]) => `${route} ×${count}`)
   if (seen.size > LISTED_ROUTES) routes.push(`… (${seen.size} routes in all)`)
-  return `never eligible: no call was on a route matching "${rule.route}" (${routes.length ? `routes seen: ${routes.join(', ')}` : 'no calls'})`
+  // A misspelled route is the usual cause: name the route seen that is a typo away from it.
+  const closest = closestName(rule.route, seen.keys())
+  return `never eligible: no call was on a route matching "${rule.route}" (${routes.length ? `routes seen: ${routes.join(', ')}` : 'no calls'})${closest ? `; the closest route seen is "${closest}"` : ''}`
 }
