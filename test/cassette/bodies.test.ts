@@ -71,7 +71,7 @@ describe('bodies in cassettes', () => {
     expect((await replay.close()).passed).toBe(true)
   })
 
-  it('truncates a body over the limit, marks it, and replays the stored prefix', async () => {
+  it('truncates a body over the limit, marks it, and its replay breaks off after the stored prefix and fails the verdict', async () => {
     const cassette = await record(64 * 1024, async (base) => {
       expect(await (await undiciFetch(`${base}/text`)).text()).toBe(text)
     })
@@ -81,9 +81,25 @@ describe('bodies in cassettes', () => {
     expect(text.startsWith(stored.data)).toBe(true)
     const replay = await startReplayServer(cassette)
     const response = await undiciFetch(`${replay.url}/text`)
-    expect(await response.text()).toBe(stored.data)
-    expect(response.headers.get('content-length')).toBe(String(Buffer.byteLength(stored.data)))
-    expect((await replay.close()).passed).toBe(true)
+    expect(response.status).toBe(200)
+    // The stored prefix, then the connection ends without the rest: the client's read fails.
+    const reader = response.body!.getReader()
+    let received = ''
+    const decoder = new TextDecoder()
+    const failure = await (async () => {
+      try {
+        for (let next = await reader.read(); !next.done; next = await reader.read()) received += decoder.decode(next.value, { stream: true })
+        return null
+      } catch (error) {
+        return error as Error & { cause?: { code?: string } }
+      }
+    })()
+    expect(failure?.message).toBe('terminated')
+    expect(failure?.cause?.code).toBe('UND_ERR_SOCKET')
+    expect(received).toBe(stored.data)
+    const verdict = await replay.close()
+    expect(verdict).toMatchObject({ passed: false, code: 'ERR_CASSETTE_TRUNCATED', truncated: 1 })
+    expect(verdict.rows[0]!.result).toBe(`truncated: ${Buffer.byteLength(stored.data)} of ${Buffer.byteLength(text)} bytes recorded`)
   })
 
   it('matches a replayed upload over the limit by the same stored prefix', async () => {
