@@ -3,13 +3,18 @@
  * queries and JSON bodies), measured for load time (streamed, strictly validated), heap after
  * load, index build, and replay lookup latency (hit lookups in recorded order and in any order),
  * with a Polly-style linear scan as the baseline. Lookups must stay flat as the cassette grows.
+ * Then large bodies: the same cassette of 1 MiB bodies with every body inline in its line (as
+ * cassettes were written before body files) and with them in body files beside it.
  */
-import { mkdtemp, rm, stat } from 'node:fs/promises'
+import { randomBytes } from 'node:crypto'
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { Cassette, cassetteHeader } from '../src/cassette/cassette.js'
 import { ReplaySession } from '../src/cassette/replay-session.js'
+import type { StoredBody } from '../src/engine/schema/cassette.js'
 import { writeLinesAtomic } from '../src/io/write-lines-atomic.js'
+import { exchangeAt } from '../test/helpers/cassette-fixtures.js'
 import { median } from './processes.js'
 
 interface Options {
@@ -181,6 +186,48 @@ async function measure(file: string, exchanges: number, options: Options): Promi
   }
 }
 
+interface LargeBodiesResult {
+  layout: string
+  jsonlMiB: number
+  longestLineKiB: number
+  loadMs: number
+}
+
+/** 64 exchanges of 1 MiB bodies (half random bytes, half JSON text), inline and in body files. */
+async function measureLargeBodies(dir: string, rounds: number): Promise<LargeBodiesResult[]> {
+  const exchanges = Array.from({ length: 64 }, (_, index) => {
+    const json = index % 2 === 1
+    const data = json ? JSON.stringify(Array.from({ length: 30_000 }, (_, i) => ({ id: index * 100_000 + i, name: `item ${i}`, ok: true }))).slice(0, 1024 * 1024) : randomBytes(1024 * 1024).toString('base64')
+    const body: StoredBody = json ? { encoding: 'utf8', data, size: Buffer.byteLength(data), truncated: false } : { encoding: 'base64', data, size: 1024 * 1024, truncated: false }
+    return exchangeAt(index + 1, {
+      route: 'GET /files/:id',
+      request: { method: 'GET', url: `/files/${index}`, headers: {}, body: null },
+      response: { status: 200, headers: { 'content-type': json ? 'application/json' : 'application/octet-stream' }, body },
+    })
+  })
+  const cassette = Cassette.from({ recorded: '2025-01-01T00:00:00.000Z', source: 'proxy' }, exchanges)
+  const layouts: Array<[string, string, () => Promise<void>]> = []
+  const inline = path.join(dir, 'inline.cassette.jsonl')
+  layouts.push(['every body inline (as before body files)', inline, () => writeLinesAtomic(inline, cassette.lines())])
+  const files = path.join(dir, 'files.cassette.jsonl')
+  layouts.push(['bodies over 64 KiB in body files', files, () => cassette.save(files)])
+  const results: LargeBodiesResult[] = []
+  for (const [layout, file, write] of layouts) {
+    await write()
+    const loads: number[] = []
+    for (let round = 0; round < rounds; round++) {
+      gc()
+      const started = performance.now()
+      const loaded = await Cassette.load(file)
+      loads.push(performance.now() - started)
+      if (loaded.exchanges.length !== exchanges.length) throw new Error('large-body cassette lost exchanges')
+    }
+    const lines = (await readFile(file, 'utf8')).split('\n')
+    results.push({ layout, jsonlMiB: (await stat(file)).size / 1024 / 1024, longestLineKiB: Math.max(...lines.map((line) => line.length)) / 1024, loadMs: median(loads) })
+  }
+  return results
+}
+
 export async function benchCassette(options: Options): Promise<Record<string, unknown>> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-bench-cassette-'))
   try {
@@ -191,6 +238,7 @@ export async function benchCassette(options: Options): Promise<Record<string, un
       results.push(await measure(file, exchanges, options))
     }
     const [small, large] = results as [SizeResult, SizeResult]
+    const largeBodies = await measureLargeBodies(dir, Math.max(options.rounds, 3))
     const f = (n: number | null, digits = 1) => (n === null ? '—' : n.toFixed(digits))
     const table = [
       '| exchanges | file MiB | load ms | heap MiB | any-order index ms | strict p50/p99 µs | any-order p50/p99 µs | linear scan p99 µs | normalise p50 µs |',
@@ -198,10 +246,15 @@ export async function benchCassette(options: Options): Promise<Record<string, un
       ...results.map((r) => `| ${r.exchanges} | ${f(r.fileMiB)} | ${f(r.loadMs, 0)} | ${f(r.heapMiB)} | ${f(r.indexMs, 0)} | ${f(r.strictP50Us, 2)} / ${f(r.strictP99Us, 2)} | ${f(r.anyP50Us, 2)} / ${f(r.anyP99Us, 2)} | ${f(r.linearP99Us, 0)} | ${f(r.normaliseP50Us, 1)} |`),
       '',
       `(${options.rounds} load round(s), ${options.lookups} lookups per size; lookups time the decision on an already normalised request, "normalise" is the per-request redaction and digest cost, the same at any size${(globalThis as { gc?: unknown }).gc ? '' : '; run node with --expose-gc for exact heap figures'})`,
+      '',
+      '| 64 bodies of 1 MiB (half random, half JSON) | JSONL MiB | longest line KiB | load ms |',
+      '|---|---|---|---|',
+      ...largeBodies.map((r) => `| ${r.layout} | ${f(r.jsonlMiB, 2)} | ${f(r.longestLineKiB, 0)} | ${f(r.loadMs, 0)} |`),
     ].join('\n')
     return {
       suite: 'cassette',
       results,
+      largeBodies,
       table,
       gates: {
         'load 100k exchanges ≤ 2 s': large.loadMs <= 2000,

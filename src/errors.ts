@@ -18,6 +18,8 @@ export const ERROR_CODES = {
   ERR_CASSETTE_MISMATCH: { exit: 1, status: 409, summary: 'Strict replay received a request that differs from the recorded one.' },
   ERR_CASSETTE_EXTRA: { exit: 1, status: 409, summary: 'Strict replay received more requests than were recorded.' },
   ERR_CASSETTE_UNUSED: { exit: 1, status: 409, summary: 'Strict replay ended with recorded exchanges that were never requested.' },
+  ERR_CASSETTE_TRUNCATED: { exit: 1, status: 409, summary: 'Replay served responses whose bodies were cut at the body limit when recorded (they break off); --allow-truncated accepts them.' },
+  ERR_CASSETTE_BODY_FILE: { exit: 2, status: 400, summary: 'A body file beside a cassette is missing or does not hold the recorded bytes.' },
   ERR_CONTRACT_FAILED: { exit: 1, status: 409, summary: 'A contract check failed.' },
   ERR_CONTRACT_EMPTY: { exit: 1, status: 409, summary: 'A contract with no checks cannot establish correctness.' },
   ERR_EFFECT_INVALID: { exit: 2, status: 400, summary: 'An effect report is malformed or refers to no known exchange.' },
@@ -112,6 +114,13 @@ export class CassetteMismatchError extends CassetteError {
 export class CassetteUnusedError extends CassetteError {
   constructor(message: string, options?: { details?: string }) {
     super('ERR_CASSETTE_UNUSED', message, options)
+  }
+}
+
+/** Replay served responses whose bodies were cut at the body limit when recorded (`details`: the table). */
+export class CassetteTruncatedError extends CassetteError {
+  constructor(message: string, options?: { details?: string }) {
+    super('ERR_CASSETTE_TRUNCATED', message, options)
   }
 }
 

@@ -55,6 +55,7 @@ export {
   CassetteError,
   CassetteMismatchError,
   CassetteUnusedError,
+  CassetteTruncatedError,
   EffectError,
   UpstreamError,
   AdminApiError,

@@ -143,3 +143,35 @@ def test_record_mode_none_refuses_a_missing_cassette_and_new_episodes_adds_to_on
     grown.assert_outcomes(passed=1)
     grown.stdout.fnmatch_lines(["*HITS 1 ACTION update*"])  # only the new request reached the provider
     assert len((suite.path / "cassettes" / "chat.jsonl").read_text().splitlines()) == 3
+
+
+def test_a_cassette_keeps_its_large_bodies_beside_it_through_record_replay_update_and_a_failed_recording(suite):
+    # A prompt over 64 KiB: toolstorm keeps the request body in a body file, chat.bodies/sha256-….
+    long_text = "lorem ipsum " * 8000
+    suite.makepyfile(test_chat=f"TEXTS = [{long_text!r}]\n{CONVERSATION}")
+    suite.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    cassettes = suite.path / "cassettes"
+    assert sorted(path.name for path in cassettes.iterdir()) == ["chat.bodies", "chat.jsonl"]
+    files = sorted(path.name for path in (cassettes / "chat.bodies").iterdir())
+    # The request, and the model's answer that quotes it: each named in the cassette's line.
+    assert len(files) == 2 and all(name.startswith("sha256-") and name in (cassettes / "chat.jsonl").read_text() for name in files)
+
+    suite.runpytest("-p", "no:cacheprovider", "-s").stdout.fnmatch_lines(["*HITS 0 ACTION replay*"])
+
+    # An update copies the body files with the cassette and keeps them.
+    suite.makepyfile(test_chat=f"TEXTS = [{long_text!r}, 'two']\n{CONVERSATION}")
+    grown = suite.runpytest("-p", "no:cacheprovider", "-s", "--toolstorm-record-mode=new_episodes")
+    grown.assert_outcomes(passed=1)
+    grown.stdout.fnmatch_lines(["*HITS 1 ACTION update*"])
+    assert sorted(path.name for path in (cassettes / "chat.bodies").iterdir()) == files
+    suite.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+    # A failed recording leaves the cassette, its folder and nothing else; a passing one without large bodies removes the folder.
+    original = (cassettes / "chat.jsonl").read_text()
+    suite.makepyfile(test_chat=f"TEXTS = ['small']\n{CONVERSATION}    assert False, 'the agent broke'\n")
+    suite.runpytest("-p", "no:cacheprovider", "--toolstorm-record-mode=all").assert_outcomes(failed=1)
+    assert (cassettes / "chat.jsonl").read_text() == original
+    assert sorted(path.name for path in cassettes.iterdir()) == ["chat.bodies", "chat.jsonl"]
+    suite.makepyfile(test_chat=f"TEXTS = ['small']\n{CONVERSATION}")
+    suite.runpytest("-p", "no:cacheprovider", "--toolstorm-record-mode=all").assert_outcomes(passed=1)
+    assert sorted(path.name for path in cassettes.iterdir()) == ["chat.jsonl"]

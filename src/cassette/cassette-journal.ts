@@ -10,15 +10,18 @@ import { promises as fs } from 'node:fs'
 import path from 'node:path'
 import { StateError, ToolstormError } from '../errors.js'
 import { readJsonLines } from '../io/read-json-lines.js'
-import { writeLinesAtomic } from '../io/write-lines-atomic.js'
+import { writeLinesAtomic, type WriteLinesOptions } from '../io/write-lines-atomic.js'
 
 export interface LineStore {
   /** Lines appended so far. */
   readonly count: number
   /** `run`: the run the exchange belongs to (the shared store keeps one stream per run). */
   append(line: string, run?: string): Promise<void>
-  /** Write `header` then every line (patched by `patch` when given) to `target`, atomically. */
-  writeTo(target: string, header: string, patch?: (line: string) => string): Promise<void>
+  /**
+   * Write `header` then every line (patched by `patch` when given) to `target`, atomically;
+   * `beforeRename` runs before the new file replaces the target (body files are made durable).
+   */
+  writeTo(target: string, header: string, patch?: (line: string) => string, beforeRename?: WriteLinesOptions['beforeRename']): Promise<void>
   /** Every line, in order. */
   lines(): AsyncIterable<string>
   dispose(): Promise<void>
@@ -35,12 +38,16 @@ export class MemoryLineStore implements LineStore {
     this.#lines.push(line)
   }
 
-  async writeTo(target: string, header: string, patch?: (line: string) => string): Promise<void> {
+  async writeTo(target: string, header: string, patch?: (line: string) => string, beforeRename?: WriteLinesOptions['beforeRename']): Promise<void> {
     const lines = this.#lines
-    await writeLinesAtomic(target, (function* () {
-      yield header
-      for (const line of lines) yield patch ? patch(line) : line
-    })())
+    await writeLinesAtomic(
+      target,
+      (function* () {
+        yield header
+        for (const line of lines) yield patch ? patch(line) : line
+      })(),
+      beforeRename ? { beforeRename } : {},
+    )
   }
 
   async *lines(): AsyncIterable<string> {
@@ -92,11 +99,12 @@ export class JournalLineStore implements LineStore {
     this.#bytes += bytes.length
   }
 
-  async writeTo(target: string, header: string, patch?: (line: string) => string): Promise<void> {
+  async writeTo(target: string, header: string, patch?: (line: string) => string, beforeRename?: WriteLinesOptions['beforeRename']): Promise<void> {
     const bytes = this.#bytes
     const count = this.#count
+    const options = beforeRename ? { beforeRename } : {}
     if (!patch) {
-      await writeLinesAtomic(target, [header], { copyFrom: { file: this.file, bytes } })
+      await writeLinesAtomic(target, [header], { copyFrom: { file: this.file, bytes }, ...options })
       return
     }
     const file = this.file
@@ -107,7 +115,7 @@ export class JournalLineStore implements LineStore {
         if (n++ >= count) break
         yield patch(text)
       }
-    })())
+    })(), options)
   }
 
   async *lines(): AsyncIterable<string> {

@@ -28,6 +28,7 @@ import {
   DEFAULT_BODY_LIMIT,
   MAX_BODY_LIMIT,
   type CassetteExchange,
+  type CassetteFileExchange,
   type CassetteHeader,
   type MatchOptions,
   type StoredClientResponse,
@@ -36,7 +37,9 @@ import {
 import type { Storm } from '../engine/storm.js'
 import { ConfigError } from '../errors.js'
 import { BodyCapture, REDACTION_MARGIN } from './body-capture.js'
+import { BodyFileReader, BodyFileWriter, bodiesFolderFor, hasBodyFiles } from './body-files.js'
 import { Cassette, cassetteHeader } from './cassette.js'
+import { CutBodyTally, type CutBodies } from './cut-bodies.js'
 import { JournalLineStore, MemoryLineStore, journalPathFor, type LineStore } from './cassette-journal.js'
 import { SharedLineStore, type SharedCassetteBackend } from './shared-line-store.js'
 import { storeBody } from './store-body.js'
@@ -53,7 +56,10 @@ export interface CassetteRecorderOptions {
   urlForm?: 'origin' | 'absolute'
   /** Reverse-mode targets, for the header. */
   targets?: readonly string[]
-  /** Bytes stored per body at most (default 1 MiB); longer bodies keep a prefix marked `truncated`. */
+  /**
+   * Bytes stored per body at most (default 16 MiB); longer bodies keep a prefix marked `truncated`,
+   * counted in `cutBodies`, and their replay breaks off.
+   */
   bodyLimit?: number
   /** Header names never stored (case-insensitive), besides hop-by-hop and toolstorm's own. */
   excludeHeaders?: readonly string[]
@@ -119,6 +125,9 @@ export class CassetteRecorder {
   readonly #active = new Map<string, Entry>()
   readonly #written = new Map<string, number>()
   readonly #late = new Map<number, StoredEffect[]>()
+  readonly #cut = new CutBodyTally()
+  /** With a file (and no shared store): large bodies go to body files as each line is made, so the journal and snapshots stay small. */
+  readonly #bodies: BodyFileWriter | null
   #store: LineStore | null = null
   #storeReady: Promise<LineStore>
   #seq = 0
@@ -143,6 +152,7 @@ export class CassetteRecorder {
     this.#exclude = new Set((options.excludeHeaders ?? []).map((name) => name.toLowerCase()))
     this.#only = options.includeHeaders?.length ? new Set(options.includeHeaders.map((name) => name.toLowerCase())) : null
     const shared = options.shared
+    this.#bodies = options.file && !shared ? new BodyFileWriter(bodiesFolderFor(options.file)) : null
     const store = shared ? Promise.resolve(new SharedLineStore(shared, () => JSON.stringify(this.#header(0)))) : options.file ? JournalLineStore.create(journalPathFor(options.file)) : Promise.resolve(new MemoryLineStore())
     this.#storeReady = store.then((ready) => (this.#store = ready))
     this.#storeReady.catch((error: unknown) => (this.#failure ??= error))
@@ -171,6 +181,20 @@ export class CassetteRecorder {
     return this.#keptPrevious
   }
 
+  /**
+   * Bodies cut at the body limit so far, per route. With a shared store (`--state`), after
+   * `close()`: those of the cassette written, every replica's exchanges included.
+   */
+  get cutBodies(): CutBodies {
+    const shared = this.#store instanceof SharedLineStore ? this.#store.written : null
+    return shared ?? this.#cut.summary()
+  }
+
+  /** Bytes stored per body at most. */
+  get bodyLimit(): number {
+    return this.#bodyLimit
+  }
+
   #createObserver(): ExchangeObserver {
     const entries = new WeakMap<Exchange, Entry>()
     return {
@@ -197,7 +221,9 @@ export class CassetteRecorder {
         // Lines are written in arrival order, each once its exchange finished.
         this.#chain = this.#chain.then(async () => {
           await entry.finished
-          const line = JSON.stringify(await this.#line(entry))
+          const stored = await this.#line(entry)
+          this.#cut.add(stored)
+          const line = JSON.stringify(this.#bodies ? await this.#bodies.exchange(stored) : stored)
           const store = this.#store ?? (await this.#storeReady)
           await store.append(line, exchange.run.id)
           this.#active.delete(exchange.id)
@@ -408,7 +434,7 @@ export class CassetteRecorder {
         const store = await this.#storeReady
         if (store.count === this.#snapshotCount || store.count === 0) return
         const count = store.count
-        await store.writeTo(file, JSON.stringify(this.#header(count)))
+        await store.writeTo(file, JSON.stringify(this.#header(count)), undefined, this.#beforeRename)
         this.#snapshotCount = count
       } catch {
         // A failed snapshot (a full disk, for a moment) leaves the previous one in place; the
@@ -438,7 +464,11 @@ export class CassetteRecorder {
       // Nothing recorded: a cassette already there is kept, as the snapshots keep it (#29).
       this.#keptPrevious = this.#options.file !== undefined && !this.#options.shared && store.count === 0 && existsSync(this.#options.file)
       try {
-        if (this.#options.file && !this.#keptPrevious) await store.writeTo(this.#options.file, JSON.stringify(this.#header(store.count)), this.#patchLate())
+        if (this.#options.file && !this.#keptPrevious) {
+          await store.writeTo(this.#options.file, JSON.stringify(this.#header(store.count)), this.#patchLate(), this.#beforeRename)
+          // The cassette in place no longer needs the body files of the one it replaced.
+          await this.#bodies?.sweep()
+        }
       } catch (error) {
         if (error instanceof ToolstormError) throw error
         const code = (error as NodeJS.ErrnoException).code ?? String(error)
@@ -473,26 +503,36 @@ export class CassetteRecorder {
     await this.#chain
   }
 
-  /** The recorded cassette, in memory (stops nothing; call `close()` first for a final state). */
+  /** Body files are made durable before the cassette that refers to them is renamed into place. */
+  readonly #beforeRename = async (): Promise<void> => {
+    await this.#bodies?.sync()
+  }
+
+  /** The recorded cassette, in memory, every body inline (stops nothing; call `close()` first for a final state). */
   async cassette(): Promise<Cassette> {
     await this.#chain
     const store = await this.#storeReady
     const exchanges: unknown[] = []
     const patch = this.#patchLate()
-    for await (const line of store.lines()) exchanges.push(JSON.parse(patch ? patch(line) : line))
+    const bodies = this.#bodies ? new BodyFileReader(this.#options.file as string, this.#bodies.folder) : null
+    let number = 1
+    for await (const line of store.lines()) {
+      const exchange = JSON.parse(patch ? patch(line) : line) as CassetteFileExchange
+      number++
+      exchanges.push(bodies && hasBodyFiles(exchange) ? await bodies.exchange(exchange, number) : exchange)
+    }
     const header = this.#header(exchanges.length)
     return Cassette.from(header, exchanges, this.#options.file ?? '<recording>')
   }
 
-  /** Write the cassette recorded so far to `file`, atomically. */
+  /** Write the cassette recorded so far to `file`, atomically (large bodies in body files beside it, as `Cassette.save`). */
   async save(file: string): Promise<void> {
     if (this.#state === 'closing') throw new StateError('Failed to save the cassette: the recorder is closing. Await close() first.')
     // A closed file recorder has written its cassette and removed its journal: copy the cassette.
     if (this.#state === 'closed' && this.#options.file) return (await Cassette.load(this.#options.file)).save(file)
     await this.#chain
     if (this.#failure) throw this.#failure
-    const store = await this.#storeReady
-    await store.writeTo(file, JSON.stringify(this.#header(store.count)), this.#patchLate())
+    await (await this.cassette()).save(file)
   }
 }
 

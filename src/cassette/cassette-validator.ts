@@ -9,12 +9,15 @@ import { parseStrictJson, StrictJsonError } from '../engine/strict-json.js'
 import { formatIssues } from '../engine/schema/format-issues.js'
 import {
   CASSETTE_KIND,
+  CASSETTE_VERSIONS,
   cassetteExchangeSchema,
+  cassetteFileExchangeSchema,
   cassetteHeaderSchema,
   type CassetteExchange,
+  type CassetteFileExchange,
   type CassetteHeader,
   type StoredBody,
-  type StoredClientResponse,
+  type StoredBodyFile,
 } from '../engine/schema/cassette.js'
 import { docsUrl } from '../docs-url.js'
 
@@ -59,17 +62,19 @@ export class CassetteValidator {
     }
   }
 
-  /** Validate one line; returns the exchange it holds (null for the header). */
-  line(text: string, line: number): CassetteExchange | null {
+  /** Validate one line of a file; returns the exchange it holds (null for the header). Its bodies may be in body files. */
+  line(text: string, line: number): CassetteFileExchange | null {
     const value = this.#parse(text, line)
     if (this.#header === null) return this.#acceptHeader(value, line)
-    return this.exchange(value, line)
+    return this.#exchange(value, line, cassetteFileExchangeSchema)
   }
 
   #acceptHeader(value: unknown, line: number): null {
     const record = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null
     if (record?.kind !== CASSETTE_KIND) this.#fail(line, `expected the cassette header, an object with "kind": "${CASSETTE_KIND}" (is this a cassette?)`)
-    if (record.version !== 1) this.#fail(line, `$.version: expected cassette version 1, got ${JSON.stringify(record.version)} (this toolstorm reads version 1 only)`)
+    if (!(CASSETTE_VERSIONS as readonly unknown[]).includes(record.version)) {
+      this.#fail(line, `$.version: expected cassette version ${CASSETTE_VERSIONS.join(' or ')}, got ${JSON.stringify(record.version)} (this toolstorm reads versions ${CASSETTE_VERSIONS.join(' and ')}; a newer toolstorm wrote it?)`)
+    }
     const parsed = cassetteHeaderSchema.safeParse(value)
     if (!parsed.success) {
       const lines = formatIssues(parsed.error, value)
@@ -79,17 +84,21 @@ export class CassetteValidator {
     return null
   }
 
-  /** Validate an exchange already parsed (HAR import and in-memory cassettes use this too). */
+  /** Validate an exchange held in memory, every body inline (HAR import and in-memory cassettes). */
   exchange(value: unknown, line: number): CassetteExchange {
+    return this.#exchange(value, line, cassetteExchangeSchema) as CassetteExchange
+  }
+
+  #exchange(value: unknown, line: number, schema: typeof cassetteFileExchangeSchema | typeof cassetteExchangeSchema): CassetteFileExchange {
     const header = this.#header
     if (header === null) this.#fail(line, 'expected the header first')
     if (this.#count >= header.exchanges) this.#fail(line, `the header declares ${header.exchanges} exchange(s), but more follow`)
-    const parsed = cassetteExchangeSchema.safeParse(value)
+    const parsed = schema.safeParse(value)
     if (!parsed.success) {
       const lines = formatIssues(parsed.error, value)
       this.#fail(line, lines[0] as string, lines.join('\n'))
     }
-    const exchange = parsed.data as CassetteExchange
+    const exchange = parsed.data as CassetteFileExchange
     this.#count++
     if (exchange.seq !== this.#count) this.#fail(line, `$.seq: expected ${this.#count} (positions are contiguous)`)
     const refused = exchange.call === null
@@ -123,8 +132,8 @@ export class CassetteValidator {
   }
 
   /** The events index the stored body in order, at times that never go back. */
-  #checkStream(response: StoredClientResponse, line: number): void {
-    const { events, end } = response.stream as NonNullable<StoredClientResponse['stream']>
+  #checkStream(response: NonNullable<CassetteFileExchange['response']>, line: number): void {
+    const { events, end } = response.stream as NonNullable<CassetteFileExchange['response']>['stream'] & object
     let total = 0
     let previous = 0
     for (const [index, event] of events.entries()) {
@@ -133,12 +142,18 @@ export class CassetteValidator {
       previous = event.at
       total += event.bytes
     }
-    const stored = response.body === null ? 0 : Buffer.byteLength(response.body.data, response.body.encoding)
+    const body = response.body
+    const stored = body === null ? 0 : 'file' in body ? body.bytes : Buffer.byteLength(body.data, body.encoding)
     if (total !== stored) this.#fail(line, `$.response.stream.events: the events cover ${total} byte(s), but the stored body has ${stored} (each event is a slice of the body, in order)`)
   }
 
-  #checkBody(body: StoredBody | null, path: string, line: number): void {
-    if (body === null || body.encoding !== 'base64') return
+  #checkBody(body: StoredBody | StoredBodyFile | null, path: string, line: number): void {
+    if (body === null) return
+    if ('file' in body) {
+      if ((this.#header as CassetteHeader).version < 2) this.#fail(line, `${path}.file: a body in a body file needs cassette version 2 (the header says ${(this.#header as CassetteHeader).version})`)
+      return
+    }
+    if (body.encoding !== 'base64') return
     if (body.data.length % 4 !== 0 || !BASE64.test(body.data)) this.#fail(line, `${path}.data: expected base64 (the encoding says so)`)
   }
 

@@ -8,11 +8,12 @@
  * await cassette.save('copy.cassette.jsonl')
  */
 import { CassetteError } from '../errors.js'
-import { CASSETTE_KIND, DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT, type CassetteExchange, type CassetteHeader } from '../engine/schema/cassette.js'
+import { CASSETTE_KIND, CASSETTE_VERSION, DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT, type CassetteExchange, type CassetteHeader } from '../engine/schema/cassette.js'
 import type { Report } from '../engine/schema/report.js'
 import { readJsonLines } from '../io/read-json-lines.js'
 import { writeLinesAtomic } from '../io/write-lines-atomic.js'
 import { VERSION } from '../version.js'
+import { BodyFileReader, BodyFileWriter, bodiesFolderFor, hasBodyFiles } from './body-files.js'
 import { CassetteValidator } from './cassette-validator.js'
 import { reportsFromCassette } from './reports-from-cassette.js'
 
@@ -32,7 +33,7 @@ export type CassetteHeaderInput = Partial<Omit<CassetteHeader, 'version' | 'kind
 /** A complete header with defaults for what `input` leaves out. */
 export function cassetteHeader(input: CassetteHeaderInput, exchanges: number): CassetteHeader {
   return {
-    version: 1,
+    version: CASSETTE_VERSION,
     kind: CASSETTE_KIND,
     toolstorm: input.toolstorm ?? VERSION,
     recorded: input.recorded ?? new Date().toISOString(),
@@ -62,9 +63,13 @@ export class Cassette {
     this.source = source
   }
 
-  /** Load and validate a cassette file, streaming it line by line. */
+  /**
+   * Load and validate a cassette file, streaming it line by line. Bodies kept in body files
+   * (`NAME.bodies/`, beside it) are read and verified, so in memory every body is inline.
+   */
   static async load(file: string, options: LoadCassetteOptions = {}): Promise<Cassette> {
     const validator = new CassetteValidator(file)
+    const bodies = new BodyFileReader(file)
     const exchanges: CassetteExchange[] = []
     let last = 0
     const lines = readJsonLines(file, {
@@ -76,7 +81,7 @@ export class Cassette {
     for await (const { text, number } of lines) {
       last = number
       const exchange = validator.line(text, number)
-      if (exchange) exchanges.push(exchange)
+      if (exchange) exchanges.push(hasBodyFiles(exchange) ? await bodies.exchange(exchange, number) : (exchange as CassetteExchange))
     }
     return new Cassette(validator.end(last), exchanges, file)
   }
@@ -92,7 +97,10 @@ export class Cassette {
     lines.pop()
     lines.forEach((line, index) => {
       const exchange = validator.line(line.endsWith('\r') ? line.slice(0, -1) : line, index + 1)
-      if (exchange) exchanges.push(exchange)
+      if (exchange && hasBodyFiles(exchange)) {
+        throw new CassetteError('ERR_CASSETTE_INVALID', `Failed to load the cassette ${source}: line ${index + 1}: a body is in a body file beside the cassette, and text holds no files. Load it from its file with Cassette.load(), which reads them.`)
+      }
+      if (exchange) exchanges.push(exchange as CassetteExchange)
     })
     return new Cassette(validator.end(lines.length), exchanges, source)
   }
@@ -140,22 +148,36 @@ export class Cassette {
     return Cassette.from({ seed: report.seed, clock: report.clock, maxCalls: report.maxCalls, routes: report.routes, rules: report.rules, toolstorm: report.toolstorm }, exchanges, `the report of run ${report.run}`)
   }
 
-  /** The file's lines: the header, then one line per exchange (no newlines). */
+  /** The lines of a self-contained cassette, every body inline: the header, then one line per exchange (no newlines). */
   *lines(): Generator<string> {
     yield JSON.stringify(this.header)
     for (const exchange of this.exchanges) yield JSON.stringify(exchange)
   }
 
-  /** The whole file as text (small cassettes; `save` streams). */
+  /** The whole cassette as text, every body inline (small cassettes, an export; `save` streams and keeps large bodies in files). */
   toString(): string {
     let out = ''
     for (const line of this.lines()) out += line + '\n'
     return out
   }
 
-  /** Write the cassette atomically (temporary file + rename, owner-only permissions). */
+  /**
+   * Write the cassette atomically (temporary file + rename, owner-only permissions), in the
+   * current version: bodies over 64 KiB go to body files beside it (`NAME.bodies/`), written
+   * first; files no line needs any more are removed afterwards (body-files.ts).
+   */
   async save(file: string): Promise<void> {
-    await writeLinesAtomic(file, this.lines())
+    const bodies = new BodyFileWriter(bodiesFolderFor(file))
+    const { header, exchanges } = this
+    await writeLinesAtomic(
+      file,
+      (async function* () {
+        yield JSON.stringify({ ...header, version: CASSETTE_VERSION })
+        for (const exchange of exchanges) yield JSON.stringify(await bodies.exchange(exchange))
+      })(),
+      { beforeRename: () => bodies.sync() },
+    )
+    await bodies.sweep()
   }
 
   /** One report per run, rebuilt from the exchanges (for `inspect`, `check` and contracts). */

@@ -5,7 +5,8 @@
  * (`net::ERR_CONNECTION_RESET`). Everything HAR cannot say (route, ordinal, key, run, the fault,
  * the upstream's real answer behind a lost response, effects, truncation, a stream's event
  * timing, model-call metadata) goes in a custom
- * `_toolstorm` field per entry, so `har import` gets the cassette back.
+ * `_toolstorm` field per entry, so `har import` gets the cassette back. A body cut at the body
+ * limit says so where any HAR viewer shows it too: its `comment`, and a `size` larger than its text.
  */
 import { STATUS_CODES } from 'node:http'
 import type { CassetteExchange, CassetteHeader, StoredBody, StoredHeaders } from '../engine/schema/cassette.js'
@@ -63,6 +64,13 @@ function bodyMeta(body: StoredBody | null): Omit<StoredBody, 'data'> | null {
   return meta
 }
 
+/** A HAR `comment` for a body cut at the body limit (none for a whole body). */
+function cutComment(body: StoredBody | null): { comment: string } | Record<string, never> {
+  if (!body?.truncated) return {}
+  const stored = Buffer.byteLength(body.data, body.encoding)
+  return { comment: `toolstorm: truncated at the body limit: only the first ${stored} bytes${body.decoded ? ' (decoded)' : ''} of ${body.size} are stored; a replay breaks off after them` }
+}
+
 function mimeTypeOf(headers: StoredHeaders, fallback: string): string {
   return headerOf(headers, 'content-type') ?? fallback
 }
@@ -85,6 +93,7 @@ function harEntry(exchange: CassetteExchange, header: CassetteHeader): Record<st
           size: response.body?.size ?? 0,
           mimeType: mimeTypeOf(response.headers, 'x-unknown'),
           ...(response.body ? { text: response.body.data, ...(response.body.encoding === 'base64' ? { encoding: 'base64' } : {}) } : {}),
+          ...cutComment(response.body),
         },
         redirectURL: headerOf(response.headers, 'location') ?? '',
         headersSize: -1,
@@ -115,7 +124,7 @@ function harEntry(exchange: CassetteExchange, header: CassetteHeader): Record<st
       headers: nameValues(request.headers),
       queryString: queryString(url),
       ...(requestBody
-        ? { postData: { mimeType: mimeTypeOf(request.headers, 'application/octet-stream'), text: requestBody.data, ...(requestBody.encoding === 'base64' ? { _encoding: 'base64' } : {}) } }
+        ? { postData: { mimeType: mimeTypeOf(request.headers, 'application/octet-stream'), text: requestBody.data, ...(requestBody.encoding === 'base64' ? { _encoding: 'base64' } : {}), ...cutComment(requestBody) } }
         : {}),
       headersSize: -1,
       bodySize: requestBody?.size ?? 0,

@@ -9,6 +9,8 @@
  * timeout becomes a cancelled exchange, anything else a connection reset. A `_toolstorm` field
  * (written by `har export`) restores what HAR cannot say: route, ordinal, key, run, fault,
  * effects, the upstream's answer, truncation, a stream's event timing, model-call metadata.
+ * A response body another tool left out of its HAR (`size` without `text`) is imported as cut at
+ * its first byte: replay breaks it off and fails unless `--allow-truncated`.
  */
 import { z } from 'zod'
 import { CassetteError } from '../errors.js'
@@ -124,6 +126,16 @@ async function importBody(bytes: Buffer | null, contentType: string | undefined,
   return meta ? { ...stored, size: meta.size, truncated: meta.truncated || stored.truncated, ...(meta.decoded ? { decoded: meta.decoded } : {}) } : stored
 }
 
+/**
+ * A body the HAR left out (devtools' "without content", Playwright's `content: 'omit'`): none when
+ * `size` says there was none, else an empty prefix of a cut body. A body the HAR holds is taken as
+ * whole: tools disagree on what `size` counts (encoded or decoded bytes), so it is not compared.
+ */
+function leftOut(size: number | undefined): StoredBody | null {
+  if (size === undefined || !Number.isInteger(size) || size <= 0) return null
+  return { encoding: 'utf8', data: '', size, truncated: true }
+}
+
 function redactStoredResponse(response: StoredResponse | null, redactor: Redactor): StoredResponse | null {
   if (response === null) return null
   const body = response.body
@@ -155,7 +167,9 @@ async function exchangeOf(entry: HarEntry, seq: number, t0: number, storm: Storm
   if (extra) outcome = extra.outcome
   let stored: StoredResponse | null = null
   if (response.status >= 100 && response.status <= 599 && outcome !== 'reset') {
-    const body = await importBody(responseBytes, content?.mimeType || first(responseHeaders, 'content-type'), limit, redactor, extra?.responseBody)
+    let body = await importBody(responseBytes, content?.mimeType || first(responseHeaders, 'content-type'), limit, redactor, extra?.responseBody)
+    // Another tool's HAR: a body it left out (its `size` says it had bytes) is incomplete, never passed off as whole.
+    if (!extra && responseBytes === null) body = leftOut(content?.size)
     // HAR bodies are decoded: a content-encoding header describes the wire, not `text`.
     const coding = (first(responseHeaders, 'content-encoding') ?? '').toLowerCase()
     const decoded = coding === 'gzip' || coding === 'deflate' || coding === 'br' ? coding : undefined

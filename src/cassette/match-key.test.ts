@@ -24,6 +24,15 @@ describe('match keys', () => {
     expect(bodyDigest(json('{"a":1}'), 'text/plain')).not.toBe(bodyDigest(json('{ "a": 1 }'), 'text/plain'))
   })
 
+  it('matches a body cut at the body limit only when its size and its stored prefix both match', () => {
+    const cut = (data: string, size: number) => ({ method: 'POST', url: '/upload', headers: {}, body: { encoding: 'utf8' as const, data, size, truncated: true } })
+    const recorded = matchView(cut('x'.repeat(100), 5000), OPTIONS)
+    expect(describeDifference(recorded, matchView(cut('x'.repeat(100), 5000), OPTIONS), OPTIONS)).toBeNull()
+    expect(describeDifference(recorded, matchView(cut('x'.repeat(100), 5001), OPTIONS), OPTIONS)).toBe('body differs (expected 5000 bytes, of which the cassette keeps a prefix)')
+    expect(describeDifference(recorded, matchView(cut('y' + 'x'.repeat(99), 5000), OPTIONS), OPTIONS)).toBe('body differs')
+    expect(describeDifference(recorded, matchView({ method: 'POST', url: '/upload', headers: {}, body: json('x'.repeat(100)) }, OPTIONS), OPTIONS)).toBe('body differs (expected 5000 bytes, of which the cassette keeps a prefix)')
+  })
+
   it('ignores volatile JSON fields at any depth when told', () => {
     const a = bodyDigest(json('{"id":"r1","x":{"request_id":"q","v":1}}'), 'application/json', ['request_id', 'id'])
     const b = bodyDigest(json('{"id":"r2","x":{"request_id":"z","v":1}}'), 'application/json', ['request_id', 'id'])

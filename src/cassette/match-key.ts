@@ -36,6 +36,8 @@ export interface MatchView {
   readonly path: string
   readonly query: string
   readonly bodyDigest: string | null
+  /** The body's length on the wire when it was cut at the body limit (only a prefix is compared with it), else null. */
+  readonly bodyCutFrom: number | null
   readonly headers: readonly (string | null)[]
   /** The index key without the body, for exchanges whose body is unknown. */
   readonly looseKey: string
@@ -116,7 +118,10 @@ function isJson(contentType: string | undefined): boolean {
   return type === 'application/json' || type === 'text/json' || type.endsWith('+json')
 }
 
-/** A digest of the body: JSON compares by content (key order and spacing aside), anything else byte for byte. */
+/**
+ * A digest of the body: JSON compares by content (key order and spacing aside), anything else byte
+ * for byte; a body cut at the body limit by its length on the wire and its stored prefix.
+ */
 export function bodyDigest(body: StoredBody | null, contentType: string | undefined, ignoreFields: readonly string[] = []): string | null {
   if (body === null) return null
   let canonical: string | null = null
@@ -127,7 +132,8 @@ export function bodyDigest(body: StoredBody | null, contentType: string | undefi
       // Not JSON after all: compare the text.
     }
   }
-  canonical ??= `${body.encoding}:${body.truncated ? 'prefix:' : ''}${body.data}`
+  // A body past the limit matches only when its length on the wire and its stored prefix both do.
+  canonical ??= `${body.encoding}:${body.truncated ? `prefix of ${body.size}:` : ''}${body.data}`
   return createHash('sha256').update(canonical).digest('base64url')
 }
 
@@ -144,7 +150,8 @@ export function matchView(request: RequestShape, options: MatchOptions): MatchVi
   const suffix = headers.length ? '\n' + JSON.stringify(headers) : ''
   const looseKey = `${method} ${path}?${normalisedQuery}\n${ANY_BODY}${suffix}`
   const key = request.bodyUnknown ? looseKey : `${method} ${path}?${normalisedQuery}\n${digest ?? '-'}${suffix}`
-  return { key, looseKey, origin, method, path, query: normalisedQuery, bodyDigest: digest, headers }
+  const bodyCutFrom = request.body?.truncated ? request.body.size : null
+  return { key, looseKey, origin, method, path, query: normalisedQuery, bodyDigest: digest, bodyCutFrom, headers }
 }
 
 /** Why `seen` does not match `expected` (never echoing a body), or null when it does. */
@@ -156,6 +163,7 @@ export function describeDifference(expected: MatchView, seen: MatchView, options
   if (expected.bodyDigest !== ANY_BODY && expected.bodyDigest !== seen.bodyDigest) {
     if (expected.bodyDigest === null) return 'body differs (expected none)'
     if (seen.bodyDigest === null) return 'body differs (expected one, got none)'
+    if (expected.bodyCutFrom !== null && expected.bodyCutFrom !== seen.bodyCutFrom) return `body differs (expected ${expected.bodyCutFrom} bytes, of which the cassette keeps a prefix)`
     return 'body differs'
   }
   for (let i = 0; i < options.headers.length; i++) {

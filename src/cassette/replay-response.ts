@@ -34,7 +34,8 @@ export function replayedResponse(stored: StoredResponse, options: { complete: bo
   for (const [name, value] of Object.entries(stored.headers)) {
     if (FRAMING.has(name) && options.complete) continue
     if (name === 'transfer-encoding' || name === 'connection' || name === 'keep-alive') continue
-    if (name === 'content-encoding' && stored.body?.decoded) continue
+    // A decoded body is served without its encoding, so the recorded length (of the encoded bytes) no longer describes it.
+    if ((name === 'content-encoding' || name === 'content-length') && stored.body?.decoded) continue
     if (isValidHeader(name, value)) headers[name] = value
   }
   if (options.complete && !NO_BODY_STATUSES.has(stored.status)) {

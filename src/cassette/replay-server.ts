@@ -27,7 +27,6 @@ import type { UpstreamTlsOptions } from '../proxy/tls/upstream-tls.js'
 import { startProxy, type ProxyOptions, type ProxyServer } from '../proxy/proxy-server.js'
 import { sendJson } from '../proxy/admin/admin-server.js'
 import { createStorm, type Storm } from '../engine/storm.js'
-import { writeLinesAtomic } from '../io/write-lines-atomic.js'
 import type { Cassette } from './cassette.js'
 import { createCassetteRecorder, type CassetteRecorder } from './cassette-recorder.js'
 import { mergeSession } from './merge-session.js'
@@ -118,8 +117,8 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
     }
     if (url.pathname === '/verdict') {
       // `table`: expected vs seen as `toolstorm replay` prints it, for a failure message elsewhere (the pytest plugin's).
-      const { passed, code, message, expected, served, unused, rows } = session.verdict()
-      sendJson(res, 200, { passed, code, message, expected, served, unused, rows, table: formatReplayTable(rows) })
+      const { passed, code, message, expected, served, unused, truncated, rows } = session.verdict()
+      sendJson(res, 200, { passed, code, message, expected, served, unused, truncated, rows, table: formatReplayTable(rows) })
       return true
     }
     return false
@@ -157,7 +156,7 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
         await recorder.close()
         const recorded = await recorder.cassette()
         const merged = mergeSession(cassette, recorded, source.steps)
-        await writeLinesAtomic(options.updateFile ?? cassette.source, merged.lines())
+        await merged.save(options.updateFile ?? cassette.source)
       }
       return session.verdict()
     })()

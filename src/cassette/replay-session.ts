@@ -11,11 +11,14 @@
  * - `allowRepeats`: a request that matches an exchange already used replays it again (the last one
  *   recorded for that request), instead of failing as extra.
  * - `allowUnused`: recorded exchanges never requested do not fail the verdict.
+ * - A response whose body was cut at the body limit when recorded is served as its stored
+ *   prefix, then breaks off (replay-stream.ts); its row says `truncated` and it fails the verdict
+ *   unless `allowTruncated`: a replay never passes off a truncated body as whole.
  *
  * Lookups never scan the cassette: positions are an index, and requests are indexed by a key of
  * their normalised, redacted method, path, query, body and chosen headers.
  */
-import { CassetteError, CassetteMismatchError, CassetteUnusedError } from '../errors.js'
+import { CassetteError, CassetteMismatchError, CassetteTruncatedError, CassetteUnusedError } from '../errors.js'
 import type { HeaderMap } from '../engine/faults/fault.js'
 import { createRedactor, type Redactor } from '../engine/redact/index.js'
 import type { CassetteExchange, MatchOptions } from '../engine/schema/cassette.js'
@@ -36,6 +39,11 @@ export interface ReplayOptions {
   allowRepeats?: boolean
   /** Do not fail when recorded exchanges were never requested. */
   allowUnused?: boolean
+  /**
+   * Do not fail when a served response's body was cut at the body limit when it was recorded.
+   * Its replay still breaks off after the stored prefix (the client sees an error either way).
+   */
+  allowTruncated?: boolean
   /** Requests that match nothing are not failures; the caller forwards them (forces `order: 'any'`). */
   passthroughUnmatched?: boolean
   /** Matching options; default: those in the cassette header. */
@@ -81,13 +89,15 @@ export interface ReplayRow {
 
 export interface ReplayVerdict {
   readonly passed: boolean
-  readonly code: 'ERR_CASSETTE_MISMATCH' | 'ERR_CASSETTE_EXTRA' | 'ERR_CASSETTE_UNUSED' | null
+  readonly code: 'ERR_CASSETTE_MISMATCH' | 'ERR_CASSETTE_EXTRA' | 'ERR_CASSETTE_TRUNCATED' | 'ERR_CASSETTE_UNUSED' | null
   readonly message: string
   readonly expected: number
   readonly served: number
   readonly repeats: number
   readonly passedThrough: number
   readonly unused: number
+  /** Served responses whose body was cut at the body limit when recorded (repeats included). */
+  readonly truncated: number
   readonly rows: readonly ReplayRow[]
 }
 
@@ -101,6 +111,14 @@ const TABLE_ROWS = 40
 
 function describe(method: string, url: string): string {
   return `${method} ${url}`
+}
+
+/** How a served exchange's response falls short of what was recorded (`truncated: …`), or null when it is whole. */
+function truncation(exchange: CassetteExchange): string | null {
+  const body = exchange.response?.body
+  if (!body?.truncated) return null
+  const stored = Buffer.byteLength(body.data, body.encoding)
+  return body.decoded ? `truncated: ${stored} bytes recorded (decoded) of a ${body.size}-byte ${body.decoded} body` : `truncated: ${stored} of ${body.size} bytes recorded`
 }
 
 /** An exchange as the table shows it: its route when that says more than `METHOD url`. */
@@ -136,6 +154,8 @@ export class ReplaySession {
   #repeats = 0
   #passedThrough = 0
   #servedCount = 0
+  /** The first served response whose body was cut when recorded, and how many were served. */
+  #truncated: { count: number; request: number; position: number; result: string } | null = null
   #failure: { code: 'ERR_CASSETTE_MISMATCH' | 'ERR_CASSETTE_EXTRA'; message: string; request: number; reason: string } | null = null
 
   constructor(cassette: Cassette, options: ReplayOptions = {}) {
@@ -326,7 +346,14 @@ export class ReplaySession {
       if (this.#options.allowRepeats) this.#indexed(this.#usedByKey, this.#view(position).key, position)
     }
     this.#servedLog.push(position)
-    this.#row(request, position, seenText, repeat ? 'ok (repeat)' : 'ok')
+    const cut = truncation(exchange)
+    if (cut === null) this.#row(request, position, seenText, repeat ? 'ok (repeat)' : 'ok')
+    else {
+      const result = this.#options.allowTruncated ? `ok (${cut}, allowed)` : cut
+      this.#row(request, position, seenText, result)
+      if (this.#truncated) this.#truncated.count++
+      else this.#truncated = { count: 1, request, position, result: cut }
+    }
     return { type: 'serve', exchange, position, repeat }
   }
 
@@ -364,15 +391,26 @@ export class ReplaySession {
       result,
     }))
     rows.push(...unusedRows)
+    const truncated = this.#truncated
     const base = {
       expected: this.#size,
       served: this.#servedCount,
       repeats: this.#repeats,
       passedThrough: this.#passedThrough,
       unused: unusedRows.length,
+      truncated: truncated?.count ?? 0,
       rows,
     }
     if (this.#failure) return { ...base, passed: false, code: this.#failure.code, message: this.#failure.message }
+    if (truncated && !this.#options.allowTruncated) {
+      const exchange = this.cassette.exchanges[truncated.position] as CassetteExchange
+      return {
+        ...base,
+        passed: false,
+        code: 'ERR_CASSETTE_TRUNCATED',
+        message: `Failed to replay ${this.cassette.source} faithfully: ${truncated.count} served response(s) had a body cut at the body limit (${this.cassette.header.bodyLimit} bytes) when recorded, so the client got the stored prefix and then a broken connection (first: request ${truncated.request}, exchange ${truncated.position + 1}, ${describeExchange(exchange)}: ${truncated.result}). Record again with a larger --body-limit, or pass --allow-truncated.`,
+      }
+    }
     if (unusedRows.length && !this.#options.allowUnused) {
       const first = unusedRows[0] as ReplayRow
       return {
@@ -391,6 +429,7 @@ export class ReplaySession {
     if (verdict.passed) return
     const details = formatReplayTable(verdict.rows)
     if (verdict.code === 'ERR_CASSETTE_UNUSED') throw new CassetteUnusedError(verdict.message, { details })
+    if (verdict.code === 'ERR_CASSETTE_TRUNCATED') throw new CassetteTruncatedError(verdict.message, { details })
     throw new CassetteMismatchError(verdict.code as 'ERR_CASSETTE_MISMATCH' | 'ERR_CASSETTE_EXTRA', verdict.message, { details })
   }
 }

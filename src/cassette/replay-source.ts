@@ -125,12 +125,13 @@ async function* legacySessionStream(pieces: ReplayPlan['pieces'], gates: LegacyA
   yield* stream.play(signal)
 }
 
-/** Relays the pieces unchanged, then ends the body as it ended when recorded. */
-function recordedEnding(ending: ReplayEnding): StreamTransform {
+/** Relays the pieces unchanged, then ends the body as it ended when recorded. `keepsLength`: the recorded content-length stays in the head. */
+function recordedEnding(ending: ReplayEnding, keepsLength: boolean): StreamTransform {
   return {
     changed: false,
     truncated: false,
     events: null,
+    keepsLength,
     push: (chunk) => ({ send: [{ bytes: chunk }], next: 'continue' }),
     finish: () => ({ send: [], next: ending === 'cut' ? 'abort' : ending === 'reset' ? 'reset' : 'end' }),
   }
@@ -145,9 +146,8 @@ async function served(exchange: CassetteExchange, request: SourceRequest, sessio
   // A legacy MCP message: its answer, recorded on the session's GET stream, may play now, with the live id.
   if (live?.legacySse && live.id !== null && recordedId !== null) gates.release(recordedId, live.id)
   if (exchange.outcome === 'reset') return RESET
-  const ending = replayEnding(exchange)
   if (response === null) {
-    if (ending !== 'hold') return RESET
+    if (replayEnding(exchange) !== 'hold') return RESET
     // No head: the client waited in vain when this was recorded. It waits again, until it gives
     // up or the server closes (then it sees the connection reset).
     await untilAborted(AbortSignal.any([request.signal, closed]))
@@ -156,7 +156,8 @@ async function served(exchange: CassetteExchange, request: SourceRequest, sessio
   }
   // An MCP answer carries the live request's JSON-RPC id, not the recorded one.
   const rewrite = rpcIdRewrite(recordedId, live?.id)
-  if (exchange.outcome === 'response' && !(response.stream && method !== 'HEAD')) {
+  const ending = replayEnding(exchange)
+  if (ending === 'end' && !(response.stream && method !== 'HEAD')) {
     const replayed = replayedResponse(response, { complete: true, method })
     let body = method === 'HEAD' || replayed.body.length === 0 ? NO_BYTES : replayed.body
     if (rewrite && body.length) {
@@ -172,7 +173,21 @@ async function served(exchange: CassetteExchange, request: SourceRequest, sessio
   const signal = AbortSignal.any([request.signal, closed])
   // A legacy MCP session's stream: its answers wait for the POSTs that asked (legacy-answers.ts).
   if (method === 'GET' && isLegacySessionStream(replayed.body)) return { status: replayed.status, headers: replayed.headers, body: legacySessionStream(pieces, gates, signal) }
-  return { status: replayed.status, headers: replayed.headers, body: paced({ ...plan, pieces }, signal), playback: recordedEnding(plan.ending) }
+  return { status: replayed.status, headers: replayed.headers, body: paced({ ...plan, pieces }, signal), playback: recordedEnding(plan.ending, keepsRecordedLength(replayed, plan, rewrite !== null)) }
+}
+
+/**
+ * Whether a body that breaks off keeps its recorded `content-length` (a truncated body: the length
+ * the upstream announced, the stored prefix, then the break). Only when the bytes sent stay below
+ * it: redaction or a rewritten JSON-RPC id may have changed them.
+ */
+function keepsRecordedLength(replayed: { headers: Record<string, string | string[]> }, plan: ReplayPlan, rewritten: boolean): boolean {
+  if (rewritten || (plan.ending !== 'cut' && plan.ending !== 'reset')) return false
+  const length = replayed.headers['content-length']
+  if (typeof length !== 'string' || !/^\d+$/.test(length)) return false
+  let sent = 0
+  for (const piece of plan.pieces) sent += piece.bytes.length
+  return sent < Number(length)
 }
 
 class CassetteExchangeHalf implements UpstreamExchange {

@@ -6,6 +6,7 @@
  * | recorded                                       | ending  | the client sees                        |
  * |------------------------------------------------|---------|----------------------------------------|
  * | `response`                                     | `end`   | a complete body                        |
+ * | `response` whose body was cut at the body limit | `cut`  | the stored prefix, then the connection closes mid-body |
  * | `error` with `STREAM_CUT` (cut, truncate, stall with a delay) | `cut` | the connection closes without the terminal chunk |
  * | `error`, any other code (the upstream broke off) | `reset` | a connection reset after the bytes     |
  * | `cancelled` (the client gave up, a stall)      | `hold`  | nothing more until it gives up again   |
@@ -53,7 +54,8 @@ export function checkReplaySpeed(speed: unknown): ReplaySpeed {
 export function replayEnding(exchange: CassetteExchange): ReplayEnding {
   switch (exchange.outcome) {
     case 'response':
-      return 'end'
+      // A body cut at the body limit is never passed off as whole: it breaks off where the stored prefix ends.
+      return exchange.response?.body?.truncated ? 'cut' : 'end'
     case 'cancelled':
       return 'hold'
     case 'error':

@@ -7,6 +7,7 @@
 import type { CassetteExchange, CassetteHeader } from '../engine/schema/cassette.js'
 import { Cassette } from './cassette.js'
 import type { LineStore } from './cassette-journal.js'
+import { cutBodiesOf, type CutBodies } from './cut-bodies.js'
 
 /** What the recorder needs of the shared state store (RedisRunState). */
 export interface SharedCassetteBackend {
@@ -21,6 +22,8 @@ export class SharedLineStore implements LineStore {
   readonly #runs = new Set<string>()
   readonly #pending = new Set<Promise<void>>()
   #count = 0
+  /** The cut bodies of the cassette last written (every replica's exchanges of these runs). */
+  written: CutBodies | null = null
 
   constructor(backend: SharedCassetteBackend, header: () => string) {
     this.#backend = backend
@@ -56,8 +59,11 @@ export class SharedLineStore implements LineStore {
     return Cassette.from(input, exchanges, 'the shared recording')
   }
 
+  /** Written as `Cassette.save` writes any cassette: the same file (and body files) whichever replica writes it. */
   async writeTo(target: string): Promise<void> {
-    await (await this.assemble()).save(target)
+    const cassette = await this.assemble()
+    await cassette.save(target)
+    this.written = cutBodiesOf(cassette.exchanges)
   }
 
   async *lines(): AsyncIterable<string> {

@@ -123,10 +123,11 @@ export async function storeBody(capture: BodyCapture, options: StoreBodyOptions)
     const stored = cutText(redacted, limit)
     body = { encoding: 'utf8', data: stored, truncated: cut || stored.length !== redacted.length }
   } else {
-    // Binary: credential-shaped ASCII inside it is still redacted, byte for byte elsewhere.
-    let binary = bytes
+    // Binary: credential-shaped ASCII inside it is masked byte for byte, every other byte kept
+    // (a text scan would also rewrite `x.PWD:…` that random bytes form by chance).
     const latin1 = bytes.toString('latin1')
-    if (redactor.containsSecret(latin1)) binary = Buffer.from(redactor.text(latin1), 'latin1')
+    const redacted = redactor.binary(latin1)
+    const binary = redacted === latin1 ? bytes : Buffer.from(redacted, 'latin1')
     const stored = binary.length > limit ? binary.subarray(0, limit) : binary
     body = { encoding: 'base64', data: stored.toString('base64'), truncated: cut || stored.length !== binary.length }
   }

@@ -1,4 +1,5 @@
 /** A short summary of a cassette for `inspect`: what was recorded and how each exchange ended. */
+import { CutBodyTally } from './cut-bodies.js'
 import type { Cassette } from './cassette.js'
 
 export interface CassetteSummary {
@@ -27,7 +28,7 @@ export function summarizeCassette(cassette: Cassette): CassetteSummary {
   const statuses: Record<string, number> = {}
   const faults: Record<string, number> = {}
   let effects = 0
-  let truncated = 0
+  const cut = new CutBodyTally()
   let unknown = 0
   let streams = 0
   for (const exchange of cassette.exchanges) {
@@ -35,7 +36,7 @@ export function summarizeCassette(cassette: Cassette): CassetteSummary {
     if (exchange.response && exchange.outcome === 'response') statuses[exchange.response.status] = (statuses[exchange.response.status] ?? 0) + 1
     if (exchange.fault?.injected) faults[exchange.fault.kind] = (faults[exchange.fault.kind] ?? 0) + 1
     effects += exchange.effects.length
-    for (const body of [exchange.request.body, exchange.response?.body, exchange.upstream?.body]) if (body?.truncated) truncated++
+    cut.add(exchange)
     if (exchange.request.bodyUnknown) unknown++
     if (exchange.response?.stream) streams++
   }
@@ -49,7 +50,7 @@ export function summarizeCassette(cassette: Cassette): CassetteSummary {
     statuses,
     faults,
     effects,
-    truncatedBodies: truncated,
+    truncatedBodies: cut.summary().count,
     unknownRequestBodies: unknown,
     streams,
   }
@@ -62,7 +63,7 @@ export function formatCassetteSummary(summary: CassetteSummary): string[] {
     `Valid cassette v1: ${summary.exchanges} exchanges, ${summary.effects} effects (recorded ${summary.recorded} via ${summary.source})`,
     `  outcomes: ${list(summary.outcomes)}; statuses: ${list(summary.statuses)}`,
   ]
-  if (summary.truncatedBodies) lines.push(`  truncated bodies: ${summary.truncatedBodies} (only a prefix is stored; replay serves it as stored)`)
+  if (summary.truncatedBodies) lines.push(`  truncated bodies: ${summary.truncatedBodies} (cut at the body limit: only a prefix is stored; replay breaks such a response off after it and fails unless --allow-truncated)`)
   if (summary.streams) lines.push(`  event streams: ${summary.streams} (recorded event by event; replay --speed recorded keeps their timing)`)
   if (summary.unknownRequestBodies) lines.push(`  requests answered before their body was read: ${summary.unknownRequestBodies} (replay does not compare those bodies)`)
   return lines

@@ -13,6 +13,8 @@ import path from 'node:path'
 export interface AtomicWriteOptions {
   /** File mode of the new file. Default 0o600 (owner read/write). */
   mode?: number
+  /** Runs once the new file is complete and fsynced, before it replaces the target. */
+  beforeRename?: () => Promise<void>
 }
 
 export async function writeFileAtomic(target: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
@@ -35,6 +37,7 @@ export async function replaceFileAtomic(target: string, options: AtomicWriteOpti
     await handle.sync()
     await handle.close()
     handle = null
+    await options.beforeRename?.()
     await fs.rename(temp, target)
   } catch (error) {
     await handle?.close().catch(() => undefined)

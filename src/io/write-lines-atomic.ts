@@ -16,6 +16,8 @@ export interface WriteLinesOptions {
   mode?: number
   /** Bytes of an existing file to append after the lines (already newline-terminated). */
   copyFrom?: { file: string; bytes: number }
+  /** Runs once the new file is complete and fsynced, before it replaces the target (files it refers to are made durable first). */
+  beforeRename?: () => Promise<void>
 }
 
 const BATCH_BYTES = 256 * 1024

@@ -1,10 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import { mkdtemp, readdir, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
 import { Cassette } from '../../src/cassette/cassette.js'
 import { cassetteAdminRoute } from '../../src/cassette/cassette-admin-route.js'
 import { createCassetteRecorder } from '../../src/cassette/cassette-recorder.js'
 import { createStorm } from '../../src/engine/storm.js'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
-import { startUpstream, type Upstream } from '../helpers/upstream.js'
+import { BYTES, startUpstream, type Upstream } from '../helpers/upstream.js'
 
 let proxy: ProxyServer | null = null
 let upstream: Upstream | null = null
@@ -31,5 +34,29 @@ describe('cassette export on the admin API', () => {
     const missing = await fetch(`${proxy.adminUrl}/cassette?run=nope`, { headers: { authorization: `Bearer ${proxy.token}` } })
     expect(missing.status).toBe(404)
     await recorder.close()
+  })
+
+  it('exports one complete file (large bodies inline) that marks the bodies cut at the body limit and counts them in a header', async () => {
+    upstream = await startUpstream()
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-admin-cassette-'))
+    try {
+      const storm = createStorm({})
+      // Recording into a file keeps large bodies in body files; the export has them inline.
+      const recorder = createCassetteRecorder(storm, { file: path.join(dir, 'live.cassette.jsonl'), bodyLimit: 100_000 })
+      proxy = await startProxy({ targets: [upstream.url], storm, observer: recorder.observer, adminRoutes: [cassetteAdminRoute(recorder)] })
+      await (await fetch(`${proxy.url}/bytes/80000`, { headers: { 'x-toolstorm-run': 'big' } })).arrayBuffer()
+      await (await fetch(`${proxy.url}/bytes/150000`, { headers: { 'x-toolstorm-run': 'big' } })).arrayBuffer()
+      const response = await fetch(`${proxy.adminUrl}/cassette?run=big`, { headers: { authorization: `Bearer ${proxy.token}` } })
+      expect(await readdir(path.join(dir, 'live.cassette.bodies'))).toHaveLength(2)
+      expect(response.headers.get('x-toolstorm-cut-bodies')).toBe('1')
+      const cassette = Cassette.parse(await response.text())
+      const [whole, cut] = cassette.exchanges.map((exchange) => exchange.response!.body!)
+      expect(Buffer.from(whole!.data, 'base64').equals(BYTES.subarray(0, 80_000))).toBe(true)
+      expect(cut).toMatchObject({ size: 150_000, truncated: true })
+      expect(Buffer.from(cut!.data, 'base64').equals(BYTES.subarray(0, 100_000))).toBe(true)
+      await recorder.close()
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
   })
 })

@@ -3,7 +3,7 @@
  * real Redis, a replica killed with SIGKILL mid-run, and the merged report read by check and inspect.
  */
 import { spawn } from 'node:child_process'
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
@@ -13,7 +13,8 @@ import { startReplayServer } from '../../src/cassette/replay-server.js'
 import { BIN, runCli } from '../helpers/cli.js'
 import { createTestCa } from '../helpers/test-ca.js'
 import { freePort, hasRedis, startRedis, type RedisServer } from '../helpers/redis-server.js'
-import { startUpstream, type Upstream } from '../helpers/upstream.js'
+import { BYTES, startUpstream, type Upstream } from '../helpers/upstream.js'
+import { bodiesFolderFor } from '../../src/cassette/body-files.js'
 
 let dir: string
 let upstream: Upstream
@@ -205,6 +206,44 @@ describe.skipIf(!hasRedis)('toolstorm proxy --state', () => {
     const none = await runCli(['report', '--state', redis.url, '--state-prefix', 'elsewhere', '--cassette', out])
     expect(none.code).toBe(2)
     expect(none.stderr).toContain(`Failed to write the cassette: no replica recorded any run in ${redis.url}. Start the replicas with --record FILE`)
+  })
+
+  it('replicas recording through --state keep large bodies in body files, write the same cassette, and say at stop which bodies were cut', async () => {
+    redis = await startRedis()
+    const state = ['--state', redis.url, '--state-prefix', 'bodies', '--body-limit', '200000']
+    const [fileA, fileB] = [path.join(dir, 'bodies-a.cassette.jsonl'), path.join(dir, 'bodies-b.cassette.jsonl')]
+    const a = await replica([...state, '--record', fileA])
+    const b = await replica([...state, '--record', fileB])
+    const headers = { 'x-toolstorm-run': 'bodies' }
+    const whole = Buffer.from(await (await fetch(`${a.url}/bytes/150000`, { headers })).arrayBuffer())
+    const cut = Buffer.from(await (await fetch(`${b.url}/bytes/300000`, { headers })).arrayBuffer())
+    expect(whole.equals(BYTES.subarray(0, 150_000))).toBe(true)
+    expect(cut.equals(BYTES.subarray(0, 300_000))).toBe(true)
+    // A replica sends a finished exchange to Redis right after it ends: wait until both are there.
+    const out = path.join(dir, 'bodies.cassette.jsonl')
+    let written = ''
+    while (!written.includes('(2 exchanges from every replica)')) written = (await runCli(['report', ...state.slice(0, 4), '--run', 'bodies', '--cassette', out])).stderr
+    expect(written).toContain('1 body was cut at the body limit (200000 bytes): GET /bytes/300000 (1 response).')
+    for (const replica of [a, b]) {
+      const exited = new Promise((resolve) => replica.child.once('exit', resolve))
+      replica.child.kill('SIGTERM')
+      expect(await exited).toBe(0)
+      // Each replica's file holds every replica's exchanges: both say the cut body, though only B served it.
+      expect(replica.stderr()).toContain(
+        '1 body was cut at the body limit (200000 bytes): GET /bytes/300000 (1 response). Replay breaks them off and fails unless --allow-truncated; record with --body-limit 300000 to keep them whole.',
+      )
+    }
+    // The same cassette on disk whichever replica (or report --cassette) wrote it: the lines and the body files.
+    expect(await readFile(fileB, 'utf8')).toBe(await readFile(fileA, 'utf8'))
+    expect(await readFile(out, 'utf8')).toBe(await readFile(fileA, 'utf8'))
+    const files = (await readdir(bodiesFolderFor(fileA))).sort()
+    expect(files).toHaveLength(2)
+    expect((await readdir(bodiesFolderFor(fileB))).sort()).toEqual(files)
+    const lines = (await readFile(fileA, 'utf8')).trim().split('\n').slice(1).map((line) => JSON.parse(line) as { response: { body: { file: string } } })
+    expect(lines.map((line) => line.response.body.file).sort()).toEqual(files)
+    const cassette = await Cassette.load(fileB)
+    expect(Buffer.from(cassette.exchanges[0]!.response!.body!.data, 'base64').equals(whole)).toBe(true)
+    expect(cassette.exchanges[1]!.response!.body).toMatchObject({ size: 300_000, truncated: true })
   })
 
   it('shares a run over TLS: rediss:// with --state-ca between replica processes, and exits 2 naming the URL when the CA is not trusted', async () => {

@@ -2,6 +2,7 @@
  * A real upstream for tests, on 127.0.0.1: it counts every request it receives and every
  * commit it makes, so a test can prove what reached it.
  */
+import { randomBytes } from 'node:crypto'
 import http from 'node:http'
 import https from 'node:https'
 import zlib from 'node:zlib'
@@ -31,6 +32,9 @@ export interface UpstreamOptions {
   /** Serve HTTPS with this key and certificate (PEM) instead of HTTP. */
   tls?: { key: string; cert: string }
 }
+
+/** Random bytes `GET /bytes/N` answers the first N of (binary, with a content-length). */
+export const BYTES = randomBytes(4 * 1024 * 1024)
 
 export const ITEM = { id: 'sku-1', name: 'Cloud', price: 12.5, available: true, tags: ['a', 'b'], stock: { warehouse: 'AMS-01', count: 3 } }
 
@@ -88,6 +92,12 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
           return res.end(gz)
         }
         if (url.pathname === '/echo') return json(200, { method: req.method, headers: req.headers, body })
+        const bytes = /^\/bytes\/(\d+)$/.exec(url.pathname)
+        if (bytes) {
+          const body = BYTES.subarray(0, Number(bytes[1]))
+          res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': body.length })
+          return res.end(body)
+        }
         if (url.pathname === '/slow') {
           const ms = Number(url.searchParams.get('ms') ?? 200)
           await new Promise((resolve) => setTimeout(resolve, ms))

@@ -247,3 +247,31 @@ describe.skipIf(!hasChromium)('the live dashboard', () => {
     await page.close()
   })
 })
+
+describe.skipIf(!hasChromium)('the dashboard of a recording proxy', () => {
+  it('exports the run\'s cassette and warns that bodies in it were cut at the body limit', async () => {
+    const file = path.join(dir, 'recording.cassette.jsonl')
+    const recording = await startCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--record', file, '--body-limit', '100000'], 3)
+    try {
+      const url = /^toolstorm proxy (\S+) /.exec(recording.lines[0] as string)?.[1] as string
+      const dashboard = /^dashboard: (\S+)$/.exec(recording.lines[2] as string)?.[1] as string
+      await (await fetch(`${url}/bytes/150000`, { headers: { 'x-toolstorm-run': 'big' } })).arrayBuffer()
+      const page = await chromium.browser.newPage({ viewport: { width: 1400, height: 900 }, acceptDownloads: true })
+      await page.goto(dashboard)
+      await page.locator('.connection:has-text("Live")').waitFor()
+      await page.locator('select >> option[value="big"]').waitFor({ state: 'attached' })
+      await page.selectOption('.run-select select', 'big')
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click('button:has-text("Export cassette")')])
+      await page
+        .getByText('Cassette of run "big" downloaded. 1 body in it was cut at the body limit (marked "truncated"): replay breaks them off and fails unless --allow-truncated. Record with a larger --body-limit to keep them whole.')
+        .waitFor()
+      const exported = path.join(dir, download.suggestedFilename())
+      await download.saveAs(exported)
+      const line = JSON.parse((await readFile(exported, 'utf8')).trim().split('\n')[1] as string) as { response: { body: { size: number; truncated: boolean } } }
+      expect(line.response.body).toMatchObject({ size: 150_000, truncated: true })
+      await page.close()
+    } finally {
+      await recording.stop()
+    }
+  })
+})

@@ -65,9 +65,10 @@ export async function probe(client: AdminClient, path: string): Promise<boolean>
   }
 }
 
-/** GET a document and offer it as a download. */
-export async function download(client: AdminClient, path: string, fileName: string): Promise<void> {
+/** GET a document and offer it as a download; resolves with the response (its headers may say more). */
+export async function download(client: AdminClient, path: string, fileName: string): Promise<Response> {
   const response = await client.request('GET', path)
   if (!response.ok) throw await failure(response)
   saveBlob(fileName, await response.blob())
+  return response
 }

@@ -37,7 +37,7 @@ export function Dashboard(props: { client: AdminClient; onUnauthorized(): void }
   const [filter, setFilter] = useState<RowFilter>('all')
   const [editing, setEditing] = useState(false)
   const [budget, setBudget] = useState('')
-  const [notice, setNotice] = useState<{ tone: 'fail' | 'neutral'; text: string } | null>(null)
+  const [notice, setNotice] = useState<{ tone: 'fail' | 'warn' | 'neutral'; text: string } | null>(null)
   const [cassette, setCassette] = useState(false)
 
   useEffect(() => {
@@ -73,10 +73,11 @@ export function Dashboard(props: { client: AdminClient; onUnauthorized(): void }
   const listed = store.runs.map((r) => (r.id === run ? { id: r.id, calls: store.stats.calls } : r))
   const runs = listed.some((r) => r.id === run) ? listed : [{ id: run, calls: store.stats.calls }, ...listed]
 
-  const act = async (what: () => Promise<void>, done: string) => {
+  // `what` may resolve with a notice that says more than `done` (a warning).
+  const act = async (what: () => Promise<unknown>, done: string) => {
     try {
-      await what()
-      setNotice({ tone: 'neutral', text: done })
+      const warning = await what()
+      setNotice(typeof warning === 'string' ? { tone: 'warn', text: warning } : { tone: 'neutral', text: done })
     } catch (error) {
       const reason = error instanceof AdminRequestError ? error.message : `${(error as Error).message}. Check that the proxy is running.`
       setNotice({ tone: 'fail', text: reason })
@@ -85,7 +86,14 @@ export function Dashboard(props: { client: AdminClient; onUnauthorized(): void }
 
   const resetRun = () => act(() => client.json('POST', `/reset?run=${encodeURIComponent(run)}`).then(() => undefined), `Run "${run}" was reset: ordinals, calls, effects and coverage start again.`)
   const exportReport = () => act(() => download(client, `/report?run=${encodeURIComponent(run)}`, `toolstorm-report-${run}.json`), `Report of run "${run}" downloaded.`)
-  const exportCassette = () => act(() => download(client, `/cassette?run=${encodeURIComponent(run)}`, `toolstorm-cassette-${run}.jsonl`), `Cassette of run "${run}" downloaded.`)
+  const exportCassette = () =>
+    act(async () => {
+      const response = await download(client, `/cassette?run=${encodeURIComponent(run)}`, `toolstorm-cassette-${run}.jsonl`)
+      const cut = Number(response.headers.get('x-toolstorm-cut-bodies') ?? 0)
+      // Never silent: a cut body replays as a prefix that breaks off, and fails the replay.
+      if (cut > 0) return `Cassette of run "${run}" downloaded. ${cut === 1 ? '1 body in it was' : `${cut} bodies in it were`} cut at the body limit (marked "truncated"): replay breaks them off and fails unless --allow-truncated. Record with a larger --body-limit to keep them whole.`
+      return undefined
+    }, `Cassette of run "${run}" downloaded.`)
 
   return (
     <div class="dashboard">
@@ -125,7 +133,7 @@ export function Dashboard(props: { client: AdminClient; onUnauthorized(): void }
       </header>
 
       {notice ? (
-        <div class={`notice ${notice.tone === 'fail' ? 'fail' : ''}`} role={notice.tone === 'fail' ? 'alert' : 'status'}>
+        <div class={`notice ${notice.tone === 'neutral' ? '' : notice.tone}`} role={notice.tone === 'fail' ? 'alert' : 'status'}>
           <span>{notice.text}</span>
           <button type="button" aria-label="Dismiss" onClick={() => setNotice(null)}>
             ×

@@ -10,7 +10,8 @@
 Each cassette test gets a proxy process of its own (``toolstorm record`` or ``toolstorm replay``).
 Recordings store paths, not hosts (``--url-form origin``), so a fake server on another port replays.
 A recording (or an update) replaces the cassette only when the test passed: a failed test keeps
-the cassette it had.
+the cassette it had. Bodies over 64 KiB live in a folder beside the cassette (``chat.jsonl`` keeps
+them in ``chat.bodies/``, see docs/cassettes.md): it is copied, moved and pruned with the cassette.
 """
 
 from __future__ import annotations
@@ -24,6 +25,16 @@ from typing import Any, Dict, Iterable, Optional
 from .proxy import Proxy, Run
 
 RECORD_MODES = ("none", "once", "new_episodes", "all")
+
+
+def bodies_folder(cassette: Path) -> Path:
+    """The folder of a cassette's body files, as toolstorm names it: the name without ``.jsonl``, plus ``.bodies``."""
+    name = cassette.name[: -len(".jsonl")] if cassette.name.lower().endswith(".jsonl") else cassette.name
+    return cassette.with_name(name + ".bodies")
+
+
+def _is_body_file(name: str) -> bool:
+    return name.startswith("sha256-") or (name.startswith(".toolstorm-") and name.endswith(".tmp"))
 
 
 class CassetteError(AssertionError):
@@ -59,6 +70,8 @@ class CassetteSession:
             self._work = self.path.with_name(f".{self.path.name}.{secrets.token_hex(4)}.recording")
             if self.action == "update":
                 shutil.copyfile(self.path, self._work)
+                if bodies_folder(self.path).is_dir():
+                    shutil.copytree(bodies_folder(self.path), bodies_folder(self._work))
                 proxy = Proxy(replay=self._work, replay_mode="update", args=args, **proxy_options)
             else:
                 proxy = Proxy(record=self._work, url_form="origin", args=args, **proxy_options)
@@ -104,10 +117,31 @@ class CassetteSession:
         if self._work is None:
             return f"replayed {self.path}"
         if passed and self._work.exists():
-            os.replace(self._work, self.path)
+            self._replace_cassette()
             return f"{'updated' if self.action == 'update' else 'recorded'} {self.path}"
         self._discard()
         return f"not {'updated' if self.action == 'update' else 'recorded'}: the test failed ({self.path} is unchanged)"
+
+    def _replace_cassette(self) -> None:
+        """The recording becomes the cassette, with its body files: new files first (content-addressed,
+        so an existing name holds the same bytes), then the cassette, then the files it no longer needs
+        go, as toolstorm itself rewrites a cassette: a crash leaves the old or the new one loadable."""
+        assert self._work is not None
+        work_bodies, bodies = bodies_folder(self._work), bodies_folder(self.path)
+        kept = set()
+        if work_bodies.is_dir():
+            bodies.mkdir(exist_ok=True)
+            for file in work_bodies.iterdir():
+                os.replace(file, bodies / file.name)
+                kept.add(file.name)
+            work_bodies.rmdir()
+        os.replace(self._work, self.path)
+        if bodies.is_dir():
+            for file in bodies.iterdir():
+                if _is_body_file(file.name) and file.name not in kept:
+                    file.unlink()
+            if not any(bodies.iterdir()):
+                bodies.rmdir()
 
     def _discard(self) -> None:
         if self._work is not None:
@@ -115,3 +149,4 @@ class CassetteSession:
                 self._work.unlink()
             except FileNotFoundError:
                 pass
+            shutil.rmtree(bodies_folder(self._work), ignore_errors=True)

@@ -18,6 +18,7 @@ import { announceReady, readyInfo, readyOptions, type ReadyArgs } from '../ready
 import { recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
 import type { CassetteRecorder } from '../../cassette/cassette-recorder.js'
 import { cassetteAdminRoute } from '../../cassette/cassette-admin-route.js'
+import { describeCutBodies } from '../../cassette/cut-bodies.js'
 import type { RedisRunState } from '../../engine/state/redis-run-state.js'
 import { stateFromArgs, stateOptions, type StateArgs } from '../state-args.js'
 
@@ -104,12 +105,19 @@ function reportSet(ids: string[], report: (id: string | undefined) => unknown): 
   return { version: 1, kind: 'toolstorm.report-set', toolstorm: VERSION, runs: ids.map((id) => ({ run: id, report: report(id) })) }
 }
 
-/** The line printed once a cassette is written; with a shared store, what the bounds refused too. */
-export function cassetteWritten(file: string, recorder: CassetteRecorder, shared: RedisRunState | null): string {
-  if (recorder.keptPrevious) return `no exchange recorded: the cassette ${file} was left as it was`
-  if (!shared) return `cassette written to ${file} (${recorder.size} exchanges)`
-  const refused = shared.cassetteRefused
-  return `cassette written to ${file} (every replica's exchanges of the runs this one served; it recorded ${recorder.size})${refused ? `; ${refused} exchanges were over the run's bound in Redis and are missing` : ''}`
+/**
+ * The lines printed once a cassette is written (or left as it was, when nothing was recorded):
+ * where, with a shared store what the bounds refused, and the bodies cut at the body limit (never
+ * silent: their replay breaks off).
+ */
+export function cassetteWritten(file: string, recorder: CassetteRecorder, shared: RedisRunState | null): string[] {
+  if (recorder.keptPrevious) return [`no exchange recorded: the cassette ${file} was left as it was`]
+  const refused = shared?.cassetteRefused ?? 0
+  const written = shared
+    ? `cassette written to ${file} (every replica's exchanges of the runs this one served; it recorded ${recorder.size})${refused ? `; ${refused} exchanges were over the run's bound in Redis and are missing` : ''}`
+    : `cassette written to ${file} (${recorder.size} exchanges)`
+  const cut = describeCutBodies(recorder.cutBodies, recorder.bodyLimit)
+  return cut ? [written, cut] : [written]
 }
 
 export function describeProxy(proxy: ProxyServer): string[] {
@@ -177,7 +185,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & StateA
     const stopped = stopOnSignals(proxy, async () => {
       if (recorder && args.record) {
         await recorder.close()
-        printError(cassetteWritten(args.record, recorder, shared))
+        for (const line of cassetteWritten(args.record, recorder, shared)) printError(line)
       }
       if (args.report) {
         // With --state: the run as every replica saw it.

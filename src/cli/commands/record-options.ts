@@ -32,7 +32,7 @@ export function matchOptions<T>(yargs: Argv<T>): Argv<T & MatchArgs> {
 /** `--body-limit`, `--exclude-header` and the matching options. */
 export function recordOptions<T>(yargs: Argv<T>): Argv<T & RecordArgs> {
   return matchOptions(yargs)
-    .option('body-limit', { ...numberOption('body-limit', { min: 0, max: MAX_BODY_LIMIT }), default: DEFAULT_BODY_LIMIT, describe: 'Bytes stored per body; longer bodies keep a prefix marked truncated' })
+    .option('body-limit', { ...numberOption('body-limit', { min: 0, max: MAX_BODY_LIMIT }), default: DEFAULT_BODY_LIMIT, describe: 'Bytes stored per body (default 16 MiB); a longer body keeps a prefix marked truncated, is reported at stop, and breaks off in replay' })
     .option('exclude-header', { type: 'string', array: true, default: [] as string[], describe: 'Header never stored (repeatable); secret headers are stored as [REDACTED] anyway' })
     .option('url-form', { choices: ['origin', 'absolute'] as const, describe: 'How request URLs are stored: origin (path and query; replay matches whatever host the client names) or absolute (scheme, host and port must match too). Default: origin with --target, absolute in forward mode' })
     .option('include-header', { type: 'string', array: true, default: [] as string[], describe: 'Store only these headers (repeatable allow-list); secret ones are still redacted' }) as unknown as Argv<T & RecordArgs>

@@ -68,7 +68,7 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs & 
   await proxy.close()
   try {
     await recorder.close()
-    printError(cassetteWritten(file, recorder, shared))
+    for (const line of cassetteWritten(file, recorder, shared)) printError(line)
     if (args.report) {
       const document = shared ? await sharedReportDocument(shared) : reportDocument(storm)
       await writeFileAtomic(args.report, JSON.stringify(document, null, 2) + '\n')

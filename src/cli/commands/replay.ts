@@ -1,7 +1,8 @@
 /**
  * `toolstorm replay FILE [--port P] [-- <command>]`: serve a cassette with no upstream, as a base
  * URL or an HTTP proxy. With a command, run it against the replay, then exit 1 when the replay
- * failed (a mismatch, an extra or an unused exchange) and with the command's code otherwise.
+ * failed (a mismatch, an extra or an unused exchange, a response cut at the body limit) and with
+ * the command's code otherwise.
  * Without a command, serve until SIGINT/SIGTERM, then exit with the verdict.
  */
 import type { Argv, CommandModule } from 'yargs'
@@ -29,6 +30,7 @@ interface ReplayArgs extends ProxyArgs, RecordArgs {
   order: 'strict' | 'any'
   'allow-repeats': boolean
   'allow-unused': boolean
+  'allow-truncated': boolean
   speed: ReplaySpeed
   '--'?: Array<string | number>
 }
@@ -46,6 +48,7 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
       .option('order', { choices: ['strict', 'any'] as const, default: 'strict' as const, describe: 'strict: requests must come in recorded order. any: each takes the first unused exchange it matches.' })
       .option('allow-repeats', { type: 'boolean', default: false, describe: 'A repeated request replays its exchange again instead of failing as extra' })
       .option('allow-unused', { type: 'boolean', default: false, describe: 'Recorded exchanges never requested do not fail the replay' })
+      .option('allow-truncated', { type: 'boolean', default: false, describe: 'Responses whose body was cut at the body limit when recorded do not fail the replay (they still break off after the stored prefix)' })
       .option('speed', { choices: REPLAY_SPEEDS, default: 'instant' as ReplaySpeed, describe: 'Event streams: instant sends the recorded events at once; recorded keeps the time between them' })
       .example('$0 replay incident.cassette.jsonl --port 0 -- node agent.js', 'the agent calls $TOOLSTORM_PROXY_URL (or uses HTTP_PROXY); exit 1 if the replay diverged') as unknown as Argv<ReplayArgs>,
   async handler(args) {
@@ -76,6 +79,7 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
       order: args.order,
       allowRepeats: args['allow-repeats'],
       allowUnused: args['allow-unused'],
+      allowTruncated: args['allow-truncated'],
       speed: args.speed,
       match: matchFromArgs(args),
       redactor: createRedactor({ keys: [...cassette.header.redaction.keys, ...config.redact.keys], secrets: config.redact.secrets }),

@@ -5,6 +5,7 @@ import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { printError } from '../output.js'
 import { stateFromArgs, stateLocationOptions, type StateArgs } from '../state-args.js'
 import { sharedReportDocument } from './proxy.js'
+import { cutBodiesOf, describeCutBodies } from '../../cassette/cut-bodies.js'
 import { Cassette } from '../../cassette/cassette.js'
 import { ITEMIZED_CALLS_LIMIT } from '../../engine/schema/config.js'
 import type { RedisRunState } from '../../engine/state/redis-run-state.js'
@@ -58,7 +59,10 @@ async function writeCassette(state: RedisRunState, run: string | undefined, file
     throw new AdminApiError('ERR_ADMIN_NOT_FOUND', `Failed to write the cassette: no replica recorded ${run !== undefined ? `run "${run}"` : 'any run'} in ${state.shownUrl}. Start the replicas with --record FILE (toolstorm proxy --state … --record FILE) to record into Redis.`)
   }
   const { version: _version, kind: _kind, exchanges: _count, ...input } = header
-  await Cassette.from(input, exchanges, `the recording in ${state.shownUrl}`).save(file)
+  const cassette = Cassette.from(input, exchanges, `the recording in ${state.shownUrl}`)
+  await cassette.save(file)
   printError(`cassette written to ${file} (${exchanges.length} exchanges from every replica)`)
+  const cut = describeCutBodies(cutBodiesOf(cassette.exchanges), cassette.header.bodyLimit)
+  if (cut) printError(cut)
   if (dropped > 0) printError(`warning: ${dropped} exchanges were over the run's bound in Redis (${ITEMIZED_CALLS_LIMIT} exchanges, ${MAX_SHARED_CASSETTE_BYTES / 1024 ** 2} MiB) and are not in the cassette.`)
 }

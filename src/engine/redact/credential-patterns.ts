@@ -119,10 +119,10 @@ export const CREDENTIAL_PATTERNS: readonly CredentialPattern[] = [
   ),
 ]
 
-/** Replace every credential-shaped substring of `text`, keeping structural prefixes. */
-export function redactCredentialShapes(text: string): string {
+/** Replace every credential-shaped substring of `text` by `mask(secret)` (default `[REDACTED]`), keeping structural prefixes. */
+export function redactCredentialShapes(text: string, mask: (secret: string) => string = () => REDACTED): string {
   // Whole key blocks first, so no token pattern bites a piece out of one.
-  let out = redactPrivateKeyBlocks(text)
+  let out = redactPrivateKeyBlocks(text, mask)
   for (const { regex, accept } of CREDENTIAL_PATTERNS) {
     regex.lastIndex = 0
     out = out.replace(regex, (...args: unknown[]) => {
@@ -133,7 +133,7 @@ export function redactCredentialShapes(text: string): string {
       const post = named.post ?? ''
       const secret = match.slice(pre.length, match.length - post.length)
       if (accept !== undefined && !accept(secret)) return match
-      return pre + REDACTED + post
+      return pre + mask(secret) + post
     })
   }
   return out

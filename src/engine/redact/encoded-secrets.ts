@@ -62,8 +62,8 @@ export function redactPercentEncodedRuns(text: string, scrub: (decoded: string) 
   })
 }
 
-/** Rewrite base64 runs of `text` that decode to text which `scrub` would change. */
-export function redactBase64Runs(text: string, scrub: (decoded: string) => string): string {
+/** Rewrite base64 runs of `text` that decode to text which `scrub` would change (by `mask(run)`, default `[REDACTED]`). */
+export function redactBase64Runs(text: string, scrub: (decoded: string) => string, mask: (run: string) => string = () => REDACTED): string {
   return text.replace(BASE64_RUN, (run) => {
     const bytes = Buffer.from(run, 'base64')
     if (bytes.length < 12) return run
@@ -73,6 +73,6 @@ export function redactBase64Runs(text: string, scrub: (decoded: string) => strin
     }
     if (printable < bytes.length * MIN_PRINTABLE_SHARE) return run
     const decoded = bytes.toString('utf8')
-    return scrub(decoded) === decoded ? run : REDACTED
+    return scrub(decoded) === decoded ? run : mask(run)
   })
 }

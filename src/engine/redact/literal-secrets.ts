@@ -22,8 +22,8 @@ export function literalVariants(secret: string): string[] {
   return [...variants].filter((variant) => variant.length > 0)
 }
 
-/** Build a function that replaces every occurrence of every literal in a text. */
-export function createLiteralScrubber(secrets: readonly string[]): (text: string) => string {
+/** Build a function that replaces every occurrence of every literal in a text (by `mask(literal)`, default `[REDACTED]`). */
+export function createLiteralScrubber(secrets: readonly string[], mask: (secret: string) => string = () => REDACTED): (text: string) => string {
   const all = new Set<string>()
   for (const secret of secrets) for (const variant of literalVariants(secret)) all.add(variant)
   const ordered = [...all].sort((a, b) => b.length - a.length || (a < b ? -1 : a > b ? 1 : 0))
@@ -34,7 +34,7 @@ export function createLiteralScrubber(secrets: readonly string[]): (text: string
       if (!out.includes(literal)) continue
       out = out
         .split(REDACTED)
-        .map((piece) => piece.split(literal).join(REDACTED))
+        .map((piece) => piece.split(literal).join(mask(literal)))
         .join(REDACTED)
     }
     return out

@@ -22,8 +22,8 @@ const BLOCK_BODY = /[A-Za-z0-9+/=\s\\:,-]*/y
 // A block body longer than this is not a key (RSA 16384-bit PKCS#8 is about 13 KB).
 const MAX_BLOCK_CHARS = 65536
 
-/** Replace every PEM private key block in `text`. */
-export function redactPrivateKeyBlocks(text: string): string {
+/** Replace every PEM private key block in `text` (by `mask(block)`, default `[REDACTED]`). */
+export function redactPrivateKeyBlocks(text: string, mask: (secret: string) => string = () => REDACTED): string {
   if (!text.includes('-----BEGIN')) return text
   let out = ''
   let copied = 0
@@ -55,7 +55,7 @@ export function redactPrivateKeyBlocks(text: string): string {
       BLOCK_BODY.test(text)
       blockEnd = BLOCK_BODY.lastIndex
     }
-    out += text.slice(copied, begin) + REDACTED
+    out += text.slice(copied, begin) + mask(text.slice(begin, blockEnd))
     copied = blockEnd
     searchFrom = blockEnd
   }

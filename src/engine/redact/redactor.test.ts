@@ -147,6 +147,17 @@ describe('redactor', () => {
     expect(createRedactor({ secrets: ['hunter2'] }).containsSecret('is hunter2')).toBe(true)
   })
 
+  it('masks credential shapes and literal secrets in binary data byte for byte, and leaves assignment-like bytes alone', () => {
+    const redactor = createRedactor({ secrets: ['hunter2'] })
+    const token = fakeGithubToken()
+    const basic = Buffer.from(`Authorization: Bearer ${token}`).toString('base64')
+    const binary = `\u0000\u00ff${token}\u0001hunter2\u0002${basic}\u0003~S.PWD:Wp!\u00fa`
+    const masked = redactor.binary(binary)
+    expect(masked).toBe(`\u0000\u00ff${REDACTED}${'*'.repeat(token.length - 10)}\u0001*******\u0002${REDACTED}${'*'.repeat(basic.length - 10)}\u0003~S.PWD:Wp!\u00fa`)
+    expect(masked.length).toBe(binary.length)
+    expect(redactor.binary(masked)).toBe(masked)
+  })
+
   it('is idempotent on text, JSON, URLs and bodies', () => {
     const redactor = createRedactor({ secrets: ['hunter2'] })
     const text = `Authorization: Bearer ${fakeGithubToken()}\npassword=hunter2 postgres://u:p4ss@h/db`

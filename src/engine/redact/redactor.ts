@@ -29,7 +29,7 @@ import { createLiteralScrubber } from './literal-secrets.js'
 import { redactBody } from './redact-body.js'
 import { redactJson } from './redact-json.js'
 import { redactUrl } from './redact-url.js'
-import { REDACTED } from './redacted-marker.js'
+import { REDACTED, sameLengthMask } from './redacted-marker.js'
 import { createSecretNameMatcher } from './secret-names.js'
 import { redactSecretAssignments } from './secret-assignments.js'
 
@@ -57,6 +57,14 @@ export interface Redactor {
   isSecretName(name: string): boolean
   /** True when text(x) !== x would hold, i.e. the value contains a credential shape or a literal secret. */
   containsSecret(value: string): boolean
+  /**
+   * Binary data read as latin1 (one character per byte): credential shapes and literal secrets,
+   * also inside base64 runs, replaced by a mask of the same length (`[REDACTED]***…`), so the
+   * data keeps its length and offsets. Secret-name assignments (`pwd=…`) and percent-encoded
+   * runs are not looked for: random bytes form them by chance (`x.PWD:…` about once in a few
+   * hundred 3 MiB bodies), which would corrupt a binary body that holds no secret at all.
+   */
+  binary(value: string): string
 }
 
 // Decoded runs are rescanned, and may hold encoded runs themselves (a base64 body carrying a
@@ -93,6 +101,7 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
   const secrets = validateStrings(options.secrets)
   const isSecretName = createSecretNameMatcher(keys)
   const scrubLiterals = createLiteralScrubber(secrets)
+  const maskLiterals = createLiteralScrubber(secrets, sameLengthMask)
 
   const scrub = (value: string, depth: number): string => {
     let out = scrubLiterals(value)
@@ -126,6 +135,10 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
     body: (text, contentType) => redactBody(text, contentType, redactor),
     isSecretName,
     containsSecret: (value) => scrub(value, 0) !== value,
+    binary: (value) => {
+      const shapes = (text: string): string => redactCredentialShapes(maskLiterals(text), sameLengthMask)
+      return redactBase64Runs(shapes(value), shapes, sameLengthMask)
+    },
   }
   return redactor
 }

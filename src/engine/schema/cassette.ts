@@ -13,8 +13,17 @@ import { cutSchema, mcpCallSchema, modelCallSchema } from './report.js'
 import { ruleSchema } from './rule.js'
 
 export const CASSETTE_KIND = 'toolstorm.cassette'
-/** Default bound on each stored body (bytes); longer bodies keep a prefix and say so. */
-export const DEFAULT_BODY_LIMIT = 1024 * 1024
+/**
+ * The version written. Version 2 may keep a body in a file beside the cassette (`storedBodyFileSchema`);
+ * version 1 files (every body inline) are still read.
+ */
+export const CASSETTE_VERSION = 2
+export const CASSETTE_VERSIONS = [1, 2] as const
+/**
+ * Default bound on each stored body (bytes): generous, so a recording is faithful by default.
+ * Longer bodies keep a prefix and say so, and their replay breaks off (docs/cassettes.md).
+ */
+export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024
 /** Largest body bound a cassette may declare. */
 export const MAX_BODY_LIMIT = 64 * 1024 * 1024
 /** Exchanges one cassette may hold. */
@@ -28,35 +37,41 @@ const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/, { err
 /** Header values as they were sent (redacted); repeated headers keep every value. */
 export const storedHeadersSchema = z.record(headerName, z.union([z.string(), z.array(z.string()).max(1000)]))
 
-/** A stored body: UTF-8 text as text, anything else as base64. */
+const bodyEncoding = z.enum(['utf8', 'base64'], { error: 'expected "utf8" or "base64"' })
+/** Bytes of the body as it travelled (still content-encoded), whatever was stored. */
+const bodySize = z.int().min(0)
+/** Only a prefix of the body is stored (see the header's `bodyLimit`). */
+const bodyTruncated = z.boolean()
+/** The content-encoding removed before storing, so the body could be redacted. */
+const bodyDecoded = z.enum(['gzip', 'deflate', 'br']).optional()
+
+/** A stored body, inline: UTF-8 text as text, anything else as base64. In memory every body is inline. */
 export const storedBodySchema = z.strictObject({
-  encoding: z.enum(['utf8', 'base64'], { error: 'expected "utf8" or "base64"' }),
+  encoding: bodyEncoding,
   data: z.string(),
-  /** Bytes of the body as it travelled (still content-encoded), whatever was stored. */
-  size: z.int().min(0),
-  /** Only a prefix of the body is stored (see the header's `bodyLimit`). */
-  truncated: z.boolean(),
-  /** The content-encoding removed before storing, so the body could be redacted. */
-  decoded: z.enum(['gzip', 'deflate', 'br']).optional(),
+  size: bodySize,
+  truncated: bodyTruncated,
+  decoded: bodyDecoded,
 })
 
-export const storedRequestSchema = z.strictObject({
-  method: z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}$/, { error: 'expected an HTTP method' }),
-  /** Origin-form (`/path?query`, the client addressed the proxy) or absolute-form (`http://host/path`). */
-  url: z.string().min(1).max(65_536),
-  headers: storedHeadersSchema,
-  body: storedBodySchema.nullable(),
-  /**
-   * The request was answered before its body was read (a fault before the upstream), so the
-   * body is unknown and replay does not compare it. Present only when true.
-   */
-  bodyUnknown: z.literal(true).optional(),
-})
+/** The name of a body file: the SHA-256 of the stored bytes (hex), `.gz` when the file is gzip-compressed. */
+export const BODY_FILE_NAME = /^sha256-[0-9a-f]{64}(\.gz)?$/
 
-export const storedResponseSchema = z.strictObject({
-  status: z.int().min(100).max(599),
-  headers: storedHeadersSchema,
-  body: storedBodySchema.nullable(),
+/**
+ * A stored body kept in a file beside the cassette (version 2): `<cassette>.bodies/<file>`,
+ * content-addressed and verified on load. Large bodies are kept this way so the JSON Lines stay
+ * readable and quick to load.
+ */
+export const storedBodyFileSchema = z.strictObject({
+  /** How the bytes read inline: `utf8` text or `base64`. */
+  encoding: bodyEncoding,
+  /** The file in the cassette's bodies folder: `sha256-<hex of the stored bytes>`, `.gz` when compressed. */
+  file: z.string().regex(BODY_FILE_NAME, { error: 'expected a body file name, sha256-<64 hex digits> with an optional .gz' }),
+  /** Bytes stored (in the file, uncompressed). */
+  bytes: z.int().min(0),
+  size: bodySize,
+  truncated: bodyTruncated,
+  decoded: bodyDecoded,
 })
 
 /** One block of a recorded event stream (an SSE event or comment) as the client received it. */
@@ -78,12 +93,6 @@ export const storedStreamSchema = z.strictObject({
   end: seconds,
 })
 
-/** What the client received: a stored response, plus its events and their timing when it was an event stream. */
-export const storedClientResponseSchema = storedResponseSchema.extend({
-  /** Present for an event stream recorded as events (optional: cassettes without it replay the body at once). */
-  stream: storedStreamSchema.optional(),
-})
-
 export const storedFaultSchema = z.strictObject({
   rule: z.string().min(1),
   kind: z.enum(FAULT_KINDS),
@@ -102,44 +111,82 @@ export const storedEffectSchema = z.strictObject({
   redacted: z.boolean(),
 })
 
-export const cassetteExchangeSchema = z.strictObject({
-  /** Position in the cassette, from 1; requests are replayed in this order. */
-  seq: z.int().min(1),
-  run: z.string().min(1).max(200),
-  /** The call id in its run (null when the call budget refused the request). */
-  call: z.int().min(1).nullable(),
-  route: z.string().min(1),
-  /** Per-route ordinal in the run (null when refused). */
-  ordinal: z.int().min(1).nullable(),
-  /** The invocation key, redacted (null when refused). */
-  key: z.string().min(1).nullable(),
-  parent: z.int().min(1).nullable(),
-  /** Seconds since the run started. */
-  started: seconds,
-  elapsed: seconds,
-  request: storedRequestSchema,
-  /** How the exchange ended for the client. */
-  outcome: z.enum(['response', 'reset', 'error', 'cancelled']),
-  /** What the client received: null for a reset; for `error`, the head and the bytes before the break. */
-  response: storedClientResponseSchema.nullable(),
-  /** The upstream's own answer when the client did not get it unchanged (a lost response, schema drift). */
-  upstream: storedResponseSchema.nullable(),
-  /** Whether the upstream received the request. */
-  executed: z.boolean(),
-  fault: storedFaultSchema.nullable(),
-  /** Seconds the client was told to wait, injected or real. */
-  retryAfter: seconds.nullable(),
-  /** A stable code for transport failures (`ECONNRESET`, `UPSTREAM_UNREACHABLE`, `CLIENT_ABORTED`). */
-  error: z.string().nullable(),
-  /** Commits the tool side reported for this exchange (evidence; replay never performs them). */
-  effects: z.array(storedEffectSchema).max(10_000),
-  /** Model-call metadata (provider, model, tokens, streamed) when the request was a model call; never prompts or outputs. */
-  model: modelCallSchema.optional(),
-  /** The MCP message (method, tool, JSON-RPC id, session, redacted arguments) and the answer the client got, for an MCP call. */
-  mcp: mcpCallSchema.optional(),
-  /** Where an injected stream fault cut the stream (complete events, body bytes the client received). */
-  cut: cutSchema.optional(),
-})
+/**
+ * The request, responses and exchange of a cassette, over one body schema: in memory every body is
+ * inline (`storedBodySchema`); a file line may also point to a body file (`storedBodyFileSchema`).
+ */
+function exchangeSchemas<Body extends z.ZodType>(body: Body) {
+  const request = z.strictObject({
+    method: z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}$/, { error: 'expected an HTTP method' }),
+    /** Origin-form (`/path?query`, the client addressed the proxy) or absolute-form (`http://host/path`). */
+    url: z.string().min(1).max(65_536),
+    headers: storedHeadersSchema,
+    body: body.nullable(),
+    /**
+     * The request was answered before its body was read (a fault before the upstream), so the
+     * body is unknown and replay does not compare it. Present only when true.
+     */
+    bodyUnknown: z.literal(true).optional(),
+  })
+  const response = z.strictObject({
+    status: z.int().min(100).max(599),
+    headers: storedHeadersSchema,
+    body: body.nullable(),
+  })
+  /** What the client received: a stored response, plus its events and their timing when it was an event stream. */
+  const clientResponse = response.extend({
+    /** Present for an event stream recorded as events (optional: cassettes without it replay the body at once). */
+    stream: storedStreamSchema.optional(),
+  })
+  const exchange = z.strictObject({
+    /** Position in the cassette, from 1; requests are replayed in this order. */
+    seq: z.int().min(1),
+    run: z.string().min(1).max(200),
+    /** The call id in its run (null when the call budget refused the request). */
+    call: z.int().min(1).nullable(),
+    route: z.string().min(1),
+    /** Per-route ordinal in the run (null when refused). */
+    ordinal: z.int().min(1).nullable(),
+    /** The invocation key, redacted (null when refused). */
+    key: z.string().min(1).nullable(),
+    parent: z.int().min(1).nullable(),
+    /** Seconds since the run started. */
+    started: seconds,
+    elapsed: seconds,
+    request,
+    /** How the exchange ended for the client. */
+    outcome: z.enum(['response', 'reset', 'error', 'cancelled']),
+    /** What the client received: null for a reset; for `error`, the head and the bytes before the break. */
+    response: clientResponse.nullable(),
+    /** The upstream's own answer when the client did not get it unchanged (a lost response, schema drift). */
+    upstream: response.nullable(),
+    /** Whether the upstream received the request. */
+    executed: z.boolean(),
+    fault: storedFaultSchema.nullable(),
+    /** Seconds the client was told to wait, injected or real. */
+    retryAfter: seconds.nullable(),
+    /** A stable code for transport failures (`ECONNRESET`, `UPSTREAM_UNREACHABLE`, `CLIENT_ABORTED`). */
+    error: z.string().nullable(),
+    /** Commits the tool side reported for this exchange (evidence; replay never performs them). */
+    effects: z.array(storedEffectSchema).max(10_000),
+    /** Model-call metadata (provider, model, tokens, streamed) when the request was a model call; never prompts or outputs. */
+    model: modelCallSchema.optional(),
+    /** The MCP message (method, tool, JSON-RPC id, session, redacted arguments) and the answer the client got, for an MCP call. */
+    mcp: mcpCallSchema.optional(),
+    /** Where an injected stream fault cut the stream (complete events, body bytes the client received). */
+    cut: cutSchema.optional(),
+  })
+  return { request, response, clientResponse, exchange }
+}
+
+const inMemory = exchangeSchemas(storedBodySchema)
+export const storedRequestSchema = inMemory.request
+export const storedResponseSchema = inMemory.response
+export const storedClientResponseSchema = inMemory.clientResponse
+/** An exchange as a loaded cassette holds it: every body inline. */
+export const cassetteExchangeSchema = inMemory.exchange
+/** An exchange line as a file holds it: a body may be in a body file beside the cassette (version 2). */
+export const cassetteFileExchangeSchema = exchangeSchemas(z.union([storedBodySchema, storedBodyFileSchema])).exchange
 
 export const matchOptionsSchema = z.strictObject({
   /** Request headers compared in replay (lowercase names); redacted values compare equal. */
@@ -152,7 +199,7 @@ export const matchOptionsSchema = z.strictObject({
 
 export const cassetteHeaderSchema = z.strictObject({
   $schema: z.string().optional(),
-  version: z.literal(1, { error: 'expected cassette version 1' }),
+  version: z.union([z.literal(1), z.literal(2)], { error: 'expected cassette version 1 or 2' }),
   kind: z.literal(CASSETTE_KIND, { error: `expected "${CASSETTE_KIND}"` }),
   toolstorm: z.string(),
   /** When recording started (ISO 8601); exchange timings are relative to their run. */
@@ -176,11 +223,13 @@ export const cassetteHeaderSchema = z.strictObject({
 })
 
 /** Any line of a cassette file: the header, or an exchange. */
-export const cassetteLineSchema = z.union([cassetteHeaderSchema, cassetteExchangeSchema])
+export const cassetteLineSchema = z.union([cassetteHeaderSchema, cassetteFileExchangeSchema])
 
 export type CassetteHeader = z.infer<typeof cassetteHeaderSchema>
 export type CassetteExchange = z.infer<typeof cassetteExchangeSchema>
+export type CassetteFileExchange = z.infer<typeof cassetteFileExchangeSchema>
 export type StoredBody = z.infer<typeof storedBodySchema>
+export type StoredBodyFile = z.infer<typeof storedBodyFileSchema>
 export type StoredRequest = z.infer<typeof storedRequestSchema>
 export type StoredResponse = z.infer<typeof storedResponseSchema>
 export type StoredClientResponse = z.infer<typeof storedClientResponseSchema>

@@ -27,7 +27,10 @@ export async function relayStream(exchange: Exchange, io: ExchangeTransport, ups
     return
   }
   const headers: HeaderMap = {}
-  for (const [name, value] of Object.entries(upstream.headers)) if (!STALE_HEADERS.has(name.toLowerCase())) headers[name] = value
+  for (const [name, value] of Object.entries(upstream.headers)) {
+    const lower = name.toLowerCase()
+    if (!STALE_HEADERS.has(lower) || (lower === 'content-length' && transform.keepsLength)) headers[name] = value
+  }
   const writer = io.open(status, headers)
   const iterator = upstream.body[Symbol.asyncIterator]()
   let upstreamDone = false

@@ -42,4 +42,10 @@ export interface StreamTransform {
   readonly truncated: boolean
   /** Complete SSE events delivered so far; null when the transform does not count events. */
   readonly events: number | null
+  /**
+   * The head's `content-length` is kept: the body is the recorded one and breaks off before that
+   * length (a replayed cut), so the client sees the length it was promised and fewer bytes.
+   * Absent: the length no longer holds and is dropped.
+   */
+  readonly keepsLength?: boolean
 }
