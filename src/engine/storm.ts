@@ -378,9 +378,10 @@ export class Storm {
     return this.reportOf(this.#runs.get(id) ?? new Run(id, this.clock.now(), this.#config.rules))
   }
 
-  /** A detached report of a run's state under the rules in force (a shared store passes the merged state). */
-  reportOf(run: Pick<Run, 'id' | 'coverage' | 'calls' | 'droppedCalls' | 'effects' | 'budgetRejections'>): Report {
+  /** A detached report of a run's state under the rules in force, and those its earlier calls began under (a shared store passes the merged state). */
+  reportOf(run: Pick<Run, 'id' | 'coverage' | 'calls' | 'droppedCalls' | 'effects' | 'budgetRejections'> & Partial<Pick<Run, 'earlierRules'>>): Report {
     const rules = this.#config.rules.map((rule) => redactRule(rule, this.#redactor))
+    const earlier = run.earlierRules?.length ? run.earlierRules.map((set) => ({ from: set.from, to: set.to, rules: set.rules.map((rule) => redactRule(rule, this.#redactor)) })) : null
     return structuredClone({
       version: 1 as const,
       kind: REPORT_KIND,
@@ -391,6 +392,7 @@ export class Storm {
       maxCalls: this.#config.maxCalls,
       routes: { ...this.#config.routes },
       rules,
+      ...(earlier ? { earlierRules: earlier } : {}),
       coverage: Object.fromEntries(run.coverage),
       calls: run.calls,
       droppedCalls: run.droppedCalls,
