@@ -13,21 +13,25 @@ export interface CommandEnv {
   /** Admin API (`TOOLSTORM_SIDECAR`, which the effects helpers read). */
   adminUrl: string
   adminToken: string
-  /** Also set `HTTP_PROXY`/`http_proxy` (forward mode, and replay). */
-  httpProxy: boolean
-  /** Also set `HTTPS_PROXY`/`https_proxy`: the server intercepts CONNECT (forward mode, and replay). */
-  httpsProxy?: boolean
 }
 
-/** The environment the child runs with. */
+/**
+ * The environment the child runs with: the same under `record` and `replay`, whatever the mode,
+ * so a client sends in replay exactly what it sent while recording. `HTTP_PROXY` and `HTTPS_PROXY`
+ * name the server too: clients that honour them (curl, Python, Node with NODE_USE_ENV_PROXY) send
+ * every request through it, their base-URL requests addressed to the server itself, which serves
+ * them as if they came directly (docs/cassettes.md#the-commands-environment).
+ */
 export function commandEnvironment(env: CommandEnv): NodeJS.ProcessEnv {
   return {
     ...process.env,
     TOOLSTORM_PROXY_URL: env.proxyUrl,
     TOOLSTORM_SIDECAR: env.adminUrl,
     TOOLSTORM_ADMIN_TOKEN: env.adminToken,
-    ...(env.httpProxy ? { HTTP_PROXY: env.proxyUrl, http_proxy: env.proxyUrl } : {}),
-    ...(env.httpsProxy ? { HTTPS_PROXY: env.proxyUrl, https_proxy: env.proxyUrl } : {}),
+    HTTP_PROXY: env.proxyUrl,
+    http_proxy: env.proxyUrl,
+    HTTPS_PROXY: env.proxyUrl,
+    https_proxy: env.proxyUrl,
   }
 }
 

@@ -125,16 +125,29 @@ describe('toolstorm proxy with HTTPS', () => {
     expect(made.stdout).toContain('(created)')
   })
 
-  it('creates the CA on first use in the folder "toolstorm ca" reports', async () => {
-    const env = isolatedEnv(path.join(root, 'home3'), { TOOLSTORM_CA_DIR: path.join(root, 'first-use') })
-    const proc = startProxyCli([], env)
-    const [, , , fourth] = await proc.lines
-    expect(fourth).toContain(`with the CA ${path.join(root, 'first-use', 'ca.pem')}`)
+  it('creates the CA in the folder "toolstorm ca" reports on the first intercepted HTTPS connection, not before', async () => {
+    const dir = path.join(root, 'first-use')
+    const env = isolatedEnv(path.join(root, 'home3'), { TOOLSTORM_CA_DIR: dir, NO_PROXY: '', no_proxy: '' })
+    const proc = startProxyCli(['--connect-port', String(upstream.port), '--upstream-ca', upstreamCaFile], env)
+    const [first, , , fourth] = await proc.lines
+    const proxyUrl = /^toolstorm proxy (\S+) \(forward mode/.exec(first!)?.[1] as string
+    expect(fourth).toContain(`with the CA ${path.join(dir, 'ca.pem')}`)
+    // Plain HTTP and a refused CONNECT need no CA: nothing is written.
+    const plain = await startUpstream()
+    try {
+      expect((await run('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-x', proxyUrl, `${plain.url}/items/a`], { env })).stdout).toBe('200')
+    } finally {
+      await plain.close()
+    }
+    expect((await run('curl', ['-s', '-o', '/dev/null', '-w', '%{http_connect}', '-x', proxyUrl, 'https://127.0.0.1:22/'], { env }).catch((error: { stdout: string }) => error)).stdout).toBe('403')
+    await expect(stat(dir)).rejects.toMatchObject({ code: 'ENOENT' })
+    // The first intercepted TLS handshake makes it (curl -k: there was nothing to trust before).
+    expect((await run('curl', ['-sk', '-o', '/dev/null', '-w', '%{http_code}', '-x', proxyUrl, `${upstream.url}/items/a`], { env })).stdout).toBe('200')
     proc.child.kill('SIGTERM')
     expect(await proc.exited).toBe(0)
-    expect(proc.output().stderr).toContain(`created a new CA in ${path.join(root, 'first-use')}.`)
+    expect(proc.output().stderr).toContain(`created a new CA in ${dir}.`)
     const ca = await runCli(['ca'], { env })
-    expect(ca.stdout.split('\n')[0]).toBe(`toolstorm CA certificate: ${path.join(root, 'first-use', 'ca.pem')} (already there)`)
+    expect(ca.stdout.split('\n')[0]).toBe(`toolstorm CA certificate: ${path.join(dir, 'ca.pem')} (already there)`)
   })
 
   it('warns loudly when upstream verification is turned off', async () => {

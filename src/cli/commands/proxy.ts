@@ -9,7 +9,7 @@ import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { startProxy, type ProxyOptions, type ProxyServer } from '../../proxy/proxy-server.js'
 import { LOOPBACK } from '../../proxy/server-pair.js'
 import { VERSION } from '../../version.js'
-import { httpsOptionsFromArgs, type HttpsArgs } from '../https-args.js'
+import { httpsOptionsFromArgs, interceptionLine, type HttpsArgs } from '../https-args.js'
 import { keepHeapWarm } from '../keep-heap-warm.js'
 import { LISTEN_PORT, numberListOption, numberOption } from '../numeric-options.js'
 import { printError, printLine } from '../output.js'
@@ -98,14 +98,15 @@ export function cassetteWritten(file: string, recorder: CassetteRecorder, shared
   return `cassette written to ${file} (every replica's exchanges of the runs this one served; it recorded ${recorder.size})${refused ? `; ${refused} exchanges were over the run's bound in Redis and are missing` : ''}`
 }
 
-export function describeProxy(proxy: ProxyServer): string[] {
+/** The banner: where the proxy listens, its token and dashboard, and (`caDir`) the CA that intercepts HTTPS. */
+export function describeProxy(proxy: ProxyServer, caDir: string | null): string[] {
   const where = proxy.mode === 'reverse' ? `reverse → ${proxy.targets.map((t) => (t.name ? `/${t.name}/ → ${t.url.href}` : t.url.href)).join(', ')}` : 'forward mode (set HTTP_PROXY)'
   return [
     `toolstorm proxy ${proxy.url} (${where}) · admin ${proxy.adminUrl}`,
     `admin token: ${proxy.token}  (Authorization: Bearer <token>; tool servers report effects to ${proxy.adminUrl}/effects)`,
     // The token rides in the fragment: browsers never send it to the server or in a Referer.
     ...(proxy.dashboardUrl ? [`dashboard: ${proxy.dashboardUrl}#token=${proxy.token}`] : []),
-    ...(proxy.ca?.certificatePath ? [`HTTPS: CONNECT is intercepted with the CA ${proxy.ca.certificatePath} (trust it in clients: toolstorm ca --dir ${proxy.ca.dir})`] : []),
+    ...interceptionLine(caDir),
   ]
 }
 
@@ -150,7 +151,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & StateA
     const proxy = await startProxy({
       ...listenOptionsFromArgs(args),
       storm,
-      ...https,
+      ...https.options,
       warn: printError,
       ...(shared ? { state: shared, stateUnavailable: args['state-unavailable'] } : {}),
       ...(recorder ? { observer: recorder.observer, adminRoutes: [cassetteAdminRoute(recorder)] } : {}),
@@ -173,7 +174,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & StateA
       }
       await shared?.close()
     })
-    for (const line of describeProxy(proxy)) printLine(line)
+    for (const line of describeProxy(proxy, https.caDir)) printLine(line)
     await stopped
   },
 }

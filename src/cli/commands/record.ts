@@ -46,7 +46,7 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs & 
   const proxy = await startProxy({
     ...listenOptionsFromArgs(args),
     storm,
-    ...https,
+    ...https.options,
     warn: printError,
     observer: recorder.observer,
     adminRoutes: [cassetteAdminRoute(recorder)],
@@ -56,11 +56,11 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs & 
   const banner = command.length ? printError : printLine
   let code = 0
   if (command.length) {
-    for (const line of describeProxy(proxy)) banner(line)
-    code = await runCommand(command, commandEnvironment({ proxyUrl: proxy.url, adminUrl: proxy.adminUrl, adminToken: proxy.token, httpProxy: proxy.mode === 'forward', httpsProxy: proxy.mode === 'forward' }))
+    for (const line of describeProxy(proxy, https.caDir)) banner(line)
+    code = await runCommand(command, commandEnvironment({ proxyUrl: proxy.url, adminUrl: proxy.adminUrl, adminToken: proxy.token }))
   } else {
     const stopped = untilSignal()
-    for (const line of describeProxy(proxy)) banner(line)
+    for (const line of describeProxy(proxy, https.caDir)) banner(line)
     await stopped
   }
   await proxy.close()
