@@ -13,6 +13,7 @@ import { httpsOptionsFromArgs, interceptionLine, type HttpsArgs } from '../https
 import { keepHeapWarm } from '../keep-heap-warm.js'
 import { LISTEN_PORT, numberListOption, numberOption } from '../numeric-options.js'
 import { printError, printLine } from '../output.js'
+import { onStopRequest, type StopOptions } from '../stop-request.js'
 import { recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
 import type { CassetteRecorder } from '../../cassette/cassette-recorder.js'
 import { cassetteAdminRoute } from '../../cassette/cassette-admin-route.js'
@@ -29,6 +30,7 @@ export interface ProxyArgs extends HttpsArgs {
   'admin-token'?: string
   report?: string
   clock: 'real' | 'virtual'
+  'exit-with-parent': boolean
 }
 
 
@@ -44,6 +46,7 @@ export function proxyOptions<T>(yargs: Argv<T>): Argv<T & ProxyArgs> {
     .option('admin-token', { type: 'string', describe: 'Admin bearer token (default: random, printed at start)' })
     .option('report', { type: 'string', describe: 'Write the report here on shutdown (atomically)' })
     .option('clock', { choices: ['real', 'virtual'] as const, default: 'real' as const, describe: 'virtual: latency faults advance time instead of waiting (tests only)' })
+    .option('exit-with-parent', { type: 'boolean', default: true, describe: 'Stop (writing the report and cassette) when the process that started this one exits; --no-exit-with-parent keeps it running' })
     // HTTPS (docs/https.md) ---------------------------------------------------------------
     .option('ca-dir', { type: 'string', describe: 'Forward mode: folder of the CA that intercepts HTTPS, created on first use (default: the folder "toolstorm ca" uses)' })
     .option('connect-port', { ...numberListOption('connect-port', { min: 1, max: 65_535 }), describe: 'Also allow CONNECT to this port (443 always is; repeatable)' })
@@ -110,23 +113,20 @@ export function describeProxy(proxy: ProxyServer, caDir: string | null): string[
   ]
 }
 
-/** Stop on SIGINT/SIGTERM: close the proxy, then run `onStop` (write files), then exit. */
-export function stopOnSignals(proxy: ProxyServer, onStop: () => Promise<void>): Promise<void> {
+/** Stop on SIGINT/SIGTERM or the parent's exit (stop-request.ts): close the proxy, then run `onStop` (write files), then exit. */
+export function stopOnSignals(proxy: ProxyServer, onStop: () => Promise<void>, options: StopOptions = {}): Promise<void> {
   return new Promise((resolve) => {
     let stopping = false
-    const stop = () => {
+    const dispose = onStopRequest(() => {
       if (stopping) return
       stopping = true
       void (async () => {
         await proxy.close()
         await onStop()
-        process.off('SIGINT', stop)
-        process.off('SIGTERM', stop)
+        dispose()
         resolve()
       })()
-    }
-    process.on('SIGINT', stop)
-    process.on('SIGTERM', stop)
+    }, options)
   })
 }
 
@@ -173,7 +173,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & StateA
         printError(`report written to ${args.report}`)
       }
       await shared?.close()
-    })
+    }, { exitWithParent: args['exit-with-parent'] })
     for (const line of describeProxy(proxy, https.caDir)) printLine(line)
     await stopped
   },

@@ -9,7 +9,8 @@ import { startProxy } from '../../proxy/proxy-server.js'
 import { cassetteAdminRoute } from '../../cassette/cassette-admin-route.js'
 import { httpsOptionsFromArgs } from '../https-args.js'
 import { printError, printLine } from '../output.js'
-import { commandEnvironment, runCommand, untilSignal } from '../run-command.js'
+import { commandEnvironment, runCommand } from '../run-command.js'
+import { untilStopRequested } from '../stop-request.js'
 import { cassetteWritten, describeProxy, listenOptionsFromArgs, proxyOptions, reportDocument, sharedReportDocument, stormFromArgs, type ProxyArgs } from './proxy.js'
 import { ConfigError } from '../../errors.js'
 import { stateFromArgs, stateOptions, type StateArgs } from '../state-args.js'
@@ -57,9 +58,9 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs & 
   let code = 0
   if (command.length) {
     for (const line of describeProxy(proxy, https.caDir)) banner(line)
-    code = await runCommand(command, commandEnvironment({ proxyUrl: proxy.url, adminUrl: proxy.adminUrl, adminToken: proxy.token }))
+    code = await runCommand(command, commandEnvironment({ proxyUrl: proxy.url, adminUrl: proxy.adminUrl, adminToken: proxy.token }), { exitWithParent: args['exit-with-parent'] })
   } else {
-    const stopped = untilSignal()
+    const stopped = untilStopRequested({ exitWithParent: args['exit-with-parent'] })
     for (const line of describeProxy(proxy, https.caDir)) banner(line)
     await stopped
   }

@@ -16,7 +16,8 @@ import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { LOOPBACK } from '../../proxy/server-pair.js'
 import { httpsOptionsFromArgs, interceptionLine } from '../https-args.js'
 import { printError, printLine } from '../output.js'
-import { commandEnvironment, runCommand, untilSignal } from '../run-command.js'
+import { commandEnvironment, runCommand } from '../run-command.js'
+import { untilStopRequested } from '../stop-request.js'
 import { keepHeapWarm } from '../keep-heap-warm.js'
 import { listenOptionsFromArgs, proxyOptions, stormFromArgs, type ProxyArgs } from './proxy.js'
 import { matchFromArgs, recordOptions, type RecordArgs } from './record-options.js'
@@ -88,9 +89,9 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
     let code = 0
     if (command.length) {
       for (const line of lines) banner(line)
-      code = await runCommand(command, commandEnvironment({ proxyUrl: replay.url, adminUrl: replay.adminUrl, adminToken: replay.token }))
+      code = await runCommand(command, commandEnvironment({ proxyUrl: replay.url, adminUrl: replay.adminUrl, adminToken: replay.token }), { exitWithParent: args['exit-with-parent'] })
     } else {
-      const stopped = untilSignal()
+      const stopped = untilStopRequested({ exitWithParent: args['exit-with-parent'] })
       for (const line of lines) banner(line)
       await stopped
     }
