@@ -12,7 +12,7 @@ It is fail-open:
 Call ``report_effect`` at the commit point, before you send your response: the effect is then
 on record before your response reaches the proxy.
 
-    from toolstorm_effects import report_effect
+    from toolstorm_effects import report_effect   # or, with the Python package: from toolstorm.effects import report_effect
 
     @app.post("/shipments")
     def create_shipment():
@@ -20,8 +20,11 @@ on record before your response reaches the proxy.
         report_effect(request.headers, "shipment", request.json["order_id"])
         return shipment, 201
 
-Environment: TOOLSTORM_SIDECAR (the proxy's admin URL, default http://127.0.0.1:8788),
-TOOLSTORM_ADMIN_TOKEN (optional: the call id alone is enough to report for that call).
+Where reports go: the sidecar URL given to ``ToolstormEffects(sidecar_url=...)``,
+``set_sidecar(url)`` or ``configure(sidecar_url=...)``, else TOOLSTORM_SIDECAR (the proxy's admin
+URL) as it is when the report is sent, else http://127.0.0.1:8788. The URL can change at any time
+(a test suite starts a proxy on a new port per session); TOOLSTORM_ADMIN_TOKEN is read the same way
+(optional: the call id alone is enough to report for that call).
 """
 
 import json
@@ -33,9 +36,10 @@ import urllib.error
 import urllib.request
 import warnings
 
-__all__ = ["ToolstormEffects", "ToolstormWarning", "report_effect", "stats", "flush", "CALL_HEADER"]
+__all__ = ["ToolstormEffects", "ToolstormWarning", "report_effect", "stats", "flush", "configure", "CALL_HEADER", "DEFAULT_SIDECAR"]
 
 CALL_HEADER = "x-toolstorm-call"
+DEFAULT_SIDECAR = "http://127.0.0.1:8788"
 _log = logging.getLogger("toolstorm")
 
 
@@ -64,14 +68,27 @@ class ToolstormEffects:
     """Reports effects to one sidecar. Thread-safe; never raises from ``report``."""
 
     def __init__(self, sidecar_url=None, timeout=1.0, token=None):
-        base = sidecar_url or os.environ.get("TOOLSTORM_SIDECAR") or "http://127.0.0.1:8788"
-        self._url = base.rstrip("/") + "/effects"
+        # Explicit settings win; otherwise the environment is read at each report, not once: a
+        # helper made at import time must follow a sidecar that moved.
+        self._sidecar = sidecar_url
         self._timeout = timeout
-        self._token = token if token is not None else os.environ.get("TOOLSTORM_ADMIN_TOKEN")
+        self._token = token
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._warned = False
         self._stats = {"sent": 0, "dropped": 0, "skipped": 0, "pending": 0}
+
+    @property
+    def sidecar_url(self):
+        """The admin URL reports go to now."""
+        return (self._sidecar or os.environ.get("TOOLSTORM_SIDECAR") or DEFAULT_SIDECAR).rstrip("/")
+
+    def set_sidecar(self, sidecar_url, token=None):
+        """Send later reports to ``sidecar_url`` (None: back to TOOLSTORM_SIDECAR); ``token`` likewise."""
+        with self._lock:
+            self._sidecar = sidecar_url
+            self._token = token
+            self._warned = False
 
     def report(self, request, name, key):
         """Report that the request being served committed ``(name, key)``.
@@ -87,12 +104,14 @@ class ToolstormEffects:
             self._stats["pending"] += 1
         ok = False
         problem = None
+        url = self.sidecar_url + "/effects"
+        token = self._token if self._token is not None else os.environ.get("TOOLSTORM_ADMIN_TOKEN")
         try:
             body = json.dumps({"name": str(name), "key": str(key), "call": call}).encode("utf-8")
             headers = {"content-type": "application/json"}
-            if self._token:
-                headers["authorization"] = "Bearer " + self._token
-            req = urllib.request.Request(self._url, data=body, headers=headers, method="POST")
+            if token:
+                headers["authorization"] = "Bearer " + token
+            req = urllib.request.Request(url, data=body, headers=headers, method="POST")
             # An explicit opener without proxies: the sidecar is local, never reached via HTTP_PROXY.
             opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
             with opener.open(req, timeout=self._timeout) as response:
@@ -110,7 +129,7 @@ class ToolstormEffects:
                 self._warned = True
             self._idle.notify_all()
         if warn:
-            message = "toolstorm: could not report an effect to %s (%s); further failures are counted in stats() silently." % (self._url, problem)
+            message = "toolstorm: could not report an effect to %s (%s); further failures are counted in stats() silently." % (url, problem)
             warnings.warn(message, ToolstormWarning, stacklevel=2)
             _log.warning(message)
         return ok
@@ -142,6 +161,11 @@ def _default():
         if _shared is None:
             _shared = ToolstormEffects()
         return _shared
+
+
+def configure(sidecar_url=None, token=None):
+    """Point the shared helper (``report_effect``) at another sidecar, at any time; None: TOOLSTORM_SIDECAR."""
+    _default().set_sidecar(sidecar_url, token)
 
 
 def report_effect(request, name, key):

@@ -17,6 +17,7 @@
  * await recorder.save('incident.cassette.jsonl')
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
+import { existsSync } from 'node:fs'
 import { StateError, ToolstormError } from '../errors.js'
 import { roundSeconds } from '../engine/clock.js'
 import type { EffectEvent } from '../engine/evidence/channels.js'
@@ -128,6 +129,7 @@ export class CassetteRecorder {
   #snapshotting: Promise<void> | null = null
   #snapshotCount = 0
   #closing: Promise<void> = Promise.resolve()
+  #keptPrevious = false
   readonly #onEffect: (message: unknown) => void
 
   constructor(storm: Storm, options: CassetteRecorderOptions = {}) {
@@ -162,6 +164,11 @@ export class CassetteRecorder {
   /** Exchanges started so far. */
   get size(): number {
     return this.#seq
+  }
+
+  /** After `close()`: nothing was recorded and the cassette file already there was left as it was. */
+  get keptPrevious(): boolean {
+    return this.#keptPrevious
   }
 
   #createObserver(): ExchangeObserver {
@@ -428,8 +435,10 @@ export class CassetteRecorder {
       await this.#drain(options.graceMs ?? 2000)
       await this.#snapshotting
       const store = await this.#storeReady
+      // Nothing recorded: a cassette already there is kept, as the snapshots keep it (#29).
+      this.#keptPrevious = this.#options.file !== undefined && !this.#options.shared && store.count === 0 && existsSync(this.#options.file)
       try {
-        if (this.#options.file) await store.writeTo(this.#options.file, JSON.stringify(this.#header(store.count)), this.#patchLate())
+        if (this.#options.file && !this.#keptPrevious) await store.writeTo(this.#options.file, JSON.stringify(this.#header(store.count)), this.#patchLate())
       } catch (error) {
         if (error instanceof ToolstormError) throw error
         const code = (error as NodeJS.ErrnoException).code ?? String(error)

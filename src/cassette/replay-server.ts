@@ -32,7 +32,7 @@ import type { Cassette } from './cassette.js'
 import { createCassetteRecorder, type CassetteRecorder } from './cassette-recorder.js'
 import { mergeSession } from './merge-session.js'
 import { replayReport, type ReplayReport } from './replay-report.js'
-import type { ReplaySession, ReplayOptions, ReplayVerdict } from './replay-session.js'
+import { formatReplayTable, type ReplaySession, type ReplayOptions, type ReplayVerdict } from './replay-session.js'
 import { replaySource, type ReplayMode } from './replay-source.js'
 
 export type ReplayServerMode = ReplayMode
@@ -45,6 +45,8 @@ export interface ReplayServerOptions extends Omit<ReplayOptions, 'passthroughUnm
   port?: number
   adminPort?: number
   adminToken?: string
+  /** Host names the admin API also answers to (`ProxyOptions.adminAllowHosts`). */
+  adminAllowHosts?: ProxyOptions['adminAllowHosts']
   /** Where unmatched requests go in `update` and `passthrough-unmatched` modes (origin-form requests need one). */
   targets?: readonly string[]
   /** The storm unmatched requests run through (its rules apply to them). Default: no rules. */
@@ -98,7 +100,7 @@ function holdsHttps(cassette: Cassette): boolean {
 export async function startReplayServer(cassette: Cassette, options: ReplayServerOptions = {}): Promise<ReplayServer> {
   const mode = options.mode ?? 'replay'
   const forwarding = mode !== 'replay'
-  const { mode: _mode, host: _host, port: _port, adminPort: _adminPort, adminToken: _token, targets: _targets, storm: _storm, updateFile: _file, dispatcher: _dispatcher, ca: _ca, connectPorts: _ports, onCertificateRefused: _refused, upstreamCa: _upstreamCa, insecureSkipUpstreamTlsVerification: _insecure, warn: _warn, ...replayOptions } = options
+  const { mode: _mode, host: _host, port: _port, adminPort: _adminPort, adminToken: _token, adminAllowHosts: _allowHosts, targets: _targets, storm: _storm, updateFile: _file, dispatcher: _dispatcher, ca: _ca, connectPorts: _ports, onCertificateRefused: _refused, upstreamCa: _upstreamCa, insecureSkipUpstreamTlsVerification: _insecure, warn: _warn, ...replayOptions } = options
   const source = replaySource(cassette, { ...replayOptions, mode })
   const session = source.session
   const storm = options.storm ?? createStorm({ redact: { keys: cassette.header.redaction.keys } })
@@ -115,8 +117,9 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
       return true
     }
     if (url.pathname === '/verdict') {
-      const { passed, code, message, expected, served, unused } = session.verdict()
-      sendJson(res, 200, { passed, code, message, expected, served, unused })
+      // `table`: expected vs seen as `toolstorm replay` prints it, for a failure message elsewhere (the pytest plugin's).
+      const { passed, code, message, expected, served, unused, rows } = session.verdict()
+      sendJson(res, 200, { passed, code, message, expected, served, unused, rows, table: formatReplayTable(rows) })
       return true
     }
     return false
@@ -133,6 +136,7 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
     ...(options.port !== undefined ? { port: options.port } : {}),
     ...(options.adminPort !== undefined ? { adminPort: options.adminPort } : {}),
     ...(options.adminToken !== undefined ? { adminToken: options.adminToken } : {}),
+    ...(options.adminAllowHosts ? { adminAllowHosts: options.adminAllowHosts } : {}),
     ...(options.targets ? { targets: options.targets } : {}),
     ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
     // Making a key takes up to a second: only at start when the cassette holds HTTPS exchanges.

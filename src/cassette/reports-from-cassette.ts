@@ -3,7 +3,7 @@
  * exchanges and the recorded rules, then validated like any saved report. `inspect` and `check`
  * read cassettes through this.
  */
-import { isEligible } from '../engine/rules/select.js'
+import { callPathName, isEligible } from '../engine/rules/select.js'
 import { ITEMIZED_CALLS_LIMIT } from '../engine/schema/config.js'
 import type { CassetteExchange, CassetteHeader } from '../engine/schema/cassette.js'
 import { REPORT_KIND, type CallRecord, type CoverageCounts, type EffectRecord, type Report } from '../engine/schema/report.js'
@@ -79,9 +79,10 @@ export function reportsFromCassette(cassette: { readonly header: CassetteHeader;
     }
     if (exchange.call === 1 && segment.calls.length + segment.dropped > 0) segment = open(exchange.run)
     const call = callRecordOf(exchange)
+    const callPath = callPathName(call, header.routes)
     for (const rule of header.rules) {
       const counts = segment.coverage.get(rule.name) as CoverageCounts
-      if (isEligible(rule, call.route, call.ordinal)) counts.eligible++
+      if (isEligible(rule, call.route, call.ordinal, callPath)) counts.eligible++
       if (call.fault === rule.name) {
         counts.selected++
         if (call.injected) counts.triggered++

@@ -3,6 +3,7 @@
  * `--upstream-ca`, `--insecure-skip-upstream-tls-verification`) turned into `startProxy` options.
  * @see docs/https.md
  */
+import { existsSync } from 'node:fs'
 import path from 'node:path'
 import type { ProxyOptions } from '../proxy/proxy-server.js'
 import { CA_CERTIFICATE_FILE, defaultCaDir, openCertificateAuthority } from '../proxy/tls/certificate-authority.js'
@@ -28,6 +29,8 @@ export interface HttpsArgsUse {
   recording?: boolean
   /** Use the CA folder (`--ca-dir`, else the one "toolstorm ca" uses). Default: in forward mode (no `--target`). */
   openCa?: boolean
+  /** A program asked for the ready line (`--ready-json`, `--ready-file`): it hands the CA to its clients at once. */
+  announced?: boolean
 }
 
 export interface HttpsSetup {
@@ -38,9 +41,9 @@ export interface HttpsSetup {
 }
 
 /**
- * Validate the flags, read the upstream CAs, and name the CA folder: `--ca-dir` is opened (or
- * created) now; the default folder on the first intercepted TLS handshake, so a proxy that sees
- * no HTTPS writes nothing to the home folder.
+ * Validate the flags, read the upstream CAs, and name the CA folder. The CA is opened (or created)
+ * at start when clients may need it at once (see below), else on the first intercepted TLS
+ * handshake: a proxy that sees no HTTPS writes nothing to the home folder.
  */
 export async function httpsOptionsFromArgs(args: HttpsArgs, use: HttpsArgsUse = {}): Promise<HttpsSetup> {
   const upstreamCa = args['upstream-ca'].map((file) => readCaFile(file))
@@ -61,19 +64,23 @@ export async function httpsOptionsFromArgs(args: HttpsArgs, use: HttpsArgsUse = 
   const dir = args['ca-dir'] ? path.resolve(args['ca-dir']) : defaultCaDir()
   const certificatePath = path.join(dir, CA_CERTIFICATE_FILE)
   const open = async () => {
-    try {
-      const { ca, created } = await openCertificateAuthority(dir)
-      if (created) printError(`created a new CA in ${dir}. Run "toolstorm ca${args['ca-dir'] ? ` --dir ${dir}` : ''}" to see how to trust it.`)
-      return ca
-    } catch (error) {
-      // The tunnel that needed it is closed; the reason goes to the console (once per attempt).
-      printError(`${error instanceof Error ? error.message : String(error)} HTTPS cannot be intercepted until this is fixed.`)
-      throw error
-    }
+    const { ca, created } = await openCertificateAuthority(dir)
+    if (created) printError(`created a new CA in ${dir}. Run "toolstorm ca${args['ca-dir'] ? ` --dir ${dir}` : ''}" to see how to trust it.`)
+    return ca
   }
-  // A folder named on the command line is for clients to trust right away (the command after
-  // "--" may read ca.pem at start): it is made now. The default folder only once HTTPS is intercepted.
-  const ca = args['ca-dir'] ? await open() : open
+  // Now when clients may need it before the first HTTPS request: it exists already, its folder was
+  // named (--ca-dir, TOOLSTORM_CA_DIR: the command after "--" may read ca.pem at start), or a program
+  // asked for the ready line, whose "ca" it hands to its clients. Else the default folder in the
+  // home folder is made only once HTTPS is intercepted.
+  const now = args['ca-dir'] !== undefined || process.env.TOOLSTORM_CA_DIR !== undefined || use.announced === true || existsSync(certificatePath)
+  const ca = now
+    ? await open()
+    : () =>
+        open().catch((error: unknown) => {
+          // The tunnel that needed it is closed; the reason goes to the console.
+          printError(`${error instanceof Error ? error.message : String(error)} HTTPS cannot be intercepted until this is fixed.`)
+          throw error
+        })
   const warned = new Set<string>()
   return {
     options: {

@@ -3,59 +3,72 @@
  * the library and prints. The error code decides the exit code (0 ok, 1 failed contract,
  * 2 bad input).
  */
-import yargs from 'yargs'
+import yargs, { type Argv, type CommandModule } from 'yargs'
 import { hideBin } from 'yargs/helpers'
 import { VERSION } from '../version.js'
-import { caCommand } from './commands/ca.js'
-import { checkCommand } from './commands/check.js'
-import { demoCommand } from './commands/demo.js'
-import { inspectCommand } from './commands/inspect.js'
-import { labCommand } from './commands/lab.js'
-import { proxyCommand } from './commands/proxy.js'
-import { harCommand } from './commands/har.js'
-import { recordCommand } from './commands/record.js'
-import { replayCommand } from './commands/replay.js'
-import { reportCommand } from './commands/report.js'
-import { rulesCommand } from './commands/rules.js'
-import { scenariosCommand } from './commands/scenarios.js'
-import { schemaCommand } from './commands/schema.js'
 import { ConfigError, PortInUseError } from '../errors.js'
 import { explainUsage, type ParsingState } from './explain-usage.js'
 import { reportError } from './output.js'
 
+/**
+ * Each command's module, in the order `--help` lists them. Only the command named on the command
+ * line is loaded: the modules of all of them cost about twice the CPU of one, and a proxy's start
+ * is what a test suite waits for (docs/benchmarks.md#python-fixture). Anything else (no command, a
+ * typo, `--help`) loads them all.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const COMMAND_MODULES: Record<string, () => Promise<CommandModule<any, any>>> = {
+  demo: async () => (await import('./commands/demo.js')).demoCommand,
+  proxy: async () => (await import('./commands/proxy.js')).proxyCommand,
+  ca: async () => (await import('./commands/ca.js')).caCommand,
+  record: async () => (await import('./commands/record.js')).recordCommand,
+  replay: async () => (await import('./commands/replay.js')).replayCommand,
+  har: async () => (await import('./commands/har.js')).harCommand,
+  lab: async () => (await import('./commands/lab.js')).labCommand,
+  scenarios: async () => (await import('./commands/scenarios.js')).scenariosCommand,
+  inspect: async () => (await import('./commands/inspect.js')).inspectCommand,
+  check: async () => (await import('./commands/check.js')).checkCommand,
+  report: async () => (await import('./commands/report.js')).reportCommand,
+  rules: async () => (await import('./commands/rules.js')).rulesCommand,
+  schema: async () => (await import('./commands/schema.js')).schemaCommand,
+}
+
+/** The modules of the commands named (default: every command, in `--help` order). */
+export function loadCommands(names: readonly string[] = Object.keys(COMMAND_MODULES)): Promise<CommandModule<object, never>[]> {
+  return Promise.all(names.map((name) => (COMMAND_MODULES[name] as () => Promise<CommandModule<object, never>>)()))
+}
+
+/**
+ * The parser of `argv` with `commands`: the command line is checked (commands, flags, choices,
+ * numeric values) before a handler runs, and a bad one throws `ERR_USAGE`. The docs test parses
+ * every `toolstorm` command line in the docs with handlers that do nothing.
+ */
+export function cliParser(argv: readonly string[], commands: readonly CommandModule<object, never>[]): Argv {
+  const cli = yargs([...argv])
+  for (const command of commands) cli.command(command)
+  return cli
+    .scriptName('toolstorm')
+    .usage('$0 <command> [options]\n\nBreak the HTTP calls of AI agents. Verify recovery.')
+    .demandCommand(1, 'Choose a command.')
+    .strict()
+    .recommendCommands()
+    .version(VERSION)
+    .help()
+    // Throwing stops yargs before the command's handler: a fail callback that returns lets it run
+    // the handler anyway (a proxy served traffic on a mistyped flag, and the error came at shutdown).
+    .fail((message: string | null, error: Error | undefined) => {
+      // Errors other than yargs' own (a coerce that refused a value) come from the handler.
+      if (error && error.name !== 'YError') throw error
+      const usage = explainUsage(message ?? error?.message ?? 'Invalid command line.', [...argv], cli as unknown as ParsingState)
+      throw new ConfigError(`${usage} Run "toolstorm --help" for usage.`, { code: 'ERR_USAGE' })
+    })
+}
+
 export async function main(argv: string[] = hideBin(process.argv)): Promise<number> {
-  const cli = yargs(argv)
+  const named = argv[0] !== undefined && Object.hasOwn(COMMAND_MODULES, argv[0]) ? [argv[0]] : undefined
+  const commands = await loadCommands(named)
   try {
-    await cli
-      .scriptName('toolstorm')
-      .usage('$0 <command> [options]\n\nBreak the HTTP calls of AI agents. Verify recovery.')
-      .command(demoCommand)
-      .command(proxyCommand)
-      .command(caCommand)
-      .command(recordCommand)
-      .command(replayCommand)
-      .command(harCommand)
-      .command(labCommand)
-      .command(scenariosCommand)
-      .command(inspectCommand)
-      .command(checkCommand)
-      .command(reportCommand)
-      .command(rulesCommand)
-      .command(schemaCommand)
-      .demandCommand(1, 'Choose a command.')
-      .strict()
-      .recommendCommands()
-      .version(VERSION)
-      .help()
-      // Throwing stops yargs before the command's handler: a fail callback that returns lets it run
-      // the handler anyway (a proxy served traffic on a mistyped flag, and the error came at shutdown).
-      .fail((message: string | null, error: Error | undefined) => {
-        // Errors other than yargs' own (a coerce that refused a value) come from the handler.
-        if (error && error.name !== 'YError') throw error
-        const usage = explainUsage(message ?? error?.message ?? 'Invalid command line.', argv, cli as unknown as ParsingState)
-        throw new ConfigError(`${usage} Run "toolstorm --help" for usage.`, { code: 'ERR_USAGE' })
-      })
-      .parseAsync()
+    await cliParser(argv, commands).parseAsync()
   } catch (error) {
     // Every command that listens takes its ports as --port and --admin-port.
     if (error instanceof PortInUseError) return reportError(error.withOption(error.server === 'admin' ? '--admin-port' : '--port'))

@@ -6,7 +6,8 @@
  * - a request without `x-toolstorm-call` (production traffic) is ignored at once;
  * - when the sidecar is unreachable it warns once, never throws into your code, and gives up
  *   after a short timeout (1 s by default);
- * - `stats()` counts what was sent, dropped and skipped; `flush()` waits for pending reports.
+ * - `stats()` counts what was sent, dropped and skipped; `flush()` waits for pending reports
+ *   (module functions for `reportEffect`, methods on a `ToolstormEffects` of your own).
  *
  * Await `reportEffect` at the commit point, before sending your response: the effect is then on
  * record before your response reaches the proxy.
@@ -139,8 +140,23 @@ export class ToolstormEffects {
 
 let shared: ToolstormEffects | undefined
 
+/** The helper `reportEffect`, `stats` and `flush` share, configured from the environment on first use. */
+function sharedEffects(): ToolstormEffects {
+  shared ??= new ToolstormEffects()
+  return shared
+}
+
 /** Report an effect with a shared helper configured from the environment. */
 export function reportEffect(request: { headers?: HeaderBag } | HeaderBag | string | null | undefined, name: string, key: string): Promise<boolean> {
-  shared ??= new ToolstormEffects()
-  return shared.report(request, name, key)
+  return sharedEffects().report(request, name, key)
+}
+
+/** What `reportEffect` sent, dropped, skipped, and has pending (as the Python helper's `stats()`). */
+export function stats(): EffectsStats {
+  return sharedEffects().stats()
+}
+
+/** Wait until `reportEffect`'s pending reports settle, at most `timeoutMs` (as the Python helper's `flush()`). */
+export function flush(timeoutMs?: number): Promise<void> {
+  return sharedEffects().flush(timeoutMs)
 }

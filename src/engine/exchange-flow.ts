@@ -290,15 +290,22 @@ function observeUpstream(exchange: Exchange, upstream: UpstreamResponse, observe
   }
   const source = upstream.body
   async function* tee(): AsyncGenerator<Uint8Array> {
+    let ended = false
     try {
       for await (const chunk of source) {
         listener(chunk)
         yield chunk
       }
+      ended = true
       listener(null)
     } catch (error) {
+      ended = true
       listener(null, error as Error)
       throw error
+    } finally {
+      // A reader that stops early (a stream fault cut the body; the rest is never read) ends the
+      // body for the observer too: a recorder waits for every body's end before it writes (#29).
+      if (!ended) listener(null)
     }
   }
   return { status: upstream.status, headers: upstream.headers, body: tee(), ...(upstream.playback ? { playback: upstream.playback } : {}) }

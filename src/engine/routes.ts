@@ -21,6 +21,15 @@ export class RouteTable {
     for (const { name, pattern } of this.#routes) {
       if (routePatternMatches(pattern, method, url.origin, url.pathname)) return name
     }
-    return `${method.toUpperCase()} ${url.pathname}`
+    return pathName(method, url)
   }
+}
+
+/**
+ * The name a request has when no declared route names it: `METHOD /path`. Rule globs match it as
+ * well as a declared name (`GET /inventory/*` fires on `check_inventory`'s requests), since rules
+ * are written against paths as often as against names.
+ */
+export function pathName(method: string, url: URL): string {
+  return `${method.toUpperCase()} ${url.pathname}`
 }

@@ -17,7 +17,7 @@ import { createRedactor, REDACTED, type Redactor } from './redact/index.js'
 import { mcpCallOf } from './mcp/mcp-evidence.js'
 import { mcpRouteName, type McpRequest } from './mcp/mcp-request.js'
 import { endpointOf, ToolCatalog } from './mcp/tool-catalog.js'
-import { RouteTable } from './routes.js'
+import { pathName, RouteTable } from './routes.js'
 import { Run } from './run.js'
 import { selectRule } from './rules/select.js'
 import { configSchema, ITEMIZED_CALLS_LIMIT, type StormConfig, type StormConfigInput } from './schema/config.js'
@@ -95,6 +95,12 @@ export function headerValue(headers: HeaderMap, name: string): string | undefine
   return value
 }
 
+/** A run's own rules, with their route table built once. */
+interface RunRules {
+  readonly config: StormConfig
+  readonly routes: RouteTable
+}
+
 /** A call whose ordinal, key and rule are decided: what `openExchange` makes an exchange of. */
 export interface DecidedCall {
   readonly id: string
@@ -123,6 +129,10 @@ export class Storm {
   readonly tools = new ToolCatalog()
   #redactor: Redactor
   readonly #runs = new Map<string, Run>()
+  /** Runs with rules of their own (`PUT /rules?run=ID`): they decide that run's calls instead of the storm's. */
+  readonly #runRules = new Map<string, RunRules>()
+  /** Where requests that name no run go (`PUT /active-run`): the test running now, when tests run one at a time. */
+  #activeRun: string | null = null
   readonly #exchanges = new Map<string, ExchangeEntry>()
   readonly #recent: Array<string | undefined> = new Array(MAX_REMEMBERED_EXCHANGES)
   /** Redacted URLs by raw URL: agents call the same endpoints over and over. */
@@ -153,16 +163,54 @@ export class Storm {
     return this.#redactor
   }
 
-  /** Replace the rules (and routes, seed, limits) live. In-flight exchanges keep the rule they selected. */
+  /** Replace the rules (and routes, seed, limits) live. In-flight exchanges keep the rule they selected. Runs with rules of their own keep them. */
   setConfig(config: StormConfig): void {
     this.#config = config
     this.#routes = new RouteTable(config.routes)
     this.#redactor = createRedactor(config.redact)
     this.#redactedUrls.clear()
     for (const run of this.#runs.values()) {
+      if (this.#runRules.has(run.id)) continue
       run.syncRules(config.rules)
       if (channels.runReset.hasSubscribers) channels.runReset.publish({ run: run.id })
     }
+  }
+
+  /**
+   * Give one run rules of its own (seed, rules, routes, call budget), or take them back (`null`):
+   * its calls are then decided by them, and its report shows them. Redaction and MCP detection stay
+   * the storm's. A run's rules outlive `reset()`, as the storm's do.
+   */
+  setRunConfig(id: string, config: StormConfig | null): void {
+    if (config === null) this.#runRules.delete(id)
+    else {
+      // Bounded as runs are: the oldest run's rules go first.
+      if (!this.#runRules.has(id) && this.#runRules.size >= MAX_RUNS) this.#runRules.delete(this.#runRules.keys().next().value as string)
+      this.#runRules.set(id, { config, routes: new RouteTable(config.routes) })
+    }
+    const run = this.#runs.get(id)
+    if (!run) return
+    run.syncRules(this.configOf(id).rules)
+    if (channels.runReset.hasSubscribers) channels.runReset.publish({ run: id })
+  }
+
+  /** The config that decides a run's calls: its own rules (`setRunConfig`), else the storm's. */
+  configOf(id: string): StormConfig {
+    return this.#runRules.get(id)?.config ?? this.#config
+  }
+
+  /** Whether the run has rules of its own. */
+  hasRunConfig(id: string): boolean {
+    return this.#runRules.has(id)
+  }
+
+  /** The run requests that name none go to (null: `default`). */
+  get activeRun(): string | null {
+    return this.#activeRun
+  }
+
+  set activeRun(id: string | null) {
+    this.#activeRun = id
   }
 
   /** The run with this id, created on first use. */
@@ -170,7 +218,7 @@ export class Storm {
     let run = this.#runs.get(id)
     if (!run) {
       if (this.#runs.size >= MAX_RUNS) this.#evictOldestRun()
-      run = new Run(id, this.clock.now(), this.#config.rules)
+      run = new Run(id, this.clock.now(), this.configOf(id).rules)
       this.#runs.set(id, run)
     }
     return run
@@ -202,9 +250,17 @@ export class Storm {
     if (oldest !== undefined) this.reset(oldest)
   }
 
-  /** The route name for a request: its MCP message's (`tools/call create_shipment`) when it carries one. */
-  routeOf(method: string, url: URL, mcp?: McpRequest | null): string {
-    return mcp ? mcpRouteName(mcp) : this.#routes.resolve(method, url)
+  /** The route name for a request: its MCP message's (`tools/call create_shipment`) when it carries one; else by the routes of `run`'s rules. */
+  routeOf(method: string, url: URL, mcp?: McpRequest | null, run?: string): string {
+    if (mcp) return mcpRouteName(mcp)
+    return (run === undefined ? this.#routes : (this.#runRules.get(run)?.routes ?? this.#routes)).resolve(method, url)
+  }
+
+  /** A request's `METHOD /path` when a declared route named it (rule globs match it too), else null. */
+  declaredPathOf(route: string, method: string, url: URL, mcp?: McpRequest | null): string | null {
+    if (mcp) return null
+    const path = pathName(method, url)
+    return path === route ? null : path
   }
 
   /** The request as faults see it; a tool call carries the `outputSchema` its tool declared. */
@@ -216,19 +272,21 @@ export class Storm {
 
   /** Start an exchange: budget, route, ordinal, key and rule selection, under one synchronous step. */
   begin(request: BeginRequest): Exchange {
-    const runId = request.run ?? headerValue(request.headers, HEADER_RUN) ?? DEFAULT_RUN
+    const runId = request.run ?? headerValue(request.headers, HEADER_RUN) ?? this.#activeRun ?? DEFAULT_RUN
     const run = this.run(runId)
     const id = this.newExchangeId()
     const view = this.requestView(request)
     const mcp = view.mcp ?? null
-    const seed = this.#config.seed
-    if (this.#config.maxCalls !== null && run.callCount >= this.#config.maxCalls) {
+    const own = this.#runRules.get(runId)
+    const config = own?.config ?? this.#config
+    const seed = config.seed
+    if (config.maxCalls !== null && run.callCount >= config.maxCalls) {
       run.budgetRejections++
       return new Exchange({ id, stormId: this.nonce, run, request: view, url: request.url, seed, clock: this.clock })
     }
-    const route = this.routeOf(view.method, request.url, mcp)
+    const route = this.routeOf(view.method, request.url, mcp, runId)
     const { ordinal, key } = run.reserve(route, headerValue(request.headers, HEADER_KEY) || undefined)
-    const rule = this.#config.rules.length ? selectRule(this.#config.rules, run.coverage, seed, route, ordinal, key) : null
+    const rule = config.rules.length ? selectRule(config.rules, run.coverage, seed, route, ordinal, key, this.declaredPathOf(route, view.method, request.url, mcp)) : null
     const parentId = headerValue(request.headers, HEADER_CALL)
     const parent = parentId ? this.#exchanges.get(parentId) : undefined
     const parentCall = parent && parent.run === run && parent.record && !parent.done ? parent.record.id : null
@@ -375,22 +433,23 @@ export class Storm {
 
   /** A detached snapshot of one run as a versioned report. */
   report(id: string = DEFAULT_RUN): Report {
-    return this.reportOf(this.#runs.get(id) ?? new Run(id, this.clock.now(), this.#config.rules))
+    return this.reportOf(this.#runs.get(id) ?? new Run(id, this.clock.now(), this.configOf(id).rules))
   }
 
   /** A detached report of a run's state under the rules in force, and those its earlier calls began under (a shared store passes the merged state). */
   reportOf(run: Pick<Run, 'id' | 'coverage' | 'calls' | 'droppedCalls' | 'effects' | 'budgetRejections'> & Partial<Pick<Run, 'earlierRules'>>): Report {
-    const rules = this.#config.rules.map((rule) => redactRule(rule, this.#redactor))
+    const config = this.configOf(run.id)
+    const rules = config.rules.map((rule) => redactRule(rule, this.#redactor))
     const earlier = run.earlierRules?.length ? run.earlierRules.map((set) => ({ from: set.from, to: set.to, rules: set.rules.map((rule) => redactRule(rule, this.#redactor)) })) : null
     return structuredClone({
       version: 1 as const,
       kind: REPORT_KIND,
       toolstorm: VERSION,
       run: run.id,
-      seed: this.#config.seed,
+      seed: config.seed,
       clock: this.clock.kind,
-      maxCalls: this.#config.maxCalls,
-      routes: { ...this.#config.routes },
+      maxCalls: config.maxCalls,
+      routes: { ...config.routes },
       rules,
       ...(earlier ? { earlierRules: earlier } : {}),
       coverage: Object.fromEntries(run.coverage),

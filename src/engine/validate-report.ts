@@ -5,7 +5,7 @@
  */
 import { ReportError } from '../errors.js'
 import { faultFor } from './faults/registry.js'
-import { isEligible } from './rules/select.js'
+import { callPathName, isEligible } from './rules/select.js'
 import { formatIssues } from './schema/format-issues.js'
 import { reportSchema, type Report } from './schema/report.js'
 import type { Rule } from './schema/rule.js'
@@ -42,7 +42,8 @@ export function validateReport(input: unknown, source = 'report', at = '$'): Rep
     if (call.ordinal !== ordinal) fail(`${path}.ordinal`, `expected ${ordinal} (the running count for route "${call.route}")`)
     ordinals.set(call.route, ordinal)
     if (call.parent !== null && call.parent >= call.id) fail(`${path}.parent`, 'expected an earlier call')
-    for (const rule of rules.values()) if (isEligible(rule, call.route, call.ordinal)) (recomputed.get(rule.name) as { eligible: number }).eligible++
+    const callPath = callPathName(call, report.routes)
+    for (const rule of rules.values()) if (isEligible(rule, call.route, call.ordinal, callPath)) (recomputed.get(rule.name) as { eligible: number }).eligible++
     if (call.cut && !call.injected) fail(`${path}.cut`, 'a cut stream needs an injected stream fault')
     if (call.fault === null) {
       if (call.kind !== null || call.injected) fail(path, 'a fault kind or injection needs a rule reference')
@@ -51,7 +52,7 @@ export function validateReport(input: unknown, source = 'report', at = '$'): Rep
     const rule = rules.get(call.fault)
     if (!rule) return fail(`${path}.fault`, `expected the name of a rule${under}, got "${call.fault}"`)
     if (rule.probability === 0) fail(`${path}.fault`, 'a probability-zero rule cannot be selected')
-    if (call.kind !== rule.kind || !isEligible(rule, call.route, call.ordinal)) fail(`${path}.kind`, 'expected the kind of an eligible rule')
+    if (call.kind !== rule.kind || !isEligible(rule, call.route, call.ordinal, callPath)) fail(`${path}.kind`, 'expected the kind of an eligible rule')
     const counts = recomputed.get(rule.name) as { selected: number; triggered: number }
     counts.selected++
     if (call.injected) counts.triggered++

@@ -5,4 +5,7 @@ export type { RedisStateOptions } from '../engine/state/state-options.js'
 export type { RedisRunState } from '../engine/state/redis-run-state.js'
 export type { StateUnavailablePolicy } from './shared-state-serve.js'
 export { parseTargets } from './targets.js'
+/** The local CA of `toolstorm ca` (docs/https.md): `startProxy({ ca: (await openCertificateAuthority(dir)).ca })`. */
+export { defaultCaDir, openCertificateAuthority } from './tls/certificate-authority.js'
+export type { CertificateAuthority } from './tls/certificate-authority.js'
 export type { Target } from './targets.js'

@@ -6,10 +6,10 @@
 import type { WireRequest } from './http1/wire-request.js'
 import { resolveTarget, type Resolution, type Target } from './targets.js'
 
-/** `resolveTarget` for `req`; a 400 naming the malformed part when it cannot be resolved. */
-export function resolveRequest(targets: readonly Target[], req: WireRequest, self: string): Resolution {
+/** `resolveTarget` for `req` (its target as `url`, when a run prefix was taken off); a 400 naming the malformed part when it cannot be resolved. */
+export function resolveRequest(targets: readonly Target[], req: WireRequest, self: string, url: string = req.url): Resolution {
   try {
-    return resolveTarget(targets, req.url, req.headers.host, self)
+    return resolveTarget(targets, url, req.headers.host, self)
   } catch {
     // Diagnosed only on this path: the per-request cost stays the one URL targets.ts builds.
     return { ok: false, status: 400, message: malformedPart(req) }
@@ -35,10 +35,10 @@ function isAuthority(host: string): boolean {
  * The URL an origin-form request names when no target routes it (a cassette source may answer it):
  * `http://<Host><path>`. Null for a malformed Host or target, or a request that is not origin-form.
  */
-export function unroutedUrl(req: WireRequest, self: string): URL | null {
-  if (!req.url.startsWith('/')) return null
+export function unroutedUrl(req: WireRequest, self: string, url: string = req.url): URL | null {
+  if (!url.startsWith('/')) return null
   try {
-    return new URL(new URL(`http://${req.headers.host ?? self}`).origin + req.url)
+    return new URL(new URL(`http://${req.headers.host ?? self}`).origin + url)
   } catch {
     return null
   }

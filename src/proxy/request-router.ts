@@ -18,10 +18,15 @@ import { absoluteUrl, resolveRequest, unroutedUrl } from './request-resolution.j
 import { createSelfCheck, selfLoopMessage, type SelfLoop } from './self-address.js'
 import { resolveTarget, type Resolution, type Target, type Upstream } from './targets.js'
 import { parseConnectTarget } from './tls/connect-target.js'
+import { addressedRun, proxyCredentialsRun, RUN_PREFIX } from './run-address.js'
+import { HEADER_RUN } from '../engine/storm.js'
 
 export type Route =
-  /** Serve it: `upstream` null when only the source can answer (a cassette); `rawUrl` is what the source matches. */
-  | { readonly type: 'serve'; readonly upstream: Upstream | null; readonly clientUrl: URL; readonly rawUrl: string }
+  /**
+   * Serve it: `upstream` null when only the source can answer (a cassette); `rawUrl` is what the
+   * source matches; `run`: the run its address names (run-address.ts), if any.
+   */
+  | { readonly type: 'serve'; readonly upstream: Upstream | null; readonly clientUrl: URL; readonly rawUrl: string; readonly run: string | undefined }
   /** Answer with this error (ERR_REQUEST_UNROUTABLE); nothing is forwarded. */
   | { readonly type: 'refuse'; readonly status: number; readonly message: string }
 
@@ -69,14 +74,19 @@ export class RequestRouter {
 
   route(req: WireRequest): Route {
     const targets = this.#targets
-    const resolution = resolveRequest(targets, req, this.#self)
-    if (resolution.ok && targets.length === 0 && this.#isSelf(resolution.clientUrl)) return this.#ownAddress(resolution.clientUrl)
-    if (!resolution.ok && targets.length > 0) {
+    const forward = targets.length === 0
+    // The run the client's address names: proxy credentials (forward mode, no x-toolstorm-run), or a /_run/<id>/ prefix.
+    const named = runAddressed(req.url, forward, forward ? credentialsRun(req) : undefined)
+    if (!named.ok) return { type: 'refuse', status: 400, message: named.message }
+    const { url: rawUrl, run } = named
+    const resolution = resolveRequest(targets, req, this.#self, rawUrl)
+    if (resolution.ok && forward && this.#isSelf(resolution.clientUrl)) return this.#ownAddress(resolution.clientUrl, run)
+    if (!resolution.ok && !forward) {
       // Reverse mode refuses absolute-form requests, except those addressed to this server.
-      const own = absoluteUrl(req.url)
-      if (own && this.#isSelf(own)) return this.#ownAddress(own)
+      const own = absoluteUrl(rawUrl)
+      if (own && this.#isSelf(own)) return this.#ownAddress(own, run)
     }
-    return this.#routed(resolution, resolution.ok || !this.#options.routesItself ? null : unroutedUrl(req, this.#self), req.url)
+    return this.#routed(resolution, resolution.ok || !this.#options.routesItself ? null : unroutedUrl(req, this.#self, rawUrl), rawUrl, run)
   }
 
   /** Whether a CONNECT to `authority` opens a tunnel to this server's own data plane that is served here. */
@@ -87,25 +97,45 @@ export class RequestRouter {
   }
 
   /** `resolution` as a route; `unrouted`: the URL a self-routing source may still answer when no target routes it. */
-  #routed(resolution: Resolution, unrouted: URL | null, rawUrl: string): Route {
+  #routed(resolution: Resolution, unrouted: URL | null, rawUrl: string, run: string | undefined): Route {
     if (!resolution.ok) {
-      if (unrouted) return { type: 'serve', upstream: null, clientUrl: unrouted, rawUrl }
+      if (unrouted) return { type: 'serve', upstream: null, clientUrl: unrouted, rawUrl, run }
       return { type: 'refuse', status: resolution.status, message: resolution.message }
     }
     if (this.#selfTargets.size && this.#selfTargets.has(resolution.upstream.origin)) return this.#loop(new URL(resolution.upstream.origin), 'target')
-    return { type: 'serve', upstream: resolution.upstream, clientUrl: resolution.clientUrl, rawUrl }
+    return { type: 'serve', upstream: resolution.upstream, clientUrl: resolution.clientUrl, rawUrl, run }
   }
 
   /** An absolute-form request naming this server's own ports: its base URL through HTTP_PROXY, or a loop. */
-  #ownAddress(url: URL): Route {
+  #ownAddress(url: URL, run: string | undefined): Route {
     if (!this.#isDataPlane(url)) return this.#loop(url, 'admin')
-    if (!this.#routesOriginForm) return this.#loop(url, 'data plane')
-    // Served as the origin-form request it stands for: matched and recorded by its path, as a direct one.
+    // Served as the origin-form request it stands for, its run prefix too: matched and recorded by its path, as a direct one.
     const path = url.pathname + url.search
-    return this.#routed(resolveTarget(this.#targets, path, url.host, this.#self), this.#options.routesItself ? url : null, path)
+    const forward = this.#targets.length === 0
+    const named = runAddressed(path, forward, run)
+    if (!named.ok) return { type: 'refuse', status: 400, message: named.message }
+    // In forward mode only a run prefix names where it goes (its upstream), and never this server again.
+    const upstreamNamed = forward && named.url !== path
+    if (!this.#routesOriginForm && !upstreamNamed) return this.#loop(url, 'data plane')
+    const resolution = resolveTarget(this.#targets, named.url, url.host, this.#self)
+    if (upstreamNamed && resolution.ok && this.#isSelf(resolution.clientUrl)) return this.#loop(resolution.clientUrl, 'data plane')
+    const unrouted = this.#options.routesItself && named.url.startsWith('/') ? new URL(url.origin + named.url) : null
+    return this.#routed(resolution, unrouted, named.url, named.run)
   }
 
   #loop(url: URL, loop: SelfLoop): Route {
     return { type: 'refuse', status: 508, message: selfLoopMessage(url, this.#options.selfName, loop) }
   }
+}
+
+/** The run proxy credentials name, unless the request names one itself (`x-toolstorm-run` is meant; credentials may be incidental). */
+function credentialsRun(req: WireRequest): string | undefined {
+  return req.headers['proxy-authorization'] === undefined || req.headers[HEADER_RUN] !== undefined ? undefined : proxyCredentialsRun(req.headers)
+}
+
+/** `target` without a `/_run/<id>/` prefix and the run it names (else `run`); a 400 message for a malformed one. */
+function runAddressed(target: string, forward: boolean, run: string | undefined): { ok: true; url: string; run: string | undefined } | { ok: false; message: string } {
+  if (!target.startsWith(RUN_PREFIX)) return { ok: true, url: target, run }
+  const addressed = addressedRun(target, forward)
+  return addressed.ok ? { ok: true, url: addressed.url, run: addressed.run } : addressed
 }

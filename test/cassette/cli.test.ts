@@ -301,3 +301,18 @@ console.log(await send('GET', 'https://api.example.com/v1/status'))
     expect(result.stderr).toContain(`Failed to import ${har}: $.log.entries[0].request.url: missing; expected string`)
   })
 })
+
+describe('toolstorm record with nothing to record (#29)', () => {
+  it('leaves an existing cassette as it was when the command made no request, and says so', { timeout: 120_000 }, async () => {
+    const { file } = await recordAgent()
+    const before = await readFile(file, 'utf8')
+    const quiet = await runCli(['record', file, '--target', upstream.url, ...server, '--', process.execPath, '-e', 'process.exit(0)'])
+    expect(quiet.code).toBe(0)
+    expect(quiet.stderr).toContain(`no exchange recorded: the cassette ${file} was left as it was`)
+    expect(await readFile(file, 'utf8')).toBe(before)
+    // Without a cassette there, the empty recording is written (a valid cassette of 0 exchanges).
+    const fresh = path.join(dir, 'empty.cassette.jsonl')
+    expect((await runCli(['record', fresh, '--target', upstream.url, ...server, '--', process.execPath, '-e', 'process.exit(0)'])).code).toBe(0)
+    expect((await Cassette.load(fresh)).exchanges).toHaveLength(0)
+  })
+})

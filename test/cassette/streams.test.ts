@@ -227,6 +227,29 @@ describe('record and replay a streamed chat in-process', () => {
   })
 })
 
+describe('an in-process recorder after a stream cut (#29)', () => {
+  it('resolves cassette() and save() without close(), as docs/streams.md uses it', async () => {
+    const upstream = await startModelUpstream({ gapMs: 5 })
+    closers.push(() => upstream.close())
+    const storm = createStorm({ rules: [CUT] })
+    const recorder = createCassetteRecorder(storm)
+    closers.push(() => recorder.close())
+    const interception = intercept(storm, { filter: (url) => url.origin === upstream.url, observer: recorder.observer })
+    const recorded = await streamChat(sdk(`${upstream.url}/v1`)).finally(() => interception.dispose())
+    expect(recorded.error).toBe('TypeError: terminated')
+    // Before the fix the cut stream's upstream body never ended for the recorder: both waited for close().
+    const hung = Symbol('hung')
+    const within = <T>(promise: Promise<T>) => Promise.race([promise, new Promise<typeof hung>((resolve) => setTimeout(() => resolve(hung), 5000).unref())])
+    const cassette = await within(recorder.cassette())
+    expect(cassette).not.toBe(hung)
+    expect((cassette as Cassette).exchanges[0]).toMatchObject({ outcome: 'error', error: 'STREAM_CUT', cut: { events: 3 } })
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-cut-'))
+    closers.push(() => rm(dir, { recursive: true, force: true }))
+    expect(await within(recorder.save(path.join(dir, 'chat.cassette.jsonl')))).not.toBe(hung)
+    expect((await Cassette.load(path.join(dir, 'chat.cassette.jsonl'))).exchanges).toHaveLength(1)
+  })
+})
+
 /**
  * An agent run as a command: two whole chat completions, then a streamed one (cut by the rule on
  * the third call), with the openai SDK against $TOOLSTORM_PROXY_URL. It prints what it saw.

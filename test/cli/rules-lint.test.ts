@@ -55,6 +55,17 @@ describe('toolstorm rules', () => {
   })
 })
 
+describe('toolstorm rules and a METHOD /path glob on a declared route (#29)', () => {
+  it('notes that the glob matches the declared route by its path, and passes --strict', async () => {
+    const file = path.join(dir, 'by-path.json')
+    await writeFile(file, JSON.stringify({ routes: { check_inventory: 'GET /inventory/:sku' }, rules: [{ name: 'inventory-busy', route: 'GET /inventory/*', kind: 'rate_limit', calls: [1, 2], delay: 0.6 }] }))
+    const result = await runCli(['rules', file, '--strict'])
+    expect(result.code).toBe(0)
+    expect(result.stderr.trim()).toBe('[toolstorm] note: rule "inventory-busy": route "GET /inventory/*" matches the requests of "check_inventory" (GET /inventory/:sku) by their path: those calls are named after the declared route, and "calls" counts its ordinals.')
+    expect(result.stdout).toMatch(/^Valid rules v1: 1 rule\(s\)/)
+  })
+})
+
 describe('toolstorm proxy with rules that can never fire', () => {
   it('warns at start and on PUT /rules, and check says the rule was never eligible and which routes were seen', async () => {
     const report = path.join(dir, 'report.json')
@@ -71,7 +82,7 @@ describe('toolstorm proxy with rules that can never fire', () => {
     const put = await fetch(`${adminUrl}/rules`, {
       method: 'PUT',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ routes: ROUTES, rules: [NEVER[0], { name: 'shadowed', route: 'POST /ship', kind: 'reset' }] }),
+      body: JSON.stringify({ routes: ROUTES, rules: [NEVER[0], NEVER[1]] }),
     })
     expect(put.status).toBe(200)
     expect(await put.json()).toEqual({
@@ -79,7 +90,7 @@ describe('toolstorm proxy with rules that can never fire', () => {
       rules: 2,
       warnings: [
         { rule: 'typo', route: 'create_shipmnt', message: 'route "create_shipmnt" is not a declared route, nor "METHOD /path", so the rule can never fire. Did you mean "create_shipment"?' },
-        { rule: 'shadowed', route: 'POST /ship', message: 'route "POST /ship" can never match: requests to POST /ship are named "create_shipment" (declared in "routes"). Use route "create_shipment".' },
+        { rule: 'lower', route: 'post /orders', message: 'route "post /orders" can never match: route names carry the method in upper case, and globs are case-sensitive. Did you mean "POST /orders"?' },
       ],
     })
 

@@ -77,14 +77,16 @@ describe('admin API', () => {
     expect(env.upstream.hits()).toBe(1)
   })
 
-  it('forgets a run on POST /reset and answers 404 for an unknown run', async () => {
+  it('forgets a run on POST /reset, and answers an empty report for a run with no calls', async () => {
     env = await startProxied('reverse')
     await fetch(`${env.base}/items/a`, { headers: { 'x-toolstorm-run': 'w1' } })
     expect((await env.report('w1')).calls).toHaveLength(1)
     expect((await env.admin('/reset?run=w1', { method: 'POST' })).status).toBe(200)
-    const missing = await env.admin('/report?run=w1')
-    expect(missing.status).toBe(404)
-    expect(((await missing.json()) as { error: { code: string } }).error.code).toBe('ERR_ADMIN_NOT_FOUND')
+    const forgotten = await env.admin('/report?run=w1')
+    expect(forgotten.status).toBe(200)
+    expect(await forgotten.json()).toMatchObject({ kind: 'toolstorm.report', run: 'w1', calls: [], effects: [], coverage: { 'items-busy': { eligible: 0, selected: 0, triggered: 0 } } })
+    // A test that made no call at all reads its report as any other.
+    expect(await (await env.admin('/report?run=never-called')).json()).toMatchObject({ run: 'never-called', calls: [] })
     expect((await env.admin('/nope')).status).toBe(404)
   })
 

@@ -1,7 +1,7 @@
 /**
  * The admin API refuses query parameters its endpoints do not take (issue #22, item 4): 400
- * naming them, never a silently ignored `?run=` on `PUT /rules` (per-run rules are not
- * supported yet) or a misspelled `?runs=`.
+ * naming them, never a silently ignored `?run=` where an endpoint has no runs, or a misspelled
+ * `?runs=`.
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { Cassette } from '../../src/cassette/cassette.js'
@@ -25,17 +25,17 @@ async function errorOf(response: Response): Promise<{ status: number; code: stri
 }
 
 describe('admin API query parameters', () => {
-  it('refuses run on PUT /rules, saying per-run rules are not supported yet, and keeps the rules in force', async () => {
+  it('refuses a misspelled run on PUT /rules, and keeps the rules in force', async () => {
     env = await startProxied('reverse')
     const before = await (await env.admin('/rules')).json()
-    const refused = await env.admin('/rules?run=worker-1', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: RULES })
+    const refused = await env.admin('/rules?runs=worker-1', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: RULES })
     expect(await errorOf(refused)).toEqual({
       status: 400,
       code: 'ERR_ADMIN_QUERY_INVALID',
-      message: 'Failed to set the rules: PUT /rules?run= is not supported yet (per-run rules); the rules apply to every run. Send the request without "run".',
+      message: 'Failed to use PUT /rules: unknown query parameter "runs" (it takes "run"). See docs/admin-api.md.',
     })
     expect(await (await env.admin('/rules')).json()).toEqual(before)
-    expect((await env.admin('/rules', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: RULES })).status).toBe(200)
+    expect((await env.admin('/rules?run=worker-1', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: RULES })).status).toBe(200)
   })
 
   it.each([
@@ -43,7 +43,8 @@ describe('admin API query parameters', () => {
     ['GET', '/runs?limit=5&offset=1', 'Failed to use GET /runs: unknown query parameters "limit", "offset" (it takes none).'],
     ['POST', '/reset?all=1', 'Failed to use POST /reset: unknown query parameter "all" (it takes "run").'],
     ['GET', '/events?since=3', 'Failed to use GET /events: unknown query parameter "since" (it takes "run").'],
-    ['PUT', '/dashboard/rules?force=1', 'Failed to use PUT /dashboard/rules: unknown query parameter "force" (it takes none).'],
+    ['PUT', '/dashboard/rules?run=a', 'Failed to use PUT /dashboard/rules: unknown query parameter "run" (it takes none).'],
+    ['POST', '/contract?run=a&strict=1', 'Failed to use POST /contract: unknown query parameter "strict" (it takes "run").'],
   ])('answers %s %s with 400 naming the parameter', async (method, path, message) => {
     env = await startProxied('reverse')
     const response = await env.admin(path, { method, ...(method === 'PUT' ? { headers: { 'content-type': 'application/json' }, body: RULES } : {}) })

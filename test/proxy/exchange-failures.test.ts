@@ -3,7 +3,11 @@
  * fails that exchange only (500 with the code, or a cut connection once the response started),
  * the error is reported once with its code, and the proxy keeps serving.
  */
+import { spawn } from 'node:child_process'
+import { mkdtemp, writeFile } from 'node:fs/promises'
 import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
 import { Agent, fetch as undiciFetch } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { ExchangeObserver } from '../../src/engine/exchange-flow.js'
@@ -11,6 +15,7 @@ import type { ToolstormError } from '../../src/errors.js'
 import { WireServer } from '../../src/proxy/http1/wire-server.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
 import { startHttpsProxied, type HttpsProxied } from '../helpers/https-proxied.js'
+import { BIN } from '../helpers/cli.js'
 import { startProxied, type Proxied } from '../helpers/proxied.js'
 
 let env: Proxied | null = null
@@ -49,6 +54,35 @@ async function outcome(url: string, init?: RequestInit): Promise<number | 'cut'>
 }
 
 describe('exchange failures', () => {
+  it('keeps serving when a client leaves before sending the body of a request a fault already answered', async () => {
+    // urllib does this over an intercepted tunnel: head, 503 from the rule, then the connection closes.
+    // The unread body was aborted with an 'error' no one listened for, and that ended the process:
+    // so the proxy runs as a process of its own here.
+    env = await startProxied('reverse', { rules: [] })
+    const rules = path.join(await mkdtemp(path.join(os.tmpdir(), 'toolstorm-body-')), 'rules.json')
+    await writeFile(rules, JSON.stringify({ rules: [{ name: 'down', route: 'POST /ship', kind: 'unavailable' }] }))
+    const child = spawn(process.execPath, [BIN, 'proxy', '--target', env.upstream.url, '--rules', rules, '--port', '0', '--admin-port', '0', '--ready-json'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    try {
+      const ready = JSON.parse(await new Promise<string>((resolve) => child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString())))) as { url: string; port: number }
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = net.connect(ready.port, '127.0.0.1', () => socket.write('POST /ship HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n'))
+        let head = ''
+        socket.on('data', (chunk: Buffer) => {
+          head += chunk.toString('latin1')
+          if (head.includes('\r\n\r\n')) socket.destroy()
+        })
+        socket.on('close', () => resolve(head))
+        socket.on('error', reject)
+      })
+      expect(answer).toMatch(/^HTTP\/1\.1 503 /)
+      const exited = new Promise((resolve) => child.once('exit', resolve))
+      expect(await Promise.race([exited.then(() => 'exited'), new Promise((resolve) => setTimeout(resolve, 500, 'running'))])).toBe('running')
+      expect((await fetch(`${ready.url}/items/a`)).status).toBe(200)
+    } finally {
+      child.kill('SIGKILL')
+    }
+  })
+
   it('answers 500 with the code when an observer throws before anything was sent, reports it once, and keeps serving', async () => {
     const reported = await proxiedWithThrowing('onStart')
     const response = await fetch(`${env!.proxy.url}/items/a`)

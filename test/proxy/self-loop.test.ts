@@ -145,6 +145,20 @@ describe('requests addressed to the server itself (HTTP_PROXY clients calling th
     expect(upstream.hits()).toBe(1)
   })
 
+  it('a run address reached through HTTP_PROXY names its run: /_run/<id>/ on a reverse proxy, /_run/<id>/http/<host>/ on a forward one', async () => {
+    upstream = await startUpstream()
+    proxy = await startProxy({ targets: [upstream.url] })
+    expect((await viaProxy(proxy.url, `${proxy.url}/_run/r1/items/a`)).status).toBe(200)
+    expect(proxy.storm.report('r1').calls.map((call) => call.route)).toEqual(['GET /items/a'])
+    await proxy.close()
+    proxy = await startProxy({})
+    const upstreamHost = new URL(upstream.url).host
+    expect((await viaProxy(proxy.url, `${proxy.url}/_run/r2/http/${upstreamHost}/items/b`)).status).toBe(200)
+    expect(proxy.storm.report('r2').calls.map((call) => call.url)).toEqual([`${upstream.url}/items/b`])
+    // A run address that names this proxy again would loop.
+    expect((await viaProxy(proxy.url, `${proxy.url}/_run/r2/http/${new URL(proxy.url).host}/items/c`)).status).toBe(508)
+  })
+
   it('a reverse proxy still answers 508 to an absolute-form request for its admin API', async () => {
     upstream = await startUpstream()
     proxy = await startProxy({ targets: [upstream.url] })

@@ -8,11 +8,13 @@ import { loadConfigFile } from '../../io/load-config-file.js'
 import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { startProxy, type ProxyOptions, type ProxyServer } from '../../proxy/proxy-server.js'
 import { LOOPBACK } from '../../proxy/server-pair.js'
+import { parseAdminHosts, splitAdminHosts } from '../../proxy/admin/admin-hosts.js'
 import { VERSION } from '../../version.js'
 import { httpsOptionsFromArgs, interceptionLine, type HttpsArgs } from '../https-args.js'
 import { keepHeapWarm } from '../keep-heap-warm.js'
 import { LISTEN_PORT, numberListOption, numberOption } from '../numeric-options.js'
-import { printError, printLine } from '../output.js'
+import { printError } from '../output.js'
+import { announceReady, readyInfo, readyOptions, type ReadyArgs } from '../ready.js'
 import { onStopRequest, type StopOptions } from '../stop-request.js'
 import { recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
 import type { CassetteRecorder } from '../../cassette/cassette-recorder.js'
@@ -20,7 +22,7 @@ import { cassetteAdminRoute } from '../../cassette/cassette-admin-route.js'
 import type { RedisRunState } from '../../engine/state/redis-run-state.js'
 import { stateFromArgs, stateOptions, type StateArgs } from '../state-args.js'
 
-export interface ProxyArgs extends HttpsArgs {
+export interface ProxyArgs extends HttpsArgs, ReadyArgs {
   target: string[]
   port: number
   host: string
@@ -28,6 +30,7 @@ export interface ProxyArgs extends HttpsArgs {
   rules?: string
   seed?: number
   'admin-token'?: string
+  'admin-allow-host'?: string[]
   report?: string
   clock: 'real' | 'virtual'
   'exit-with-parent': boolean
@@ -36,7 +39,7 @@ export interface ProxyArgs extends HttpsArgs {
 
 /** The options every proxy-running command shares (proxy, record, replay). */
 export function proxyOptions<T>(yargs: Argv<T>): Argv<T & ProxyArgs> {
-  return yargs
+  return readyOptions(yargs)
     .option('target', { type: 'string', array: true, default: [] as string[], describe: 'Reverse mode: upstream URL, or name=URL mounted at /name/ (repeatable). Without it: forward mode (HTTP_PROXY).' })
     .option('port', { ...numberOption('port', LISTEN_PORT), default: 8787, describe: 'Proxy port (0 picks a free one)' })
     .option('host', { type: 'string', default: '127.0.0.1', describe: 'Interface to listen on (loopback unless you say otherwise)' })
@@ -44,6 +47,7 @@ export function proxyOptions<T>(yargs: Argv<T>): Argv<T & ProxyArgs> {
     .option('rules', { type: 'string', describe: 'Rules file (JSON or YAML)' })
     .option('seed', { ...numberOption('seed', { min: -SEED_LIMIT, max: SEED_LIMIT, expected: 'an integer within ±(2^53−1)' }), describe: 'Seed (overrides the rules file)' })
     .option('admin-token', { type: 'string', describe: 'Admin bearer token (default: random, printed at start)' })
+    .option('admin-allow-host', { type: 'string', array: true, describe: 'Also answer the admin API addressed by this host name: toolstorm, *.svc.cluster.local, or * (repeatable; default: $TOOLSTORM_ADMIN_HOSTS)' })
     .option('report', { type: 'string', describe: 'Write the report here on shutdown (atomically)' })
     .option('clock', { choices: ['real', 'virtual'] as const, default: 'real' as const, describe: 'virtual: latency faults advance time instead of waiting (tests only)' })
     .option('exit-with-parent', { type: 'boolean', default: true, describe: 'Stop (writing the report and cassette) when the process that started this one exits; --no-exit-with-parent keeps it running' })
@@ -63,9 +67,18 @@ function refuseEmptyToken(token: string | undefined): void {
 }
 
 /** Where and how the proxy listens, from the shared proxy flags. */
-export function listenOptionsFromArgs(args: ProxyArgs): Pick<ProxyOptions, 'targets' | 'host' | 'port' | 'adminPort' | 'adminToken'> {
+export function listenOptionsFromArgs(args: ProxyArgs): Pick<ProxyOptions, 'targets' | 'host' | 'port' | 'adminPort' | 'adminToken' | 'adminAllowHosts'> {
   const token = args['admin-token']
-  return { targets: args.target, host: args.host, port: args.port, adminPort: args['admin-port'], ...(token !== undefined ? { adminToken: token } : {}) }
+  return { targets: args.target, host: args.host, port: args.port, adminPort: args['admin-port'], ...(token !== undefined ? { adminToken: token } : {}), ...adminHostsFromArgs(args) }
+}
+
+/** `--admin-allow-host`, else `TOOLSTORM_ADMIN_HOSTS` (comma- or space-separated), checked here so the error names where the bad entry came from. */
+function adminHostsFromArgs(args: ProxyArgs): Pick<ProxyOptions, 'adminAllowHosts'> {
+  const flag = args['admin-allow-host']
+  const [entries, source] = flag?.length ? [flag, '--admin-allow-host'] : [splitAdminHosts(process.env.TOOLSTORM_ADMIN_HOSTS), 'TOOLSTORM_ADMIN_HOSTS']
+  if (entries.length === 0) return {}
+  parseAdminHosts(entries, source)
+  return { adminAllowHosts: entries }
 }
 
 /** Build the storm from --rules/--seed/--clock, printing the rules' lint warnings. */
@@ -96,6 +109,7 @@ function reportSet(ids: string[], report: (id: string | undefined) => unknown): 
 
 /** The line printed once a cassette is written; with a shared store, what the bounds refused too. */
 export function cassetteWritten(file: string, recorder: CassetteRecorder, shared: RedisRunState | null): string {
+  if (recorder.keptPrevious) return `no exchange recorded: the cassette ${file} was left as it was`
   if (!shared) return `cassette written to ${file} (${recorder.size} exchanges)`
   const refused = shared.cassetteRefused
   return `cassette written to ${file} (every replica's exchanges of the runs this one served; it recorded ${recorder.size})${refused ? `; ${refused} exchanges were over the run's bound in Redis and are missing` : ''}`
@@ -144,7 +158,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & StateA
     const storm = await stormFromArgs(args)
     const shared = state ? await (await import('../../engine/state/redis-run-state.js')).connectRedisState(storm, { ...state, onRulesApplied: (version) => printError(`rules version ${version} from the state store applied`) }) : null
     if (!LOOPBACK.has(args.host)) printError(`listening on ${args.host}: anyone who can reach it can use this proxy. Keep the admin token secret.`)
-    const https = await httpsOptionsFromArgs(args, { recording: args.record !== undefined })
+    const https = await httpsOptionsFromArgs(args, { recording: args.record !== undefined, announced: args['ready-json'] || args['ready-file'] !== undefined })
     // With --state, every replica records into Redis and the file holds every replica's exchanges.
     const recorder = args.record ? recorderFromArgs(storm, args.record, args, shared) : null
     await recorder?.ready()
@@ -174,7 +188,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & StateA
       }
       await shared?.close()
     }, { exitWithParent: args['exit-with-parent'] })
-    for (const line of describeProxy(proxy, https.caDir)) printLine(line)
+    await announceReady(args, describeProxy(proxy, https.caDir), readyInfo('proxy', proxy, args.record ? { file: args.record, mode: 'record' } : undefined))
     await stopped
   },
 }

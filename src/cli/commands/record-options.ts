@@ -16,6 +16,7 @@ export interface MatchArgs {
 
 export interface RecordArgs extends MatchArgs {
   'body-limit': number
+  'url-form'?: 'origin' | 'absolute'
   'exclude-header': string[]
   'include-header': string[]
 }
@@ -33,6 +34,7 @@ export function recordOptions<T>(yargs: Argv<T>): Argv<T & RecordArgs> {
   return matchOptions(yargs)
     .option('body-limit', { ...numberOption('body-limit', { min: 0, max: MAX_BODY_LIMIT }), default: DEFAULT_BODY_LIMIT, describe: 'Bytes stored per body; longer bodies keep a prefix marked truncated' })
     .option('exclude-header', { type: 'string', array: true, default: [] as string[], describe: 'Header never stored (repeatable); secret headers are stored as [REDACTED] anyway' })
+    .option('url-form', { choices: ['origin', 'absolute'] as const, describe: 'How request URLs are stored: origin (path and query; replay matches whatever host the client names) or absolute (scheme, host and port must match too). Default: origin with --target, absolute in forward mode' })
     .option('include-header', { type: 'string', array: true, default: [] as string[], describe: 'Store only these headers (repeatable allow-list); secret ones are still redacted' }) as unknown as Argv<T & RecordArgs>
 }
 
@@ -51,7 +53,7 @@ export function recorderFromArgs(storm: Storm, file: string, args: RecordArgs & 
     ...(shared ? { shared } : {}),
     file,
     source: 'proxy',
-    urlForm: args.target.length ? 'origin' : 'absolute',
+    urlForm: args['url-form'] ?? (args.target.length ? 'origin' : 'absolute'),
     targets: args.target,
     bodyLimit: args['body-limit'],
     excludeHeaders: args['exclude-header'].map(String),

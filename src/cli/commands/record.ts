@@ -16,6 +16,7 @@ import { ConfigError } from '../../errors.js'
 import { stateFromArgs, stateOptions, type StateArgs } from '../state-args.js'
 import { recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
 import { keepHeapWarm } from '../keep-heap-warm.js'
+import { announceReady, readyInfo } from '../ready.js'
 
 export interface RecordCommandArgs extends ProxyArgs, RecordArgs, Partial<StateArgs> {
   file: string
@@ -36,7 +37,7 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs & 
   const storm = await stormFromArgs(args)
   const shared = state ? await (await import('../../engine/state/redis-run-state.js')).connectRedisState(storm, state) : null
   // HTTPS through CONNECT is recorded like plain HTTP (docs/https.md); no host is tunnelled untouched.
-  const https = await httpsOptionsFromArgs(args, { recording: true })
+  const https = await httpsOptionsFromArgs(args, { recording: true, announced: args['ready-json'] || args['ready-file'] !== undefined })
   const recorder = recorderFromArgs(storm, file, args, shared)
   const giveUp = async (error: unknown) => {
     await recorder.discard()
@@ -56,12 +57,13 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs & 
   // With a command, its stdout stays its own: the banner goes to stderr.
   const banner = command.length ? printError : printLine
   let code = 0
+  const ready = readyInfo('record', proxy, { file, mode: 'record' })
   if (command.length) {
-    for (const line of describeProxy(proxy, https.caDir)) banner(line)
+    await announceReady(args, describeProxy(proxy, https.caDir), ready, banner)
     code = await runCommand(command, commandEnvironment({ proxyUrl: proxy.url, adminUrl: proxy.adminUrl, adminToken: proxy.token }), { exitWithParent: args['exit-with-parent'] })
   } else {
     const stopped = untilStopRequested({ exitWithParent: args['exit-with-parent'] })
-    for (const line of describeProxy(proxy, https.caDir)) banner(line)
+    await announceReady(args, describeProxy(proxy, https.caDir), ready, banner)
     await stopped
   }
   await proxy.close()

@@ -19,6 +19,7 @@ import { printError, printLine } from '../output.js'
 import { commandEnvironment, runCommand } from '../run-command.js'
 import { untilStopRequested } from '../stop-request.js'
 import { keepHeapWarm } from '../keep-heap-warm.js'
+import { announceReady, readyInfo } from '../ready.js'
 import { listenOptionsFromArgs, proxyOptions, stormFromArgs, type ProxyArgs } from './proxy.js'
 import { matchFromArgs, recordOptions, type RecordArgs } from './record-options.js'
 import { commandAfterDashes, runRecording } from './record.js'
@@ -66,7 +67,7 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
     if (args['tunnel-unmatched']) printError('--tunnel-unmatched is ignored by replay: every CONNECT is answered from the cassette.')
     // HTTPS: the CA "toolstorm ca" made (or --ca-dir) when the cassette holds HTTPS exchanges or a folder is named.
     const holdsHttps = cassette.exchanges.some((exchange) => exchange.request.url.startsWith('https://'))
-    const { options: { tunnelUnmatched: _tunnel, ...https }, caDir } = await httpsOptionsFromArgs(args, { openCa: args['ca-dir'] !== undefined || holdsHttps })
+    const { options: { tunnelUnmatched: _tunnel, ...https }, caDir } = await httpsOptionsFromArgs(args, { openCa: args['ca-dir'] !== undefined || holdsHttps, announced: args['ready-json'] || args['ready-file'] !== undefined })
     const replay = await startReplayServer(cassette, {
       ...https,
       warn: printError,
@@ -87,12 +88,13 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
       ...interceptionLine(caDir),
     ]
     let code = 0
+    const ready = readyInfo('replay', replay.proxy, { file: args.file, mode: replay.mode, exchanges: cassette.exchanges.length })
     if (command.length) {
-      for (const line of lines) banner(line)
+      await announceReady(args, lines, ready, banner)
       code = await runCommand(command, commandEnvironment({ proxyUrl: replay.url, adminUrl: replay.adminUrl, adminToken: replay.token }), { exitWithParent: args['exit-with-parent'] })
     } else {
       const stopped = untilStopRequested({ exitWithParent: args['exit-with-parent'] })
-      for (const line of lines) banner(line)
+      await announceReady(args, lines, ready, banner)
       await stopped
     }
     const verdict = await replay.close()

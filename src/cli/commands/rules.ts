@@ -1,7 +1,7 @@
 import type { Argv, CommandModule } from 'yargs'
 import { faultFor } from '../../engine/faults/registry.js'
 import { loadConfigFile } from '../../io/load-config-file.js'
-import { formatRuleWarning, lintRules } from '../../engine/rules/lint-rules.js'
+import { formatRuleWarning, lintRules, ruleNotes } from '../../engine/rules/lint-rules.js'
 import { printError, printLine } from '../output.js'
 
 interface RulesArgs {
@@ -23,6 +23,8 @@ export const rulesCommand: CommandModule<object, RulesArgs> = {
     const warnings = lintRules(config)
     // Warnings go to stderr, so that --json output stays the config alone.
     for (const warning of warnings) printError(`warning: ${formatRuleWarning(warning)}`)
+    // Notes are not warnings: --strict does not fail on them.
+    for (const note of ruleNotes(config)) printError(`note: ${formatRuleWarning(note)}`)
     if (warnings.length && args.strict) process.exitCode = 1
     if (args.json) {
       printLine(JSON.stringify(config, null, 2))

@@ -36,7 +36,7 @@ describe('contracts', () => {
     const result = contract(stormWithCalls().report()).requireTriggered().toJSON()
     expect(result.checks).toEqual([
       { name: 'Fault exercised: lost', passed: true, detail: 'Triggered 1 time(s)' },
-      { name: 'Fault exercised: missing', passed: false, detail: 'Triggered 0 time(s); never eligible: no call was on a route matching "POST /shp" (routes seen: POST /ship ×3)' },
+      { name: 'Fault exercised: missing', passed: false, detail: 'Triggered 0 time(s); never eligible: no call was on a route matching "POST /shp" (routes seen: POST /ship ×3); the closest route seen is "POST /ship"' },
     ])
     expect(contract(stormWithCalls().report()).requireTriggered('nonexistent').passed).toBe(false)
   })
@@ -81,7 +81,7 @@ describe('contracts', () => {
   it('list every failing check when asserted', () => {
     const c = contract(stormWithCalls().report()).requireTriggered().noDuplicateEffects().atMostCalls(1)
     expect(() => c.assertValid()).toThrow(ContractFailedError)
-    expect(() => c.assertValid()).toThrow('toolstorm contract failed\nFault exercised: missing: Triggered 0 time(s); never eligible: no call was on a route matching "POST /shp" (routes seen: POST /ship ×3)\nNo duplicate side effects: 1 duplicate effect(s) across 3 commits\nCall budget: 4 / 1 calls'.replace('4 / 1', '3 / 1'))
+    expect(() => c.assertValid()).toThrow('toolstorm contract failed\nFault exercised: missing: Triggered 0 time(s); never eligible: no call was on a route matching "POST /shp" (routes seen: POST /ship ×3); the closest route seen is "POST /ship"\nNo duplicate side effects: 1 duplicate effect(s) across 3 commits\nCall budget: 4 / 1 calls'.replace('4 / 1', '3 / 1'))
   })
 
   it('count refusals in the overall call budget', () => {

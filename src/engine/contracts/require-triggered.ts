@@ -1,4 +1,5 @@
-import { globMatches } from '../glob.js'
+import { closestName } from '../closest-name.js'
+import { callPathName, ruleMatches } from '../rules/select.js'
 import type { Report } from '../schema/report.js'
 import type { Rule } from '../schema/rule.js'
 import { defineContractUnit } from './check.js'
@@ -41,10 +42,12 @@ function whyNeverEligible(report: Report, name: string): string {
   let matching = 0
   for (const call of report.calls) {
     seen.set(call.route, (seen.get(call.route) ?? 0) + 1)
-    if (globMatches(rule.route, call.route)) matching++
+    if (ruleMatches(rule, call.route, callPathName(call, report.routes))) matching++
   }
   if (matching > 0) return `never eligible: ${matching} call(s) on routes matching "${rule.route}", none at the ordinals in its "calls" (${rule.calls.join(', ')})`
   const routes = [...seen].slice(0, LISTED_ROUTES).map(([route, count]) => `${route} ×${count}`)
   if (seen.size > LISTED_ROUTES) routes.push(`… (${seen.size} routes in all)`)
-  return `never eligible: no call was on a route matching "${rule.route}" (${routes.length ? `routes seen: ${routes.join(', ')}` : 'no calls'})`
+  // A misspelled route is the usual cause: name the route seen that is a typo away from it.
+  const closest = closestName(rule.route, seen.keys())
+  return `never eligible: no call was on a route matching "${rule.route}" (${routes.length ? `routes seen: ${routes.join(', ')}` : 'no calls'})${closest ? `; the closest route seen is "${closest}"` : ''}`
 }

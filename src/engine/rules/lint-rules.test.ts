@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { parseConfig } from '../storm.js'
-import { formatRuleWarning, lintRules } from './lint-rules.js'
+import { formatRuleWarning, lintRules, ruleNotes } from './lint-rules.js'
 
 const routes = { create_shipment: 'POST /shipments', check_inventory: 'GET /inventory/:sku' }
 const lint = (...rules: string[]) => lintRules(parseConfig({ routes, rules: rules.map((route, i) => ({ name: `r${i}`, route, kind: 'reset' })) })).map(formatRuleWarning)
@@ -22,8 +22,13 @@ describe('lintRules', () => {
     ])
   })
 
-  it('warns when a declared route takes the requests a METHOD /path rule names', () => {
-    expect(lint('POST /shipments')).toEqual(['rule "r0": route "POST /shipments" can never match: requests to POST /shipments are named "create_shipment" (declared in "routes"). Use route "create_shipment".'])
+  it('does not warn about a METHOD /path rule on a declared route: it fires by the path (#29)', () => {
+    expect(lint('POST /shipments', 'GET /inventory/*')).toEqual([])
+  })
+
+  it('notes the declared routes a glob matches by path only, naming them', () => {
+    const notes = ruleNotes(parseConfig({ routes, rules: [{ name: 'busy', route: 'GET /inventory/*', kind: 'reset' }, { name: 'by-name', route: 'check_*', kind: 'reset' }, { name: 'other', route: 'GET /orders/*', kind: 'reset' }] })).map(formatRuleWarning)
+    expect(notes).toEqual(['rule "busy": route "GET /inventory/*" matches the requests of "check_inventory" (GET /inventory/:sku) by their path: those calls are named after the declared route, and "calls" counts its ordinals.'])
   })
 
   it('refuses origins, extra spaces and relative paths in route names', () => {

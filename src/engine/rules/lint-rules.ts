@@ -50,10 +50,38 @@ export function lintRules(config: Pick<StormConfig, 'routes' | 'rules'>): RuleWa
       if (mcp !== null) warnings.push({ rule: rule.name, route, message: mcp })
       continue
     }
-    const problem = namesUnnamedRoute(route) ? shadowedBy(route, table) : whyNoMatch(route, declared, patterns, table)
-    if (problem) warnings.push({ rule: rule.name, route, message: problem })
+    // A `METHOD /path` glob can fire: on undeclared requests, and on declared ones by their path.
+    if (namesUnnamedRoute(route)) continue
+    warnings.push({ rule: rule.name, route, message: whyNoMatch(route, declared, patterns, table) })
   }
   return warnings
+}
+
+/**
+ * Rules that are not wrong but may surprise: a `METHOD /path` glob that matches the requests of a
+ * declared route by their path, not by their name. Those requests keep the declared name (in
+ * reports, for ordinals, `calls` and draws), which the note says. `toolstorm rules` prints them.
+ */
+export function ruleNotes(config: Pick<StormConfig, 'routes' | 'rules'>): RuleWarning[] {
+  const notes: RuleWarning[] = []
+  for (const rule of config.rules) {
+    const byPath = Object.entries(config.routes).filter(([name, spec]) => {
+      if (globMatches(rule.route, name)) return false
+      const pattern = parseRoutePattern(spec)
+      return typeof pattern !== 'string' && globMatches(rule.route, samplePathName(pattern, rule.route))
+    })
+    if (byPath.length === 0) continue
+    const named = byPath.slice(0, LISTED_ROUTES).map(([name, spec]) => `"${name}" (${spec})`).join(', ')
+    notes.push({ rule: rule.name, route: rule.route, message: `route "${rule.route}" matches the requests of ${named} by their path: those calls are named after the declared route, and "calls" counts its ordinals.` })
+  }
+  return notes
+}
+
+/** A `METHOD /path` name one request of a declared route would have (parameters and `*` as one segment). */
+function samplePathName(pattern: RoutePattern, glob: string): string {
+  const method = pattern.method ?? /^([A-Z]+) /.exec(glob)?.[1] ?? 'GET'
+  const path = pattern.path.replace(/\/:[^/]+\?/g, '').replace(/:[^/]+/g, 'x').replace(/\*/g, 'x')
+  return `${method} ${path || '/'}`
 }
 
 /** `rule "x": <message>`, one line per warning. */
@@ -88,12 +116,6 @@ function declaredNameOf(route: string, table: RouteTable): string | null {
   }
   const name = table.resolve(method, url)
   return name === route ? null : name
-}
-
-/** A literal `METHOD /path` that a declared route catches first: those requests carry its name. */
-function shadowedBy(route: string, table: RouteTable): string | null {
-  const name = declaredNameOf(route, table)
-  return name && `route "${route}" can never match: requests to ${route} are named "${name}" (declared in "routes"). Use route "${name}".`
 }
 
 /** Why a glob that matches no declared name cannot name an undeclared route either, with a suggestion. */

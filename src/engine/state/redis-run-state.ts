@@ -15,7 +15,7 @@ import { createClient, ErrorReply } from 'redis'
 import { ConfigError, EffectError, StateUnavailableError, ToolstormError } from '../../errors.js'
 import { decide } from '../decision.js'
 import { Exchange } from '../exchange.js'
-import { globMatches } from '../glob.js'
+import { ruleMatches } from '../rules/select.js'
 import type { Run } from '../run.js'
 import { ITEMIZED_CALLS_LIMIT, type StormConfig } from '../schema/config.js'
 import type { CallRecord, CoverageCounts, EffectRecord, Report } from '../schema/report.js'
@@ -35,6 +35,11 @@ const FEED_BATCH = 1000
 
 /** A command that waits longer than this counts as the store being unavailable. */
 const COMMAND_TIMEOUT_MS = 2000
+/** Reading a whole run's cassette (up to 256 MiB) may take longer than one exchange's command. */
+const BULK_READ_TIMEOUT_MS = 60_000
+
+/** What a command that missed its deadline reports (no code: the message is the reason). */
+class NoAnswerError extends Error {}
 
 type Client = ReturnType<typeof newClient>
 
@@ -138,6 +143,12 @@ export class RedisRunState {
   #cassetteRefused = 0
   /** Round trips to Redis so far (measured by the benchmark and the tests). */
   roundTrips = 0
+  /**
+   * A command missed its deadline and Redis has not answered since (connected but silent: paused,
+   * a frozen host): commands fail at once meanwhile, and one PING at a time asks whether it is back.
+   */
+  #silent = false
+  #probing = false
 
   constructor(storm: Storm, client: Client, where: StateUrl, options: RedisStateOptions) {
     this.#storm = storm
@@ -207,11 +218,18 @@ export class RedisRunState {
     const route = storm.routeOf(method, request.url, request.mcp)
     const id = `${storm.newExchangeId()}.${encodeRun(runId)}`
     const keys = this.#runKeys(runId)
-    const matching = config.rules.filter((rule) => globMatches(rule.route, route))
+    const path = storm.declaredPathOf(route, method, request.url, request.mcp)
+    const matching = config.rules.filter((rule) => ruleMatches(rule, route, path))
     // The method and redacted URL list the call as running in the merged report until it finished.
     const args = [this.#ttlMs, String(config.maxCalls ?? -1), route, headerValue(request.headers, HEADER_KEY) || '', id, headerValue(request.headers, HEADER_CALL) ?? '', String(matching.length), method, storm.redactedUrl(request.url.href), ITEMIZED]
     for (const rule of matching) args.push(...ruleArgs(rule, rule.probability >= 1 ? 'a' : rule.probability <= 0 ? 'n' : 'd'))
-    const reply = (await this.#eval(BEGIN_SCRIPT, [keys.state, keys.keys, keys.exchanges, keys.running], args)) as BeginReply
+    // A BEGIN Redis runs after its deadline took a call this replica answered without the store:
+    // it is finished there at once (unlisted), so the merged report never shows it running.
+    const late = (reply: unknown) => {
+      const [status, , , call] = reply as BeginReply
+      if (status === 1) void this.#eval(FINISH_SCRIPT, [keys.state, keys.calls, keys.exchanges, keys.running], [this.#ttlMs, ITEMIZED, '', '', id, String(call)]).catch(() => undefined)
+    }
+    const reply = (await this.#eval(BEGIN_SCRIPT, [keys.state, keys.keys, keys.exchanges, keys.running], args, late)) as BeginReply
     // Redis is back: add what was served without it to the run's count (not waited for).
     if (this.#unavailable.size > 0) void this.#flushUnavailable(runId, keys.state)
     const [status, startMs, nowMs] = reply
@@ -455,11 +473,13 @@ export class RedisRunState {
    */
   async assembleCassette(runs: readonly string[] | null): Promise<{ header: CassetteHeader | null; exchanges: CassetteExchange[]; dropped: number }> {
     const ids = runs ?? (await this.runIds())
-    const read = await this.#command(() =>
-      Promise.all(ids.map((id) => {
-        const keys = this.#runKeys(id)
-        return Promise.all([this.#client.hmGet(keys.state, ['start', 'cassette', 'cassetteDropped']), this.#client.xRange(keys.cassette, '-', '+'), this.#client.xRange(keys.effects, '-', '+')])
-      })),
+    const read = await this.#command(
+      () =>
+        Promise.all(ids.map((id) => {
+          const keys = this.#runKeys(id)
+          return Promise.all([this.#client.hmGet(keys.state, ['start', 'cassette', 'cassetteDropped']), this.#client.xRange(keys.cassette, '-', '+'), this.#client.xRange(keys.effects, '-', '+')])
+        })),
+      { deadlineMs: BULK_READ_TIMEOUT_MS },
     )
     let header: { start: number; header: CassetteHeader } | null = null
     let dropped = 0
@@ -509,7 +529,7 @@ export class RedisRunState {
   // Plumbing -------------------------------------------------------------------------------
 
   /** EVALSHA, loading the script on first use and again after Redis restarted (NOSCRIPT). */
-  async #eval(script: string, keys: string[], args: string[]): Promise<unknown> {
+  async #eval(script: string, keys: string[], args: string[], onLate?: (reply: unknown) => void): Promise<unknown> {
     let sha = this.#shas.get(script)
     if (sha === undefined) {
       sha = createHash('sha1').update(script).digest('hex')
@@ -517,22 +537,62 @@ export class RedisRunState {
     }
     const command = ['EVALSHA', sha, String(keys.length), ...keys, ...args]
     try {
-      return await this.#command(() => this.#client.sendCommand(command))
+      return await this.#command(() => this.#client.sendCommand(command), onLate ? { onLate } : {})
     } catch (error) {
       if (!(error instanceof ErrorReply) || !error.message.startsWith('NOSCRIPT')) throw error
-      return this.#command(() => this.#client.sendCommand(['EVAL', script, String(keys.length), ...keys, ...args]))
+      return this.#command(() => this.#client.sendCommand(['EVAL', script, String(keys.length), ...keys, ...args]), onLate ? { onLate } : {})
     }
   }
 
-  /** One round trip; any failure but a Redis error reply means the store is unavailable. */
-  async #command<T>(send: () => Promise<T>): Promise<T> {
+  /**
+   * One round trip, within a deadline of our own: node-redis drops a command's `timeout` once the
+   * command is written, so a connected Redis that stops answering would hold it for ever. Past the
+   * deadline the store counts as unavailable until it answers again (`onLate` gets a reply that
+   * comes anyway). Any failure but a Redis error reply means the store is unavailable.
+   */
+  async #command<T>(send: () => Promise<T>, options: { deadlineMs?: number; onLate?: (value: T) => void } = {}): Promise<T> {
     this.roundTrips++
-    try {
-      return await send()
-    } catch (error) {
-      if (error instanceof ErrorReply && !/^(LOADING|BUSY|MASTERDOWN|READONLY)/.test(error.message)) throw error
-      throw unavailable(this.#where, error, 'during traffic')
+    if (this.#silent) {
+      this.#probe()
+      throw unavailable(this.#where, new NoAnswerError(`no answer within ${COMMAND_TIMEOUT_MS / 1000} s`), 'during traffic')
     }
+    const deadlineMs = options.deadlineMs ?? COMMAND_TIMEOUT_MS
+    const sent = send()
+    let timer: NodeJS.Timeout | undefined
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new NoAnswerError(`no answer within ${deadlineMs / 1000} s`)), deadlineMs)
+      timer.unref()
+    })
+    try {
+      return await Promise.race([sent, deadline])
+    } catch (error) {
+      if (error instanceof NoAnswerError) {
+        this.#silent = true
+        sent.then(
+          (value) => {
+            this.#silent = false
+            options.onLate?.(value)
+          },
+          () => undefined,
+        )
+      } else if (error instanceof ErrorReply && !/^(LOADING|BUSY|MASTERDOWN|READONLY)/.test(error.message)) throw error
+      throw unavailable(this.#where, error, 'during traffic')
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  /** While the store is silent: one PING at a time; its answer (or a broken connection, which fails fast) ends the silence. */
+  #probe(): void {
+    if (this.#probing) return
+    this.#probing = true
+    void this.#client.ping().then(
+      () => undefined,
+      () => undefined,
+    ).finally(() => {
+      this.#probing = false
+      this.#silent = false
+    })
   }
 }
 

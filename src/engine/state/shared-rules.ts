@@ -57,10 +57,10 @@ export class SharedRules {
 
   /** Apply the shared rules when they are newer than this replica's. */
   async check(): Promise<void> {
-    const version = Number(await this.#connection.hGet(this.#key, 'version'))
+    const version = Number(await this.#command(() => this.#connection.hGet(this.#key, 'version')))
     if (!version || version === this.#version) return
     // Read together: a version never goes with another version's rules.
-    const [latest, text] = await this.#connection.hmGet(this.#key, ['version', 'config'])
+    const [latest, text] = await this.#command(() => this.#connection.hmGet(this.#key, ['version', 'config']))
     const current = Number(latest)
     if (typeof text !== 'string' || current <= this.#version) return
     this.#version = current

@@ -4,6 +4,7 @@
  */
 import { timingSafeEqual } from 'node:crypto'
 import type http from 'node:http'
+import type { AdminHosts } from './admin-hosts.js'
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1'])
 
@@ -15,7 +16,7 @@ export function hostnameOf(hostHeader: string): string {
 }
 
 /** Whether the Host (and Origin, when sent) name this admin server rather than some other site. */
-export function isAllowedHost(req: http.IncomingMessage, extraHosts: ReadonlySet<string>): boolean {
+export function isAllowedHost(req: http.IncomingMessage, extraHosts: AdminHosts): boolean {
   const host = req.headers.host
   if (!host) return false
   const name = hostnameOf(host)

@@ -1,7 +1,7 @@
 /**
  * The query parameters each admin endpoint takes. Anything else is refused with 400 naming it, so a
- * misspelled or unsupported parameter (`/report?runs=a`, `PUT /rules?run=a`) is never silently
- * ignored, and a client never believes it got what it asked for.
+ * misspelled or unsupported parameter (`/report?runs=a`, `PUT /dashboard/rules?run=a`) is never
+ * silently ignored, and a client never believes it got what it asked for.
  */
 import { AdminApiError } from '../../errors.js'
 
@@ -12,9 +12,14 @@ const EVERYWHERE = ['token']
 const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   'GET /report': ['run'],
   'GET /runs': [],
-  'GET /rules': [],
-  'PUT /rules': [],
+  'GET /rules': ['run'],
+  'PUT /rules': ['run'],
+  'DELETE /rules': ['run'],
   'PUT /dashboard/rules': [],
+  'GET /active-run': [],
+  'PUT /active-run': ['run'],
+  'DELETE /active-run': [],
+  'POST /contract': ['run'],
   'POST /reset': ['run'],
   'POST /effects': [],
   'POST /clock/advance': [],
@@ -31,9 +36,6 @@ export function checkAdminQuery(method: string | undefined, url: URL): void {
   if (allowed === undefined) return
   const unknown = [...new Set(url.searchParams.keys())].filter((name) => !allowed.includes(name) && !EVERYWHERE.includes(name))
   if (unknown.length === 0) return
-  if (url.pathname.endsWith('/rules') && unknown.includes('run')) {
-    throw new AdminApiError('ERR_ADMIN_QUERY_INVALID', `Failed to set the rules: ${endpoint}?run= is not supported yet (per-run rules); the rules apply to every run. Send the request without "run".`)
-  }
   const takes = allowed.length ? `it takes ${allowed.map((name) => `"${name}"`).join(', ')}` : 'it takes none'
   throw new AdminApiError('ERR_ADMIN_QUERY_INVALID', `Failed to use ${endpoint}: unknown query parameter${unknown.length > 1 ? 's' : ''} ${unknown.map((name) => `"${name}"`).join(', ')} (${takes}). See docs/admin-api.md.`)
 }

@@ -4,7 +4,7 @@
  * | method | path | what |
  * |---|---|---|
  * | GET | /healthz | liveness (no token needed) |
- * | GET | /report?run=ID | the run's report |
+ * | GET | /report?run=ID | the run's report (empty for a run with no calls yet) |
  * | GET | /runs | run ids with call counts |
  * | GET | /rules | the rules in force |
  * | PUT | /rules | replace the rules live (validated; the old rules stay on error); answers the rules that can never fire as `warnings` |
@@ -14,6 +14,8 @@
  *
  * With a shared state store (`--state`), reports, runs, resets and effects are the store's (every
  * replica's), and `PUT /rules` reaches every replica (docs/scale-out.md).
+ *
+ * Per-run rules, the active run and contracts are in run-routes.ts (passed in as an extra route).
  *
  * Errors are `{"error":{"type":"admin_error","code","message","details"?}}` with the code's HTTP status (see docs/errors.md).
  */
@@ -28,6 +30,7 @@ import { parseDocument } from '../../io/read-input-file.js'
 import { VERSION } from '../../version.js'
 import { hasValidToken, isAllowedHost } from './admin-auth.js'
 import { checkAdminQuery } from './admin-query.js'
+import type { AdminHosts } from './admin-hosts.js'
 import type { RedisRunState } from '../../engine/state/redis-run-state.js'
 
 /** Admin request bodies are small JSON documents. */
@@ -36,8 +39,8 @@ const MAX_ADMIN_BODY_BYTES = 1024 * 1024
 export interface AdminContext {
   readonly storm: Storm
   readonly token: string
-  /** Host names besides loopback that may address the admin server (the --host it listens on). */
-  readonly allowedHosts: ReadonlySet<string>
+  /** Host names besides loopback that may address the admin server (the --host it listens on, --admin-allow-host). */
+  readonly allowedHosts: AdminHosts
   /** Extra routes (dashboard, events) handled before the built-in ones; return true when handled. */
   readonly extraRoutes?: Array<(req: http.IncomingMessage, res: http.ServerResponse, url: URL) => boolean | Promise<boolean>>
   /** Routes answered without the token (the dashboard's static page; never data). Host/Origin are still checked. */
@@ -56,31 +59,44 @@ export function sendJson(res: http.ServerResponse, status: number, value: unknow
 
 export function sendError(res: http.ServerResponse, error: unknown): void {
   if (error instanceof ToolstormError) {
+    // An oversized body may still be arriving: the connection ends with this answer.
+    if (error.code === 'ERR_INPUT_TOO_LARGE') res.setHeader('connection', 'close')
     sendJson(res, ERROR_CODES[error.code].status, errorBody('admin_error', error.code, error.message, error.details?.split('\n')))
     return
   }
   sendJson(res, 500, errorBody('admin_error', 'ERR_INTERNAL', `Failed to handle the admin request: ${(error as Error)?.message ?? String(error)}`))
 }
 
+/**
+ * Read a request body of at most `limit` bytes. A larger one is refused with `413` once the
+ * client has sent it (its bytes are discarded as they come, up to `DISCARD_FACTOR` × the limit):
+ * a server that closes while the client still sends makes the client see a reset, not the 413.
+ */
 export function readBody(req: http.IncomingMessage, limit = MAX_ADMIN_BODY_BYTES): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     let size = 0
+    const tooLarge = () => new AdminApiError('ERR_INPUT_TOO_LARGE', `Failed to read the admin request: the body exceeds ${limit} bytes.`)
     req.on('data', (chunk: Buffer) => {
       size += chunk.length
-      if (size > limit) {
-        reject(new AdminApiError('ERR_INPUT_TOO_LARGE', `Failed to read the admin request: the body exceeds ${limit} bytes.`))
-        req.destroy()
-        return
+      if (size <= limit) return void chunks.push(chunk)
+      chunks.length = 0
+      // Past what an honest client sends: answer now, and the connection closes after the answer.
+      if (size > limit * DISCARD_FACTOR) {
+        req.removeAllListeners('data')
+        req.pause()
+        reject(tooLarge())
       }
-      chunks.push(chunk)
     })
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
+    req.on('end', () => (size > limit ? reject(tooLarge()) : resolve(Buffer.concat(chunks).toString('utf8'))))
     req.on('error', reject)
   })
 }
 
-function parseJsonBody(text: string, what: string): unknown {
+/** How much of an oversized admin body is read (and dropped) before it is answered anyway. */
+const DISCARD_FACTOR = 16
+
+export function parseJsonBody(text: string, what: string): unknown {
   try {
     return parseStrictJson(text, { maxDepth: 64 })
   } catch (error) {
@@ -94,10 +110,12 @@ export function createAdminHandler(context: AdminContext): http.RequestListener 
   return (req, res) => {
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://admin')
-      if (!isAllowedHost(req, context.allowedHosts)) {
-        throw new AdminApiError('ERR_ADMIN_FORBIDDEN', 'Failed to use the admin API: the Host or Origin header names another site. Address the admin server by its loopback address.')
-      }
+      // Before the Host check: a health probe (a kubelet's Host is the pod IP) must get through,
+      // and /healthz holds nothing a DNS-rebinding page could use (no data, no action).
       if (req.method === 'GET' && url.pathname === '/healthz') return sendJson(res, 200, { ok: true, version: VERSION })
+      if (!isAllowedHost(req, context.allowedHosts)) {
+        throw new AdminApiError('ERR_ADMIN_FORBIDDEN', 'Failed to use the admin API: the Host or Origin header names another site. Address the admin server by its loopback address, or allow the name with --admin-allow-host (TOOLSTORM_ADMIN_HOSTS).')
+      }
       for (const route of context.publicRoutes ?? []) if (await route(req, res, url)) return
       // An effect report is allowed without the token when it names a live exchange: the
       // exchange id is an unguessable capability that only the forwarded request carried.
@@ -112,10 +130,9 @@ export function createAdminHandler(context: AdminContext): http.RequestListener 
       const shared = context.state
       if (shared) {
         switch (`${req.method} ${url.pathname}`) {
-          case 'GET /report': {
-            if (run !== undefined && !(await shared.hasRun(run))) throw new AdminApiError('ERR_ADMIN_NOT_FOUND', `Failed to read the report: no run "${run}" in ${shared.shownUrl} (runs: ${(await shared.runIds()).join(', ') || 'none'}).`)
+          // A run nothing happened in yet (a test that made no call) has an empty report.
+          case 'GET /report':
             return sendJson(res, 200, await shared.report(run))
-          }
           case 'GET /runs':
             return sendJson(res, 200, { runs: await shared.runs() })
           case 'POST /reset':
@@ -132,10 +149,8 @@ export function createAdminHandler(context: AdminContext): http.RequestListener 
         }
       }
       switch (`${req.method} ${url.pathname}`) {
-        case 'GET /report': {
-          if (run !== undefined && !storm.hasRun(run)) throw new AdminApiError('ERR_ADMIN_NOT_FOUND', `Failed to read the report: no run "${run}" (runs: ${storm.runIds().join(', ') || 'none'}).`)
+        case 'GET /report':
           return sendJson(res, 200, storm.report(run))
-        }
         case 'GET /runs':
           return sendJson(res, 200, { runs: storm.runIds().map((id) => ({ id, calls: storm.report(id).calls.length })) })
         case 'GET /rules':

@@ -24,6 +24,15 @@ export class RequestBody extends Readable {
     this.#source.resumeBody()
   }
 
+  /**
+   * As node:http's IncomingMessage: the error a body is destroyed with (the client left before
+   * sending it all) reaches only those who listen. A body nobody reads, because a fault answered
+   * the request before it, has no listener, and an 'error' without one would end the process.
+   */
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    callback(this.listenerCount('error') > 0 ? error : null)
+  }
+
   /** A chunk from the parser; the socket pauses while the reader is behind. */
   deliver(chunk: Buffer): void {
     if (!this.push(chunk)) this.#source.pauseBody()

@@ -18,6 +18,7 @@
  */
 import { EventEmitter } from 'node:events'
 import { STATUS_CODES } from 'node:http'
+import { errorBody } from '../../error-body.js'
 import net, { type AddressInfo, type Socket } from 'node:net'
 import { headerObject } from './headers.js'
 import { HTTPParser, MAX_HEADER_PAIRS, METHODS, type NativeParser } from './native-parser.js'
@@ -60,8 +61,27 @@ const PAUSED_BY_QUEUE = 2
  */
 export const PIPELINE_DEPTH = 16
 
-function statusHead(status: number): string {
-  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`
+function refusalBody(why: string): string {
+  return JSON.stringify(errorBody('proxy_error', 'ERR_REQUEST_MALFORMED', `Failed to read the request: ${why}. Send a well-formed HTTP/1.1 request.`))
+}
+
+/** A refusal through a response of the server (after the head was read). */
+function sendRefusal(res: WireResponse, status: number, why: string): void {
+  const body = refusalBody(why)
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
+  res.end(body)
+}
+
+/** A whole answer for a request that could not be read: the status and the JSON error body naming why (docs/errors.md). */
+function refusal(status: number, why: string): string {
+  const body = refusalBody(why)
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+}
+
+/** The parser's reason for refusing a head, as a message names it (`HPE_UNEXPECTED_CONTENT_LENGTH: …`). */
+function parserReason(error: Error & { code?: string; reason?: string }): string {
+  const reason = (error.reason ?? error.message).replace(/^Parse Error: /, '')
+  return error.code ? `${reason} (${error.code})` : reason
 }
 
 /** One socket a client opened to the proxy: parses its requests and answers them in order (pipelined ones queue). */
@@ -182,16 +202,14 @@ class ClientConnection implements ResponseOwner, BodySource {
     // RFC 9112 §3.2: an HTTP/1.1 request without Host gets a 400.
     if (http11 && req.headers.host === undefined) {
       res.keepAlive = false
-      res.writeHead(400, { 'content-length': 0 })
-      res.end()
+      sendRefusal(res, 400, 'an HTTP/1.1 request needs a Host header')
       return
     }
     const expect = req.headers.expect
     if (http11 && expect !== undefined) {
       if (!/^100-continue$/i.test(String(expect).trim())) {
         res.keepAlive = false
-        res.writeHead(417, { 'content-length': 0 })
-        res.end()
+        sendRefusal(res, 417, `"Expect: ${String(expect).slice(0, 64)}" is not supported (only 100-continue is)`)
         return
       }
       this.socket.write('HTTP/1.1 100 Continue\r\n\r\n', 'latin1')
@@ -307,7 +325,8 @@ class ClientConnection implements ResponseOwner, BodySource {
     }
     this.current?.connectionClosed()
     this.current = null
-    this.socket.end(statusHead(error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400), 'latin1')
+    const overflow = error.code === 'HPE_HEADER_OVERFLOW'
+    this.socket.end(refusal(overflow ? 431 : 400, overflow ? `the request head is over ${this.maxHeaderSize} bytes or ${MAX_HEADER_PAIRS} lines` : parserReason(error)), 'utf8')
   }
 
   /** CONNECT: the socket leaves this server for the 'connect' listener, with what followed the head. */
@@ -392,7 +411,7 @@ class ClientConnection implements ResponseOwner, BodySource {
     this.headStartedAt = 0
     this.requestStartedAt = 0
     if (this.current?.headersSent || !this.socket.writable) this.socket.destroy()
-    else this.socket.end(statusHead(408), 'latin1')
+    else this.socket.end(refusal(408, 'the request head or body took too long to arrive'), 'utf8')
   }
 }
 

@@ -26,6 +26,7 @@ import type { WireRequest } from '../http1/wire-request.js'
 import type { WireResponse } from '../http1/wire-response.js'
 import { setResetTarget } from '../reset-socket.js'
 import type { Upstream } from '../targets.js'
+import { proxyCredentialsRun } from '../run-address.js'
 import { parseConnectTarget, type ConnectTarget } from './connect-target.js'
 import type { LeafCertificates } from './leaf-certificates.js'
 
@@ -53,8 +54,8 @@ export interface ConnectHandlerOptions {
   readonly ownPorts: ReadonlySet<string>
   /** Whether to intercept a target; when false it is tunnelled untouched. Default: intercept everything. */
   readonly intercept?: (host: string, port: number) => boolean
-  /** Serve one request that arrived inside a tunnel: the data plane's request path. */
-  readonly serve: (req: WireRequest, res: WireResponse, upstream: Upstream, clientUrl: URL) => void
+  /** Serve one request that arrived inside a tunnel: the data plane's request path (`run`: the one the CONNECT's proxy credentials named). */
+  readonly serve: (req: WireRequest, res: WireResponse, upstream: Upstream, clientUrl: URL, run: string | undefined) => void
   /** Where an exchange that threw inside a tunnel is reported (see exchange-failure.ts). */
   readonly report?: ExchangeErrorReporter
   /** A client refused the leaf during the handshake (it does not trust the CA). */
@@ -73,6 +74,8 @@ export interface ConnectHandler {
 interface Tunnel {
   readonly target: ConnectTarget
   readonly secure: boolean
+  /** The run the CONNECT's `Proxy-Authorization` named: requests inside the tunnel carry no proxy credentials of their own. */
+  readonly run: string | undefined
 }
 
 const ignore = () => undefined
@@ -103,7 +106,7 @@ export function createConnectHandler(options: ConnectHandlerOptions): ConnectHan
     }
     // Concatenated, not resolved: `new URL('//other.host/x', origin)` would change the host.
     const clientUrl = new URL(`${tunnel.secure ? 'https' : 'http'}://${tunnel.target.authority}${path}`)
-    options.serve(req, res, { origin: clientUrl.origin, host: clientUrl.host, path }, clientUrl)
+    options.serve(req, res, { origin: clientUrl.origin, host: clientUrl.host, path }, clientUrl, tunnel.run)
   })
 
   const track = (socket: net.Socket) => {
@@ -111,7 +114,7 @@ export function createConnectHandler(options: ConnectHandlerOptions): ConnectHan
     socket.once('close', () => open.delete(socket))
   }
 
-  const terminateTls = async (socket: net.Socket, target: ConnectTarget) => {
+  const terminateTls = async (socket: net.Socket, target: ConnectTarget, run: string | undefined) => {
     let context: tls.SecureContext
     try {
       context = await options.leaves.contextFor([target.host])
@@ -161,21 +164,21 @@ export function createConnectHandler(options: ConnectHandlerOptions): ConnectHan
       socket.off('end', leftBeforeHandshake)
       // From here the inner server owns the socket and its errors; this keeps a late one harmless.
       secure.on('error', ignore)
-      tunnels.set(secure, { target, secure: true })
+      tunnels.set(secure, { target, secure: true, run })
       inner.handleConnection(secure)
     })
   }
 
-  const dispatch = (socket: net.Socket, target: ConnectTarget, first: Buffer) => {
+  const dispatch = (socket: net.Socket, target: ConnectTarget, first: Buffer, run: string | undefined) => {
     socket.setTimeout(0)
     socket.off('end', leftEarly)
     socket.pause()
     socket.unshift(first)
     if (first[0] === TLS_HANDSHAKE_RECORD) {
-      void terminateTls(socket, target)
+      void terminateTls(socket, target, run)
       return
     }
-    tunnels.set(socket, { target, secure: false })
+    tunnels.set(socket, { target, secure: false, run })
     inner.handleConnection(socket)
     socket.resume()
   }
@@ -224,11 +227,12 @@ export function createConnectHandler(options: ConnectHandlerOptions): ConnectHan
     if (closing) return refuseTunnel(socket, 503, `Failed to open a tunnel to ${target.authority}: the proxy is shutting down. Retry against a running proxy.`)
     if (options.intercept && !options.intercept(target.host, target.port)) return tunnelUntouched(socket, target, head)
     socket.write('HTTP/1.1 200 Connection Established\r\n\r\n')
-    if (head.length) return dispatch(socket, target, head)
+    const run = req.headers['proxy-authorization'] === undefined ? undefined : proxyCredentialsRun(req.headers)
+    if (head.length) return dispatch(socket, target, head, run)
     socket.setTimeout(HANDSHAKE_TIMEOUT_MS, () => socket.destroy())
     // CONNECT sockets are half-open capable (as the http server made them): close one whose client left.
     socket.once('end', leftEarly)
-    socket.once('data', (first: Buffer) => dispatch(socket, target, first))
+    socket.once('data', (first: Buffer) => dispatch(socket, target, first, run))
     socket.resume()
   }
 

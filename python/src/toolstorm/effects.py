@@ -1,0 +1,1 @@
+../../../helpers/python/toolstorm_effects.py

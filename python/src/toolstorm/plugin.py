@@ -1,0 +1,271 @@
+"""The pytest plugin (registered through the ``pytest11`` entry point): a ``toolstorm`` fixture.
+
+One proxy per session (per xdist worker), started the first time a test asks for it, in forward
+mode so any upstream a test starts can sit behind it. Each test is a run of its own: its addresses
+(``toolstorm.url(target)``, ``toolstorm.proxy_url``, ``toolstorm.env``) name its run, it is the
+proxy's active run while it runs (requests that name no run are its), and its rules are its own.
+
+A test fails (a failure, not an error) when a rule it configured never triggered, naming the rule,
+its route and the closest route seen; ``require_triggered=False`` opts out. Cassette tests
+(``@pytest.mark.toolstorm_cassette``) get a proxy of their own that records or strictly replays.
+
+    def test_recovers_from_a_lost_ack(toolstorm, shipping_server):
+        toolstorm.rules([{"name": "lost-ack", "route": "POST /ship", "kind": "response_lost", "calls": [1]}], seed=42)
+        agent = Agent(base_url=toolstorm.url(shipping_server.url))
+        agent.ship("order-1729")
+        toolstorm.contract().no_duplicate_effects().assert_valid()
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import shlex
+import threading
+from pathlib import Path
+from typing import Any, Dict, Generator, List, Optional
+
+import pytest
+
+from .cassette import RECORD_MODES, CassetteError, CassetteSession
+from .proxy import Proxy, Run
+
+_counter = itertools.count(1)
+
+
+class _TestState:
+    """What the plugin keeps for one test between its phases."""
+
+    def __init__(self, run: Run, cassette: Optional[CassetteSession]) -> None:
+        self.run = run
+        self.cassette = cassette
+        self.sidecar: Optional[str] = None
+        #: The end-of-test checks ran (and said what failed, if anything).
+        self.checked = False
+
+
+STATE = pytest.StashKey[_TestState]()
+CALL_PASSED = pytest.StashKey[bool]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("toolstorm", "toolstorm: faults at the network boundary")
+    group.addoption("--toolstorm-report-dir", metavar="DIR", default=None, help="write each toolstorm test's report (JSON) into DIR")
+    group.addoption("--toolstorm-record-mode", choices=RECORD_MODES, default=None, help="cassettes: none, once (default: record when missing, else replay strictly), new_episodes, all")
+    group.addoption("--toolstorm-proxy-args", metavar="ARGS", default=None, help="more flags for the toolstorm proxy processes, as one string (--upstream-ca ca.pem --clock virtual); adds to the ini option toolstorm_proxy_args")
+    parser.addini("toolstorm_proxy_args", type="args", default=[], help="more flags for the toolstorm proxy processes (toolstorm proxy, record, replay)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "toolstorm(rules=None, seed=None, require_triggered=True): the test's toolstorm rules, as toolstorm.rules(...) would set them")
+    config.addinivalue_line("markers", "toolstorm_cassette(path=None, record_mode=None): record the test's traffic into a cassette, or replay it strictly (path relative to the test file; default cassettes/<module>/<test>.jsonl)")
+
+
+def _proxy_args(config: pytest.Config) -> List[str]:
+    return [*config.getini("toolstorm_proxy_args"), *shlex.split(config.getoption("--toolstorm-proxy-args") or "")]
+
+
+class _EarlyStart:
+    """The session's proxy, started in a thread as soon as the first test that needs it is collected:
+    node starts while pytest still imports the other test modules, and the first test waits less."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.proxy = Proxy(cwd=config.invocation_params.dir, args=_proxy_args(config))
+        self.error: Optional[BaseException] = None
+        self._thread = threading.Thread(target=self._start, name="toolstorm-start", daemon=True)
+        self._thread.start()
+
+    def _start(self) -> None:
+        try:
+            self.proxy.start()
+        except BaseException as error:  # noqa: BLE001 - raised again where the fixture is used
+            self.error = error
+
+    def wait(self) -> Proxy:
+        self._thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.proxy
+
+    def close(self) -> None:
+        self._thread.join()
+        self.proxy.close()
+
+
+EARLY = pytest.StashKey[_EarlyStart]()
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    config = item.config
+    if EARLY in config.stash or config.option.collectonly:
+        return
+    names = getattr(item, "fixturenames", ())
+    uses = "toolstorm_proxy" in names or ("toolstorm" in names and item.get_closest_marker("toolstorm_cassette") is None)
+    if uses:
+        config.stash[EARLY] = _EarlyStart(config)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    # A proxy started for tests that were then deselected (-k) was never used: stop it.
+    early = config.stash.get(EARLY, None)
+    if early is not None:
+        early.close()
+
+
+@pytest.fixture(scope="session")
+def toolstorm_proxy(request: pytest.FixtureRequest) -> Generator[Proxy, None, None]:
+    """The session's (this xdist worker's) proxy, in forward mode. Most tests want ``toolstorm``."""
+    early = request.config.stash.get(EARLY, None)
+    proxy = early.wait() if early is not None else Proxy(cwd=request.config.invocation_params.dir, args=_proxy_args(request.config)).start()
+    try:
+        yield proxy
+    finally:
+        proxy.close()
+
+
+def _run_id(item: pytest.Item) -> str:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    name = re.sub(r"[^A-Za-z0-9._~-]+", "-", item.name).strip("-")
+    return f"{worker}-{next(_counter)}-{name}"[:128]
+
+
+def _cassette_path(item: pytest.Item, marker: pytest.Mark) -> Path:
+    given = marker.args[0] if marker.args else marker.kwargs.get("path")
+    folder = Path(str(item.fspath)).parent
+    if given is None:
+        module = Path(str(item.fspath)).stem
+        name = re.sub(r"[^A-Za-z0-9._-]+", "_", item.name)
+        return folder / "cassettes" / module / f"{name}.jsonl"
+    path = Path(given)
+    return path if path.is_absolute() else folder / path
+
+
+@pytest.fixture
+def toolstorm(request: pytest.FixtureRequest) -> Generator[Run, None, None]:
+    """This test's run: ``rules()``, ``url(target)``, ``proxy_url``, ``env``, ``sidecar_url``, ``report()``, ``contract()``."""
+    item = request.node
+    cassette: Optional[CassetteSession] = None
+    cassette_marker = item.get_closest_marker("toolstorm_cassette")
+    run_id = _run_id(item)
+    if cassette_marker is not None:
+        mode = cassette_marker.kwargs.get("record_mode") or request.config.getoption("--toolstorm-record-mode") or "once"
+        try:
+            cassette = CassetteSession(_cassette_path(item, cassette_marker), mode)
+        except CassetteError as error:
+            pytest.fail(str(error), pytrace=False)
+        cassette.start(cwd=request.config.invocation_params.dir, args=_proxy_args(request.config))
+        run = cassette.run(run_id)
+    else:
+        run = Run(request.getfixturevalue("toolstorm_proxy"), run_id)
+    state = _TestState(run, cassette)
+    item.stash[STATE] = state
+    # Tool servers in this process (or started by the test) report effects to this test's proxy.
+    state.sidecar = os.environ.get("TOOLSTORM_SIDECAR")
+    os.environ["TOOLSTORM_SIDECAR"] = run.sidecar_url
+    try:
+        run.proxy.activate(run.id)
+        marker = item.get_closest_marker("toolstorm")
+        if marker is not None:
+            rules = marker.args[0] if marker.args else marker.kwargs.get("rules")
+            run.rules(rules, seed=marker.kwargs.get("seed"), require_triggered=marker.kwargs.get("require_triggered", True))
+        yield run
+    finally:
+        _finish(item, state)
+
+
+def _finish(item: pytest.Item, state: _TestState) -> None:
+    run = state.run
+    passed = item.stash.get(CALL_PASSED, False)
+    if state.sidecar is None:
+        os.environ.pop("TOOLSTORM_SIDECAR", None)
+    else:
+        os.environ["TOOLSTORM_SIDECAR"] = state.sidecar
+    try:
+        if run.proxy.running:
+            run.proxy.activate(None)
+            report_dir = item.config.getoption("--toolstorm-report-dir")
+            if report_dir:
+                _write_report(Path(report_dir), item, run.report())
+    finally:
+        if state.cassette is not None:
+            outcome = state.cassette.finish(passed)
+            item.add_report_section("teardown", "toolstorm", f"cassette {outcome}")
+
+
+def _write_report(folder: Path, item: pytest.Item, report: Dict[str, Any]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", item.nodeid).strip("_")[:200] or "test"
+    target = folder / f"{name}.json"
+    temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    temp.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    os.replace(temp, target)
+
+
+def _never_triggered(run: Run) -> Optional[str]:
+    """The failure message when a rule the test configured never triggered, else None."""
+    result = run.contract().require_triggered().result()
+    failing = [check for check in result["checks"] if not check["passed"]]
+    if not failing:
+        return None
+    routes = {rule["name"]: rule["route"] for rule in run.report().get("rules", [])}
+    lines: List[str] = []
+    for check in failing:
+        name = check["name"].split(": ", 1)[-1]
+        lines.append(f'  rule "{name}" (route "{routes.get(name, "?")}"): {check["detail"]}')
+    count = len(failing)
+    return (
+        f"toolstorm: {count} rule{'s' if count > 1 else ''} configured by this test never triggered\n"
+        + "\n".join(lines)
+        + "\nFix the route (or the test), or pass require_triggered=False when a rule may rightly not fire."
+    )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
+    # The checks run at the end of the call phase, so that they fail the test rather than error its teardown.
+    result = yield
+    state = item.stash.get(STATE, None)
+    if state is None:
+        return result
+    state.checked = True
+    problems: List[str] = []
+    if state.cassette is not None:
+        failure = state.cassette.failure()
+        if failure:
+            problems.append(failure)
+    if state.run.require_triggered and (state.cassette is None or not state.cassette.replaying):
+        message = _never_triggered(state.run)
+        if message:
+            problems.append(message)
+    if problems:
+        raise AssertionError("\n\n".join(problems))
+    return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Generator[None, Any, Any]:
+    report = yield
+    if report.when == "call":
+        item.stash[CALL_PASSED] = report.passed
+        state = item.stash.get(STATE, None)
+        if report.failed and state is not None and state.run.proxy.running:
+            try:
+                # A replay that diverged fails the client's request first (a 409): the table says why.
+                failure = state.cassette.failure() if state.cassette is not None and not state.checked else None
+                report.sections.append(("toolstorm", "\n\n".join(filter(None, [failure, _describe_calls(state.run)]))))
+            except Exception as error:  # noqa: BLE001 - a failing summary must not hide the test's own failure
+                report.sections.append(("toolstorm", f"(the run's report could not be read: {error})"))
+    return report
+
+
+def _describe_calls(run: Run) -> str:
+    report = run.report()
+    lines = [f"run {run.id} on {run.proxy.url}: {len(report.get('calls', []))} call(s), {len(report.get('effects', []))} effect(s)"]
+    for call in report.get("calls", [])[:50]:
+        fault = f"  [{call['fault']}: {call['kind']}]" if call.get("fault") and call.get("injected") else ""
+        lines.append(f"  {call['id']:>3}  {call['route']}  {call['outcome']} {call.get('status') or ''}{fault}")
+    for name, counts in (report.get("coverage") or {}).items():
+        lines.append(f"  rule {name}: eligible {counts['eligible']}, selected {counts['selected']}, triggered {counts['triggered']}")
+    return "\n".join(lines)

@@ -1,0 +1,145 @@
+"""The plugin as a user's suite sees it, run with pytester: what fails, how, and what is written."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+@pytest.fixture
+def suite(pytester, monkeypatch):
+    """A pytester folder with the fake servers importable, as a user's tests folder would have its own.
+    Its runs are subprocesses (``runpytest`` is ``runpytest_subprocess`` here): a second in-process
+    session would share this one's imported modules."""
+    import servers
+
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(Path(servers.__file__).parent), os.environ.get("PYTHONPATH")])))
+    pytester.makeconftest('pytest_plugins = ["upstreams"]\n')
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.runpytest = pytester.runpytest_subprocess
+    return pytester
+
+
+def test_a_misspelled_route_fails_the_test_naming_the_rule_its_route_and_the_closest_route_seen(suite):
+    suite.makepyfile(
+        test_typo="""
+        import requests
+
+        def test_typo(toolstorm, shipping_server):
+            toolstorm.rules([{"name": "lost-ack", "route": "POST /shpi", "kind": "response_lost", "calls": [1]}])
+            assert requests.post(toolstorm.url(shipping_server.url) + "/ship", json={"order": "o-1"}, timeout=10).status_code == 201
+
+        def test_opted_out(toolstorm, shipping_server):
+            toolstorm.rules([{"name": "maybe", "route": "POST /ship", "kind": "unavailable", "probability": 0}], require_triggered=False)
+            assert requests.post(toolstorm.url(shipping_server.url) + "/ship", json={"order": "o-2"}, timeout=10).status_code == 201
+
+        def test_triggered(toolstorm, shipping_server):
+            toolstorm.rules([{"name": "down", "route": "POST /ship", "kind": "unavailable", "calls": [1]}])
+            assert requests.post(toolstorm.url(shipping_server.url) + "/ship", json={"order": "o-3"}, timeout=10).status_code == 503
+        """
+    )
+    result = suite.runpytest("-p", "no:cacheprovider")
+    # A failure of the test (not an error of its teardown), and only that one.
+    result.assert_outcomes(passed=2, failed=1, errors=0)
+    result.stdout.fnmatch_lines(
+        [
+            "*toolstorm: 1 rule configured by this test never triggered*",
+            '*rule "lost-ack" (route "POST /shpi"): Triggered 0 time(s); never eligible: no call was on a route matching "POST /shpi" (routes seen: POST /ship ×1); the closest route seen is "POST /ship"*',
+            "*FAILED test_typo.py::test_typo*",
+        ]
+    )
+    # The failed test's calls are shown with it.
+    result.stdout.fnmatch_lines(["*toolstorm*", "*1  POST /ship  response 201*", "*rule lost-ack: eligible 0, selected 0, triggered 0*"])
+
+
+def test_each_test_is_a_run_of_its_own_and_its_report_is_written(suite, tmp_path):
+    suite.makepyfile(
+        test_runs="""
+        import requests
+
+        def test_first(toolstorm, shipping_server):
+            toolstorm.rules([{"name": "down", "route": "POST /ship", "kind": "unavailable", "calls": [1]}])
+            assert requests.post(toolstorm.url(shipping_server.url) + "/ship", json={"order": "a"}, timeout=10).status_code == 503
+
+        def test_second_sees_no_rule_and_no_call_of_the_first(toolstorm, shipping_server):
+            assert toolstorm.report()["calls"] == [] and toolstorm.report()["rules"] == []
+            assert requests.post(toolstorm.url(shipping_server.url) + "/ship", json={"order": "b"}, timeout=10).status_code == 201
+            assert [call["ordinal"] for call in toolstorm.report()["calls"]] == [1]
+
+        def test_without_calls(toolstorm):
+            assert toolstorm.report()["calls"] == []
+        """
+    )
+    reports = tmp_path / "reports"
+    result = suite.runpytest("-p", "no:cacheprovider", f"--toolstorm-report-dir={reports}")
+    result.assert_outcomes(passed=3)
+    written = sorted(path.name for path in reports.iterdir())
+    assert written == ["test_runs.py_test_first.json", "test_runs.py_test_second_sees_no_rule_and_no_call_of_the_first.json", "test_runs.py_test_without_calls.json"]
+    first = json.loads((reports / written[0]).read_text())
+    assert first["kind"] == "toolstorm.report" and first["coverage"] == {"down": {"eligible": 1, "selected": 1, "triggered": 1}}
+    assert json.loads((reports / written[2]).read_text())["calls"] == []
+
+
+CONVERSATION = """
+import openai, pytest
+
+@pytest.mark.toolstorm_cassette("cassettes/chat.jsonl")
+def test_chat(toolstorm, model_server):
+    client = openai.OpenAI(base_url=toolstorm.url(model_server.url + "/v1"), api_key="sk-test", max_retries=0)
+    for text in TEXTS:
+        client.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": text}])
+    print("HITS", model_server.hits(), "ACTION", toolstorm.cassette.action)
+"""
+
+
+def test_a_cassette_is_recorded_once_then_replayed_strictly(suite):
+    suite.makepyfile(test_chat=f"TEXTS = ['one', 'two']\n{CONVERSATION}")
+    recorded = suite.runpytest("-p", "no:cacheprovider", "-s")
+    recorded.assert_outcomes(passed=1)
+    recorded.stdout.fnmatch_lines(["*HITS 2 ACTION record*"])
+    cassette = suite.path / "cassettes" / "chat.jsonl"
+    assert len(cassette.read_text().splitlines()) == 3
+    assert "sk-test" not in cassette.read_text()
+    original = cassette.read_text()
+
+    replayed = suite.runpytest("-p", "no:cacheprovider", "-s")
+    replayed.assert_outcomes(passed=1)
+    replayed.stdout.fnmatch_lines(["*HITS 0 ACTION replay*"])
+
+    # The agent changed: its second request is not the recorded one. The test fails with the table.
+    suite.makepyfile(test_chat=f"TEXTS = ['one', 'three']\n{CONVERSATION}")
+    diverged = suite.runpytest("-p", "no:cacheprovider")
+    diverged.assert_outcomes(failed=1)
+    diverged.stdout.fnmatch_lines(["*ERR_CASSETTE_MISMATCH*", "*req  #  expected*seen*result*", "*2  2  POST /v1/chat/completions  POST http://127.0.0.1:*/v1/chat/completions  mismatch: body differs*"])
+
+    # One request fewer: the recorded exchange never asked for fails the test at its end.
+    suite.makepyfile(test_chat=f"TEXTS = ['one']\n{CONVERSATION}")
+    fewer = suite.runpytest("-p", "no:cacheprovider")
+    fewer.assert_outcomes(failed=1)
+    fewer.stdout.fnmatch_lines(["*toolstorm: the replay of *chat.jsonl failed*", "*2  POST /v1/chat/completions  *unused*", "*(ERR_CASSETTE_UNUSED)*"])
+    assert cassette.read_text() == original  # a replay never rewrites the cassette
+
+    # Recording anew (--toolstorm-record-mode=all) keeps the cassette only when the test passes.
+    suite.makepyfile(test_chat=f"TEXTS = ['one', 'three']\n{CONVERSATION}    assert False, 'the agent broke'\n")
+    failed = suite.runpytest("-p", "no:cacheprovider", "--toolstorm-record-mode=all")
+    failed.assert_outcomes(failed=1)
+    assert cassette.read_text() == original
+    assert [path.name for path in cassette.parent.iterdir()] == ["chat.jsonl"]  # no recording left behind
+    suite.makepyfile(test_chat=f"TEXTS = ['one', 'three']\n{CONVERSATION}")
+    suite.runpytest("-p", "no:cacheprovider", "--toolstorm-record-mode=all").assert_outcomes(passed=1)
+    assert "three" in cassette.read_text() and "two" not in cassette.read_text()
+
+
+def test_record_mode_none_refuses_a_missing_cassette_and_new_episodes_adds_to_one(suite):
+    suite.makepyfile(test_chat=f"TEXTS = ['one']\n{CONVERSATION}")
+    missing = suite.runpytest("-p", "no:cacheprovider", "--toolstorm-record-mode=none")
+    missing.assert_outcomes(errors=1)
+    missing.stdout.fnmatch_lines(["*cassettes/chat.jsonl does not exist and the record mode is 'none'*"])
+    assert not (suite.path / "cassettes" / "chat.jsonl").exists()
+
+    suite.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    suite.makepyfile(test_chat=f"TEXTS = ['one', 'two']\n{CONVERSATION}")
+    grown = suite.runpytest("-p", "no:cacheprovider", "-s", "--toolstorm-record-mode=new_episodes")
+    grown.assert_outcomes(passed=1)
+    grown.stdout.fnmatch_lines(["*HITS 1 ACTION update*"])  # only the new request reached the provider
+    assert len((suite.path / "cassettes" / "chat.jsonl").read_text().splitlines()) == 3

@@ -1,0 +1,78 @@
+"""Each test is a run of its own, whatever client it uses, without adding a header: base URLs,
+proxy URLs (HTTP_PROXY), a subprocess agent with ``toolstorm.env``, and traffic that names no
+run at all (the active run). Runs used at once never see each other's calls or rules."""
+
+import asyncio
+import json
+import os
+import urllib.request
+
+import httpx
+import requests
+
+from toolstorm.effects import report_effect
+from upstreams import run_urllib_agent
+
+DOWN_FIRST = {"name": "down", "route": "POST /ship", "kind": "unavailable", "calls": [1]}
+
+
+def routes(report):
+    return [(call["route"], call["status"]) for call in report["calls"]]
+
+
+def test_a_test_with_no_calls_has_an_empty_report(toolstorm):
+    report = toolstorm.report()
+    assert report["run"] == toolstorm.id and report["calls"] == [] and report["effects"] == []
+
+
+def test_requests_and_urllib_through_the_run_s_proxy_url(toolstorm, shipping_server):
+    toolstorm.rules([DOWN_FIRST])
+    first = requests.post(f"{shipping_server.url}/ship", json={"order": "a"}, proxies={"http": toolstorm.proxy_url}, timeout=10)
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": toolstorm.proxy_url}))
+    request = urllib.request.Request(f"{shipping_server.url}/ship", data=json.dumps({"order": "b"}).encode(), headers={"content-type": "application/json"}, method="POST")
+    with opener.open(request, timeout=10) as second:
+        assert (first.status_code, second.status) == (503, 201)
+    assert routes(toolstorm.report()) == [("POST /ship", 503), ("POST /ship", 201)]
+    # The tool server reported its commit with the helper: on record against this run's call.
+    assert [(effect["name"], effect["key"], effect["call"]) for effect in toolstorm.report()["effects"]] == [("shipment", "b", 2)]
+
+
+def test_a_subprocess_agent_with_the_run_s_environment(toolstorm, shipping_server):
+    toolstorm.rules([DOWN_FIRST])
+    assert run_urllib_agent({**os.environ, **toolstorm.env}, f"{shipping_server.url}/ship") == [503, 201]
+    assert routes(toolstorm.report()) == [("POST /ship", 503), ("POST /ship", 201)]
+    assert toolstorm.env["TOOLSTORM_SIDECAR"] == toolstorm.sidecar_url == os.environ["TOOLSTORM_SIDECAR"]
+
+
+def test_traffic_that_names_no_run_is_the_running_test_s(toolstorm, toolstorm_proxy, shipping_server):
+    # The session's bare proxy URL (say, HTTP_PROXY set once for the whole suite): no run in it.
+    toolstorm.rules([DOWN_FIRST])
+    with httpx.Client(proxy=toolstorm_proxy.url, timeout=10) as client:
+        assert client.post(f"{shipping_server.url}/ship", json={"order": "a"}).status_code == 503
+    assert routes(toolstorm.report()) == [("POST /ship", 503)]
+
+
+async def test_runs_used_at_once_never_see_each_other(toolstorm_proxy, shipping_server, monkeypatch):
+    # Two runs of one proxy at the same time (two tests of a suite running concurrently would be the same).
+    monkeypatch.setenv("TOOLSTORM_SIDECAR", toolstorm_proxy.sidecar_url)
+    runs = [toolstorm_proxy.run(), toolstorm_proxy.run()]
+    runs[0].rules([DOWN_FIRST])
+    runs[1].rules([{"name": "busy", "route": "POST /ship", "kind": "rate_limit", "calls": [2]}])
+
+    async def agent(run, order):
+        async with httpx.AsyncClient(base_url=run.url(shipping_server.url), timeout=10) as client:
+            return [(await client.post("/ship", json={"order": order})).status_code for _ in range(3)]
+
+    statuses = await asyncio.gather(agent(runs[0], "a"), agent(runs[1], "b"))
+    assert statuses == [[503, 201, 201], [201, 429, 201]]
+    assert [len(run.report()["calls"]) for run in runs] == [3, 3]
+    assert [sorted(run.report()["coverage"]) for run in runs] == [["down"], ["busy"]]
+    assert [[effect["key"] for effect in run.report()["effects"]] for run in runs] == [["a", "a"], ["b", "b"]]
+
+
+def test_the_effects_helper_in_the_test_process_reports_to_this_test_s_proxy(toolstorm, shipping_server):
+    response = requests.post(f"{toolstorm.url(shipping_server.url)}/ship", json={"order": "o-9"}, timeout=10)
+    assert response.status_code == 201
+    # No call header: production traffic, skipped without a sound.
+    assert report_effect({}, "shipment", "x") is False
+    assert [effect["key"] for effect in toolstorm.report()["effects"]] == ["o-9"]

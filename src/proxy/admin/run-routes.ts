@@ -1,0 +1,98 @@
+/**
+ * Admin routes that make one run a test of its own (the pytest plugin gives each test a run):
+ *
+ * | method | path | what |
+ * |---|---|---|
+ * | PUT | /rules?run=ID | the run's own rules file (seed, rules, routes, maxCalls): its calls are decided by it |
+ * | GET | /rules?run=ID | the rules deciding the run's calls (its own, else the proxy's) |
+ * | DELETE | /rules?run=ID | the run goes back to the proxy's rules |
+ * | GET | /active-run | `{"run": ID or null}` |
+ * | PUT | /active-run?run=ID | requests that name no run go to ID (instead of `default`) |
+ * | DELETE | /active-run | back to `default` |
+ * | POST | /contract?run=ID | `{"checks": [...]}` run on the run's report: `{"passed", "checks"}` |
+ *
+ * `PUT /rules` without `run` stays the proxy's (admin-server.ts). With a shared state store
+ * (`--state`) a run's own rules and the active run would be this replica's alone, so they are
+ * refused there; contracts run on the merged report.
+ */
+import type http from 'node:http'
+import { AdminApiError, ConfigError } from '../../errors.js'
+import { parseContractRequest, runContract } from '../../engine/contracts/contract-request.js'
+import { lintRules } from '../../engine/rules/lint-rules.js'
+import { parseConfig, type Storm } from '../../engine/storm.js'
+import type { RedisRunState } from '../../engine/state/redis-run-state.js'
+import { parseDocument } from '../../io/read-input-file.js'
+import { docsUrl } from '../../docs-url.js'
+import { parseJsonBody, readBody, sendError, sendJson } from './admin-server.js'
+
+/** Fields of a rules file that stay the proxy's: a run cannot change how everything is redacted or which requests are MCP. */
+const PROXY_WIDE_FIELDS = ['redact', 'mcp'] as const
+
+const RUN_ID = /^[A-Za-z0-9._~-]{1,128}$/
+
+type Route = (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => Promise<boolean>
+
+export function runRoutes(storm: Storm, shared: RedisRunState | null = null): Route {
+  return async (req, res, url) => {
+    const run = url.searchParams.get('run')
+    const route = `${req.method} ${url.pathname}`
+    const perRunRules = url.pathname === '/rules' && run !== null
+    if (!perRunRules && url.pathname !== '/active-run' && route !== 'POST /contract') return false
+    try {
+      if (run !== null && !RUN_ID.test(run)) throw new ConfigError(`Failed to use ${route}: "${run.slice(0, 140)}" is not a run id (1-128 letters, digits, ".", "_", "~" or "-").`, { code: 'ERR_USAGE' })
+      if (shared && route !== 'POST /contract') {
+        throw new AdminApiError('ERR_STATE', `Failed to use ${route}${run === null ? '' : `?run=${run}`}: with a shared state store (--state) a run's own rules and the active run are not shared between replicas. Set the rules for every run with PUT /rules, and name runs with x-toolstorm-run. See ${docsUrl('scale-out.md')}.`)
+      }
+      switch (route) {
+        case 'PUT /rules': {
+          const text = await readBody(req)
+          const where = `PUT /rules?run=${run}`
+          const document = /yaml/i.test(req.headers['content-type'] ?? '') ? parseDocument(text, where, { format: 'yaml' }) : parseJsonBody(text, where)
+          const proxyWide = document !== null && typeof document === 'object' ? PROXY_WIDE_FIELDS.find((field) => field in document) : undefined
+          if (proxyWide) throw new ConfigError(`Failed to load rules from ${where}: $.${proxyWide}: a run's rules cannot set "${proxyWide}"; it is the proxy's for every run. Set it with PUT /rules (no run).`)
+          const config = parseConfig(document, where)
+          storm.setRunConfig(run as string, config)
+          sendJson(res, 200, { ok: true, run, rules: config.rules.length, warnings: lintRules(config) })
+          return true
+        }
+        case 'GET /rules':
+          sendJson(res, 200, { ...storm.shownConfig(), ...runView(storm, run as string) })
+          return true
+        case 'DELETE /rules':
+          storm.setRunConfig(run as string, null)
+          sendJson(res, 200, { ok: true, run })
+          return true
+        case 'GET /active-run':
+          sendJson(res, 200, { run: storm.activeRun })
+          return true
+        case 'PUT /active-run':
+          if (run === null) throw new ConfigError('Failed to use PUT /active-run: name the run, as in PUT /active-run?run=<id>.', { code: 'ERR_USAGE' })
+          storm.activeRun = run
+          sendJson(res, 200, { ok: true, run })
+          return true
+        case 'DELETE /active-run':
+          storm.activeRun = null
+          sendJson(res, 200, { ok: true, run: null })
+          return true
+        case 'POST /contract': {
+          const checks = parseContractRequest(parseJsonBody(await readBody(req), 'POST /contract'), 'POST /contract')
+          const report = shared ? await shared.report(run ?? undefined) : storm.report(run ?? undefined)
+          sendJson(res, 200, { run: report.run, ...runContract(report, checks) })
+          return true
+        }
+        default:
+          throw new AdminApiError('ERR_ADMIN_NOT_FOUND', `Failed to use the admin API: no endpoint ${req.method} ${url.pathname}${perRunRules ? '?run=' : ''}. See ${docsUrl('admin-api.md')}.`)
+      }
+    } catch (error) {
+      sendError(res, error)
+      return true
+    }
+  }
+}
+
+/** What `GET /rules?run=ID` shows of the run's own rules (the proxy's redaction applied). */
+function runView(storm: Storm, run: string): Record<string, unknown> {
+  const config = storm.configOf(run)
+  const report = storm.report(run)
+  return { run, own: storm.hasRunConfig(run), seed: config.seed, routes: { ...config.routes }, rules: report.rules, maxCalls: config.maxCalls }
+}
