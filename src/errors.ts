@@ -31,6 +31,7 @@ export const ERROR_CODES = {
   ERR_ADMIN_UNAUTHORIZED: { exit: 2, status: 401, summary: 'An admin request carried no valid bearer token.' },
   ERR_ADMIN_FORBIDDEN: { exit: 2, status: 403, summary: 'An admin request came with a Host or Origin that is not allowed.' },
   ERR_ADMIN_NOT_FOUND: { exit: 2, status: 404, summary: 'No such admin endpoint or run.' },
+  ERR_ADMIN_QUERY_INVALID: { exit: 2, status: 400, summary: 'An admin request has a query parameter its endpoint does not take.' },
   ERR_STATE: { exit: 2, status: 409, summary: 'An API was used in the wrong lifecycle state.' },
   ERR_STATE_UNAVAILABLE: { exit: 2, status: 503, summary: 'The shared state store (Redis, `--state`) could not be reached: at start the proxy exits; during traffic an exchange is answered 503 (or passed through with --state-unavailable=pass).' },
   ERR_PEER_MISSING: { exit: 2, status: 500, summary: 'An optional peer dependency (msw) that this API needs is not installed.' },

@@ -1,11 +1,13 @@
 /**
  * Running a user's command next to a proxy or replay server (`record FILE -- cmd`,
  * `replay FILE -- cmd`): the child inherits stdio and gets the server's URLs in its environment;
- * SIGINT and SIGTERM are passed on to it; its exit code is what the caller reports.
+ * requests to stop (SIGINT, SIGTERM, the parent gone) are passed on to it; its exit code is what
+ * the caller reports.
  */
 import { spawn } from 'node:child_process'
 import os from 'node:os'
 import { printError } from './output.js'
+import { onStopRequest, type StopOptions } from './stop-request.js'
 
 export interface CommandEnv {
   /** The URL clients use: the proxy or replay server (`TOOLSTORM_PROXY_URL`). */
@@ -13,42 +15,45 @@ export interface CommandEnv {
   /** Admin API (`TOOLSTORM_SIDECAR`, which the effects helpers read). */
   adminUrl: string
   adminToken: string
-  /** Also set `HTTP_PROXY`/`http_proxy` (forward mode, and replay). */
-  httpProxy: boolean
-  /** Also set `HTTPS_PROXY`/`https_proxy`: the server intercepts CONNECT (forward mode, and replay). */
-  httpsProxy?: boolean
 }
 
-/** The environment the child runs with. */
+/**
+ * The environment the child runs with: the same under `record` and `replay`, whatever the mode,
+ * so a client sends in replay exactly what it sent while recording. `HTTP_PROXY` and `HTTPS_PROXY`
+ * name the server too: clients that honour them (curl, Python, Node with NODE_USE_ENV_PROXY) send
+ * every request through it, their base-URL requests addressed to the server itself, which serves
+ * them as if they came directly (docs/cassettes.md#the-commands-environment).
+ */
 export function commandEnvironment(env: CommandEnv): NodeJS.ProcessEnv {
   return {
     ...process.env,
     TOOLSTORM_PROXY_URL: env.proxyUrl,
     TOOLSTORM_SIDECAR: env.adminUrl,
     TOOLSTORM_ADMIN_TOKEN: env.adminToken,
-    ...(env.httpProxy ? { HTTP_PROXY: env.proxyUrl, http_proxy: env.proxyUrl } : {}),
-    ...(env.httpsProxy ? { HTTPS_PROXY: env.proxyUrl, https_proxy: env.proxyUrl } : {}),
+    HTTP_PROXY: env.proxyUrl,
+    http_proxy: env.proxyUrl,
+    HTTPS_PROXY: env.proxyUrl,
+    https_proxy: env.proxyUrl,
   }
 }
 
-/** Run `command` to its end; resolves with its exit code (128 + n when a signal ended it, 127 when it cannot start). */
-export function runCommand(command: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+/**
+ * Run `command` to its end; resolves with its exit code (128 + n when a signal ended it, 127 when
+ * it cannot start). Every request to stop (stop-request.ts) is passed on to it: SIGINT as SIGINT,
+ * the rest as SIGTERM.
+ */
+export function runCommand(command: readonly string[], env: NodeJS.ProcessEnv, stop: StopOptions = {}): Promise<number> {
   return new Promise((resolve) => {
     const [file, ...args] = command as [string, ...string[]]
     const child = spawn(file, args, { stdio: 'inherit', env })
-    const forward = (signal: NodeJS.Signals) => () => {
-      if (child.exitCode === null) child.kill(signal)
-    }
-    const onInt = forward('SIGINT')
-    const onTerm = forward('SIGTERM')
-    process.on('SIGINT', onInt)
-    process.on('SIGTERM', onTerm)
+    const dispose = onStopRequest((reason) => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(reason === 'SIGINT' ? 'SIGINT' : 'SIGTERM')
+    }, stop)
     let settled = false
     const done = (code: number) => {
       if (settled) return
       settled = true
-      process.off('SIGINT', onInt)
-      process.off('SIGTERM', onTerm)
+      dispose()
       resolve(code)
     }
     child.once('error', (error: NodeJS.ErrnoException) => {
@@ -56,18 +61,5 @@ export function runCommand(command: readonly string[], env: NodeJS.ProcessEnv): 
       done(127)
     })
     child.once('exit', (code, signal) => done(code ?? 128 + (signal ? (os.constants.signals[signal] ?? 0) : 0)))
-  })
-}
-
-/** Resolve on the first SIGINT or SIGTERM. */
-export function untilSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      process.off('SIGINT', stop)
-      process.off('SIGTERM', stop)
-      resolve(signal)
-    }
-    process.on('SIGINT', stop)
-    process.on('SIGTERM', stop)
   })
 }

@@ -12,6 +12,7 @@ import { readBodyDecoded } from './body.js'
 import { HEADER_CALL } from './storm.js'
 import { observeWriter } from './streams/response-writer.js'
 import { relayStream } from './streams/stream-relay.js'
+import { watchStreamEnd, type StreamEnd } from './streams/stream-end.js'
 
 /** Refusal when the run's call budget is spent: a harness limit, not an injected fault. */
 export const BUDGET_REFUSAL_STATUS = 503
@@ -92,14 +93,19 @@ export function runExchange(exchange: Exchange, io: ExchangeTransport, wanting?:
 }
 
 function passThroughHooks(exchange: Exchange, io: ExchangeTransport): PassThroughHooks {
+  let end: StreamEnd | null = null
   return {
     upstreamHead(status, headers) {
       recordUpstreamHead(exchange, status, headers)
+      end = watchStreamEnd(exchange, headers)
+      return end ? (chunk) => end?.push(chunk) : undefined
     },
     unreachable(error) {
       return unreachableResponse(exchange, error, io)
     },
     done(outcome, status, error) {
+      // A client that leaves once its stream's final event reached it got the whole answer.
+      if (outcome === 'cancelled' && end?.reached) return exchange.finish('response', status)
       exchange.finish(outcome, status, error ?? (outcome === 'reset' ? 'ECONNRESET' : outcome === 'cancelled' ? 'CLIENT_ABORTED' : null))
     },
   }
@@ -247,8 +253,30 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
 
   // The source decides how its body reaches the client (a cassette's recorded pace and ending).
   if (upstream.playback) return relayStream(exchange, io, upstream, upstream.playback)
-  await io.relay(upstream)
+  const end = watchStreamEnd(exchange, upstream.headers)
+  try {
+    await io.relay(end ? watchedBody(upstream, end) : upstream)
+  } catch (error) {
+    // A client that leaves once its stream's final event reached it got the whole answer.
+    if (!(end?.reached && io.signal.aborted)) throw error
+  }
   exchange.finish('response', upstream.status)
+}
+
+/** `upstream` with each body chunk shown to `end` as it is handed on to the client. */
+function watchedBody(upstream: UpstreamResponse, end: StreamEnd): UpstreamResponse {
+  if (upstream.tap) {
+    upstream.tap((chunk) => chunk && end.push(chunk))
+    return upstream
+  }
+  const source = upstream.body
+  async function* watched(): AsyncGenerator<Uint8Array> {
+    for await (const chunk of source) {
+      end.push(chunk)
+      yield chunk
+    }
+  }
+  return { ...upstream, body: watched() }
 }
 
 /** Report the upstream's head and body chunks to the observer, whoever reads the body. */

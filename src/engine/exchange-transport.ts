@@ -113,8 +113,8 @@ export interface ExchangeTransport extends UpstreamExchange, ClientSink {}
 
 /** What a pass-through transport reports back; the flow decides what to record. */
 export interface PassThroughHooks {
-  /** The upstream answered with this head. */
-  upstreamHead(status: number, headers: HeaderMap): void
+  /** The upstream answered with this head. Returns where to show each body chunk as it is written to the client, when the flow wants them (an event stream, for its final event). */
+  upstreamHead(status: number, headers: HeaderMap): ((chunk: Uint8Array) => void) | undefined
   /** The upstream could not be reached: the transport sends this response instead. */
   unreachable(error: unknown): { status: number; headers: Record<string, string>; body: Uint8Array }
   /** The exchange ended for the client (`error`: the upstream broke off mid-body, the client saw a reset). */

@@ -2,8 +2,14 @@
  * One run's state: ordinals, keys, calls, effects and coverage. Parallel test workers sharing a
  * proxy each get their own run (`x-toolstorm-run`), so they never shift each other's schedules.
  */
-import type { CallRecord, CoverageCounts, EffectRecord } from './schema/report.js'
+import type { CallRecord, CoverageCounts, EarlierRules, EffectRecord } from './schema/report.js'
 import type { Rule } from './schema/rule.js'
+
+/**
+ * Rule sets kept for the report, at most: one per rule change that calls began under, so each
+ * holds at least one call, and past the report's 10,000 itemized calls coverage is only bounded.
+ */
+export const MAX_EARLIER_RULE_SETS = 10_000
 
 export class Run {
   readonly id: string
@@ -19,6 +25,15 @@ export class Run {
   droppedCalls = 0
   /** Keys sent explicitly per route (default `#n` keys are unique by construction). */
   readonly explicitKeys = new Map<string, Set<string>>()
+  /**
+   * The rule sets calls of this run began under before the rules in force now (`PUT /rules`),
+   * oldest first: the report keeps them, so every call's rule, and every rule's coverage, can be
+   * checked against the rules that decided it.
+   */
+  readonly earlierRules: EarlierRules = []
+  /** The rules in force for this run, and how many of its calls had started when they came into force. */
+  #rules: readonly Rule[] = []
+  #rulesFrom = 0
 
   constructor(id: string, start: number, rules: readonly Rule[]) {
     this.id = id
@@ -26,10 +41,22 @@ export class Run {
     this.syncRules(rules)
   }
 
-  /** Give every rule a counter; keep counts of rules whose name survives a rule change. */
+  /**
+   * New rules: a counter for every rule; counts of a rule whose name survives are kept, as are
+   * those of the rules that decided earlier calls (their set goes to `earlierRules`).
+   */
   syncRules(rules: readonly Rule[]): void {
+    const begun = this.callCount
+    if (begun > this.#rulesFrom) {
+      // Calls began under the rules in force: they stay in the report with their range of calls.
+      if (sameRules(rules, this.#rules)) return
+      if (this.earlierRules.length < MAX_EARLIER_RULE_SETS) this.earlierRules.push({ from: this.#rulesFrom + 1, to: begun, rules: this.#rules })
+      this.#rulesFrom = begun
+    }
+    this.#rules = rules
     const previous = new Map(this.coverage)
     this.coverage.clear()
+    for (const set of this.earlierRules) for (const rule of set.rules) this.coverage.set(rule.name, previous.get(rule.name) ?? { eligible: 0, selected: 0, triggered: 0 })
     for (const rule of rules) this.coverage.set(rule.name, previous.get(rule.name) ?? { eligible: 0, selected: 0, triggered: 0 })
   }
 
@@ -77,4 +104,9 @@ export class Run {
 function isDefaultKeyUpTo(key: string, upTo: number): boolean {
   if (!/^#[1-9]\d*$/.test(key)) return false
   return Number(key.slice(1)) <= upTo
+}
+
+/** Whether two rule sets are the same rules (a `PUT /rules` that changed nothing). */
+function sameRules(a: readonly Rule[], b: readonly Rule[]): boolean {
+  return a.length === b.length && JSON.stringify(a) === JSON.stringify(b)
 }

@@ -436,10 +436,11 @@ export class Storm {
     return this.reportOf(this.#runs.get(id) ?? new Run(id, this.clock.now(), this.configOf(id).rules))
   }
 
-  /** A detached report of a run's state under the rules in force (a shared store passes the merged state). */
-  reportOf(run: Pick<Run, 'id' | 'coverage' | 'calls' | 'droppedCalls' | 'effects' | 'budgetRejections'>): Report {
+  /** A detached report of a run's state under the rules in force, and those its earlier calls began under (a shared store passes the merged state). */
+  reportOf(run: Pick<Run, 'id' | 'coverage' | 'calls' | 'droppedCalls' | 'effects' | 'budgetRejections'> & Partial<Pick<Run, 'earlierRules'>>): Report {
     const config = this.configOf(run.id)
     const rules = config.rules.map((rule) => redactRule(rule, this.#redactor))
+    const earlier = run.earlierRules?.length ? run.earlierRules.map((set) => ({ from: set.from, to: set.to, rules: set.rules.map((rule) => redactRule(rule, this.#redactor)) })) : null
     return structuredClone({
       version: 1 as const,
       kind: REPORT_KIND,
@@ -450,6 +451,7 @@ export class Storm {
       maxCalls: config.maxCalls,
       routes: { ...config.routes },
       rules,
+      ...(earlier ? { earlierRules: earlier } : {}),
       coverage: Object.fromEntries(run.coverage),
       calls: run.calls,
       droppedCalls: run.droppedCalls,

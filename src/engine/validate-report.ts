@@ -8,6 +8,7 @@ import { faultFor } from './faults/registry.js'
 import { callPathName, isEligible } from './rules/select.js'
 import { formatIssues } from './schema/format-issues.js'
 import { reportSchema, type Report } from './schema/report.js'
+import type { Rule } from './schema/rule.js'
 
 /** Parse and check a report; `source` names the file in errors. */
 export function validateReport(input: unknown, source = 'report', at = '$'): Report {
@@ -21,29 +22,35 @@ export function validateReport(input: unknown, source = 'report', at = '$'): Rep
     throw new ReportError(`Failed to read the report in ${source}: ${at}${path}: ${reason}.`)
   }
 
-  const rules = new Map(report.rules.map((rule) => [rule.name, rule]))
-  if (rules.size !== report.rules.length) fail('.rules', 'expected unique rule names')
+  // The rule sets calls began under, in call order: earlier ones (rules changed mid-run), then the rules in force.
+  const sets = ruleSets(report, fail)
+  const names = new Set(sets.flatMap((set) => [...set.rules.keys()]))
   const coverageNames = Object.keys(report.coverage)
-  if (coverageNames.length !== rules.size || coverageNames.some((name) => !rules.has(name))) fail('.coverage', 'expected one entry per rule name')
+  // Past the itemized calls, a rule set may have gone unlisted: its rules are counted, not named.
+  const namesMatch = report.droppedCalls > 0 ? [...names].every((name) => name in report.coverage) : coverageNames.length === names.size && coverageNames.every((name) => names.has(name))
+  if (!namesMatch) fail('.coverage', 'expected one entry per rule name')
 
-  const recomputed = new Map([...rules.keys()].map((name) => [name, { eligible: 0, selected: 0, triggered: 0 }]))
+  const recomputed = new Map([...names].map((name) => [name, { eligible: 0, selected: 0, triggered: 0 }]))
   const ordinals = new Map<string, number>()
+  let set = 0
   report.calls.forEach((call, index) => {
     const path = `.calls[${index}]`
+    while (call.id > (sets[set] as RuleSet).to) set++
+    const { rules, at: under } = sets[set] as RuleSet
     if (call.id !== index + 1) fail(`${path}.id`, `expected ${index + 1} (ids are contiguous)`)
     const ordinal = (ordinals.get(call.route) ?? 0) + 1
     if (call.ordinal !== ordinal) fail(`${path}.ordinal`, `expected ${ordinal} (the running count for route "${call.route}")`)
     ordinals.set(call.route, ordinal)
     if (call.parent !== null && call.parent >= call.id) fail(`${path}.parent`, 'expected an earlier call')
     const callPath = callPathName(call, report.routes)
-    for (const rule of report.rules) if (isEligible(rule, call.route, call.ordinal, callPath)) (recomputed.get(rule.name) as { eligible: number }).eligible++
+    for (const rule of rules.values()) if (isEligible(rule, call.route, call.ordinal, callPath)) (recomputed.get(rule.name) as { eligible: number }).eligible++
     if (call.cut && !call.injected) fail(`${path}.cut`, 'a cut stream needs an injected stream fault')
     if (call.fault === null) {
       if (call.kind !== null || call.injected) fail(path, 'a fault kind or injection needs a rule reference')
       return
     }
     const rule = rules.get(call.fault)
-    if (!rule) return fail(`${path}.fault`, `expected the name of a rule, got "${call.fault}"`)
+    if (!rule) return fail(`${path}.fault`, `expected the name of a rule${under}, got "${call.fault}"`)
     if (rule.probability === 0) fail(`${path}.fault`, 'a probability-zero rule cannot be selected')
     if (call.kind !== rule.kind || !isEligible(rule, call.route, call.ordinal, callPath)) fail(`${path}.kind`, 'expected the kind of an eligible rule')
     const counts = recomputed.get(rule.name) as { selected: number; triggered: number }
@@ -75,7 +82,7 @@ export function validateReport(input: unknown, source = 'report', at = '$'): Rep
   // Calls beyond the itemized limit are counted, not listed: coverage can only be bounded then.
   if (report.droppedCalls > 0) {
     for (const [name, counts] of Object.entries(report.coverage)) {
-      const floor = recomputed.get(name) as { eligible: number; selected: number; triggered: number }
+      const floor = recomputed.get(name) ?? { eligible: 0, selected: 0, triggered: 0 }
       if (counts.triggered > counts.selected || counts.selected > counts.eligible || counts.eligible < floor.eligible || counts.selected < floor.selected || counts.triggered < floor.triggered) {
         fail(`.coverage[${JSON.stringify(name)}]`, 'coverage is inconsistent with the recorded calls')
       }
@@ -89,4 +96,33 @@ export function validateReport(input: unknown, source = 'report', at = '$'): Rep
     }
   }
   return report
+}
+
+interface RuleSet {
+  readonly rules: ReadonlyMap<string, Rule>
+  /** The last call that began under it. */
+  readonly to: number
+  /** Where it is in the report, for messages (empty when the rules never changed). */
+  readonly at: string
+}
+
+/** `earlierRules` (each for its range of calls, contiguous from call 1), then `rules` for every later call. */
+function ruleSets(report: Report, fail: (path: string, reason: string) => never): RuleSet[] {
+  const sets: RuleSet[] = []
+  let next = 1
+  ;(report.earlierRules ?? []).forEach((earlier, index) => {
+    const path = `.earlierRules[${index}]`
+    if (earlier.from !== next) fail(`${path}.from`, `expected ${next} (the rule sets cover the calls in order)`)
+    if (earlier.to < earlier.from) fail(`${path}.to`, `expected ${earlier.from} or more`)
+    sets.push({ rules: uniqueRules(earlier.rules, `${path}.rules`, fail), to: earlier.to, at: ` in ${path.slice(1)}, the rules calls ${earlier.from} to ${earlier.to} began under` })
+    next = earlier.to + 1
+  })
+  sets.push({ rules: uniqueRules(report.rules, '.rules', fail), to: Number.POSITIVE_INFINITY, at: next > 1 ? ` in rules, the rules in force from call ${next}` : '' })
+  return sets
+}
+
+function uniqueRules(rules: readonly Rule[], path: string, fail: (path: string, reason: string) => never): Map<string, Rule> {
+  const byName = new Map(rules.map((rule) => [rule.name, rule]))
+  if (byName.size !== rules.length) fail(path, 'expected unique rule names')
+  return byName
 }

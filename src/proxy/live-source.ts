@@ -20,9 +20,9 @@ export function forwardHeaders(incoming: HeaderMap, upstream: UpstreamTarget, op
   return headers
 }
 
-/** An origin-form request with no target: nothing says where it goes. */
+/** An origin-form request with no target, or one for the server itself: nothing says where it goes. */
 function unroutable(request: SourceRequest): SourceAction {
-  const message = `Failed to forward "${request.method} ${request.exchange.record?.url ?? request.rawUrl}": it names no upstream. Send absolute-form (proxy) requests, or start with --target URL.`
+  const message = `Failed to forward "${request.method} ${request.exchange.record?.url ?? request.rawUrl}": it names no upstream (it was sent to this server's own address, and no --target routes it). Send the upstream's own URL through the proxy (HTTP_PROXY), or start with --target URL.`
   return { action: { type: 'respond', status: 400, headers: { 'content-type': 'application/json' }, body: new TextEncoder().encode(JSON.stringify(errorBody('proxy_error', 'ERR_REQUEST_UNROUTABLE', message))) } }
 }
 

@@ -8,6 +8,7 @@
  * await proxy.close()
  */
 import http from 'node:http'
+import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { randomBytes } from 'node:crypto'
 import type { Dispatcher } from 'undici'
@@ -38,17 +39,15 @@ import { createSocketTransport, type SinkRoute } from './socket-sink.js'
 import { beginShared, type StateUnavailablePolicy } from './shared-state-serve.js'
 import type { RedisRunState } from '../engine/state/redis-run-state.js'
 import type { RedisStateOptions } from '../engine/state/state-options.js'
-import { createSelfCheck, selfLoopMessage } from './self-address.js'
 import { closePair, formatOrigin, listenPair, LOOPBACK } from './server-pair.js'
 import { createUpstreamClient } from './upstream-client.js'
-import { resolveRequest, unroutedUrl } from './request-resolution.js'
-import { addressedRun, proxyCredentialsRun, RUN_PREFIX } from './run-address.js'
+import { RequestRouter } from './request-router.js'
 import { createUpstreamFailures } from './upstream-failures.js'
 import { parseTargets, type Target, type Upstream } from './targets.js'
 import { createInMemoryCertificateAuthority, type CertificateAuthority } from './tls/certificate-authority.js'
-import { createConnectHandler, type ConnectHandler } from './tls/connect-handler.js'
+import { createConnectHandler, refuseTunnel } from './tls/connect-handler.js'
 import { createInterceptPredicate } from './tls/intercepted-hosts.js'
-import { LeafCertificates } from './tls/leaf-certificates.js'
+import { LeafCertificates, type CertificateAuthoritySource } from './tls/leaf-certificates.js'
 import { upstreamConnectOptions, type UpstreamTlsOptions } from './tls/upstream-tls.js'
 
 export interface ProxyOptions {
@@ -93,10 +92,11 @@ export interface ProxyOptions {
   // HTTPS (docs/https.md) -------------------------------------------------------------------
   /**
    * Forward mode: the CA that signs a leaf per CONNECT host. Default: a CA in this process's memory
-   * only, made at start. A function makes it on the first CONNECT instead (a replay server whose
-   * cassette holds no HTTPS exchange may never need one, and making a key takes up to a second).
+   * only, made at start. A function makes it on the first TLS handshake inside a CONNECT tunnel
+   * instead (a proxy that intercepts no HTTPS never needs one, making a key takes up to a second,
+   * and `toolstorm proxy` writes its CA to disk only when one is needed).
    */
-  ca?: CertificateAuthority | (() => Promise<CertificateAuthority>)
+  ca?: CertificateAuthoritySource
   /** Ports CONNECT may reach besides 443. */
   connectPorts?: readonly number[]
   /** Tunnel CONNECTs to hosts no rule can apply to untouched (raw TCP) instead of intercepting them. */
@@ -137,7 +137,7 @@ export interface ProxyServer {
   readonly readyState: ProxyState
   /** The data-plane server (for CONNECT handlers and tests). */
   readonly server: WireServer
-  /** Forward mode: the CA whose leaves intercepted HTTPS clients see (trust its `certificatePem`). Null in reverse mode, and until the first CONNECT when `ca` is a function. */
+  /** Forward mode: the CA whose leaves intercepted HTTPS clients see (trust its `certificatePem`). Null in reverse mode, and until the first intercepted TLS handshake when `ca` is a function. */
   readonly ca: CertificateAuthority | null
   /** Where responses come from (the live source unless `source` was given). */
   readonly source: UpstreamSource
@@ -145,11 +145,6 @@ export interface ProxyServer {
   readonly state: RedisRunState | null
   close(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>
-}
-
-/** The run proxy credentials name, unless the request names one itself (`x-toolstorm-run` is meant; credentials may be incidental). */
-function credentialsRun(req: WireRequest): string | undefined {
-  return req.headers['proxy-authorization'] === undefined || req.headers[HEADER_RUN] !== undefined ? undefined : proxyCredentialsRun(req.headers)
 }
 
 export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServer> {
@@ -170,8 +165,14 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   const source = options.source ?? live
   // The fast path drives the live pool directly: only when the live source answers.
   const pool = source === live ? client : null
-  const makeCa = typeof options.ca === 'function' ? options.ca : null
-  let ca = targets.length === 0 && !makeCa ? ((options.ca as CertificateAuthority | undefined) ?? (await createInMemoryCertificateAuthority())) : null
+  // Forward mode intercepts HTTPS with leaves of this CA.
+  let ca: CertificateAuthority | null = null
+  let caSource: CertificateAuthoritySource | null = null
+  if (targets.length === 0) {
+    const given = options.ca ?? (await createInMemoryCertificateAuthority())
+    // A function makes the CA on the first TLS handshake in a tunnel; `ca` shows it from then on.
+    caSource = typeof given === 'function' ? async () => (ca = await given()) : (ca = given)
+  }
   const ownsState = options.state !== undefined && !('begin' in options.state)
   // The Redis client loads only with a state store: proxies in memory never pay for it.
   const shareState = options.state === undefined ? null : 'begin' in options.state ? options.state : await (await import('../engine/state/redis-run-state.js')).connectRedisState(storm, options.state)
@@ -179,10 +180,8 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   const server = createDataPlaneServer(report)
   const admin = http.createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 60_000, headersTimeout: 30_000 })
 
-  let self = ''
-  const ownPorts = new Set<string>()
-  // In forward mode a request naming the proxy's own ports (by any name of this machine) would loop.
-  const isSelf = createSelfCheck(host, ownPorts)
+  // Where each request goes; requests addressed to the server itself (HTTP_PROXY clients) included.
+  const router = new RequestRouter(targets, host, { routesItself: source.routesItself === true, selfName: options.selfName ?? 'proxy' })
   admin.on('clientError', answerClientError)
   // Legacy HTTP+SSE MCP sessions: endpoints learned from the GET streams relayed, and those streams.
   const legacySse = new LegacySseSessions()
@@ -223,55 +222,40 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
     begin(req, res, upstream, clientUrl, rawUrl, detector && detector.namedByHeaders(req.method, clientUrl, req.headers), runId)
   }
   server.on('request', (req, res) => {
-    // A run the client's address names: a /_run/<id>/ prefix (the request is served as the rest names it),
-    // or, in forward mode and without an x-toolstorm-run header, the proxy credentials' user name.
-    let rawUrl = req.url
-    let runId = targets.length === 0 ? credentialsRun(req) : undefined
-    if (rawUrl.startsWith(RUN_PREFIX)) {
-      const addressed = addressedRun(rawUrl, targets.length === 0)
-      if (!addressed.ok) return sendProxyError(res, 400, 'ERR_REQUEST_UNROUTABLE', addressed.message)
-      rawUrl = addressed.url
-      runId = addressed.run
-    }
-    const resolution = resolveRequest(targets, req, self, rawUrl)
-    if (!resolution.ok) {
-      // A source that answers by itself (a cassette) takes what names no upstream: it may match.
-      const clientUrl = source.routesItself ? unroutedUrl(req, self, rawUrl) : null
-      if (clientUrl) return serve(req, res, null, clientUrl, rawUrl, runId)
-      return sendProxyError(res, resolution.status, 'ERR_REQUEST_UNROUTABLE', resolution.message)
-    }
-    if (targets.length === 0 && isSelf(resolution.clientUrl)) return sendProxyError(res, 508, 'ERR_REQUEST_UNROUTABLE', selfLoopMessage(resolution.clientUrl, options.selfName ?? 'proxy'))
-    serve(req, res, resolution.upstream, resolution.clientUrl, rawUrl, runId)
+    // Where it goes, and the run its address names (a /_run/<id>/ prefix, proxy credentials): request-router.ts.
+    const route = router.route(req)
+    if (route.type === 'refuse') return sendProxyError(res, route.status, 'ERR_REQUEST_UNROUTABLE', route.message)
+    serve(req, res, route.upstream, route.clientUrl, route.rawUrl, route.run)
   })
-  const connectHandler = (authority: CertificateAuthority) =>
-    createConnectHandler({
-      leaves: new LeafCertificates(authority),
-      ownPorts,
-      // The CONNECT's credentials name the run of the requests inside, unless one says otherwise (x-toolstorm-run).
-      serve: (req, res, upstream, clientUrl, runId) => serve(req, res, upstream, clientUrl, clientUrl.href, req.headers[HEADER_RUN] === undefined ? runId : undefined),
-      report,
-      ...(options.connectPorts || source.connectPorts ? { connectPorts: [...(source.connectPorts ?? []), ...(options.connectPorts ?? [])] } : {}),
-      ...(options.tunnelUnmatched ? { intercept: createInterceptPredicate(() => storm.config) } : {}),
-      ...(options.onCertificateRefused ? { onCertificateRefused: options.onCertificateRefused } : {}),
-    })
-  let connect = ca ? connectHandler(ca) : null
-  if (connect) server.on('connect', connect.listener)
-  else if (makeCa && targets.length === 0) {
-    // The CA is made on the first CONNECT; tunnels that arrive meanwhile wait for it.
-    let making: Promise<ConnectHandler> | null = null
-    server.on('connect', (req: WireRequest, socket: Duplex, head: Buffer) => {
-      if (connect) return connect.listener(req, socket, head)
-      socket.on('error', () => undefined)
-      making ??= makeCa().then((authority) => {
-        ca = authority
-        return (connect = connectHandler(authority))
+  const leaves = caSource && new LeafCertificates(caSource)
+  const connect = leaves
+    ? createConnectHandler({
+        leaves,
+        ownPorts: router.ownPorts,
+        // The CONNECT's credentials name the run of the requests inside, unless one says otherwise (x-toolstorm-run).
+        serve: (req, res, upstream, clientUrl, runId) => serve(req, res, upstream, clientUrl, clientUrl.href, req.headers[HEADER_RUN] === undefined ? runId : undefined),
+        report,
+        ...(options.connectPorts || source.connectPorts ? { connectPorts: [...(source.connectPorts ?? []), ...(options.connectPorts ?? [])] } : {}),
+        ...(options.tunnelUnmatched ? { intercept: createInterceptPredicate(() => storm.config) } : {}),
+        ...(options.onCertificateRefused ? { onCertificateRefused: options.onCertificateRefused } : {}),
       })
-      making.then(
-        // Made while closing: closePair did not know this handler, so the tunnel is refused here.
-        (handler) => (state === 'listening' ? handler.listener(req, socket, head) : socket.destroy()),
-        () => socket.destroy(),
-      )
-    })
+    : null
+  server.on('connect', (req: WireRequest, duplex: Duplex, head: Buffer) => {
+    const socket = duplex as Socket
+    socket.on('error', () => undefined)
+    // Node's NODE_USE_ENV_PROXY tunnels even http:// base-URL requests: CONNECT to this very port.
+    if (router.tunnelsHere(req.url)) return serveTunnelHere(socket, head)
+    if (connect) return connect.listener(req, socket, head)
+    refuseTunnel(socket, 400, `Failed to open a tunnel to "${req.url}": this ${options.selfName ?? 'proxy'} runs in reverse mode (--target) and serves its own address only. Run it without --target (forward mode) to reach other hosts through it.`)
+  })
+  /** A tunnel to this server's own data plane: its requests are served here, as if sent directly. */
+  const serveTunnelHere = (socket: Socket, head: Buffer) => {
+    if (state !== 'listening') return socket.destroy()
+    socket.write('HTTP/1.1 200 Connection Established\r\n\r\n')
+    socket.pause()
+    if (head.length) socket.unshift(head)
+    server.handleConnection(socket)
+    socket.resume()
   }
 
   const dashboard = options.dashboard === false ? null : createDashboard(storm, shareState ? { publishRules: (config) => shareState.publishRules(config), events: { feed: shareState } } : {})
@@ -282,9 +266,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
     if (ownsState) await shareState?.close()
     throw error
   })
-  self = selfHost
-  ownPorts.add(String(address.port))
-  ownPorts.add(String(adminAddress.port))
+  router.listening(selfHost, address.port, adminAddress.port)
 
   let state: ProxyState = 'listening'
   let closing: Promise<void> | null = null
@@ -295,7 +277,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
       dashboard?.close()
       // What the source holds open (a recorded wait) ends now, not after the close grace.
       await source.close?.()
-      // The handler as it is when the grace ends: one made meanwhile (first CONNECT) is closed too.
+      // CONNECT tunnels are not the servers' sockets: the handler closes them with the servers.
       await closePair(server, admin, { close: () => connect?.close(), destroyAll: () => connect?.destroyAll() })
       await client.close().catch(() => undefined)
       if (ownsState) await shareState?.close()

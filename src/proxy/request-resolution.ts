@@ -43,3 +43,13 @@ export function unroutedUrl(req: WireRequest, self: string, url: string = req.ur
     return null
   }
 }
+
+/** The URL of an absolute-form request target (`http://host/path`), or null for any other form or a malformed one. */
+export function absoluteUrl(target: string): URL | null {
+  if (!/^https?:\/\//i.test(target)) return null
+  try {
+    return new URL(target)
+  } catch {
+    return null
+  }
+}

@@ -1,7 +1,9 @@
 /**
- * Whether a forward-mode request names the server's own ports by a name of this machine: then it
- * would loop back into the server (the data plane, or the admin API it must never reach through
- * itself). The proxy and the replay server answer it with 508.
+ * Whether a request names the server's own ports by a name of this machine: forwarded, it would
+ * loop back into the server (the data plane, or the admin API it must never reach through itself).
+ * The proxy and the replay server answer it with 508, except a request for the data plane of a
+ * server that routes origin-form requests itself (targets, a cassette): HTTP_PROXY clients send
+ * their base-URL requests that way, and they are served as if sent directly (request-router.ts).
  *
  * Names of this machine: `localhost` (and `*.localhost`, RFC 6761), 127.0.0.0/8, 0.0.0.0/8 (Linux
  * connects 0.0.0.0 to the local host), `::1`, `::`, their IPv4-mapped IPv6 forms
@@ -68,7 +70,13 @@ export function createSelfCheck(listenHost: string, ownPorts: ReadonlySet<string
   }
 }
 
-/** The 508 message: which address loops, and what to do instead. */
-export function selfLoopMessage(url: URL, server: 'proxy' | 'replay server'): string {
-  return `Refused to forward a request to ${url.host}: that is this ${server} itself (its data plane or admin API, by a name of this machine), so the request would loop. Call the admin API directly, not through the ${server}.`
+/** What a request that would loop names: the admin API, the data plane of a server with nothing to route it to, or a `--target` that is the server. */
+export type SelfLoop = 'admin' | 'data plane' | 'target'
+
+/** The 508 message: which address loops, why, and what to do instead. */
+export function selfLoopMessage(url: URL, server: 'proxy' | 'replay server', loop: SelfLoop): string {
+  const refused = `Refused to forward a request to ${url.host}: that is this ${server} itself`
+  if (loop === 'target') return `${refused} (--target names it), so every request would loop. Point --target at the upstream.`
+  if (loop === 'data plane') return `${refused} (its data plane, by a name of this machine), and in forward mode it would send the request back to itself. Request the upstream's own URL (HTTP_PROXY sends it here), or start the ${server} with --target URL to use its address as a base URL.`
+  return `${refused} (its admin API, by a name of this machine), so the request would loop. Call the admin API directly, not through the ${server}.`
 }

@@ -160,6 +160,8 @@ class SocketSink implements ExchangeTransport, SourceRequest {
     const req = this.#req
     const res = this.#res
     let status = 0
+    // Shown each chunk as it goes to the client, when the flow wants them (an event stream's final event).
+    let sent: ((chunk: Uint8Array) => void) | undefined
     let held: Buffer[] | null = null
     let flush: NodeJS.Immediate | null = null
     let ended = false
@@ -188,6 +190,7 @@ class SocketSink implements ExchangeTransport, SourceRequest {
       const last = chunks ? chunks.length - 1 : -1
       if (chunks) for (let i = 0; i < (end ? last : chunks.length); i++) ok = res.write(chunks[i] as Buffer, i === last ? written : undefined)
       if (end) res.end(chunks?.[last], written)
+      if (sent && chunks) for (const chunk of chunks) sent(chunk)
       socket.uncork()
       // Bytes still queued on the socket (a slow client) may be the pool's read buffer: it waits.
       if (socket.writableLength > 0) pendingLent = token
@@ -209,7 +212,7 @@ class SocketSink implements ExchangeTransport, SourceRequest {
         },
         onHead: (statusCode, headers) => {
           status = statusCode
-          hooks.upstreamHead(statusCode, headers)
+          sent = hooks.upstreamHead(statusCode, headers)
           if (!res.destroyed) res.writeHead(statusCode, endToEndHeaders(headers))
         },
         onData: (chunk) => {

@@ -65,8 +65,8 @@ export function resolveTarget(targets: readonly Target[], rawUrl: string, host: 
     return { ok: true, upstream: { origin: url.origin, host: url.host, path: url.pathname + url.search }, clientUrl: url }
   }
   if (!rawUrl.startsWith('/')) {
-    // An absolute-form request to a reverse proxy: accept it for the target it names.
-    return { ok: false, status: 400, message: 'This proxy runs in reverse mode: send requests to its own address (origin-form paths).' }
+    // An absolute-form request for another host (one for this server's own address is served: proxy-server.ts).
+    return { ok: false, status: 400, message: `Failed to route "${rawUrl}": this proxy runs in reverse mode (--target) and serves requests for its own address only (origin-form paths, or absolute-form naming it, as HTTP_PROXY clients send them). Run it without --target (forward mode) to reach other hosts through it.` }
   }
   // The path is joined as text: resolved against a base, a path such as `//x/y` would name a host (x).
   const clientUrl = new URL(new URL(`http://${host ?? self}`).origin + rawUrl)

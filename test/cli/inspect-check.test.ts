@@ -101,7 +101,8 @@ describe('toolstorm rules', () => {
         'Valid rules v1: 2 rule(s), seed 42, 1 named route(s)',
         '  route create_shipment = POST /shipments',
         '  lost-receipt: on create_shipment (calls 1), after-commit: let the upstream commit, then reset the connection instead of relaying its 2xx answer',
-        '  busy: on GET /inventory/* (calls 1, 2), before-upstream: answer 429 with Retry-After: 0.6s',
+        // The headers exactly as sent: Retry-After has no fractions.
+        '  busy: on GET /inventory/* (calls 1, 2), before-upstream: answer 429 with Retry-After: 1 and retry-after-ms: 600 (0.6s)',
         '',
       ].join('\n'),
     )

@@ -125,16 +125,46 @@ describe('toolstorm proxy with HTTPS', () => {
     expect(made.stdout).toContain('(created)')
   })
 
-  it('creates the CA on first use in the folder "toolstorm ca" reports', async () => {
-    const env = isolatedEnv(path.join(root, 'home3'), { TOOLSTORM_CA_DIR: path.join(root, 'first-use') })
-    const proc = startProxyCli([], env)
-    const [, , , fourth] = await proc.lines
-    expect(fourth).toContain(`with the CA ${path.join(root, 'first-use', 'ca.pem')}`)
+  it('creates the CA in the home folder "toolstorm ca" reports on the first intercepted HTTPS connection, not before', async () => {
+    const home = path.join(root, 'home3')
+    const dir = path.join(home, '.toolstorm', 'ca')
+    const env = isolatedEnv(home, { NO_PROXY: '', no_proxy: '' })
+    const proc = startProxyCli(['--connect-port', String(upstream.port), '--upstream-ca', upstreamCaFile], env)
+    const [first, , , fourth] = await proc.lines
+    const proxyUrl = /^toolstorm proxy (\S+) \(forward mode/.exec(first!)?.[1] as string
+    expect(fourth).toContain(`with the CA ${path.join(dir, 'ca.pem')}`)
+    // Plain HTTP and a refused CONNECT need no CA: nothing is written.
+    const plain = await startUpstream()
+    try {
+      expect((await run('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-x', proxyUrl, `${plain.url}/items/a`], { env })).stdout).toBe('200')
+    } finally {
+      await plain.close()
+    }
+    expect((await run('curl', ['-s', '-o', '/dev/null', '-w', '%{http_connect}', '-x', proxyUrl, 'https://127.0.0.1:22/'], { env }).catch((error: { stdout: string }) => error)).stdout).toBe('403')
+    await expect(stat(path.join(home, '.toolstorm'))).rejects.toMatchObject({ code: 'ENOENT' })
+    // The first intercepted TLS handshake makes it (curl -k: there was nothing to trust before).
+    expect((await run('curl', ['-sk', '-o', '/dev/null', '-w', '%{http_code}', '-x', proxyUrl, `${upstream.url}/items/a`], { env })).stdout).toBe('200')
     proc.child.kill('SIGTERM')
     expect(await proc.exited).toBe(0)
-    expect(proc.output().stderr).toContain(`created a new CA in ${path.join(root, 'first-use')}.`)
+    expect(proc.output().stderr).toContain(`created a new CA in ${dir}.`)
     const ca = await runCli(['ca'], { env })
-    expect(ca.stdout.split('\n')[0]).toBe(`toolstorm CA certificate: ${path.join(root, 'first-use', 'ca.pem')} (already there)`)
+    expect(ca.stdout.split('\n')[0]).toBe(`toolstorm CA certificate: ${path.join(dir, 'ca.pem')} (already there)`)
+  })
+
+  it('opens the CA at start where clients may need it at once: a folder named by TOOLSTORM_CA_DIR, and a program that asks for the ready line', async () => {
+    const named = path.join(root, 'named-ca')
+    const byEnv = startProxyCli([], isolatedEnv(path.join(root, 'home4'), { TOOLSTORM_CA_DIR: named }))
+    await byEnv.lines
+    await expect(stat(path.join(named, 'ca.pem'))).resolves.toBeTruthy()
+    byEnv.child.kill('SIGTERM')
+    expect(await byEnv.exited).toBe(0)
+    const home = path.join(root, 'home5')
+    const announced = startProxyCli(['--ready-json'], isolatedEnv(home), 1)
+    const [line] = await announced.lines
+    expect(JSON.parse(line as string).ca).toBe(path.join(home, '.toolstorm', 'ca', 'ca.pem'))
+    await expect(stat(path.join(home, '.toolstorm', 'ca', 'ca.pem'))).resolves.toBeTruthy()
+    announced.child.kill('SIGTERM')
+    expect(await announced.exited).toBe(0)
   })
 
   it('warns loudly when upstream verification is turned off', async () => {

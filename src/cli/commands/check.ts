@@ -25,7 +25,7 @@ export const checkCommand: CommandModule<object, CheckArgs> = {
       .option('max-calls', { ...numberOption('max-calls', COUNT), default: 100, describe: 'Fail when more calls were made (refusals included)' })
       .option('max-model-calls', { ...numberOption('max-model-calls', COUNT), describe: 'Fail when more model calls were made' })
       .option('max-tokens', { ...numberOption('max-tokens', COUNT), describe: 'Fail when the model calls used more tokens (input + output), or reported no usage' })
-      .option('json', { type: 'boolean', default: false, describe: 'Print the contract as JSON' }) as unknown as Argv<CheckArgs>,
+      .option('json', { type: 'boolean', default: false, describe: 'Print the contract as JSON, with the effects committed twice (duplicates)' }) as unknown as Argv<CheckArgs>,
   async handler(args) {
     const maxCalls = args['max-calls']
     const maxModelCalls = args['max-model-calls']
@@ -38,15 +38,17 @@ export const checkCommand: CommandModule<object, CheckArgs> = {
       if (maxTokens !== undefined) checks.atMostTokens(maxTokens)
       return checks.toJSON()
     })
-    // Which effects were committed twice: the check's detail only counts them.
-    const duplicates = reports.map((report) => formatDuplicateEffects(duplicateEffects(report)))
-    if (args.json) printLine(JSON.stringify(results.length === 1 ? results[0] : { runs: results }, null, 2))
-    else
+    // Which effects were committed twice (the check's detail only counts them): listed in text, and in JSON.
+    const duplicates = reports.map((report) => duplicateEffects(report))
+    if (args.json) {
+      const documents = results.map((result, index) => ({ ...result, duplicates: duplicates[index] ?? [] }))
+      printLine(JSON.stringify(documents.length === 1 ? documents[0] : { runs: documents }, null, 2))
+    } else
       results.forEach((result, index) => {
         printLine(result.passed ? 'PASS' : 'FAIL')
         for (const check of result.checks) {
           printLine(formatCheck(check, ''))
-          if (check.name === 'No duplicate side effects') for (const line of duplicates[index] ?? []) printLine(`    ${line}`)
+          if (check.name === 'No duplicate side effects') for (const line of formatDuplicateEffects(duplicates[index] ?? [])) printLine(`    ${line}`)
         }
       })
     if (results.some((result) => !result.passed)) process.exitCode = 1

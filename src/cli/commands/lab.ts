@@ -3,6 +3,7 @@ import { listenError } from '../../errors.js'
 import { LOOPBACK } from '../../proxy/server-pair.js'
 import { DEFAULT_LAB_PORT, startLabServer } from '../../ui/lab-server.js'
 import { printError, printLine } from '../output.js'
+import { untilStopRequested } from '../stop-request.js'
 import { LISTEN_PORT, numberOption } from '../numeric-options.js'
 
 interface LabArgs {
@@ -22,15 +23,8 @@ export const labCommand: CommandModule<object, LabArgs> = {
     const lab = await startLabServer({ host: args.host, port: args.port }).catch((error: unknown) => {
       throw listenError(error, { host: args.host, port: args.port, server: 'data', name: 'the lab' })
     })
-    const stopped = new Promise<void>((resolve) => {
-      const stop = () => {
-        process.off('SIGINT', stop)
-        process.off('SIGTERM', stop)
-        void lab.close().then(resolve)
-      }
-      process.on('SIGINT', stop)
-      process.on('SIGTERM', stop)
-    })
+    // Ctrl-C, SIGTERM, or the process that started it exiting (stop-request.ts).
+    const stopped = untilStopRequested().then(() => lab.close())
     printLine(`toolstorm lab ${lab.url} (runs in your browser; Ctrl-C stops the server)`)
     await stopped
   },

@@ -10,11 +10,12 @@ import { startProxy, type ProxyOptions, type ProxyServer } from '../../proxy/pro
 import { LOOPBACK } from '../../proxy/server-pair.js'
 import { parseAdminHosts, splitAdminHosts } from '../../proxy/admin/admin-hosts.js'
 import { VERSION } from '../../version.js'
-import { httpsOptionsFromArgs, type HttpsArgs } from '../https-args.js'
+import { httpsOptionsFromArgs, interceptionLine, type HttpsArgs } from '../https-args.js'
 import { keepHeapWarm } from '../keep-heap-warm.js'
 import { LISTEN_PORT, numberListOption, numberOption } from '../numeric-options.js'
 import { printError } from '../output.js'
 import { announceReady, readyInfo, readyOptions, type ReadyArgs } from '../ready.js'
+import { onStopRequest, type StopOptions } from '../stop-request.js'
 import { recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
 import type { CassetteRecorder } from '../../cassette/cassette-recorder.js'
 import { cassetteAdminRoute } from '../../cassette/cassette-admin-route.js'
@@ -33,6 +34,7 @@ export interface ProxyArgs extends HttpsArgs, ReadyArgs {
   'admin-allow-host'?: string[]
   report?: string
   clock: 'real' | 'virtual'
+  'exit-with-parent': boolean
 }
 
 
@@ -49,6 +51,7 @@ export function proxyOptions<T>(yargs: Argv<T>): Argv<T & ProxyArgs> {
     .option('admin-allow-host', { type: 'string', array: true, describe: 'Also answer the admin API addressed by this host name: toolstorm, *.svc.cluster.local, or * (repeatable; default: $TOOLSTORM_ADMIN_HOSTS)' })
     .option('report', { type: 'string', describe: 'Write the report here on shutdown (atomically)' })
     .option('clock', { choices: ['real', 'virtual'] as const, default: 'real' as const, describe: 'virtual: latency faults advance time instead of waiting (tests only)' })
+    .option('exit-with-parent', { type: 'boolean', default: true, describe: 'Stop (writing the report and cassette) when the process that started this one exits; --no-exit-with-parent keeps it running' })
     // HTTPS (docs/https.md) ---------------------------------------------------------------
     .option('ca-dir', { type: 'string', describe: 'Forward mode: folder of the CA that intercepts HTTPS, created on first use (default: the folder "toolstorm ca" uses)' })
     .option('connect-port', { ...numberListOption('connect-port', { min: 1, max: 65_535 }), describe: 'Also allow CONNECT to this port (443 always is; repeatable)' })
@@ -120,34 +123,32 @@ export function cassetteWritten(file: string, recorder: CassetteRecorder, shared
   return cut ? [written, cut] : [written]
 }
 
-export function describeProxy(proxy: ProxyServer): string[] {
+/** The banner: where the proxy listens, its token and dashboard, and (`caDir`) the CA that intercepts HTTPS. */
+export function describeProxy(proxy: ProxyServer, caDir: string | null): string[] {
   const where = proxy.mode === 'reverse' ? `reverse → ${proxy.targets.map((t) => (t.name ? `/${t.name}/ → ${t.url.href}` : t.url.href)).join(', ')}` : 'forward mode (set HTTP_PROXY)'
   return [
     `toolstorm proxy ${proxy.url} (${where}) · admin ${proxy.adminUrl}`,
     `admin token: ${proxy.token}  (Authorization: Bearer <token>; tool servers report effects to ${proxy.adminUrl}/effects)`,
     // The token rides in the fragment: browsers never send it to the server or in a Referer.
     ...(proxy.dashboardUrl ? [`dashboard: ${proxy.dashboardUrl}#token=${proxy.token}`] : []),
-    ...(proxy.ca?.certificatePath ? [`HTTPS: CONNECT is intercepted with the CA ${proxy.ca.certificatePath} (trust it in clients: toolstorm ca --dir ${proxy.ca.dir})`] : []),
+    ...interceptionLine(caDir),
   ]
 }
 
-/** Stop on SIGINT/SIGTERM: close the proxy, then run `onStop` (write files), then exit. */
-export function stopOnSignals(proxy: ProxyServer, onStop: () => Promise<void>): Promise<void> {
+/** Stop on SIGINT/SIGTERM or the parent's exit (stop-request.ts): close the proxy, then run `onStop` (write files), then exit. */
+export function stopOnSignals(proxy: ProxyServer, onStop: () => Promise<void>, options: StopOptions = {}): Promise<void> {
   return new Promise((resolve) => {
     let stopping = false
-    const stop = () => {
+    const dispose = onStopRequest(() => {
       if (stopping) return
       stopping = true
       void (async () => {
         await proxy.close()
         await onStop()
-        process.off('SIGINT', stop)
-        process.off('SIGTERM', stop)
+        dispose()
         resolve()
       })()
-    }
-    process.on('SIGINT', stop)
-    process.on('SIGTERM', stop)
+    }, options)
   })
 }
 
@@ -165,14 +166,14 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & StateA
     const storm = await stormFromArgs(args)
     const shared = state ? await (await import('../../engine/state/redis-run-state.js')).connectRedisState(storm, { ...state, onRulesApplied: (version) => printError(`rules version ${version} from the state store applied`) }) : null
     if (!LOOPBACK.has(args.host)) printError(`listening on ${args.host}: anyone who can reach it can use this proxy. Keep the admin token secret.`)
-    const https = await httpsOptionsFromArgs(args, { recording: args.record !== undefined })
+    const https = await httpsOptionsFromArgs(args, { recording: args.record !== undefined, announced: args['ready-json'] || args['ready-file'] !== undefined })
     // With --state, every replica records into Redis and the file holds every replica's exchanges.
     const recorder = args.record ? recorderFromArgs(storm, args.record, args, shared) : null
     await recorder?.ready()
     const proxy = await startProxy({
       ...listenOptionsFromArgs(args),
       storm,
-      ...https,
+      ...https.options,
       warn: printError,
       ...(shared ? { state: shared, stateUnavailable: args['state-unavailable'] } : {}),
       ...(recorder ? { observer: recorder.observer, adminRoutes: [cassetteAdminRoute(recorder)] } : {}),
@@ -194,8 +195,8 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & StateA
         printError(`report written to ${args.report}`)
       }
       await shared?.close()
-    })
-    await announceReady(args, describeProxy(proxy), readyInfo('proxy', proxy, args.record ? { file: args.record, mode: 'record' } : undefined))
+    }, { exitWithParent: args['exit-with-parent'] })
+    await announceReady(args, describeProxy(proxy, https.caDir), readyInfo('proxy', proxy, args.record ? { file: args.record, mode: 'record' } : undefined))
     await stopped
   },
 }

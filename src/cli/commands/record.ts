@@ -9,7 +9,8 @@ import { startProxy } from '../../proxy/proxy-server.js'
 import { cassetteAdminRoute } from '../../cassette/cassette-admin-route.js'
 import { httpsOptionsFromArgs } from '../https-args.js'
 import { printError, printLine } from '../output.js'
-import { commandEnvironment, runCommand, untilSignal } from '../run-command.js'
+import { commandEnvironment, runCommand } from '../run-command.js'
+import { untilStopRequested } from '../stop-request.js'
 import { cassetteWritten, describeProxy, listenOptionsFromArgs, proxyOptions, reportDocument, sharedReportDocument, stormFromArgs, type ProxyArgs } from './proxy.js'
 import { ConfigError } from '../../errors.js'
 import { stateFromArgs, stateOptions, type StateArgs } from '../state-args.js'
@@ -36,7 +37,7 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs & 
   const storm = await stormFromArgs(args)
   const shared = state ? await (await import('../../engine/state/redis-run-state.js')).connectRedisState(storm, state) : null
   // HTTPS through CONNECT is recorded like plain HTTP (docs/https.md); no host is tunnelled untouched.
-  const https = await httpsOptionsFromArgs(args, { recording: true })
+  const https = await httpsOptionsFromArgs(args, { recording: true, announced: args['ready-json'] || args['ready-file'] !== undefined })
   const recorder = recorderFromArgs(storm, file, args, shared)
   const giveUp = async (error: unknown) => {
     await recorder.discard()
@@ -47,7 +48,7 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs & 
   const proxy = await startProxy({
     ...listenOptionsFromArgs(args),
     storm,
-    ...https,
+    ...https.options,
     warn: printError,
     observer: recorder.observer,
     adminRoutes: [cassetteAdminRoute(recorder)],
@@ -58,11 +59,11 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs & 
   let code = 0
   const ready = readyInfo('record', proxy, { file, mode: 'record' })
   if (command.length) {
-    await announceReady(args, describeProxy(proxy), ready, banner)
-    code = await runCommand(command, commandEnvironment({ proxyUrl: proxy.url, adminUrl: proxy.adminUrl, adminToken: proxy.token, httpProxy: proxy.mode === 'forward', httpsProxy: proxy.mode === 'forward' }))
+    await announceReady(args, describeProxy(proxy, https.caDir), ready, banner)
+    code = await runCommand(command, commandEnvironment({ proxyUrl: proxy.url, adminUrl: proxy.adminUrl, adminToken: proxy.token }), { exitWithParent: args['exit-with-parent'] })
   } else {
-    const stopped = untilSignal()
-    await announceReady(args, describeProxy(proxy), ready, banner)
+    const stopped = untilStopRequested({ exitWithParent: args['exit-with-parent'] })
+    await announceReady(args, describeProxy(proxy, https.caDir), ready, banner)
     await stopped
   }
   await proxy.close()

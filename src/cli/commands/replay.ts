@@ -15,9 +15,10 @@ import { ERROR_CODES } from '../../errors.js'
 import { createRedactor } from '../../engine/redact/index.js'
 import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { LOOPBACK } from '../../proxy/server-pair.js'
-import { httpsOptionsFromArgs } from '../https-args.js'
+import { httpsOptionsFromArgs, interceptionLine } from '../https-args.js'
 import { printError, printLine } from '../output.js'
-import { commandEnvironment, runCommand, untilSignal } from '../run-command.js'
+import { commandEnvironment, runCommand } from '../run-command.js'
+import { untilStopRequested } from '../stop-request.js'
 import { keepHeapWarm } from '../keep-heap-warm.js'
 import { announceReady, readyInfo } from '../ready.js'
 import { listenOptionsFromArgs, proxyOptions, stormFromArgs, type ProxyArgs } from './proxy.js'
@@ -69,7 +70,7 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
     if (args['tunnel-unmatched']) printError('--tunnel-unmatched is ignored by replay: every CONNECT is answered from the cassette.')
     // HTTPS: the CA "toolstorm ca" made (or --ca-dir) when the cassette holds HTTPS exchanges or a folder is named.
     const holdsHttps = cassette.exchanges.some((exchange) => exchange.request.url.startsWith('https://'))
-    const { tunnelUnmatched: _tunnel, ...https } = await httpsOptionsFromArgs(args, { openCa: args['ca-dir'] !== undefined || holdsHttps })
+    const { options: { tunnelUnmatched: _tunnel, ...https }, caDir } = await httpsOptionsFromArgs(args, { openCa: args['ca-dir'] !== undefined || holdsHttps, announced: args['ready-json'] || args['ready-file'] !== undefined })
     const replay = await startReplayServer(cassette, {
       ...https,
       warn: printError,
@@ -88,15 +89,15 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
     const lines = [
       `toolstorm replay ${replay.url} (${cassette.exchanges.length} exchanges from ${args.file}, mode ${replay.mode}, order ${replay.session.order}) · admin ${replay.adminUrl}`,
       `admin token: ${replay.token}  (GET ${replay.adminUrl}/report for the verdict)`,
-      ...(replay.ca?.certificatePath ? [`HTTPS: CONNECT is intercepted with the CA ${replay.ca.certificatePath} (trust it in clients: toolstorm ca --dir ${replay.ca.dir})`] : []),
+      ...interceptionLine(caDir),
     ]
     let code = 0
     const ready = readyInfo('replay', replay.proxy, { file: args.file, mode: replay.mode, exchanges: cassette.exchanges.length })
     if (command.length) {
       await announceReady(args, lines, ready, banner)
-      code = await runCommand(command, commandEnvironment({ proxyUrl: replay.url, adminUrl: replay.adminUrl, adminToken: replay.token, httpProxy: true, httpsProxy: true }))
+      code = await runCommand(command, commandEnvironment({ proxyUrl: replay.url, adminUrl: replay.adminUrl, adminToken: replay.token }), { exitWithParent: args['exit-with-parent'] })
     } else {
-      const stopped = untilSignal()
+      const stopped = untilStopRequested({ exitWithParent: args['exit-with-parent'] })
       await announceReady(args, lines, ready, banner)
       await stopped
     }

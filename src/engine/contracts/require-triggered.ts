@@ -1,13 +1,15 @@
 import { closestName } from '../closest-name.js'
 import { callPathName, ruleMatches } from '../rules/select.js'
 import type { Report } from '../schema/report.js'
+import type { Rule } from '../schema/rule.js'
 import { defineContractUnit } from './check.js'
 
 /** Route names listed when a rule was never eligible, at most. */
 const LISTED_ROUTES = 8
 
 /**
- * Every named rule (every configured rule when none is named) fired at least once.
+ * Every named rule (every rule of the run when none is named: those in force, and those earlier
+ * calls began under when the rules changed mid-run) fired at least once.
  * An unknown name counts as 0, so a misspelled rule or route cannot silently pass; a rule that
  * was never eligible says why (no call on its route, or none at its ordinals).
  */
@@ -15,7 +17,7 @@ export const requireTriggered = defineContractUnit<{ names: readonly string[] }>
   type: 'requireTriggered',
   explain: ({ names }) => (names.length ? `rules ${names.join(', ')} fired` : 'every configured rule fired'),
   check(report, { names }) {
-    const targets = names.length ? names : report.rules.map((rule) => rule.name)
+    const targets = names.length ? names : [...rulesOfRun(report).keys()]
     return targets.map((name) => {
       const counts = report.coverage[name]
       const triggered = counts?.triggered ?? 0
@@ -25,9 +27,17 @@ export const requireTriggered = defineContractUnit<{ names: readonly string[] }>
   },
 })
 
+/** Every rule of the run by name, its latest definition: those earlier calls began under (the rules changed mid-run), then those in force. */
+function rulesOfRun(report: Report): Map<string, Rule> {
+  const rules = new Map<string, Rule>()
+  for (const rule of [...(report.earlierRules ?? []).flatMap((set) => set.rules), ...report.rules]) rules.set(rule.name, rule)
+  return rules
+}
+
 function whyNeverEligible(report: Report, name: string): string {
-  const rule = report.rules.find((candidate) => candidate.name === name)
-  if (!rule) return `no rule is named "${name}" (rules: ${report.rules.map((r) => r.name).join(', ') || 'none'})`
+  const rules = rulesOfRun(report)
+  const rule = rules.get(name)
+  if (!rule) return `no rule is named "${name}" (rules: ${[...rules.keys()].join(', ') || 'none'})`
   const seen = new Map<string, number>()
   let matching = 0
   for (const call of report.calls) {

@@ -10,7 +10,11 @@ export const rateLimitFault = defineFault<'rate_limit', BaseRule>({
   type: 'rate_limit',
   phase: 'before-upstream',
   params: {},
-  explain: (rule) => `answer 429 with Retry-After: ${formatSeconds(rule.delay)}`,
+  // The headers as sent: `toolstorm rules` must not promise a wait the client never reads.
+  explain: (rule) => {
+    const hint = retryHeaders(rule.delay)
+    return `answer 429 with Retry-After: ${hint['retry-after']} and retry-after-ms: ${hint['retry-after-ms']} (${formatSeconds(rule.delay)})`
+  },
   async apply({ rule }) {
     const { headers, body } = jsonBody({
       error: { type: 'rate_limit_error', code: 'rate_limit_exceeded', message: `Rate limit exceeded. Retry after ${formatSeconds(rule.delay)}.` },
@@ -19,7 +23,7 @@ export const rateLimitFault = defineFault<'rate_limit', BaseRule>({
       action: {
         type: 'respond',
         status: 429,
-        headers: { ...headers, 'retry-after': String(Math.ceil(rule.delay)), 'retry-after-ms': String(Math.round(rule.delay * 1000)) },
+        headers: { ...headers, ...retryHeaders(rule.delay) },
         body,
       },
       injected: true,
@@ -27,6 +31,11 @@ export const rateLimitFault = defineFault<'rate_limit', BaseRule>({
     }
   },
 })
+
+/** `Retry-After` in whole seconds (rounded up: the header has no fractions) and `retry-after-ms`. */
+function retryHeaders(seconds: number): { 'retry-after': string; 'retry-after-ms': string } {
+  return { 'retry-after': String(Math.ceil(seconds)), 'retry-after-ms': String(Math.round(seconds * 1000)) }
+}
 
 function formatSeconds(seconds: number): string {
   return `${Number(seconds.toFixed(3))}s`

@@ -109,6 +109,12 @@ export const effectSchema = z.strictObject({
   redacted: z.boolean(),
 })
 
+/**
+ * A set of rules calls began under before the rules were changed (`PUT /rules`, the dashboard's
+ * editor): the calls with ids `from` to `to`. Only sets that calls began under are kept.
+ */
+export const earlierRuleSetSchema = z.strictObject({ from: z.int().min(1), to: z.int().min(1), rules: z.array(ruleSchema).max(100) })
+
 export const reportSchema = z.strictObject({
   version: z.literal(1, { error: 'expected report version 1' }),
   kind: z.literal(REPORT_KIND),
@@ -118,7 +124,13 @@ export const reportSchema = z.strictObject({
   clock: z.string(),
   maxCalls: z.int().min(1).nullable(),
   routes: z.record(z.string(), z.string()),
+  /** The rules in force at the end of the run (for calls after the last of `earlierRules`). */
   rules: z.array(ruleSchema).max(100),
+  /**
+   * The rules earlier calls began under, oldest first, when the rules changed during the run.
+   * Absent when they never did. Coverage counts the rules of every set, by name.
+   */
+  earlierRules: z.array(earlierRuleSetSchema).max(10_000).optional(),
   coverage: z.record(z.string(), coverageCountsSchema),
   calls: z.array(callSchema).max(10_000),
   /** Calls made after the itemized limit: counted in coverage and budgets, not listed. */
@@ -136,5 +148,6 @@ export type Report = z.infer<typeof reportSchema>
 export type CallRecord = z.infer<typeof callSchema>
 export type EffectRecord = z.infer<typeof effectSchema>
 export type CoverageCounts = z.infer<typeof coverageCountsSchema>
+export type EarlierRules = Array<{ from: number; to: number; rules: readonly z.infer<typeof ruleSchema>[] }>
 export type ModelCall = z.infer<typeof modelCallSchema>
 export type McpCall = z.infer<typeof mcpCallSchema>

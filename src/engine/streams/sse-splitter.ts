@@ -33,17 +33,15 @@ export interface SsePiece extends SseBlockInfo {
   readonly complete: boolean
 }
 
-export class SseSplitter {
+/** Reads what each block is (dispatched, its event name, final or not) as its bytes pass, holding none of them. */
+export class SseBlockReader {
   readonly #decoder: SseDecoder
-  #held: Uint8Array[] = []
-  #heldBytes = 0
   #dispatches = false
   #event: string | null = null
   #dataHead: number[] = []
-  /** Blocks the current chunk completed: where each ends, and what it was. */
-  #ended: Array<{ end: number; info: SseBlockInfo }> = []
 
-  constructor() {
+  /** `onBlockEnd` hears each block as its blank line passes: where it ends in the current chunk, and what it was. */
+  constructor(onBlockEnd: (end: number, info: SseBlockInfo) => void) {
     this.#decoder = new SseDecoder({
       dataLine: () => {
         this.#dispatches = true
@@ -55,7 +53,7 @@ export class SseSplitter {
         this.#event = name
       },
       blockEnd: (end) => {
-        this.#ended.push({ end, info: this.#info() })
+        onBlockEnd(end, this.current())
         this.#dispatches = false
         this.#event = null
         this.#dataHead = []
@@ -63,10 +61,31 @@ export class SseSplitter {
     })
   }
 
+  push(chunk: Uint8Array): void {
+    this.#decoder.push(chunk)
+  }
+
+  /** What the block in progress is, as far as it arrived. */
+  current(): SseBlockInfo {
+    return { dispatches: this.#dispatches, event: this.#event, terminal: this.#dispatches && isTerminalEvent(this.#event, Buffer.from(this.#dataHead).toString('utf8')) }
+  }
+}
+
+export class SseSplitter {
+  readonly #blocks: SseBlockReader
+  #held: Uint8Array[] = []
+  #heldBytes = 0
+  /** Blocks the current chunk completed: where each ends, and what it was. */
+  #ended: Array<{ end: number; info: SseBlockInfo }> = []
+
+  constructor() {
+    this.#blocks = new SseBlockReader((end, info) => this.#ended.push({ end, info }))
+  }
+
   /** The pieces this chunk completes (or, for an oversized block, passes on). */
   push(chunk: Uint8Array): SsePiece[] {
     this.#ended = []
-    this.#decoder.push(chunk)
+    this.#blocks.push(chunk)
     const pieces: SsePiece[] = []
     let position = 0
     for (const { end, info } of this.#ended) {
@@ -76,18 +95,14 @@ export class SseSplitter {
     if (position < chunk.length) {
       this.#held.push(chunk.subarray(position))
       this.#heldBytes += chunk.length - position
-      if (this.#heldBytes > MAX_HELD_BYTES) pieces.push({ ...this.#info(), bytes: this.#take(EMPTY), complete: false })
+      if (this.#heldBytes > MAX_HELD_BYTES) pieces.push({ ...this.#blocks.current(), bytes: this.#take(EMPTY), complete: false })
     }
     return pieces
   }
 
   /** The upstream ended: what is left of an unfinished block, if anything. */
   flush(): SsePiece | null {
-    return this.#heldBytes > 0 ? { ...this.#info(), bytes: this.#take(EMPTY), complete: false } : null
-  }
-
-  #info(): SseBlockInfo {
-    return { dispatches: this.#dispatches, event: this.#event, terminal: this.#dispatches && isTerminalEvent(this.#event, Buffer.from(this.#dataHead).toString('utf8')) }
+    return this.#heldBytes > 0 ? { ...this.#blocks.current(), bytes: this.#take(EMPTY), complete: false } : null
   }
 
   /** The held bytes followed by `tail`, as one array; the hold is emptied. */

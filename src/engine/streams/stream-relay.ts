@@ -10,6 +10,7 @@ import type { ExchangeTransport, UpstreamResponse } from '../exchange-transport.
 import type { HeaderMap } from '../faults/fault.js'
 import type { StreamStep, StreamTransform } from './stream-transform.js'
 import type { ResponseWriter } from './response-writer.js'
+import { watchStreamEnd } from './stream-end.js'
 
 /** Response headers that no longer hold once the body is changed. */
 const STALE_HEADERS = new Set(['content-length', 'content-md5', 'digest', 'etag', 'transfer-encoding'])
@@ -32,6 +33,8 @@ export async function relayStream(exchange: Exchange, io: ExchangeTransport, ups
     if (!STALE_HEADERS.has(lower) || (lower === 'content-length' && transform.keepsLength)) headers[name] = value
   }
   const writer = io.open(status, headers)
+  // Whether the client got the stream's final event: leaving after it, it got the whole answer.
+  const end = watchStreamEnd(exchange, upstream.headers)
   const iterator = upstream.body[Symbol.asyncIterator]()
   let upstreamDone = false
   let bytes = 0
@@ -41,6 +44,7 @@ export async function relayStream(exchange: Exchange, io: ExchangeTransport, ups
       if (piece.delay) await exchange.clock.sleep(piece.delay, writer.closed)
       if (piece.bytes.length === 0) continue
       await writer.write(piece.bytes)
+      end?.push(piece.bytes)
       bytes += piece.bytes.length
     }
   }
@@ -63,7 +67,8 @@ export async function relayStream(exchange: Exchange, io: ExchangeTransport, ups
     if (writer.closed.aborted) {
       // The client left: closing what is left of the response tells observers the body ended here.
       writer.abort()
-      exchange.finish('cancelled', status, 'CLIENT_ABORTED')
+      if (end?.reached) exchange.finish('response', status)
+      else exchange.finish('cancelled', status, 'CLIENT_ABORTED')
       return
     }
     // The upstream broke off mid-body: the client must see a broken connection, never a clean end.

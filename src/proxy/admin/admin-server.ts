@@ -29,6 +29,7 @@ import { lintRules } from '../../engine/rules/lint-rules.js'
 import { parseDocument } from '../../io/read-input-file.js'
 import { VERSION } from '../../version.js'
 import { hasValidToken, isAllowedHost } from './admin-auth.js'
+import { checkAdminQuery } from './admin-query.js'
 import type { AdminHosts } from './admin-hosts.js'
 import type { RedisRunState } from '../../engine/state/redis-run-state.js'
 
@@ -122,6 +123,7 @@ export function createAdminHandler(context: AdminContext): http.RequestListener 
       if (!isEffect && !hasValidToken(req, url, context.token)) {
         throw new AdminApiError('ERR_ADMIN_UNAUTHORIZED', 'Failed to use the admin API: send the token printed at start as "Authorization: Bearer <token>".')
       }
+      checkAdminQuery(req.method, url)
       for (const route of context.extraRoutes ?? []) if (await route(req, res, url)) return
 
       const run = url.searchParams.get('run') ?? undefined

@@ -199,7 +199,7 @@ export function createConnectHandler(options: ConnectHandlerOptions): ConnectHan
     upstream.on('error', (error: NodeJS.ErrnoException) => {
       if (connected) return socket.destroy()
       const status = error.code === 'ETIMEDOUT' ? 504 : 502
-      refuse(socket, status, `Failed to open a tunnel to ${target.authority}: ${error.code ?? error.message}. Check that the host is reachable from this machine.`)
+      refuseTunnel(socket, status, `Failed to open a tunnel to ${target.authority}: ${error.code ?? error.message}. Check that the host is reachable from this machine.`)
     })
     socket.once('close', () => upstream.destroy())
     upstream.once('close', () => {
@@ -217,14 +217,14 @@ export function createConnectHandler(options: ConnectHandlerOptions): ConnectHan
     // Tracked from the start: every socket handed over here is closed by destroyAll, refused ones too.
     track(socket)
     const target = parseConnectTarget(req.url)
-    if (!target) return refuse(socket, 400, `Failed to open a tunnel to "${req.url}": expected host:port, as in "CONNECT api.example.com:443".`)
+    if (!target) return refuseTunnel(socket, 400, `Failed to open a tunnel to "${req.url}": expected host:port, as in "CONNECT api.example.com:443".`)
     if (options.ownPorts.has(String(target.port))) {
-      return refuse(socket, 403, `Failed to open a tunnel to ${target.authority}: port ${target.port} is this proxy's own (data plane or admin API), never reachable through CONNECT. Call the admin API directly.`)
+      return refuseTunnel(socket, 403, `Failed to open a tunnel to ${target.authority}: port ${target.port} is this proxy's own (data plane or admin API), never reachable through CONNECT. Call the admin API directly.`)
     }
     if (!allowedPorts.has(target.port)) {
-      return refuse(socket, 403, `Failed to open a tunnel to ${target.authority}: port ${target.port} is not allowed (allowed: ${[...allowedPorts].join(', ')}). Start the proxy with --connect-port ${target.port} to allow it.`)
+      return refuseTunnel(socket, 403, `Failed to open a tunnel to ${target.authority}: port ${target.port} is not allowed (allowed: ${[...allowedPorts].join(', ')}). Start the proxy with --connect-port ${target.port} to allow it.`)
     }
-    if (closing) return refuse(socket, 503, `Failed to open a tunnel to ${target.authority}: the proxy is shutting down. Retry against a running proxy.`)
+    if (closing) return refuseTunnel(socket, 503, `Failed to open a tunnel to ${target.authority}: the proxy is shutting down. Retry against a running proxy.`)
     if (options.intercept && !options.intercept(target.host, target.port)) return tunnelUntouched(socket, target, head)
     socket.write('HTTP/1.1 200 Connection Established\r\n\r\n')
     const run = req.headers['proxy-authorization'] === undefined ? undefined : proxyCredentialsRun(req.headers)
@@ -251,7 +251,7 @@ export function createConnectHandler(options: ConnectHandlerOptions): ConnectHan
 }
 
 /** Answer a CONNECT with an error and close: the client never gets a tunnel. */
-function refuse(socket: net.Socket, status: number, message: string): void {
+export function refuseTunnel(socket: net.Socket, status: number, message: string): void {
   const body = `[toolstorm] ${message}\n`
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`)
 }

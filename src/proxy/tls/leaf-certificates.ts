@@ -1,6 +1,7 @@
 /**
  * Per-host leaf certificates for intercepted HTTPS, made on first use and kept in memory only
- * (never written to disk). One EC P-256 key pair serves every leaf of this process, so a new
+ * (never written to disk). The CA itself may be made on first use too: a proxy that never
+ * intercepts a TLS connection never makes (or writes) one. One EC P-256 key pair serves every leaf of this process, so a new
  * host costs one signature (~5 ms) and a known host costs a map lookup.
  *
  * @example
@@ -28,15 +29,30 @@ interface LeafKeys {
   readonly privateKeyPem: string
 }
 
+/** The CA itself, or a function that makes (or opens) it when the first leaf is needed. */
+export type CertificateAuthoritySource = CertificateAuthority | (() => Promise<CertificateAuthority>)
+
 export class LeafCertificates {
-  readonly #ca: CertificateAuthority
+  readonly #source: CertificateAuthoritySource
+  #ca: Promise<CertificateAuthority> | null = null
   readonly #maxEntries: number
   readonly #cache = new Map<string, Entry>()
   #keys: Promise<LeafKeys> | null = null
 
-  constructor(ca: CertificateAuthority, options: { maxEntries?: number } = {}) {
-    this.#ca = ca
+  constructor(ca: CertificateAuthoritySource, options: { maxEntries?: number } = {}) {
+    this.#source = ca
     this.#maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES
+  }
+
+  /** The CA, made on first use when given as a function (a failure is not kept: the next leaf tries again). */
+  authority(): Promise<CertificateAuthority> {
+    const source = this.#source
+    if (typeof source !== 'function') return Promise.resolve(source)
+    this.#ca ??= source().catch((error: unknown) => {
+      this.#ca = null
+      throw error
+    })
+    return this.#ca
   }
 
   /** Hosts with a leaf in the cache. */
@@ -68,8 +84,8 @@ export class LeafCertificates {
   }
 
   async #issue(names: readonly string[], setNotAfter: (notAfter: number) => void): Promise<tls.SecureContext> {
-    const keys = await this.#leafKeys()
-    const leaf = await this.#ca.issueLeaf(names, keys.publicKey)
+    const [ca, keys] = await Promise.all([this.authority(), this.#leafKeys()])
+    const leaf = await ca.issueLeaf(names, keys.publicKey)
     setNotAfter(leaf.notAfter.getTime())
     return tls.createSecureContext({ key: keys.privateKeyPem, cert: leaf.pem, minVersion: 'TLSv1.2' })
   }
