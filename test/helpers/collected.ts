@@ -1,8 +1,8 @@
 /**
- * Whether a server of this process still holds the connections it accepted, once they ended: a
- * WeakRef per accepted socket, then full garbage collections. Whatever a server keeps per
- * connection (its parser and callbacks, requests, responses, exchanges) holds the socket, so a
- * socket collected proves they are all gone.
+ * Whether a server of this process still holds the connections it accepted (or a client the
+ * connections it opened), once they ended: a WeakRef per socket, then full garbage collections.
+ * Whatever is kept per connection (its parser and callbacks, requests, responses, exchanges, read
+ * buffers) holds the socket, so a socket collected proves they are all gone.
  */
 import diagnostics from 'node:diagnostics_channel'
 import type net from 'node:net'
@@ -20,31 +20,43 @@ export function collectGarbage(): void {
   gc()
 }
 
-export interface AcceptedSockets {
-  /** Sockets accepted on the port since `trackAccepted`. */
-  readonly accepted: number
+export interface TrackedSockets {
+  /** Sockets seen since tracking started. */
+  readonly count: number
   /** How many of them are closed (destroyed, or already collected). */
   readonly closed: number
-  /** Resolves once every accepted socket closed (and at least `count` were accepted), or rejects after `timeoutMs`. */
+  /** Resolves once every socket seen closed (and at least `count` were seen), or rejects after `timeoutMs`. */
   allClosed(count: number, timeoutMs?: number): Promise<void>
-  /** How many accepted sockets are still referenced after full GCs (retried for `timeoutMs`: frees may wait a turn). */
+  /** How many closed sockets are still referenced after full GCs (retried for `timeoutMs`: frees may wait a turn). Open ones (an idle keep-alive pool) do not count. */
   stillReferenced(timeoutMs?: number): Promise<number>
   stop(): void
 }
 
-/** Track the sockets servers of this process accept on `port` (channel `net.server.socket`), holding them only weakly. */
-export function trackAccepted(port: number): AcceptedSockets {
+/**
+ * Track the sockets servers of this process accept on `port` (`accepted`, channel
+ * `net.server.socket`), or the sockets it connects to `port` (`connected`, `net.client.socket`),
+ * holding them only weakly.
+ */
+export function trackSockets(which: 'accepted' | 'connected', port: number): TrackedSockets {
   const refs: Array<WeakRef<net.Socket>> = []
   // Not a 'close' listener: a CONNECT hands its socket over with its listeners removed.
   const closedCount = () => refs.filter((ref) => ref.deref()?.destroyed !== false).length
+  const channel = which === 'accepted' ? 'net.server.socket' : 'net.client.socket'
   const onSocket = (message: unknown) => {
     const socket = (message as { socket: net.Socket }).socket
-    if (socket.localPort === port) refs.push(new WeakRef(socket))
+    if (which === 'accepted') {
+      if (socket.localPort === port) refs.push(new WeakRef(socket))
+      return
+    }
+    // Published before it connects: the remote port is known once it did.
+    socket.once('connect', function (this: net.Socket) {
+      if (this.remotePort === port) refs.push(new WeakRef(this))
+    })
   }
-  diagnostics.subscribe('net.server.socket', onSocket)
+  diagnostics.subscribe(channel, onSocket)
   const turn = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
   return {
-    get accepted() {
+    get count() {
       return refs.length
     },
     get closed() {
@@ -53,7 +65,7 @@ export function trackAccepted(port: number): AcceptedSockets {
     async allClosed(count, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs
       while (refs.length < count || closedCount() < refs.length) {
-        if (Date.now() > deadline) throw new Error(`${refs.length} sockets accepted (${count} expected), ${closedCount()} closed after ${timeoutMs} ms`)
+        if (Date.now() > deadline) throw new Error(`${refs.length} sockets seen (${count} expected), ${closedCount()} closed after ${timeoutMs} ms`)
         await turn(20)
       }
     },
@@ -62,12 +74,12 @@ export function trackAccepted(port: number): AcceptedSockets {
       for (;;) {
         await turn(20)
         collectGarbage()
-        const alive = refs.filter((ref) => ref.deref() !== undefined).length
-        if (alive === 0 || Date.now() > deadline) return alive
+        const kept = refs.filter((ref) => ref.deref()?.destroyed === true).length
+        if (kept === 0 || Date.now() > deadline) return kept
       }
     },
     stop() {
-      diagnostics.unsubscribe('net.server.socket', onSocket)
+      diagnostics.unsubscribe(channel, onSocket)
     },
   }
 }

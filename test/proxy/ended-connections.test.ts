@@ -13,7 +13,7 @@ import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import { startProxy, type ProxyOptions } from '../../src/proxy/proxy-server.js'
 import { abandonConnect } from '../helpers/abandon-connect.js'
 import { exchangeAt } from '../helpers/cassette-fixtures.js'
-import { trackAccepted, type AcceptedSockets } from '../helpers/collected.js'
+import { trackSockets, type TrackedSockets } from '../helpers/collected.js'
 import { startModelUpstream, type ModelUpstream } from '../helpers/model-upstream.js'
 import { hasRedis, startRedis, type RedisServer } from '../helpers/redis-server.js'
 import { startResettingServer, startUpstream, type Upstream } from '../helpers/upstream.js'
@@ -34,10 +34,10 @@ async function upstreams(): Promise<{ tool: Upstream; model: ModelUpstream }> {
 }
 
 /** A proxy over `target` whose data-plane sockets are tracked from now on. */
-async function proxyWith(config: StormConfigInput, options: ProxyOptions): Promise<{ url: string; adminUrl: string; token: string; sockets: AcceptedSockets }> {
+async function proxyWith(config: StormConfigInput, options: ProxyOptions): Promise<{ url: string; adminUrl: string; token: string; sockets: TrackedSockets }> {
   const proxy = await startProxy({ config, ...options })
   cleanups.push(() => proxy.close())
-  const sockets = trackAccepted(Number(new URL(proxy.url).port))
+  const sockets = trackSockets('accepted', Number(new URL(proxy.url).port))
   cleanups.push(() => sockets.stop())
   return { url: proxy.url, adminUrl: proxy.adminUrl, token: proxy.token, sockets }
 }
@@ -80,7 +80,14 @@ async function times(n: number, run: (i: number) => Promise<unknown>): Promise<v
   for (let i = 0; i < n; i++) await run(i)
 }
 
-async function expectAllCollected(sockets: AcceptedSockets, count: number): Promise<void> {
+/** The proxy's own sockets to an upstream (its pool's), tracked from now on. */
+function upstreamSockets(url: string): TrackedSockets {
+  const sockets = trackSockets('connected', Number(new URL(url).port))
+  cleanups.push(() => sockets.stop())
+  return sockets
+}
+
+async function expectAllCollected(sockets: TrackedSockets, count: number): Promise<void> {
   await sockets.allClosed(count)
   expect(await sockets.stillReferenced()).toBe(0)
 }
@@ -106,6 +113,7 @@ describe('the data plane keeps nothing of connections that ended', () => {
   it('after clients that leave mid-request and mid-response, with a FIN or a RST, on the fast path and through the flow', async () => {
     const { tool, model } = await upstreams()
     const { url, sockets } = await proxyWith({ rules: [{ name: 'drop', route: 'GET /ticks/ticks', kind: 'drop_terminal' }] }, { targets: [`ticks=${model.url}`, tool.url] })
+    const pool = upstreamSockets(model.url)
     const partial = 'POST /ship HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"order":'
     await times(N / 2, () => rawClient(url, partial, 'fin'))
     await times(N / 2, () => rawClient(url, partial, 'rst'))
@@ -114,6 +122,9 @@ describe('the data plane keeps nothing of connections that ended', () => {
     await times(N / 2, (i) => rawClient(url, stream('/ticks/plain?bytes=200000'), i % 2 ? 'rst' : 'fin', 200))
     await times(N / 2, (i) => rawClient(url, stream('/ticks/ticks?count=50'), i % 2 ? 'rst' : 'fin', 200))
     await expectAllCollected(sockets, 2 * N)
+    // The upstream requests of the clients that left were aborted: their pool connections closed.
+    expect(pool.closed).toBeGreaterThanOrEqual(N)
+    expect(await pool.stillReferenced()).toBe(0)
   })
 
   it('after an upstream that resets, timeouts (answered, and given up by the client), and cut and stalled streams', async () => {
@@ -131,12 +142,15 @@ describe('the data plane keeps nothing of connections that ended', () => {
       },
       { targets: [`ticks=${model.url}`, `cut=${model.url}`, `stall=${model.url}`, `dead=${resetting.url}`] },
     )
+    const pool = upstreamSockets(resetting.url)
     await times(N / 2, async () => expect(await request(`${url}/dead/x`)).toBe(502))
     await times(N / 2, async () => expect(await request(`${url}/ticks/slow`)).toBe(504))
     await times(N / 2, async () => expect(await request(`${url}/ticks/held`, { abortAfterMs: 30 })).toBe('GAVE_UP'))
     await times(N / 2, async () => expect(await request(`${url}/cut/ticks?count=5`)).not.toBe(200))
     await times(N / 2, async () => expect(await request(`${url}/stall/ticks?count=5`)).not.toBe(200))
     await expectAllCollected(sockets, (5 * N) / 2)
+    await pool.allClosed(N / 2)
+    expect(await pool.stillReferenced()).toBe(0)
   })
 
   it('after CONNECT tunnels abandoned before and during the TLS handshake', async () => {
@@ -150,7 +164,7 @@ describe('the data plane keeps nothing of connections that ended', () => {
     const recorded = Array.from({ length: N }, (_, i) => exchangeAt(i + 1, { outcome: 'reset', response: null, error: 'ECONNRESET' }))
     const replay = await startReplayServer(Cassette.from({}, recorded))
     cleanups.push(() => replay.close())
-    const sockets = trackAccepted(Number(new URL(replay.url).port))
+    const sockets = trackSockets('accepted', Number(new URL(replay.url).port))
     cleanups.push(() => sockets.stop())
     await times(N, async (i) => expect(await request(`${replay.url}/items/${i + 1}`)).toBe('ECONNRESET'))
     await expectAllCollected(sockets, N)
@@ -168,7 +182,7 @@ describe('the data plane keeps nothing of connections that ended', () => {
   it('after event-stream subscribers that left, whether they read or not', async () => {
     const { tool } = await upstreams()
     const { url, adminUrl, token } = await proxyWith({}, { targets: [tool.url] })
-    const admin = trackAccepted(Number(new URL(adminUrl).port))
+    const admin = trackSockets('accepted', Number(new URL(adminUrl).port))
     cleanups.push(() => admin.stop())
     const subscribe = `GET /events HTTP/1.1\r\nhost: ${new URL(adminUrl).host}\r\nauthorization: Bearer ${token}\r\n\r\n`
     await times(N / 2, async (i) => {
