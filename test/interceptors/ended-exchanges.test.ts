@@ -67,29 +67,29 @@ const viaHttp = (url: string, method: string) =>
     req.end(method === 'POST' ? '{"order":"o"}' : undefined)
   })
 
-describe('in-process, nothing of an exchange that ended in a reset is kept', () => {
-  it.each([
-    ['fetch', viaFetch],
-    ['node:http', viaHttp],
-  ] as const)('under MSW handlers (%s)', async (_client, send) => {
-    const tool = await upstream()
-    const held = weakly()
-    const server = setupServer(...stormHandlers(createStorm(RULES), { observer: held.observer, filter: (url) => url.origin === tool.url }))
+/** Each in-process transport, installed for `storm` with `observer`; returns its uninstall. */
+const transports = {
+  'MSW handlers': (storm: ReturnType<typeof createStorm>, observer: ReturnType<typeof weakly>['observer'], origin: string) => {
+    const server = setupServer(...stormHandlers(storm, { observer, filter: (url) => url.origin === origin }))
     server.listen({ onUnhandledRequest: 'bypass' })
-    cleanups.push(() => server.close())
-    await failures(tool.url, send)
-    expect(await held.alive()).toBe(0)
-  })
+    return () => server.close()
+  },
+  'intercept()': (storm: ReturnType<typeof createStorm>, observer: ReturnType<typeof weakly>['observer']) => {
+    const interception = intercept(storm, { observer })
+    return () => interception.dispose()
+  },
+}
+const clients = { fetch: viaFetch, 'node:http': viaHttp }
 
-  it.each([
-    ['fetch', viaFetch],
-    ['node:http', viaHttp],
-  ] as const)('under intercept() (%s)', async (_client, send) => {
-    const tool = await upstream()
-    const held = weakly()
-    const interception = intercept(createStorm(RULES), { observer: held.observer })
-    cleanups.push(() => interception.dispose())
-    await failures(tool.url, send)
-    expect(await held.alive()).toBe(0)
-  })
+describe('in-process, nothing of an exchange that ended in a reset is kept', () => {
+  it.each((['MSW handlers', 'intercept()'] as const).flatMap((transport) => (['fetch', 'node:http'] as const).map((client) => [transport, client] as const)))(
+    'under %s (%s)',
+    async (transport, client) => {
+      const tool = await upstream()
+      const held = weakly()
+      cleanups.push(transports[transport](createStorm(RULES), held.observer, tool.url))
+      await failures(tool.url, clients[client])
+      expect(await held.alive()).toBe(0)
+    },
+  )
 })
