@@ -28,8 +28,8 @@ export function startTs(file: string, args: string[] = []): Promise<Child> {
   return startChild(process.execPath, ['--import', 'tsx', path.resolve(ROOT, file), ...args])
 }
 
-export async function startChild(command: string, args: string[]): Promise<Child> {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], cwd: ROOT })
+export async function startChild(command: string, args: string[], options: { ipc?: boolean } = {}): Promise<Child> {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit', ...(options.ipc ? (['ipc'] as const) : [])], cwd: ROOT })
   const firstLine = await new Promise<string>((resolve, reject) => {
     let buffer = ''
     child.stdout!.on('data', (chunk: Buffer) => {

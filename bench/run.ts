@@ -8,6 +8,7 @@ import { benchMcpRouting } from './mcp-routing.js'
 import { benchPipelining } from './pipelining.js'
 import { benchProxyThroughput } from './proxy-throughput.js'
 import { benchScale } from './scale.js'
+import { benchSoak } from './soak.js'
 import { benchTls } from './tls.js'
 
 const args = process.argv.slice(2)
@@ -20,6 +21,7 @@ const suites: Record<string, () => Promise<Record<string, unknown>>> = {
   pipelining: () => benchPipelining(quick ? { requests: 2_000, stallMs: 2_000 } : { requests: 5_000, stallMs: 4_000 }),
   scale: () => benchScale(quick ? { rounds: 1, seconds: 2 } : { rounds: 3, seconds: 4 }),
   mcp: () => benchMcpRouting(quick ? { rounds: 1, seconds: 2, connections: 10 } : { rounds: 3, seconds: 3, connections: 10 }),
+  soak: () => benchSoak(quick ? { rounds: 3, requests: 10_000 } : { rounds: 6, requests: 50_000 }),
 }
 
 const results: Record<string, unknown>[] = []

@@ -10,6 +10,14 @@ import { toWebResponse } from '../engine/web-response.js'
 import { openStreamResponse } from './stream-response-writer.js'
 import { toWebStream, WebRequestSink, type WebRequestRoute } from './web-request-sink.js'
 
+/**
+ * MSW's network error, made once. msw keeps each request that ended in a network error (its
+ * network frame is only forgotten on a response), and the error's cause is this Response, whose
+ * internal Error's stack would hold the sink that made it, and so the exchange (#31). Made here,
+ * its stack holds none of them; an error response has no body, so one serves every reset.
+ */
+const NETWORK_ERROR = Response.error()
+
 export interface MswTransport extends ExchangeTransport {
   /** What the handler returns; undefined until the flow answered (a reset: MSW's network error). */
   readonly answer: Response | undefined
@@ -49,7 +57,7 @@ class MswResponseSink extends WebRequestSink implements MswTransport {
 
   reset(): void {
     if (this.#writer) return this.#writer.reset()
-    this.answer = Response.error()
+    this.answer = NETWORK_ERROR
   }
 
   open(status: number, headers: HeaderMap): ResponseWriter {

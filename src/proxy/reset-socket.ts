@@ -4,6 +4,11 @@
  * handle, so an intercepted HTTPS connection registers the TCP socket it runs on
  * (`setResetTarget`) and that one is reset. Other sockets fall back to `destroy()`, which the
  * peer sees as a close.
+ *
+ * A socket whose FIN is on its way (`end()` was called, the shutdown not finished) cannot be reset:
+ * libuv refuses (EINVAL) and Node then leaves the handle half-closed for good, so the socket never
+ * emits 'close' and the process spins at exit waiting for it (#31). Such a socket is destroyed:
+ * its peer, which half-closed first or was told the connection ends, sees the close.
  */
 import type { Socket } from 'node:net'
 
@@ -18,6 +23,11 @@ export function setResetTarget(outer: Socket, tcp: Socket): void {
 export function resetOrDestroy(socket: Socket | null | undefined): void {
   if (!socket || socket.destroyed) return
   const target = resetTargets.get(socket) ?? socket
+  if (target.writableEnded && !target.writableFinished) {
+    socket.destroy()
+    if (target !== socket) target.destroy()
+    return
+  }
   const reset = (target as Socket & { resetAndDestroy?: () => Socket }).resetAndDestroy
   if (typeof reset === 'function' && !target.destroyed && (target as { _handle?: unknown })._handle) {
     try {

@@ -14,7 +14,7 @@ import type { Readable } from 'node:stream'
 import tls from 'node:tls'
 import { printExchangeFailure, reportFailure, type ExchangeErrorReporter } from './exchange-failure.js'
 import { headerObject } from './http1/headers.js'
-import { HTTPParser, MAX_HEADER_PAIRS, type NativeParser } from './http1/native-parser.js'
+import { freeParser, HTTPParser, MAX_HEADER_PAIRS, type NativeParser } from './http1/native-parser.js'
 
 /** What the caller learns about one upstream response. */
 export interface UpstreamHandler {
@@ -523,8 +523,9 @@ export class UpstreamPool {
   }
 
   #forget(connection: UpstreamConnection): void {
+    if (!this.#all.delete(connection)) return
     connection.closed = true
-    this.#all.delete(connection)
+    freeParser(connection.parser)
     const idle = this.#idle.get(connection.origin)
     if (idle) {
       const index = idle.indexOf(connection)

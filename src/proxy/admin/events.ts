@@ -70,6 +70,12 @@ export interface EventStreamOptions {
   readonly heartbeatMs?: number
   /** Streams open at once. Default 16. */
   readonly maxStreams?: number
+  /**
+   * Calls and effects kept for a stream whose client is not taking its events (its socket buffer
+   * is full). Past this many they are dropped, and the client gets a fresh snapshot when it reads
+   * again: a subscriber that stops reading costs a bounded amount. Default 1000.
+   */
+  readonly maxPending?: number
 }
 
 export type AdminRoute = (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => boolean | Promise<boolean>
@@ -87,12 +93,19 @@ export interface EventStreams {
 const STATS_TICK_MS = 1_000
 /** A run id that cannot be a header value: `report()` of it is an empty run with the current rules. */
 const NO_RUN = '\u0000'
+/**
+ * Calls a stream remembers having shown (shared store): the oldest are forgotten past this many.
+ * A call still running after so many others started may then be listed twice, which is harmless
+ * (a later copy replaces an earlier one); without a bound the set grew with every call of the run.
+ */
+const MAX_LISTED = 10_000
 
 class EventStream {
   readonly run: string
   readonly #res: http.ServerResponse
   readonly #storm: Storm
   readonly #flushMs: number
+  readonly #maxPending: number
   #calls = new Map<number, CallRecord>()
   #effects: EffectRecord[] = []
   #dirty = true
@@ -116,11 +129,12 @@ class EventStream {
   #readAgain = false
   readonly #poll: NodeJS.Timeout | null = null
 
-  constructor(storm: Storm, run: string, res: http.ServerResponse, flushMs: number, heartbeatMs: number, feed: RunFeed | null, pollMs: number) {
+  constructor(storm: Storm, run: string, res: http.ServerResponse, flushMs: number, heartbeatMs: number, feed: RunFeed | null, pollMs: number, maxPending: number) {
     this.#storm = storm
     this.run = run
     this.#res = res
     this.#flushMs = flushMs
+    this.#maxPending = maxPending
     this.#heartbeatTicks = Math.max(1, Math.round(heartbeatMs / STATS_TICK_MS))
     this.#config = storm.config
     this.#feed = feed
@@ -137,7 +151,8 @@ class EventStream {
   onCall(run: string, call: CallRecord): void {
     if (run === this.run) {
       if (!this.#dirty) this.#calls.set(call.id, call)
-      if (this.#feed) this.#listed.add(call.id)
+      if (this.#feed) this.#list(call.id)
+      this.#bound()
     } else if (!this.#knownRuns.has(run)) this.#runsDirty = true
     this.#schedule()
   }
@@ -145,7 +160,21 @@ class EventStream {
   onEffect(run: string, effect: EffectRecord): void {
     if (run !== this.run || this.#dirty) return
     this.#effects.push(effect)
+    this.#bound()
     this.#schedule()
+  }
+
+  /** A client that is not taking its events: past the bound, what waits for it is dropped for a fresh snapshot once it reads again. */
+  #bound(): void {
+    if (this.#calls.size + this.#effects.length <= this.#maxPending || !this.#res.writableNeedDrain) return
+    this.#calls.clear()
+    this.#effects = []
+    this.#dirty = true
+  }
+
+  #list(id: number): void {
+    this.#listed.add(id)
+    if (this.#listed.size > MAX_LISTED) for (const oldest of this.#listed) return void this.#listed.delete(oldest)
   }
 
   onReset(run: string): void {
@@ -258,7 +287,7 @@ class EventStream {
         if (this.#res.writableEnded) return
         this.#cursor = snapshot.cursor
         this.#listed.clear()
-        for (const call of snapshot.report.calls) this.#listed.add(call.id)
+        for (const call of snapshot.report.calls) this.#list(call.id)
         this.#runCount = snapshot.runs.length
         this.#knownRuns = new Set(snapshot.runs.map((run) => run.id))
         const { redact } = this.#storm.config
@@ -279,11 +308,12 @@ class EventStream {
       // calls were sent live, richer); a finished call from the store replaces any copy of it.
       for (const call of changes.running) {
         if (this.#listed.has(call.id)) continue
-        this.#listed.add(call.id)
+        this.#list(call.id)
         this.#calls.set(call.id, call)
       }
+      // A finished call never runs again: its id need not be remembered.
       for (const call of changes.calls) {
-        this.#listed.add(call.id)
+        this.#listed.delete(call.id)
         this.#calls.set(call.id, call)
       }
       const sharedKey = JSON.stringify([changes.coverage, changes.stats])
@@ -368,7 +398,7 @@ export function createEventStreams(storm: Storm, options: EventStreamOptions = {
       'x-accel-buffering': 'no',
     })
     if (streams.size === 0) subscribe(true)
-    const stream = new EventStream(storm, run, res, flushMs, heartbeatMs, options.feed ?? null, options.pollMs ?? 250)
+    const stream = new EventStream(storm, run, res, flushMs, heartbeatMs, options.feed ?? null, options.pollMs ?? 250, options.maxPending ?? 1000)
     streams.add(stream)
     const end = () => {
       if (!streams.delete(stream)) return

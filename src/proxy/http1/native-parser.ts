@@ -36,3 +36,18 @@ export const HTTPParser = common.HTTPParser
 export const METHODS = common.methods
 /** Most header lines one message may carry (node:http's `maxHeadersCount` default). */
 export const MAX_HEADER_PAIRS = 2000
+
+/**
+ * Free a parser whose connection ended. Its native half is held by a strong handle until
+ * `close()`, and that handle keeps the parser's callbacks alive, with the connection they close
+ * over (socket, request, response): without this every closed connection stayed in memory (#31).
+ * Deferred to the next turn, as node:http does: a connection may end inside one of the parser's
+ * own callbacks, and closing there would free the native parser while llhttp still runs on it.
+ */
+export function freeParser(parser: NativeParser): void {
+  setImmediate(closeParser, parser)
+}
+
+function closeParser(parser: NativeParser): void {
+  parser.close()
+}

@@ -21,7 +21,7 @@ import { STATUS_CODES } from 'node:http'
 import { errorBody } from '../../error-body.js'
 import net, { type AddressInfo, type Socket } from 'node:net'
 import { headerObject } from './headers.js'
-import { HTTPParser, MAX_HEADER_PAIRS, METHODS, type NativeParser } from './native-parser.js'
+import { freeParser, HTTPParser, MAX_HEADER_PAIRS, METHODS, type NativeParser } from './native-parser.js'
 import { announcesBody, RequestBody, WireRequest, type BodySource } from './wire-request.js'
 import { WireResponse, type ResponseOwner } from './wire-response.js'
 
@@ -333,6 +333,7 @@ class ClientConnection implements ResponseOwner, BodySource {
   handOver(req: WireRequest, head: Buffer): void {
     this.closing = true
     this.server.forget(this)
+    freeParser(this.parser)
     const socket = this.socket
     socket.removeAllListeners('data')
     socket.removeAllListeners('end')
@@ -357,7 +358,9 @@ class ClientConnection implements ResponseOwner, BodySource {
 
   onClose(): void {
     this.closed = true
+    this.closing = true
     this.server.forget(this)
+    freeParser(this.parser)
     const current = this.current
     try {
       // The response hears first: whoever forwards the body then knows the client left.
