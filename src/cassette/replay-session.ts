@@ -19,7 +19,7 @@
  * their normalised, redacted method, path, query, body and chosen headers.
  */
 import { CassetteError, CassetteMismatchError, CassetteTruncatedError, CassetteUnusedError } from '../errors.js'
-import type { HeaderMap } from '../engine/faults/fault.js'
+import type { HeaderMap } from '../engine/http.js'
 import { createRedactor, type Redactor } from '../engine/redact/index.js'
 import type { CassetteExchange, MatchOptions } from '../engine/schema/cassette.js'
 import { BodyCapture, captureBytes } from './body-capture.js'

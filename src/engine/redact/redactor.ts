@@ -22,7 +22,7 @@
  * (`body()` then falls back to `text()`).
  */
 import { ConfigError } from '../../errors.js'
-import type { JsonValue } from '../canonical-json.js'
+import type { JsonValue } from '../../json/canonical-json.js'
 import { redactCredentialShapes } from './credential-patterns.js'
 import { redactBase64Runs, redactPercentEncodedRuns } from './encoded-secrets.js'
 import { createLiteralScrubber } from './literal-secrets.js'
