@@ -44,8 +44,8 @@ export { channels } from './engine/evidence/channels.js'
 export type { ExchangeEvent, EffectEvent, RunEvent } from './engine/evidence/channels.js'
 
 /* Redaction */
-export { createRedactor, defaultRedactor, REDACTED } from './engine/redact/index.js'
-export type { Redactor, RedactorOptions } from './engine/redact/index.js'
+export { createRedactor, defaultRedactor, REDACTED } from './redact/index.js'
+export type { Redactor, RedactorOptions } from './redact/index.js'
 
 /* Errors */
 export {

@@ -9,8 +9,8 @@
  */
 import { createHash } from 'node:crypto'
 import type { JsonValue } from '../json/canonical-json.js'
-import { mediaType } from '../engine/redact/redact-body.js'
-import { safePercentDecode } from '../engine/redact/encoded-secrets.js'
+import { mediaType } from '../redact/redact-body.js'
+import { safePercentDecode } from '../redact/encoded-secrets.js'
 import type { MatchOptions, StoredBody, StoredHeaders } from '../engine/schema/cassette.js'
 import { headerOf } from './store-headers.js'
 

@@ -20,7 +20,7 @@
  */
 import { CassetteError, CassetteMismatchError, CassetteTruncatedError, CassetteUnusedError } from '../errors.js'
 import type { HeaderMap } from '../engine/http.js'
-import { createRedactor, type Redactor } from '../engine/redact/index.js'
+import { createRedactor, type Redactor } from '../redact/index.js'
 import type { CassetteExchange, MatchOptions } from '../engine/schema/cassette.js'
 import { BodyCapture, captureBytes } from './body-capture.js'
 import type { Cassette } from './cassette.js'

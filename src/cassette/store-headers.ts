@@ -4,7 +4,7 @@
  * every other value goes through the redactor. Headers a user excludes are not stored at all.
  */
 import { HEADER_CALL, HEADER_KEY, HEADER_RUN, type HeaderMap, HOP_BY_HOP_HEADERS } from '../engine/http.js'
-import type { Redactor } from '../engine/redact/index.js'
+import type { Redactor } from '../redact/index.js'
 import type { StoredHeaders } from '../engine/schema/cassette.js'
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/

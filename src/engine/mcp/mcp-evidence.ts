@@ -3,7 +3,7 @@
  * filled in by the MCP observer as the answer passes.
  */
 import type { JsonValue } from '../../json/canonical-json.js'
-import type { Redactor } from '../redact/index.js'
+import type { Redactor } from '../../redact/index.js'
 import type { McpCall } from '../schema/report.js'
 import { targetIsUri, type McpRequest } from '../json-rpc/mcp-request.js'
 
