@@ -6,7 +6,7 @@
  */
 import { z } from 'zod'
 import { CassetteError } from '../errors.js'
-import { parseStrictJson, StrictJsonError } from '../engine/strict-json.js'
+import { parseStrictJson, StrictJsonError } from '../json/strict-json.js'
 import { formatIssues } from '../engine/schema/format-issues.js'
 import {
   CASSETTE_KIND,
