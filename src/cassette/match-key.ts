@@ -119,21 +119,28 @@ function isJson(contentType: string | undefined): boolean {
 }
 
 /**
+ * A JSON body as replay compares it (without a JSON-RPC request's id), or undefined when it is
+ * not whole JSON text (then its bytes are compared).
+ */
+export function comparableJson(body: StoredBody | null, contentType: string | undefined): JsonValue | undefined {
+  if (body === null || body.encoding !== 'utf8' || body.truncated || !isJson(contentType)) return undefined
+  try {
+    return withoutRpcId(JSON.parse(body.data) as JsonValue)
+  } catch {
+    // Not JSON after all: compare the text.
+    return undefined
+  }
+}
+
+/**
  * A digest of the body: JSON compares by content (key order and spacing aside), anything else byte
  * for byte; a body cut at the body limit by its length on the wire and its stored prefix.
  */
 export function bodyDigest(body: StoredBody | null, contentType: string | undefined, ignoreFields: readonly string[] = []): string | null {
   if (body === null) return null
-  let canonical: string | null = null
-  if (body.encoding === 'utf8' && !body.truncated && isJson(contentType)) {
-    try {
-      canonical = 'json:' + sortedJson(withoutRpcId(JSON.parse(body.data) as JsonValue), ignoreFields.length ? new Set(ignoreFields) : null)
-    } catch {
-      // Not JSON after all: compare the text.
-    }
-  }
+  const json = comparableJson(body, contentType)
   // A body past the limit matches only when its length on the wire and its stored prefix both do.
-  canonical ??= `${body.encoding}:${body.truncated ? `prefix of ${body.size}:` : ''}${body.data}`
+  const canonical = json !== undefined ? 'json:' + sortedJson(json, ignoreFields.length ? new Set(ignoreFields) : null) : `${body.encoding}:${body.truncated ? `prefix of ${body.size}:` : ''}${body.data}`
   return createHash('sha256').update(canonical).digest('base64url')
 }
 

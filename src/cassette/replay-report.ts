@@ -7,6 +7,7 @@ import { z } from 'zod'
 import type { CassetteExchange } from '../engine/schema/cassette.js'
 import { VERSION } from '../version.js'
 import type { ReplaySession } from './replay-session.js'
+import { missDiffSchema } from './miss-diff.js'
 
 export const REPLAY_REPORT_KIND = 'toolstorm.replay'
 /** Table rows a report lists at most. */
@@ -18,6 +19,8 @@ export const replayRowSchema = z.strictObject({
   expected: z.string().nullable(),
   seen: z.string().nullable(),
   result: z.string(),
+  /** A miss: the closest recorded exchange and what differs from it (JSON paths or the first differing byte). */
+  diff: missDiffSchema.optional(),
 })
 
 export const replayReportSchema = z.strictObject({

@@ -33,6 +33,7 @@ interface ReplayArgs extends ProxyArgs, RecordArgs {
   'allow-unused': boolean
   'allow-truncated': boolean
   speed: ReplaySpeed
+  json: boolean
   '--'?: Array<string | number>
 }
 
@@ -50,6 +51,7 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
       .option('allow-repeats', { type: 'boolean', default: false, describe: 'A repeated request replays its exchange again instead of failing as extra' })
       .option('allow-unused', { type: 'boolean', default: false, describe: 'Recorded exchanges never requested do not fail the replay' })
       .option('allow-truncated', { type: 'boolean', default: false, describe: 'Responses whose body was cut at the body limit when recorded do not fail the replay (they still break off after the stored prefix)' })
+      .option('json', { type: 'boolean', default: false, describe: 'Print the replay report (verdict, table, each miss\'s diff) as JSON on stdout when the replay ends' })
       .option('speed', { choices: REPLAY_SPEEDS, default: 'instant' as ReplaySpeed, describe: 'Event streams: instant sends the recorded events at once; recorded keeps the time between them' })
       .example('$0 replay incident.cassette.jsonl --port 0 -- node agent.js', 'the agent calls $TOOLSTORM_PROXY_URL (or uses HTTP_PROXY); exit 1 if the replay diverged') as unknown as Argv<ReplayArgs>,
   async handler(args) {
@@ -102,10 +104,12 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
       await stopped
     }
     const verdict = await replay.close()
+    const report = replayReport(replay.session, replay.mode)
     if (args.report) {
-      await writeFileAtomic(args.report, JSON.stringify(replayReport(replay.session, replay.mode), null, 2) + '\n')
+      await writeFileAtomic(args.report, JSON.stringify(report, null, 2) + '\n')
       printError(`replay report written to ${args.report}`)
     }
+    if (args.json) printLine(JSON.stringify(report, null, 2))
     if (args.mode === 'update') printError(`cassette rewritten: ${args.file}`)
     if (verdict.passed) {
       printError(verdict.message)
