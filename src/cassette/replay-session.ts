@@ -186,6 +186,7 @@ export class ReplaySession {
       headers: (options.match?.headers ?? recorded.headers).map((name) => name.toLowerCase()),
       ignoreQuery: options.match?.ignoreQuery ?? recorded.ignoreQuery,
       ignoreBodyFields: options.match?.ignoreBodyFields ?? recorded.ignoreBodyFields,
+      normalize: options.match?.normalize ?? recorded.normalize,
     }
     this.#redactor = options.redactor ?? createRedactor({ keys: cassette.header.redaction.keys })
     this.#served = new Uint8Array(cassette.exchanges.length)
@@ -365,7 +366,7 @@ export class ReplaySession {
         if (candidates.length === 0) candidates = [this.#size - 1]
       }
     }
-    const seenJson = seen.body === undefined ? undefined : comparableJson(seen.body, seen.contentType)
+    const seenJson = seen.body === undefined ? undefined : comparableJson(seen.body, seen.contentType, this.#match.normalize)
     let best: { position: number; score: number; diff: ReturnType<typeof bodyDiff> } | null = null
     for (const position of candidates) {
       const request = (this.cassette.exchanges[position] as CassetteExchange).request
@@ -373,7 +374,7 @@ export class ReplaySession {
       let diff: ReturnType<typeof bodyDiff>
       if (seen.body === undefined || request.bodyUnknown) diff = { paths: [], morePaths: 0, bytes: null, score: 0 }
       else {
-        const recordedJson = comparableJson(request.body, headerOf(request.headers, 'content-type'))
+        const recordedJson = comparableJson(request.body, headerOf(request.headers, 'content-type'), this.#match.normalize)
         const json = recordedJson !== undefined && seenJson !== undefined ? { expected: recordedJson, seen: seenJson } : null
         diff = bodyDiff(request.body, seen.body, json, this.#match.ignoreBodyFields)
       }
