@@ -37,6 +37,8 @@ export const replayReportSchema = z.strictObject({
   served: z.int().min(0),
   repeats: z.int().min(0),
   passedThrough: z.int().min(0),
+  /** Requests on live routes (`--live`, `--replay-only`): sent to the network, outside the verdict. */
+  live: z.int().min(0).default(0),
   unused: z.int().min(0),
   /** Served responses whose body was cut at the body limit when recorded: they broke off (`truncated` rows). */
   truncated: z.int().min(0),
@@ -82,6 +84,7 @@ export function replayReport(session: ReplaySession, mode: ReplayMode): ReplayRe
     served: verdict.served,
     repeats: verdict.repeats,
     passedThrough: verdict.passedThrough,
+    live: verdict.live,
     unused: verdict.unused,
     truncated: verdict.truncated,
     table: verdict.rows.slice(0, MAX_ROWS),

@@ -24,7 +24,8 @@ import { createRedactor, type Redactor } from '../redact/index.js'
 import type { CassetteExchange, MatchOptions, StoredBody } from '../engine/schema/cassette.js'
 import { BodyCapture, captureBytes } from './body-capture.js'
 import type { Cassette } from './cassette.js'
-import { comparableJson, describeDifference, matchView, type MatchView } from './match-key.js'
+import { comparableJson, describeDifference, matchView, splitUrl, type MatchView } from './match-key.js'
+import { globMatches } from '../engine/glob.js'
 import { bodyDiff, formatMissDiff, summarizeMissDiff, type MissDiff } from './miss-diff.js'
 import { checkReplaySpeed, type ReplaySpeed } from './replay-stream.js'
 import { storeBody } from './store-body.js'
@@ -49,6 +50,13 @@ export interface ReplayOptions {
   passthroughUnmatched?: boolean
   /** Matching options; default: those in the cassette header. */
   match?: Partial<MatchOptions>
+  /**
+   * Route globs (as in rules: a route name or `METHOD /path`) that go to the network instead of
+   * the cassette; their recorded exchanges are left out of the replay and of its verdict.
+   */
+  live?: readonly string[]
+  /** Route globs that replay; every other route goes to the network (the inverse of `live`). */
+  replayOnly?: readonly string[]
   /**
    * Normalises live requests; must redact as the recording did. Default: the default redactor
    * plus the secret names in the cassette header (literal secrets must be passed again).
@@ -109,6 +117,8 @@ export interface ReplayVerdict {
   readonly served: number
   readonly repeats: number
   readonly passedThrough: number
+  /** Requests on live routes (`live`, `replayOnly`): sent to the network, outside the verdict. */
+  readonly live: number
   readonly unused: number
   /** Served responses whose body was cut at the body limit when recorded (repeats included). */
   readonly truncated: number
@@ -171,6 +181,9 @@ export class ReplaySession {
   #requests = 0
   #repeats = 0
   #passedThrough = 0
+  #live = 0
+  /** Recorded exchanges on live routes: never replayed, never unused (null: none). */
+  readonly #liveAt: Uint8Array | null
   #servedCount = 0
   /** The first served response whose body was cut when recorded, and how many were served. */
   #truncated: { count: number; request: number; position: number; result: string } | null = null
@@ -192,7 +205,30 @@ export class ReplaySession {
     this.#served = new Uint8Array(cassette.exchanges.length)
     this.#size = cassette.exchanges.length
     this.#views = new Array<MatchView | undefined>(this.#size)
-    if (this.order === 'any') for (let position = 0; position < this.#size; position++) this.#indexed(this.#index, this.#view(position).key, position)
+    this.#liveAt = options.live?.length || options.replayOnly?.length ? new Uint8Array(this.#size) : null
+    if (this.#liveAt) {
+      for (let position = 0; position < this.#size; position++) {
+        const exchange = cassette.exchanges[position] as CassetteExchange
+        if (this.isLive(exchange.route, exchange.request.method, exchange.request.url)) this.#liveAt[position] = 1
+      }
+    }
+    if (this.order === 'any') for (let position = 0; position < this.#size; position++) if (!this.#liveAt?.[position]) this.#indexed(this.#index, this.#view(position).key, position)
+  }
+
+  /** Whether a request on `route` (`method url`) goes to the network (`live` / `replayOnly`). */
+  isLive(route: string | undefined, method: string, url: string): boolean {
+    const { live = [], replayOnly = [] } = this.#options
+    if (live.length === 0 && replayOnly.length === 0) return false
+    const path = `${method.toUpperCase()} ${splitUrl(url).path}`
+    const matches = (globs: readonly string[]) => globs.some((glob) => (route !== undefined && globMatches(glob, route)) || globMatches(glob, path))
+    return matches(live) || (replayOnly.length > 0 && !matches(replayOnly))
+  }
+
+  /** Note a request sent to the network because its route is live (it takes no position). */
+  noteLive(seen: string): void {
+    const request = ++this.#requests
+    this.#live++
+    this.#row(request, null, seen, 'live (sent to the network)')
   }
 
   #view(position: number): MatchView {
@@ -221,6 +257,7 @@ export class ReplaySession {
     const request = ++this.#requests
     if (this.order !== 'strict' || this.#failure) return { request, position: null }
     if (this.#released.length) return { request, position: this.#released.shift() as number }
+    while (this.#liveAt?.[this.#next]) this.#next++
     const position = this.#next < this.#size ? this.#next++ : null
     return { request, position }
   }
@@ -316,7 +353,8 @@ export class ReplaySession {
       this.#row(ticket.request, null, seenText, 'passed through (no recording)')
       return { type: 'passthrough' }
     }
-    const remaining = this.#size - this.#servedCount
+    let remaining = this.#size - this.#servedCount
+    if (this.#liveAt) for (let position = 0; position < this.#size; position++) remaining -= this.#liveAt[position] as number
     if (remaining === 0) {
       this.#row(ticket.request, null, seenText, 'extra')
       return this.#fail('ERR_CASSETTE_EXTRA', ticket.request, 'one request too many', `Failed to replay "${seenText}" (request ${ticket.request}): all ${this.#size} recorded exchange(s) of ${this.cassette.source} were already used. Re-record the cassette, or pass --allow-repeats if repeating is expected.`)
@@ -400,7 +438,7 @@ export class ReplaySession {
     const out: number[] = []
     for (const position of positions) {
       if (out.length >= DIFF_CANDIDATES) break
-      if (!this.#served[position]) out.push(position)
+      if (!this.#served[position] && !this.#liveAt?.[position]) out.push(position)
     }
     return out
   }
@@ -478,7 +516,7 @@ export class ReplaySession {
   verdict(): ReplayVerdict {
     const unusedRows: ReplayRow[] = []
     for (let position = 0; position < this.#size; position++) {
-      if (this.#served[position]) continue
+      if (this.#served[position] || this.#liveAt?.[position]) continue
       const exchange = this.cassette.exchanges[position] as CassetteExchange
       unusedRows.push({ request: null, position: position + 1, expected: describeExchange(exchange), seen: null, result: 'unused' })
     }
@@ -497,6 +535,7 @@ export class ReplaySession {
       served: this.#servedCount,
       repeats: this.#repeats,
       passedThrough: this.#passedThrough,
+      live: this.#live,
       unused: unusedRows.length,
       truncated: truncated?.count ?? 0,
       rows,
@@ -520,7 +559,7 @@ export class ReplaySession {
         message: `Failed to finish the replay of ${this.cassette.source}: ${unusedRows.length} recorded exchange(s) were never requested (first: exchange ${first.position}, ${first.expected}). Re-record the cassette, or pass --allow-unused.`,
       }
     }
-    return { ...base, passed: true, code: null, message: `Replayed ${this.#servedCount} of ${this.#size} exchange(s) from ${this.cassette.source}${this.#repeats ? `, ${this.#repeats} repeat(s)` : ''}${this.#passedThrough ? `, ${this.#passedThrough} passed through` : ''}.` }
+    return { ...base, passed: true, code: null, message: `Replayed ${this.#servedCount} of ${this.#size} exchange(s) from ${this.cassette.source}${this.#repeats ? `, ${this.#repeats} repeat(s)` : ''}${this.#passedThrough ? `, ${this.#passedThrough} passed through` : ''}${this.#live ? `, ${this.#live} live` : ''}.` }
   }
 
   /** Throw the verdict's typed error (with the table in `details`) unless it passed. */

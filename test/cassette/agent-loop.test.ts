@@ -106,6 +106,73 @@ describe('replay of an agent loop whose tool answers anew every run', { timeout:
     expect(report.table[0].diff).toMatchObject({ position: 1, paths: [{ path: '$.messages[0].content', expected: '"Ship 2 boxes to Lyon."', seen: '"Ship 3 boxes to Lyon."' }], morePaths: 0 })
   })
 
+  it('replays the model with --live on the tool route: the tool server sees exactly the recorded calls, the model server is down', async () => {
+    // Forward mode: the agent sends both through HTTP_PROXY in absolute form.
+    const forwardAgent = path.join(dir, 'forward-agent.mjs')
+    await writeFile(
+      forwardAgent,
+      `import http from 'node:http'
+const proxy = new URL(process.env.HTTP_PROXY)
+const post = (url, body) => new Promise((resolve, reject) => {
+  const request = http.request({ host: proxy.hostname, port: proxy.port, method: 'POST', path: url, headers: { host: new URL(url).host, 'content-type': 'application/json' } }, (res) => {
+    let text = ''
+    res.on('data', (chunk) => (text += chunk))
+    res.on('end', () => resolve({ status: res.statusCode, text }))
+  })
+  request.on('error', reject)
+  request.end(body)
+})
+const tools = [{ type: 'function', function: { name: 'ship', parameters: { type: 'object' } } }]
+const messages = [{ role: 'user', content: process.argv[2] }]
+for (let turn = 1; turn <= 5; turn++) {
+  const answer = await post(process.env.MODEL_URL + '/v1/chat/completions', JSON.stringify({ model: 'gpt-test', messages, tools }))
+  if (answer.status !== 200) { console.log('model answered', answer.status); process.exit(3) }
+  const message = JSON.parse(answer.text).choices[0].message
+  messages.push(message)
+  if (!message.tool_calls) { console.log('agent:', message.content); process.exit(0) }
+  for (const call of message.tool_calls) {
+    const result = await post(process.env.TOOL_URL + '/ship', call.function.arguments)
+    if (result.status !== 200) { console.log('tool answered', result.status); process.exit(5) }
+    messages.push({ role: 'tool', tool_call_id: call.id, content: result.text })
+  }
+}
+process.exit(4)
+`,
+    )
+    const downModel = await startModelUpstream()
+    const file = path.join(dir, 'live.cassette.jsonl')
+    const forwardEnv = { TOOL_URL: toolUrl, MODEL_URL: downModel.url }
+    const before = toolCalls.length
+    const recorded = await runCli(['record', file, ...server, '--normalize', 'ids,timestamps,uuids', '--', process.execPath, forwardAgent, PROMPT], { env: forwardEnv, timeoutMs: 90_000 })
+    expect(recorded.stdout).toBe(`agent: Done after ${TOOL_TURNS} tool calls.\n`)
+    const recordedCalls = toolCalls.slice(before)
+    expect(recordedCalls).toEqual(['{"turn":1}', '{"turn":2}'])
+    expect((await Cassette.load(file)).exchanges.map((exchange) => exchange.request.url)).toEqual([
+      `${downModel.url}/v1/chat/completions`,
+      `${toolUrl}/ship`,
+      `${downModel.url}/v1/chat/completions`,
+      `${toolUrl}/ship`,
+      `${downModel.url}/v1/chat/completions`,
+    ])
+    await downModel.close()
+
+    const replayStart = toolCalls.length
+    const replayed = await runCli(['replay', file, '--live', 'POST /ship', '--json', ...server, '--', process.execPath, forwardAgent, PROMPT], { env: forwardEnv, timeoutMs: 90_000 })
+    expect(replayed.stdout).toContain(`agent: Done after ${TOOL_TURNS} tool calls.\n`)
+    expect(replayed.stderr).toContain(`Replayed 3 of 5 exchange(s) from ${file}, 2 live.`)
+    expect(replayed.code).toBe(0)
+    expect(toolCalls.slice(replayStart)).toEqual(recordedCalls)
+    const report = JSON.parse(replayed.stdout.slice(replayed.stdout.indexOf('{')))
+    expect(report).toMatchObject({ passed: true, served: 3, live: 2, unused: 0 })
+    expect(report.table.map((row: { result: string }) => row.result)).toEqual(['ok', 'live (sent to the network)', 'ok', 'live (sent to the network)', 'ok'])
+
+    // Without --live the tool calls are replayed too: the tool server is not called.
+    const replayStart2 = toolCalls.length
+    const all = await runCli(['replay', file, ...server, '--', process.execPath, forwardAgent, PROMPT], { env: forwardEnv, timeoutMs: 90_000 })
+    expect(all.code).toBe(0)
+    expect(toolCalls.length).toBe(replayStart2)
+  })
+
   it('refuses an unknown normaliser before the command starts, naming the option and the names it takes (exit 2)', async () => {
     const refused = await runCli(['record', path.join(dir, 'never.cassette.jsonl'), '--target', model.url, ...server, '--normalize', 'ids,idz', '--', process.execPath, '-e', 'console.log("ran")'])
     expect(refused.stderr).toContain('--normalize: expected ids, timestamps, uuids (comma-separated), got "idz"')
