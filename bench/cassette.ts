@@ -97,6 +97,26 @@ interface SizeResult {
   normalisedNormaliseP50Us: number
 }
 
+/** Requests for `positions` normalised (timed), then decided (timed): every one must be served. */
+async function timeLookups(loaded: Cassette, session: ReplaySession, positions: readonly number[]): Promise<{ lookups: number[]; normalise: number[] }> {
+  const seen = []
+  const normalise: number[] = []
+  for (const position of positions) {
+    const exchange = loaded.exchanges[position] as Cassette['exchanges'][number]
+    const t = performance.now()
+    seen.push(await session.normalise({ method: exchange.request.method, url: exchange.request.url, headers: exchange.request.headers, body: exchange.request.body ? Buffer.from(exchange.request.body.data) : null }))
+    normalise.push((performance.now() - t) * 1000)
+  }
+  const lookups: number[] = []
+  for (const view of seen) {
+    const t = performance.now()
+    const decision = session.decideNormalised(session.begin(), view)
+    lookups.push((performance.now() - t) * 1000)
+    if (decision.type !== 'serve') throw new Error(`${session.order}-order lookup missed`)
+  }
+  return { lookups, normalise }
+}
+
 async function measure(file: string, exchanges: number, options: Options): Promise<SizeResult> {
   const loads: number[] = []
   const held: { cassette: Cassette | null } = { cassette: null }
@@ -147,38 +167,13 @@ async function measure(file: string, exchanges: number, options: Options): Promi
     const j = Math.floor(Math.random() * (i + 1))
     ;[positions[i], positions[j]] = [positions[j] as number, positions[i] as number]
   }
-  const anySeen = []
-  for (const position of positions) {
-    const exchange = loaded.exchanges[position] as Cassette['exchanges'][number]
-    anySeen.push(await any.normalise({ method: exchange.request.method, url: exchange.request.url, headers: exchange.request.headers, body: exchange.request.body ? Buffer.from(exchange.request.body.data) : null }))
-  }
-  const anyTimes: number[] = []
-  for (const view of anySeen) {
-    const t = performance.now()
-    const decision = any.decideNormalised(any.begin(), view)
-    anyTimes.push((performance.now() - t) * 1000)
-    if (decision.type !== 'serve') throw new Error('any-order lookup missed')
-  }
+  const { lookups: anyTimes } = await timeLookups(loaded, any, positions)
 
   // The same in any order with every normaliser on: they cost at index build and per request, never per lookup.
   const normalisedStarted = performance.now()
   const normalised = new ReplaySession(loaded, { order: 'any', match: { normalize: ['ids', 'timestamps', 'uuids'] } })
   const normalisedIndexMs = performance.now() - normalisedStarted
-  const normalisedSeen = []
-  const normalisedNormalise: number[] = []
-  for (const position of positions) {
-    const exchange = loaded.exchanges[position] as Cassette['exchanges'][number]
-    const t = performance.now()
-    normalisedSeen.push(await normalised.normalise({ method: exchange.request.method, url: exchange.request.url, headers: exchange.request.headers, body: exchange.request.body ? Buffer.from(exchange.request.body.data) : null }))
-    normalisedNormalise.push((performance.now() - t) * 1000)
-  }
-  const normalisedTimes: number[] = []
-  for (const view of normalisedSeen) {
-    const t = performance.now()
-    const decision = normalised.decideNormalised(normalised.begin(), view)
-    normalisedTimes.push((performance.now() - t) * 1000)
-    if (decision.type !== 'serve') throw new Error('normalised lookup missed')
-  }
+  const { lookups: normalisedTimes, normalise: normalisedNormalise } = await timeLookups(loaded, normalised, positions)
   normalisedTimes.sort((a, b) => a - b)
   normalisedNormalise.sort((a, b) => a - b)
 

@@ -2,13 +2,14 @@ import { describe, expect, it } from 'vitest'
 import { bodyDigest } from './match-key.js'
 import { normaliseJson } from './normalisers.js'
 import type { Normaliser } from '../engine/schema/cassette.js'
+import type { JsonValue } from '../json/canonical-json.js'
 
 const ALL: Normaliser[] = ['ids', 'timestamps', 'uuids']
 const json = (value: unknown) => ({ encoding: 'utf8' as const, data: JSON.stringify(value), size: 0, truncated: false })
 const digest = (value: unknown, normalize: Normaliser[] = ALL) => bodyDigest(json(value), 'application/json', [], normalize)
 
 /** Turn 2 of a chat: the model's tool call and the tool's result, with this run's ids and times. */
-const turn = (callId: string, resultCallId: string, shipment: string, at: string, prompt = 'Ship 2 boxes') => ({
+const turn = (callId: string, resultCallId: string, shipment: string, at: string, prompt = 'Ship 2 boxes'): JsonValue => ({
   model: 'gpt-test',
   messages: [
     { role: 'user', content: prompt },
