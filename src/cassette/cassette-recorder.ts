@@ -392,7 +392,7 @@ export class CassetteRecorder {
         // The report of a run that does not exist is empty and cheap: only its redacted rules are used.
         rules: storm.report(NO_RUN).rules,
         bodyLimit: this.#bodyLimit,
-        match: { headers: [], ignoreQuery: [], ignoreBodyFields: [], ...this.#options.match },
+        match: { headers: [], ignoreQuery: [], ignoreBodyFields: [], normalize: [], ...this.#options.match },
         redaction: { keys: [...config.redact.keys], secrets: config.redact.secrets.length },
       },
       exchanges,

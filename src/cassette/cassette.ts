@@ -46,7 +46,7 @@ export function cassetteHeader(input: CassetteHeaderInput, exchanges: number): C
     routes: input.routes ?? {},
     rules: input.rules ?? [],
     bodyLimit: input.bodyLimit ?? DEFAULT_BODY_LIMIT,
-    match: input.match ?? { headers: [], ignoreQuery: [], ignoreBodyFields: [] },
+    match: input.match ?? { headers: [], ignoreQuery: [], ignoreBodyFields: [], normalize: [] },
     redaction: input.redaction ?? { keys: [], secrets: 0 },
   }
 }

@@ -267,7 +267,7 @@ export async function importHar(document: unknown, options: ImportHarOptions = {
       routes: previous.routes ?? { ...config.routes },
       rules: previous.rules ?? [],
       bodyLimit: limit,
-      match: previous.match ?? { headers: [], ignoreQuery: [], ignoreBodyFields: [] },
+      match: previous.match ?? { headers: [], ignoreQuery: [], ignoreBodyFields: [], normalize: [] },
       redaction: { keys: [...new Set([...(previous.redaction?.keys ?? []), ...config.redact.keys])], secrets: config.redact.secrets.length },
     },
     exchanges,

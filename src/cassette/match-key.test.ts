@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { bodyDigest, describeDifference, matchView, normaliseQuery, splitUrl } from './match-key.js'
 
-const OPTIONS = { headers: [], ignoreQuery: [], ignoreBodyFields: [] }
+const OPTIONS = { headers: [], ignoreQuery: [], ignoreBodyFields: [], normalize: [] }
 const json = (data: string) => ({ encoding: 'utf8' as const, data, size: data.length, truncated: false })
 
 describe('match keys', () => {

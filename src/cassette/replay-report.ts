@@ -7,6 +7,7 @@ import { z } from 'zod'
 import type { CassetteExchange } from '../engine/schema/cassette.js'
 import { VERSION } from '../version.js'
 import type { ReplaySession } from './replay-session.js'
+import { missDiffSchema } from './miss-diff.js'
 
 export const REPLAY_REPORT_KIND = 'toolstorm.replay'
 /** Table rows a report lists at most. */
@@ -18,6 +19,8 @@ export const replayRowSchema = z.strictObject({
   expected: z.string().nullable(),
   seen: z.string().nullable(),
   result: z.string(),
+  /** A miss: the closest recorded exchange and what differs from it (JSON paths or the first differing byte). */
+  diff: missDiffSchema.optional(),
 })
 
 export const replayReportSchema = z.strictObject({
@@ -34,6 +37,8 @@ export const replayReportSchema = z.strictObject({
   served: z.int().min(0),
   repeats: z.int().min(0),
   passedThrough: z.int().min(0),
+  /** Requests on live routes (`--live`, `--replay-only`): sent to the network, outside the verdict. */
+  live: z.int().min(0).default(0),
   unused: z.int().min(0),
   /** Served responses whose body was cut at the body limit when recorded: they broke off (`truncated` rows). */
   truncated: z.int().min(0),
@@ -79,6 +84,7 @@ export function replayReport(session: ReplaySession, mode: ReplayMode): ReplayRe
     served: verdict.served,
     repeats: verdict.repeats,
     passedThrough: verdict.passedThrough,
+    live: verdict.live,
     unused: verdict.unused,
     truncated: verdict.truncated,
     table: verdict.rows.slice(0, MAX_ROWS),

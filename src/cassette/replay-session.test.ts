@@ -29,11 +29,12 @@ describe('replay sessions', () => {
     const replay = session()
     expect(await play(replay, ['/items/2', '/items/1'])).toEqual(['ERR_CASSETTE_MISMATCH', 'ERR_CASSETTE_MISMATCH'])
     const verdict = replay.verdict()
-    expect(verdict.message).toBe('Failed to replay "GET /items/2" (request 1): it differs from exchange 1 of <memory> (GET /items/:id · GET /items/1): path differs (expected /items/1). Re-record the cassette, or relax matching (see https://github.com/toolstorm/toolstorm/blob/main/docs/cassettes.md).')
+    expect(verdict.message).toBe('Failed to replay "GET /items/2" (request 1): it differs from exchange 1 of <memory> (GET /items/:id · GET /items/1): path differs (expected /items/1); the closest recorded is exchange 2 (GET /items/:id · GET /items/2): it matches this one, recorded at another position (strict order). Re-record the cassette, or relax matching (see https://github.com/toolstorm/toolstorm/blob/main/docs/cassettes.md).')
     expect(formatReplayTable(verdict.rows)).toBe(
       [
         'req  #  expected                       seen          result',
         '  1  1  GET /items/:id · GET /items/1  GET /items/2  mismatch: path differs (expected /items/1)',
+        '        closest recorded: exchange 2 (GET /items/:id · GET /items/2, same route): it matches this one, recorded at another position (strict order)',
         '  2  -  —                              GET /items/1  refused: the replay already diverged',
         '  -  1  GET /items/:id · GET /items/1  —             unused',
         '  -  2  GET /items/:id · GET /items/2  —             unused',

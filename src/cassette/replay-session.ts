@@ -21,10 +21,12 @@
 import { CassetteError, CassetteMismatchError, CassetteTruncatedError, CassetteUnusedError } from '../errors.js'
 import type { HeaderMap } from '../engine/http.js'
 import { createRedactor, type Redactor } from '../redact/index.js'
-import type { CassetteExchange, MatchOptions } from '../engine/schema/cassette.js'
+import type { CassetteExchange, MatchOptions, StoredBody } from '../engine/schema/cassette.js'
 import { BodyCapture, captureBytes } from './body-capture.js'
 import type { Cassette } from './cassette.js'
-import { describeDifference, matchView, type MatchView } from './match-key.js'
+import { comparableJson, describeDifference, matchView, splitUrl, type MatchView } from './match-key.js'
+import { globMatches } from '../engine/glob.js'
+import { bodyDiff, formatMissDiff, summarizeMissDiff, type MissDiff } from './miss-diff.js'
 import { checkReplaySpeed, type ReplaySpeed } from './replay-stream.js'
 import { storeBody } from './store-body.js'
 import { headerOf, storeHeaders } from './store-headers.js'
@@ -49,6 +51,13 @@ export interface ReplayOptions {
   /** Matching options; default: those in the cassette header. */
   match?: Partial<MatchOptions>
   /**
+   * Route globs (as in rules: a route name or `METHOD /path`) that go to the network instead of
+   * the cassette; their recorded exchanges are left out of the replay and of its verdict.
+   */
+  live?: readonly string[]
+  /** Route globs that replay; every other route goes to the network (the inverse of `live`). */
+  replayOnly?: readonly string[]
+  /**
    * Normalises live requests; must redact as the recording did. Default: the default redactor
    * plus the secret names in the cassette header (literal secrets must be passed again).
    */
@@ -69,12 +78,23 @@ export interface LiveRequest {
   readonly headers: HeaderMap
   /** The body bytes, or a capture of them made while they streamed in. */
   readonly body: Uint8Array | BodyCapture | null
+  /** The route the proxy named it by (a miss looks for the closest exchange of the same route first). */
+  readonly route?: string
+}
+
+/** A live request as replay compares it: redacted, bounded, its match view computed. */
+export type NormalisedRequest = MatchView & {
+  readonly url: string
+  /** The stored (redacted) body; absent when only the match view was kept (then a miss has no body diff). */
+  readonly body?: StoredBody | null
+  readonly contentType?: string | undefined
+  readonly route?: string | undefined
 }
 
 export type ReplayDecision =
   | { readonly type: 'serve'; readonly exchange: CassetteExchange; readonly position: number; readonly repeat: boolean }
   | { readonly type: 'passthrough' }
-  | { readonly type: 'refuse'; readonly error: CassetteError }
+  | { readonly type: 'refuse'; readonly error: CassetteError; readonly diff: MissDiff | null }
 
 /** One row of the table of expected vs seen. */
 export interface ReplayRow {
@@ -85,6 +105,8 @@ export interface ReplayRow {
   readonly expected: string | null
   readonly seen: string | null
   readonly result: string
+  /** A miss: the closest recorded exchange and what differs from it. */
+  readonly diff?: MissDiff
 }
 
 export interface ReplayVerdict {
@@ -95,6 +117,8 @@ export interface ReplayVerdict {
   readonly served: number
   readonly repeats: number
   readonly passedThrough: number
+  /** Requests on live routes (`live`, `replayOnly`): sent to the network, outside the verdict. */
+  readonly live: number
   readonly unused: number
   /** Served responses whose body was cut at the body limit when recorded (repeats included). */
   readonly truncated: number
@@ -108,6 +132,8 @@ export interface ReplayTicket {
 }
 
 const TABLE_ROWS = 40
+/** Recorded exchanges a miss compares bodies with at most (it never scans the whole cassette per candidate). */
+const DIFF_CANDIDATES = 64
 
 function describe(method: string, url: string): string {
   return `${method} ${url}`
@@ -147,12 +173,17 @@ export class ReplaySession {
   readonly #served: Uint8Array
   readonly #released: number[] = []
   /** One row per request; `expected` is filled in from `position` when the verdict is read. */
-  readonly #rows: Array<{ request: number; position: number | null; seen: string; result: string }> = []
+  readonly #rows: Array<{ request: number; position: number | null; seen: string; result: string; diff?: MissDiff }> = []
+  /** Positions by route and by method and path, built on the first miss (to find the closest exchange). */
+  #byRoute: { route: Map<string, number[]>; path: Map<string, number[]> } | null = null
   readonly #servedLog: number[] = []
   #next = 0
   #requests = 0
   #repeats = 0
   #passedThrough = 0
+  #live = 0
+  /** Recorded exchanges on live routes: never replayed, never unused (null: none). */
+  readonly #liveAt: Uint8Array | null
   #servedCount = 0
   /** The first served response whose body was cut when recorded, and how many were served. */
   #truncated: { count: number; request: number; position: number; result: string } | null = null
@@ -168,12 +199,36 @@ export class ReplaySession {
       headers: (options.match?.headers ?? recorded.headers).map((name) => name.toLowerCase()),
       ignoreQuery: options.match?.ignoreQuery ?? recorded.ignoreQuery,
       ignoreBodyFields: options.match?.ignoreBodyFields ?? recorded.ignoreBodyFields,
+      normalize: options.match?.normalize ?? recorded.normalize,
     }
     this.#redactor = options.redactor ?? createRedactor({ keys: cassette.header.redaction.keys })
     this.#served = new Uint8Array(cassette.exchanges.length)
     this.#size = cassette.exchanges.length
     this.#views = new Array<MatchView | undefined>(this.#size)
-    if (this.order === 'any') for (let position = 0; position < this.#size; position++) this.#indexed(this.#index, this.#view(position).key, position)
+    this.#liveAt = options.live?.length || options.replayOnly?.length ? new Uint8Array(this.#size) : null
+    if (this.#liveAt) {
+      for (let position = 0; position < this.#size; position++) {
+        const exchange = cassette.exchanges[position] as CassetteExchange
+        if (this.isLive(exchange.route, exchange.request.method, exchange.request.url)) this.#liveAt[position] = 1
+      }
+    }
+    if (this.order === 'any') for (let position = 0; position < this.#size; position++) if (!this.#liveAt?.[position]) this.#indexed(this.#index, this.#view(position).key, position)
+  }
+
+  /** Whether a request on `route` (`method url`) goes to the network (`live` / `replayOnly`). */
+  isLive(route: string | undefined, method: string, url: string): boolean {
+    const { live = [], replayOnly = [] } = this.#options
+    if (live.length === 0 && replayOnly.length === 0) return false
+    const path = `${method.toUpperCase()} ${splitUrl(url).path}`
+    const matches = (globs: readonly string[]) => globs.some((glob) => (route !== undefined && globMatches(glob, route)) || globMatches(glob, path))
+    return matches(live) || (replayOnly.length > 0 && !matches(replayOnly))
+  }
+
+  /** Note a request sent to the network because its route is live (it takes no position). */
+  noteLive(seen: string): void {
+    const request = ++this.#requests
+    this.#live++
+    this.#row(request, null, seen, 'live (sent to the network)')
   }
 
   #view(position: number): MatchView {
@@ -202,6 +257,7 @@ export class ReplaySession {
     const request = ++this.#requests
     if (this.order !== 'strict' || this.#failure) return { request, position: null }
     if (this.#released.length) return { request, position: this.#released.shift() as number }
+    while (this.#liveAt?.[this.#next]) this.#next++
     const position = this.#next < this.#size ? this.#next++ : null
     return { request, position }
   }
@@ -219,14 +275,14 @@ export class ReplaySession {
   }
 
   /** Normalise a live request as the recording stored requests (redacted, bounded). */
-  async normalise(request: LiveRequest): Promise<MatchView & { readonly url: string }> {
+  async normalise(request: LiveRequest): Promise<NormalisedRequest> {
     const { redactor } = this
     const limit = this.cassette.header.bodyLimit
     const headers = storeHeaders(request.headers, redactor)
     const capture = request.body instanceof BodyCapture ? request.body : captureBytes(request.body, limit)
     const body = await storeBody(capture, { contentType: headerOf(request.headers, 'content-type'), contentEncoding: headerOf(request.headers, 'content-encoding'), limit, redactor })
     const url = redactor.url(request.url)
-    return { ...matchView({ method: request.method, url, headers, body }, this.#match), url }
+    return { ...matchView({ method: request.method, url, headers, body }, this.#match), url, body, contentType: headerOf(headers, 'content-type'), route: request.route }
   }
 
   get redactor(): Redactor {
@@ -240,7 +296,7 @@ export class ReplaySession {
   }
 
   /** `decide` for a request already normalised (benchmarks measure this step). */
-  decideNormalised(ticket: ReplayTicket, seen: MatchView & { readonly url: string }): ReplayDecision {
+  decideNormalised(ticket: ReplayTicket, seen: NormalisedRequest): ReplayDecision {
     const seenText = describe(seen.method, seen.url)
     if (this.order === 'strict' && this.#failure) {
       const failure = this.#failure
@@ -251,7 +307,7 @@ export class ReplaySession {
     return this.#decideAny(ticket, seen, seenText)
   }
 
-  #decideStrict(ticket: ReplayTicket, seen: MatchView & { url: string }, seenText: string): ReplayDecision {
+  #decideStrict(ticket: ReplayTicket, seen: NormalisedRequest, seenText: string): ReplayDecision {
     const position = ticket.position
     if (position !== null && !this.#served[position]) {
       const expected = this.#view(position)
@@ -263,12 +319,17 @@ export class ReplaySession {
         return this.#serve(ticket.request, repeat, seenText, true)
       }
       const exchange = this.cassette.exchanges[position] as CassetteExchange
-      this.#row(ticket.request, position, seenText, `mismatch: ${difference}`)
+      const diff = this.#missDiff(seen, position)
+      const at = diff.position === position + 1 ? summarizeMissDiff(diff) : ''
+      const closest = diff.position === position + 1 ? '' : `; the closest recorded is exchange ${diff.position} (${diff.exchange}): ${diff.difference}${summarizeMissDiff(diff) ? ' ' + summarizeMissDiff(diff) : ''}`
+      const reason = at ? `${difference} ${at}` : difference
+      this.#row(ticket.request, position, seenText, `mismatch: ${reason}`, diff)
       return this.#fail(
         'ERR_CASSETTE_MISMATCH',
         ticket.request,
-        difference,
-        `Failed to replay "${seenText}" (request ${ticket.request}): it differs from exchange ${position + 1} of ${this.cassette.source} (${describeExchange(exchange)}): ${difference}. Re-record the cassette, or relax matching (see ${docsUrl('cassettes.md')}).`,
+        reason,
+        `Failed to replay "${seenText}" (request ${ticket.request}): it differs from exchange ${position + 1} of ${this.cassette.source} (${describeExchange(exchange)}): ${reason}${closest}. Re-record the cassette, or relax matching (see ${docsUrl('cassettes.md')}).`,
+        diff,
       )
     }
     const repeat = this.#repeatFor(seen)
@@ -282,7 +343,7 @@ export class ReplaySession {
     )
   }
 
-  #decideAny(ticket: ReplayTicket, seen: MatchView & { url: string }, seenText: string): ReplayDecision {
+  #decideAny(ticket: ReplayTicket, seen: NormalisedRequest, seenText: string): ReplayDecision {
     const found = this.#takeUnused(seen.key, seen) ?? (seen.key !== seen.looseKey ? this.#takeUnused(seen.looseKey, seen) : null)
     if (found !== null) return this.#serve(ticket.request, found, seenText, false)
     const repeat = this.#repeatFor(seen)
@@ -292,18 +353,94 @@ export class ReplaySession {
       this.#row(ticket.request, null, seenText, 'passed through (no recording)')
       return { type: 'passthrough' }
     }
-    const remaining = this.#size - this.#servedCount
+    let remaining = this.#size - this.#servedCount
+    if (this.#liveAt) for (let position = 0; position < this.#size; position++) remaining -= this.#liveAt[position] as number
     if (remaining === 0) {
       this.#row(ticket.request, null, seenText, 'extra')
       return this.#fail('ERR_CASSETTE_EXTRA', ticket.request, 'one request too many', `Failed to replay "${seenText}" (request ${ticket.request}): all ${this.#size} recorded exchange(s) of ${this.cassette.source} were already used. Re-record the cassette, or pass --allow-repeats if repeating is expected.`)
     }
-    this.#row(ticket.request, null, seenText, 'mismatch: no recorded exchange matches')
+    const diff = this.#missDiff(seen, null)
+    const closest = `closest: exchange ${diff.position}, ${diff.difference}${summarizeMissDiff(diff) ? ' ' + summarizeMissDiff(diff) : ''}`
+    this.#row(ticket.request, null, seenText, `mismatch: no recorded exchange matches (${closest})`, diff)
     return this.#fail(
       'ERR_CASSETTE_MISMATCH',
       ticket.request,
       'no recorded exchange matches',
-      `Failed to replay "${seenText}" (request ${ticket.request}): none of the ${remaining} unused exchange(s) of ${this.cassette.source} matches it (method, path, query, body${this.#match.headers.length ? ', headers' : ''}). Re-record the cassette, or relax matching (see ${docsUrl('cassettes.md')}).`,
+      `Failed to replay "${seenText}" (request ${ticket.request}): none of the ${remaining} unused exchange(s) of ${this.cassette.source} matches it (method, path, query, body${this.#match.headers.length ? ', headers' : ''}); the closest is exchange ${diff.position} (${diff.exchange}): ${diff.difference}${summarizeMissDiff(diff) ? ' ' + summarizeMissDiff(diff) : ''}. Re-record the cassette, or relax matching (see ${docsUrl('cassettes.md')}).`,
+      diff,
     )
+  }
+
+  /**
+   * The recorded exchange closest to a request that missed, and how they differ: `expected` (the
+   * position strict order required) when it has the same route (or method and path), else the
+   * closest unused exchange of the same route, else of the same method and path, by body, else
+   * the closest of any (at most DIFF_CANDIDATES bodies compared each time).
+   */
+  #missDiff(seen: NormalisedRequest, expected: number | null): MissDiff {
+    const path = `${seen.method} ${seen.path}`
+    const sameRoute = (position: number) => {
+      const view = this.#view(position)
+      return (seen.route !== undefined && (this.cassette.exchanges[position] as CassetteExchange).route === seen.route) || `${view.method} ${view.path}` === path
+    }
+    let candidates: number[]
+    let closeness: MissDiff['closeness'] = 'same route'
+    if (expected !== null && sameRoute(expected)) candidates = [expected]
+    else {
+      if (this.#byRoute === null) {
+        this.#byRoute = { route: new Map(), path: new Map() }
+        for (let position = 0; position < this.#size; position++) {
+          const view = this.#view(position)
+          this.#indexed(this.#byRoute.route, (this.cassette.exchanges[position] as CassetteExchange).route, position)
+          this.#indexed(this.#byRoute.path, `${view.method} ${view.path}`, position)
+        }
+      }
+      candidates = seen.route === undefined ? [] : this.#unusedOf(this.#byRoute.route.get(seen.route) ?? [])
+      if (candidates.length === 0) candidates = this.#unusedOf(this.#byRoute.path.get(path) ?? [])
+      if (candidates.length === 0) {
+        closeness = 'other route'
+        candidates = expected !== null ? [expected] : this.#unusedOf(Array.from({ length: this.#size }, (_, position) => position))
+        // Every exchange used (and no repeat matched): the last one recorded stands in.
+        if (candidates.length === 0) candidates = [this.#size - 1]
+      }
+    }
+    const seenJson = seen.body === undefined ? undefined : comparableJson(seen.body, seen.contentType, this.#match.normalize)
+    let best: { position: number; score: number; diff: ReturnType<typeof bodyDiff> } | null = null
+    for (const position of candidates) {
+      const request = (this.cassette.exchanges[position] as CassetteExchange).request
+      const view = this.#view(position)
+      let diff: ReturnType<typeof bodyDiff>
+      if (seen.body === undefined || request.bodyUnknown) diff = { paths: [], morePaths: 0, bytes: null, score: 0 }
+      else {
+        const recordedJson = comparableJson(request.body, headerOf(request.headers, 'content-type'), this.#match.normalize)
+        const json = recordedJson !== undefined && seenJson !== undefined ? { expected: recordedJson, seen: seenJson } : null
+        diff = bodyDiff(request.body, seen.body, json, this.#match.ignoreBodyFields)
+      }
+      const score = diff.score + (view.query === seen.query ? 0 : 1) + (view.method === seen.method ? 0 : 1)
+      if (best === null || score < best.score) best = { position, score, diff }
+      if (score === 0) break
+    }
+    const { position, diff } = best as NonNullable<typeof best>
+    const exchange = this.cassette.exchanges[position] as CassetteExchange
+    return {
+      position: position + 1,
+      exchange: describeExchange(exchange),
+      closeness,
+      difference: describeDifference(this.#view(position), seen, this.#match) ?? 'it matches this one, recorded at another position (strict order)',
+      paths: diff.paths,
+      morePaths: diff.morePaths,
+      bytes: diff.bytes,
+    }
+  }
+
+  /** The unused positions among `positions`, at most DIFF_CANDIDATES. */
+  #unusedOf(positions: readonly number[]): number[] {
+    const out: number[] = []
+    for (const position of positions) {
+      if (out.length >= DIFF_CANDIDATES) break
+      if (!this.#served[position] && !this.#liveAt?.[position]) out.push(position)
+    }
+    return out
   }
 
   /** The first unused position under `key` whose origin agrees. */
@@ -357,17 +494,17 @@ export class ReplaySession {
     return { type: 'serve', exchange, position, repeat }
   }
 
-  #fail(code: 'ERR_CASSETTE_MISMATCH' | 'ERR_CASSETTE_EXTRA', request: number, reason: string, message: string): ReplayDecision {
+  #fail(code: 'ERR_CASSETTE_MISMATCH' | 'ERR_CASSETTE_EXTRA', request: number, reason: string, message: string, diff: MissDiff | null = null): ReplayDecision {
     this.#failure ??= { code, message, request, reason }
-    return this.#refuse(code, message)
+    return this.#refuse(code, message, diff)
   }
 
-  #refuse(code: 'ERR_CASSETTE_MISMATCH' | 'ERR_CASSETTE_EXTRA', message: string): ReplayDecision {
-    return { type: 'refuse', error: new CassetteMismatchError(code, message) }
+  #refuse(code: 'ERR_CASSETTE_MISMATCH' | 'ERR_CASSETTE_EXTRA', message: string, diff: MissDiff | null = null): ReplayDecision {
+    return { type: 'refuse', error: new CassetteMismatchError(code, message, diff ? { details: formatMissDiff(diff).join('\n') } : undefined), diff }
   }
 
-  #row(request: number, position: number | null, seen: string, result: string): void {
-    this.#rows.push({ request, position, seen, result })
+  #row(request: number, position: number | null, seen: string, result: string, diff?: MissDiff): void {
+    this.#rows.push(diff ? { request, position, seen, result, diff } : { request, position, seen, result })
   }
 
   /** Positions served so far, in the order they were served (repeats included). */
@@ -379,16 +516,17 @@ export class ReplaySession {
   verdict(): ReplayVerdict {
     const unusedRows: ReplayRow[] = []
     for (let position = 0; position < this.#size; position++) {
-      if (this.#served[position]) continue
+      if (this.#served[position] || this.#liveAt?.[position]) continue
       const exchange = this.cassette.exchanges[position] as CassetteExchange
       unusedRows.push({ request: null, position: position + 1, expected: describeExchange(exchange), seen: null, result: 'unused' })
     }
-    const rows: ReplayRow[] = this.#rows.map(({ request, position, seen, result }) => ({
+    const rows: ReplayRow[] = this.#rows.map(({ request, position, seen, result, diff }) => ({
       request,
       position: position === null ? null : position + 1,
       expected: position === null ? null : describeExchange(this.cassette.exchanges[position] as CassetteExchange),
       seen,
       result,
+      ...(diff ? { diff } : {}),
     }))
     rows.push(...unusedRows)
     const truncated = this.#truncated
@@ -397,6 +535,7 @@ export class ReplaySession {
       served: this.#servedCount,
       repeats: this.#repeats,
       passedThrough: this.#passedThrough,
+      live: this.#live,
       unused: unusedRows.length,
       truncated: truncated?.count ?? 0,
       rows,
@@ -420,7 +559,7 @@ export class ReplaySession {
         message: `Failed to finish the replay of ${this.cassette.source}: ${unusedRows.length} recorded exchange(s) were never requested (first: exchange ${first.position}, ${first.expected}). Re-record the cassette, or pass --allow-unused.`,
       }
     }
-    return { ...base, passed: true, code: null, message: `Replayed ${this.#servedCount} of ${this.#size} exchange(s) from ${this.cassette.source}${this.#repeats ? `, ${this.#repeats} repeat(s)` : ''}${this.#passedThrough ? `, ${this.#passedThrough} passed through` : ''}.` }
+    return { ...base, passed: true, code: null, message: `Replayed ${this.#servedCount} of ${this.#size} exchange(s) from ${this.cassette.source}${this.#repeats ? `, ${this.#repeats} repeat(s)` : ''}${this.#passedThrough ? `, ${this.#passedThrough} passed through` : ''}${this.#live ? `, ${this.#live} live` : ''}.` }
   }
 
   /** Throw the verdict's typed error (with the table in `details`) unless it passed. */
@@ -459,7 +598,14 @@ export function formatReplayTable(rows: readonly ReplayRow[], limit = TABLE_ROWS
   const header = ['req', '#', 'expected', 'seen', 'result']
   const widths = header.map((title, column) => Math.max(title.length, ...cells.map((cell) => (cell[column] as string).length)))
   const line = (cell: string[]) => cell.map((text, column) => (column < 2 ? text.padStart(widths[column] as number) : text.padEnd(widths[column] as number))).join('  ').trimEnd()
-  const out = [line(header), ...cells.map(line)]
+  const out = [line(header)]
+  // A miss's diff follows its row, indented under `expected`.
+  const indent = ' '.repeat((widths[0] as number) + (widths[1] as number) + 4)
+  picked.forEach((index, at) => {
+    out.push(line(cells[at] as string[]))
+    const diff = (rows[index] as ReplayRow).diff
+    if (diff) for (const text of formatMissDiff(diff)) out.push(indent + text)
+  })
   if (rows.length > picked.length) out.push(`… ${rows.length - picked.length} more row(s)`)
   return out.join('\n')
 }

@@ -28,6 +28,7 @@ import { recordedRequestId, rpcIdRewrite } from './rpc-ids.js'
 import { answerIdOf, isLegacySessionStream, LegacyAnswerGates } from './legacy-answers.js'
 import type { JsonRpcId } from '../engine/json-rpc/mcp-request.js'
 import { ReplaySession, type ReplayOptions, type ReplayTicket } from './replay-session.js'
+import { formatMissDiff, type MissDiff } from './miss-diff.js'
 import { pacer, replayEnding, replayPlan, type ReplayEnding, type ReplayPlan } from './replay-stream.js'
 
 export type ReplayMode = 'replay' | 'update' | 'passthrough-unmatched'
@@ -79,8 +80,10 @@ function readRequest(body: Readable | null, limit: number, keepAll: boolean): Pr
   })
 }
 
-function problem(status: number, type: ErrorBodyType, code: ErrorCode, message: string): SourceAction {
-  const body = new TextEncoder().encode(JSON.stringify(errorBody(type, code, message)))
+/** An error answer; a miss also carries its diff (`error.diff`, and as lines in `error.details`). */
+function problem(status: number, type: ErrorBodyType, code: ErrorCode, message: string, diff: MissDiff | null = null): SourceAction {
+  const answer = errorBody(type, code, message, diff ? formatMissDiff(diff) : undefined)
+  const body = new TextEncoder().encode(JSON.stringify(diff ? { error: { ...answer.error, diff } } : answer))
   return { action: { type: 'respond', status, headers: { 'content-type': 'application/json' }, body } }
 }
 
@@ -194,7 +197,8 @@ class CassetteExchangeHalf implements UpstreamExchange {
   readonly #source: CassetteSource
   readonly #request: SourceRequest
   readonly #live: UpstreamSource
-  readonly #ticket: ReplayTicket
+  /** Null when the request's route is live: it goes to the network and takes no position. */
+  readonly #ticket: ReplayTicket | null
   #asked = false
   #passed: UpstreamExchange | null = null
 
@@ -203,7 +207,7 @@ class CassetteExchangeHalf implements UpstreamExchange {
     this.#request = request
     this.#live = live
     // The position is claimed when the head arrives: concurrent requests keep their order.
-    this.#ticket = source.session.begin()
+    this.#ticket = source.session.isLive(request.exchange.record?.route, request.method, request.rawUrl) ? null : source.session.begin()
   }
 
   async forward(options: Parameters<UpstreamExchange['forward']>[0]): Promise<UpstreamResponse | SourceAction> {
@@ -211,15 +215,24 @@ class CassetteExchangeHalf implements UpstreamExchange {
     const source = this.#source
     const session = source.session
     const request = this.#request
+    if (this.#ticket === null) {
+      // A live route: the network answers, under the same rules, effects and contracts as the proxy.
+      session.noteLive(`${request.method} ${session.redactor.url(request.rawUrl)}`)
+      if (source.mode === 'update') source.steps.push({ type: 'recorded', run: request.exchange.run.id, call: request.exchange.record?.id ?? null })
+      this.#passed = this.#live.begin(request, this.#live)
+      return this.#passed.forward(options)
+    }
+    const ticket = this.#ticket
     const forwarding = source.mode !== 'replay'
     // Observers see the request body as it is read here, forwarded or not.
     const { capture, all, tooLarge } = await readRequest(request.takeBody(options.onRequestBody), session.cassette.header.bodyLimit, forwarding)
-    const decision = await session.decide(this.#ticket, { method: request.method, url: request.rawUrl, headers: request.headers, body: capture })
+    const route = request.exchange.record?.route
+    const decision = await session.decide(ticket, { method: request.method, url: request.rawUrl, headers: request.headers, body: capture, ...(route === undefined ? {} : { route }) })
     if (decision.type === 'serve') {
       if (source.mode === 'update') source.steps.push({ type: 'replayed', position: decision.position })
       return served(decision.exchange, request, session, source.closed, source.answers)
     }
-    if (decision.type === 'refuse') return problem(409, 'cassette_mismatch', decision.error.code, decision.error.message)
+    if (decision.type === 'refuse') return problem(409, 'cassette_mismatch', decision.error.code, decision.error.message, decision.diff)
     if (tooLarge) return problem(413, 'replay_error', 'ERR_INPUT_TOO_LARGE', `Failed to forward "${request.method} ${session.redactor.url(request.rawUrl)}": its body exceeds ${MAX_FORWARDED_BODY} bytes.`)
     // Passthrough: the live source sends the bytes read above.
     const exchange = request.exchange
@@ -235,7 +248,7 @@ class CassetteExchangeHalf implements UpstreamExchange {
 
   settle(): void {
     // A fault (or the call budget) answered before the cassette was asked: the position is free again.
-    if (!this.#asked) this.#source.session.release(this.#ticket)
+    if (!this.#asked && this.#ticket !== null) this.#source.session.release(this.#ticket)
   }
 }
 

@@ -233,7 +233,7 @@ describe('request bodies past the body limit', () => {
     otherPrefix[10] = (otherPrefix[10] as number) ^ 0xff
     const differs = await attempt(otherPrefix)
     expect(differs.status).toBe(409)
-    expect(differs.verdict.rows[0]!.result).toBe('mismatch: body differs')
+    expect(differs.verdict.rows[0]!.result).toBe(`mismatch: body differs from byte 10 (recorded ${LIMIT} bytes, seen ${LIMIT})`)
   })
 })
 

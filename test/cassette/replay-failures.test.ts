@@ -48,18 +48,23 @@ describe('strict replay failures', () => {
     expect(report.table.at(-1)).toEqual({ request: 6, position: null, expected: null, seen: 'GET /items/z', result: 'extra' })
   })
 
-  it('answers a mismatched request 409, refuses what follows, and lists the unused exchanges', async () => {
+  it('answers a mismatched request 409 with the differing JSON path, refuses what follows, and lists the unused exchanges', async () => {
     replay = await startReplayServer(cassette)
     const client = clientFor('reverse', replay.url, '')
     await client.request('/items/a')
     await client.request('/items/a?a=1&b=2')
     const wrong = await client.request('/ship', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"order":"o-2"}' })
     expect(wrong.status).toBe(409)
-    expect(JSON.parse(wrong.body!).error.message).toBe(
-      '[toolstorm] Failed to replay "POST /ship" (request 3): it differs from exchange 3 of <recording> (POST /ship): body differs. Re-record the cassette, or relax matching (see https://github.com/toolstorm/toolstorm/blob/main/docs/cassettes.md).',
+    const error = JSON.parse(wrong.body!).error
+    expect(error.message).toBe(
+      '[toolstorm] Failed to replay "POST /ship" (request 3): it differs from exchange 3 of <recording> (POST /ship): body differs at $.order: "o-1" ≠ "o-2". Re-record the cassette, or relax matching (see https://github.com/toolstorm/toolstorm/blob/main/docs/cassettes.md).',
     )
+    const diff = { position: 3, exchange: 'POST /ship', closeness: 'same route', difference: 'body differs', paths: [{ path: '$.order', expected: '"o-1"', seen: '"o-2"' }], morePaths: 0, bytes: null }
+    expect(error.diff).toEqual(diff)
+    expect(error.details).toEqual(['closest recorded: exchange 3 (POST /ship, same route): body differs', '$.order: "o-1" ≠ "o-2"'])
+    expect((await adminReport(replay)).table[2]).toEqual({ request: 3, position: 3, expected: 'POST /ship', seen: 'POST /ship', result: 'mismatch: body differs at $.order: "o-1" ≠ "o-2"', diff })
     const after = await client.request('/ship', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"order":"o-1"}' })
-    expect(JSON.parse(after.body!).error.message).toContain('the replay already diverged at request 3 (body differs)')
+    expect(JSON.parse(after.body!).error.message).toContain('the replay already diverged at request 3 (body differs at $.order: "o-1" ≠ "o-2")')
     const verdict = await replay.close()
     expect(verdict).toMatchObject({ passed: false, code: 'ERR_CASSETTE_MISMATCH', served: 2, unused: 3 })
     expect(formatReplayTable(verdict.rows)).toBe(
@@ -67,7 +72,9 @@ describe('strict replay failures', () => {
         'req  #  expected              seen                  result',
         '  1  1  GET /items/a          GET /items/a          ok',
         '  2  2  GET /items/a?b=2&a=1  GET /items/a?a=1&b=2  ok',
-        '  3  3  POST /ship            POST /ship            mismatch: body differs',
+        '  3  3  POST /ship            POST /ship            mismatch: body differs at $.order: "o-1" ≠ "o-2"',
+        '        closest recorded: exchange 3 (POST /ship, same route): body differs',
+        '        $.order: "o-1" ≠ "o-2"',
         '  4  -  —                     POST /ship            refused: the replay already diverged',
         '  -  3  POST /ship            —                     unused',
         '  -  4  POST /ship            —                     unused',

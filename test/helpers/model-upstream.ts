@@ -3,6 +3,7 @@
  * Anthropic (messages) wire formats, streamed or not, with real-shaped events and usage, and a
  * real delay between events. It records when it sent each event, so tests can prove timing.
  */
+import { randomBytes } from 'node:crypto'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 
@@ -74,7 +75,7 @@ export async function startModelUpstream(options: ModelUpstreamOptions = {}): Pr
       }
       requests.push({ path: url.pathname, body })
       const model = answered(typeof body.model === 'string' ? body.model : 'unknown')
-      if (req.method === 'POST' && url.pathname === '/v1/chat/completions') return void (body.stream ? stream(res, chatEvents(model, body)) : json(res, chatCompletion(model)))
+      if (req.method === 'POST' && url.pathname === '/v1/chat/completions') return void (body.stream ? stream(res, chatEvents(model, body)) : json(res, Array.isArray(body.tools) && body.tools.length ? toolTurn(model, body) : chatCompletion(model)))
       if (req.method === 'POST' && url.pathname === '/v1/responses') return void (body.stream ? stream(res, responseEvents(model)) : json(res, response(model, 'completed')))
       if (req.method === 'POST' && url.pathname === '/v1/messages') return void (body.stream ? stream(res, messageEvents(model)) : json(res, message(model)))
       if (url.pathname === '/ticks') {
@@ -126,6 +127,25 @@ function chatEvents(model: string, request: Record<string, unknown>): Event[] {
   if (includeUsage) events.push({ data: { ...base, choices: [], usage: { ...USAGE.chat, total_tokens: USAGE.chat.prompt_tokens + USAGE.chat.completion_tokens } } })
   events.push({ data: '[DONE]' })
   return events
+}
+
+/** Tool calls the model makes in one conversation before it answers in text. */
+export const TOOL_TURNS = 2
+
+/**
+ * A chat completion for a request offering `tools`: a call of the first tool with a new id each
+ * time (as providers mint them: `call_` and 24 random characters) until the conversation holds
+ * TOOL_TURNS tool results, then the answer in text.
+ */
+function toolTurn(model: string, body: Record<string, unknown>) {
+  const messages = Array.isArray(body.messages) ? (body.messages as Array<{ role?: string }>) : []
+  const results = messages.filter((message) => message.role === 'tool').length
+  const tool = (body.tools as Array<{ function?: { name?: string } }>)[0]?.function?.name ?? 'tool'
+  const message =
+    results < TOOL_TURNS
+      ? { role: 'assistant', content: null, tool_calls: [{ id: `call_${randomBytes(18).toString('base64url').slice(0, 24)}`, type: 'function', function: { name: tool, arguments: JSON.stringify({ turn: results + 1 }) } }] }
+      : { role: 'assistant', content: `Done after ${results} tool calls.` }
+  return { ...chatCompletion(model), choices: [{ index: 0, message, finish_reason: results < TOOL_TURNS ? 'tool_calls' : 'stop' }] }
 }
 
 function chatCompletion(model: string) {

@@ -134,7 +134,7 @@ describe('record an HTTPS session through the forward proxy, replay it with no u
     const verdict = await replay.close()
     expect(verdict).toMatchObject({ passed: false, code: 'ERR_CASSETTE_MISMATCH' })
     expect(verdict.message).toBe(
-      `Failed to replay "POST ${recorded.base}/ship" (request 3): it differs from exchange 3 of <recording> (POST /ship · POST ${recorded.base}/ship): body differs. Re-record the cassette, or relax matching (see https://github.com/toolstorm/toolstorm/blob/main/docs/cassettes.md).`,
+      `Failed to replay "POST ${recorded.base}/ship" (request 3): it differs from exchange 3 of <recording> (POST /ship · POST ${recorded.base}/ship): body differs at $.order: "o-1" ≠ "o-2". Re-record the cassette, or relax matching (see https://github.com/toolstorm/toolstorm/blob/main/docs/cassettes.md).`,
     )
   })
 })

@@ -4,7 +4,7 @@
 import type { Argv } from 'yargs'
 import { createCassetteRecorder, type CassetteRecorder } from '../../cassette/cassette-recorder.js'
 import type { SharedCassetteBackend } from '../../cassette/shared-line-store.js'
-import { DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT, type MatchOptions } from '../../engine/schema/cassette.js'
+import { DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT, NORMALISERS, type MatchOptions, type Normaliser } from '../../engine/schema/cassette.js'
 import type { Storm } from '../../engine/storm.js'
 import { numberOption } from '../numeric-options.js'
 
@@ -12,6 +12,7 @@ export interface MatchArgs {
   'match-header': string[]
   'ignore-query': string[]
   'ignore-body-field': string[]
+  normalize: Normaliser[]
 }
 
 export interface RecordArgs extends MatchArgs {
@@ -21,12 +22,20 @@ export interface RecordArgs extends MatchArgs {
   'include-header': string[]
 }
 
-/** `--match-header`, `--ignore-query`, `--ignore-body-field`. */
+/** `--normalize ids,timestamps`: names, comma-separated or repeated; a usage error (exit 2) names an unknown one. */
+function parseNormalisers(value: unknown): Normaliser[] {
+  const names = (Array.isArray(value) ? value : [value]).flatMap((item) => String(item).split(',')).map((name) => name.trim()).filter((name) => name !== '')
+  for (const name of names) if (!(NORMALISERS as readonly string[]).includes(name)) throw new Error(`--normalize: expected ${NORMALISERS.join(', ')} (comma-separated), got ${JSON.stringify(name)}`)
+  return [...new Set(names as Normaliser[])]
+}
+
+/** `--match-header`, `--ignore-query`, `--ignore-body-field`, `--normalize`. */
 export function matchOptions<T>(yargs: Argv<T>): Argv<T & MatchArgs> {
   return yargs
     .option('match-header', { type: 'string', array: true, default: [] as string[], describe: 'Request header replay compares too (repeatable)' })
     .option('ignore-query', { type: 'string', array: true, default: [] as string[], describe: 'Query parameter replay ignores (repeatable)' })
-    .option('ignore-body-field', { type: 'string', array: true, default: [] as string[], describe: 'JSON body field replay ignores, at any depth (repeatable)' }) as unknown as Argv<T & MatchArgs>
+    .option('ignore-body-field', { type: 'string', array: true, default: [] as string[], describe: 'JSON body field replay ignores, at any depth (repeatable)' })
+    .option('normalize', { type: 'string', array: true, default: [] as string[], coerce: parseNormalisers, describe: `Values replay treats as equal in model and MCP tool calls: ${NORMALISERS.join(', ')} (comma-separated; kept in the cassette header)` }) as unknown as Argv<T & MatchArgs>
 }
 
 /** `--body-limit`, `--exclude-header` and the matching options. */
@@ -44,6 +53,7 @@ export function matchFromArgs(args: MatchArgs): Partial<MatchOptions> {
     ...(args['match-header'].length ? { headers: args['match-header'].map(String) } : {}),
     ...(args['ignore-query'].length ? { ignoreQuery: args['ignore-query'].map(String) } : {}),
     ...(args['ignore-body-field'].length ? { ignoreBodyFields: args['ignore-body-field'].map(String) } : {}),
+    ...(args.normalize.length ? { normalize: args.normalize } : {}),
   }
 }
 

@@ -33,6 +33,9 @@ interface ReplayArgs extends ProxyArgs, RecordArgs {
   'allow-unused': boolean
   'allow-truncated': boolean
   speed: ReplaySpeed
+  json: boolean
+  live: string[]
+  'replay-only': string[]
   '--'?: Array<string | number>
 }
 
@@ -50,6 +53,9 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
       .option('allow-repeats', { type: 'boolean', default: false, describe: 'A repeated request replays its exchange again instead of failing as extra' })
       .option('allow-unused', { type: 'boolean', default: false, describe: 'Recorded exchanges never requested do not fail the replay' })
       .option('allow-truncated', { type: 'boolean', default: false, describe: 'Responses whose body was cut at the body limit when recorded do not fail the replay (they still break off after the stored prefix)' })
+      .option('live', { type: 'string', array: true, default: [] as string[], describe: 'Route glob (as in rules: a route name or "METHOD /path") sent to the network instead of replayed, under the same rules; outside the verdict (repeatable)' })
+      .option('replay-only', { type: 'string', array: true, default: [] as string[], describe: 'Route glob that replays; every other route goes to the network (repeatable)' })
+      .option('json', { type: 'boolean', default: false, describe: 'Print the replay report (verdict, table, each miss\'s diff) as JSON on stdout when the replay ends' })
       .option('speed', { choices: REPLAY_SPEEDS, default: 'instant' as ReplaySpeed, describe: 'Event streams: instant sends the recorded events at once; recorded keeps the time between them' })
       .example('$0 replay incident.cassette.jsonl --port 0 -- node agent.js', 'the agent calls $TOOLSTORM_PROXY_URL (or uses HTTP_PROXY); exit 1 if the replay diverged') as unknown as Argv<ReplayArgs>,
   async handler(args) {
@@ -82,6 +88,8 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
       allowUnused: args['allow-unused'],
       allowTruncated: args['allow-truncated'],
       speed: args.speed,
+      live: args.live.map(String),
+      replayOnly: args['replay-only'].map(String),
       match: matchFromArgs(args),
       redactor: createRedactor({ keys: [...cassette.header.redaction.keys, ...config.redact.keys], secrets: config.redact.secrets }),
     })
@@ -102,10 +110,12 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
       await stopped
     }
     const verdict = await replay.close()
+    const report = replayReport(replay.session, replay.mode)
     if (args.report) {
-      await writeFileAtomic(args.report, JSON.stringify(replayReport(replay.session, replay.mode), null, 2) + '\n')
+      await writeFileAtomic(args.report, JSON.stringify(report, null, 2) + '\n')
       printError(`replay report written to ${args.report}`)
     }
+    if (args.json) printLine(JSON.stringify(report, null, 2))
     if (args.mode === 'update') printError(`cassette rewritten: ${args.file}`)
     if (verdict.passed) {
       printError(verdict.message)

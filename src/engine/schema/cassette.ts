@@ -188,6 +188,11 @@ export const cassetteExchangeSchema = inMemory.exchange
 /** An exchange line as a file holds it: a body may be in a body file beside the cassette (version 2). */
 export const cassetteFileExchangeSchema = exchangeSchemas(z.union([storedBodySchema, storedBodyFileSchema])).exchange
 
+/** Normalisers by name (src/cassette/normalisers.ts says what each replaces). */
+export const NORMALISERS = ['ids', 'timestamps', 'uuids'] as const
+export const normaliserSchema = z.enum(NORMALISERS, { error: `expected one of ${NORMALISERS.join(', ')}` })
+export type Normaliser = z.infer<typeof normaliserSchema>
+
 export const matchOptionsSchema = z.strictObject({
   /** Request headers compared in replay (lowercase names); redacted values compare equal. */
   headers: z.array(z.string().min(1)).max(100).default([]),
@@ -195,6 +200,12 @@ export const matchOptionsSchema = z.strictObject({
   ignoreQuery: z.array(z.string().min(1)).max(100).default([]),
   /** JSON body fields ignored in replay, at any depth (`request_id`, `timestamp`). */
   ignoreBodyFields: z.array(z.string().min(1)).max(100).default([]),
+  /**
+   * Normalisers applied to JSON request bodies before they are compared (tool-call and response
+   * ids, timestamps, UUIDs in `messages[]`, `input[]` and MCP `tools/call` arguments); chosen at
+   * record time. Absent in cassettes written before they existed: none.
+   */
+  normalize: z.array(normaliserSchema).max(NORMALISERS.length).default([]),
 })
 
 export const cassetteHeaderSchema = z.strictObject({
