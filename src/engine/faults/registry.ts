@@ -6,6 +6,7 @@ import type { Fault } from './fault.js'
 import { timeoutFault } from './timeout.js'
 import { rateLimitFault } from './rate-limit.js'
 import { unavailableFault } from './unavailable.js'
+import { overloadedFault } from './overloaded.js'
 import { replaceFault } from './replace.js'
 import { latencyFault } from './latency.js'
 import { responseLostFault } from './response-lost.js'
@@ -24,6 +25,7 @@ export const FAULTS = [
   timeoutFault,
   rateLimitFault,
   unavailableFault,
+  overloadedFault,
   replaceFault,
   latencyFault,
   responseLostFault,
