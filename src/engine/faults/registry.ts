@@ -15,6 +15,8 @@ import { resetFault } from './reset.js'
 import { streamCutFault } from './stream-cut.js'
 import { streamStallFault } from './stream-stall.js'
 import { dropTerminalFault } from './drop-terminal.js'
+import { duplicateEventFault } from './duplicate-event.js'
+import { dropUsageFault } from './drop-usage.js'
 import { slowStreamFault } from './slow-stream.js'
 import { truncateFault } from './truncate.js'
 import { toolErrorFault } from './tool-error.js'
@@ -34,6 +36,8 @@ export const FAULTS = [
   streamCutFault,
   streamStallFault,
   dropTerminalFault,
+  duplicateEventFault,
+  dropUsageFault,
   slowStreamFault,
   truncateFault,
   toolErrorFault,

@@ -35,7 +35,14 @@ export const modelCallSchema = z.strictObject({
  * Where an injected stream fault cut the stream: the complete SSE events (null for byte-level
  * `truncate`) and the body bytes the client received before the cut.
  */
-export const cutSchema = z.strictObject({ events: z.int().min(0).nullable(), bytes: z.int().min(0) })
+export const cutSchema = z.strictObject({
+  events: z.int().min(0).nullable(),
+  bytes: z.int().min(0),
+  /** A cut inside a model stream's deltas (`at: text | tool_arguments`): which kind. */
+  at: z.enum(['text', 'tool_arguments']).optional(),
+  /** How many deltas of that kind the client received before the cut. */
+  deltas: z.int().min(0).optional(),
+})
 
 /**
  * An MCP message (docs/mcp.md): what was asked and what the client was answered. Ids and session
@@ -95,6 +102,8 @@ export const callSchema = z.strictObject({
   model: modelCallSchema.nullable().optional(),
   /** Where an injected stream fault cut the stream (see `cutSchema`). */
   cut: cutSchema.nullable().optional(),
+  /** Why the selected fault did not act on this call (`at: tool_arguments` on a stream without a tool call…). */
+  notFired: z.string().max(300).nullable().optional(),
   /** Set when the call was an MCP message (see docs/mcp.md). */
   mcp: mcpCallSchema.nullable().optional(),
 })
