@@ -4,6 +4,7 @@
  * sends absolute URLs to the proxy through an undici ProxyAgent, as with HTTP_PROXY).
  */
 import { ProxyAgent } from 'undici'
+import type { Clock } from '../../src/engine/clock.js'
 import type { ExchangeObserver } from '../../src/engine/exchange-flow.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import type { Report } from '../../src/engine/schema/report.js'
@@ -40,9 +41,9 @@ async function settle(storm: Storm): Promise<Report> {
   }
 }
 
-export async function startModelScenario(path: ModelPath, config: StormConfigInput, options: ModelUpstreamOptions & { observer?: ExchangeObserver } = {}): Promise<ModelScenario> {
+export async function startModelScenario(path: ModelPath, config: StormConfigInput, options: ModelUpstreamOptions & { observer?: ExchangeObserver; clock?: Clock } = {}): Promise<ModelScenario> {
   const upstream = await startModelUpstream(options)
-  const storm = createStorm(config)
+  const storm = createStorm(config, options.clock ? { clock: options.clock } : {})
   const observer = options.observer ? { observer: options.observer } : {}
   if (path === 'in-process') {
     const interception = intercept(storm, { filter: (url) => url.origin === upstream.url, ...observer })

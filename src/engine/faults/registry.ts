@@ -7,6 +7,7 @@ import { timeoutFault } from './timeout.js'
 import { rateLimitFault } from './rate-limit.js'
 import { unavailableFault } from './unavailable.js'
 import { overloadedFault } from './overloaded.js'
+import { tokenLimitFault } from './token-limit.js'
 import { replaceFault } from './replace.js'
 import { latencyFault } from './latency.js'
 import { responseLostFault } from './response-lost.js'
@@ -28,6 +29,7 @@ export const FAULTS = [
   rateLimitFault,
   unavailableFault,
   overloadedFault,
+  tokenLimitFault,
   replaceFault,
   latencyFault,
   responseLostFault,
