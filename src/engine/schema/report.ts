@@ -118,6 +118,25 @@ export const effectSchema = z.strictObject({
   redacted: z.boolean(),
 })
 
+/** What recovering from one triggered fault cost (`engine/recovery.ts`). */
+export const recoverySchema = z.strictObject({
+  /** The faulted call's id. */
+  call: z.int().min(1),
+  rule: z.string().nullable(),
+  route: z.string(),
+  /** Whether the faulted route answered a success later in the run. */
+  recovered: z.boolean(),
+  /** Calls the run made after the fault, up to and including that success. */
+  calls: counter,
+  modelCalls: counter,
+  inputTokens: counter,
+  outputTokens: counter,
+  /** Model calls among them answered in full without usage: their tokens are unknown. */
+  unmeasured: counter.optional(),
+  /** Seconds from the end of the faulted call to the end of the success; null when it never came. */
+  seconds: seconds.nullable(),
+})
+
 /**
  * A set of rules calls began under before the rules were changed (`PUT /rules`, the dashboard's
  * editor): the calls with ids `from` to `to`. Only sets that calls began under are kept.
@@ -151,11 +170,14 @@ export const reportSchema = z.strictObject({
    * passed through untouched with `--state-unavailable=pass`. Absent when there were none.
    */
   stateUnavailable: counter.optional(),
+  /** What recovering from each triggered fault cost; absent when no fault triggered. */
+  recovery: z.array(recoverySchema).max(10_000).optional(),
 })
 
 export type Report = z.infer<typeof reportSchema>
 export type CallRecord = z.infer<typeof callSchema>
 export type EffectRecord = z.infer<typeof effectSchema>
+export type RecoveryRecord = z.infer<typeof recoverySchema>
 export type CoverageCounts = z.infer<typeof coverageCountsSchema>
 export type EarlierRules = Array<{ from: number; to: number; rules: readonly z.infer<typeof ruleSchema>[] }>
 export type ModelCall = z.infer<typeof modelCallSchema>
