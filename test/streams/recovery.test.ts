@@ -97,7 +97,7 @@ it('has no recovery in a report where no fault triggered', async () => {
   expect((await scenario!.settled()).recovery).toBeUndefined()
 })
 
-it('toolstorm check --max-recovery-tokens fails a saved report whose recovery took more', async () => {
+it('toolstorm check --max-recovery-tokens fails a saved report whose recovery took more, and inspect lists the recovery', async () => {
   const client = await openai('reverse', { rules: [{ name: 'cut', route: CHAT, kind: 'stream_cut', at: 'tool_arguments', calls: [1] }] })
   await toolCallWithFallback(client)
   const dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-recovery-'))
@@ -109,6 +109,8 @@ it('toolstorm check --max-recovery-tokens fails a saved report whose recovery to
     expect(over.stdout).toContain(`Recovery token budget: ${CHAT_TOKENS} / ${CHAT_TOKENS - 1} tokens`)
     const within = await runCli(['check', file, '--max-recovery-tokens', String(CHAT_TOKENS)])
     expect([within.code, within.stdout.split('\n')[0]]).toEqual([0, 'PASS'])
+    const inspect = await runCli(['inspect', file])
+    expect(inspect.stdout).toMatch(new RegExp(`  recovery from call 1 \\(cut on POST /v1/chat/completions\\): recovered in [\\d.]+s, 1 call\\(s\\), 1 model call\\(s\\), ${USAGE.chat.prompt_tokens} input \\+ ${USAGE.chat.completion_tokens} output tokens\n`))
   } finally {
     await rm(dir, { recursive: true, force: true })
   }
