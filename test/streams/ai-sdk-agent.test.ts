@@ -5,21 +5,18 @@
  */
 import { createOpenAI } from '@ai-sdk/openai'
 import { APICallError, stepCountIs, streamText, tool } from 'ai'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { startModelScenario, type ModelPath, type ModelScenario } from '../helpers/model-scenario.js'
+import { modelScenarios, type ModelPath, type ModelScenario } from '../helpers/model-scenario.js'
 import { TOOL } from '../helpers/model-upstream.js'
 
+const scenarios = modelScenarios()
 let scenario: ModelScenario | null = null
-afterEach(async () => {
-  await scenario?.close()
-  scenario = null
-})
 
 for (const path of ['in-process', 'reverse'] as const satisfies readonly ModelPath[]) {
   describe(`a Vercel AI SDK agent with a tool (${path})`, () => {
     it('fails the step with APICallError on a cut inside the tool arguments: no retry, the tool never runs', async () => {
-      scenario = await startModelScenario(path, { rules: [{ name: 'cut', route: 'POST /v1/responses', kind: 'stream_cut', at: 'tool_arguments', after: 1, calls: [1] }] }, { gapMs: 5 })
+      scenario = await scenarios.start(path, { rules: [{ name: 'cut', route: 'POST /v1/responses', kind: 'stream_cut', at: 'tool_arguments', after: 1, calls: [1] }] }, { gapMs: 5 })
       const provider = createOpenAI({ apiKey: 'sk-test', baseURL: `${scenario.base}/v1` })
       const executed: unknown[] = []
       const result = streamText({

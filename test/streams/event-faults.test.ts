@@ -6,21 +6,16 @@
  */
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { drain } from '../helpers/drain.js'
 import { contract } from '../../src/engine/contracts/contract.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
-import { MODEL_PATHS, startModelScenario, type ModelPath, type ModelScenario } from '../helpers/model-scenario.js'
+import { MODEL_PATHS, modelScenarios, MESSAGES, RESPONSES, CHAT, type ModelPath, type ModelScenario } from '../helpers/model-scenario.js'
 import { TOOL, TOOL_ARGUMENTS, USAGE, WORDS } from '../helpers/model-upstream.js'
 
+const scenarios = modelScenarios()
 let scenario: ModelScenario | null = null
-afterEach(async () => {
-  await scenario?.close()
-  scenario = null
-})
 
-const CHAT = 'POST /v1/chat/completions'
-const RESPONSES = 'POST /v1/responses'
-const MESSAGES = 'POST /v1/messages'
 const messages = [{ role: 'user' as const, content: 'Weather in Paris?' }]
 const chatTools = [{ type: 'function' as const, function: { name: TOOL.name, parameters: { type: 'object', properties: { city: { type: 'string' } } } } }]
 const responseTools = [{ type: 'function' as const, name: TOOL.name, strict: false, parameters: { type: 'object', properties: { city: { type: 'string' } } } }]
@@ -28,25 +23,15 @@ const claudeTools = [{ name: TOOL.name, input_schema: { type: 'object' as const,
 const claude = { model: 'claude-x', max_tokens: 64, messages }
 
 async function openai(path: ModelPath, config: StormConfigInput) {
-  scenario = await startModelScenario(path, config, { gapMs: 5 })
+  scenario = await scenarios.start(path, config, { gapMs: 5 })
   return new OpenAI({ apiKey: 'sk-test', baseURL: `${scenario.base}/v1`, maxRetries: 0, timeout: 5_000, fetchOptions: scenario.fetchOptions as never })
 }
 
 async function anthropic(path: ModelPath, config: StormConfigInput) {
-  scenario = await startModelScenario(path, config, { gapMs: 5 })
+  scenario = await scenarios.start(path, config, { gapMs: 5 })
   return new Anthropic({ apiKey: 'sk-ant-test', baseURL: scenario.base, maxRetries: 0, timeout: 5_000, fetchOptions: scenario.fetchOptions as never })
 }
 
-/** Iterate a stream to its end or its error. */
-async function drain<T>(stream: AsyncIterable<T>): Promise<{ items: T[]; error: Error | null }> {
-  const items: T[] = []
-  try {
-    for await (const item of stream) items.push(item)
-    return { items, error: null }
-  } catch (error) {
-    return { items, error: error as Error }
-  }
-}
 
 type ChatChunk = OpenAI.Chat.Completions.ChatCompletionChunk
 const chatArguments = (chunks: ChatChunk[]) => chunks.map((chunk) => chunk.choices[0]?.delta.tool_calls?.[0]?.function?.arguments ?? '').join('')

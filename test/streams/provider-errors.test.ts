@@ -6,31 +6,25 @@
  */
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import type { CallRecord } from '../../src/engine/schema/report.js'
-import { MODEL_PATHS, startModelScenario, type ModelPath, type ModelScenario } from '../helpers/model-scenario.js'
+import { MODEL_PATHS, modelScenarios, MESSAGES, RESPONSES, CHAT, type ModelPath, type ModelScenario } from '../helpers/model-scenario.js'
 import { WORDS } from '../helpers/model-upstream.js'
 
+const scenarios = modelScenarios()
 let scenario: ModelScenario | null = null
-afterEach(async () => {
-  await scenario?.close()
-  scenario = null
-})
 
-const CHAT = 'POST /v1/chat/completions'
-const RESPONSES = 'POST /v1/responses'
-const MESSAGES = 'POST /v1/messages'
 const messages = [{ role: 'user' as const, content: 'Say hello.' }]
 const claude = { model: 'claude-x', max_tokens: 64, messages }
 
 async function openai(path: ModelPath, config: StormConfigInput, maxRetries = 0) {
-  scenario = await startModelScenario(path, config)
+  scenario = await scenarios.start(path, config)
   return new OpenAI({ apiKey: 'sk-test', baseURL: `${scenario.base}/v1`, maxRetries, timeout: 5_000, fetchOptions: scenario.fetchOptions as never })
 }
 
 async function anthropic(path: ModelPath, config: StormConfigInput, maxRetries = 0) {
-  scenario = await startModelScenario(path, config)
+  scenario = await scenarios.start(path, config)
   return new Anthropic({ apiKey: 'sk-ant-test', baseURL: scenario.base, maxRetries, timeout: 5_000, fetchOptions: scenario.fetchOptions as never })
 }
 
@@ -122,7 +116,7 @@ for (const path of MODEL_PATHS) {
     })
 
     it('keeps the generic answers on a route that is not a model call', async () => {
-      scenario = await startModelScenario(path, { rules: [{ name: 'busy', route: 'POST /v1/embeddings', kind: 'overloaded' }] })
+      scenario = await scenarios.start(path, { rules: [{ name: 'busy', route: 'POST /v1/embeddings', kind: 'overloaded' }] })
       const response = await fetch(`${scenario.base}/v1/embeddings`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' }, ...(scenario.fetchOptions as RequestInit) })
       expect(response.status).toBe(503)
       expect(response.headers.get('x-request-id')).toBeNull()

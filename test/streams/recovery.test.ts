@@ -7,27 +7,23 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import OpenAI from 'openai'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { contract } from '../../src/engine/contracts/contract.js'
 import { parseContractRequest, runContract } from '../../src/engine/contracts/contract-request.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import { runCli } from '../helpers/cli.js'
-import { startModelScenario, type ModelPath, type ModelScenario } from '../helpers/model-scenario.js'
+import { modelScenarios, CHAT, type ModelPath, type ModelScenario } from '../helpers/model-scenario.js'
 import { TOOL, USAGE, WORDS } from '../helpers/model-upstream.js'
 
+const scenarios = modelScenarios()
 let scenario: ModelScenario | null = null
-afterEach(async () => {
-  await scenario?.close()
-  scenario = null
-})
 
-const CHAT = 'POST /v1/chat/completions'
 const messages = [{ role: 'user' as const, content: 'Weather in Paris?' }]
 const tools = [{ type: 'function' as const, function: { name: TOOL.name, parameters: { type: 'object', properties: { city: { type: 'string' } } } } }]
 const CHAT_TOKENS = USAGE.chat.prompt_tokens + USAGE.chat.completion_tokens
 
 async function openai(path: ModelPath, config: StormConfigInput, maxRetries = 0) {
-  scenario = await startModelScenario(path, config, { gapMs: 2 })
+  scenario = await scenarios.start(path, config, { gapMs: 2 })
   return new OpenAI({ apiKey: 'sk-test', baseURL: `${scenario.base}/v1`, maxRetries, timeout: 5_000, fetchOptions: scenario.fetchOptions as never })
 }
 

@@ -6,23 +6,18 @@
  */
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { RealClock } from '../../src/engine/clock.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import { createStorm } from '../../src/engine/storm.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
 import { hasRedis, startRedis } from '../helpers/redis-server.js'
-import { MODEL_PATHS, startModelScenario, type ModelPath, type ModelScenario } from '../helpers/model-scenario.js'
+import { MODEL_PATHS, modelScenarios, MESSAGES, CHAT, type ModelPath, type ModelScenario } from '../helpers/model-scenario.js'
 import { USAGE, WORDS } from '../helpers/model-upstream.js'
 
+const scenarios = modelScenarios()
 let scenario: ModelScenario | null = null
-afterEach(async () => {
-  await scenario?.close()
-  scenario = null
-})
 
-const CHAT = 'POST /v1/chat/completions'
-const MESSAGES = 'POST /v1/messages'
 const messages = [{ role: 'user' as const, content: 'Say hello.' }]
 const claude = { model: 'claude-x', max_tokens: 64, messages }
 /** Tokens one answered call uses: chat 11 + 7 = 18; Anthropic (21 + 4 + 8) + 9 = 42. */
@@ -41,12 +36,12 @@ class JumpClock extends RealClock {
 }
 
 async function openai(path: ModelPath, config: StormConfigInput, options: { maxRetries?: number; clock?: JumpClock } = {}) {
-  scenario = await startModelScenario(path, config, { gapMs: 2, ...(options.clock ? { clock: options.clock } : {}) })
+  scenario = await scenarios.start(path, config, { gapMs: 2, ...(options.clock ? { clock: options.clock } : {}) })
   return new OpenAI({ apiKey: 'sk-test', baseURL: `${scenario.base}/v1`, maxRetries: options.maxRetries ?? 0, timeout: 5_000, fetchOptions: scenario.fetchOptions as never })
 }
 
 async function anthropic(path: ModelPath, config: StormConfigInput) {
-  scenario = await startModelScenario(path, config, { gapMs: 2 })
+  scenario = await scenarios.start(path, config, { gapMs: 2 })
   return new Anthropic({ apiKey: 'sk-ant-test', baseURL: scenario.base, maxRetries: 0, timeout: 5_000, fetchOptions: scenario.fetchOptions as never })
 }
 
