@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto'
 import { ConfigError, EffectError } from '../errors.js'
 import { RealClock, roundSeconds, type Clock } from './clock.js'
+import { recoveryOf } from './recovery.js'
 import { channels } from './evidence/channels.js'
 import { Exchange, type ExchangeEntry } from './exchange.js'
 import { HEADER_CALL, HEADER_KEY, HEADER_RUN, type HeaderMap, headerValue, type RequestView } from './http.js'
@@ -426,6 +427,7 @@ export class Storm {
   /** A detached report of a run's state under the rules in force, and those its earlier calls began under (a shared store passes the merged state). */
   reportOf(run: Pick<Run, 'id' | 'coverage' | 'calls' | 'droppedCalls' | 'effects' | 'budgetRejections'> & Partial<Pick<Run, 'earlierRules'>>): Report {
     const config = this.configOf(run.id)
+    const recovery = recoveryOf(run.calls)
     const rules = config.rules.map((rule) => redactRule(rule, this.#redactor))
     const earlier = run.earlierRules?.length ? run.earlierRules.map((set) => ({ from: set.from, to: set.to, rules: set.rules.map((rule) => redactRule(rule, this.#redactor)) })) : null
     return structuredClone({
@@ -444,6 +446,7 @@ export class Storm {
       droppedCalls: run.droppedCalls,
       effects: run.effects,
       budgetRejections: run.budgetRejections,
+      ...(recovery.length ? { recovery } : {}),
     }) as Report
   }
 }

@@ -1,6 +1,7 @@
 /** A short summary of a report: calls per route, faults, effects, coverage. */
 import { duplicateEffects, type DuplicateEffect } from './contracts/duplicate-effects.js'
-import type { CoverageCounts, Report } from './schema/report.js'
+import type { CoverageCounts, RecoveryRecord, Report } from './schema/report.js'
+import { recoveryOf } from './recovery.js'
 
 export interface ReportSummary {
   readonly version: 1
@@ -18,6 +19,8 @@ export interface ReportSummary {
   readonly modelCalls: { readonly calls: number; readonly streamed: number; readonly inputTokens: number; readonly outputTokens: number; readonly withoutUsage: number; readonly models: Record<string, number> }
   /** Calls whose stream an injected fault cut. */
   readonly cutStreams: number
+  /** What recovering from each triggered fault cost (recomputed from the calls); absent when none triggered. */
+  readonly recovery?: readonly RecoveryRecord[]
 }
 
 export function summarizeReport(report: Report): ReportSummary {
@@ -42,6 +45,7 @@ export function summarizeReport(report: Report): ReportSummary {
     modelCalls.models[name] = (modelCalls.models[name] ?? 0) + 1
   }
   const duplicates = duplicateEffects(report)
+  const recovery = recoveryOf(report.calls)
   return {
     version: 1,
     run: report.run,
@@ -55,5 +59,6 @@ export function summarizeReport(report: Report): ReportSummary {
     coverage: report.coverage,
     modelCalls,
     cutStreams,
+    ...(recovery.length ? { recovery } : {}),
   }
 }

@@ -4,6 +4,8 @@
  * sends absolute URLs to the proxy through an undici ProxyAgent, as with HTTP_PROXY).
  */
 import { ProxyAgent } from 'undici'
+import { afterEach } from 'vitest'
+import type { Clock } from '../../src/engine/clock.js'
 import type { ExchangeObserver } from '../../src/engine/exchange-flow.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import type { Report } from '../../src/engine/schema/report.js'
@@ -40,9 +42,9 @@ async function settle(storm: Storm): Promise<Report> {
   }
 }
 
-export async function startModelScenario(path: ModelPath, config: StormConfigInput, options: ModelUpstreamOptions & { observer?: ExchangeObserver } = {}): Promise<ModelScenario> {
+export async function startModelScenario(path: ModelPath, config: StormConfigInput, options: ModelUpstreamOptions & { observer?: ExchangeObserver; clock?: Clock } = {}): Promise<ModelScenario> {
   const upstream = await startModelUpstream(options)
-  const storm = createStorm(config)
+  const storm = createStorm(config, options.clock ? { clock: options.clock } : {})
   const observer = options.observer ? { observer: options.observer } : {}
   if (path === 'in-process') {
     const interception = intercept(storm, { filter: (url) => url.origin === upstream.url, ...observer })
@@ -78,4 +80,31 @@ export async function startModelScenario(path: ModelPath, config: StormConfigInp
       await upstream.close()
     },
   }
+}
+
+/** The routes of the three model APIs, as rules name them. */
+export const CHAT = 'POST /v1/chat/completions'
+export const RESPONSES = 'POST /v1/responses'
+export const MESSAGES = 'POST /v1/messages'
+
+/** Scenarios a test file starts, each closed after its test (`const scenarios = modelScenarios()` at the top level). */
+export function modelScenarios(): { start: typeof startModelScenario } {
+  let current: ModelScenario | null = null
+  afterEach(async () => {
+    await current?.close()
+    current = null
+  })
+  return {
+    async start(...args) {
+      await current?.close()
+      current = once(await startModelScenario(...args))
+      return current
+    },
+  }
+}
+
+/** A scenario whose close() may be called again (a test that closes it itself, then the hook). */
+function once(scenario: ModelScenario): ModelScenario {
+  let closed: Promise<void> | null = null
+  return { ...scenario, close: () => (closed ??= scenario.close()) }
 }

@@ -20,6 +20,13 @@ export const answered = (requested: string) => `${requested}-2025-01-01`
 
 export const WORDS = ['Hello', ', ', 'world', '!']
 
+/**
+ * The tool call the provider answers with when the request offers tools and the conversation has
+ * no tool result yet: its arguments streamed in these pieces (a JSON object only once all arrived).
+ */
+export const TOOL = { name: 'get_weather', arguments: ['{"city"', ': "Pa', 'ris"}'] } as const
+export const TOOL_ARGUMENTS = TOOL.arguments.join('')
+
 export interface ModelUpstream {
   readonly url: string
   /** Requests received, by path. */
@@ -75,9 +82,10 @@ export async function startModelUpstream(options: ModelUpstreamOptions = {}): Pr
       }
       requests.push({ path: url.pathname, body })
       const model = answered(typeof body.model === 'string' ? body.model : 'unknown')
-      if (req.method === 'POST' && url.pathname === '/v1/chat/completions') return void (body.stream ? stream(res, chatEvents(model, body)) : json(res, Array.isArray(body.tools) && body.tools.length ? toolTurn(model, body) : chatCompletion(model)))
-      if (req.method === 'POST' && url.pathname === '/v1/responses') return void (body.stream ? stream(res, responseEvents(model)) : json(res, response(model, 'completed')))
-      if (req.method === 'POST' && url.pathname === '/v1/messages') return void (body.stream ? stream(res, messageEvents(model)) : json(res, message(model)))
+      const tool = wantsToolCall(body)
+      if (req.method === 'POST' && url.pathname === '/v1/chat/completions') return void (body.stream ? stream(res, tool ? chatToolEvents(model, body) : chatEvents(model, body)) : json(res, loops(body) ? toolTurn(model, body) : chatCompletion(model, tool)))
+      if (req.method === 'POST' && url.pathname === '/v1/responses') return void (body.stream ? stream(res, tool ? responseToolEvents(model) : responseEvents(model)) : json(res, response(model, 'completed', tool)))
+      if (req.method === 'POST' && url.pathname === '/v1/messages') return void (body.stream ? stream(res, tool ? messageToolEvents(model) : messageEvents(model)) : json(res, message(model, tool)))
       if (url.pathname === '/ticks') {
         const count = Number(url.searchParams.get('count') ?? 5)
         return void stream(res, Array.from({ length: count }, (_, i) => ({ data: { tick: i + 1 } })))
@@ -133,6 +141,15 @@ function chatEvents(model: string, request: Record<string, unknown>): Event[] {
 export const TOOL_TURNS = 2
 
 /**
+ * Whether a non-streamed chat request runs the multi-turn loop below: it offers a tool other than
+ * TOOL (which the fake model calls once, with TOOL_ARGUMENTS, as the stream-fault tests expect).
+ */
+function loops(body: Record<string, unknown>): boolean {
+  const name = (body.tools as Array<{ function?: { name?: string } }> | undefined)?.[0]?.function?.name
+  return name !== undefined && name !== TOOL.name
+}
+
+/**
  * A chat completion for a request offering `tools`: a call of the first tool with a new id each
  * time (as providers mint them: `call_` and 24 random characters) until the conversation holds
  * TOOL_TURNS tool results, then the answer in text.
@@ -148,26 +165,60 @@ function toolTurn(model: string, body: Record<string, unknown>) {
   return { ...chatCompletion(model), choices: [{ index: 0, message, finish_reason: results < TOOL_TURNS ? 'tool_calls' : 'stop' }] }
 }
 
-function chatCompletion(model: string) {
+/** Whether to answer with a tool call: tools are offered and no tool result is in the conversation yet. */
+function wantsToolCall(body: Record<string, unknown>): boolean {
+  if (!Array.isArray(body.tools) || body.tools.length === 0) return false
+  const items = [...(Array.isArray(body.messages) ? body.messages : []), ...(Array.isArray(body.input) ? body.input : [])] as Array<Record<string, unknown>>
+  return !items.some(
+    (item) =>
+      item.role === 'tool' ||
+      item.type === 'function_call_output' ||
+      (Array.isArray(item.content) && (item.content as Array<Record<string, unknown>>).some((part) => part.type === 'tool_result')),
+  )
+}
+
+function chatToolEvents(model: string, request: Record<string, unknown>): Event[] {
+  const base = { id: 'chatcmpl-2', object: 'chat.completion.chunk', created: 1700000000, model, system_fingerprint: 'fp_1' }
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null): Event => ({ data: { ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], usage: null } })
+  const events: Event[] = [
+    chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: TOOL.name, arguments: '' } }], refusal: null }),
+    ...TOOL.arguments.map((piece) => chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] })),
+    chunk({}, 'tool_calls'),
+  ]
+  const includeUsage = (request.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true
+  if (includeUsage) events.push({ data: { ...base, choices: [], usage: { ...USAGE.chat, total_tokens: USAGE.chat.prompt_tokens + USAGE.chat.completion_tokens } } })
+  events.push({ data: '[DONE]' })
+  return events
+}
+
+function chatCompletion(model: string, tool = false) {
+  const message = tool
+    ? { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: TOOL.name, arguments: TOOL_ARGUMENTS } }] }
+    : { role: 'assistant', content: WORDS.join('') }
   return {
     id: 'chatcmpl-1',
     object: 'chat.completion',
     created: 1700000000,
     model,
-    choices: [{ index: 0, message: { role: 'assistant', content: WORDS.join('') }, finish_reason: 'stop' }],
+    choices: [{ index: 0, message, finish_reason: tool ? 'tool_calls' : 'stop' }],
     usage: { ...USAGE.chat, total_tokens: USAGE.chat.prompt_tokens + USAGE.chat.completion_tokens },
   }
 }
 
-function response(model: string, status: 'in_progress' | 'completed') {
+const FUNCTION_CALL = { id: 'fc_1', type: 'function_call', call_id: 'call_1', name: TOOL.name }
+
+function response(model: string, status: 'in_progress' | 'completed', tool = false) {
   const done = status === 'completed'
+  const output = tool
+    ? [{ ...FUNCTION_CALL, arguments: TOOL_ARGUMENTS, status: 'completed' }]
+    : [{ id: 'msg_1', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: WORDS.join(''), annotations: [] }] }]
   return {
     id: 'resp_1',
     object: 'response',
     created_at: 1700000000,
     status,
     model,
-    output: done ? [{ id: 'msg_1', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: WORDS.join(''), annotations: [] }] }] : [],
+    output: done ? output : [],
     usage: done
       ? { input_tokens: USAGE.responses.input_tokens, input_tokens_details: { cached_tokens: 0 }, output_tokens: USAGE.responses.output_tokens, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: USAGE.responses.input_tokens + USAGE.responses.output_tokens }
       : null,
@@ -190,14 +241,40 @@ function responseEvents(model: string): Event[] {
   ]
 }
 
-function message(model: string) {
+function responseToolEvents(model: string): Event[] {
+  let sequence = 0
+  const event = (type: string, fields: Record<string, unknown>): Event => ({ event: type, data: { type, sequence_number: sequence++, ...fields } })
+  return [
+    event('response.created', { response: response(model, 'in_progress') }),
+    event('response.in_progress', { response: response(model, 'in_progress') }),
+    event('response.output_item.added', { output_index: 0, item: { ...FUNCTION_CALL, arguments: '', status: 'in_progress' } }),
+    ...TOOL.arguments.map((delta) => event('response.function_call_arguments.delta', { item_id: 'fc_1', output_index: 0, delta })),
+    event('response.function_call_arguments.done', { item_id: 'fc_1', output_index: 0, arguments: TOOL_ARGUMENTS }),
+    event('response.output_item.done', { output_index: 0, item: { ...FUNCTION_CALL, arguments: TOOL_ARGUMENTS, status: 'completed' } }),
+    event('response.completed', { response: response(model, 'completed', true) }),
+  ]
+}
+
+function messageToolEvents(model: string): Event[] {
+  const { output_tokens, ...input } = USAGE.messages
+  return [
+    { event: 'message_start', data: { type: 'message_start', message: { id: 'msg_2', type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...input, output_tokens: 1 } } } },
+    { event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: TOOL.name, input: {} } } },
+    ...TOOL.arguments.map((partial_json) => ({ event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json } } })),
+    { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } },
+    { event: 'message_delta', data: { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens } } },
+    { event: 'message_stop', data: { type: 'message_stop' } },
+  ]
+}
+
+function message(model: string, tool = false) {
   return {
     id: 'msg_1',
     type: 'message',
     role: 'assistant',
     model,
-    content: [{ type: 'text', text: WORDS.join('') }],
-    stop_reason: 'end_turn',
+    content: tool ? [{ type: 'tool_use', id: 'toolu_1', name: TOOL.name, input: JSON.parse(TOOL_ARGUMENTS) as unknown }] : [{ type: 'text', text: WORDS.join('') }],
+    stop_reason: tool ? 'tool_use' : 'end_turn',
     stop_sequence: null,
     usage: USAGE.messages,
   }

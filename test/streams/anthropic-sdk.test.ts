@@ -3,37 +3,25 @@
  * on every path: what a stream fault looks like to the caller, and what the report records.
  */
 import Anthropic from '@anthropic-ai/sdk'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { drain } from '../helpers/drain.js'
 import { contract } from '../../src/engine/contracts/contract.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
-import { MODEL_PATHS, startModelScenario, type ModelScenario } from '../helpers/model-scenario.js'
+import { MODEL_PATHS, modelScenarios, MESSAGES, type ModelScenario } from '../helpers/model-scenario.js'
 import { answered, USAGE, WORDS } from '../helpers/model-upstream.js'
 
+const scenarios = modelScenarios()
 let scenario: ModelScenario | null = null
-afterEach(async () => {
-  await scenario?.close()
-  scenario = null
-})
 
-const MESSAGES = 'POST /v1/messages'
 const params = { model: 'claude-x', max_tokens: 64, messages: [{ role: 'user' as const, content: 'Say hello.' }] }
 const INPUT = USAGE.messages.input_tokens + USAGE.messages.cache_creation_input_tokens + USAGE.messages.cache_read_input_tokens
 
 async function start(path: (typeof MODEL_PATHS)[number], config: StormConfigInput, options: { timeout?: number } = {}) {
-  scenario = await startModelScenario(path, config)
+  scenario = await scenarios.start(path, config)
   const client = new Anthropic({ apiKey: 'sk-ant-test', baseURL: scenario.base, timeout: options.timeout ?? 5_000, fetchOptions: scenario.fetchOptions as never })
   return { s: scenario, client }
 }
 
-async function drain<T>(stream: AsyncIterable<T>): Promise<{ items: T[]; error: Error | null }> {
-  const items: T[] = []
-  try {
-    for await (const item of stream) items.push(item)
-    return { items, error: null }
-  } catch (error) {
-    return { items, error: error as Error }
-  }
-}
 
 for (const path of MODEL_PATHS) {
   describe(`@anthropic-ai/sdk through toolstorm (${path})`, () => {

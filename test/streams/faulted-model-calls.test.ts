@@ -33,7 +33,9 @@ for (const path of MODEL_PATHS) {
   describe(`model calls faulted before the provider (${path})`, () => {
     it.each([
       ['rate_limit', 429],
-      ['unavailable', 503],
+      // The provider's own statuses (provider-errors.test.ts): OpenAI's outage is a 500.
+      ['unavailable', 500],
+      ['overloaded', 503],
       ['timeout', 504],
     ] as const)('%s records the requested model and stream flag', async (kind, status) => {
       scenario = await startModelScenario(path, { rules: [{ name: 'fault', route: CHAT, kind, calls: [1] }] })

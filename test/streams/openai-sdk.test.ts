@@ -3,39 +3,25 @@
  * path: what a stream fault looks like to the caller, and what the report records.
  */
 import OpenAI from 'openai'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { drain } from '../helpers/drain.js'
 import { contract } from '../../src/engine/contracts/contract.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
-import { MODEL_PATHS, startModelScenario, type ModelScenario } from '../helpers/model-scenario.js'
+import { MODEL_PATHS, modelScenarios, RESPONSES, CHAT, type ModelScenario } from '../helpers/model-scenario.js'
 import { answered, USAGE, WORDS } from '../helpers/model-upstream.js'
 
+const scenarios = modelScenarios()
 let scenario: ModelScenario | null = null
-afterEach(async () => {
-  await scenario?.close()
-  scenario = null
-})
 
-const CHAT = 'POST /v1/chat/completions'
-const RESPONSES = 'POST /v1/responses'
 const messages = [{ role: 'user' as const, content: 'Say hello.' }]
 
 async function start(path: (typeof MODEL_PATHS)[number], config: StormConfigInput, options: { timeout?: number; maxRetries?: number } = {}) {
-  scenario = await startModelScenario(path, config)
+  scenario = await scenarios.start(path, config)
   // Built after intercept(): the SDK captures fetch when it is constructed.
   const client = new OpenAI({ apiKey: 'sk-test', baseURL: `${scenario.base}/v1`, timeout: options.timeout ?? 5_000, maxRetries: options.maxRetries ?? 2, fetchOptions: scenario.fetchOptions as never })
   return { s: scenario, client }
 }
 
-/** Iterate a stream to its end or its error. */
-async function drain<T>(stream: AsyncIterable<T>): Promise<{ items: T[]; error: Error | null }> {
-  const items: T[] = []
-  try {
-    for await (const item of stream) items.push(item)
-    return { items, error: null }
-  } catch (error) {
-    return { items, error: error as Error }
-  }
-}
 
 for (const path of MODEL_PATHS) {
   describe(`openai SDK through toolstorm (${path})`, () => {

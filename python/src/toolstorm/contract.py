@@ -67,6 +67,10 @@ class Contract:
 
     max_tokens = at_most_tokens
 
+    def max_recovery_tokens(self, count: int) -> "Contract":
+        """Recovering from each triggered fault took at most ``count`` tokens. Fails closed without usage."""
+        return self._add({"type": "maxRecoveryTokens", "count": _count(count, "the recovery token limit")})
+
     def retry_after_respected(self) -> "Contract":
         """No route was called again before the Retry-After it was given had passed."""
         return self._add({"type": "retryAfterRespected"})

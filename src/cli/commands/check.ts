@@ -13,29 +13,33 @@ interface CheckArgs {
   'max-calls': number
   'max-model-calls'?: number
   'max-tokens'?: number
+  'max-recovery-tokens'?: number
   json: boolean
 }
 
 export const checkCommand: CommandModule<object, CheckArgs> = {
   command: 'check <file>',
-  describe: 'Run the contracts on a saved report or cassette: every rule triggered, no duplicate effects, call (and model-call, token) budgets',
+  describe: 'Run the contracts on a saved report or cassette: every rule triggered, no duplicate effects, call (and model-call, token, recovery-token) budgets',
   builder: (yargs: Argv) =>
     yargs
       .positional('file', { type: 'string', demandOption: true, describe: 'Report, demo run or comparison (JSON), or a cassette (JSON Lines)' })
       .option('max-calls', { ...numberOption('max-calls', COUNT), default: 100, describe: 'Fail when more calls were made (refusals included)' })
       .option('max-model-calls', { ...numberOption('max-model-calls', COUNT), describe: 'Fail when more model calls were made' })
       .option('max-tokens', { ...numberOption('max-tokens', COUNT), describe: 'Fail when the model calls used more tokens (input + output), or reported no usage' })
+      .option('max-recovery-tokens', { ...numberOption('max-recovery-tokens', COUNT), describe: 'Fail when recovering from any one triggered fault took more tokens, or a recovery reported no usage' })
       .option('json', { type: 'boolean', default: false, describe: 'Print the contract as JSON, with the effects committed twice (duplicates)' }) as unknown as Argv<CheckArgs>,
   async handler(args) {
     const maxCalls = args['max-calls']
     const maxModelCalls = args['max-model-calls']
     const maxTokens = args['max-tokens']
+    const maxRecovery = args['max-recovery-tokens']
     const { reports } = await readReportsOrCassette(args.file)
     // The contract is rebuilt from the trace, never taken from a verdict stored in the file.
     const results = reports.map((report) => {
       const checks = contract(report).requireTriggered().noDuplicateEffects().atMostCalls(maxCalls)
       if (maxModelCalls !== undefined) checks.atMostModelCalls(maxModelCalls)
       if (maxTokens !== undefined) checks.atMostTokens(maxTokens)
+      if (maxRecovery !== undefined) checks.maxRecoveryTokens(maxRecovery)
       return checks.toJSON()
     })
     // Which effects were committed twice (the check's detail only counts them): listed in text, and in JSON.

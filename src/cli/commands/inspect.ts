@@ -45,6 +45,10 @@ export const inspectCommand: CommandModule<object, InspectArgs> = {
         printLine(`  tokens: ${model.inputTokens} input, ${model.outputTokens} output${model.withoutUsage ? ` (${model.withoutUsage} call(s) without usage)` : ''}`)
       }
       if (summary.cutStreams) printLine(`  streams cut: ${summary.cutStreams}`)
+      for (const r of summary.recovery ?? []) {
+        const cost = `${r.calls} call(s), ${r.modelCalls} model call(s), ${r.inputTokens} input + ${r.outputTokens} output tokens${r.unmeasured ? ` (${r.unmeasured} without usage)` : ''}`
+        printLine(`  recovery from call ${r.call} (${r.rule ?? 'no rule'} on ${r.route}): ${r.recovered ? `recovered in ${r.seconds}s` : 'not recovered'}, ${cost}`)
+      }
     }
   },
 }

@@ -27,10 +27,11 @@ export const contractCheckSchema = z.discriminatedUnion(
     z.strictObject({ type: z.literal('atMostEffects'), name, count, key: name.optional() }),
     z.strictObject({ type: z.literal('atMostModelCalls'), count }),
     z.strictObject({ type: z.literal('atMostTokens'), count, kind: z.enum(TOKEN_KINDS as [TokenKind, ...TokenKind[]]).default('total') }),
+    z.strictObject({ type: z.literal('maxRecoveryTokens'), count }),
     z.strictObject({ type: z.literal('retryAfterRespected') }),
     z.strictObject({ type: z.literal('check'), name, passed: z.boolean(), detail: z.string().max(2000).default('') }),
   ],
-  { error: 'expected "type" to be one of "requireTriggered", "noDuplicateEffects", "atMostCalls", "atMostEffects", "atMostModelCalls", "atMostTokens", "retryAfterRespected", "check"' },
+  { error: 'expected "type" to be one of "requireTriggered", "noDuplicateEffects", "atMostCalls", "atMostEffects", "atMostModelCalls", "atMostTokens", "maxRecoveryTokens", "retryAfterRespected", "check"' },
 )
 
 export const contractRequestSchema = z.strictObject({ checks: z.array(contractCheckSchema).max(MAX_CHECKS, { error: `expected at most ${MAX_CHECKS} checks` }) })
@@ -69,6 +70,9 @@ export function runContract(report: Report, checks: readonly ContractCheckReques
         break
       case 'atMostTokens':
         built.atMostTokens(check.count, { kind: check.kind })
+        break
+      case 'maxRecoveryTokens':
+        built.maxRecoveryTokens(check.count)
         break
       case 'retryAfterRespected':
         built.retryAfterRespected()

@@ -62,6 +62,12 @@ export class Contract {
     return this.#add(CONTRACT_UNITS.atMostTokens.check(this.#report, { count, kind }))
   }
 
+  /** Recovering from each triggered fault took at most `count` tokens (fails closed on calls without usage). */
+  maxRecoveryTokens(count: number): this {
+    assertCount(count, 'Recovery token limit')
+    return this.#add(CONTRACT_UNITS.maxRecoveryTokens.check(this.#report, { count }))
+  }
+
   /** No route was called again before the Retry-After it was given had passed. */
   retryAfterRespected(): this {
     return this.#add(CONTRACT_UNITS.retryAfterRespected.check(this.#report, {}))

@@ -21,7 +21,8 @@ export const requireTriggered = defineContractUnit<{ names: readonly string[] }>
     return targets.map((name) => {
       const counts = report.coverage[name]
       const triggered = counts?.triggered ?? 0
-      const detail = triggered > 0 || (counts?.eligible ?? 0) > 0 ? `Triggered ${triggered} time(s)` : `Triggered 0 time(s); ${whyNeverEligible(report, name)}`
+      const detail =
+        triggered > 0 ? `Triggered ${triggered} time(s)` : (counts?.eligible ?? 0) > 0 ? `Triggered 0 time(s)${whyNotActed(report, name, counts?.selected ?? 0)}` : `Triggered 0 time(s); ${whyNeverEligible(report, name)}`
       return { name: `Fault exercised: ${name}`, passed: triggered > 0, detail }
     })
   },
@@ -32,6 +33,13 @@ function rulesOfRun(report: Report): Map<string, Rule> {
   const rules = new Map<string, Rule>()
   for (const rule of [...(report.earlierRules ?? []).flatMap((set) => set.rules), ...report.rules]) rules.set(rule.name, rule)
   return rules
+}
+
+/** A rule selected but never acting (a stream fault whose events never came) says why, from its first call that recorded it. */
+function whyNotActed(report: Report, name: string, selected: number): string {
+  if (selected === 0) return ''
+  const reason = report.calls.find((call) => call.fault === name && call.notFired)?.notFired
+  return reason ? `; selected ${selected} time(s), and it did not act: ${reason}` : ''
 }
 
 function whyNeverEligible(report: Report, name: string): string {

@@ -16,6 +16,17 @@ import type { Clock } from '../clock.js'
 import type { StreamTransform } from '../streams/stream-transform.js'
 import type { BaseRule } from '../schema/rule-base.js'
 import type { RequestView, ResponseView } from '../http.js'
+import type { CallRecord } from '../schema/report.js'
+
+/** The run a call belongs to, for faults that keep a budget per run (`token_limit`). */
+export interface RunView {
+  /** Stable for the run's life, new when the run is forgotten: key per-run state on it (a WeakMap). */
+  readonly identity: object
+  /** Seconds since the run started, on the storm's clock. */
+  readonly elapsed: number
+  /** The call's record, kept current as the call goes on (its model usage included). */
+  readonly record: CallRecord | null
+}
 
 export type FaultPhase = 'before-upstream' | 'after-commit' | 'on-response'
 
@@ -30,6 +41,8 @@ export interface FaultContext<R extends BaseRule = BaseRule> {
   readonly signal: AbortSignal
   readonly request: RequestView
   readonly response?: ResponseView
+  /** Absent where no run is known (a fault applied outside the exchange flow). */
+  readonly run?: RunView
 }
 
 /** What the transport must do. Plain data, carried out by `proxy/` and `interceptors/`. */

@@ -1,10 +1,12 @@
 import { defineFault, jsonBody } from './fault.js'
 import type { BaseRule } from '../schema/rule-base.js'
+import { providerError, retryHeaders } from '../model-calls/provider-errors.js'
 
 /**
  * `429 Too Many Requests` with the retry hint in both forms clients read: `Retry-After` in whole
  * seconds (rounded up, as the header has no fractions) and `retry-after-ms`, which the OpenAI and
- * Anthropic SDKs prefer. It never reaches the upstream.
+ * Anthropic SDKs prefer. On a model call, the provider's own 429 (its error body and rate-limit
+ * headers: `model-calls/provider-errors.ts`). It never reaches the upstream.
  */
 export const rateLimitFault = defineFault<'rate_limit', BaseRule>({
   type: 'rate_limit',
@@ -15,7 +17,9 @@ export const rateLimitFault = defineFault<'rate_limit', BaseRule>({
     const hint = retryHeaders(rule.delay)
     return `answer 429 with Retry-After: ${hint['retry-after']} and retry-after-ms: ${hint['retry-after-ms']} (${formatSeconds(rule.delay)})`
   },
-  async apply({ rule }) {
+  async apply({ rule, request, seed, route, key }) {
+    const shaped = providerError(request, 'rate_limit', { retryAfter: rule.delay, identity: [seed, rule.name, route, key] })
+    if (shaped) return { action: { type: 'respond', ...shaped }, injected: true, retryAfter: rule.delay }
     const { headers, body } = jsonBody({
       error: { type: 'rate_limit_error', code: 'rate_limit_exceeded', message: `Rate limit exceeded. Retry after ${formatSeconds(rule.delay)}.` },
     })
@@ -32,11 +36,6 @@ export const rateLimitFault = defineFault<'rate_limit', BaseRule>({
   },
 })
 
-/** `Retry-After` in whole seconds (rounded up: the header has no fractions) and `retry-after-ms`. */
-function retryHeaders(seconds: number): { 'retry-after': string; 'retry-after-ms': string } {
-  return { 'retry-after': String(Math.ceil(seconds)), 'retry-after-ms': String(Math.round(seconds * 1000)) }
-}
-
-function formatSeconds(seconds: number): string {
+export function formatSeconds(seconds: number): string {
   return `${Number(seconds.toFixed(3))}s`
 }

@@ -6,6 +6,8 @@ import type { Fault } from './fault.js'
 import { timeoutFault } from './timeout.js'
 import { rateLimitFault } from './rate-limit.js'
 import { unavailableFault } from './unavailable.js'
+import { overloadedFault } from './overloaded.js'
+import { tokenLimitFault } from './token-limit.js'
 import { replaceFault } from './replace.js'
 import { latencyFault } from './latency.js'
 import { responseLostFault } from './response-lost.js'
@@ -14,6 +16,8 @@ import { resetFault } from './reset.js'
 import { streamCutFault } from './stream-cut.js'
 import { streamStallFault } from './stream-stall.js'
 import { dropTerminalFault } from './drop-terminal.js'
+import { duplicateEventFault } from './duplicate-event.js'
+import { dropUsageFault } from './drop-usage.js'
 import { slowStreamFault } from './slow-stream.js'
 import { truncateFault } from './truncate.js'
 import { toolErrorFault } from './tool-error.js'
@@ -24,6 +28,8 @@ export const FAULTS = [
   timeoutFault,
   rateLimitFault,
   unavailableFault,
+  overloadedFault,
+  tokenLimitFault,
   replaceFault,
   latencyFault,
   responseLostFault,
@@ -32,6 +38,8 @@ export const FAULTS = [
   streamCutFault,
   streamStallFault,
   dropTerminalFault,
+  duplicateEventFault,
+  dropUsageFault,
   slowStreamFault,
   truncateFault,
   toolErrorFault,

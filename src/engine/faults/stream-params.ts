@@ -1,6 +1,7 @@
 /** Rule fields shared by the stream faults. */
 import { z } from 'zod'
 import type { BaseRule } from '../schema/rule-base.js'
+import { DELTA_KINDS, type DeltaKind } from '../streams/model-events.js'
 
 export const afterSchema = z
   .int({ error: 'expected a nonnegative integer' })
@@ -8,7 +9,15 @@ export const afterSchema = z
   .max(Number.MAX_SAFE_INTEGER, { error: 'expected a nonnegative integer' })
   .default(0)
 
+/** Which deltas of a model stream a fault counts and acts inside. */
+export const atSchema = z.enum(DELTA_KINDS, { error: 'expected "text" or "tool_arguments"' })
+
 export interface AfterRule extends BaseRule {
-  /** Events (or, for `truncate`, bytes) delivered before the fault acts. */
+  /** Events (or, for `truncate`, bytes; with `at`, deltas of that kind) delivered before the fault acts. */
   readonly after: number
+}
+
+export interface AtRule extends AfterRule {
+  /** Count and cut inside these deltas of a model stream instead of whole events. */
+  readonly at?: DeltaKind | undefined
 }

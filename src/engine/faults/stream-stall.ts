@@ -1,6 +1,8 @@
 import { defineFault } from './fault.js'
-import { afterSchema, type AfterRule } from './stream-params.js'
+import { afterSchema, atSchema, type AtRule } from './stream-params.js'
 import { EventTransform } from '../streams/event-transform.js'
+import { deltaCutRule } from '../streams/delta-cut-rule.js'
+import { DELTA_NAMES } from '../streams/model-events.js'
 import { isEventStream } from '../streams/streamable.js'
 
 /**
@@ -8,18 +10,23 @@ import { isEventStream } from '../streams/streamable.js'
  * connection stays open, until the client gives up (its own timeout) or, with `delay` > 0, for
  * `delay` seconds, after which the connection closes as in `stream_cut`. The stall begins when the
  * upstream sends anything past the `after`-th event; a stream that ends by itself first is
- * relayed whole and does not count as triggered. Non-SSE responses are relayed unchanged.
+ * relayed whole and does not count as triggered. With `at`, `after` counts a model stream's
+ * deltas of that kind (`stream_cut`). Non-SSE responses are relayed unchanged.
  */
-export const streamStallFault = defineFault<'stream_stall', AfterRule>({
+export const streamStallFault = defineFault<'stream_stall', AtRule>({
   type: 'stream_stall',
   phase: 'on-response',
   needsBody: true,
-  params: { after: afterSchema },
-  explain: (rule) =>
-    rule.delay > 0 ? `stop the event stream after ${rule.after} event(s) and hold the connection ${rule.delay}s, then close it` : `stop the event stream after ${rule.after} event(s) and hold the connection until the client gives up`,
+  params: { after: afterSchema, at: atSchema.optional() },
+  explain: (rule) => {
+    const where = rule.at ? `stop the model stream after ${rule.after} of its ${DELTA_NAMES[rule.at]}` : `stop the event stream after ${rule.after} event(s)`
+    return rule.delay > 0 ? `${where} and hold the connection ${rule.delay}s, then close it` : `${where} and hold the connection until the client gives up`
+  },
   async apply({ rule, request, response }) {
     if (!response || !isEventStream(request, response)) return { action: { type: 'pass' }, injected: false }
-    const transform = new EventTransform({ stop: 'stall', holdSeconds: rule.delay, decide: (_piece, events) => (events >= rule.after ? 'stop' : 'send') })
+    const transform = new EventTransform(
+      rule.at ? deltaCutRule(rule.at, rule.after, 'stall', rule.delay) : { stop: 'stall', holdSeconds: rule.delay, decide: (_piece, events) => (events >= rule.after ? 'stop' : 'send') },
+    )
     return { action: { type: 'stream', transform }, injected: false }
   },
 })

@@ -35,7 +35,14 @@ export const modelCallSchema = z.strictObject({
  * Where an injected stream fault cut the stream: the complete SSE events (null for byte-level
  * `truncate`) and the body bytes the client received before the cut.
  */
-export const cutSchema = z.strictObject({ events: z.int().min(0).nullable(), bytes: z.int().min(0) })
+export const cutSchema = z.strictObject({
+  events: z.int().min(0).nullable(),
+  bytes: z.int().min(0),
+  /** A cut inside a model stream's deltas (`at: text | tool_arguments`): which kind. */
+  at: z.enum(['text', 'tool_arguments']).optional(),
+  /** How many deltas of that kind the client received before the cut. */
+  deltas: z.int().min(0).optional(),
+})
 
 /**
  * An MCP message (docs/mcp.md): what was asked and what the client was answered. Ids and session
@@ -95,6 +102,8 @@ export const callSchema = z.strictObject({
   model: modelCallSchema.nullable().optional(),
   /** Where an injected stream fault cut the stream (see `cutSchema`). */
   cut: cutSchema.nullable().optional(),
+  /** Why the selected fault did not act on this call (`at: tool_arguments` on a stream without a tool call…). */
+  notFired: z.string().max(300).nullable().optional(),
   /** Set when the call was an MCP message (see docs/mcp.md). */
   mcp: mcpCallSchema.nullable().optional(),
 })
@@ -107,6 +116,25 @@ export const effectSchema = z.strictObject({
   /** Per-run identity of the raw (name, key) pair, in first-seen order. */
   identity: z.int().min(1),
   redacted: z.boolean(),
+})
+
+/** What recovering from one triggered fault cost (`engine/recovery.ts`). */
+export const recoverySchema = z.strictObject({
+  /** The faulted call's id. */
+  call: z.int().min(1),
+  rule: z.string().nullable(),
+  route: z.string(),
+  /** Whether the faulted route answered a success later in the run. */
+  recovered: z.boolean(),
+  /** Calls the run made after the fault, up to and including that success. */
+  calls: counter,
+  modelCalls: counter,
+  inputTokens: counter,
+  outputTokens: counter,
+  /** Model calls among them answered in full without usage: their tokens are unknown. */
+  unmeasured: counter.optional(),
+  /** Seconds from the end of the faulted call to the end of the success; null when it never came. */
+  seconds: seconds.nullable(),
 })
 
 /**
@@ -142,11 +170,14 @@ export const reportSchema = z.strictObject({
    * passed through untouched with `--state-unavailable=pass`. Absent when there were none.
    */
   stateUnavailable: counter.optional(),
+  /** What recovering from each triggered fault cost; absent when no fault triggered. */
+  recovery: z.array(recoverySchema).max(10_000).optional(),
 })
 
 export type Report = z.infer<typeof reportSchema>
 export type CallRecord = z.infer<typeof callSchema>
 export type EffectRecord = z.infer<typeof effectSchema>
+export type RecoveryRecord = z.infer<typeof recoverySchema>
 export type CoverageCounts = z.infer<typeof coverageCountsSchema>
 export type EarlierRules = Array<{ from: number; to: number; rules: readonly z.infer<typeof ruleSchema>[] }>
 export type ModelCall = z.infer<typeof modelCallSchema>

@@ -4,9 +4,11 @@
  * whether the stream stops there. Blocks go out as soon as they are complete.
  */
 import { SseSplitter, type SsePiece } from './sse-splitter.js'
+import type { DeltaKind } from './model-events.js'
 import type { StreamPiece, StreamStep, StreamTransform } from './stream-transform.js'
 
-export type PieceAction = 'send' | 'drop' | 'stop' | { readonly delay: number }
+/** `replace`: send these complete events instead (a duplicated or rewritten event). */
+export type PieceAction = 'send' | 'drop' | 'stop' | { readonly delay: number } | { readonly replace: readonly Uint8Array[] }
 
 export interface EventRule {
   /** What to do with `piece`; `events` counts the events sent so far. */
@@ -15,6 +17,16 @@ export interface EventRule {
   readonly stop: 'abort' | 'stall' | 'reset'
   /** For `stall`: seconds to hold before closing; 0 holds until the client leaves. */
   readonly holdSeconds?: number
+  /** Why the fault has not acted (yet), for the call record; null once it did. */
+  notFired?(): string | null
+  /** For a cut inside model deltas: which kind, and how many of them the client got. */
+  cutAt?(): CutAt | null
+}
+
+/** Where in a model stream a cut fell: inside which deltas, after how many of them. */
+export interface CutAt {
+  readonly at: DeltaKind
+  readonly deltas: number
 }
 
 export class EventTransform implements StreamTransform {
@@ -38,6 +50,14 @@ export class EventTransform implements StreamTransform {
 
   get events(): number {
     return this.#events
+  }
+
+  get notFired(): string | null {
+    return this.#changed ? null : (this.#rule.notFired?.() ?? null)
+  }
+
+  get cutAt(): CutAt | null {
+    return this.#dropped ? (this.#rule.cutAt?.() ?? null) : null
   }
 
   push(chunk: Uint8Array): StreamStep {
@@ -65,7 +85,12 @@ export class EventTransform implements StreamTransform {
         continue
       }
       if (action === 'send') send.push({ bytes: piece.bytes })
-      else {
+      else if ('replace' in action) {
+        this.#changed = true
+        for (const bytes of action.replace) send.push({ bytes })
+        if (piece.complete && piece.dispatches) this.#events += action.replace.length
+        continue
+      } else {
         if (action.delay > 0) this.#changed = true
         send.push({ bytes: piece.bytes, delay: action.delay })
       }

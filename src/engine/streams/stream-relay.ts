@@ -79,7 +79,11 @@ export async function relayStream(exchange: Exchange, io: ExchangeTransport, ups
     if (!upstreamDone) await iterator.return?.().catch(() => undefined)
   }
 
-  if (transform.truncated && exchange.record) exchange.record.cut = { events: transform.events, bytes }
+  if (transform.truncated && exchange.record) {
+    const at = transform.cutAt
+    exchange.record.cut = at ? { events: transform.events, bytes, at: at.at, deltas: at.deltas } : { events: transform.events, bytes }
+  }
+  if (!transform.changed && transform.notFired && exchange.record) exchange.record.notFired = transform.notFired
   switch (step.next) {
     case 'continue':
     case 'end':

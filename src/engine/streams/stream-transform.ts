@@ -4,6 +4,8 @@
  * optional waits on the storm's clock) and what happens next. `stream-relay.ts` drives it.
  */
 
+import type { CutAt } from './event-transform.js'
+
 /** What to do after sending a step's bytes. */
 export type StreamNext =
   /** Read the next upstream chunk. */
@@ -48,4 +50,8 @@ export interface StreamTransform {
    * Absent: the length no longer holds and is dropped.
    */
   readonly keepsLength?: boolean
+  /** Why the fault did not act on this stream, when it did not (the call record's `notFired`). */
+  readonly notFired?: string | null
+  /** Where a cut inside model deltas fell (the call record's `cut.at`, `cut.deltas`). */
+  readonly cutAt?: CutAt | null
 }

@@ -1,0 +1,126 @@
+/**
+ * Status faults on a model call answer as the provider does (#26 item 1): the official SDKs
+ * (openai 6.49.0, @anthropic-ai/sdk 1.14.0) raise their own typed errors, read the provider's
+ * headers, and where they retry, wait the advertised delay and succeed on the next call, which
+ * the report counts. A route that is not a model call keeps the generic answers.
+ */
+import Anthropic from '@anthropic-ai/sdk'
+import OpenAI from 'openai'
+import { describe, expect, it } from 'vitest'
+import type { StormConfigInput } from '../../src/engine/schema/config.js'
+import type { CallRecord } from '../../src/engine/schema/report.js'
+import { MODEL_PATHS, modelScenarios, MESSAGES, RESPONSES, CHAT, type ModelPath, type ModelScenario } from '../helpers/model-scenario.js'
+import { WORDS } from '../helpers/model-upstream.js'
+
+const scenarios = modelScenarios()
+let scenario: ModelScenario | null = null
+
+const messages = [{ role: 'user' as const, content: 'Say hello.' }]
+const claude = { model: 'claude-x', max_tokens: 64, messages }
+
+async function openai(path: ModelPath, config: StormConfigInput, maxRetries = 0) {
+  scenario = await scenarios.start(path, config)
+  return new OpenAI({ apiKey: 'sk-test', baseURL: `${scenario.base}/v1`, maxRetries, timeout: 5_000, fetchOptions: scenario.fetchOptions as never })
+}
+
+async function anthropic(path: ModelPath, config: StormConfigInput, maxRetries = 0) {
+  scenario = await scenarios.start(path, config)
+  return new Anthropic({ apiKey: 'sk-ant-test', baseURL: scenario.base, maxRetries, timeout: 5_000, fetchOptions: scenario.fetchOptions as never })
+}
+
+/** Seconds between the end of one call and the start of the next. */
+const gap = (before: CallRecord, after: CallRecord) => after.started - (before.started + (before.elapsed ?? 0))
+
+for (const path of MODEL_PATHS) {
+  describe(`provider-shaped faults on model calls (${path})`, () => {
+    it('raises openai RateLimitError with the 429 error object and x-ratelimit-* headers', async () => {
+      const client = await openai(path, { rules: [{ name: 'busy', route: CHAT, kind: 'rate_limit', delay: 1.5 }] })
+      const error = (await client.chat.completions.create({ model: 'gpt-x', messages }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.RateLimitError>
+      expect(error).toBeInstanceOf(OpenAI.RateLimitError)
+      expect([error.status, error.type, error.code, error.param]).toEqual([429, 'requests', 'rate_limit_exceeded', null])
+      expect(error.message).toBe('429 Rate limit reached on requests per min (RPM). Please try again in 1.5s.')
+      expect(error.requestID).toMatch(/^req_[0-9a-f]{16}$/)
+      expect(Object.fromEntries([...error.headers!].filter(([name]) => name.startsWith('x-ratelimit') || name.startsWith('retry-after')))).toEqual({
+        'retry-after': '2',
+        'retry-after-ms': '1500',
+        'x-ratelimit-remaining-requests': '0',
+        'x-ratelimit-reset-requests': '1.5s',
+      })
+      expect((await scenario!.settled()).calls[0]).toMatchObject({ status: 429, injected: true, retryAfter: 1.5, executed: false })
+    })
+
+    it('the openai SDK honours retry-after-ms and succeeds on its retry, both calls in the report', async () => {
+      const client = await openai(path, { rules: [{ name: 'busy', route: RESPONSES, kind: 'rate_limit', calls: [1], delay: 0.4 }] }, 2)
+      const response = await client.responses.create({ model: 'gpt-r', input: 'Say hello.' })
+      expect(response.output_text).toBe(WORDS.join(''))
+      const calls = (await scenario!.settled()).calls
+      expect(calls.map((call) => [call.status, call.injected])).toEqual([
+        [429, true],
+        [200, false],
+      ])
+      expect(gap(calls[0]!, calls[1]!)).toBeGreaterThanOrEqual(0.38)
+    })
+
+    it.each([
+      ['unavailable', 500, 'The server had an error while processing your request. Sorry about that!'],
+      ['overloaded', 503, 'The engine is currently overloaded, please try again later.'],
+      ['timeout', 504, 'Gateway timeout: the request took too long to process.'],
+    ] as const)('raises openai InternalServerError on %s (%i, server_error)', async (kind, status, message) => {
+      const client = await openai(path, { rules: [{ name: kind, route: CHAT, kind }] })
+      const error = (await client.chat.completions.create({ model: 'gpt-x', messages }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.InternalServerError>
+      expect(error).toBeInstanceOf(OpenAI.InternalServerError)
+      expect([error.status, error.type, error.message]).toEqual([status, 'server_error', `${status} ${message}`])
+    })
+
+    it('raises Anthropic RateLimitError with rate_limit_error and anthropic-ratelimit-* headers', async () => {
+      const client = await anthropic(path, { rules: [{ name: 'busy', route: MESSAGES, kind: 'rate_limit', delay: 3 }] })
+      const before = Date.now()
+      const error = (await client.messages.create(claude).catch((e: unknown) => e)) as InstanceType<typeof Anthropic.RateLimitError>
+      expect(error).toBeInstanceOf(Anthropic.RateLimitError)
+      expect([error.status, error.type, error.apiMessage]).toEqual([429, 'rate_limit_error', 'Number of requests has exceeded your rate limit. Please try again later.'])
+      expect(error.requestID).toMatch(/^req_[0-9a-f]{24}$/)
+      expect(error.error).toEqual({ type: 'error', error: { type: 'rate_limit_error', message: error.apiMessage }, request_id: error.requestID })
+      const headers = error.headers!
+      expect([headers.get('retry-after'), headers.get('anthropic-ratelimit-requests-remaining')]).toEqual(['3', '0'])
+      const reset = Date.parse(headers.get('anthropic-ratelimit-requests-reset')!)
+      expect(reset - before).toBeGreaterThanOrEqual(2_000)
+      expect(reset - before).toBeLessThanOrEqual(5_000)
+    })
+
+    it('raises Anthropic OverloadedError on 529, and the SDK\'s retry succeeds after the advertised delay', async () => {
+      let client = await anthropic(path, { rules: [{ name: 'busy', route: MESSAGES, kind: 'overloaded', delay: 0.3 }] })
+      const error = (await client.messages.create(claude).catch((e: unknown) => e)) as InstanceType<typeof Anthropic.OverloadedError>
+      expect(error).toBeInstanceOf(Anthropic.OverloadedError)
+      expect([error.status, error.type, error.apiMessage, error.headers?.get('retry-after-ms')]).toEqual([529, 'overloaded_error', 'Overloaded', '300'])
+      await scenario!.close()
+
+      client = await anthropic(path, { rules: [{ name: 'busy', route: MESSAGES, kind: 'overloaded', calls: [1], delay: 0.3 }] }, 2)
+      const message = await client.messages.create(claude)
+      expect(message.content).toEqual([{ type: 'text', text: WORDS.join('') }])
+      const calls = (await scenario!.settled()).calls
+      expect(calls.map((call) => [call.status, call.injected, call.kind])).toEqual([
+        [529, true, 'overloaded'],
+        [200, false, null],
+      ])
+      expect(gap(calls[0]!, calls[1]!)).toBeGreaterThanOrEqual(0.28)
+    })
+
+    it.each([
+      ['unavailable', Anthropic.InternalServerError, 500, 'api_error', 'Internal server error'],
+      ['timeout', Anthropic.GatewayTimeoutError, 504, 'timeout_error', 'Request timed out'],
+    ] as const)('raises Anthropic\'s typed error on %s', async (kind, type, status, errorType, message) => {
+      const client = await anthropic(path, { rules: [{ name: kind, route: MESSAGES, kind }] })
+      const error = (await client.messages.create(claude).catch((e: unknown) => e)) as InstanceType<typeof Anthropic.APIError>
+      expect(error).toBeInstanceOf(type)
+      expect([error.status, error.type, error.apiMessage]).toEqual([status, errorType, message])
+    })
+
+    it('keeps the generic answers on a route that is not a model call', async () => {
+      scenario = await scenarios.start(path, { rules: [{ name: 'busy', route: 'POST /v1/embeddings', kind: 'overloaded' }] })
+      const response = await fetch(`${scenario.base}/v1/embeddings`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' }, ...(scenario.fetchOptions as RequestInit) })
+      expect(response.status).toBe(503)
+      expect(response.headers.get('x-request-id')).toBeNull()
+      expect(await response.json()).toEqual({ error: { type: 'overloaded', message: 'Service overloaded. Please try again later.' } })
+    })
+  })
+}
