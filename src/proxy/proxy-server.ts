@@ -14,12 +14,12 @@ import { randomBytes } from 'node:crypto'
 import type { Dispatcher } from 'undici'
 import { ConfigError } from '../errors.js'
 import type { Clock } from '../engine/clock.js'
-import type { Exchange } from '../engine/exchange.js'
-import { combineObservers, runExchange, type ExchangeObserver } from '../engine/exchange-flow.js'
-import { createModelCallObserver } from '../engine/model-calls/model-call-observer.js'
+import type { ExchangeObserver } from '../engine/exchange-flow.js'
+import type { ExchangePlugin } from '../engine/plugin.js'
+import { createServe, type ServeEntry } from '../engine/serve.js'
 import type { StormConfig, StormConfigInput } from '../engine/schema/config.js'
 import type { UpstreamSource } from '../engine/upstream-source.js'
-import { createStorm, type Storm } from '../engine/storm.js'
+import { createStorm, type BeginRequest, type Storm } from '../engine/storm.js'
 import { HEADER_RUN, headerValue } from '../engine/http.js'
 import { parseAdminHosts } from './admin/admin-hosts.js'
 import { createAdminHandler, type AdminContext } from './admin/admin-server.js'
@@ -28,11 +28,8 @@ import { answerClientError, createDataPlaneServer, failExchange, sendProxyError 
 import { guardObserver, printExchangeFailure, type ExchangeErrorReporter } from './exchange-failure.js'
 import { createDashboard, DASHBOARD_PATH } from './admin/dashboard.js'
 import type { RequestBody, WireRequest } from './http1/wire-request.js'
-import { mcpDetector } from '../engine/mcp/mcp-options.js'
-import { withMcpEvidence } from '../engine/mcp/mcp-observer.js'
-import { LegacySseSessions, legacyMcpRequest, legacySseTransport } from '../engine/mcp/legacy-sse.js'
-import type { McpRequest } from '../engine/json-rpc/mcp-request.js'
-import { readMcpRequest } from './mcp-request-body.js'
+import { defaultPlugins } from '../default-plugins.js'
+import { peekBody } from './peek-body.js'
 import type { WireResponse } from './http1/wire-response.js'
 import type { WireServer } from './http1/wire-server.js'
 import { createLiveSource } from './live-source.js'
@@ -88,6 +85,8 @@ export interface ProxyOptions {
   onExchangeError?: ExchangeErrorReporter
   /** Record model calls (provider, model, tokens) in the report. Default true; see docs/streams.md. */
   modelCalls?: boolean
+  /** What every exchange goes through (engine/plugin.ts). Default `defaultPlugins({ modelCalls })`: MCP and model calls. */
+  plugins?: readonly ExchangePlugin[]
   /** Extra admin routes (dashboard). */
   adminRoutes?: AdminContext['extraRoutes']
   // HTTPS (docs/https.md) -------------------------------------------------------------------
@@ -126,6 +125,12 @@ export interface ProxyOptions {
 
 export type ProxyState = 'listening' | 'closing' | 'closed'
 
+/** One request at the front door: `req` is replaced by the one whose body was read first, if it was. */
+interface ProxyEntry extends ServeEntry {
+  req: WireRequest
+  readonly res: WireResponse
+}
+
 export interface ProxyServer {
   readonly url: string
   readonly adminUrl: string
@@ -159,8 +164,6 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   if (upstreamTls && options.dispatcher !== undefined) throw new ConfigError('Failed to start the proxy: upstreamCa and insecureSkipUpstreamTlsVerification configure the proxy\'s own dispatcher. Set the TLS options on your dispatcher instead.', { code: 'ERR_USAGE' })
   const report = options.onExchangeError ?? printExchangeFailure
   const client = createUpstreamClient({ dispatcher: options.dispatcher, tls: upstreamTls, onHandlerError: report })
-  const combined = withMcpEvidence(combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer), storm.tools)
-  const observer = combined && guardObserver(combined, report)
   const failures = createUpstreamFailures((url) => storm.redactor.url(url), options.warn)
   const live = createLiveSource(client, failures)
   const source = options.source ?? live
@@ -184,43 +187,38 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   // Where each request goes; requests addressed to the server itself (HTTP_PROXY clients) included.
   const router = new RequestRouter(targets, host, { routesItself: source.routesItself === true, selfName: options.selfName ?? 'proxy' })
   admin.on('clientError', answerClientError)
-  // Legacy HTTP+SSE MCP sessions: endpoints learned from the GET streams relayed, and those streams.
-  const legacySse = new LegacySseSessions()
-  // Every request, direct or from inside a CONNECT tunnel, goes through here.
-  const run = (exchange: Exchange, req: WireRequest, res: WireResponse, upstream: Upstream | null, rawUrl: string) => {
-    const route: SinkRoute = { source, live, upstream, pool }
-    const running = runExchange(exchange, legacySseTransport(legacySse, exchange, createSocketTransport(req, res, exchange, rawUrl, route)), observer)
-    // Synchronous throws are caught by the wire server; this catches the flow's own promise.
-    if (running) running.catch((error: unknown) => failExchange(report, error, req, res))
-  }
+  // One front door for every request, direct or from inside a CONNECT tunnel (engine/serve.ts).
   const shared = shareState && { storm, state: shareState, policy: options.stateUnavailable ?? 'fail', report }
-  // In memory, begin() stays synchronous: the shared store's await is only paid with --state.
-  const begin = shared
-    ? (req: WireRequest, res: WireResponse, upstream: Upstream | null, clientUrl: URL, rawUrl: string, mcp: McpRequest | null, runId: string | undefined) =>
-        beginShared(shared, { method: req.method, url: clientUrl, headers: req.headers, mcp, run: runId ?? headerValue(req.headers, HEADER_RUN) ?? storm.activeRun ?? undefined }, req, res, (exchange) => run(exchange, req, res, upstream, rawUrl))
-    : (req: WireRequest, res: WireResponse, upstream: Upstream | null, clientUrl: URL, rawUrl: string, mcp: McpRequest | null, runId: string | undefined) =>
-        run(storm.begin({ method: req.method, url: clientUrl, headers: req.headers, mcp, ...(runId !== undefined ? { run: runId } : {}) }), req, res, upstream, rawUrl)
+  const serveExchange = createServe<ProxyEntry>(storm, {
+    plugins: options.plugins ?? defaultPlugins({ modelCalls: options.modelCalls !== false }),
+    observer: options.observer,
+    guard: (observer) => guardObserver(observer, report),
+    // In memory, begin() stays synchronous: the shared store's await is only paid with --state.
+    ...(shared ? { begin: (request: BeginRequest, entry: ProxyEntry) => beginShared(shared, { ...request, run: request.run ?? headerValue(request.headers, HEADER_RUN) ?? storm.activeRun ?? undefined }, entry.req, entry.res) } : {}),
+  })
   /** `runId`: the run the client's address names (run-address.ts), which wins over its `x-toolstorm-run`. */
   const serve = (req: WireRequest, res: WireResponse, upstream: Upstream | null, clientUrl: URL, rawUrl: string = req.url, runId: string | undefined = undefined) => {
-    // An MCP request is named by its body: that body (only) is read before the exchange begins.
-    // Only a POST may carry an MCP message: other requests pay one comparison.
-    const detector = req.method === 'POST' ? mcpDetector(storm.config.mcp) : null
-    if (detector && req.body !== null && detector.mayCarry(req.method, clientUrl, req.headers, legacySse)) {
-      readMcpRequest(req as WireRequest & { body: RequestBody }, clientUrl, detector).then(
-        (read) => {
-          try {
-            begin(read.req, res, upstream, clientUrl, rawUrl, legacyMcpRequest(read.mcp, clientUrl, req.headers), runId)
-          } catch (error) {
-            failExchange(report, error, read.req, res)
-          }
-        },
-        // The client broke off while sending its body: there is no one to answer.
-        () => res.destroy(),
-      )
-      return
+    const route: SinkRoute = { source, live, upstream, pool }
+    const entry: ProxyEntry = {
+      req,
+      res,
+      readBody: (limit) =>
+        peekBody(entry.req as WireRequest & { body: RequestBody }, limit).then(
+          (read) => {
+            entry.req = read.req
+            return { bytes: read.bytes }
+          },
+          // The client broke off while sending its body: there is no one to answer.
+          () => {
+            res.destroy()
+            return null
+          },
+        ),
+      open: (exchange) => createSocketTransport(entry.req, res, exchange, rawUrl, route),
     }
-    // A body over the bound is not read; the 2026-07-28 revision's headers may still name it.
-    begin(req, res, upstream, clientUrl, rawUrl, detector && detector.namedByHeaders(req.method, clientUrl, req.headers), runId)
+    // Synchronous throws are caught by the wire server; this catches the exchange's own promise.
+    const served = serveExchange({ method: req.method, url: clientUrl, headers: req.headers, hasBody: req.body !== null, run: runId }, entry)
+    if (served) served.catch((error: unknown) => failExchange(report, error, entry.req, res))
   }
   server.on('request', (req, res) => {
     // Where it goes, and the run its address names (a /_run/<id>/ prefix, proxy credentials): request-router.ts.
