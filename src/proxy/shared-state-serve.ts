@@ -9,6 +9,7 @@ import { StateUnavailableError } from '../errors.js'
 import type { Exchange } from '../engine/exchange.js'
 import type { RedisRunState } from '../engine/state/redis-run-state.js'
 import type { BeginRequest, Storm } from '../engine/storm.js'
+import { HEADER_RUN, headerValue } from '../engine/http.js'
 import { failExchange, sendProxyError } from './data-plane-server.js'
 import type { ExchangeErrorReporter } from './exchange-failure.js'
 import type { WireRequest } from './http1/wire-request.js'
@@ -28,7 +29,9 @@ export interface SharedServeContext {
  * Begin `request` in the shared store: the exchange, or null when there is nothing to run (the
  * client left while Redis answered, or a store failure was answered here).
  */
-export function beginShared(context: SharedServeContext, request: BeginRequest, req: WireRequest, res: WireResponse): Promise<Exchange | null> {
+export function beginShared(context: SharedServeContext, given: BeginRequest, req: WireRequest, res: WireResponse): Promise<Exchange | null> {
+  // The run the store keys by: the address's, the client's header, else the run this replica made active.
+  const request = { ...given, run: given.run ?? headerValue(given.headers, HEADER_RUN) ?? context.storm.activeRun ?? undefined }
   return context.state.begin(request).then(
     (exchange) => {
       // The client may have left while Redis answered.
