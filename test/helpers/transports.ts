@@ -7,6 +7,7 @@
 import { setupServer } from 'msw/node'
 import { ProxyAgent } from 'undici'
 import { onTestFinished } from 'vitest'
+import type { ExchangeObserver } from '../../src/engine/exchange-flow.js'
 import type { Storm } from '../../src/engine/storm.js'
 import { intercept } from '../../src/interceptors/intercept.js'
 import { stormHandlers } from '../../src/interceptors/msw-handlers.js'
@@ -23,24 +24,25 @@ export interface Through {
   readonly init: { dispatcher?: ProxyAgent }
 }
 
-/** `storm` in front of `upstream` (an origin) through `transport`, until the current test finishes. */
-export async function through(transport: Transport, storm: Storm, upstream: string): Promise<Through> {
+/** `storm` in front of `upstream` (an origin) through `transport`, until the current test finishes; `observer` sees every exchange (a recorder). */
+export async function through(transport: Transport, storm: Storm, upstream: string, observer?: ExchangeObserver): Promise<Through> {
   const only = (url: URL) => url.origin === upstream
+  const observing = observer ? { observer } : {}
   switch (transport) {
     case 'intercept': {
-      const interception = intercept(storm, { filter: only })
+      const interception = intercept(storm, { filter: only, ...observing })
       onTestFinished(() => interception.dispose())
       return { base: upstream, init: {} }
     }
     case 'msw': {
-      const server = setupServer(...stormHandlers(storm, { filter: only }))
+      const server = setupServer(...stormHandlers(storm, { filter: only, ...observing }))
       server.listen({ onUnhandledRequest: 'bypass' })
       onTestFinished(() => server.close())
       return { base: upstream, init: {} }
     }
     case 'reverse':
     case 'forward': {
-      const proxy = await startProxy({ storm, ...(transport === 'reverse' ? { targets: [upstream] } : {}) })
+      const proxy = await startProxy({ storm, ...observing, ...(transport === 'reverse' ? { targets: [upstream] } : {}) })
       const dispatcher = transport === 'forward' ? new ProxyAgent({ uri: proxy.url, proxyTunnel: false }) : undefined
       onTestFinished(async () => {
         await dispatcher?.close()
