@@ -1,6 +1,6 @@
 /**
- * The lab with no sockets: the agent's `fetch` goes straight into the engine (`storm.begin` +
- * `runExchange`) over an in-memory transport whose upstream is the shipping logic, all on one
+ * The lab with no sockets: the agent's `fetch` goes straight into the engine's front door
+ * (`serve`, with the default plug-ins) over an in-memory transport whose upstream is the shipping logic, all on one
  * virtual clock. It needs nothing from Node beyond what the engine needs, so the browser lab
  * bundles it (see web/lab) and its verdicts are the CLI's.
  *
@@ -8,7 +8,8 @@
  * const comparison = await runComparison(DEFAULT_DEMO_CONFIG, memoryTransport)
  */
 import { VirtualClock } from '../engine/clock.js'
-import { runExchange } from '../engine/exchange-flow.js'
+import { createServe } from '../engine/serve.js'
+import { defaultPlugins } from '../default-plugins.js'
 import type { ExchangeTransport, UpstreamResponse } from '../engine/exchange-transport.js'
 import { createStorm, type Storm } from '../engine/storm.js'
 import { toWebResponse } from '../engine/web-response.js'
@@ -87,15 +88,26 @@ function memoryExchange(logic: ShippingLogic, request: MemoryRequest): { transpo
 
 /** A `fetch` whose every request is one exchange of `storm`, answered by `logic`. */
 export function createMemoryFetch(storm: Storm, logic: ShippingLogic): (url: string, init?: RequestInit) => Promise<Response> {
+  const serve = createServe(storm, { plugins: defaultPlugins() })
   return async (url, init = {}) => {
     const headers: Record<string, string> = {}
     new Headers(init.headers).forEach((value, name) => (headers[name] = value))
     const request: MemoryRequest = { method: (init.method ?? 'GET').toUpperCase(), url: new URL(url), headers, body: typeof init.body === 'string' ? init.body : '' }
-    const exchange = storm.begin({ method: request.method, url: request.url, headers })
-    const { transport, response } = memoryExchange(logic, request)
+    const bytes = new TextEncoder().encode(request.body)
+    let response: Promise<Response> | undefined
     // Let the flow record the exchange's end before the agent moves on (and spends time).
-    await runExchange(exchange, transport)
-    return response
+    await serve(
+      { method: request.method, url: request.url, headers, hasBody: bytes.byteLength > 0 },
+      {
+        readBody: async (limit) => ({ bytes: bytes.byteLength <= limit ? bytes : null }),
+        open(_exchange) {
+          const made = memoryExchange(logic, request)
+          response = made.response
+          return made.transport
+        },
+      },
+    )
+    return response as Promise<Response>
   }
 }
 

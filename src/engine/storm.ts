@@ -49,7 +49,7 @@ export interface BeginRequest {
   readonly headers: HeaderMap
   /** Overrides the `x-toolstorm-run` header. */
   readonly run?: string
-  /** The MCP message the body carries (read by the transport: `proxy/mcp-request-body.ts`, `interceptors/fetch-mcp-request.ts`): it names the route. */
+  /** The MCP message the body carries (named before it begins by the MCP plug-in, `engine/mcp/mcp-plugin.ts`, through `engine/serve.ts`): it names the route. */
   readonly mcp?: McpRequest | null
 }
 

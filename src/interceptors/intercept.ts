@@ -14,15 +14,15 @@ import { BatchInterceptor } from '@mswjs/interceptors'
 import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest'
 import { FetchInterceptor } from '@mswjs/interceptors/fetch'
 import type { Dispatcher } from 'undici'
-import { combineObservers, runExchange, type ExchangeObserver } from '../engine/exchange-flow.js'
-import { createModelCallObserver } from '../engine/model-calls/model-call-observer.js'
+import type { ExchangeObserver } from '../engine/exchange-flow.js'
+import type { ExchangePlugin } from '../engine/plugin.js'
+import { createServe, type Serve } from '../engine/serve.js'
 import type { Storm } from '../engine/storm.js'
 import type { UpstreamSource } from '../engine/upstream-source.js'
 import { createRequestControllerTransport } from './request-controller-sink.js'
 import { createUndiciSource } from './undici-source.js'
-import { withMcpEvidence } from '../engine/mcp/mcp-observer.js'
-import { fetchMcpRequest } from './fetch-mcp-request.js'
-import { LegacySseSessions, legacySseTransport } from '../engine/mcp/legacy-sse.js'
+import { defaultPlugins } from '../default-plugins.js'
+import { readWebBody } from './read-web-body.js'
 
 export interface InterceptOptions {
   /** Which requests the storm handles; the rest pass through untouched. Default: all (or only `targets` when given). */
@@ -38,6 +38,8 @@ export interface InterceptOptions {
   observer?: ExchangeObserver
   /** Record model calls (provider, model, tokens) in the report. Default true; see docs/streams.md. */
   modelCalls?: boolean
+  /** What every exchange goes through (engine/plugin.ts). Default `defaultPlugins({ modelCalls })`: MCP and model calls. */
+  plugins?: readonly ExchangePlugin[]
   /**
    * Where responses come from (docs/architecture.md). Default: the real upstreams, through undici.
    * A cassette source (`replaySource` from `toolstorm/cassette`) answers from a cassette instead;
@@ -60,11 +62,10 @@ interface Entry {
   storm: Storm
   options: InterceptOptions
   targets: Map<string, string>
-  observer: ExchangeObserver | undefined
+  /** The engine's front door, with this interception's plug-ins (their state: legacy MCP sessions seen). */
+  serve: Serve
   source: UpstreamSource
   live: UpstreamSource
-  /** Legacy HTTP+SSE MCP endpoints and session streams seen by this interception. */
-  legacySse: LegacySseSessions
 }
 
 // The interceptors patch process-wide globals, so one interceptor serves every interception;
@@ -85,13 +86,16 @@ function ensureInterceptor(): void {
     request.headers.forEach((value, name) => {
       headers[name] = value
     })
-    // An MCP request is named by its body: read it now, once (the sink takes it from here).
-    const pending = fetchMcpRequest(entry.storm, request, url, headers, () => request.arrayBuffer(), entry.legacySse)
-    const read = pending && (await pending)
-    const exchange = entry.storm.begin({ method: request.method, url, headers, mcp: read ? read.mcp : null })
     const upstreamUrl = target === undefined ? url : new URL(url.pathname + url.search, target)
-    const transport = createRequestControllerTransport(request, controller, { exchange, headers, upstreamUrl, source: entry.source, live: entry.live, ...(read ? { body: read.body } : {}) })
-    await runExchange(exchange, legacySseTransport(entry.legacySse, exchange, transport), entry.observer)
+    // A body read to name the request (MCP) is read once: the sink takes it from here.
+    let body: Buffer | undefined
+    await entry.serve(
+      { method: request.method, url, headers, hasBody: request.body !== null },
+      {
+        readBody: (limit) => readWebBody(() => request.arrayBuffer(), limit).then((read) => ((body = read.body), { bytes: read.bytes })),
+        open: (exchange) => createRequestControllerTransport(request, controller, { exchange, headers, upstreamUrl, source: entry.source, live: entry.live, ...(body ? { body } : {}) }),
+      },
+    )
   })
   interceptor.apply()
 }
@@ -100,9 +104,9 @@ function ensureInterceptor(): void {
 export function intercept(storm: Storm, options: InterceptOptions = {}): Interception {
   ensureInterceptor()
   const targets = new Map(Object.entries(options.targets ?? {}).map(([from, to]) => [new URL(from).origin, new URL(to).origin]))
-  const observer = withMcpEvidence(combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer), storm.tools)
+  const serve = createServe(storm, { plugins: options.plugins ?? defaultPlugins({ modelCalls: options.modelCalls !== false }), observer: options.observer })
   const live = createUndiciSource(options.dispatcher)
-  const entry: Entry = { storm, options, targets, observer, source: options.source ?? live, live, legacySse: new LegacySseSessions() }
+  const entry: Entry = { storm, options, targets, serve, source: options.source ?? live, live }
   stack.push(entry)
   let state: InterceptionState = 'active'
   const dispose = () => {

@@ -18,18 +18,19 @@
 import type { RequestHandler } from 'msw'
 import { Readable } from 'node:stream'
 import type { Dispatcher } from 'undici'
-import { runExchange, type ExchangeObserver } from '../engine/exchange-flow.js'
+import type { ExchangeObserver } from '../engine/exchange-flow.js'
+import type { ExchangePlugin } from '../engine/plugin.js'
+import { createServe } from '../engine/serve.js'
 import type { ForwardOptions, SourceAction, UpstreamExchange, UpstreamResponse } from '../engine/exchange-transport.js'
 import { withBody, type UpstreamSource } from '../engine/upstream-source.js'
 import type { Storm } from '../engine/storm.js'
 import { fromWebHeaders } from '../engine/web-response.js'
 import { loadMsw } from './load-msw.js'
-import { createMswResponseTransport } from './msw-response-sink.js'
+import { createMswResponseTransport, type MswTransport } from './msw-response-sink.js'
 import { fetchRequestHeaders } from './request-headers.js'
 import { createUndiciSource } from './undici-source.js'
 import { readAll } from '../engine/body.js'
-import { withMcpEvidence } from '../engine/mcp/mcp-observer.js'
-import { fetchMcpRequest } from './fetch-mcp-request.js'
+import { defaultPlugins } from '../default-plugins.js'
 
 export interface StormHandlerOptions {
   filter?: (url: URL, method: string) => boolean
@@ -40,6 +41,10 @@ export interface StormHandlerOptions {
   observer?: ExchangeObserver
   /** Where responses come from when no tool handler answers (docs/architecture.md). Default: the real network, through undici. */
   source?: UpstreamSource
+  /** Record model calls (provider, model, tokens) in the report. Default true; see docs/streams.md. */
+  modelCalls?: boolean
+  /** What every exchange goes through (engine/plugin.ts). Default `defaultPlugins({ modelCalls })`: MCP and model calls. */
+  plugins?: readonly ExchangePlugin[]
 }
 
 type GetResponse = ReturnType<typeof loadMsw>['getResponse']
@@ -77,7 +82,7 @@ export function stormHandlers(storm: Storm, options: StormHandlerOptions = {}): 
   const live = createUndiciSource(options.dispatcher)
   const base = options.source ?? live
   const source = options.tools?.length ? toolsSource(options.tools, getResponse, base) : base
-  const observer = withMcpEvidence(options.observer, storm.tools)
+  const serve = createServe(storm, { plugins: options.plugins ?? defaultPlugins({ modelCalls: options.modelCalls !== false }), observer: options.observer })
   return [
     http.all('*', async ({ request }) => {
       const url = new URL(request.url)
@@ -86,15 +91,25 @@ export function stormHandlers(storm: Storm, options: StormHandlerOptions = {}): 
       request.headers.forEach((value, name) => {
         headers[name] = value
       })
-      const pending = fetchMcpRequest(storm, request, url, headers, () => request.clone().arrayBuffer())
-      const read = pending && (await pending)
-      const exchange = storm.begin({ method: request.method, url, headers, mcp: read ? read.mcp : null })
-      // Read once: an MCP request's body was read to name it.
-      const payload = read ? read.body : request.body ? Buffer.from(await request.clone().arrayBuffer()) : null
-      const transport = createMswResponseTransport(request, payload, { exchange, headers, source, live })
+      // In-process bodies are read whole anyway: read once, up front, it also names the request (MCP).
+      const payload = request.body ? Buffer.from(await request.clone().arrayBuffer()) : null
+      let transport: MswTransport | undefined
+      let opened: () => void = () => undefined
+      const streamOpened = new Promise<void>((resolve) => (opened = resolve))
+      const served = serve(
+        { method: request.method, url, headers, hasBody: payload !== null },
+        {
+          readBody: async (limit) => ({ bytes: payload && payload.byteLength <= limit ? payload : null }),
+          open(exchange) {
+            transport = createMswResponseTransport(request, payload, { exchange, headers, source, live })
+            void transport.opened.then(opened)
+            return transport
+          },
+        },
+      )
       // A streamed answer (stream faults) is returned as soon as it opens; the flow keeps feeding it.
-      await Promise.race([runExchange(exchange, transport, observer), transport.opened])
-      return transport.answer ?? HttpResponse.error()
+      if (served) await Promise.race([served, streamOpened])
+      return transport?.answer ?? HttpResponse.error()
     }),
   ]
 }

@@ -9,6 +9,7 @@ import { StateUnavailableError } from '../errors.js'
 import type { Exchange } from '../engine/exchange.js'
 import type { RedisRunState } from '../engine/state/redis-run-state.js'
 import type { BeginRequest, Storm } from '../engine/storm.js'
+import { HEADER_RUN, headerValue } from '../engine/http.js'
 import { failExchange, sendProxyError } from './data-plane-server.js'
 import type { ExchangeErrorReporter } from './exchange-failure.js'
 import type { WireRequest } from './http1/wire-request.js'
@@ -24,20 +25,30 @@ export interface SharedServeContext {
   readonly report: ExchangeErrorReporter
 }
 
-/** Begin `request` in the shared store, then `run` it; a store failure is answered here. */
-export function beginShared(context: SharedServeContext, request: BeginRequest, req: WireRequest, res: WireResponse, run: (exchange: Exchange) => void): void {
-  context.state.begin(request).then(
+/**
+ * Begin `request` in the shared store: the exchange, or null when there is nothing to run (the
+ * client left while Redis answered, or a store failure was answered here).
+ */
+export function beginShared(context: SharedServeContext, given: BeginRequest, req: WireRequest, res: WireResponse): Promise<Exchange | null> {
+  // The run the store keys by: the address's, the client's header, else the run this replica made active.
+  const request = { ...given, run: given.run ?? headerValue(given.headers, HEADER_RUN) ?? context.storm.activeRun ?? undefined }
+  return context.state.begin(request).then(
     (exchange) => {
       // The client may have left while Redis answered.
-      if (res.destroyed) return exchange.finish('cancelled', null, 'CLIENT_ABORTED')
-      run(exchange)
+      if (!res.destroyed) return exchange
+      exchange.finish('cancelled', null, 'CLIENT_ABORTED')
+      return null
     },
     (error: unknown) => {
-      if (!(error instanceof StateUnavailableError)) return failExchange(context.report, error, req, res)
+      if (!(error instanceof StateUnavailableError)) {
+        failExchange(context.report, error, req, res)
+        return null
+      }
       context.state.countUnavailable(context.state.runOf(request))
-      if (res.destroyed) return
-      if (context.policy === 'pass') return run(untouched(context.storm, context.state.runOf(request), request))
+      if (res.destroyed) return null
+      if (context.policy === 'pass') return untouched(context.storm, context.state.runOf(request), request)
       sendProxyError(res, 503, 'ERR_STATE_UNAVAILABLE', `${error.message} The request was not forwarded (pass it through instead with --state-unavailable=pass).`)
+      return null
     },
   )
 }

@@ -1,24 +1,22 @@
 /**
- * MCP requests through the proxy: the body of a request that may carry an MCP message is read
- * (at most `MCP_BODY_LIMIT` bytes) before the exchange begins, since its route name is in it;
- * then the same bytes are forwarded. Every other request streams as before and pays nothing.
+ * A request body read before the exchange begins (a plug-in names the request by it: MCP), at
+ * most `limit` bytes; then the same bytes are forwarded, followed by the rest as it comes. Every
+ * other request streams as before and pays nothing.
  *
- * @see docs/mcp.md
+ * @see ../engine/serve.ts
  */
 import type { Readable } from 'node:stream'
-import { MCP_BODY_LIMIT, type McpDetector } from '../engine/mcp/mcp-options.js'
-import { parseMcpRequest, type McpRequest } from '../engine/json-rpc/mcp-request.js'
 import { RequestBody, WireRequest } from './http1/wire-request.js'
 
-export interface ReadMcpRequest {
+export interface PeekedBody {
   /** The request to serve: `req` with its body replayed from what was read (and the rest, if any). */
   readonly req: WireRequest
-  /** The MCP message; when the body is larger than the bound, the one its headers name (if any); null when it is none. */
-  readonly mcp: McpRequest | null
+  /** The whole body, or null when it is longer than the limit. */
+  readonly bytes: Buffer | null
 }
 
-/** Read `req`'s body (bounded) and parse it as an MCP message. Rejects when the client broke off. */
-export function readMcpRequest(req: WireRequest & { body: RequestBody }, url: URL, detector: McpDetector): Promise<ReadMcpRequest> {
+/** Read up to `limit` bytes of `req`'s body. Rejects when the client broke off. */
+export function peekBody(req: WireRequest & { body: RequestBody }, limit: number): Promise<PeekedBody> {
   const source = req.body
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
@@ -31,17 +29,16 @@ export function readMcpRequest(req: WireRequest & { body: RequestBody }, url: UR
     const onData = (chunk: Buffer) => {
       chunks.push(chunk)
       size += chunk.length
-      if (size <= MCP_BODY_LIMIT) return
+      if (size <= limit) return
       // Too large to be read first: what was read leaves first, the rest follows as it comes.
       source.pause()
       cleanup()
-      resolve({ req: withBody(req, replay(chunks, source), false), mcp: detector.namedByHeaders(req.method, url, req.headers) })
+      resolve({ req: withBody(req, replay(chunks, source), false), bytes: null })
     }
     const onEnd = () => {
       cleanup()
       const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)
-      const session = req.headers['mcp-session-id']
-      resolve({ req: withBody(req, replay([bytes], null), true), mcp: parseMcpRequest(bytes, typeof session === 'string' ? session : null) })
+      resolve({ req: withBody(req, replay([bytes], null), true), bytes })
     }
     const onError = (error: Error) => {
       cleanup()

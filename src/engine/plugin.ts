@@ -1,0 +1,54 @@
+/**
+ * What a plug-in adds to every exchange a transport serves (engine/serve.ts): a name for the
+ * request before it begins (MCP: the JSON-RPC message in its body), an observer of its bytes
+ * (model calls, MCP evidence), and a wrapper around its transport (the legacy MCP SSE transport).
+ * Every hook is optional and asked of every request, so each must cost the requests it does not
+ * concern one comparison or so: the proxy's fast path depends on it.
+ *
+ * @example
+ * const plugin: ExchangePlugin = { name: 'stamp', observe: (inner) => combineObservers({ onStart: (e) => console.log(e.id) }, inner) }
+ * startProxy({ plugins: [...defaultPlugins(), plugin] })
+ */
+import type { Exchange } from './exchange.js'
+import type { ExchangeObserver } from './exchange-flow.js'
+import type { ExchangeTransport } from './exchange-transport.js'
+import type { HeaderMap } from './http.js'
+import type { McpRequest } from './json-rpc/mcp-request.js'
+import type { Storm } from './storm.js'
+
+/** A request as it arrived, before its exchange begins. */
+export interface RequestHead {
+  readonly method: string
+  /** The absolute URL the client asked for. */
+  readonly url: URL
+  readonly headers: HeaderMap
+  /** Whether a body follows the head. */
+  readonly hasBody: boolean
+}
+
+/** What a plug-in learned about a request before it begins: the names the storm routes it by. */
+export interface RequestNames {
+  /** The MCP message it carries: its route is the tool's (`MCP tools/call get_weather`). */
+  readonly mcp?: McpRequest | null
+}
+
+/**
+ * A plug-in's naming of one request: from its head alone (`names`), or from the first `bodyLimit`
+ * bytes of its body (`name`, given null when the body is longer). The transport reads that much
+ * before the exchange begins and forwards the same bytes afterwards.
+ */
+export type Naming = { readonly names: RequestNames } | { readonly bodyLimit: number; name(body: Uint8Array | null): RequestNames }
+
+export interface ExchangePlugin {
+  /** For messages and the docs (`mcp`, `model-calls`). */
+  readonly name: string
+  /** Names `head` (null: not this plug-in's request). The first plug-in that names a request wins. */
+  nameRequest?(head: RequestHead, storm: Storm): Naming | null
+  /**
+   * The observer with this plug-in's added to `inner` (the user's and the later plug-ins'), asked
+   * once per transport. Wrapping rather than combining lets a plug-in keep other exchanges cheap.
+   */
+  observe?(inner: ExchangeObserver | undefined, storm: Storm): ExchangeObserver | undefined
+  /** `io`, or a transport around it for `exchange` (called once the exchange began, its fault chosen). */
+  wrapTransport?(exchange: Exchange, io: ExchangeTransport): ExchangeTransport
+}

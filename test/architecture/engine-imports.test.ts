@@ -1,0 +1,163 @@
+/**
+ * The engine's shape, checked from its import graph (static `import`/`export … from` and dynamic
+ * `import()`, type-only imports included: they tie files together for a reader just the same).
+ *
+ * Layers, bottom to top; a file may import its own layer and the ones below, never one above:
+ *   1 vocabulary  HTTP and JSON-RPC words, clocks, globs, route patterns, seeded decisions
+ *   2 units       rules files (schema/, rules/), faults, byte-level stream parsing, contracts,
+ *                 evidence, runs and reports, and the MCP pieces the kernel still names (until #23
+ *                 step 5 moves MCP out: its options are part of the config, its evidence and tool
+ *                 catalog part of the storm, its answer reader tells a stream's end)
+ *   3 exchange    an exchange, its transport and flow, the stream relay, the storm
+ *   4 front door  plugin.ts and serve.ts: what every transport calls
+ *   5 guests      the MCP lens, model calls, Redis shared state: plug-ins and adapters
+ * Every engine file must be in one layer (a new file gets a place here, deliberately).
+ */
+import { readdirSync, readFileSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+
+const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src')
+const ENGINE = path.join(SRC, 'engine')
+
+/** First match wins; paths are relative to src/engine. */
+const LAYERS: ReadonlyArray<readonly [layer: number, name: string, pattern: RegExp]> = [
+  [1, 'vocabulary', /^(http|clock|closest-name|decision|exchange-context|glob|route-pattern|routes|body|web-response)\.ts$|^json-rpc\/|^schema\/(rule-base|format-issues)\.ts$/],
+  [2, 'units', /^(schema|rules|faults|contracts|evidence)\/|^streams\/(sse-decoder|sse-splitter|terminal-event|stream-transform|truncate-transform|event-transform|streamable)\.ts$|^(run|validate-report|reports-from-document|summarize-report)\.ts$|^mcp\/(mcp-options|tool-catalog|mcp-evidence|mcp-answer-reader)\.ts$/],
+  [3, 'exchange', /^(exchange|exchange-transport|exchange-flow|upstream-source|storm)\.ts$|^streams\//],
+  [4, 'front door', /^(plugin|serve)\.ts$/],
+  [5, 'guests', /^(mcp|model-calls|state)\//],
+]
+
+/** The most engine modules the proxy's server file may import (13 before #23 step 4). */
+const PROXY_SERVER_ENGINE_IMPORTS = 4
+
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s+(?:type\s+)?(?:[^'";]*?\s+from\s+)?['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts'))
+    .map((entry) => path.join(entry.parentPath, entry.name))
+}
+
+/** The relative imports of `file`, resolved to absolute `.ts` paths. */
+export function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8')
+  const found: string[] = []
+  for (const match of text.matchAll(IMPORT)) {
+    const spec = match[1] ?? match[2]
+    if (spec?.startsWith('.')) found.push(path.resolve(path.dirname(file), spec).replace(/\.js$/, '.ts'))
+  }
+  return found
+}
+
+/** `file`'s layer, or undefined when no pattern places it. */
+export function layerOf(file: string): { layer: number; name: string } | undefined {
+  const relative = path.relative(ENGINE, file).split(path.sep).join('/')
+  const found = LAYERS.find(([, , pattern]) => pattern.test(relative))
+  return found && { layer: found[0], name: found[1] }
+}
+
+/** The import edges that go from a lower layer to a higher one, as `from (layer) -> to (layer)`. */
+export function upwardImports(graph: ReadonlyMap<string, readonly string[]>): string[] {
+  const upward: string[] = []
+  for (const [from, targets] of graph) {
+    const own = layerOf(from)
+    for (const to of targets) {
+      const theirs = layerOf(to)
+      if (own && theirs && theirs.layer > own.layer) upward.push(`${path.relative(ENGINE, from)} (${own.name}) -> ${path.relative(ENGINE, to)} (${theirs.name})`)
+    }
+  }
+  return upward
+}
+
+/** Each file cycle once, as the files on it (Tarjan's strongly connected components). */
+export function fileCycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  let next = 0
+  const index = new Map<string, number>()
+  const low = new Map<string, number>()
+  const stack: string[] = []
+  const onStack = new Set<string>()
+  const cycles: string[][] = []
+  const visit = (file: string) => {
+    index.set(file, next)
+    low.set(file, next++)
+    stack.push(file)
+    onStack.add(file)
+    for (const to of graph.get(file) ?? []) {
+      if (!graph.has(to)) continue
+      if (!index.has(to)) {
+        visit(to)
+        low.set(file, Math.min(low.get(file)!, low.get(to)!))
+      } else if (onStack.has(to)) low.set(file, Math.min(low.get(file)!, index.get(to)!))
+    }
+    if (low.get(file) !== index.get(file)) return
+    const component: string[] = []
+    let member: string
+    do {
+      member = stack.pop()!
+      onStack.delete(member)
+      component.push(path.relative(ENGINE, member))
+    } while (member !== file)
+    if (component.length > 1 || (graph.get(file) ?? []).includes(file)) cycles.push(component)
+  }
+  for (const file of graph.keys()) if (!index.has(file)) visit(file)
+  return cycles
+}
+
+const engineGraph = () => new Map(sources(ENGINE).map((file) => [file, importsOf(file).filter((to) => to.startsWith(ENGINE + path.sep))]))
+
+describe('the engine', () => {
+  it('places every engine file in a layer', () => {
+    const unplaced = sources(ENGINE).filter((file) => layerOf(file) === undefined).map((file) => path.relative(ENGINE, file))
+    expect(unplaced).toEqual([])
+  })
+
+  it('has no import from a lower layer to a higher one', () => {
+    expect(upwardImports(engineGraph())).toEqual([])
+  })
+
+  it('has no file cycle', () => {
+    expect(fileCycles(engineGraph())).toEqual([])
+  })
+
+  it('imports nothing from the transports, the cassette, the CLI or the other wings of src/', () => {
+    const outside = [...engineGraph().keys()].flatMap((file) =>
+      importsOf(file)
+        .filter((to) => !to.startsWith(ENGINE + path.sep) && !/^(json|redact)\//.test(path.relative(SRC, to)) && !/^(errors|error-body|docs-url|version)\.ts$/.test(path.relative(SRC, to)))
+        .map((to) => `${path.relative(ENGINE, file)} -> ${path.relative(SRC, to)}`),
+    )
+    expect(outside).toEqual([])
+  })
+
+  it(`is entered by the proxy's server file through at most ${PROXY_SERVER_ENGINE_IMPORTS} modules`, () => {
+    const used = new Set(importsOf(path.join(SRC, 'proxy/proxy-server.ts')).filter((to) => to.startsWith(ENGINE + path.sep)))
+    expect([...used].map((to) => path.relative(ENGINE, to)).length, [...used].join(', ')).toBeLessThanOrEqual(PROXY_SERVER_ENGINE_IMPORTS)
+  })
+})
+
+describe('the checks themselves', () => {
+  const file = (relative: string) => path.join(ENGINE, relative)
+
+  it('find an import from a lower layer to a higher one', () => {
+    const graph = new Map([[file('http.ts'), [file('storm.ts')]]])
+    expect(upwardImports(graph)).toEqual(['http.ts (vocabulary) -> storm.ts (exchange)'])
+  })
+
+  it('find a cycle of two files', () => {
+    const graph = new Map([
+      [file('exchange.ts'), [file('run.ts')]],
+      [file('run.ts'), [file('exchange.ts')]],
+      [file('clock.ts'), []],
+    ])
+    expect(fileCycles(graph).map((cycle) => cycle.sort())).toEqual([['exchange.ts', 'run.ts']])
+  })
+
+  it('read type-only, re-export and dynamic imports', () => {
+    const found = importsOf(path.join(SRC, 'proxy/proxy-server.ts')).map((to) => path.relative(SRC, to))
+    // `import type`, and the Redis store's `await import(…)`.
+    expect(found).toContain('engine/state/redis-run-state.ts')
+    expect(found).toContain('proxy/proxy-options.ts')
+  })
+})
