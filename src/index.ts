@@ -5,7 +5,8 @@
 
 /* Storm and configuration */
 // Storms are made with createStorm (which validates the config); the class is a type only.
-export { createStorm, HEADER_CALL, HEADER_KEY, HEADER_RUN, DEFAULT_RUN } from './engine/storm.js'
+export { createStorm, DEFAULT_RUN } from './engine/storm.js'
+export { HEADER_CALL, HEADER_KEY, HEADER_RUN } from './engine/http.js'
 export type { Storm, StormOptions, BeginRequest } from './engine/storm.js'
 export { configSchema } from './engine/schema/config.js'
 export type { StormConfig, StormConfigInput } from './engine/schema/config.js'
@@ -32,7 +33,7 @@ export type { Clock } from './engine/clock.js'
 /* Evidence, reports, contracts */
 export { reportSchema, REPORT_KIND } from './engine/schema/report.js'
 export type { Report, CallRecord, EffectRecord, CoverageCounts, ModelCall, McpCall } from './engine/schema/report.js'
-export type { McpRequest, JsonRpcId } from './engine/mcp/mcp-request.js'
+export type { McpRequest, JsonRpcId } from './engine/json-rpc/mcp-request.js'
 export type { McpOptions } from './engine/mcp/mcp-options.js'
 export { validateReport } from './engine/validate-report.js'
 export { Contract, contract } from './engine/contracts/contract.js'
@@ -43,8 +44,8 @@ export { channels } from './engine/evidence/channels.js'
 export type { ExchangeEvent, EffectEvent, RunEvent } from './engine/evidence/channels.js'
 
 /* Redaction */
-export { createRedactor, defaultRedactor, REDACTED } from './engine/redact/index.js'
-export type { Redactor, RedactorOptions } from './engine/redact/index.js'
+export { createRedactor, defaultRedactor, REDACTED } from './redact/index.js'
+export type { Redactor, RedactorOptions } from './redact/index.js'
 
 /* Errors */
 export {

@@ -18,12 +18,12 @@
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { existsSync } from 'node:fs'
-import { StateError, ToolstormError } from '../errors.js'
+import { ConfigError, StateError, ToolstormError } from '../errors.js'
 import { roundSeconds } from '../engine/clock.js'
 import type { EffectEvent } from '../engine/evidence/channels.js'
 import type { Exchange } from '../engine/exchange.js'
 import type { ExchangeObserver } from '../engine/exchange-flow.js'
-import type { HeaderMap } from '../engine/faults/fault.js'
+import type { HeaderMap } from '../engine/http.js'
 import {
   DEFAULT_BODY_LIMIT,
   MAX_BODY_LIMIT,
@@ -35,7 +35,6 @@ import {
   type StoredEffect,
 } from '../engine/schema/cassette.js'
 import type { Storm } from '../engine/storm.js'
-import { ConfigError } from '../errors.js'
 import { BodyCapture, REDACTION_MARGIN } from './body-capture.js'
 import { BodyFileReader, BodyFileWriter, bodiesFolderFor, hasBodyFiles } from './body-files.js'
 import { Cassette, cassetteHeader } from './cassette.js'

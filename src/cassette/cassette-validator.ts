@@ -5,7 +5,7 @@
  * This checks consistency, not authenticity: a self-consistent file can still be forged.
  */
 import { CassetteError } from '../errors.js'
-import { parseStrictJson, StrictJsonError } from '../engine/strict-json.js'
+import { parseStrictJson, StrictJsonError } from '../json/strict-json.js'
 import { formatIssues } from '../engine/schema/format-issues.js'
 import {
   CASSETTE_KIND,

@@ -14,7 +14,7 @@
  */
 import { z } from 'zod'
 import { CassetteError } from '../errors.js'
-import type { Redactor } from '../engine/redact/index.js'
+import type { Redactor } from '../redact/index.js'
 import {
   DEFAULT_BODY_LIMIT,
   cassetteHeaderSchema,

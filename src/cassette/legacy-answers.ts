@@ -8,9 +8,9 @@
  * Answers are matched by their recorded id: with several legacy sessions replayed at once, a
  * POST's answer plays in the first open stream that holds an answer to its recorded id.
  */
-import { withAnswerId } from '../engine/mcp/json-rpc-body.js'
+import { withAnswerId } from '../engine/json-rpc/json-rpc-body.js'
 import { blockData, responseId } from '../engine/mcp/legacy-sse-stream.js'
-import type { JsonRpcId } from '../engine/mcp/mcp-request.js'
+import type { JsonRpcId } from '../engine/json-rpc/mcp-request.js'
 
 /** The legacy session streams being replayed; a replayed POST releases its answer in one of them. */
 export class LegacyAnswerGates {

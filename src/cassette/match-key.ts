@@ -8,9 +8,9 @@
  * recording and the request name an origin (absolute-form), the origins must agree too.
  */
 import { createHash } from 'node:crypto'
-import type { JsonValue } from '../engine/canonical-json.js'
-import { mediaType } from '../engine/redact/redact-body.js'
-import { safePercentDecode } from '../engine/redact/encoded-secrets.js'
+import type { JsonValue } from '../json/canonical-json.js'
+import { mediaType } from '../redact/redact-body.js'
+import { safePercentDecode } from '../redact/encoded-secrets.js'
 import type { MatchOptions, StoredBody, StoredHeaders } from '../engine/schema/cassette.js'
 import { headerOf } from './store-headers.js'
 

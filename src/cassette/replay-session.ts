@@ -19,8 +19,8 @@
  * their normalised, redacted method, path, query, body and chosen headers.
  */
 import { CassetteError, CassetteMismatchError, CassetteTruncatedError, CassetteUnusedError } from '../errors.js'
-import type { HeaderMap } from '../engine/faults/fault.js'
-import { createRedactor, type Redactor } from '../engine/redact/index.js'
+import type { HeaderMap } from '../engine/http.js'
+import { createRedactor, type Redactor } from '../redact/index.js'
 import type { CassetteExchange, MatchOptions } from '../engine/schema/cassette.js'
 import { BodyCapture, captureBytes } from './body-capture.js'
 import type { Cassette } from './cassette.js'

@@ -26,7 +26,7 @@ import type { SessionStep } from './merge-session.js'
 import { replayedResponse } from './replay-response.js'
 import { recordedRequestId, rpcIdRewrite } from './rpc-ids.js'
 import { answerIdOf, isLegacySessionStream, LegacyAnswerGates } from './legacy-answers.js'
-import type { JsonRpcId } from '../engine/mcp/mcp-request.js'
+import type { JsonRpcId } from '../engine/json-rpc/mcp-request.js'
 import { ReplaySession, type ReplayOptions, type ReplayTicket } from './replay-session.js'
 import { pacer, replayEnding, replayPlan, type ReplayEnding, type ReplayPlan } from './replay-stream.js'
 

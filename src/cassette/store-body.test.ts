@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import zlib from 'node:zlib'
 import { describe, expect, it } from 'vitest'
-import { defaultRedactor as redactor } from '../engine/redact/index.js'
+import { defaultRedactor as redactor } from '../redact/index.js'
 import { captureBytes } from './body-capture.js'
 import { storeBody, storedBodyBytes } from './store-body.js'
 

@@ -6,7 +6,7 @@
  * equal to its recording whatever real secret it carries.
  */
 import zlib from 'node:zlib'
-import type { Redactor } from '../engine/redact/index.js'
+import type { Redactor } from '../redact/index.js'
 import type { StoredBody } from '../engine/schema/cassette.js'
 import { REDACTION_MARGIN, type BodyCapture } from './body-capture.js'
 

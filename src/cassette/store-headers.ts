@@ -3,11 +3,9 @@
  * dropped, names are lowercased, secret headers keep their name with a `[REDACTED]` value, and
  * every other value goes through the redactor. Headers a user excludes are not stored at all.
  */
-import type { HeaderMap } from '../engine/faults/fault.js'
-import type { Redactor } from '../engine/redact/index.js'
+import { HEADER_CALL, HEADER_KEY, HEADER_RUN, type HeaderMap, HOP_BY_HOP_HEADERS } from '../engine/http.js'
+import type { Redactor } from '../redact/index.js'
 import type { StoredHeaders } from '../engine/schema/cassette.js'
-import { HEADER_CALL, HEADER_KEY, HEADER_RUN } from '../engine/storm.js'
-import { HOP_BY_HOP_HEADERS } from '../proxy/hop-by-hop.js'
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/
 // `host` names whoever the client addressed (the proxy, in reverse mode): the URL says the rest.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { fakeSecrets, leaks } from '../../test/helpers/fake-secrets.js'
 import { VirtualClock } from '../engine/clock.js'
-import { createRedactor } from '../engine/redact/index.js'
+import { createRedactor } from '../redact/index.js'
 import { MAX_STREAM_EVENTS } from '../engine/schema/cassette.js'
 import { BodyCapture, REDACTION_MARGIN } from './body-capture.js'
 import { storeEventStream } from './store-stream.js'

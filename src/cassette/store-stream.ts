@@ -8,7 +8,7 @@
  * // stored.body.data === 'data: {"n":1}\n\n…', stored.stream.events[0] === { at: 0.012, bytes: 15 }
  */
 import { roundSeconds } from '../engine/clock.js'
-import type { Redactor } from '../engine/redact/index.js'
+import type { Redactor } from '../redact/index.js'
 import type { StoredBody, StoredStream, StoredStreamEvent } from '../engine/schema/cassette.js'
 import type { BodyCapture } from './body-capture.js'
 import { asText, cutText } from './store-body.js'

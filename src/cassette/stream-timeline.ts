@@ -6,7 +6,7 @@
  * its memory is bounded like the capture's.
  */
 import type { Clock } from '../engine/clock.js'
-import type { HeaderMap } from '../engine/faults/fault.js'
+import type { HeaderMap } from '../engine/http.js'
 import { MAX_STREAM_EVENTS } from '../engine/schema/cassette.js'
 import { SseDecoder } from '../engine/streams/sse-decoder.js'
 

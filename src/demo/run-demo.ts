@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto'
 import { ConfigError } from '../errors.js'
-import { canonicalJson } from '../engine/canonical-json.js'
+import { canonicalJson } from '../json/canonical-json.js'
 import { VirtualClock, roundSeconds } from '../engine/clock.js'
 import { contract, type ContractResult } from '../engine/contracts/contract.js'
 import type { Report } from '../engine/schema/report.js'

@@ -26,7 +26,10 @@
 import http from 'node:http'
 import https from 'node:https'
 
-export const CALL_HEADER = 'x-toolstorm-call'
+/** The header every forwarded request carries: its exchange id (`HEADER_CALL` of `toolstorm`; this file imports nothing, so it is spelled here). */
+export const HEADER_CALL = 'x-toolstorm-call'
+/** @deprecated Renamed `HEADER_CALL`, as the root export names it (CHANGELOG.md 0.2.0). */
+export const CALL_HEADER = HEADER_CALL
 
 type HeaderBag = Record<string, string | string[] | undefined> | { get(name: string): string | null }
 
@@ -52,8 +55,8 @@ function callIdOf(source: { headers?: HeaderBag } | HeaderBag | string | null | 
   if (typeof source === 'string') return source || undefined
   if (!source) return undefined
   const headers = ('headers' in source && source.headers ? source.headers : source) as HeaderBag
-  if (typeof (headers as { get?: unknown }).get === 'function') return (headers as { get(name: string): string | null }).get(CALL_HEADER) ?? undefined
-  const value = (headers as Record<string, string | string[] | undefined>)[CALL_HEADER]
+  if (typeof (headers as { get?: unknown }).get === 'function') return (headers as { get(name: string): string | null }).get(HEADER_CALL) ?? undefined
+  const value = (headers as Record<string, string | string[] | undefined>)[HEADER_CALL]
   return Array.isArray(value) ? value[0] : value
 }
 

@@ -4,7 +4,7 @@
  */
 import { promisify } from 'node:util'
 import zlib from 'node:zlib'
-import type { HeaderMap } from './faults/fault.js'
+import type { HeaderMap } from './http.js'
 
 export type BodySource = AsyncIterable<Uint8Array>
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { decide, drawValue } from './decision.js'
-import { canonicalJson } from './canonical-json.js'
+import { canonicalJson } from '../json/canonical-json.js'
 
 describe('decision', () => {
   it('reproduces the golden draw for lost-receipt on create_shipment', () => {

@@ -8,7 +8,7 @@
  * @see ../../docs/rules.md#decisions
  */
 import { createHash } from 'node:crypto'
-import { canonicalJson } from './canonical-json.js'
+import { canonicalJson } from '../json/canonical-json.js'
 
 const TWO_64 = 2 ** 64
 

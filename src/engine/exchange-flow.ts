@@ -6,10 +6,10 @@
 import { errorBody } from '../error-body.js'
 import { exchangeContext } from './exchange-context.js'
 import type { Exchange } from './exchange.js'
-import type { FaultAction, FaultContext, HeaderMap, ResponseView } from './faults/fault.js'
-import { CONTROL_HEADERS, type ExchangeTransport, type ForwardOptions, type PassThroughHooks, type SourceAction, type UpstreamResponse } from './exchange-transport.js'
+import { CONTROL_HEADERS, errorCode, flattenHeaders, HEADER_CALL, type HeaderMap, type ResponseView, retryAfterSeconds } from './http.js'
+import type { FaultAction, FaultContext } from './faults/fault.js'
+import { type ExchangeTransport, type ForwardOptions, type PassThroughHooks, type SourceAction, type UpstreamResponse } from './exchange-transport.js'
 import { readBodyDecoded } from './body.js'
-import { HEADER_CALL } from './storm.js'
 import { observeWriter } from './streams/response-writer.js'
 import { relayStream } from './streams/stream-relay.js'
 import { watchStreamEnd, type StreamEnd } from './streams/stream-end.js'
@@ -358,43 +358,3 @@ async function carryOut(exchange: Exchange, io: ExchangeTransport, action: Fault
 /** An upstream certificate that fails verification stops the request before a byte of it is sent. */
 const TLS_VERIFY_ERRORS = ['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'CERT_UNTRUSTED', 'CERT_REVOKED', 'ERR_TLS_CERT_ALTNAME_INVALID']
 const CONNECT_ERRORS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'ECONNRESET_BEFORE_SEND', ...TLS_VERIFY_ERRORS])
-
-/** A stable code for an error: its `code`, its cause's, or its name. */
-export function errorCode(error: unknown): string {
-  let current: unknown = error
-  for (let depth = 0; depth < 4 && current; depth++) {
-    const code = (current as { code?: unknown }).code
-    if (typeof code === 'string' && code !== 'UND_ERR_SOCKET') return code
-    current = (current as { cause?: unknown }).cause
-  }
-  const code = (error as { code?: unknown })?.code
-  if (typeof code === 'string') return code
-  return error instanceof Error ? error.name : 'UNKNOWN'
-}
-
-/** The retry delay an upstream advertised on a 429 or 503, in seconds. */
-export function retryAfterSeconds(status: number, headers: HeaderMap): number | null {
-  if (status !== 429 && status !== 503) return null
-  const ms = first(headers['retry-after-ms'])
-  if (ms !== undefined && /^\d+(\.\d+)?$/.test(ms.trim())) return Number(ms) / 1000
-  const value = first(headers['retry-after'])
-  if (value === undefined) return null
-  if (/^\d+(\.\d+)?$/.test(value.trim())) return Number(value)
-  const date = Date.parse(value)
-  return Number.isNaN(date) ? null : Math.max(0, (date - Date.now()) / 1000)
-}
-
-function first(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value
-}
-
-/** Header map with single string values, minus `drop` (lowercase names). */
-export function flattenHeaders(headers: HeaderMap, drop: readonly string[] = []): Record<string, string> {
-  const out: Record<string, string> = {}
-  for (const [name, value] of Object.entries(headers)) {
-    const lower = name.toLowerCase()
-    if (value === undefined || drop.includes(lower)) continue
-    out[lower] = Array.isArray(value) ? (lower === 'set-cookie' ? value.join('\n') : value.join(', ')) : value
-  }
-  return out
-}

@@ -8,13 +8,10 @@
  * stream relays depend on it, not on the flow.
  */
 import type { BodySource } from './body.js'
-import type { FaultAction, HeaderMap } from './faults/fault.js'
-import { HEADER_KEY, HEADER_RUN } from './storm.js'
+import type { FaultAction } from './faults/fault.js'
+import type { HeaderMap } from './http.js'
 import type { ResponseWriter } from './streams/response-writer.js'
 import type { StreamTransform } from './streams/stream-transform.js'
-
-/** The headers toolstorm reads from clients; never forwarded. */
-export const CONTROL_HEADERS: readonly string[] = [HEADER_KEY, HEADER_RUN]
 
 export interface UpstreamResponse {
   readonly status: number

@@ -2,7 +2,8 @@
  * One request/response exchange as the engine sees it: its call record, the rule selected for
  * it and the state transitions the transports drive.
  */
-import type { Fault, RequestView } from './faults/fault.js'
+import type { Fault } from './faults/fault.js'
+import type { RequestView } from './http.js'
 import type { Run } from './run.js'
 import type { CallRecord } from './schema/report.js'
 import type { Rule } from './schema/rule.js'

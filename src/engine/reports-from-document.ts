@@ -3,7 +3,7 @@
  * comparison (`{runs: [{report}, …]}`), each fully validated.
  */
 import { ReportError } from '../errors.js'
-import type { JsonValue } from './canonical-json.js'
+import type { JsonValue } from '../json/canonical-json.js'
 import type { Report } from './schema/report.js'
 import { validateReport } from './validate-report.js'
 

@@ -10,31 +10,25 @@ import { ConfigError, EffectError } from '../errors.js'
 import { RealClock, roundSeconds, type Clock } from './clock.js'
 import { channels } from './evidence/channels.js'
 import { Exchange, type ExchangeEntry } from './exchange.js'
+import { HEADER_CALL, HEADER_KEY, HEADER_RUN, type HeaderMap, headerValue, type RequestView } from './http.js'
 import { exchangeContext } from './exchange-context.js'
 import { faultFor } from './faults/registry.js'
-import type { HeaderMap, RequestView } from './faults/fault.js'
-import { createRedactor, REDACTED, type Redactor } from './redact/index.js'
+import { createRedactor, REDACTED, type Redactor } from '../redact/index.js'
 import { mcpCallOf } from './mcp/mcp-evidence.js'
-import { mcpRouteName, type McpRequest } from './mcp/mcp-request.js'
+import { mcpRouteName, type McpRequest } from './json-rpc/mcp-request.js'
 import { endpointOf, ToolCatalog } from './mcp/tool-catalog.js'
 import { pathName, RouteTable } from './routes.js'
 import { Run } from './run.js'
 import { selectRule } from './rules/select.js'
 import { configSchema, ITEMIZED_CALLS_LIMIT, type StormConfig, type StormConfigInput } from './schema/config.js'
 import { formatIssues } from './schema/format-issues.js'
-import type { CallRecord, EffectRecord, Report } from './schema/report.js'
-import { REPORT_KIND } from './schema/report.js'
+import { type CallRecord, type EffectRecord, type Report, REPORT_KIND } from './schema/report.js'
 import type { Rule } from './schema/rule.js'
 import { VERSION } from '../version.js'
 import { docsUrl } from '../docs-url.js'
 import { parseTraceparent } from '../claims/traceparent.js'
 import { judgeClaims } from '../claims/judge-claims.js'
 import type { RunClaims } from '../claims/run-claims.js'
-
-/** Request headers toolstorm reads. They are stripped before forwarding (except `x-toolstorm-call`, which it sets). */
-export const HEADER_KEY = 'x-toolstorm-key'
-export const HEADER_RUN = 'x-toolstorm-run'
-export const HEADER_CALL = 'x-toolstorm-call'
 
 export const DEFAULT_RUN = 'default'
 const MAX_RUNS = 1000
@@ -93,13 +87,6 @@ function unguessable(): string {
   }
   poolOffset += 6
   return pool.toString('base64url', poolOffset - 6, poolOffset)
-}
-
-/** The value of a single-valued request header (the first of a repeated one). */
-export function headerValue(headers: HeaderMap, name: string): string | undefined {
-  const value = headers[name]
-  if (Array.isArray(value)) return value[0]
-  return value
 }
 
 /** A run's own rules, with their route table built once. */

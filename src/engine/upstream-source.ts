@@ -11,7 +11,7 @@
 import { Readable } from 'node:stream'
 import type { UpstreamExchange } from './exchange-transport.js'
 import type { Exchange } from './exchange.js'
-import type { HeaderMap } from './faults/fault.js'
+import type { HeaderMap } from './http.js'
 
 /** Where a live source sends one request: an origin and an origin-form path. */
 export interface UpstreamTarget {

@@ -3,13 +3,13 @@
  * (the interceptors, MSW handlers, cassette replay in-process, the demo's memory transport).
  * No Node imports: the browser lab bundles it.
  */
-import type { HeaderMap } from './faults/fault.js'
+import type { HeaderMap } from './http.js'
 
 /** Statuses a `Response` must be built without a body (the Fetch standard's null body statuses, and 103). */
 export const NULL_BODY_STATUSES: ReadonlySet<number> = new Set([101, 103, 204, 205, 304])
 
 /** Framing headers a relayed body does not keep: the receiving side frames it again. */
-const HOP_BY_HOP = new Set(['transfer-encoding', 'connection', 'keep-alive'])
+const FRAMING_HEADERS = new Set(['transfer-encoding', 'connection', 'keep-alive'])
 
 /**
  * Web `Headers` from a header map. Each `set-cookie` stays its own field line, whether it arrives
@@ -20,7 +20,7 @@ export function toWebHeaders(headers: HeaderMap): Headers {
   const out = new Headers()
   for (const [name, value] of Object.entries(headers)) {
     const lower = name.toLowerCase()
-    if (value === undefined || HOP_BY_HOP.has(lower)) continue
+    if (value === undefined || FRAMING_HEADERS.has(lower)) continue
     if (lower === 'set-cookie') {
       for (const line of Array.isArray(value) ? value : [value]) for (const cookie of line.split('\n')) out.append(lower, cookie)
     } else {

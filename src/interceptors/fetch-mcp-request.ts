@@ -5,9 +5,9 @@
  * @see docs/mcp.md
  */
 import { MCP_BODY_LIMIT, mcpDetector } from '../engine/mcp/mcp-options.js'
-import { parseMcpRequest, type McpRequest } from '../engine/mcp/mcp-request.js'
+import { parseMcpRequest, type McpRequest } from '../engine/json-rpc/mcp-request.js'
 import { legacyMcpRequest, type LegacySseSessions } from '../engine/mcp/legacy-sse.js'
-import type { HeaderMap } from '../engine/faults/fault.js'
+import type { HeaderMap } from '../engine/http.js'
 import type { Storm } from '../engine/storm.js'
 
 /**

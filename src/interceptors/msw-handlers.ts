@@ -25,7 +25,7 @@ import type { Storm } from '../engine/storm.js'
 import { fromWebHeaders } from '../engine/web-response.js'
 import { loadMsw } from './load-msw.js'
 import { createMswResponseTransport } from './msw-response-sink.js'
-import { forwardHeaders } from './request-headers.js'
+import { fetchRequestHeaders } from './request-headers.js'
 import { createUndiciSource } from './undici-source.js'
 import { readAll } from '../engine/body.js'
 import { withMcpEvidence } from '../engine/mcp/mcp-observer.js'
@@ -55,7 +55,7 @@ function toolsSource(tools: RequestHandler[], getResponse: GetResponse, next: Up
         async forward(options: ForwardOptions): Promise<UpstreamResponse | SourceAction> {
           const taken = request.takeBody(options.onRequestBody)
           const payload = taken ? await readAll(taken) : null
-          const headers = forwardHeaders(Object.entries(request.headers).map(([name, value]) => [name, String(value)]), options)
+          const headers = fetchRequestHeaders(Object.entries(request.headers).map(([name, value]) => [name, String(value)]), options)
           const mocked = await getResponse(tools, new Request(request.rawUrl, { method: request.method, headers, body: payload }))
           if (mocked) {
             const body = mocked.body ? Readable.fromWeb(mocked.body as import('node:stream/web').ReadableStream<Uint8Array>) : Readable.from([])

@@ -4,7 +4,7 @@
  */
 import { Readable } from 'node:stream'
 import type { ExchangeTransport, UpstreamResponse } from '../engine/exchange-transport.js'
-import type { HeaderMap } from '../engine/faults/fault.js'
+import type { HeaderMap } from '../engine/http.js'
 import type { ResponseWriter } from '../engine/streams/response-writer.js'
 import { toWebResponse } from '../engine/web-response.js'
 import { openStreamResponse } from './stream-response-writer.js'

@@ -3,11 +3,13 @@
  * plus those named in `Connection`) and toolstorm's control headers removed.
  */
 import type { ForwardOptions } from '../engine/exchange-transport.js'
+import { HOP_BY_HOP_HEADERS } from '../engine/http.js'
 
-export const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade']
-
-/** Build the header map to send upstream. `host` is dropped: the client library sets it from the URL. */
-export function forwardHeaders(headers: Iterable<[string, string]>, options: ForwardOptions): Record<string, string> {
+/**
+ * Build the header map an in-process client sends upstream. `host` is dropped: the client
+ * library sets it from the URL (the proxy's `forwardHeaders` sets it instead).
+ */
+export function fetchRequestHeaders(headers: Iterable<[string, string]>, options: ForwardOptions): Record<string, string> {
   const out: Record<string, string> = {}
   let connectionTokens: string[] = []
   for (const [name, value] of headers) {
@@ -15,7 +17,7 @@ export function forwardHeaders(headers: Iterable<[string, string]>, options: For
     if (lower === 'connection') connectionTokens = value.split(',').map((token) => token.trim().toLowerCase())
     out[lower] = value
   }
-  for (const name of [...HOP_BY_HOP, ...connectionTokens, ...options.removeHeaders, 'host']) delete out[name]
+  for (const name of [...HOP_BY_HOP_HEADERS, ...connectionTokens, ...options.removeHeaders, 'host']) delete out[name]
   for (const [name, value] of Object.entries(options.setHeaders)) out[name] = value
   return out
 }

@@ -7,9 +7,9 @@ import { request as undiciRequest, type Dispatcher } from 'undici'
 import type { ForwardOptions, UpstreamExchange, UpstreamResponse } from '../engine/exchange-transport.js'
 import { readAll } from '../engine/body.js'
 import type { SourceRequest, UpstreamSource } from '../engine/upstream-source.js'
-import { forwardHeaders } from './request-headers.js'
+import { fetchRequestHeaders } from './request-headers.js'
 
-/** The request's headers as a list, for `forwardHeaders`. */
+/** The request's headers as a list, for `fetchRequestHeaders`. */
 function entries(request: SourceRequest): Array<[string, string]> {
   const list: Array<[string, string]> = []
   for (const [name, value] of Object.entries(request.headers)) if (value !== undefined) list.push([name, Array.isArray(value) ? value.join(', ') : value])
@@ -28,7 +28,7 @@ class UndiciExchange implements UpstreamExchange {
 
   async forward(options: ForwardOptions): Promise<UpstreamResponse> {
     const request = this.#request
-    const headers = forwardHeaders(entries(request), options)
+    const headers = fetchRequestHeaders(entries(request), options)
     const body = request.takeBody(options.onRequestBody)
     // In-process bodies are read whole anyway (an intercepted Request's body is read once).
     const payload = body ? await readAll(body) : null

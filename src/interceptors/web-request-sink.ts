@@ -5,7 +5,7 @@
 import { Readable } from 'node:stream'
 import type { Exchange } from '../engine/exchange.js'
 import type { ForwardOptions, SourceAction, UpstreamExchange, UpstreamResponse } from '../engine/exchange-transport.js'
-import type { HeaderMap } from '../engine/faults/fault.js'
+import type { HeaderMap } from '../engine/http.js'
 import type { SourceRequest, UpstreamSource, UpstreamTarget } from '../engine/upstream-source.js'
 
 export interface WebRequestRoute {

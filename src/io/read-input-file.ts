@@ -5,8 +5,8 @@
 import { promises as fs } from 'node:fs'
 import { parse as parseYaml, YAMLParseError } from 'yaml'
 import { ToolstormError } from '../errors.js'
-import type { JsonValue } from '../engine/canonical-json.js'
-import { parseStrictJson, StrictJsonError } from '../engine/strict-json.js'
+import type { JsonValue } from '../json/canonical-json.js'
+import { parseStrictJson, StrictJsonError } from '../json/strict-json.js'
 
 /** Default bound for files we read whole: 64 MiB. */
 export const DEFAULT_MAX_INPUT_BYTES = 64 * 1024 * 1024

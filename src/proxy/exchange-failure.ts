@@ -7,7 +7,8 @@
  * (guardObserver), the wire server's socket callbacks, the upstream pool's, and the exchange
  * flow's promise (proxy-server.ts).
  */
-import { errorCode, type ExchangeObserver } from '../engine/exchange-flow.js'
+import { type ExchangeObserver } from '../engine/exchange-flow.js'
+import { errorCode } from '../engine/http.js'
 import type { Exchange } from '../engine/exchange.js'
 import { MESSAGE_PREFIX, ToolstormError } from '../errors.js'
 

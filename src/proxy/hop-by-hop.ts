@@ -3,18 +3,7 @@
  * forward them, nor any header the `Connection` header names.
  */
 import type { IncomingHttpHeaders } from 'node:http'
-
-export const HOP_BY_HOP_HEADERS = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'proxy-authorization',
-  'proxy-authenticate',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-])
+import { HOP_BY_HOP_HEADERS } from '../engine/http.js'
 
 /** Names listed in `Connection` (lowercase). */
 export function connectionTokens(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>): string[] {

@@ -5,7 +5,7 @@
  */
 import { errorBody } from '../error-body.js'
 import type { ForwardOptions, SourceAction, UpstreamExchange } from '../engine/exchange-transport.js'
-import type { HeaderMap } from '../engine/faults/fault.js'
+import type { HeaderMap } from '../engine/http.js'
 import type { SourceRequest, UpstreamSource, UpstreamTarget } from '../engine/upstream-source.js'
 import { endToEndHeaders } from './hop-by-hop.js'
 import type { UpstreamClient } from './upstream-client.js'

@@ -7,7 +7,7 @@
  */
 import type { Readable } from 'node:stream'
 import { MCP_BODY_LIMIT, type McpDetector } from '../engine/mcp/mcp-options.js'
-import { parseMcpRequest, type McpRequest } from '../engine/mcp/mcp-request.js'
+import { parseMcpRequest, type McpRequest } from '../engine/json-rpc/mcp-request.js'
 import { RequestBody, WireRequest } from './http1/wire-request.js'
 
 export interface ReadMcpRequest {

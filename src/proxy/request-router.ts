@@ -19,7 +19,7 @@ import { createSelfCheck, selfLoopMessage, type SelfLoop } from './self-address.
 import { resolveTarget, type Resolution, type Target, type Upstream } from './targets.js'
 import { parseConnectTarget } from './tls/connect-target.js'
 import { addressedRun, proxyCredentialsRun, RUN_PREFIX } from './run-address.js'
-import { HEADER_RUN } from '../engine/storm.js'
+import { HEADER_RUN } from '../engine/http.js'
 
 export type Route =
   /**

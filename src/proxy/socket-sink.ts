@@ -11,10 +11,9 @@
  * between the phases of one exchange; a proxy library owns those phases and hides the sockets.
  */
 import { Transform, type Readable } from 'node:stream'
-import { errorCode } from '../engine/exchange-flow.js'
+import { errorCode, type HeaderMap } from '../engine/http.js'
 import type { Exchange } from '../engine/exchange.js'
 import type { ExchangeTransport, ForwardOptions, PassThroughHooks, SourceAction, UpstreamExchange, UpstreamResponse } from '../engine/exchange-transport.js'
-import type { HeaderMap } from '../engine/faults/fault.js'
 import type { SourceRequest, UpstreamSource, UpstreamTarget } from '../engine/upstream-source.js'
 import type { ResponseWriter } from '../engine/streams/response-writer.js'
 import { relayToClient, sendComplete, type CompleteReply } from './client-replies.js'

@@ -107,6 +107,12 @@ it('exits within its grace with its report after resets, a subscriber that stopp
   expect(Date.now() - signalled).toBeLessThan(EXIT_WITHIN_MS)
   const written = JSON.parse(await readFile(report, 'utf8')) as { calls: Array<{ route: string; outcome: string }> }
   expect(written.calls).toHaveLength(151)
-  expect(written.calls.at(-1)).toMatchObject({ route: 'POST /ship', outcome: 'reset' })
+  // Which of the two waiting events the proxy reads first after SIGCONT is the kernel's choice: the
+  // upstream's answer first resets the client (`reset`); the client's FIN first ends the connection
+  // and the exchange sees its client gone (`cancelled`). Either way the socket was reset half-closed,
+  // which is what used to keep the process alive.
+  const last = written.calls.at(-1)!
+  expect(last.route).toBe('POST /ship')
+  expect(['reset', 'cancelled'], `outcome ${last.outcome}`).toContain(last.outcome)
   expect(written.calls.filter((call) => call.outcome === 'reset').length).toBeGreaterThan(10)
 })

@@ -1,7 +1,7 @@
 /**
  * Fake credentials generated at test time (crypto-random, never committed whole), and every
  * form in which one could still be read from a file.
- * @see src/engine/redact/fake-secret-corpus.test.ts for the full corpus of shapes.
+ * @see src/redact/fake-secret-corpus.test.ts for the full corpus of shapes.
  */
 import { randomBytes, randomInt } from 'node:crypto'
 

@@ -240,7 +240,8 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
         if message:
             problems.append(message)
     if problems:
-        raise AssertionError("\n\n".join(problems))
+        # A failure of the test with the message alone: the plugin's own frames would only hide it.
+        pytest.fail("\n\n".join(problems), pytrace=False)
     return result
 
 

@@ -15,31 +15,9 @@ import type { z } from 'zod'
 import type { Clock } from '../clock.js'
 import type { StreamTransform } from '../streams/stream-transform.js'
 import type { BaseRule } from '../schema/rule-base.js'
-import type { McpRequest } from '../mcp/mcp-request.js'
-import type { JsonSchema } from '../mcp/tool-catalog.js'
+import type { RequestView, ResponseView } from '../http.js'
 
 export type FaultPhase = 'before-upstream' | 'after-commit' | 'on-response'
-
-export type HeaderMap = Record<string, string | string[] | undefined>
-
-/** The request as the fault sees it (read-only). */
-export interface RequestView {
-  readonly method: string
-  readonly url: string
-  readonly headers: HeaderMap
-  /** The MCP message the request carries; null (or absent) for other requests. */
-  readonly mcp?: McpRequest | null
-  /** For an MCP tool call: the `outputSchema` the tool declared in a `tools/list` answer seen at this endpoint. */
-  readonly outputSchema?: JsonSchema | null
-}
-
-/** The upstream response, for faults in the `after-commit` and `on-response` phases. */
-export interface ResponseView {
-  readonly status: number
-  readonly headers: HeaderMap
-  /** The whole (decoded) body. Reading it buffers; faults that do not need it must not call it. */
-  readBody(): Promise<Uint8Array>
-}
 
 export interface FaultContext<R extends BaseRule = BaseRule> {
   readonly rule: R

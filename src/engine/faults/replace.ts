@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { defineFault } from './fault.js'
 import type { BaseRule } from '../schema/rule-base.js'
-import { toolResultAnswer } from '../mcp/json-rpc-answer.js'
+import { toolResultAnswer } from '../json-rpc/json-rpc-answer.js'
 
 export interface ReplaceRule extends BaseRule {
   readonly status: number

@@ -1,7 +1,7 @@
 import { z } from 'zod'
-import { defineFault, type HeaderMap, type RequestView } from './fault.js'
-import { editJsonRpcAnswer } from '../mcp/json-rpc-body.js'
-import type { JsonSchema } from '../mcp/tool-catalog.js'
+import { defineFault } from './fault.js'
+import { type HeaderMap, type JsonSchema, type RequestView } from '../http.js'
+import { editJsonRpcAnswer } from '../json-rpc/json-rpc-body.js'
 import type { BaseRule } from '../schema/rule-base.js'
 import { drawValue } from '../decision.js'
 

@@ -13,10 +13,10 @@
  */
 import type { ExchangeTransport, UpstreamResponse } from '../exchange-transport.js'
 import type { Exchange } from '../exchange.js'
-import { headerValue } from '../storm.js'
-import type { Fault, FaultOutcome, HeaderMap } from '../faults/fault.js'
+import { type HeaderMap, headerValue } from '../http.js'
+import type { Fault, FaultOutcome } from '../faults/fault.js'
 import { LegacySseStream } from './legacy-sse-stream.js'
-import type { JsonRpcId, McpRequest } from './mcp-request.js'
+import type { JsonRpcId, McpRequest } from '../json-rpc/mcp-request.js'
 
 export const MAX_ENDPOINTS = 100
 export const MAX_SESSIONS = 1000

@@ -6,9 +6,8 @@
  * other traffic keeps the transports' fast path. On in the proxy and in `intercept()`.
  */
 import type { Exchange } from '../exchange.js'
-import { headerValue } from '../storm.js'
+import { type HeaderMap, headerValue } from '../http.js'
 import type { ExchangeObserver } from '../exchange-flow.js'
-import type { HeaderMap } from '../faults/fault.js'
 import { createMcpAnswerReader, type McpAnswer } from './mcp-answer-reader.js'
 import { endpointOf, MAX_TOOLS_LIST_BYTES, type ToolCatalog } from './tool-catalog.js'
 

@@ -8,8 +8,8 @@
  */
 import { z } from 'zod'
 import { parseRoutePattern, routePatternMatches, type RoutePattern } from '../route-pattern.js'
-import type { HeaderMap } from '../faults/fault.js'
-import { mcpRequestFromHeaders, type McpRequest } from './mcp-request.js'
+import type { HeaderMap } from '../http.js'
+import { mcpRequestFromHeaders, type McpRequest } from '../json-rpc/mcp-request.js'
 
 /**
  * Bytes of a request body read before deciding what an MCP request is. A larger body is

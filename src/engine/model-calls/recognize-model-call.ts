@@ -3,7 +3,7 @@
  * keeps the transports' fast path). `provider` names the wire format: an OpenAI-compatible
  * server (Azure, OpenRouter, a local gateway) is `openai`.
  */
-import type { HeaderMap } from '../faults/fault.js'
+import type { HeaderMap } from '../http.js'
 import type { ModelCall } from '../schema/report.js'
 
 export type ModelEndpoint = Pick<ModelCall, 'provider' | 'api'>

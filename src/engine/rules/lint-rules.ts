@@ -12,7 +12,7 @@
 import { closestName } from '../closest-name.js'
 import { globMatches, isGlob } from '../glob.js'
 import { parseRoutePattern, routePatternMatches, type RoutePattern } from '../route-pattern.js'
-import { mcpRouteProblem } from '../mcp/mcp-methods.js'
+import { mcpRouteProblem } from '../json-rpc/mcp-methods.js'
 import { RouteTable } from '../routes.js'
 import type { StormConfig } from '../schema/config.js'
 

@@ -3,7 +3,7 @@
  * `$.rules[1].kind: expected "kind" to be one of "timeout", …`.
  */
 import type { z } from 'zod'
-import { formatJsonPath } from '../strict-json.js'
+import { formatJsonPath } from '../../json/strict-json.js'
 import { docsUrl } from '../../docs-url.js'
 
 export function formatIssues(error: z.ZodError, input?: unknown, limit = 10): string[] {

@@ -3,7 +3,7 @@
  * `ExchangeTransport.open()` returns one; the proxy and the in-process transports implement it.
  */
 import type { Exchange } from '../exchange.js'
-import type { HeaderMap } from '../faults/fault.js'
+import type { HeaderMap } from '../http.js'
 
 export interface ResponseWriter {
   /** Send bytes. Resolves when the transport can take more (backpressure); rejects once the client is gone. */

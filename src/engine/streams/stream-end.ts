@@ -6,11 +6,10 @@
  *
  * Fed the bytes as they are handed to the client; a compressed stream is not read (never ends).
  */
-import { headerValue } from '../storm.js'
+import { type HeaderMap, headerValue } from '../http.js'
 import type { Exchange } from '../exchange.js'
-import type { HeaderMap } from '../faults/fault.js'
 import { createMcpAnswerReader } from '../mcp/mcp-answer-reader.js'
-import type { JsonRpcId } from '../mcp/mcp-request.js'
+import type { JsonRpcId } from '../json-rpc/mcp-request.js'
 import { SseBlockReader } from './sse-splitter.js'
 
 export interface StreamEnd {

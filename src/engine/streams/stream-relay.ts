@@ -7,7 +7,7 @@
 import { ToolstormError } from '../../errors.js'
 import type { Exchange } from '../exchange.js'
 import type { ExchangeTransport, UpstreamResponse } from '../exchange-transport.js'
-import type { HeaderMap } from '../faults/fault.js'
+import type { HeaderMap } from '../http.js'
 import type { StreamStep, StreamTransform } from './stream-transform.js'
 import type { ResponseWriter } from './response-writer.js'
 import { watchStreamEnd } from './stream-end.js'

@@ -1,5 +1,5 @@
 /** Which responses a stream fault can act on. */
-import type { HeaderMap, RequestView, ResponseView } from '../faults/fault.js'
+import type { HeaderMap, RequestView, ResponseView } from '../http.js'
 
 const NO_BODY_STATUSES = new Set([204, 205, 304])
 

@@ -14,7 +14,7 @@
  */
 import type http from 'node:http'
 import { AdminApiError } from '../../errors.js'
-import { parseStrictJson, StrictJsonError } from '../../engine/strict-json.js'
+import { parseStrictJson, StrictJsonError } from '../../json/strict-json.js'
 import { parseConfig, type Storm } from '../../engine/storm.js'
 import { lintRules } from '../../engine/rules/lint-rules.js'
 import type { StormConfig } from '../../engine/schema/config.js'

@@ -6,7 +6,7 @@
  * would change number formatting and key spacing, and recorded bodies should replay
  * unchanged. Only a JSON body that held a secret is re-serialised (compactly).
  */
-import type { JsonValue } from '../canonical-json.js'
+import type { JsonValue } from '../json/canonical-json.js'
 import { redactJson, type JsonScrubber } from './redact-json.js'
 import { redactQueryPairs } from './redact-url.js'
 import { REDACTED } from './redacted-marker.js'

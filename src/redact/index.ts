@@ -7,7 +7,7 @@ export { createRedactor, defaultRedactor } from './redactor.js'
 export type { Redactor, RedactorOptions } from './redactor.js'
 export { REDACTED } from './redacted-marker.js'
 export { RedactionCollisionError } from './redaction-collision-error.js'
-export type { JsonValue } from '../canonical-json.js'
+export type { JsonValue } from '../json/canonical-json.js'
 
 /* Building blocks */
 export { CREDENTIAL_PATTERNS, isTokenLike } from './credential-patterns.js'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ConfigError, ToolstormError } from '../../errors.js'
+import { ConfigError, ToolstormError } from '../errors.js'
 import { REDACTED, RedactionCollisionError, createRedactor, defaultRedactor, type JsonValue } from './index.js'
 
 const fakeGithubToken = (): string => 'gh' + 'p_' + 'A1b2C3d4'.repeat(5).slice(0, 36)

@@ -2,7 +2,7 @@
  * The JSON walker behind `Redactor.json()`: a deep copy in which secret-named keys lose
  * their values and every string and key is scrubbed.
  */
-import type { JsonValue } from '../canonical-json.js'
+import type { JsonValue } from '../json/canonical-json.js'
 import { RedactionCollisionError } from './redaction-collision-error.js'
 import { REDACTED } from './redacted-marker.js'
 

@@ -21,8 +21,8 @@
  * as they are; JSON nested deeper than the call stack makes `json()` throw a RangeError
  * (`body()` then falls back to `text()`).
  */
-import { ConfigError } from '../../errors.js'
-import type { JsonValue } from '../canonical-json.js'
+import { ConfigError } from '../errors.js'
+import type { JsonValue } from '../json/canonical-json.js'
 import { redactCredentialShapes } from './credential-patterns.js'
 import { redactBase64Runs, redactPercentEncodedRuns } from './encoded-secrets.js'
 import { createLiteralScrubber } from './literal-secrets.js'

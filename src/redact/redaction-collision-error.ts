@@ -1,4 +1,4 @@
-import { ConfigError } from '../../errors.js'
+import { ConfigError } from '../errors.js'
 
 /**
  * Redacting the keys of one JSON object made two of them identical.
