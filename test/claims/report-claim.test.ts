@@ -2,12 +2,18 @@
  * Claims from an agent without tracing: `reportClaim()` (toolstorm/effects) and `POST /claims`,
  * joined to the run's calls by tool and order, or by the `traceparent` it names.
  */
+import { execFile } from 'node:child_process'
 import net from 'node:net'
+import path from 'node:path'
+import { promisify } from 'node:util'
 import type { AddressInfo } from 'node:net'
 import { fetch as undiciFetch } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import { ToolstormEffects } from '../../src/effects/toolstorm-effects.js'
 import { startProxied, type Proxied } from '../helpers/proxied.js'
+import { ROOT } from '../helpers/cli.js'
+
+const run = promisify(execFile)
 
 let env: Proxied | null = null
 afterEach(async () => {
@@ -78,6 +84,62 @@ describe('reportClaim()', () => {
     expect(await noToken.claim({ tool: 't', status: 'success' })).toBe(false)
     expect(warnings[1]).toContain('HTTP 401')
     expect(noToken.stats()).toEqual({ sent: 0, dropped: 1, skipped: 0, pending: 0 })
+    expect((await env.report()).claims).toBeUndefined()
+  })
+})
+
+describe('report_claim() (Python helper)', () => {
+  it('reports a Python agent’s account through HTTP_PROXY: the lost answer’s commit is silent, the retry confirmed', async () => {
+    env = await startProxied('forward', LOST_ACK)
+    const script = [
+      'import json, sys, urllib.request',
+      `sys.path.insert(0, ${JSON.stringify(path.join(ROOT, 'helpers/python'))})`,
+      'from toolstorm_effects import report_claim, stats',
+      'results = []',
+      'for attempt in (1, 2):',
+      '    req = urllib.request.Request(sys.argv[1] + "/ship", data=b\'{"order": "o-1"}\', headers={"content-type": "application/json"}, method="POST")',
+      '    try:',
+      '        with urllib.request.urlopen(req, timeout=10) as response:',
+      '            ok = response.status == 201',
+      '    except Exception:',
+      '        ok = False',
+      '    results.append(report_claim("POST /ship", "success" if ok else "failure", tool_call_id="call_%d" % attempt))',
+      '    if ok:',
+      '        break',
+      'print(json.dumps({"results": results, "stats": stats()}))',
+    ].join('\n')
+    // The run in the proxy credentials, as the Python package's `run.env` names it.
+    const proxyUrl = env.proxy.url.replace('http://', 'http://py-agent:x@')
+    const proxyEnv = { HTTP_PROXY: proxyUrl, http_proxy: proxyUrl, NO_PROXY: '', no_proxy: '' }
+    const { stdout } = await run('python3', ['-c', script, env.base], { env: { ...process.env, ...proxyEnv, TOOLSTORM_SIDECAR: env.proxy.adminUrl, TOOLSTORM_ADMIN_TOKEN: env.proxy.token, TOOLSTORM_RUN: 'py-agent' } })
+    expect(JSON.parse(stdout)).toEqual({ results: [true, true], stats: { sent: 2, dropped: 0, skipped: 0, pending: 0 } })
+    const report = await env.report('py-agent')
+    expect(report.claims?.map((c) => [c.toolCallId, c.status, c.verdict, c.calls])).toEqual([
+      ['call_1', 'failure', 'silent_commit', [1]],
+      ['call_2', 'success', 'confirmed', [2]],
+    ])
+  })
+
+  it('is fail-open: skipped with no sidecar named, dropped with one warning when refused', async () => {
+    const script = [
+      'import json, os, sys, warnings',
+      `sys.path.insert(0, ${JSON.stringify(path.join(ROOT, 'helpers/python'))})`,
+      'from toolstorm_effects import ToolstormEffects',
+      'os.environ.pop("TOOLSTORM_SIDECAR", None)',
+      'skipped = ToolstormEffects().claim("t", "success")',
+      'fx = ToolstormEffects(sidecar_url=sys.argv[1], token="wrong", timeout=1)',
+      'with warnings.catch_warnings(record=True) as caught:',
+      '    warnings.simplefilter("always")',
+      '    refused = [fx.claim("t", "success"), fx.claim("t", "failure")]',
+      'print(json.dumps({"skipped": skipped, "refused": refused, "warnings": [str(w.message) for w in caught], "stats": fx.stats()}))',
+    ].join('\n')
+    env = await startProxied('reverse', LOST_ACK)
+    const result = JSON.parse((await run('python3', ['-c', script, env.proxy.adminUrl])).stdout) as { skipped: boolean; refused: boolean[]; warnings: string[]; stats: unknown }
+    expect(result.skipped).toBe(false)
+    expect(result.refused).toEqual([false, false])
+    expect(result.warnings).toEqual([expect.stringContaining('could not report a claim')])
+    expect(result.warnings[0]).toContain('HTTP 401')
+    expect(result.stats).toEqual({ sent: 0, dropped: 2, skipped: 0, pending: 0 })
     expect((await env.report()).claims).toBeUndefined()
   })
 })
