@@ -14,6 +14,7 @@ interface CheckArgs {
   'max-model-calls'?: number
   'max-tokens'?: number
   json: boolean
+  claims: boolean
 }
 
 export const checkCommand: CommandModule<object, CheckArgs> = {
@@ -25,6 +26,7 @@ export const checkCommand: CommandModule<object, CheckArgs> = {
       .option('max-calls', { ...numberOption('max-calls', COUNT), default: 100, describe: 'Fail when more calls were made (refusals included)' })
       .option('max-model-calls', { ...numberOption('max-model-calls', COUNT), describe: 'Fail when more model calls were made' })
       .option('max-tokens', { ...numberOption('max-tokens', COUNT), describe: 'Fail when the model calls used more tokens (input + output), or reported no usage' })
+      .option('claims', { type: 'boolean', default: true, describe: "When the report holds claims, fail on one the effects contradict (silent commit, phantom success); --no-claims to skip" })
       .option('json', { type: 'boolean', default: false, describe: 'Print the contract as JSON, with the effects committed twice (duplicates)' }) as unknown as Argv<CheckArgs>,
   async handler(args) {
     const maxCalls = args['max-calls']
@@ -36,6 +38,8 @@ export const checkCommand: CommandModule<object, CheckArgs> = {
       const checks = contract(report).requireTriggered().noDuplicateEffects().atMostCalls(maxCalls)
       if (maxModelCalls !== undefined) checks.atMostModelCalls(maxModelCalls)
       if (maxTokens !== undefined) checks.atMostTokens(maxTokens)
+      // On by default once the agent reported claims: a silent commit or a phantom success fails the run.
+      if (report.claims?.length && args.claims) checks.claimsMatchEffects()
       return checks.toJSON()
     })
     // Which effects were committed twice (the check's detail only counts them): listed in text, and in JSON.

@@ -62,6 +62,14 @@ export class Contract {
     return this.#add(CONTRACT_UNITS.atMostTokens.check(this.#report, { count, kind }))
   }
 
+  /**
+   * The agent's claims about its tool calls agree with the effects committed under them: no
+   * silent commit, no phantom success (docs/claims.md). A report without claims passes it vacuously.
+   */
+  claimsMatchEffects(): this {
+    return this.#add(CONTRACT_UNITS.claimsMatchEffects.check(this.#report, {}))
+  }
+
   /** No route was called again before the Retry-After it was given had passed. */
   retryAfterRespected(): this {
     return this.#add(CONTRACT_UNITS.retryAfterRespected.check(this.#report, {}))

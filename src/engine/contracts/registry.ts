@@ -3,8 +3,9 @@ import { atMostCalls } from './at-most-calls.js'
 import { atMostEffects } from './at-most-effects.js'
 import { atMostModelCalls } from './at-most-model-calls.js'
 import { atMostTokens } from './at-most-tokens.js'
+import { claimsMatchEffects } from './claims-match-effects.js'
 import { noDuplicateEffects } from './no-duplicate-effects.js'
 import { requireTriggered } from './require-triggered.js'
 import { retryAfterRespected } from './retry-after-respected.js'
 
-export const CONTRACT_UNITS = { requireTriggered, noDuplicateEffects, atMostCalls, atMostEffects, retryAfterRespected, atMostModelCalls, atMostTokens } as const
+export const CONTRACT_UNITS = { requireTriggered, noDuplicateEffects, atMostCalls, atMostEffects, retryAfterRespected, atMostModelCalls, atMostTokens, claimsMatchEffects } as const
