@@ -8,6 +8,7 @@ import { SpanKind, SpanStatusCode, trace, ROOT_CONTEXT, defaultTextMapSetter, ty
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto'
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http'
+import { CompressionAlgorithm } from '@opentelemetry/otlp-exporter-base'
 import { NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node'
 import { fetch as undiciFetch } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -90,6 +91,32 @@ describe.each(['http/protobuf', 'http/json'] as const)('claims from an OTLP %s e
     expect(report.spans).toEqual({ received: 4, claims: 4, ignored: 0 })
     // Only the named attributes are kept: the tool's arguments never reach the report.
     expect(JSON.stringify(report)).not.toContain('gen_ai.tool.call.arguments')
+  })
+})
+
+describe('claims from OTLP, joined through the span tree', () => {
+  it('finds the calls made under a child span (an instrumented HTTP client), names the run by attribute, and takes gzip', async () => {
+    env = await startProxied('reverse', RULES)
+    const options = { url: `${env.proxy.adminUrl}/v1/traces`, headers: { Authorization: `Bearer ${env.proxy.token}` }, compression: CompressionAlgorithm.GZIP }
+    provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(new ProtoExporter(options))] })
+    const tracer = provider.getTracer('shipping-agent')
+    // The tool span, then the HTTP client span an auto-instrumentation opens under it: the request's
+    // traceparent names the child, and only the exported parent link leads back to the claim.
+    const tool = tracer.startSpan('execute_tool create_shipment', { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'create_shipment', 'toolstorm.run': 'agent-1' } })
+    const client = tracer.startSpan('POST', { kind: SpanKind.CLIENT }, trace.setSpan(ROOT_CONTEXT, tool))
+    const headers: Record<string, string> = { 'x-toolstorm-run': 'agent-1' }
+    propagator.inject(trace.setSpan(ROOT_CONTEXT, client), headers, defaultTextMapSetter)
+    await expect(undiciFetch(`${env.base}/ship`, { method: 'POST', headers, body: '{"order":"o-9"}' })).rejects.toThrow('fetch failed')
+    client.setStatus({ code: SpanStatusCode.ERROR })
+    client.end()
+    tool.setStatus({ code: SpanStatusCode.ERROR })
+    tool.end()
+    await provider.forceFlush()
+    const report = await env.report('agent-1')
+    expect(report.calls[0]?.trace?.parentSpanId).toBe(client.spanContext().spanId)
+    expect(report.claims?.map((c) => [c.tool, c.verdict, c.join, c.calls, c.spanId])).toEqual([['create_shipment', 'silent_commit', 'trace', [1], tool.spanContext().spanId]])
+    expect(report.spans).toEqual({ received: 2, claims: 1, ignored: 1 })
+    expect((await env.report()).claims).toBeUndefined()
   })
 })
 
