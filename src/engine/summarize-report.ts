@@ -1,6 +1,8 @@
 /** A short summary of a report: calls per route, faults, effects, coverage. */
 import { duplicateEffects, type DuplicateEffect } from './contracts/duplicate-effects.js'
 import type { CoverageCounts, Report } from './schema/report.js'
+import { contradicted, rejudgeClaims } from '../claims/judge-claims.js'
+import type { ClaimVerdict } from '../claims/claim-schema.js'
 
 export interface ReportSummary {
   readonly version: 1
@@ -18,6 +20,8 @@ export interface ReportSummary {
   readonly modelCalls: { readonly calls: number; readonly streamed: number; readonly inputTokens: number; readonly outputTokens: number; readonly withoutUsage: number; readonly models: Record<string, number> }
   /** Calls whose stream an injected fault cut. */
   readonly cutStreams: number
+  /** The agent's claims by verdict, judged again from the trace, and those the effects contradict (docs/claims.md); absent without claims. */
+  readonly claims?: { readonly total: number; readonly verdicts: Partial<Record<ClaimVerdict, number>>; readonly contradicted: ReadonlyArray<{ id: number; tool: string; status: string; verdict: ClaimVerdict; calls: readonly number[] }> }
 }
 
 export function summarizeReport(report: Report): ReportSummary {
@@ -42,6 +46,9 @@ export function summarizeReport(report: Report): ReportSummary {
     modelCalls.models[name] = (modelCalls.models[name] ?? 0) + 1
   }
   const duplicates = duplicateEffects(report)
+  const judged = rejudgeClaims(report)
+  const verdicts: Partial<Record<ClaimVerdict, number>> = {}
+  for (const claim of judged) verdicts[claim.verdict] = (verdicts[claim.verdict] ?? 0) + 1
   return {
     version: 1,
     run: report.run,
@@ -55,5 +62,8 @@ export function summarizeReport(report: Report): ReportSummary {
     coverage: report.coverage,
     modelCalls,
     cutStreams,
+    ...(judged.length
+      ? { claims: { total: judged.length, verdicts, contradicted: judged.filter((claim) => contradicted(claim.verdict)).map(({ id, tool, status, verdict, calls }) => ({ id, tool, status, verdict, calls })) } }
+      : {}),
   }
 }

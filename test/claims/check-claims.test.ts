@@ -58,6 +58,18 @@ describe('toolstorm check with claims', () => {
     expect(skipped.code).toBe(0)
   })
 
+  it('toolstorm inspect counts the claims by verdict and lists those the effects contradict', async () => {
+    const report = await contradictedReport()
+    dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-claims-'))
+    const file = path.join(dir, 'report.json')
+    await writeFile(file, JSON.stringify(report))
+    const result = await runCli(['inspect', file])
+    expect(result.code).toBe(0)
+    expect(result.stdout).toContain('  claims: 3 (silent_commit 1, confirmed 1, phantom_success 1)\n    #1 POST /ship failure: silent_commit (calls 1)\n    #3 POST /ship success: phantom_success (calls 3)\n')
+    const json = JSON.parse((await runCli(['inspect', file, '--json'])).stdout) as { claims: { total: number; verdicts: Record<string, number> } }
+    expect(json.claims).toMatchObject({ total: 3, verdicts: { silent_commit: 1, confirmed: 1, phantom_success: 1 } })
+  })
+
   it('judges again from the calls and effects, not from the verdict stored in the file', async () => {
     const report = await contradictedReport()
     // A forged file: every verdict rewritten to "confirmed".

@@ -45,6 +45,11 @@ export const inspectCommand: CommandModule<object, InspectArgs> = {
         printLine(`  tokens: ${model.inputTokens} input, ${model.outputTokens} output${model.withoutUsage ? ` (${model.withoutUsage} call(s) without usage)` : ''}`)
       }
       if (summary.cutStreams) printLine(`  streams cut: ${summary.cutStreams}`)
+      if (summary.claims) {
+        const verdicts = Object.entries(summary.claims.verdicts).map(([verdict, count]) => `${verdict} ${count}`)
+        printLine(`  claims: ${summary.claims.total} (${verdicts.join(', ')})`)
+        for (const claim of summary.claims.contradicted.slice(0, 10)) printLine(`    #${claim.id} ${claim.tool} ${claim.status}: ${claim.verdict} (calls ${claim.calls.join(', ') || 'none'})`)
+      }
     }
   },
 }

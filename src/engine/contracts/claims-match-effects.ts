@@ -1,5 +1,5 @@
 import { defineContractUnit } from './check.js'
-import { verdictOf } from '../../claims/judge-claims.js'
+import { contradicted, rejudgeClaims } from '../../claims/judge-claims.js'
 
 /**
  * What the agent said about each tool call agrees with what committed (docs/claims.md): no
@@ -13,13 +13,8 @@ export const claimsMatchEffects = defineContractUnit<Record<string, never>>({
   type: 'claimsMatchEffects',
   explain: () => "the agent's claims match the committed effects",
   check(report) {
-    const claims = report.claims ?? []
-    const committedCalls = new Set(report.effects.map((effect) => effect.call))
-    const wrong: string[] = []
-    for (const claim of claims) {
-      const verdict = verdictOf(claim.status, claim.calls.some((call) => committedCalls.has(call)), claim.commits)
-      if (verdict === 'silent_commit' || verdict === 'phantom_success') wrong.push(`#${claim.id} ${claim.tool} ${claim.status}: ${verdict}`)
-    }
+    const claims = rejudgeClaims(report)
+    const wrong = claims.filter((claim) => contradicted(claim.verdict)).map((claim) => `#${claim.id} ${claim.tool} ${claim.status}: ${claim.verdict}`)
     const shown = wrong.slice(0, 5).join('; ') + (wrong.length > 5 ? `; and ${wrong.length - 5} more` : '')
     return [
       {
