@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { ToolstormEffects } from '../../src/effects/toolstorm-effects.js'
 import { startProxied, type Proxied } from '../helpers/proxied.js'
 import { ROOT } from '../helpers/cli.js'
+import { hasRedis, startRedis } from '../helpers/redis-server.js'
 
 const run = promisify(execFile)
 
@@ -166,5 +167,29 @@ describe('POST /claims', () => {
     expect(created.status).toBe(201)
     expect(await created.json()).toEqual({ ok: true, run: 'agent-7', claim: { id: 1, tool: 'create_shipment', status: 'success' } })
     expect((await env.report('agent-7')).claims?.[0]?.verdict).toBe('unverified')
+  })
+})
+
+describe.skipIf(!hasRedis)('claims with a shared state store (--state)', () => {
+  it('refuses POST /claims and POST /v1/traces with 409 ERR_STATE naming why, and keeps serving', async () => {
+    const redis = await startRedis()
+    try {
+      env = await startProxied('reverse', LOST_ACK, { state: { url: redis.url, prefix: 'claims' } })
+      for (const [route, type, body] of [
+        ['/claims', 'application/json', '{"tool":"t","status":"success"}'],
+        ['/v1/traces', 'application/json', '{}'],
+      ] as const) {
+        const response = await env.admin(route, { method: 'POST', headers: { 'content-type': type }, body })
+        expect(response.status).toBe(409)
+        const error = ((await response.json()) as { error: { code: string; message: string } }).error
+        expect(error.code).toBe('ERR_STATE')
+        expect(error.message).toContain('another replica')
+      }
+      expect((await undiciFetch(`${env.base}/items/a`)).status).toBe(200)
+      await env.close()
+      env = null
+    } finally {
+      await redis.close()
+    }
   })
 })
