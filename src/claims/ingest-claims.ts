@@ -4,7 +4,10 @@
  *
  * A span names its run with the attribute `toolstorm.run` (on the span, or on its resource:
  * `OTEL_RESOURCE_ATTRIBUTES=toolstorm.run=<id>`); without one it goes to the run whose requests
- * carried its trace id, else to the active run (`PUT /active-run`), else `default`.
+ * carried its trace id, else to the active run (`PUT /active-run`), else `default`. A named run
+ * this storm does not know (no call, no rules of its own, not the active run) is not created: the
+ * claim goes where an unnamed one would, so a stray or mistyped id cannot hide claims in a run
+ * nobody reports.
  */
 import { ClaimError } from '../errors.js'
 import { RUN_ID, type Run } from '../engine/run.js'
@@ -65,7 +68,8 @@ export interface DirectClaim {
 
 /** Keep one claim in its run (`run`, else its trace's run, else the active run). Throws `ERR_CLAIM_LIMIT` when the run is full. */
 export function ingestClaim(storm: Storm, claim: DirectClaim): { run: string; claim: StoredClaim } {
-  const runId = claim.run ?? (claim.traceId !== undefined ? storm.runOfTrace(claim.traceId) : undefined) ?? storm.activeRun ?? DEFAULT_RUN
+  const named = claim.run !== undefined && knownRun(storm, claim.run) ? claim.run : undefined
+  const runId = named ?? (claim.traceId !== undefined ? storm.runOfTrace(claim.traceId) : undefined) ?? storm.activeRun ?? DEFAULT_RUN
   const run = storm.run(runId)
   const stored = keep(storm, run, {
     tool: claim.tool,
@@ -104,8 +108,12 @@ function keep(storm: Storm, run: Run, claim: Incoming): StoredClaim | null {
 
 function runOfSpan(storm: Storm, span: OtlpSpan): string {
   const named = span.attributes.get('toolstorm.run') ?? span.resourceRun
-  if (typeof named === 'string' && RUN_ID.test(named)) return named
+  if (typeof named === 'string' && RUN_ID.test(named) && knownRun(storm, named)) return named
   return storm.runOfTrace(span.traceId) ?? storm.activeRun ?? DEFAULT_RUN
+}
+
+function knownRun(storm: Storm, id: string): boolean {
+  return storm.hasRun(id) || storm.hasRunConfig(id) || storm.activeRun === id
 }
 
 /**

@@ -106,6 +106,21 @@ export function rejudgeClaims(report: { readonly claims?: readonly ReportClaim[]
   return (report.claims ?? []).map((claim) => ({ ...claim, verdict: verdictOf(claim.status, claim.calls.some((call) => committedCalls.has(call)), claim.commits) }))
 }
 
+/**
+ * One line per claim the effects contradict, naming the tool, the calls and the effect keys
+ * (`#1 create_shipment failure: silent_commit (call 1; shipment "o-1")`), at most `limit`.
+ */
+export function formatContradictedClaims(report: { readonly claims?: readonly ReportClaim[] | undefined; readonly effects: readonly Pick<EffectRecord, 'call' | 'name' | 'key'>[] }, limit = 10): string[] {
+  const wrong = rejudgeClaims(report).filter((claim) => contradicted(claim.verdict))
+  const lines = wrong.slice(0, limit).map((claim) => {
+    const calls = claim.calls.length === 0 ? 'no call' : `call${claim.calls.length > 1 ? 's' : ''} ${claim.calls.join(', ')}`
+    const effects = report.effects.filter((effect) => claim.calls.includes(effect.call)).map((effect) => `${effect.name} ${JSON.stringify(effect.key)}`)
+    return `#${claim.id} ${claim.tool} ${claim.status}: ${claim.verdict} (${calls}${effects.length ? `; ${effects.join(', ')}` : ''})`
+  })
+  if (wrong.length > limit) lines.push(`and ${wrong.length - limit} more`)
+  return lines
+}
+
 /** Whether a verdict says the agent's account is wrong. */
 export function contradicted(verdict: ClaimVerdict): boolean {
   return verdict === 'silent_commit' || verdict === 'phantom_success'

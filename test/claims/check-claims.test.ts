@@ -52,7 +52,9 @@ describe('toolstorm check with claims', () => {
     await writeFile(file, JSON.stringify(report))
     const result = await runCli(['check', file])
     expect(result.code).toBe(1)
-    expect(result.stdout).toContain('✗ Claims match effects: 2 of 3 claim(s) contradicted by the effects (#1 POST /ship failure: silent_commit; #3 POST /ship success: phantom_success)')
+    expect(result.stdout).toContain(
+      '✗ Claims match effects: 2 of 3 claim(s) contradicted by the effects (#1 POST /ship failure: silent_commit; #3 POST /ship success: phantom_success)\n    #1 POST /ship failure: silent_commit (call 1; shipment "o-1")\n    #3 POST /ship success: phantom_success (call 3)\n',
+    )
     const skipped = await runCli(['check', file, '--no-claims'])
     expect(skipped.stdout).not.toContain('Claims match effects')
     expect(skipped.code).toBe(0)

@@ -118,6 +118,16 @@ describe('claims from OTLP, joined through the span tree', () => {
     expect(report.spans).toEqual({ received: 2, claims: 1, ignored: 1 })
     expect((await env.report()).claims).toBeUndefined()
   })
+
+  it('sends a span naming a run toolstorm never saw to the default run', async () => {
+    env = await startProxied('reverse', RULES)
+    const tracer = tracerFor(env, 'http/json')
+    const span = tracer.startSpan('execute_tool lookup_item', { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'lookup_item', 'toolstorm.run': 'no-such-run' } })
+    span.end()
+    await provider!.forceFlush()
+    expect(env.proxy.storm.hasRun('no-such-run')).toBe(false)
+    expect((await env.report()).claims?.map((c) => [c.tool, c.verdict])).toEqual([['lookup_item', 'unverified']])
+  })
 })
 
 describe('the OTLP endpoint', () => {

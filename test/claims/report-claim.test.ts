@@ -163,10 +163,16 @@ describe('POST /claims', () => {
       expect(error.message).toContain(field)
     }
     expect((await env.report()).claims).toBeUndefined()
+    // A run with a call is known: the claim goes there.
+    expect((await undiciFetch(`${env.base}/items/a`, { headers: { 'x-toolstorm-run': 'agent-7' } })).status).toBe(200)
     const created = await post({ tool: 'create_shipment', status: 'success', run: 'agent-7' })
     expect(created.status).toBe(201)
     expect(await created.json()).toEqual({ ok: true, run: 'agent-7', claim: { id: 1, tool: 'create_shipment', status: 'success' } })
     expect((await env.report('agent-7')).claims?.[0]?.verdict).toBe('unverified')
+    // A run toolstorm never saw is not created: the claim goes to the default run, and the answer says so.
+    const stray = await post({ tool: 'create_shipment', status: 'success', run: 'agnet-7' })
+    expect(await stray.json()).toMatchObject({ run: 'default' })
+    expect(env.proxy.storm.hasRun('agnet-7')).toBe(false)
   })
 })
 

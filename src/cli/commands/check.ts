@@ -4,6 +4,7 @@ import { duplicateEffects, formatDuplicateEffects } from '../../engine/contracts
 import { readReportsOrCassette } from '../../cassette/read-reports-or-cassette.js'
 import { formatCheck } from '../../demo/format-demo.js'
 import { printLine } from '../output.js'
+import { formatContradictedClaims } from '../../claims/judge-claims.js'
 import { numberOption } from '../numeric-options.js'
 
 const COUNT = { min: 0, max: Number.MAX_SAFE_INTEGER, expected: 'a nonnegative integer' }
@@ -53,6 +54,7 @@ export const checkCommand: CommandModule<object, CheckArgs> = {
         for (const check of result.checks) {
           printLine(formatCheck(check, ''))
           if (check.name === 'No duplicate side effects') for (const line of formatDuplicateEffects(duplicates[index] ?? [])) printLine(`    ${line}`)
+          if (check.name === 'Claims match effects' && !check.passed) for (const line of formatContradictedClaims(reports[index]!)) printLine(`    ${line}`)
         }
       })
     if (results.some((result) => !result.passed)) process.exitCode = 1
