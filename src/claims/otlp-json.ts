@@ -6,7 +6,7 @@
 import { z } from 'zod'
 import { ClaimError } from '../errors.js'
 import { formatIssues } from '../engine/schema/format-issues.js'
-import { CLAIM_ATTRIBUTES, MAX_SPANS_PER_REQUEST, nanosToMillis, statusOf, type OtlpSpan, type SpanAttribute } from './otlp-span.js'
+import { MAX_SPANS_PER_REQUEST, otlpSpan, type OtlpSpan, type SpanAttribute } from './otlp-span.js'
 
 const hexId = (digits: number) =>
   z.string().regex(new RegExp(`^[0-9a-fA-F]{${digits}}$`), { error: `expected ${digits} hex digits` }).refine((id) => !/^0+$/.test(id), { error: 'expected a nonzero id' })
@@ -55,24 +55,23 @@ export function decodeOtlpJson(document: unknown): OtlpSpan[] {
     for (const scopeSpans of resourceSpans.scopeSpans ?? []) {
       for (const item of scopeSpans.spans ?? []) {
         if (spans.length >= MAX_SPANS_PER_REQUEST) throw new ClaimError('ERR_OTLP_INVALID', `Failed to read the OTLP trace export: more than ${MAX_SPANS_PER_REQUEST} spans in one request.`)
-        const attributes = new Map<string, SpanAttribute>()
-        for (const kv of item.attributes ?? []) {
-          if (!CLAIM_ATTRIBUTES.has(kv.key)) continue
-          const value = scalarOf(kv)
-          if (value !== null) attributes.set(kv.key, value)
-        }
-        spans.push({
-          traceId: item.traceId.toLowerCase(),
-          spanId: item.spanId.toLowerCase(),
-          parentSpanId: item.parentSpanId ? item.parentSpanId.toLowerCase() : null,
-          name: item.name,
-          kind: item.kind,
-          startMs: nanosToMillis(item.startTimeUnixNano),
-          endMs: nanosToMillis(item.endTimeUnixNano),
-          status: statusOf(item.status?.code),
-          attributes,
-          resourceRun: typeof run === 'string' ? run : null,
-        })
+        spans.push(
+          otlpSpan(
+            {
+              traceId: item.traceId.toLowerCase(),
+              spanId: item.spanId.toLowerCase(),
+              parentSpanId: item.parentSpanId ? item.parentSpanId.toLowerCase() : null,
+              name: item.name,
+              kind: item.kind,
+              startTimeUnixNano: item.startTimeUnixNano,
+              endTimeUnixNano: item.endTimeUnixNano,
+              statusCode: item.status?.code,
+              attributes: item.attributes,
+              resourceRun: run,
+            },
+            scalarOf,
+          ),
+        )
       }
     }
   }

@@ -11,7 +11,7 @@
  */
 import protobuf from 'protobufjs/light.js'
 import { ClaimError } from '../errors.js'
-import { CLAIM_ATTRIBUTES, MAX_SPANS_PER_REQUEST, nanosToMillis, statusOf, type OtlpSpan, type SpanAttribute } from './otlp-span.js'
+import { MAX_SPANS_PER_REQUEST, otlpSpan, type OtlpSpan, type SpanAttribute } from './otlp-span.js'
 
 const repeated = (type: string, id: number) => ({ rule: 'repeated', type, id })
 
@@ -95,24 +95,8 @@ export function decodeOtlpProtobuf(bytes: Uint8Array): OtlpSpan[] {
         const traceId = idOf(span.traceId, 16, `${where}.traceId`)
         const spanId = idOf(span.spanId, 8, `${where}.spanId`)
         const parent = span.parentSpanId && span.parentSpanId.length > 0 ? idOf(span.parentSpanId, 8, `${where}.parentSpanId`) : null
-        const attributes = new Map<string, SpanAttribute>()
-        for (const kv of span.attributes ?? []) {
-          if (kv.key === undefined || !CLAIM_ATTRIBUTES.has(kv.key)) continue
-          const value = scalarOf(kv)
-          if (value !== null) attributes.set(kv.key, value)
-        }
-        spans.push({
-          traceId,
-          spanId,
-          parentSpanId: parent,
-          name: span.name ?? '',
-          kind: span.kind ?? 0,
-          startMs: nanosToMillis(span.startTimeUnixNano),
-          endMs: nanosToMillis(span.endTimeUnixNano),
-          status: statusOf(span.status?.code),
-          attributes,
-          resourceRun: typeof resourceRun === 'string' ? resourceRun : null,
-        })
+        const fields = { traceId, spanId, parentSpanId: parent, name: span.name, kind: span.kind, startTimeUnixNano: span.startTimeUnixNano, endTimeUnixNano: span.endTimeUnixNano }
+        spans.push(otlpSpan({ ...fields, statusCode: span.status?.code, attributes: span.attributes, resourceRun }, scalarOf))
       }
     }
   }

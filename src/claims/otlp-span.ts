@@ -48,6 +48,42 @@ export function nanosToMillis(value: unknown): number {
   return Number(BigInt(text) / 1_000_000n)
 }
 
+/** What each decoder found for one span, before the claim attributes are picked out. */
+export interface DecodedSpanFields<KV> {
+  readonly traceId: string
+  readonly spanId: string
+  readonly parentSpanId: string | null
+  readonly name: string | undefined
+  readonly kind: number | undefined
+  readonly startTimeUnixNano: unknown
+  readonly endTimeUnixNano: unknown
+  readonly statusCode: unknown
+  readonly attributes: readonly KV[] | undefined
+  readonly resourceRun: SpanAttribute | null
+}
+
+/** The span both decoders produce: ids as given (lowercase hex), times in ms, only `CLAIM_ATTRIBUTES` kept. */
+export function otlpSpan<KV extends { key?: string | undefined }>(fields: DecodedSpanFields<KV>, scalarOf: (kv: KV) => SpanAttribute | null): OtlpSpan {
+  const attributes = new Map<string, SpanAttribute>()
+  for (const kv of fields.attributes ?? []) {
+    if (kv.key === undefined || !CLAIM_ATTRIBUTES.has(kv.key)) continue
+    const value = scalarOf(kv)
+    if (value !== null) attributes.set(kv.key, value)
+  }
+  return {
+    traceId: fields.traceId,
+    spanId: fields.spanId,
+    parentSpanId: fields.parentSpanId,
+    name: fields.name ?? '',
+    kind: fields.kind ?? 0,
+    startMs: nanosToMillis(fields.startTimeUnixNano),
+    endMs: nanosToMillis(fields.endTimeUnixNano),
+    status: statusOf(fields.statusCode),
+    attributes,
+    resourceRun: typeof fields.resourceRun === 'string' ? fields.resourceRun : null,
+  }
+}
+
 /** SpanKind CLIENT: the caller's side of a request (an MCP client's `tools/call`). */
 export const SPAN_KIND_CLIENT = 3
 
