@@ -1,7 +1,7 @@
 import http from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { StreamBatch, StreamSnapshot } from '../../src/proxy/admin/events.js'
-import { readEvents } from '../helpers/event-stream.js'
+import { openEvents } from '../helpers/event-stream.js'
 import { startProxied, type Proxied } from '../helpers/proxied.js'
 
 let env: Proxied | null = null
@@ -51,11 +51,11 @@ describe('dashboard routes on the admin server', () => {
   it('streams a snapshot, then batches of calls, effects and coverage, and a fresh snapshot after a reset', async () => {
     env = await startProxied('reverse')
     const current = env
-    const first = readEvents(current, 'default', (events) => events.some((e) => e.event === 'batch' && (e.data as StreamBatch).calls.some((c) => c.status === 429)))
-    await new Promise((resolve) => setTimeout(resolve, 50))
+    const first = openEvents(current, 'default', (events) => events.some((e) => e.event === 'batch' && (e.data as StreamBatch).calls.some((c) => c.status === 429)))
+    await first.opened
     const secret = 'sk-proj-0123456789abcdefghijKLMNOP'
     expect((await fetch(`${current.base}/items/a?api_key=${secret}`, { headers: { 'x-toolstorm-key': secret } })).status).toBe(429)
-    const events = await first
+    const events = await first.events
     // Only what the report holds reaches a dashboard: redacted.
     expect(JSON.stringify(events)).not.toContain(secret)
     expect(events[0]?.event).toBe('snapshot')
@@ -68,18 +68,18 @@ describe('dashboard routes on the admin server', () => {
 
     // Effects arrive with their call.
     const effectsOf = (events: Array<{ event: string; data: unknown }>) => events.filter((e) => e.event === 'batch').flatMap((e) => (e.data as StreamBatch).effects)
-    const second = readEvents(current, 'default', (events) => effectsOf(events).length > 0)
-    await new Promise((resolve) => setTimeout(resolve, 50))
+    const second = openEvents(current, 'default', (events) => effectsOf(events).length > 0)
+    await second.opened
     await fetch(`${current.base}/ship`, { method: 'POST', body: JSON.stringify({ order: 'o-9' }) }).catch(() => undefined)
-    const later = await second
+    const later = await second.events
     expect((later[0]?.data as StreamSnapshot).report.calls).toHaveLength(1)
     expect(effectsOf(later)).toEqual([expect.objectContaining({ name: 'shipment', key: 'o-9', call: 2 })])
 
     // A reset sends a fresh, empty snapshot.
-    const third = readEvents(current, 'default', (events) => events.filter((e) => e.event === 'snapshot').length >= 2)
-    await new Promise((resolve) => setTimeout(resolve, 50))
+    const third = openEvents(current, 'default', (events) => events.filter((e) => e.event === 'snapshot').length >= 2)
+    await third.opened
     await current.admin('/reset?run=default', { method: 'POST' })
-    const reset = await third
+    const reset = await third.events
     expect((reset[0]?.data as StreamSnapshot).report.calls).toHaveLength(2)
     expect(reset.at(-1)?.data).toMatchObject({ exists: false, report: { calls: [], effects: [] } })
   })

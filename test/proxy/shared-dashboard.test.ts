@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest'
 import type { StreamBatch, StreamSnapshot } from '../../src/proxy/admin/events.js'
 import type { CallRecord } from '../../src/engine/schema/report.js'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
-import { readEvents, type AdminClient, type StreamEvent } from '../helpers/event-stream.js'
+import { openEvents, type AdminClient, type StreamEvent } from '../helpers/event-stream.js'
 import { hasRedis } from '../helpers/redis-server.js'
 import { useReplicaSetting } from '../helpers/replicas.js'
 
@@ -48,13 +48,14 @@ describe.skipIf(!hasRedis)("every replica's dashboard shows the whole run", () =
     expect((await fetch(`${a.url}/items/x`, { headers })).status).toBe(200)
     let servedAt = 0
     let shownAfter = -1
-    const seen = readEvents(a, 'live', (events) => {
+    const stream = openEvents(a, 'live', (events) => {
       const done = callsOf(events).filter((call) => call.outcome !== 'running').length >= 3
       if (done && shownAfter < 0) shownAfter = performance.now() - servedAt
       return done
     })
     // The stream opened (its snapshot is sent at once) before the calls go through B.
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    await stream.opened
+    const seen = stream.events
     expect((await fetch(`${b.url}/items/x`, { headers })).status).toBe(503)
     expect((await fetch(`${b.url}/items/x`, { headers })).status).toBe(200)
     servedAt = performance.now()
@@ -77,12 +78,13 @@ describe.skipIf(!hasRedis)("every replica's dashboard shows the whole run", () =
     expect((await fetch(`${a.url}/items/x`, { headers })).status).toBe(200)
     let answered = false
     let runningShown: boolean | null = null
-    const seen = readEvents(a, 'slow', (events) => {
+    const stream = openEvents(a, 'slow', (events) => {
       const slow = callsOf(events).find((call) => call.route === 'GET /slow')
       if (slow?.outcome === 'running' && runningShown === null) runningShown = !answered
       return slow !== undefined && slow.outcome !== 'running'
     })
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    await stream.opened
+    const seen = stream.events
     const response = await fetch(`${b.url}/slow?ms=1500`, { headers })
     answered = true
     expect(response.status).toBe(200)
@@ -100,7 +102,9 @@ describe.skipIf(!hasRedis)("every replica's dashboard shows the whole run", () =
     await (await fetch(`${b.url}/ship`, { method: 'POST', headers: { 'x-toolstorm-run': 'fx' }, body: '{"order":"o-1"}' })).arrayBuffer()
     await finished(a, 'fx', 1)
     const call = setting.upstream!.requests.at(-1)!.headers['x-toolstorm-call']
-    const seen = readEvents(a, 'fx', (events) => events.some((e) => e.event === 'batch' && (e.data as StreamBatch).effects.length > 0))
+    const stream = openEvents(a, 'fx', (events) => events.some((e) => e.event === 'batch' && (e.data as StreamBatch).effects.length > 0))
+    await stream.opened
+    const seen = stream.events
     const started = performance.now()
     expect((await b.admin('/effects', { method: 'POST', body: JSON.stringify({ name: 'shipment', key: 'o-1', call }) })).status).toBe(201)
     const events = await seen
@@ -117,8 +121,9 @@ describe.skipIf(!hasRedis)("every replica's dashboard shows the whole run", () =
     const [a, b] = [await replica(), await replica()]
     await (await fetch(`${b.url}/items/1`, { headers: { 'x-toolstorm-run': 'gone' } })).arrayBuffer()
     await finished(a, 'gone', 1)
-    const seen = readEvents(a, 'gone', (events) => events.filter((e) => e.event === 'snapshot').length >= 2)
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    const stream = openEvents(a, 'gone', (events) => events.filter((e) => e.event === 'snapshot').length >= 2)
+    await stream.opened
+    const seen = stream.events
     expect((await b.admin('/reset?run=gone', { method: 'POST' })).status).toBe(200)
     const snapshots = (await seen).filter((e) => e.event === 'snapshot').map((e) => e.data as StreamSnapshot)
     expect(snapshots[0]!.report.calls).toHaveLength(1)
@@ -131,8 +136,9 @@ describe.skipIf(!hasRedis)("every replica's dashboard shows the whole run", () =
     const headers = { 'x-toolstorm-run': 'outage' }
     await (await fetch(`${b.url}/items/x`, { headers })).arrayBuffer()
     await finished(a, 'outage', 1)
-    const seen = readEvents(a, 'outage', (events) => callsOf(events).some((call) => call.url.endsWith('/items/after') && call.outcome !== 'running'), 8000)
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    const stream = openEvents(a, 'outage', (events) => callsOf(events).some((call) => call.url.endsWith('/items/after') && call.outcome !== 'running'), 8000)
+    await stream.opened
+    const seen = stream.events
     await setting.redis!.kill()
     // Polls fail meanwhile; the stream stays open.
     await new Promise((resolve) => setTimeout(resolve, 600))
