@@ -24,6 +24,9 @@ export const ERROR_CODES = {
   ERR_CONTRACT_EMPTY: { exit: 1, status: 409, summary: 'A contract with no checks cannot establish correctness.' },
   ERR_EFFECT_INVALID: { exit: 2, status: 400, summary: 'An effect report is malformed or refers to no known exchange.' },
   ERR_EFFECT_LIMIT: { exit: 2, status: 429, summary: 'The effect trace limit (10,000 per run) was reached.' },
+  ERR_CLAIM_INVALID: { exit: 2, status: 400, summary: 'A claim (`POST /claims`, `reportClaim()`) is malformed.' },
+  ERR_CLAIM_LIMIT: { exit: 2, status: 429, summary: 'The claim limit (10,000 per run) was reached.' },
+  ERR_OTLP_INVALID: { exit: 2, status: 400, summary: 'An OTLP trace export (`POST /v1/traces`) is not a valid protobuf or JSON ExportTraceServiceRequest, or has another content type.' },
   ERR_UPSTREAM_UNREACHABLE: { exit: 2, status: 502, summary: 'The upstream could not be reached or failed before answering.' },
   ERR_REQUEST_UNROUTABLE: { exit: 2, status: 400, summary: 'The data plane could not route a request (malformed Host or target, the wrong form for the mode, no mounted target, or a request that would loop back to toolstorm).' },
   ERR_REQUEST_MALFORMED: { exit: 2, status: 400, summary: 'The data plane could not read a request: the HTTP parser refused its head, it had no Host, an Expect other than 100-continue, or it took too long (400, 417, 431, 408).' },
@@ -127,6 +130,9 @@ export class CassetteTruncatedError extends CassetteError {
 
 /** An effect report was refused. */
 export class EffectError extends ToolstormError {}
+
+/** A claim or an OTLP trace export was refused (`ERR_CLAIM_INVALID`, `ERR_CLAIM_LIMIT`, `ERR_OTLP_INVALID`). */
+export class ClaimError extends ToolstormError {}
 
 /** The upstream could not be reached. */
 export class UpstreamError extends ToolstormError {

@@ -25,6 +25,10 @@ Where reports go: the sidecar URL given to ``ToolstormEffects(sidecar_url=...)``
 URL) as it is when the report is sent, else http://127.0.0.1:8788. The URL can change at any time
 (a test suite starts a proxy on a new port per session); TOOLSTORM_ADMIN_TOKEN is read the same way
 (optional: the call id alone is enough to report for that call).
+
+The agent's side reports claims the same way, ``report_claim(tool, "success" | "failure")``: what
+it concluded about a tool call, held against the commits under it (docs/claims.md). Claims need
+the admin token (TOOLSTORM_ADMIN_TOKEN) and are sent only when a sidecar is named.
 """
 
 import json
@@ -36,7 +40,7 @@ import urllib.error
 import urllib.request
 import warnings
 
-__all__ = ["ToolstormEffects", "ToolstormWarning", "report_effect", "stats", "flush", "configure", "CALL_HEADER", "DEFAULT_SIDECAR"]
+__all__ = ["ToolstormEffects", "ToolstormWarning", "report_effect", "report_claim", "stats", "flush", "configure", "CALL_HEADER", "DEFAULT_SIDECAR"]
 
 CALL_HEADER = "x-toolstorm-call"
 DEFAULT_SIDECAR = "http://127.0.0.1:8788"
@@ -44,7 +48,7 @@ _log = logging.getLogger("toolstorm")
 
 
 class ToolstormWarning(UserWarning):
-    """Emitted once when effects cannot be reported."""
+    """Emitted once when effects or claims cannot be reported."""
 
 
 def _call_id(source):
@@ -100,14 +104,40 @@ class ToolstormEffects:
             with self._lock:
                 self._stats["skipped"] += 1
             return False
+        return self._post("/effects", {"name": str(name), "key": str(key), "call": call}, "an effect")
+
+    def claim(self, tool, status, tool_call_id=None, run=None, traceparent=None):
+        """Report what the agent concluded about a tool call: ``status`` is "success" or "failure".
+
+        toolstorm holds it against the effects committed under it (docs/claims.md). Needs the
+        admin token (``token``, or TOOLSTORM_ADMIN_TOKEN); goes to ``run``, else TOOLSTORM_RUN,
+        else the proxy's active run. Skipped when no sidecar is named (no ``sidecar_url``, no
+        TOOLSTORM_SIDECAR): an agent in production sends nothing. Returns True once it is on
+        record, False when skipped or dropped. Never raises.
+        """
+        if not (self._sidecar or os.environ.get("TOOLSTORM_SIDECAR")):
+            with self._lock:
+                self._stats["skipped"] += 1
+            return False
+        payload = {"tool": str(tool), "status": str(status)}
+        if tool_call_id is not None:
+            payload["toolCallId"] = str(tool_call_id)
+        run = run if run is not None else os.environ.get("TOOLSTORM_RUN")
+        if run:
+            payload["run"] = str(run)
+        if traceparent is not None:
+            payload["traceparent"] = str(traceparent)
+        return self._post("/claims", payload, "a claim")
+
+    def _post(self, path, payload, what):
         with self._lock:
             self._stats["pending"] += 1
         ok = False
         problem = None
-        url = self.sidecar_url + "/effects"
+        url = self.sidecar_url + path
         token = self._token if self._token is not None else os.environ.get("TOOLSTORM_ADMIN_TOKEN")
         try:
-            body = json.dumps({"name": str(name), "key": str(key), "call": call}).encode("utf-8")
+            body = json.dumps(payload).encode("utf-8")
             headers = {"content-type": "application/json"}
             if token:
                 headers["authorization"] = "Bearer " + token
@@ -129,8 +159,8 @@ class ToolstormEffects:
                 self._warned = True
             self._idle.notify_all()
         if warn:
-            message = "toolstorm: could not report an effect to %s (%s); further failures are counted in stats() silently." % (url, problem)
-            warnings.warn(message, ToolstormWarning, stacklevel=2)
+            message = "toolstorm: could not report %s to %s (%s); further failures are counted in stats() silently." % (what, url, problem)
+            warnings.warn(message, ToolstormWarning, stacklevel=3)
             _log.warning(message)
         return ok
 
@@ -171,6 +201,11 @@ def configure(sidecar_url=None, token=None):
 def report_effect(request, name, key):
     """Report an effect with a shared helper configured from the environment."""
     return _default().report(request, name, key)
+
+
+def report_claim(tool, status, tool_call_id=None, run=None, traceparent=None):
+    """Report a claim (what the agent concluded about a tool call) with the shared helper."""
+    return _default().claim(tool, status, tool_call_id=tool_call_id, run=run, traceparent=traceparent)
 
 
 def stats():

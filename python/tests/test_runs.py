@@ -76,3 +76,24 @@ def test_the_effects_helper_in_the_test_process_reports_to_this_test_s_proxy(too
     # No call header: production traffic, skipped without a sound.
     assert report_effect({}, "shipment", "x") is False
     assert [effect["key"] for effect in toolstorm.report()["effects"]] == ["o-9"]
+
+
+def test_an_agent_s_claims_go_to_the_running_test_s_run_and_are_judged(toolstorm, shipping_server):
+    # The plugin sets TOOLSTORM_SIDECAR, TOOLSTORM_RUN and TOOLSTORM_ADMIN_TOKEN for the test:
+    # report_claim needs nothing more. The lost answer's commit is a silent commit; the retry confirmed.
+    from toolstorm.effects import report_claim
+
+    toolstorm.rules([{"name": "lost-ack", "route": "POST /ship", "kind": "response_lost", "calls": [1]}])
+    for attempt in (1, 2):
+        try:
+            response = requests.post(f"{shipping_server.url}/ship", json={"order": "a"}, proxies={"http": toolstorm.proxy_url}, timeout=10)
+            ok = response.status_code == 201
+        except requests.ConnectionError:
+            ok = False
+        assert report_claim("POST /ship", "success" if ok else "failure", tool_call_id="call_%d" % attempt) is True
+        if ok:
+            break
+    claims = toolstorm.report()["claims"]
+    assert [(c["toolCallId"], c["status"], c["verdict"], c["calls"]) for c in claims] == [("call_1", "failure", "silent_commit", [1]), ("call_2", "success", "confirmed", [2])]
+    assert toolstorm.contract().claims_match_effects().passed is False
+    assert toolstorm.env["TOOLSTORM_ADMIN_TOKEN"] == os.environ["TOOLSTORM_ADMIN_TOKEN"]

@@ -374,6 +374,7 @@ export class CassetteRecorder {
       ...(record?.model ? { model: { ...record.model } } : {}),
       ...(record?.mcp ? { mcp: { ...record.mcp } } : {}),
       ...(record?.cut ? { cut: { ...record.cut } } : {}),
+      ...(record?.trace ? { trace: { ...record.trace } } : {}),
     }
   }
 

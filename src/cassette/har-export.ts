@@ -132,6 +132,8 @@ function harEntry(exchange: CassetteExchange, header: CassetteHeader): Record<st
     response: harResponse,
     cache: {},
     timings: { blocked: -1, dns: -1, connect: -1, ssl: -1, send: 0, wait: elapsedMs, receive: 0 },
+    // Where any HAR viewer shows it: the trace the request was sent under (docs/claims.md).
+    ...(exchange.trace ? { comment: `trace ${exchange.trace.traceId} span ${exchange.trace.parentSpanId}` } : {}),
     _toolstorm: {
       seq: exchange.seq,
       run: exchange.run,
@@ -157,6 +159,7 @@ function harEntry(exchange: CassetteExchange, header: CassetteHeader): Record<st
       ...(exchange.model ? { model: exchange.model } : {}),
       ...(exchange.mcp ? { mcp: exchange.mcp } : {}),
       ...(exchange.cut ? { cut: exchange.cut } : {}),
+      ...(exchange.trace ? { trace: exchange.trace } : {}),
     },
   }
 }

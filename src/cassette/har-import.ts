@@ -29,6 +29,7 @@ import {
 } from '../engine/schema/cassette.js'
 import { formatIssues } from '../engine/schema/format-issues.js'
 import { cutSchema, mcpCallSchema, modelCallSchema } from '../engine/schema/report.js'
+import { callTraceSchema } from '../claims/claim-schema.js'
 import { createStorm, type Storm } from '../engine/storm.js'
 import { captureBytes } from './body-capture.js'
 import { Cassette } from './cassette.js'
@@ -62,6 +63,7 @@ const harToolstormSchema = z
     model: modelCallSchema.optional(),
     mcp: mcpCallSchema.optional(),
     cut: cutSchema.optional(),
+    trace: callTraceSchema.optional(),
   })
   .optional()
 
@@ -215,6 +217,7 @@ async function exchangeOf(entry: HarEntry, seq: number, t0: number, storm: Storm
     ...(extra?.model ? { model: extra.model } : {}),
     ...(extra?.mcp ? { mcp: extra.mcp } : {}),
     ...(extra?.cut ? { cut: extra.cut } : {}),
+    ...(extra?.trace ? { trace: extra.trace } : {}),
   }
   // The event timing indexes the body: kept only while the imported body is the one it indexes.
   const stream = extra?.stream

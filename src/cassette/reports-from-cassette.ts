@@ -44,6 +44,7 @@ export function callRecordOf(exchange: CassetteExchange): CallRecord {
     ...(exchange.model ? { model: exchange.model } : {}),
     ...(exchange.mcp ? { mcp: exchange.mcp } : {}),
     ...(exchange.cut ? { cut: exchange.cut } : {}),
+    ...(exchange.trace ? { trace: exchange.trace } : {}),
   }
 }
 

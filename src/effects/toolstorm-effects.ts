@@ -20,8 +20,12 @@
  *   res.status(201).json(shipment)
  * })
  *
- * Environment: TOOLSTORM_SIDECAR (the proxy's admin URL, default http://127.0.0.1:8788),
- * TOOLSTORM_ADMIN_TOKEN (optional: the call id is enough to report for that call).
+ * The agent's side reports claims the same way (`reportClaim`): what it concluded about a tool
+ * call, held against the commits under it (docs/claims.md).
+ *
+ * Environment: TOOLSTORM_SIDECAR (the proxy's admin URL, default http://127.0.0.1:8788; claims
+ * are sent only when it, or `sidecarUrl`, is set), TOOLSTORM_ADMIN_TOKEN (optional for effects:
+ * the call id is enough to report for that call; claims need it), TOOLSTORM_RUN (the run claims go to).
  */
 import http from 'node:http'
 import https from 'node:https'
@@ -38,10 +42,29 @@ export interface EffectsOptions {
   sidecarUrl?: string
   /** Give up on one report after this long. */
   timeoutMs?: number
-  /** Admin token (optional). */
+  /** Admin token (optional for effects; claims need it). */
   token?: string
+  /** The run claims go to (default: TOOLSTORM_RUN, else the proxy's active run). */
+  run?: string
   /** Where the one-time warning goes (default: process.emitWarning). */
   warn?: (message: string) => void
+}
+
+/**
+ * What the agent concluded about one tool call (docs/claims.md): toolstorm holds it against the
+ * effects the tool side committed under it.
+ */
+export interface Claim {
+  /** The tool the agent called (`create_shipment`, or `POST /shipments`). */
+  tool: string
+  /** What the agent concluded: the call worked, or it did not. */
+  status: 'success' | 'failure'
+  /** The agent's id for the tool call, when it has one. */
+  toolCallId?: string
+  /** The run it belongs to (default: the helper's `run`, TOOLSTORM_RUN, else the active run). */
+  run?: string
+  /** The W3C `traceparent` the tool call's requests were sent under: joins the claim to exactly those calls. */
+  traceparent?: string
 }
 
 export interface EffectsStats {
@@ -61,7 +84,10 @@ function callIdOf(source: { headers?: HeaderBag } | HeaderBag | string | null | 
 }
 
 export class ToolstormEffects {
-  readonly #url: URL
+  readonly #effectsUrl: URL
+  /** Where claims go; null when no sidecar was named (no option, no TOOLSTORM_SIDECAR): claims are then skipped. */
+  readonly #claimsUrl: URL | null
+  readonly #run: string | undefined
   readonly #timeoutMs: number
   readonly #token: string | undefined
   readonly #warn: (message: string) => void
@@ -71,7 +97,12 @@ export class ToolstormEffects {
 
   constructor(options: EffectsOptions = {}) {
     const env = typeof process !== 'undefined' ? process.env : {}
-    this.#url = new URL('/effects', options.sidecarUrl ?? env.TOOLSTORM_SIDECAR ?? 'http://127.0.0.1:8788')
+    this.#effectsUrl = new URL('/effects', options.sidecarUrl ?? env.TOOLSTORM_SIDECAR ?? 'http://127.0.0.1:8788')
+    // An effect carries its own sign of a test (the call header); a claim does not, so an agent
+    // in production, with no sidecar named, sends nothing at all.
+    const named = options.sidecarUrl ?? env.TOOLSTORM_SIDECAR
+    this.#claimsUrl = named ? new URL('/claims', named) : null
+    this.#run = options.run ?? (env.TOOLSTORM_RUN || undefined)
     this.#timeoutMs = options.timeoutMs ?? 1000
     this.#token = options.token ?? env.TOOLSTORM_ADMIN_TOKEN
     this.#warn = options.warn ?? ((message) => process.emitWarning(message, { type: 'ToolstormWarning' }))
@@ -87,13 +118,43 @@ export class ToolstormEffects {
       this.#stats.skipped++
       return Promise.resolve(false)
     }
-    const pending = this.#post(JSON.stringify({ name: String(name), key: String(key), call })).then(
-      (ok) => {
-        if (ok) this.#stats.sent++
-        else this.#stats.dropped++
-        return ok
-      },
-    )
+    return this.#track(this.#post(this.#effectsUrl, JSON.stringify({ name: String(name), key: String(key), call }), 'an effect'))
+  }
+
+  /**
+   * Report what the agent concluded about a tool call (needs the admin token: `token`, or
+   * TOOLSTORM_ADMIN_TOKEN). Skipped when no sidecar was named. Resolves `true` once it is on
+   * record, `false` when skipped or dropped. Never rejects.
+   */
+  claim(claim: Claim): Promise<boolean> {
+    if (!this.#claimsUrl) {
+      this.#stats.skipped++
+      return Promise.resolve(false)
+    }
+    const run = claim.run ?? this.#run
+    let body: string
+    try {
+      body = JSON.stringify({
+        tool: String(claim.tool),
+        status: claim.status,
+        ...(claim.toolCallId !== undefined ? { toolCallId: String(claim.toolCallId) } : {}),
+        ...(run !== undefined ? { run } : {}),
+        ...(claim.traceparent !== undefined ? { traceparent: String(claim.traceparent) } : {}),
+      })
+    } catch {
+      // A claim whose fields cannot be serialized is dropped, never thrown into the agent.
+      this.#stats.dropped++
+      return Promise.resolve(false)
+    }
+    return this.#track(this.#post(this.#claimsUrl, body, 'a claim'))
+  }
+
+  #track(sent: Promise<boolean>): Promise<boolean> {
+    const pending = sent.then((ok) => {
+      if (ok) this.#stats.sent++
+      else this.#stats.dropped++
+      return ok
+    })
     this.#pending.add(pending)
     void pending.finally(() => this.#pending.delete(pending))
     return pending
@@ -111,9 +172,9 @@ export class ToolstormEffects {
     if (timer) clearTimeout(timer)
   }
 
-  #post(body: string): Promise<boolean> {
+  #post(url: URL, body: string, what: string): Promise<boolean> {
     return new Promise((resolve) => {
-      const transport = this.#url.protocol === 'https:' ? https : http
+      const transport = url.protocol === 'https:' ? https : http
       const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }
       if (this.#token) headers.authorization = `Bearer ${this.#token}`
       let settled = false
@@ -122,11 +183,11 @@ export class ToolstormEffects {
         settled = true
         if (!ok && problem && !this.#warned) {
           this.#warned = true
-          this.#warn(`toolstorm: could not report an effect to ${this.#url.origin} (${problem}); further failures are counted in stats() silently.`)
+          this.#warn(`toolstorm: could not report ${what} to ${url.origin} (${problem}); further failures are counted in stats() silently.`)
         }
         resolve(ok)
       }
-      const req = transport.request(this.#url, { method: 'POST', headers, timeout: this.#timeoutMs }, (res) => {
+      const req = transport.request(url, { method: 'POST', headers, timeout: this.#timeoutMs }, (res) => {
         res.resume()
         res.on('end', () => done(res.statusCode === 201, `HTTP ${res.statusCode}`))
         res.on('error', (error) => done(false, error.message))
@@ -154,7 +215,12 @@ export function reportEffect(request: { headers?: HeaderBag } | HeaderBag | stri
   return sharedEffects().report(request, name, key)
 }
 
-/** What `reportEffect` sent, dropped, skipped, and has pending (as the Python helper's `stats()`). */
+/** Report a claim with the shared helper (as the Python helper's `report_claim()`); see `ToolstormEffects.claim`. */
+export function reportClaim(claim: Claim): Promise<boolean> {
+  return sharedEffects().claim(claim)
+}
+
+/** What `reportEffect` and `reportClaim` sent, dropped, skipped, and have pending (as the Python helper's `stats()`). */
 export function stats(): EffectsStats {
   return sharedEffects().stats()
 }

@@ -4,12 +4,16 @@
  */
 import type { CallRecord, CoverageCounts, EarlierRules, EffectRecord } from './schema/report.js'
 import type { Rule } from './schema/rule.js'
+import { RunClaims } from '../claims/run-claims.js'
 
 /**
  * Rule sets kept for the report, at most: one per rule change that calls began under, so each
  * holds at least one call, and past the report's 10,000 itemized calls coverage is only bounded.
  */
 export const MAX_EARLIER_RULE_SETS = 10_000
+
+/** What a run id may be: it travels in headers, URL paths and proxy credentials. */
+export const RUN_ID = /^[A-Za-z0-9._~-]{1,128}$/
 
 export class Run {
   readonly id: string
@@ -18,6 +22,8 @@ export class Run {
   readonly ordinals = new Map<string, number>()
   readonly calls: CallRecord[] = []
   readonly effects: EffectRecord[] = []
+  /** What the agent reported about its tool calls (docs/claims.md), judged when a report is made. */
+  readonly claims = new RunClaims()
   readonly identities = new Map<string, number>()
   readonly coverage = new Map<string, CoverageCounts>()
   budgetRejections = 0

@@ -27,6 +27,9 @@ import { type CallRecord, type EffectRecord, type Report, REPORT_KIND } from './
 import type { Rule } from './schema/rule.js'
 import { VERSION } from '../version.js'
 import { docsUrl } from '../docs-url.js'
+import { parseTraceparent } from '../claims/traceparent.js'
+import { judgeClaims } from '../claims/judge-claims.js'
+import type { RunClaims } from '../claims/run-claims.js'
 
 export const DEFAULT_RUN = 'default'
 const MAX_RUNS = 1000
@@ -34,6 +37,10 @@ export const MAX_EFFECTS = 10_000
 const REDACTED_URL_CACHE = 4096
 /** Exchanges remembered for late effect reports; the oldest finished ones are forgotten first. */
 const MAX_REMEMBERED_EXCHANGES = 4096
+/** Trace ids remembered with the run their requests named (an OTLP span naming no run joins its trace's run). */
+const MAX_REMEMBERED_TRACES = 4096
+/** Routes remembered as committing (an effect was reported on them). */
+const MAX_COMMITTING_ROUTES = 1000
 
 export interface StormOptions {
   /** Defaults to real time. Use a `VirtualClock` for deterministic timings. */
@@ -125,6 +132,10 @@ export class Storm {
   readonly #recent: Array<string | undefined> = new Array(MAX_REMEMBERED_EXCHANGES)
   /** Redacted URLs by raw URL: agents call the same endpoints over and over. */
   readonly #redactedUrls = new Map<string, string>()
+  /** The run each recent trace's requests went to, by trace id. */
+  readonly #traceRuns = new Map<string, string>()
+  /** Routes an effect was reported on, in any run: a claimed success on them with nothing committed is a phantom (docs/claims.md). */
+  readonly committingRoutes = new Set<string>()
   #seq = 0
 
   constructor(config: StormConfig, options: StormOptions = {}) {
@@ -295,6 +306,15 @@ export class Storm {
     const { id, view, url, route, ordinal, key, rule, callId, started, parent, seed, onFinish } = call
     const record = this.runningRecord(callId, route, ordinal, key, parent, view.method, this.#redactUrl(view.url), started, rule)
     if (view.mcp) record.mcp = mcpCallOf(view.mcp, this.#redactor)
+    // MCP's own trace context names the tool call's span; the header may name a span below it.
+    const traceparent = view.mcp?.traceparent ?? headerValue(view.headers, 'traceparent')
+    if (traceparent !== undefined) {
+      const trace = parseTraceparent(traceparent)
+      if (trace) {
+        record.trace = trace
+        this.#rememberTrace(trace.traceId, run.id)
+      }
+    }
     const fault = rule ? faultFor(rule.kind) : null
     const exchange = new Exchange({ id, stormId: this.nonce, run, request: view, url, record, rule, fault, rawKey: key, seed, clock: this.clock, onFinish })
     if (channels.exchangeStart.hasSubscribers) channels.exchangeStart.publish({ run: run.id, exchangeId: id, call: record })
@@ -346,6 +366,17 @@ export class Storm {
     return redacted
   }
 
+  #rememberTrace(traceId: string, run: string): void {
+    if (this.#traceRuns.get(traceId) === run) return
+    if (this.#traceRuns.size >= MAX_REMEMBERED_TRACES) this.#traceRuns.delete(this.#traceRuns.keys().next().value as string)
+    this.#traceRuns.set(traceId, run)
+  }
+
+  /** The run whose requests carried `traceId` most recently, if this storm still remembers it. */
+  runOfTrace(traceId: string): string | undefined {
+    return this.#traceRuns.get(traceId)
+  }
+
   #remember(id: string, entry: ExchangeEntry): void {
     this.#exchanges.set(id, entry)
     // A ring of the last ids: the one it overwrites is the oldest, forgotten in O(1).
@@ -392,6 +423,7 @@ export class Storm {
       redacted: safeName !== name || safeKey !== key,
     }
     run.effects.push(effect)
+    if (this.committingRoutes.size < MAX_COMMITTING_ROUTES) this.committingRoutes.add(exchange.record.route)
     if (channels.commitReported.hasSubscribers) channels.commitReported.publish({ run: run.id, exchangeId: callId, effect })
     return effect
   }
@@ -425,7 +457,7 @@ export class Storm {
   }
 
   /** A detached report of a run's state under the rules in force, and those its earlier calls began under (a shared store passes the merged state). */
-  reportOf(run: Pick<Run, 'id' | 'coverage' | 'calls' | 'droppedCalls' | 'effects' | 'budgetRejections'> & Partial<Pick<Run, 'earlierRules'>>): Report {
+  reportOf(run: Pick<Run, 'id' | 'coverage' | 'calls' | 'droppedCalls' | 'effects' | 'budgetRejections'> & Partial<Pick<Run, 'earlierRules' | 'claims'>>): Report {
     const config = this.configOf(run.id)
     const recovery = recoveryOf(run.calls)
     const rules = config.rules.map((rule) => redactRule(rule, this.#redactor))
@@ -447,7 +479,13 @@ export class Storm {
       effects: run.effects,
       budgetRejections: run.budgetRejections,
       ...(recovery.length ? { recovery } : {}),
+      ...(run.claims?.size ? { claims: this.#judge(run.claims, run, config) } : {}),
+      ...(run.claims?.hasSpans ? { spans: run.claims.spanCounts() } : {}),
     }) as Report
+  }
+
+  #judge(claims: RunClaims, run: Pick<Run, 'calls' | 'effects'>, config: StormConfig): Report['claims'] {
+    return judgeClaims({ claims: claims.claims, spanParents: claims.spanParents, calls: run.calls, effects: run.effects, commits: { globs: config.commits, observed: this.committingRoutes } })
   }
 }
 

@@ -2,6 +2,8 @@
 import { duplicateEffects, type DuplicateEffect } from './contracts/duplicate-effects.js'
 import type { CoverageCounts, RecoveryRecord, Report } from './schema/report.js'
 import { recoveryOf } from './recovery.js'
+import { contradicted, rejudgeClaims } from '../claims/judge-claims.js'
+import type { ClaimVerdict } from '../claims/claim-schema.js'
 
 export interface ReportSummary {
   readonly version: 1
@@ -21,6 +23,8 @@ export interface ReportSummary {
   readonly cutStreams: number
   /** What recovering from each triggered fault cost (recomputed from the calls); absent when none triggered. */
   readonly recovery?: readonly RecoveryRecord[]
+  /** The agent's claims by verdict, judged again from the trace, and those the effects contradict (docs/claims.md); absent without claims. */
+  readonly claims?: { readonly total: number; readonly verdicts: Partial<Record<ClaimVerdict, number>>; readonly contradicted: ReadonlyArray<{ id: number; tool: string; status: string; verdict: ClaimVerdict; calls: readonly number[] }> }
 }
 
 export function summarizeReport(report: Report): ReportSummary {
@@ -46,6 +50,9 @@ export function summarizeReport(report: Report): ReportSummary {
   }
   const duplicates = duplicateEffects(report)
   const recovery = recoveryOf(report.calls)
+  const judged = rejudgeClaims(report)
+  const verdicts: Partial<Record<ClaimVerdict, number>> = {}
+  for (const claim of judged) verdicts[claim.verdict] = (verdicts[claim.verdict] ?? 0) + 1
   return {
     version: 1,
     run: report.run,
@@ -60,5 +67,8 @@ export function summarizeReport(report: Report): ReportSummary {
     modelCalls,
     cutStreams,
     ...(recovery.length ? { recovery } : {}),
+    ...(judged.length
+      ? { claims: { total: judged.length, verdicts, contradicted: judged.filter((claim) => contradicted(claim.verdict)).map(({ id, tool, status, verdict, calls }) => ({ id, tool, status, verdict, calls })) } }
+      : {}),
   }
 }

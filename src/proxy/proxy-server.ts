@@ -19,6 +19,7 @@ import { HEADER_RUN } from '../engine/http.js'
 import { parseAdminHosts } from './admin/admin-hosts.js'
 import { createAdminHandler } from './admin/admin-server.js'
 import { runRoutes } from './admin/run-routes.js'
+import { claimRoutes } from './admin/claim-routes.js'
 import { answerClientError, createDataPlaneServer, failExchange, sendProxyError } from './data-plane-server.js'
 import { guardObserver, printExchangeFailure } from './exchange-failure.js'
 import { createDashboard, DASHBOARD_PATH } from './admin/dashboard.js'
@@ -179,7 +180,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   }
 
   const dashboard = options.dashboard === false ? null : createDashboard(storm, shareState ? { publishRules: (config) => shareState.publishRules(config), events: { feed: shareState } } : {})
-  const extraRoutes = [runRoutes(storm, shareState), ...(dashboard?.routes ?? []), ...(options.adminRoutes ?? [])]
+  const extraRoutes = [runRoutes(storm, shareState), claimRoutes(storm, shareState), ...(dashboard?.routes ?? []), ...(options.adminRoutes ?? [])]
   admin.on('request', createAdminHandler({ storm, token, allowedHosts, ...(shareState ? { state: shareState } : {}), extraRoutes, ...(dashboard ? { publicRoutes: dashboard.publicRoutes } : {}) }))
 
   const { address, adminAddress, self: selfHost } = await listenPair(server, admin, host, options.port ?? 0, options.adminPort ?? 0).catch(async (error: unknown) => {

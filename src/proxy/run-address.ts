@@ -10,11 +10,9 @@
  * @see ../../docs/proxy.md#runs-parallel-workers-on-one-proxy
  */
 import type { IncomingHttpHeaders } from 'node:http'
+import { RUN_ID } from '../engine/run.js'
 
 export const RUN_PREFIX = '/_run/'
-
-/** Run ids as they may appear in a path or a user name: unreserved URL characters only. */
-const RUN_ID = /^[A-Za-z0-9._~-]{1,128}$/
 
 export type AddressedRun = { readonly ok: true; readonly run: string; readonly url: string } | { readonly ok: false; readonly message: string }
 

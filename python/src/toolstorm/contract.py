@@ -75,6 +75,10 @@ class Contract:
         """No route was called again before the Retry-After it was given had passed."""
         return self._add({"type": "retryAfterRespected"})
 
+    def claims_match_effects(self) -> "Contract":
+        """The agent's claims about its tool calls agree with the effects: no silent commit, no phantom success."""
+        return self._add({"type": "claimsMatchEffects"})
+
     def check(self, name: str, passed: bool, detail: str = "") -> "Contract":
         """A check you decide; ``detail`` is shown as written (keep secrets out of it)."""
         if not isinstance(passed, bool):

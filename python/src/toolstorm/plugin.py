@@ -41,7 +41,8 @@ class _TestState:
     def __init__(self, run: Run, cassette: Optional[CassetteSession]) -> None:
         self.run = run
         self.cassette = cassette
-        self.sidecar: Optional[str] = None
+        #: The environment variables the test ran with, as they were before (None: unset).
+        self.saved_env: Dict[str, Optional[str]] = {}
         #: The end-of-test checks ran (and said what failed, if anything).
         self.checked = False
 
@@ -161,9 +162,15 @@ def toolstorm(request: pytest.FixtureRequest) -> Generator[Run, None, None]:
         run = Run(request.getfixturevalue("toolstorm_proxy"), run_id)
     state = _TestState(run, cassette)
     item.stash[STATE] = state
-    # Tool servers in this process (or started by the test) report effects to this test's proxy.
-    state.sidecar = os.environ.get("TOOLSTORM_SIDECAR")
-    os.environ["TOOLSTORM_SIDECAR"] = run.sidecar_url
+    # Tool servers in this process (or started by the test) report effects to this test's proxy,
+    # and the agent reports claims (report_claim: they need the admin token) to this test's run.
+    test_env = {"TOOLSTORM_SIDECAR": run.sidecar_url, "TOOLSTORM_RUN": run.id}
+    token = getattr(run.proxy, "token", None)
+    if token:
+        test_env["TOOLSTORM_ADMIN_TOKEN"] = str(token)
+    for name, value in test_env.items():
+        state.saved_env[name] = os.environ.get(name)
+        os.environ[name] = value
     try:
         run.proxy.activate(run.id)
         marker = item.get_closest_marker("toolstorm")
@@ -178,10 +185,11 @@ def toolstorm(request: pytest.FixtureRequest) -> Generator[Run, None, None]:
 def _finish(item: pytest.Item, state: _TestState) -> None:
     run = state.run
     passed = item.stash.get(CALL_PASSED, False)
-    if state.sidecar is None:
-        os.environ.pop("TOOLSTORM_SIDECAR", None)
-    else:
-        os.environ["TOOLSTORM_SIDECAR"] = state.sidecar
+    for name, value in state.saved_env.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
     try:
         if run.proxy.running:
             run.proxy.activate(None)

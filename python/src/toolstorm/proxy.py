@@ -312,6 +312,10 @@ class Run:
         with the run in its credentials, ``NO_PROXY`` emptied so loopback servers go through too),
         the CA bundle variables for HTTPS, and ``TOOLSTORM_SIDECAR`` for the effects helper."""
         env = {"TOOLSTORM_SIDECAR": self.admin_url, "TOOLSTORM_RUN": self.id}
+        token = getattr(self.proxy, "token", None)
+        if token:
+            # report_claim() needs it (claims are admin API calls; effects are not).
+            env["TOOLSTORM_ADMIN_TOKEN"] = str(token)
         if self.proxy.mode == "forward":
             url = self.proxy_url
             env.update(TOOLSTORM_PROXY_URL=url, HTTP_PROXY=url, http_proxy=url, HTTPS_PROXY=url, https_proxy=url, NO_PROXY="", no_proxy="")

@@ -4,6 +4,7 @@ import { duplicateEffects, formatDuplicateEffects } from '../../engine/contracts
 import { readReportsOrCassette } from '../../cassette/read-reports-or-cassette.js'
 import { formatCheck } from '../../demo/format-demo.js'
 import { printLine } from '../output.js'
+import { formatContradictedClaims } from '../../claims/judge-claims.js'
 import { numberOption } from '../numeric-options.js'
 
 const COUNT = { min: 0, max: Number.MAX_SAFE_INTEGER, expected: 'a nonnegative integer' }
@@ -15,6 +16,7 @@ interface CheckArgs {
   'max-tokens'?: number
   'max-recovery-tokens'?: number
   json: boolean
+  claims: boolean
 }
 
 export const checkCommand: CommandModule<object, CheckArgs> = {
@@ -27,6 +29,7 @@ export const checkCommand: CommandModule<object, CheckArgs> = {
       .option('max-model-calls', { ...numberOption('max-model-calls', COUNT), describe: 'Fail when more model calls were made' })
       .option('max-tokens', { ...numberOption('max-tokens', COUNT), describe: 'Fail when the model calls used more tokens (input + output), or reported no usage' })
       .option('max-recovery-tokens', { ...numberOption('max-recovery-tokens', COUNT), describe: 'Fail when recovering from any one triggered fault took more tokens, or a recovery reported no usage' })
+      .option('claims', { type: 'boolean', default: true, describe: "When the report holds claims, fail on one the effects contradict (silent commit, phantom success); --no-claims to skip" })
       .option('json', { type: 'boolean', default: false, describe: 'Print the contract as JSON, with the effects committed twice (duplicates)' }) as unknown as Argv<CheckArgs>,
   async handler(args) {
     const maxCalls = args['max-calls']
@@ -40,6 +43,8 @@ export const checkCommand: CommandModule<object, CheckArgs> = {
       if (maxModelCalls !== undefined) checks.atMostModelCalls(maxModelCalls)
       if (maxTokens !== undefined) checks.atMostTokens(maxTokens)
       if (maxRecovery !== undefined) checks.maxRecoveryTokens(maxRecovery)
+      // On by default once the agent reported claims: a silent commit or a phantom success fails the run.
+      if (report.claims?.length && args.claims) checks.claimsMatchEffects()
       return checks.toJSON()
     })
     // Which effects were committed twice (the check's detail only counts them): listed in text, and in JSON.
@@ -53,6 +58,7 @@ export const checkCommand: CommandModule<object, CheckArgs> = {
         for (const check of result.checks) {
           printLine(formatCheck(check, ''))
           if (check.name === 'No duplicate side effects') for (const line of formatDuplicateEffects(duplicates[index] ?? [])) printLine(`    ${line}`)
+          if (check.name === 'Claims match effects' && !check.passed) for (const line of formatContradictedClaims(reports[index]!)) printLine(`    ${line}`)
         }
       })
     if (results.some((result) => !result.passed)) process.exitCode = 1

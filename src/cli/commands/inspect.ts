@@ -49,6 +49,11 @@ export const inspectCommand: CommandModule<object, InspectArgs> = {
         const cost = `${r.calls} call(s), ${r.modelCalls} model call(s), ${r.inputTokens} input + ${r.outputTokens} output tokens${r.unmeasured ? ` (${r.unmeasured} without usage)` : ''}`
         printLine(`  recovery from call ${r.call} (${r.rule ?? 'no rule'} on ${r.route}): ${r.recovered ? `recovered in ${r.seconds}s` : 'not recovered'}, ${cost}`)
       }
+      if (summary.claims) {
+        const verdicts = Object.entries(summary.claims.verdicts).map(([verdict, count]) => `${verdict} ${count}`)
+        printLine(`  claims: ${summary.claims.total} (${verdicts.join(', ')})`)
+        for (const claim of summary.claims.contradicted.slice(0, 10)) printLine(`    #${claim.id} ${claim.tool} ${claim.status}: ${claim.verdict} (calls ${claim.calls.join(', ') || 'none'})`)
+      }
     }
   },
 }

@@ -29,9 +29,10 @@ export const contractCheckSchema = z.discriminatedUnion(
     z.strictObject({ type: z.literal('atMostTokens'), count, kind: z.enum(TOKEN_KINDS as [TokenKind, ...TokenKind[]]).default('total') }),
     z.strictObject({ type: z.literal('maxRecoveryTokens'), count }),
     z.strictObject({ type: z.literal('retryAfterRespected') }),
+    z.strictObject({ type: z.literal('claimsMatchEffects') }),
     z.strictObject({ type: z.literal('check'), name, passed: z.boolean(), detail: z.string().max(2000).default('') }),
   ],
-  { error: 'expected "type" to be one of "requireTriggered", "noDuplicateEffects", "atMostCalls", "atMostEffects", "atMostModelCalls", "atMostTokens", "maxRecoveryTokens", "retryAfterRespected", "check"' },
+  { error: 'expected "type" to be one of "requireTriggered", "noDuplicateEffects", "atMostCalls", "atMostEffects", "atMostModelCalls", "atMostTokens", "maxRecoveryTokens", "retryAfterRespected", "claimsMatchEffects", "check"' },
 )
 
 export const contractRequestSchema = z.strictObject({ checks: z.array(contractCheckSchema).max(MAX_CHECKS, { error: `expected at most ${MAX_CHECKS} checks` }) })
@@ -76,6 +77,9 @@ export function runContract(report: Report, checks: readonly ContractCheckReques
         break
       case 'retryAfterRespected':
         built.retryAfterRespected()
+        break
+      case 'claimsMatchEffects':
+        built.claimsMatchEffects()
         break
       case 'check':
         built.check(check.name, check.passed, check.detail)

@@ -68,6 +68,14 @@ export class Contract {
     return this.#add(CONTRACT_UNITS.maxRecoveryTokens.check(this.#report, { count }))
   }
 
+  /**
+   * The agent's claims about its tool calls agree with the effects committed under them: no
+   * silent commit, no phantom success (docs/claims.md). A report without claims passes it vacuously.
+   */
+  claimsMatchEffects(): this {
+    return this.#add(CONTRACT_UNITS.claimsMatchEffects.check(this.#report, {}))
+  }
+
   /** No route was called again before the Retry-After it was given had passed. */
   retryAfterRespected(): this {
     return this.#add(CONTRACT_UNITS.retryAfterRespected.check(this.#report, {}))

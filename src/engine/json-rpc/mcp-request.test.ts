@@ -14,6 +14,13 @@ describe('parseMcpRequest', () => {
     })
   })
 
+  it('reads the trace context MCP carries in params._meta.traceparent, and only a string', () => {
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
+    expect(parse({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 't', _meta: { traceparent } } })?.traceparent).toBe(traceparent)
+    expect(parse({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 't', _meta: { traceparent: 42 } } })).not.toHaveProperty('traceparent')
+    expect(parse({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 't', _meta: null } })).not.toHaveProperty('traceparent')
+  })
+
   it('takes a resource URI as the target and gives a notification a null id', () => {
     expect(parse({ jsonrpc: '2.0', id: 3, method: 'resources/read', params: { uri: 'file:///orders.csv' } })?.target).toBe('file:///orders.csv')
     expect(parse({ jsonrpc: '2.0', method: 'notifications/initialized' })).toMatchObject({ id: null, target: null })

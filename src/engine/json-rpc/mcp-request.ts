@@ -26,6 +26,8 @@ export interface McpRequest {
   readonly session: string | null
   /** Sent on the legacy HTTP+SSE transport: its answer travels on the session's GET stream (`legacy-sse.ts`). */
   readonly legacySse?: boolean
+  /** `params._meta.traceparent`: the trace context MCP carries in the message (docs/claims.md). */
+  readonly traceparent?: string
 }
 
 /** Methods whose target names the route, and the param that holds it. */
@@ -60,7 +62,10 @@ export function parseMcpRequest(body: Uint8Array, session: string | null = null)
   const paramsObject = params !== null && typeof params === 'object' && !Array.isArray(params) ? (params as Record<string, unknown>) : null
   const rawTarget = targetParam && paramsObject ? paramsObject[targetParam] : undefined
   const target = typeof rawTarget === 'string' && rawTarget.length > 0 ? rawTarget : null
-  return { method, id: id === undefined ? null : (id as JsonRpcId), target, arguments: paramsObject?.arguments ?? null, session }
+  const meta = paramsObject?._meta
+  const traceparent = meta !== null && typeof meta === 'object' ? (meta as Record<string, unknown>).traceparent : undefined
+  const request: McpRequest = { method, id: id === undefined ? null : (id as JsonRpcId), target, arguments: paramsObject?.arguments ?? null, session }
+  return typeof traceparent === 'string' ? { ...request, traceparent } : request
 }
 
 function singleHeader(value: string | string[] | undefined): string | null {

@@ -10,6 +10,7 @@ import { z } from 'zod'
 import { FAULT_KINDS } from '../faults/registry.js'
 import { seedSchema } from './config.js'
 import { cutSchema, mcpCallSchema, modelCallSchema } from './report.js'
+import { callTraceSchema } from '../../claims/claim-schema.js'
 import { ruleSchema } from './rule.js'
 
 export const CASSETTE_KIND = 'toolstorm.cassette'
@@ -175,6 +176,8 @@ function exchangeSchemas<Body extends z.ZodType>(body: Body) {
     mcp: mcpCallSchema.optional(),
     /** Where an injected stream fault cut the stream (complete events, body bytes the client received). */
     cut: cutSchema.optional(),
+    /** The trace context the request carried (`traceparent`, or MCP's `params._meta.traceparent`): joins claims to it (docs/claims.md). */
+    trace: callTraceSchema.optional(),
   })
   return { request, response, clientResponse, exchange }
 }

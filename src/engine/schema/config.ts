@@ -24,6 +24,12 @@ export const routeSpecSchema = z.string().superRefine((spec, ctx) => {
   if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: parsed })
 })
 
+/** An entry of `commits`: a glob over route names, as a rule's `route` (`POST /shipments`, `tools/call create_shipment`, `create_*`). */
+const commitRouteSchema = z
+  .string({ error: 'expected a route name or glob (1–200 characters)' })
+  .min(1, { error: 'expected a route name or glob (1–200 characters)' })
+  .max(200, { error: 'expected a route name or glob (1–200 characters)' })
+
 export const redactOptionsSchema = z.strictObject({
   /** Extra secret field/header/query names. */
   keys: z.array(z.string().min(1)).default([]),
@@ -50,6 +56,11 @@ export const configSchema = z
     redact: redactOptionsSchema.default({ keys: [], secrets: [] }),
     /** MCP endpoints and detection (docs/mcp.md). */
     mcp: mcpOptionsSchema.default(DEFAULT_MCP_OPTIONS),
+    /**
+     * Routes whose calls commit (docs/claims.md): a claimed success with nothing committed under it
+     * on one of them is a phantom success. Routes an effect was reported on count without being listed.
+     */
+    commits: z.array(commitRouteSchema).max(MAX_RULES, { error: `expected at most ${MAX_RULES} routes` }).default([]),
   })
   .superRefine((config, ctx) => {
     const seen = new Map<string, number>()

@@ -5,6 +5,7 @@ import { z } from 'zod'
 import { FAULT_KINDS } from '../faults/registry.js'
 import { ruleSchema } from './rule.js'
 import { seedSchema } from './config.js'
+import { callTraceSchema, reportClaimSchema, spanCountsSchema } from '../../claims/claim-schema.js'
 
 export const REPORT_KIND = 'toolstorm.report'
 
@@ -106,6 +107,8 @@ export const callSchema = z.strictObject({
   notFired: z.string().max(300).nullable().optional(),
   /** Set when the call was an MCP message (see docs/mcp.md). */
   mcp: mcpCallSchema.nullable().optional(),
+  /** The trace context the request carried (`traceparent`, or MCP's `params._meta.traceparent`); absent when none. */
+  trace: callTraceSchema.optional(),
 })
 
 export const effectSchema = z.strictObject({
@@ -172,6 +175,13 @@ export const reportSchema = z.strictObject({
   stateUnavailable: counter.optional(),
   /** What recovering from each triggered fault cost; absent when no fault triggered. */
   recovery: z.array(recoverySchema).max(10_000).optional(),
+  /**
+   * What the agent reported about its tool calls, each held against the effects committed under it
+   * (docs/claims.md). Absent when the run received no claim.
+   */
+  claims: z.array(reportClaimSchema).max(10_000).optional(),
+  /** Spans OTLP exports brought to the run: those that became claims, and those counted and ignored. Absent when none came. */
+  spans: spanCountsSchema.optional(),
 })
 
 export type Report = z.infer<typeof reportSchema>

@@ -22,6 +22,8 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   'POST /contract': ['run'],
   'POST /reset': ['run'],
   'POST /effects': [],
+  'POST /claims': [],
+  'POST /v1/traces': [],
   'POST /clock/advance': [],
   'GET /events': ['run'],
   'GET /cassette': ['run'],

@@ -73,6 +73,11 @@ export function sendError(res: http.ServerResponse, error: unknown): void {
  * a server that closes while the client still sends makes the client see a reset, not the 413.
  */
 export function readBody(req: http.IncomingMessage, limit = MAX_ADMIN_BODY_BYTES): Promise<string> {
+  return readBodyBytes(req, limit).then((bytes) => bytes.toString('utf8'))
+}
+
+/** `readBody`, as bytes (a protobuf body is not text). */
+export function readBodyBytes(req: http.IncomingMessage, limit = MAX_ADMIN_BODY_BYTES): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     let size = 0
@@ -88,7 +93,7 @@ export function readBody(req: http.IncomingMessage, limit = MAX_ADMIN_BODY_BYTES
         reject(tooLarge())
       }
     })
-    req.on('end', () => (size > limit ? reject(tooLarge()) : resolve(Buffer.concat(chunks).toString('utf8'))))
+    req.on('end', () => (size > limit ? reject(tooLarge()) : resolve(Buffer.concat(chunks))))
     req.on('error', reject)
   })
 }

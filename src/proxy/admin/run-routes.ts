@@ -24,11 +24,10 @@ import type { RedisRunState } from '../../engine/state/redis-run-state.js'
 import { parseDocument } from '../../io/read-input-file.js'
 import { docsUrl } from '../../docs-url.js'
 import { parseJsonBody, readBody, sendError, sendJson } from './admin-server.js'
+import { RUN_ID } from '../../engine/run.js'
 
 /** Fields of a rules file that stay the proxy's: a run cannot change how everything is redacted or which requests are MCP. */
 const PROXY_WIDE_FIELDS = ['redact', 'mcp'] as const
-
-const RUN_ID = /^[A-Za-z0-9._~-]{1,128}$/
 
 type Route = (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => Promise<boolean>
 

@@ -1,0 +1,45 @@
+/**
+ * Which spans are claims: the tool calls an instrumented agent already reports.
+ *
+ * - GenAI semantic conventions: `gen_ai.operation.name = execute_tool`, the tool in
+ *   `gen_ai.tool.name`, its call id in `gen_ai.tool.call.id`.
+ * - MCP client spans: `mcp.method.name = tools/call` on a CLIENT span, the tool in `gen_ai.tool.name`.
+ * - The Vercel AI SDK's `ai.toolCall` spans (`ai.toolCall.name`, `ai.toolCall.id`).
+ *
+ * A claim is a failure when the span's status is ERROR or it sets `error.type`; else a success.
+ * Every other span is counted and ignored.
+ */
+import type { ClaimStatus } from './claim-schema.js'
+import { SPAN_KIND_CLIENT, type OtlpSpan } from './otlp-span.js'
+
+export interface SpanClaim {
+  readonly tool: string
+  readonly toolCallId: string | null
+  readonly status: ClaimStatus
+}
+
+/** The claim a span makes, or null when it is not a tool call. */
+export function spanClaim(span: OtlpSpan): SpanClaim | null {
+  const attr = span.attributes
+  let tool: unknown
+  let callId: unknown
+  if (attr.get('gen_ai.operation.name') === 'execute_tool') {
+    tool = attr.get('gen_ai.tool.name') ?? (span.name.startsWith('execute_tool ') ? span.name.slice('execute_tool '.length) : undefined)
+    callId = attr.get('gen_ai.tool.call.id')
+  } else if (attr.get('mcp.method.name') === 'tools/call' && span.kind === SPAN_KIND_CLIENT) {
+    tool = attr.get('gen_ai.tool.name') ?? (span.name.startsWith('tools/call ') ? span.name.slice('tools/call '.length) : undefined)
+    callId = undefined
+  } else if (span.name === 'ai.toolCall') {
+    tool = attr.get('ai.toolCall.name')
+    callId = attr.get('ai.toolCall.id')
+  } else {
+    return null
+  }
+  if (typeof tool !== 'string' || tool.trim() === '') return null
+  const failed = span.status === 'error' || (attr.get('error.type') !== undefined && attr.get('error.type') !== '')
+  return {
+    tool: tool.trim().slice(0, 200),
+    toolCallId: typeof callId === 'string' && callId !== '' ? callId.slice(0, 200) : typeof callId === 'number' ? String(callId) : null,
+    status: failed ? 'failure' : 'success',
+  }
+}
