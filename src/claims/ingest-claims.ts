@@ -13,9 +13,9 @@ import { ClaimError } from '../errors.js'
 import { RUN_ID, type Run } from '../engine/run.js'
 import { roundSeconds } from '../engine/clock.js'
 import { DEFAULT_RUN, type Storm } from '../engine/storm.js'
-import type { ClaimSource, ClaimStatus } from './claim-schema.js'
+import type { ClaimSource, ClaimStatus } from '../engine/claims/claim-schema.js'
 import type { OtlpSpan } from './otlp-span.js'
-import type { StoredClaim } from './run-claims.js'
+import type { StoredClaim } from '../engine/claims/run-claims.js'
 import { spanClaim } from './span-claim.js'
 
 /** Seconds of slack between the agent's span times and toolstorm's call times (one machine, two clocks). */

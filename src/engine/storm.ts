@@ -27,9 +27,9 @@ import { type CallRecord, type EffectRecord, type Report, REPORT_KIND } from './
 import type { Rule } from './schema/rule.js'
 import { VERSION } from '../version.js'
 import { docsUrl } from '../docs-url.js'
-import { parseTraceparent } from '../claims/traceparent.js'
-import { judgeClaims } from '../claims/judge-claims.js'
-import type { RunClaims } from '../claims/run-claims.js'
+import { parseTraceparent } from './claims/traceparent.js'
+import { judgeClaims } from './claims/judge-claims.js'
+import type { RunClaims } from './claims/run-claims.js'
 
 export const DEFAULT_RUN = 'default'
 const MAX_RUNS = 1000

@@ -2,8 +2,8 @@
 import { duplicateEffects, type DuplicateEffect } from './contracts/duplicate-effects.js'
 import type { CoverageCounts, RecoveryRecord, Report } from './schema/report.js'
 import { recoveryOf } from './recovery.js'
-import { contradicted, rejudgeClaims } from '../claims/judge-claims.js'
-import type { ClaimVerdict } from '../claims/claim-schema.js'
+import { contradicted, rejudgeClaims } from './claims/judge-claims.js'
+import type { ClaimVerdict } from './claims/claim-schema.js'
 
 export interface ReportSummary {
   readonly version: 1

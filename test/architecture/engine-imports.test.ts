@@ -7,7 +7,9 @@
  *   2 units       rules files (schema/, rules/), faults, byte-level stream parsing, contracts,
  *                 evidence, runs and reports, and the MCP pieces the kernel still names (until #23
  *                 step 5 moves MCP out: its options are part of the config, its evidence and tool
- *                 catalog part of the storm, its answer reader tells a stream's end)
+ *                 catalog part of the storm, its answer reader tells a stream's end), the model-call
+ *                 pieces faults speak (recognising a provider, its error shapes, token windows: they
+ *                 move with model calls in step 5), and the claims judged against evidence (claims/)
  *   3 exchange    an exchange, its transport and flow, the stream relay, the storm
  *   4 front door  plugin.ts and serve.ts: what every transport calls
  *   5 guests      the MCP lens, model calls, Redis shared state: plug-ins and adapters
@@ -24,7 +26,7 @@ const ENGINE = path.join(SRC, 'engine')
 /** First match wins; paths are relative to src/engine. */
 const LAYERS: ReadonlyArray<readonly [layer: number, name: string, pattern: RegExp]> = [
   [1, 'vocabulary', /^(http|clock|closest-name|decision|exchange-context|glob|route-pattern|routes|body|web-response)\.ts$|^json-rpc\/|^schema\/(rule-base|format-issues)\.ts$/],
-  [2, 'units', /^(schema|rules|faults|contracts|evidence)\/|^streams\/(sse-decoder|sse-splitter|terminal-event|stream-transform|truncate-transform|event-transform|streamable)\.ts$|^(run|validate-report|reports-from-document|summarize-report)\.ts$|^mcp\/(mcp-options|tool-catalog|mcp-evidence|mcp-answer-reader)\.ts$/],
+  [2, 'units', /^(schema|rules|faults|contracts|evidence)\/|^streams\/(sse-decoder|sse-splitter|terminal-event|stream-transform|truncate-transform|event-transform|streamable)\.ts$|^(run|validate-report|reports-from-document|summarize-report|recovery)\.ts$|^claims\/|^streams\/(model-events|delta-cut-rule)\.ts$|^mcp\/(mcp-options|tool-catalog|mcp-evidence|mcp-answer-reader)\.ts$|^model-calls\/(recognize-model-call|provider-errors|token-window)\.ts$/],
   [3, 'exchange', /^(exchange|exchange-transport|exchange-flow|upstream-source|storm)\.ts$|^streams\//],
   [4, 'front door', /^(plugin|serve)\.ts$/],
   [5, 'guests', /^(mcp|model-calls|state)\//],

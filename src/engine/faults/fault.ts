@@ -16,7 +16,6 @@ import type { Clock } from '../clock.js'
 import type { StreamTransform } from '../streams/stream-transform.js'
 import type { BaseRule } from '../schema/rule-base.js'
 import type { RequestView, ResponseView } from '../http.js'
-import type { CallRecord } from '../schema/report.js'
 
 /** The run a call belongs to, for faults that keep a budget per run (`token_limit`). */
 export interface RunView {
@@ -25,7 +24,15 @@ export interface RunView {
   /** Seconds since the run started, on the storm's clock. */
   readonly elapsed: number
   /** The call's record, kept current as the call goes on (its model usage included). */
-  readonly record: CallRecord | null
+  readonly record: CallUsageView | null
+}
+
+/**
+ * What a fault reads of its call's record: the model usage, kept current as the call goes on.
+ * Structural, so faults do not import the report schema (which imports the rules, and so the faults).
+ */
+export interface CallUsageView {
+  readonly model?: { readonly inputTokens?: number | null; readonly outputTokens?: number | null } | null
 }
 
 export type FaultPhase = 'before-upstream' | 'after-commit' | 'on-response'

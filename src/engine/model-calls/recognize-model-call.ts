@@ -4,7 +4,7 @@
  * server (Azure, OpenRouter, a local gateway) is `openai`.
  */
 import type { HeaderMap } from '../http.js'
-import type { ModelCall } from '../schema/report.js'
+import type { ModelCall } from '../schema/model-call.js'
 
 export type ModelEndpoint = Pick<ModelCall, 'provider' | 'api'>
 

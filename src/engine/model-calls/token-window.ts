@@ -5,7 +5,7 @@
  * minutes from the run's start on the storm's clock (real or virtual): simple to reason about,
  * and the reset the 429 reports is exact (the window's end), where a sliding window's is not.
  */
-import type { CallRecord } from '../schema/report.js'
+import type { CallUsageView } from '../faults/fault.js'
 
 export const WINDOW_SECONDS = 60
 
@@ -20,7 +20,7 @@ export interface WindowUsage {
 
 export class TokenWindow {
   #index = -1
-  #calls: CallRecord[] = []
+  #calls: CallUsageView[] = []
 
   /** The usage of the window `elapsed` (seconds since the run started) falls in. */
   usage(elapsed: number): WindowUsage {
@@ -31,7 +31,7 @@ export class TokenWindow {
   }
 
   /** Count a call let through at `elapsed`. */
-  admit(elapsed: number, call: CallRecord | null): void {
+  admit(elapsed: number, call: CallUsageView | null): void {
     this.#roll(elapsed)
     if (call) this.#calls.push(call)
   }

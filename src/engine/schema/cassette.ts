@@ -8,9 +8,9 @@
  */
 import { z } from 'zod'
 import { FAULT_KINDS } from '../faults/registry.js'
-import { seedSchema } from './config.js'
+import { seedSchema } from './rule-base.js'
 import { cutSchema, mcpCallSchema, modelCallSchema } from './report.js'
-import { callTraceSchema } from '../../claims/claim-schema.js'
+import { callTraceSchema } from '../claims/claim-schema.js'
 import { ruleSchema } from './rule.js'
 
 export const CASSETTE_KIND = 'toolstorm.cassette'

@@ -7,17 +7,13 @@ import { ruleSchema, type Rule } from './rule.js'
 import { parseRoutePattern } from '../route-pattern.js'
 import { DEFAULT_MCP_OPTIONS, mcpOptionsSchema } from '../mcp/mcp-options.js'
 
-export const SEED_LIMIT = 2 ** 53 - 1
+import { SEED_LIMIT, seedSchema } from './rule-base.js'
+export { SEED_LIMIT, seedSchema }
 export const MAX_RULES = 100
 /** Largest call budget a config may set. */
 export const MAX_MAX_CALLS = 1_000_000
 /** Calls itemized per run in reports; later calls are counted (`droppedCalls`), not listed. */
 export const ITEMIZED_CALLS_LIMIT = 10_000
-
-export const seedSchema = z
-  .int({ error: 'expected an integer seed within ±(2^53−1)' })
-  .min(-SEED_LIMIT, { error: 'expected an integer seed within ±(2^53−1)' })
-  .max(SEED_LIMIT, { error: 'expected an integer seed within ±(2^53−1)' })
 
 export const routeSpecSchema = z.string().superRefine((spec, ctx) => {
   const parsed = parseRoutePattern(spec)

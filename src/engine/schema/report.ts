@@ -2,35 +2,20 @@
  * The report: versioned JSON evidence of one run. Coverage and contracts are pure functions of it.
  */
 import { z } from 'zod'
+import { modelCallSchema } from './model-call.js'
 import { FAULT_KINDS } from '../faults/registry.js'
 import { ruleSchema } from './rule.js'
-import { seedSchema } from './config.js'
-import { callTraceSchema, reportClaimSchema, spanCountsSchema } from '../../claims/claim-schema.js'
+import { seedSchema } from './rule-base.js'
+import { callTraceSchema, reportClaimSchema, spanCountsSchema } from '../claims/claim-schema.js'
 
 export const REPORT_KIND = 'toolstorm.report'
 
 const seconds = z.number().min(0)
 const counter = z.int().min(0)
 
-export const coverageCountsSchema = z.strictObject({ eligible: counter, selected: counter, triggered: counter })
+export { modelCallSchema, type ModelCall } from './model-call.js'
 
-/**
- * A model call recognised on the wire. Metadata only: prompts and outputs are never stored.
- * Tokens are null when the provider reported no usage (an OpenAI chat stream without
- * `stream_options.include_usage`, a stream cut before its usage event).
- */
-export const modelCallSchema = z.strictObject({
-  /** The wire format: `openai` (and OpenAI-compatible servers) or `anthropic`. */
-  provider: z.enum(['openai', 'anthropic']),
-  api: z.enum(['chat.completions', 'responses', 'messages']),
-  /** The model the provider answered with, else the one requested. */
-  model: z.string().max(200).nullable(),
-  /** Input tokens; for Anthropic including cache reads and writes. */
-  inputTokens: z.int().min(0).nullable(),
-  outputTokens: z.int().min(0).nullable(),
-  /** Whether the response was an event stream. */
-  streamed: z.boolean(),
-})
+export const coverageCountsSchema = z.strictObject({ eligible: counter, selected: counter, triggered: counter })
 
 /**
  * Where an injected stream fault cut the stream: the complete SSE events (null for byte-level
@@ -190,5 +175,4 @@ export type EffectRecord = z.infer<typeof effectSchema>
 export type RecoveryRecord = z.infer<typeof recoverySchema>
 export type CoverageCounts = z.infer<typeof coverageCountsSchema>
 export type EarlierRules = Array<{ from: number; to: number; rules: readonly z.infer<typeof ruleSchema>[] }>
-export type ModelCall = z.infer<typeof modelCallSchema>
 export type McpCall = z.infer<typeof mcpCallSchema>

@@ -46,3 +46,11 @@ export interface BaseRule {
   readonly delay: number
   readonly replacement: z.infer<typeof jsonValueSchema> | null
 }
+
+export const SEED_LIMIT = 2 ** 53 - 1
+
+/** A run's seed; report and cassette headers carry it too, so it sits below them. */
+export const seedSchema = z
+  .int({ error: 'expected an integer seed within ±(2^53−1)' })
+  .min(-SEED_LIMIT, { error: 'expected an integer seed within ±(2^53−1)' })
+  .max(SEED_LIMIT, { error: 'expected an integer seed within ±(2^53−1)' })

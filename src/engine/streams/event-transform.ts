@@ -4,7 +4,8 @@
  * whether the stream stops there. Blocks go out as soon as they are complete.
  */
 import { SseSplitter, type SsePiece } from './sse-splitter.js'
-import type { DeltaKind } from './model-events.js'
+import type { CutAt, DeltaKind } from './model-events.js'
+export type { CutAt } from './model-events.js'
 import type { StreamPiece, StreamStep, StreamTransform } from './stream-transform.js'
 
 /** `replace`: send these complete events instead (a duplicated or rewritten event). */
@@ -21,12 +22,6 @@ export interface EventRule {
   notFired?(): string | null
   /** For a cut inside model deltas: which kind, and how many of them the client got. */
   cutAt?(): CutAt | null
-}
-
-/** Where in a model stream a cut fell: inside which deltas, after how many of them. */
-export interface CutAt {
-  readonly at: DeltaKind
-  readonly deltas: number
 }
 
 export class EventTransform implements StreamTransform {

@@ -13,6 +13,12 @@
 
 export type DeltaKind = 'text' | 'tool_arguments'
 
+/** Where in a model stream a cut fell: inside which deltas, after how many of them. */
+export interface CutAt {
+  readonly at: DeltaKind
+  readonly deltas: number
+}
+
 export const DELTA_KINDS = ['text', 'tool_arguments'] as const
 
 /** How messages name each kind. */

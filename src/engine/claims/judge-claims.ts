@@ -12,8 +12,8 @@
  *
  * @see docs/claims.md
  */
-import { globMatches } from '../engine/glob.js'
-import type { CallRecord, EffectRecord } from '../engine/schema/report.js'
+import { globMatches } from '../glob.js'
+import type { CallRecord, EffectRecord } from '../schema/report.js'
 import type { ClaimVerdict, ReportClaim } from './claim-schema.js'
 import type { StoredClaim } from './run-claims.js'
 
