@@ -28,6 +28,7 @@ import { recordedRequestId, rpcIdRewrite } from './rpc-ids.js'
 import { answerIdOf, isLegacySessionStream, LegacyAnswerGates } from './legacy-answers.js'
 import type { JsonRpcId } from '../engine/json-rpc/mcp-request.js'
 import { ReplaySession, type ReplayOptions, type ReplayTicket } from './replay-session.js'
+import { REPLAY_REFUSAL_HEADERS, REPLAY_REFUSAL_STATUS } from './replay-refusal.js'
 import { pacer, replayEnding, replayPlan, type ReplayEnding, type ReplayPlan } from './replay-stream.js'
 
 export type ReplayMode = 'replay' | 'update' | 'passthrough-unmatched'
@@ -79,9 +80,9 @@ function readRequest(body: Readable | null, limit: number, keepAll: boolean): Pr
   })
 }
 
-function problem(status: number, type: ErrorBodyType, code: ErrorCode, message: string): SourceAction {
+function problem(status: number, type: ErrorBodyType, code: ErrorCode, message: string, headers: Readonly<Record<string, string>> = { 'content-type': 'application/json' }): SourceAction {
   const body = new TextEncoder().encode(JSON.stringify(errorBody(type, code, message)))
-  return { action: { type: 'respond', status, headers: { 'content-type': 'application/json' }, body } }
+  return { action: { type: 'respond', status, headers: { ...headers }, body } }
 }
 
 const RESET: SourceAction = { action: { type: 'reset' } }
@@ -219,7 +220,7 @@ class CassetteExchangeHalf implements UpstreamExchange {
       if (source.mode === 'update') source.steps.push({ type: 'replayed', position: decision.position })
       return served(decision.exchange, request, session, source.closed, source.answers)
     }
-    if (decision.type === 'refuse') return problem(409, 'cassette_mismatch', decision.error.code, decision.error.message)
+    if (decision.type === 'refuse') return problem(REPLAY_REFUSAL_STATUS, 'cassette_mismatch', decision.error.code, decision.error.message, REPLAY_REFUSAL_HEADERS)
     if (tooLarge) return problem(413, 'replay_error', 'ERR_INPUT_TOO_LARGE', `Failed to forward "${request.method} ${session.redactor.url(request.rawUrl)}": its body exceeds ${MAX_FORWARDED_BODY} bytes.`)
     // Passthrough: the live source sends the bytes read above.
     const exchange = request.exchange
