@@ -26,6 +26,7 @@ export const ERROR_CODES = {
   ERR_EFFECT_LIMIT: { exit: 2, status: 429, summary: 'The effect trace limit (10,000 per run) was reached.' },
   ERR_UPSTREAM_UNREACHABLE: { exit: 2, status: 502, summary: 'The upstream could not be reached or failed before answering.' },
   ERR_REQUEST_UNROUTABLE: { exit: 2, status: 400, summary: 'The data plane could not route a request (malformed Host or target, the wrong form for the mode, no mounted target, or a request that would loop back to toolstorm).' },
+  ERR_INTERCEPT_AMBIGUOUS: { exit: 2, status: 421, summary: 'In-process interceptions of separate async tasks (test.concurrent) were active and a request was made outside all of them: no storm owns it.' },
   ERR_REQUEST_MALFORMED: { exit: 2, status: 400, summary: 'The data plane could not read a request: the HTTP parser refused its head, it had no Host, an Expect other than 100-continue, or it took too long (400, 417, 431, 408).' },
   ERR_CA_INVALID: { exit: 2, status: 500, summary: 'The local certificate authority folder is incomplete, damaged, expired or unsafe.' },
   ERR_ADMIN_UNAUTHORIZED: { exit: 2, status: 401, summary: 'An admin request carried no valid bearer token.' },

@@ -23,6 +23,9 @@ import { createUndiciSource } from './undici-source.js'
 import { withMcpEvidence } from '../engine/mcp/mcp-observer.js'
 import { fetchMcpRequest } from './fetch-mcp-request.js'
 import { LegacySseSessions, legacySseTransport } from '../engine/mcp/legacy-sse.js'
+import { docsUrl } from '../docs-url.js'
+import { errorBody } from '../error-body.js'
+import { InterceptionScopes, type Scoped } from './interception-scopes.js'
 
 export interface InterceptOptions {
   /** Which requests the storm handles; the rest pass through untouched. Default: all (or only `targets` when given). */
@@ -56,7 +59,7 @@ export interface Interception {
   [Symbol.dispose](): void
 }
 
-interface Entry {
+interface Entry extends Scoped<Entry> {
   storm: Storm
   options: InterceptOptions
   targets: Map<string, string>
@@ -68,16 +71,18 @@ interface Entry {
 }
 
 // The interceptors patch process-wide globals, so one interceptor serves every interception;
-// the most recent active one handles requests.
-const stack: Entry[] = []
+// each request goes to the interception of the async task that made it (interception-scopes.ts).
+const scopes = new InterceptionScopes<Entry>()
 let interceptor: BatchInterceptor<[ClientRequestInterceptor, FetchInterceptor]> | null = null
 
 function ensureInterceptor(): void {
   if (interceptor) return
   interceptor = new BatchInterceptor({ name: 'toolstorm', interceptors: [new ClientRequestInterceptor(), new FetchInterceptor()] })
   interceptor.on('request', async ({ request, controller }) => {
-    const entry = stack[stack.length - 1]
-    if (!entry) return
+    const owner = scopes.resolve()
+    if (owner.type === 'none') return
+    if (owner.type === 'ambiguous') return controller.respondWith(ambiguous(request, owner.active))
+    const entry = owner.entry
     const url = new URL(request.url)
     const target = entry.targets.get(url.origin)
     if (entry.options.filter ? !entry.options.filter(url, request.method) : entry.targets.size > 0 && target === undefined) return
@@ -96,21 +101,39 @@ function ensureInterceptor(): void {
   interceptor.apply()
 }
 
-/** Route this process's `fetch` and `node:http` traffic through `storm` until disposed. */
+/**
+ * The answer to a request no interception owns: interceptions of separate async tasks are active
+ * and it was made outside all of them. 421 (Misdirected Request) with `x-should-retry: false`: no
+ * SDK retries it, and the test that made it fails on it rather than on another test's fault.
+ */
+function ambiguous(request: Request, active: number): Response {
+  const url = new URL(request.url)
+  const message = `Failed to route "${request.method} ${url.origin}${url.pathname}" in-process: ${active} interceptions of separate async tasks are active (test.concurrent, or intercept() in overlapping tasks) and this request was made outside all of them (by a server, client or timer started before them), so no storm can own it. Make the request from inside the test that set up the storm, or run these tests one at a time (without test.concurrent). See ${docsUrl('in-process.md')}.`
+  return new Response(JSON.stringify(errorBody('proxy_error', 'ERR_INTERCEPT_AMBIGUOUS', message)), { status: 421, headers: { 'content-type': 'application/json', 'x-should-retry': 'false' } })
+}
+
+/**
+ * Route this process's `fetch` and `node:http` traffic through `storm` until disposed: the traffic
+ * of the async task that calls it (and what that task awaits or schedules after), or all of it when
+ * no other interception is active. See interception-scopes.ts.
+ */
 export function intercept(storm: Storm, options: InterceptOptions = {}): Interception {
+  return interceptFor(null, storm, options)
+}
+
+/** `intercept()` on behalf of `owner` (the vitest fixture passes its test): see interception-scopes.ts. */
+export function interceptFor(owner: object | null, storm: Storm, options: InterceptOptions = {}): Interception {
   ensureInterceptor()
   const targets = new Map(Object.entries(options.targets ?? {}).map(([from, to]) => [new URL(from).origin, new URL(to).origin]))
   const observer = withMcpEvidence(combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer), storm.tools)
   const live = createUndiciSource(options.dispatcher)
-  const entry: Entry = { storm, options, targets, observer, source: options.source ?? live, live, legacySse: new LegacySseSessions() }
-  stack.push(entry)
+  const entry = scopes.enter(owner, (parent): Entry => ({ storm, options, targets, observer, source: options.source ?? live, live, legacySse: new LegacySseSessions(), parent, owner, disposed: false }))
   let state: InterceptionState = 'active'
   const dispose = () => {
     if (state === 'disposed') return
     state = 'disposed'
-    const index = stack.lastIndexOf(entry)
-    if (index !== -1) stack.splice(index, 1)
-    if (stack.length === 0 && interceptor) {
+    scopes.leave(entry)
+    if (scopes.size === 0 && interceptor) {
       interceptor.dispose()
       interceptor = null
     }

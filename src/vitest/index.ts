@@ -15,7 +15,7 @@ import { test as base } from 'vitest'
 import { contract } from '../engine/contracts/contract.js'
 import type { StormConfigInput } from '../engine/schema/config.js'
 import { createStorm, type Storm, type StormOptions } from '../engine/storm.js'
-import { intercept, type InterceptOptions, type Interception } from '../interceptors/intercept.js'
+import { interceptFor, type InterceptOptions, type Interception } from '../interceptors/intercept.js'
 
 /** `source` is the storm's (the config's file name); the fixture always intercepts to the real upstreams. */
 export interface StormFixtureOptions extends StormOptions, Omit<InterceptOptions, 'source'> {
@@ -31,10 +31,12 @@ export const test = base.extend<{ storm: StormFactory }>({
   // eslint-disable-next-line no-empty-pattern
   storm: async ({}, use) => {
     const created: Array<{ storm: Storm; requireTriggered: boolean; interception: Interception | null }> = []
+    // This test's storms see this test's traffic alone, under test.concurrent too (interception-scopes.ts).
+    const owner = {}
     const factory: StormFactory = (config = {}, options = {}) => {
       const storm = createStorm(config, options)
       const { source: _configFile, ...interceptOptions } = options
-      const interception = options.intercept === false ? null : intercept(storm, interceptOptions)
+      const interception = options.intercept === false ? null : interceptFor(owner, storm, interceptOptions)
       created.push({ storm, requireTriggered: options.requireTriggered !== false, interception })
       return storm
     }
