@@ -11,10 +11,11 @@
  *   expect((await fetch(url)).status).toBe(200)
  * })
  */
-import { test as base } from 'vitest'
+import { expect, test as base } from 'vitest'
 import { contract } from '../engine/contracts/contract.js'
 import type { StormConfigInput } from '../engine/schema/config.js'
 import { createStorm, type Storm, type StormOptions } from '../engine/storm.js'
+import { stormMatchers } from './matchers.js'
 import { interceptFor, type InterceptOptions, type Interception } from '../interceptors/intercept.js'
 
 /** `source` is the storm's (the config's file name); the fixture always intercepts to the real upstreams. */
@@ -52,4 +53,7 @@ export const test = base.extend<{ storm: StormFactory }>({
   },
 })
 
+expect.extend(stormMatchers)
+
 export { expect, describe } from 'vitest'
+export { stormMatchers, type StormLike } from './matchers.js'
