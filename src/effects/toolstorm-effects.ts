@@ -20,8 +20,13 @@
  *   res.status(201).json(shipment)
  * })
  *
- * Environment: TOOLSTORM_SIDECAR (the proxy's admin URL, default http://127.0.0.1:8788),
- * TOOLSTORM_ADMIN_TOKEN (optional: the call id is enough to report for that call).
+ * One call for every mode, resolved when a report is sent (not when the helper is made):
+ * 1. a storm in this process (`intercept()`, the vitest fixture) that knows the request's call
+ *    records it directly (`storm.effect()`), with no HTTP;
+ * 2. otherwise it is posted to the sidecar: `sidecarUrl`, else TOOLSTORM_SIDECAR as it is now, else
+ *    the newest `startProxy()` running in this process (its admin URL and token), else
+ *    http://127.0.0.1:8788. TOOLSTORM_ADMIN_TOKEN is optional: the call id is enough to report
+ *    for that call. A proxy's `effectsEnv` holds both for a tool server in a child process.
  */
 import http from 'node:http'
 import https from 'node:https'
@@ -51,6 +56,29 @@ export interface EffectsStats {
   pending: number
 }
 
+/** A storm in this process that records effects for the calls it knows (registered by `intercept()`). */
+export interface InProcessEffectSink {
+  /** `true` recorded, `false` refused (the effect limit), `null` not a call of this storm. */
+  record(call: string, name: string, key: string): boolean | null
+}
+
+interface EffectsRegistry {
+  readonly sinks: Set<InProcessEffectSink>
+  /** Proxies running in this process (`startProxy()`), newest last. */
+  readonly sidecars: Array<{ readonly url: string; readonly token: string }>
+}
+
+/**
+ * Where in-process storms and proxies announce themselves to the helper. On globalThis under a
+ * registered symbol, because this file imports nothing and may be loaded twice (a copy, or both
+ * the ESM and CommonJS builds): every copy must find the same storms.
+ */
+export function effectsRegistry(): EffectsRegistry {
+  const holder = globalThis as typeof globalThis & { [REGISTRY]?: EffectsRegistry }
+  return (holder[REGISTRY] ??= { sinks: new Set(), sidecars: [] })
+}
+const REGISTRY = Symbol.for('toolstorm.effects.registry')
+
 function callIdOf(source: { headers?: HeaderBag } | HeaderBag | string | null | undefined): string | undefined {
   if (typeof source === 'string') return source || undefined
   if (!source) return undefined
@@ -61,7 +89,7 @@ function callIdOf(source: { headers?: HeaderBag } | HeaderBag | string | null | 
 }
 
 export class ToolstormEffects {
-  readonly #url: URL
+  readonly #sidecarUrl: string | undefined
   readonly #timeoutMs: number
   readonly #token: string | undefined
   readonly #warn: (message: string) => void
@@ -70,10 +98,11 @@ export class ToolstormEffects {
   readonly #pending = new Set<Promise<boolean>>()
 
   constructor(options: EffectsOptions = {}) {
-    const env = typeof process !== 'undefined' ? process.env : {}
-    this.#url = new URL('/effects', options.sidecarUrl ?? env.TOOLSTORM_SIDECAR ?? 'http://127.0.0.1:8788')
+    // Only what was passed is kept: the environment and the running proxies are read per report.
+    if (options.sidecarUrl !== undefined) new URL('/effects', options.sidecarUrl)
+    this.#sidecarUrl = options.sidecarUrl
     this.#timeoutMs = options.timeoutMs ?? 1000
-    this.#token = options.token ?? env.TOOLSTORM_ADMIN_TOKEN
+    this.#token = options.token
     this.#warn = options.warn ?? ((message) => process.emitWarning(message, { type: 'ToolstormWarning' }))
   }
 
@@ -86,6 +115,18 @@ export class ToolstormEffects {
     if (!call) {
       this.#stats.skipped++
       return Promise.resolve(false)
+    }
+    for (const sink of effectsRegistry().sinks) {
+      let recorded: boolean | null
+      try {
+        recorded = sink.record(call, String(name), String(key))
+      } catch {
+        recorded = false
+      }
+      if (recorded === null) continue
+      if (recorded) this.#stats.sent++
+      else this.#stats.dropped++
+      return Promise.resolve(recorded)
     }
     const pending = this.#post(JSON.stringify({ name: String(name), key: String(key), call })).then(
       (ok) => {
@@ -111,22 +152,35 @@ export class ToolstormEffects {
     if (timer) clearTimeout(timer)
   }
 
+  /** The sidecar a report goes to now: passed, else TOOLSTORM_SIDECAR, else the newest proxy in this process. */
+  #sidecar(): { url: URL; token: string | undefined } {
+    const env = typeof process !== 'undefined' ? process.env : {}
+    const token = this.#token ?? env.TOOLSTORM_ADMIN_TOKEN
+    const named = this.#sidecarUrl ?? env.TOOLSTORM_SIDECAR
+    if (named) return { url: new URL('/effects', named), token }
+    const running = effectsRegistry().sidecars.at(-1)
+    if (running) return { url: new URL('/effects', running.url), token: token ?? running.token }
+    return { url: new URL('/effects', 'http://127.0.0.1:8788'), token }
+  }
+
   #post(body: string): Promise<boolean> {
     return new Promise((resolve) => {
-      const transport = this.#url.protocol === 'https:' ? https : http
+      const sidecar = this.#sidecar()
+      const url = sidecar.url
+      const transport = url.protocol === 'https:' ? https : http
       const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }
-      if (this.#token) headers.authorization = `Bearer ${this.#token}`
+      if (sidecar.token) headers.authorization = `Bearer ${sidecar.token}`
       let settled = false
       const done = (ok: boolean, problem?: string) => {
         if (settled) return
         settled = true
         if (!ok && problem && !this.#warned) {
           this.#warned = true
-          this.#warn(`toolstorm: could not report an effect to ${this.#url.origin} (${problem}); further failures are counted in stats() silently.`)
+          this.#warn(`toolstorm: could not report an effect to ${url.origin} (${problem}); further failures are counted in stats() silently.`)
         }
         resolve(ok)
       }
-      const req = transport.request(this.#url, { method: 'POST', headers, timeout: this.#timeoutMs }, (res) => {
+      const req = transport.request(url, { method: 'POST', headers, timeout: this.#timeoutMs }, (res) => {
         res.resume()
         res.on('end', () => done(res.statusCode === 201, `HTTP ${res.statusCode}`))
         res.on('error', (error) => done(false, error.message))

@@ -24,6 +24,7 @@ import { withMcpEvidence } from '../engine/mcp/mcp-observer.js'
 import { fetchMcpRequest } from './fetch-mcp-request.js'
 import { LegacySseSessions, legacySseTransport } from '../engine/mcp/legacy-sse.js'
 import { docsUrl } from '../docs-url.js'
+import { effectsRegistry, type InProcessEffectSink } from '../effects/toolstorm-effects.js'
 import { errorBody } from '../error-body.js'
 import { InterceptionScopes, type Scoped } from './interception-scopes.js'
 
@@ -101,6 +102,18 @@ function ensureInterceptor(): void {
   interceptor.apply()
 }
 
+/** An effect for one of `storm`'s calls: null when the call is not its own (another sink's, or a proxy's). */
+function recordEffect(storm: Storm, call: string, name: string, key: string): boolean | null {
+  if (!storm.knowsExchange(call)) return null
+  try {
+    storm.effect(name, key, { call })
+    return true
+  } catch {
+    // The helper is fail-open: a refused effect (the run's limit) is counted as dropped.
+    return false
+  }
+}
+
 /**
  * The answer to a request no interception owns: interceptions of separate async tasks are active
  * and it was made outside all of them. 421 (Misdirected Request) with `x-should-retry: false`: no
@@ -128,10 +141,14 @@ export function interceptFor(owner: object | null, storm: Storm, options: Interc
   const observer = withMcpEvidence(combineObservers(options.modelCalls === false ? undefined : createModelCallObserver(), options.observer), storm.tools)
   const live = createUndiciSource(options.dispatcher)
   const entry = scopes.enter(owner, (parent): Entry => ({ storm, options, targets, observer, source: options.source ?? live, live, legacySse: new LegacySseSessions(), parent, owner, disposed: false }))
+  // reportEffect() / ToolstormEffects in this process record the storm's effects directly.
+  const sink: InProcessEffectSink = { record: (call, name, key) => recordEffect(storm, call, name, key) }
+  effectsRegistry().sinks.add(sink)
   let state: InterceptionState = 'active'
   const dispose = () => {
     if (state === 'disposed') return
     state = 'disposed'
+    effectsRegistry().sinks.delete(sink)
     scopes.leave(entry)
     if (scopes.size === 0 && interceptor) {
       interceptor.dispose()
