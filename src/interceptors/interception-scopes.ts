@@ -4,20 +4,22 @@
  * globals, so without scopes the most recent one took every request, and one test received the
  * faults of another.
  *
- * Each interception enters an async scope where it is created (`AsyncLocalStorage.enterWith`, the
- * way the pytest plugin tags a run's requests with a header): a request made in that task, or in
- * anything the task awaits or schedules after it, belongs to it. Interceptions created inside
- * another's scope nest: the innermost active one answers, and the outer one again once it is
- * disposed. A request whose scope's interceptions are all disposed passes through untouched.
+ * Interceptions form a tree: each one's parent is the interception it was created within. A plain
+ * `intercept()` nests on the newest active one, as before (a stack). The fixture's storms name their
+ * test as `owner` and never nest on another test's, so two concurrent tests are separate branches.
+ *
+ * While the active interceptions form one chain (no concurrent tests), the newest answers every
+ * request, exactly as before: no async context is consulted, so an interception created in a
+ * helper after an `await`, or in a hook, works as it always did. Only when branches are active
+ * does the request's async context decide: each interception entered its scope where it was
+ * created (`AsyncLocalStorage.enterWith`, the way the pytest plugin tags a run's requests with a
+ * header), and a request made in that task, or in what the task awaits or schedules after it,
+ * belongs to it. A request with no live scope then has no owner: guessing would leak one test's
+ * faults into another, so it is `ambiguous` and refused with ERR_INTERCEPT_AMBIGUOUS.
  *
  * `enterWith` also marks the rest of the caller's synchronous run, and vitest starts concurrent
- * tests from one such run: the next test begins inside the previous test's scope. So an entry
- * may name its `owner` (the fixture: its test); an entry of another owner is never its parent.
- *
- * A request made outside every scope (a server or a timer started before the interceptions) is
- * answered by the only active interception, or the innermost of one nested chain, as before. With
- * interceptions of separate tasks active it has no owner: guessing would leak one test's faults
- * into another, so it is `ambiguous` and the caller refuses it with ERR_INTERCEPT_AMBIGUOUS.
+ * tests from one such run: the next test begins inside the previous test's scope. That is why a
+ * fixture storm skips entries of other owners when it looks for its parent.
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 
@@ -41,8 +43,11 @@ export class InterceptionScopes<T extends Scoped<T>> {
 
   /** Activate the entry `create` makes (given its parent) and enter its scope in the calling task. */
   enter(owner: object | null, create: (parent: T | null) => T): T {
+    const mine = (entry: T) => owner === null || entry.owner === null || entry.owner === owner
     let parent = innermost(this.#storage.getStore() ?? null)
-    while (owner !== null && parent && parent.owner !== null && parent.owner !== owner) parent = innermost(parent.parent)
+    while (parent && !mine(parent)) parent = innermost(parent.parent)
+    // No scope to nest in: the newest active interception this one may nest on (a stack, as before).
+    parent ??= this.#active.findLast(mine) ?? null
     const entry = create(parent)
     this.#active.push(entry)
     this.#storage.enterWith(entry)
@@ -57,15 +62,11 @@ export class InterceptionScopes<T extends Scoped<T>> {
 
   /** The interception that owns a request made in the calling task. */
   resolve(): ScopeResolution<T> {
-    const scope = this.#storage.getStore()
-    if (scope !== undefined) {
-      const entry = innermost(scope)
-      return entry ? { type: 'entry', entry } : { type: 'none' }
-    }
     const top = this.#active.at(-1)
     if (top === undefined) return { type: 'none' }
     if (this.#active.every((entry) => entry === top || encloses(entry, top))) return { type: 'entry', entry: top }
-    return { type: 'ambiguous', active: this.#active.length }
+    const entry = innermost(this.#storage.getStore() ?? null)
+    return entry ? { type: 'entry', entry } : { type: 'ambiguous', active: this.#active.length }
   }
 }
 

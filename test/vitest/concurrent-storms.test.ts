@@ -1,7 +1,7 @@
 /**
- * `test.concurrent` with the fixture, and `intercept()` in overlapping tasks: each storm sees only
- * the traffic of the task that set it up (fetch and node:http), and a request no task owns is
- * refused with ERR_INTERCEPT_AMBIGUOUS instead of taking another test's fault.
+ * `test.concurrent` with the fixture: each test's storm sees only the traffic of its test (fetch
+ * and node:http), and a request no test owns is refused with ERR_INTERCEPT_AMBIGUOUS instead of
+ * taking another test's fault. `intercept()` on its own keeps its stack.
  */
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -92,33 +92,22 @@ describe.concurrent('a request no concurrent test owns', () => {
   }
 })
 
-describe('intercept() called twice at once', () => {
-  it('gives each task its own storm, nested ones to the innermost, and restores the outer one on dispose', async () => {
-    const go = barrier(2)
-    const task = async (status: number, kind: 'rate_limit' | 'unavailable') => {
-      const storm = createStorm({ rules: [{ name: kind, route: 'GET /read', kind, calls: [1] }] })
-      const interception = intercept(storm)
-      try {
-        await go()
-        const first = (await fetch(`${base}/read`)).status
-        const second = await httpGet(`${base}/read`)
-        return { first, second, calls: storm.report().calls.length, expected: status }
-      } finally {
-        interception.dispose()
-      }
-    }
-    const results = await Promise.all([task(429, 'rate_limit'), task(503, 'unavailable')])
-    for (const result of results) expect(result).toEqual({ first: result.expected, second: 200, calls: 2, expected: result.expected })
-
+describe('intercept() outside the fixture', () => {
+  it('keeps its stack: a nested interception answers, then the outer one again once it is disposed', async () => {
     const outer = createStorm({ rules: [{ name: 'outer', route: 'GET /read', kind: 'unavailable' }] })
     const outerInterception = intercept(outer)
     try {
+      // Created in a helper after an await: no async scope reaches the caller, the stack decides.
       const inner = createStorm({ rules: [{ name: 'inner', route: 'GET /read', kind: 'rate_limit' }] })
-      const innerInterception = intercept(inner)
+      const innerInterception = await (async () => {
+        await new Promise((resolve) => setImmediate(resolve))
+        return intercept(inner)
+      })()
       expect((await fetch(`${base}/read`)).status).toBe(429)
+      expect(await httpGet(`${base}/read`)).toBe(429)
       innerInterception.dispose()
       expect((await fetch(`${base}/read`)).status).toBe(503)
-      expect([inner.report().calls.length, outer.report().calls.length]).toEqual([1, 1])
+      expect([inner.report().calls.length, outer.report().calls.length]).toEqual([2, 1])
     } finally {
       outerInterception.dispose()
     }
