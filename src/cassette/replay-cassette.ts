@@ -2,7 +2,7 @@
  * In-process replay: this process's `fetch` and `node:http` requests are answered from a
  * cassette, with no network: `intercept()` with a cassette source (`replay-source.ts`), so it
  * plays recorded endings exactly as the replay server does, with the same code. A recorded reset rejects `fetch` exactly as a real one does
- * (`TypeError: fetch failed`, cause `ECONNRESET`); a mismatch is answered `409` with a JSON error
+ * (`TypeError: fetch failed`, cause `ECONNRESET`); a mismatch is answered `422` (REPLAY_REFUSAL_STATUS) with a JSON error
  * that names it, and the verdict fails.
  *
  * @example

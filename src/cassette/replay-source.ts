@@ -29,6 +29,7 @@ import { answerIdOf, isLegacySessionStream, LegacyAnswerGates } from './legacy-a
 import type { JsonRpcId } from '../engine/json-rpc/mcp-request.js'
 import { ReplaySession, type ReplayOptions, type ReplayTicket } from './replay-session.js'
 import { formatMissDiff, type MissDiff } from './miss-diff.js'
+import { REPLAY_REFUSAL_HEADERS, REPLAY_REFUSAL_STATUS } from './replay-refusal.js'
 import { pacer, replayEnding, replayPlan, type ReplayEnding, type ReplayPlan } from './replay-stream.js'
 
 export type ReplayMode = 'replay' | 'update' | 'passthrough-unmatched'
@@ -81,10 +82,10 @@ function readRequest(body: Readable | null, limit: number, keepAll: boolean): Pr
 }
 
 /** An error answer; a miss also carries its diff (`error.diff`, and as lines in `error.details`). */
-function problem(status: number, type: ErrorBodyType, code: ErrorCode, message: string, diff: MissDiff | null = null): SourceAction {
+function problem(status: number, type: ErrorBodyType, code: ErrorCode, message: string, diff: MissDiff | null = null, headers: Readonly<Record<string, string>> = { 'content-type': 'application/json' }): SourceAction {
   const answer = errorBody(type, code, message, diff ? formatMissDiff(diff) : undefined)
   const body = new TextEncoder().encode(JSON.stringify(diff ? { error: { ...answer.error, diff } } : answer))
-  return { action: { type: 'respond', status, headers: { 'content-type': 'application/json' }, body } }
+  return { action: { type: 'respond', status, headers: { ...headers }, body } }
 }
 
 const RESET: SourceAction = { action: { type: 'reset' } }
@@ -232,7 +233,7 @@ class CassetteExchangeHalf implements UpstreamExchange {
       if (source.mode === 'update') source.steps.push({ type: 'replayed', position: decision.position })
       return served(decision.exchange, request, session, source.closed, source.answers)
     }
-    if (decision.type === 'refuse') return problem(409, 'cassette_mismatch', decision.error.code, decision.error.message, decision.diff)
+    if (decision.type === 'refuse') return problem(REPLAY_REFUSAL_STATUS, 'cassette_mismatch', decision.error.code, decision.error.message, decision.diff, REPLAY_REFUSAL_HEADERS)
     if (tooLarge) return problem(413, 'replay_error', 'ERR_INPUT_TOO_LARGE', `Failed to forward "${request.method} ${session.redactor.url(request.rawUrl)}": its body exceeds ${MAX_FORWARDED_BODY} bytes.`)
     // Passthrough: the live source sends the bytes read above.
     const exchange = request.exchange

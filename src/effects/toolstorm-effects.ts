@@ -20,12 +20,19 @@
  *   res.status(201).json(shipment)
  * })
  *
- * The agent's side reports claims the same way (`reportClaim`): what it concluded about a tool
- * call, held against the commits under it (docs/claims.md).
+ * One call for every mode, resolved when a report is sent (not when the helper is made):
+ * 1. a storm in this process (`intercept()`, the vitest fixture) that knows the request's call
+ *    records it directly (`storm.effect()`), with no HTTP;
+ * 2. otherwise it is posted to the sidecar: `sidecarUrl`, else TOOLSTORM_SIDECAR as it is now, else
+ *    the newest `startProxy()` running in this process (its admin URL and token), else
+ *    http://127.0.0.1:8788. TOOLSTORM_ADMIN_TOKEN is optional: the call id is enough to report
+ *    for that call. A proxy's `effectsEnv` holds both for a tool server in a child process.
  *
- * Environment: TOOLSTORM_SIDECAR (the proxy's admin URL, default http://127.0.0.1:8788; claims
- * are sent only when it, or `sidecarUrl`, is set), TOOLSTORM_ADMIN_TOKEN (optional for effects:
- * the call id is enough to report for that call; claims need it), TOOLSTORM_RUN (the run claims go to).
+ * The agent's side reports claims the same way (`reportClaim`): what it concluded about a tool
+ * call, held against the commits under it (docs/claims.md). A claim carries no sign of a test
+ * (effects have the call header), so it is sent only when a sidecar is named (`sidecarUrl`,
+ * TOOLSTORM_SIDECAR) or a proxy runs in this process; it needs the admin token, and goes to
+ * `run`, else TOOLSTORM_RUN, else the proxy's active run.
  */
 import http from 'node:http'
 import https from 'node:https'
@@ -74,6 +81,29 @@ export interface EffectsStats {
   pending: number
 }
 
+/** A storm in this process that records effects for the calls it knows (registered by `intercept()`). */
+export interface InProcessEffectSink {
+  /** `true` recorded, `false` refused (the effect limit), `null` not a call of this storm. */
+  record(call: string, name: string, key: string): boolean | null
+}
+
+interface EffectsRegistry {
+  readonly sinks: Set<InProcessEffectSink>
+  /** Proxies running in this process (`startProxy()`), newest last. */
+  readonly sidecars: Array<{ readonly url: string; readonly token: string }>
+}
+
+/**
+ * Where in-process storms and proxies announce themselves to the helper. On globalThis under a
+ * registered symbol, because this file imports nothing and may be loaded twice (a copy, or both
+ * the ESM and CommonJS builds): every copy must find the same storms.
+ */
+export function effectsRegistry(): EffectsRegistry {
+  const holder = globalThis as typeof globalThis & { [REGISTRY]?: EffectsRegistry }
+  return (holder[REGISTRY] ??= { sinks: new Set(), sidecars: [] })
+}
+const REGISTRY = Symbol.for('toolstorm.effects.registry')
+
 function callIdOf(source: { headers?: HeaderBag } | HeaderBag | string | null | undefined): string | undefined {
   if (typeof source === 'string') return source || undefined
   if (!source) return undefined
@@ -83,10 +113,13 @@ function callIdOf(source: { headers?: HeaderBag } | HeaderBag | string | null | 
   return Array.isArray(value) ? value[0] : value
 }
 
+interface Sidecar {
+  readonly url: URL
+  readonly token: string | undefined
+}
+
 export class ToolstormEffects {
-  readonly #effectsUrl: URL
-  /** Where claims go; null when no sidecar was named (no option, no TOOLSTORM_SIDECAR): claims are then skipped. */
-  readonly #claimsUrl: URL | null
+  readonly #sidecarUrl: string | undefined
   readonly #run: string | undefined
   readonly #timeoutMs: number
   readonly #token: string | undefined
@@ -96,15 +129,12 @@ export class ToolstormEffects {
   readonly #pending = new Set<Promise<boolean>>()
 
   constructor(options: EffectsOptions = {}) {
-    const env = typeof process !== 'undefined' ? process.env : {}
-    this.#effectsUrl = new URL('/effects', options.sidecarUrl ?? env.TOOLSTORM_SIDECAR ?? 'http://127.0.0.1:8788')
-    // An effect carries its own sign of a test (the call header); a claim does not, so an agent
-    // in production, with no sidecar named, sends nothing at all.
-    const named = options.sidecarUrl ?? env.TOOLSTORM_SIDECAR
-    this.#claimsUrl = named ? new URL('/claims', named) : null
-    this.#run = options.run ?? (env.TOOLSTORM_RUN || undefined)
+    // Only what was passed is kept: the environment and the running proxies are read per report.
+    if (options.sidecarUrl !== undefined) new URL('/effects', options.sidecarUrl)
+    this.#sidecarUrl = options.sidecarUrl
+    this.#run = options.run
     this.#timeoutMs = options.timeoutMs ?? 1000
-    this.#token = options.token ?? env.TOOLSTORM_ADMIN_TOKEN
+    this.#token = options.token
     this.#warn = options.warn ?? ((message) => process.emitWarning(message, { type: 'ToolstormWarning' }))
   }
 
@@ -118,20 +148,33 @@ export class ToolstormEffects {
       this.#stats.skipped++
       return Promise.resolve(false)
     }
-    return this.#track(this.#post(this.#effectsUrl, JSON.stringify({ name: String(name), key: String(key), call }), 'an effect'))
+    for (const sink of effectsRegistry().sinks) {
+      let recorded: boolean | null
+      try {
+        recorded = sink.record(call, String(name), String(key))
+      } catch {
+        recorded = false
+      }
+      if (recorded === null) continue
+      if (recorded) this.#stats.sent++
+      else this.#stats.dropped++
+      return Promise.resolve(recorded)
+    }
+    return this.#track(this.#post(this.#sidecar('/effects'), JSON.stringify({ name: String(name), key: String(key), call }), 'an effect'))
   }
 
   /**
    * Report what the agent concluded about a tool call (needs the admin token: `token`, or
-   * TOOLSTORM_ADMIN_TOKEN). Skipped when no sidecar was named. Resolves `true` once it is on
-   * record, `false` when skipped or dropped. Never rejects.
+   * TOOLSTORM_ADMIN_TOKEN). Skipped when no sidecar is named and no proxy runs in this process.
+   * Resolves `true` once it is on record, `false` when skipped or dropped. Never rejects.
    */
   claim(claim: Claim): Promise<boolean> {
-    if (!this.#claimsUrl) {
+    const sidecar = this.#sidecar('/claims', false)
+    if (!sidecar) {
       this.#stats.skipped++
       return Promise.resolve(false)
     }
-    const run = claim.run ?? this.#run
+    const run = claim.run ?? this.#run ?? ((typeof process !== 'undefined' ? process.env.TOOLSTORM_RUN : undefined) || undefined)
     let body: string
     try {
       body = JSON.stringify({
@@ -146,7 +189,7 @@ export class ToolstormEffects {
       this.#stats.dropped++
       return Promise.resolve(false)
     }
-    return this.#track(this.#post(this.#claimsUrl, body, 'a claim'))
+    return this.#track(this.#post(sidecar, body, 'a claim'))
   }
 
   #track(sent: Promise<boolean>): Promise<boolean> {
@@ -172,11 +215,28 @@ export class ToolstormEffects {
     if (timer) clearTimeout(timer)
   }
 
-  #post(url: URL, body: string, what: string): Promise<boolean> {
+  /**
+   * The sidecar a report goes to now: passed, else TOOLSTORM_SIDECAR, else the newest proxy in this
+   * process, else (when `fallback`) the default address; null when none and no fallback.
+   */
+  #sidecar(path: string, fallback?: true): Sidecar
+  #sidecar(path: string, fallback: false): Sidecar | null
+  #sidecar(path: string, fallback = true): Sidecar | null {
+    const env = typeof process !== 'undefined' ? process.env : {}
+    const token = this.#token ?? env.TOOLSTORM_ADMIN_TOKEN
+    const named = this.#sidecarUrl ?? env.TOOLSTORM_SIDECAR
+    if (named) return { url: new URL(path, named), token }
+    const running = effectsRegistry().sidecars.at(-1)
+    if (running) return { url: new URL(path, running.url), token: token ?? running.token }
+    return fallback ? { url: new URL(path, 'http://127.0.0.1:8788'), token } : null
+  }
+
+  #post(sidecar: Sidecar, body: string, what: string): Promise<boolean> {
     return new Promise((resolve) => {
+      const url = sidecar.url
       const transport = url.protocol === 'https:' ? https : http
       const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }
-      if (this.#token) headers.authorization = `Bearer ${this.#token}`
+      if (sidecar.token) headers.authorization = `Bearer ${sidecar.token}`
       let settled = false
       const done = (ok: boolean, problem?: string) => {
         if (settled) return

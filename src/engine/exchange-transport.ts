@@ -33,7 +33,7 @@ export interface UpstreamResponse {
 
 /**
  * A source's answer that is not a response: an action carried out as a fault's would be (a
- * cassette's recorded reset, a replay mismatch answered 409). No upstream head was seen.
+ * cassette's recorded reset, a replay mismatch answered 422). No upstream head was seen.
  */
 export interface SourceAction {
   readonly action: Exclude<FaultAction, { type: 'pass' } | { type: 'stream' }>

@@ -23,6 +23,10 @@ import { createRequestControllerTransport } from './request-controller-sink.js'
 import { createUndiciSource } from './undici-source.js'
 import { defaultPlugins } from '../default-plugins.js'
 import { readWebBody } from './read-web-body.js'
+import { docsUrl } from '../docs-url.js'
+import { effectsRegistry, type InProcessEffectSink } from '../effects/toolstorm-effects.js'
+import { errorBody } from '../error-body.js'
+import { InterceptionScopes, type Scoped } from './interception-scopes.js'
 
 export interface InterceptOptions {
   /** Which requests the storm handles; the rest pass through untouched. Default: all (or only `targets` when given). */
@@ -58,7 +62,7 @@ export interface Interception {
   [Symbol.dispose](): void
 }
 
-interface Entry {
+interface Entry extends Scoped<Entry> {
   storm: Storm
   options: InterceptOptions
   targets: Map<string, string>
@@ -69,16 +73,18 @@ interface Entry {
 }
 
 // The interceptors patch process-wide globals, so one interceptor serves every interception;
-// the most recent active one handles requests.
-const stack: Entry[] = []
+// each request goes to the interception of the async task that made it (interception-scopes.ts).
+const scopes = new InterceptionScopes<Entry>()
 let interceptor: BatchInterceptor<[ClientRequestInterceptor, FetchInterceptor]> | null = null
 
 function ensureInterceptor(): void {
   if (interceptor) return
   interceptor = new BatchInterceptor({ name: 'toolstorm', interceptors: [new ClientRequestInterceptor(), new FetchInterceptor()] })
   interceptor.on('request', async ({ request, controller }) => {
-    const entry = stack[stack.length - 1]
-    if (!entry) return
+    const owner = scopes.resolve()
+    if (owner.type === 'none') return
+    if (owner.type === 'ambiguous') return controller.respondWith(ambiguous(request, owner.active))
+    const entry = owner.entry
     const url = new URL(request.url)
     const target = entry.targets.get(url.origin)
     if (entry.options.filter ? !entry.options.filter(url, request.method) : entry.targets.size > 0 && target === undefined) return
@@ -100,21 +106,55 @@ function ensureInterceptor(): void {
   interceptor.apply()
 }
 
-/** Route this process's `fetch` and `node:http` traffic through `storm` until disposed. */
+/** An effect for one of `storm`'s calls: null when the call is not its own (another sink's, or a proxy's). */
+function recordEffect(storm: Storm, call: string, name: string, key: string): boolean | null {
+  if (!storm.knowsExchange(call)) return null
+  try {
+    storm.effect(name, key, { call })
+    return true
+  } catch {
+    // The helper is fail-open: a refused effect (the run's limit) is counted as dropped.
+    return false
+  }
+}
+
+/**
+ * The answer to a request no interception owns: interceptions of separate async tasks are active
+ * and it was made outside all of them. 421 (Misdirected Request) with `x-should-retry: false`: no
+ * SDK retries it, and the test that made it fails on it rather than on another test's fault.
+ */
+function ambiguous(request: Request, active: number): Response {
+  const url = new URL(request.url)
+  const message = `Failed to route "${request.method} ${url.origin}${url.pathname}" in-process: ${active} interceptions of separate async tasks are active (test.concurrent, or intercept() in overlapping tasks) and this request was made outside all of them (by a server, client or timer started before them), so no storm can own it. Make the request from inside the test that set up the storm, or run these tests one at a time (without test.concurrent). See ${docsUrl('in-process.md')}.`
+  return new Response(JSON.stringify(errorBody('proxy_error', 'ERR_INTERCEPT_AMBIGUOUS', message)), { status: 421, headers: { 'content-type': 'application/json', 'x-should-retry': 'false' } })
+}
+
+/**
+ * Route this process's `fetch` and `node:http` traffic through `storm` until disposed: the traffic
+ * of the async task that calls it (and what that task awaits or schedules after), or all of it when
+ * no other interception is active. See interception-scopes.ts.
+ */
 export function intercept(storm: Storm, options: InterceptOptions = {}): Interception {
+  return interceptFor(null, storm, options)
+}
+
+/** `intercept()` on behalf of `owner` (the vitest fixture passes its test): see interception-scopes.ts. */
+export function interceptFor(owner: object | null, storm: Storm, options: InterceptOptions = {}): Interception {
   ensureInterceptor()
   const targets = new Map(Object.entries(options.targets ?? {}).map(([from, to]) => [new URL(from).origin, new URL(to).origin]))
   const serve = createServe(storm, { plugins: options.plugins ?? defaultPlugins({ modelCalls: options.modelCalls !== false }), observer: options.observer })
   const live = createUndiciSource(options.dispatcher)
-  const entry: Entry = { storm, options, targets, serve, source: options.source ?? live, live }
-  stack.push(entry)
+  const entry = scopes.enter(owner, (parent): Entry => ({ storm, options, targets, serve, source: options.source ?? live, live, parent, owner, disposed: false }))
+  // reportEffect() / ToolstormEffects in this process record the storm's effects directly.
+  const sink: InProcessEffectSink = { record: (call, name, key) => recordEffect(storm, call, name, key) }
+  effectsRegistry().sinks.add(sink)
   let state: InterceptionState = 'active'
   const dispose = () => {
     if (state === 'disposed') return
     state = 'disposed'
-    const index = stack.lastIndexOf(entry)
-    if (index !== -1) stack.splice(index, 1)
-    if (stack.length === 0 && interceptor) {
+    effectsRegistry().sinks.delete(sink)
+    scopes.leave(entry)
+    if (scopes.size === 0 && interceptor) {
       interceptor.dispose()
       interceptor = null
     }

@@ -7,6 +7,7 @@
  * // point the agent at proxy.url; the tool server reports effects to proxy.adminUrl + '/effects'
  * await proxy.close()
  */
+import { effectsRegistry } from '../effects/toolstorm-effects.js'
 import http from 'node:http'
 import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
@@ -59,6 +60,12 @@ export interface ProxyServer {
   /** The dashboard page (open it with `#token=<token>`), or null when it is off. */
   readonly dashboardUrl: string | null
   readonly token: string
+  /**
+   * What a tool server needs to report effects here: `TOOLSTORM_SIDECAR` and
+   * `TOOLSTORM_ADMIN_TOKEN`, to pass to a child process's environment. In this process
+   * `reportEffect()` finds the newest running proxy by itself.
+   */
+  readonly effectsEnv: { readonly TOOLSTORM_SIDECAR: string; readonly TOOLSTORM_ADMIN_TOKEN: string }
   readonly storm: Storm
   readonly mode: 'reverse' | 'forward'
   readonly targets: readonly Target[]
@@ -191,9 +198,14 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
 
   let state: ProxyState = 'listening'
   let closing: Promise<void> | null = null
+  // reportEffect() in this process reports here unless told otherwise (toolstorm-effects.ts).
+  const sidecar = { url: formatOrigin(host, adminAddress.port), token }
+  effectsRegistry().sidecars.push(sidecar)
   const close = () => {
     closing ??= (async () => {
       state = 'closing'
+      const registered = effectsRegistry().sidecars
+      if (registered.includes(sidecar)) registered.splice(registered.indexOf(sidecar), 1)
       // Open event streams would hold the admin server open for the whole grace period.
       dashboard?.close()
       // What the source holds open (a recorded wait) ends now, not after the close grace.
@@ -212,6 +224,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
     adminUrl: formatOrigin(host, adminAddress.port),
     dashboardUrl: dashboard ? `${formatOrigin(host, adminAddress.port)}${DASHBOARD_PATH}/` : null,
     token,
+    effectsEnv: { TOOLSTORM_SIDECAR: sidecar.url, TOOLSTORM_ADMIN_TOKEN: token },
     storm,
     mode: targets.length ? 'reverse' : 'forward',
     targets,

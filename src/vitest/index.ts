@@ -11,11 +11,14 @@
  *   expect((await fetch(url)).status).toBe(200)
  * })
  */
-import { test as base } from 'vitest'
+import { expect, test as base } from 'vitest'
+import { docsUrl } from '../docs-url.js'
 import { contract } from '../engine/contracts/contract.js'
+import { ContractFailedError } from '../errors.js'
 import type { StormConfigInput } from '../engine/schema/config.js'
 import { createStorm, type Storm, type StormOptions } from '../engine/storm.js'
-import { intercept, type InterceptOptions, type Interception } from '../interceptors/intercept.js'
+import { stormMatchers } from './matchers.js'
+import { interceptFor, type InterceptOptions, type Interception } from '../interceptors/intercept.js'
 
 /** `source` is the storm's (the config's file name); the fixture always intercepts to the real upstreams. */
 export interface StormFixtureOptions extends StormOptions, Omit<InterceptOptions, 'source'> {
@@ -27,27 +30,52 @@ export interface StormFixtureOptions extends StormOptions, Omit<InterceptOptions
 
 export type StormFactory = (config?: StormConfigInput, options?: StormFixtureOptions) => Storm
 
+/**
+ * Rules were configured and not one request reached the storm: "never triggered" would hide the
+ * real mistake, which is almost always how the client was wired, so say that and name the causes.
+ */
+function unreached(storm: Storm): string {
+  const names = storm.rules.map((rule) => `"${rule.name}"`).join(', ')
+  return [
+    `toolstorm: no request reached the storm, so its rule(s) ${names} could not trigger. Likely causes:`,
+    '  - the client was created before storm() was called: the openai and Anthropic SDKs (and others) keep the fetch they found when constructed. Create the client after storm(), inside the test.',
+    "  - the client has its own transport, which in-process interception does not see (undici's request, Pool or Client, a fetch of its own, a native module, a child process): send it through the proxy instead (docs/proxy.md).",
+    '  - the storm\'s filter or targets option leaves these requests out, or the code under test never made them.',
+    `See ${docsUrl('in-process.md')}.`,
+  ].join('\n')
+}
+
 export const test = base.extend<{ storm: StormFactory }>({
-  // eslint-disable-next-line no-empty-pattern
-  storm: async ({}, use) => {
+  storm: async ({ onTestFinished }, use) => {
     const created: Array<{ storm: Storm; requireTriggered: boolean; interception: Interception | null }> = []
+    // This test's storms see this test's traffic alone, under test.concurrent too (interception-scopes.ts).
+    const owner = {}
     const factory: StormFactory = (config = {}, options = {}) => {
       const storm = createStorm(config, options)
       const { source: _configFile, ...interceptOptions } = options
-      const interception = options.intercept === false ? null : intercept(storm, interceptOptions)
+      const interception = options.intercept === false ? null : interceptFor(owner, storm, interceptOptions)
       created.push({ storm, requireTriggered: options.requireTriggered !== false, interception })
       return storm
     }
+    // Checked as the test finishes (after this teardown), not thrown from the teardown: vitest
+    // records an error thrown there twice, and printed the failure twice.
+    onTestFinished(() => {
+      for (const { storm, requireTriggered, interception } of created) {
+        if (!requireTriggered || storm.rules.length === 0) continue
+        const runs = storm.runIds().length ? storm.runIds() : ['default']
+        if (interception && runs.every((run) => storm.report(run).calls.length === 0)) throw new ContractFailedError(unreached(storm))
+        for (const run of runs) contract(storm.report(run)).requireTriggered().assertValid()
+      }
+    })
     try {
       await use(factory)
     } finally {
-      for (const entry of created.reverse()) entry.interception?.dispose()
-    }
-    for (const { storm, requireTriggered } of created) {
-      if (!requireTriggered || storm.rules.length === 0) continue
-      for (const run of storm.runIds().length ? storm.runIds() : ['default']) contract(storm.report(run)).requireTriggered().assertValid()
+      for (const entry of [...created].reverse()) entry.interception?.dispose()
     }
   },
 })
 
+expect.extend(stormMatchers)
+
 export { expect, describe } from 'vitest'
+export { stormMatchers, type StormLike } from './matchers.js'

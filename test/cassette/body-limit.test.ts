@@ -226,13 +226,13 @@ describe('request bodies past the body limit', () => {
     expect(same.verdict.passed).toBe(true)
 
     const longer = await attempt(bytesOf(LIMIT + 11))
-    expect(longer.status).toBe(409)
+    expect(longer.status).toBe(422)
     expect(longer.verdict.rows[0]!.result).toBe(`mismatch: body differs (expected ${LIMIT + 10} bytes, of which the cassette keeps a prefix)`)
 
     const otherPrefix = Buffer.from(upload)
     otherPrefix[10] = (otherPrefix[10] as number) ^ 0xff
     const differs = await attempt(otherPrefix)
-    expect(differs.status).toBe(409)
+    expect(differs.status).toBe(422)
     expect(differs.verdict.rows[0]!.result).toBe(`mismatch: body differs from byte 10 (recorded ${LIMIT} bytes, seen ${LIMIT})`)
   })
 })

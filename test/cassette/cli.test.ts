@@ -70,7 +70,7 @@ describe('toolstorm record and replay with a command', { timeout: 120_000 }, () 
     expect(agentFailed.code).toBe(4)
 
     const diverged = await runCli(['replay', file, ...server, '--', process.execPath, agent, '0', 'o-2'])
-    expect(diverged.stdout).toBe('agent 200 409\n')
+    expect(diverged.stdout).toBe('agent 200 422\n')
     expect(diverged.code).toBe(1)
     expect(diverged.stderr).toContain(`Failed to replay "POST /ship" (request 3): it differs from exchange 3 of ${file} (POST /ship): body differs at $.order: "o-1" ≠ "o-2".`)
     expect(diverged.stderr).toContain('  3  3  POST /ship    POST /ship    mismatch: body differs at $.order: "o-1" ≠ "o-2"\n          closest recorded: exchange 3 (POST /ship, same route): body differs\n          $.order: "o-1" ≠ "o-2"\n')

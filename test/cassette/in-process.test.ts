@@ -72,7 +72,7 @@ describe('in-process record and replay', () => {
       expect(await traffic(upstream.url)).toEqual(recorded)
       expect(replay.verdict()).toMatchObject({ passed: true, served: 4 })
       const extra = await fetch(`${upstream.url}/items/zzz`)
-      expect(extra.status).toBe(409)
+      expect(extra.status).toBe(422)
       expect(((await extra.json()) as { error: { code: string } }).error.code).toBe('ERR_CASSETTE_EXTRA')
     } finally {
       replay.dispose()

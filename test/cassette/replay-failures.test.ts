@@ -30,12 +30,12 @@ async function adminReport(server: ReplayServer): Promise<Record<string, any>> {
 }
 
 describe('strict replay failures', () => {
-  it('answers an extra request 409 naming it, and fails the verdict with the table', async () => {
+  it('answers an extra request 422 naming it, and fails the verdict with the table', async () => {
     replay = await startReplayServer(cassette)
     const client = clientFor('reverse', replay.url, '')
     await shippingTraffic(client)
     const extra = await client.request('/items/z')
-    expect(extra.status).toBe(409)
+    expect(extra.status).toBe(422)
     expect(JSON.parse(extra.body!)).toEqual({
       error: {
         type: 'cassette_mismatch',
@@ -48,13 +48,13 @@ describe('strict replay failures', () => {
     expect(report.table.at(-1)).toEqual({ request: 6, position: null, expected: null, seen: 'GET /items/z', result: 'extra' })
   })
 
-  it('answers a mismatched request 409 with the differing JSON path, refuses what follows, and lists the unused exchanges', async () => {
+  it('answers a mismatched request 422 with the differing JSON path, refuses what follows, and lists the unused exchanges', async () => {
     replay = await startReplayServer(cassette)
     const client = clientFor('reverse', replay.url, '')
     await client.request('/items/a')
     await client.request('/items/a?a=1&b=2')
     const wrong = await client.request('/ship', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"order":"o-2"}' })
-    expect(wrong.status).toBe(409)
+    expect(wrong.status).toBe(422)
     const error = JSON.parse(wrong.body!).error
     expect(error.message).toBe(
       '[toolstorm] Failed to replay "POST /ship" (request 3): it differs from exchange 3 of <recording> (POST /ship): body differs at $.order: "o-1" ≠ "o-2". Re-record the cassette, or relax matching (see https://github.com/toolstorm/toolstorm/blob/main/docs/cassettes.md).',
@@ -105,7 +105,7 @@ describe('strict replay failures', () => {
     replay = await startReplayServer(cassette, { order: 'any' })
     const client = clientFor('reverse', replay.url, '')
     expect((await client.request('/gzip')).status).toBe(200)
-    expect((await shippingTraffic(client)).map((o) => o.status ?? o.error)).toEqual([429, 200, 'ECONNRESET', 201, 409])
+    expect((await shippingTraffic(client)).map((o) => o.status ?? o.error)).toEqual([429, 200, 'ECONNRESET', 201, 422])
     expect(await replay.close()).toMatchObject({ passed: false, code: 'ERR_CASSETTE_EXTRA' })
   })
 })

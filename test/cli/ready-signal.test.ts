@@ -105,7 +105,7 @@ describe('the ready signal', () => {
     const answer = await fetch(`${replay.url}/_run/t2/http/127.0.0.1:9/items/a`)
     expect(answer.status).toBe(200)
     expect(((await answer.json()) as { id: string }).id).toBe('a')
-    expect((await fetch(`${replay.url}/_run/t2/http/127.0.0.1:9/items/b`)).status).toBe(409)
+    expect((await fetch(`${replay.url}/_run/t2/http/127.0.0.1:9/items/b`)).status).toBe(422)
     const verdict = (await (await admin(replay, '/verdict')).json()) as { passed: boolean; code: string; table: string; rows: unknown[] }
     expect(verdict).toMatchObject({ passed: false, code: 'ERR_CASSETTE_EXTRA' })
     expect(verdict.rows).toHaveLength(2)

@@ -129,7 +129,7 @@ describe('record an HTTPS session through the forward proxy, replay it with no u
     } finally {
       await dispatcher.close()
     }
-    expect(outcomes.map((o) => o.status ?? o.error)).toEqual([429, 200, 409, 409])
+    expect(outcomes.map((o) => o.status ?? o.error)).toEqual([429, 200, 422, 422])
     expect(JSON.parse(outcomes[2]!.body!)).toMatchObject({ error: { code: 'ERR_CASSETTE_MISMATCH' } })
     const verdict = await replay.close()
     expect(verdict).toMatchObject({ passed: false, code: 'ERR_CASSETTE_MISMATCH' })
@@ -210,7 +210,7 @@ req -X POST -H 'content-type: application/json' --data "{\\"order\\":\\"$order\\
     expect(replayed.code).toBe(0)
 
     const diverged = await runCli(['replay', file, '--ca-dir', caDir, ...server, '--', 'sh', script, upstream.url, caFile, 'o-2'], { env: NO_NO_PROXY })
-    expect(diverged.stdout).toBe('429 2 exit 0\n200  exit 0\n409  exit 0\n409  exit 0\n')
+    expect(diverged.stdout).toBe('429 2 exit 0\n200  exit 0\n422  exit 0\n422  exit 0\n')
     expect(diverged.stderr).toContain(`Failed to replay "POST ${upstream.url}/ship" (request 3): it differs from exchange 3 of ${file}`)
     expect(diverged.stderr).toContain('(ERR_CASSETTE_MISMATCH)')
     expect(diverged.code).toBe(1)

@@ -30,11 +30,11 @@ describe('legacy MCP record and replay', () => {
     }, 10_000)
   }
 
-  it('refuses a tool call whose arguments differ from the recording: the POST gets 409 and the call rejects', async () => {
+  it('refuses a tool call whose arguments differ from the recording: the POST gets 422 and the call rejects', async () => {
     const recorded = await recordLegacySession()
     replay = await startReplayServer(recorded.cassette, { order: 'any', allowUnused: true })
     const { client } = await connectLegacyMcpClient(`${replay.url}/sse`)
-    await expect(client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-2' } })).rejects.toThrow(/409/)
+    await expect(client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-2' } })).rejects.toThrow(/422/)
     await client.close()
     expect(replay.verdict().passed).toBe(false)
   }, 10_000)

@@ -80,7 +80,7 @@ for (const json of [true, false]) {
         headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
         body: JSON.stringify({ ...call, params: { name: 'create_shipment', arguments: { order_id: 'o-2' } } }),
       })
-      expect(response.status).toBe(409)
+      expect(response.status).toBe(422)
       expect(replay.verdict().passed).toBe(false)
     })
   })

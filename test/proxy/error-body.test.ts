@@ -46,7 +46,7 @@ describe('error bodies', () => {
     expect(admin.body).toEqual({ error: { type: 'admin_error', code: 'ERR_ADMIN_UNAUTHORIZED', message: expect.stringMatching(/^Failed to use the admin API/) } })
     expect(dataPlane).toMatchObject({ status: 400, type: 'application/json' })
     expect(dataPlane.body).toEqual({ error: { type: 'proxy_error', code: 'ERR_REQUEST_UNROUTABLE', message: expect.stringMatching(/^\[toolstorm\] Failed to route "GET \/items\/1": the Host header "a b"/) } })
-    expect(mismatch).toMatchObject({ status: 409, type: 'application/json' })
+    expect(mismatch).toMatchObject({ status: 422, type: 'application/json' })
     // A miss adds its diff (docs/cassettes.md#what-a-miss-says): as lines in `details`, and structured.
     expect(mismatch.body).toEqual({
       error: { type: 'cassette_mismatch', code: 'ERR_CASSETTE_MISMATCH', message: expect.stringMatching(/^\[toolstorm\] Failed to replay "GET \/items\/other"/), details: [expect.stringMatching(/^closest recorded: exchange 1 /)], diff: expect.objectContaining({ position: 1, difference: 'path differs (expected /items/1)' }) },

@@ -25,6 +25,12 @@ describe('toolstorm/vitest fixture', () => {
       expect(results['each test gets an isolated storm']?.status).toBe('passed')
       expect(results['a rule on a misspelled route never triggers']?.status).toBe('failed')
       expect(results['a rule on a misspelled route never triggers']?.failureMessages.join('\n')).toContain('Fault exercised: typo: Triggered 0 time(s)')
+      // Each failure is recorded once (vitest recorded an error thrown from a fixture's teardown twice).
+      expect(results['a rule on a misspelled route never triggers']?.failureMessages).toHaveLength(1)
+      const unreached = results['rules configured, but the client has its own transport']
+      expect(unreached?.status).toBe('failed')
+      expect(unreached?.failureMessages.join('\n')).toContain('toolstorm: no request reached the storm, so its rule(s) "busy" could not trigger. Likely causes:\n  - the client was created before storm() was called')
+      expect(unreached?.failureMessages.join('\n')).toContain("its own transport, which in-process interception does not see (undici's request")
     } finally {
       await rm(dir, { recursive: true, force: true })
     }

@@ -261,7 +261,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Gener
         state = item.stash.get(STATE, None)
         if report.failed and state is not None and state.run.proxy.running:
             try:
-                # A replay that diverged fails the client's request first (a 409): the table says why.
+                # A replay that diverged fails the client's request first (a 422): the table says why.
                 failure = state.cassette.failure() if state.cassette is not None and not state.checked else None
                 report.sections.append(("toolstorm", "\n\n".join(filter(None, [failure, _describe_calls(state.run)]))))
             except Exception as error:  # noqa: BLE001 - a failing summary must not hide the test's own failure

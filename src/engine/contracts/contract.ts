@@ -9,6 +9,17 @@ import type { Report } from '../schema/report.js'
 import type { Check } from './check.js'
 import { CONTRACT_UNITS } from './registry.js'
 import { TOKEN_KINDS, type TokenKind } from './at-most-tokens.js'
+import { duplicateEffects, formatDuplicateEffects } from './duplicate-effects.js'
+
+/** Calls listed under a failed budget, at most; the rest are counted. */
+const LISTED_CALLS = 10
+
+/** `call 3  POST /ship  response 503  [unavailable]`, one line each, bounded. */
+function formatCalls(calls: Report['calls']): string[] {
+  const lines = calls.slice(0, LISTED_CALLS).map((call) => `call ${call.id}  ${call.route}  ${call.outcome}${call.status === null ? '' : ` ${call.status}`}${call.injected && call.fault ? `  [${call.fault}]` : ''}`)
+  if (calls.length > LISTED_CALLS) lines.push(`… and ${calls.length - LISTED_CALLS} more`)
+  return lines
+}
 
 export interface ContractResult {
   readonly passed: boolean
@@ -18,6 +29,8 @@ export interface ContractResult {
 export class Contract {
   readonly #report: Report
   readonly #checks: Check[] = []
+  /** What a failing check names, beyond its one-line detail (kept out of `checks` and `toJSON()`). */
+  readonly #naming = new Map<Check, string[]>()
 
   constructor(report: Report) {
     this.#report = report
@@ -28,15 +41,20 @@ export class Contract {
     return this.#add(CONTRACT_UNITS.requireTriggered.check(this.#report, { names }))
   }
 
-  /** No effect identity was committed twice. */
+  /** No effect identity was committed twice. A failure names each duplicated key and its calls. */
   noDuplicateEffects(): this {
-    return this.#add(CONTRACT_UNITS.noDuplicateEffects.check(this.#report, {}))
+    const checks = CONTRACT_UNITS.noDuplicateEffects.check(this.#report, {})
+    for (const check of checks) if (!check.passed) this.#naming.set(check, formatDuplicateEffects(duplicateEffects(this.#report)))
+    return this.#add(checks)
   }
 
-  /** At most `count` calls overall (refusals included) or on `route`. */
+  /** At most `count` calls overall (refusals included) or on `route`. A failure lists the calls. */
   atMostCalls(count: number, options: { route?: string } = {}): this {
     assertCount(count, 'Call limit')
-    return this.#add(CONTRACT_UNITS.atMostCalls.check(this.#report, { count, route: options.route }))
+    const checks = CONTRACT_UNITS.atMostCalls.check(this.#report, { count, route: options.route })
+    const calls = options.route === undefined ? this.#report.calls : this.#report.calls.filter((call) => call.route === options.route)
+    for (const check of checks) if (!check.passed) this.#naming.set(check, formatCalls(calls))
+    return this.#add(checks)
   }
 
   /** At most `count` effects named `name` (with `key`, when given). Fails closed on redacted effects. */
@@ -100,16 +118,21 @@ export class Contract {
     return { passed: this.passed, checks: this.#checks.map((check) => ({ ...check })) }
   }
 
+  /**
+   * One line per failing check, each followed by what it names, indented as `toolstorm check`
+   * prints it (the duplicated effects' keys and calls, the calls over a budget). Empty when all pass.
+   */
+  failures(): string[] {
+    return this.#checks.filter((check) => !check.passed).flatMap((check) => [`${check.name}: ${check.detail}`, ...(this.#naming.get(check) ?? []).map((line) => `    ${line}`)])
+  }
+
   /** Throw a `ContractFailedError` listing every failing check (or saying the contract is empty). */
   assertValid(): void {
     if (this.#checks.length === 0) {
       throw new ContractFailedError('An empty contract cannot establish correctness. Add at least one check.', { code: 'ERR_CONTRACT_EMPTY' })
     }
-    const failing = this.#checks.filter((check) => !check.passed)
-    if (failing.length > 0) {
-      const lines = failing.map((check) => `${check.name}: ${check.detail}`)
-      throw new ContractFailedError(`toolstorm contract failed\n${lines.join('\n')}`, { details: lines.join('\n') })
-    }
+    const lines = this.failures()
+    if (lines.length > 0) throw new ContractFailedError(`toolstorm contract failed\n${lines.join('\n')}`, { details: lines.join('\n') })
   }
 
   #add(checks: Check[]): this {

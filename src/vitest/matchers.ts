@@ -1,0 +1,75 @@
+/**
+ * `expect(storm)` matchers over a storm's report, the contract checks as assertions: a failure
+ * names what failed as `toolstorm check` prints it (the duplicated effects' keys and calls, the
+ * calls over a budget, why a rule never triggered). `toolstorm/vitest` registers them with
+ * `expect.extend` when imported; `stormMatchers` is exported for other `expect`s.
+ *
+ * @example
+ * expect(storm).toHaveTriggered('lost-ack')
+ * expect(storm).toHaveNoDuplicateEffects()
+ * expect(storm).toHaveAtMostCalls(3, { route: 'POST /ship' })
+ */
+import { contract, type Contract } from '../engine/contracts/contract.js'
+import type { Report } from '../engine/schema/report.js'
+import type { Storm } from '../engine/storm.js'
+import { ConfigError } from '../errors.js'
+
+/** What the matchers take: a storm (its default run's report), an interception, or a report. */
+export type StormLike = Pick<Storm, 'report'> | { readonly storm: Pick<Storm, 'report'> } | Report
+
+interface MatcherResult {
+  pass: boolean
+  message: () => string
+}
+
+function reportOf(received: unknown, matcher: string): Report {
+  if (typeof received === 'object' && received !== null) {
+    if ('report' in received && typeof received.report === 'function') return (received as Pick<Storm, 'report'>).report()
+    if ('storm' in received && typeof received.storm === 'object' && received.storm !== null) return reportOf(received.storm, matcher)
+    if ('calls' in received && 'effects' in received && Array.isArray(received.calls) && Array.isArray(received.effects)) return received as Report
+  }
+  throw new ConfigError(`Failed to run expect(…).${matcher}(): it takes a storm, an interception or a report, not ${received === null ? 'null' : typeof received}.`)
+}
+
+function result(checked: Contract, failed: string, passed: () => string): MatcherResult {
+  const pass = checked.passed
+  return { pass, message: () => (pass ? passed() : `${failed}\n${checked.failures().join('\n')}`) }
+}
+
+export const stormMatchers = {
+  /** No effect identity was committed twice. */
+  toHaveNoDuplicateEffects(received: unknown): MatcherResult {
+    const report = reportOf(received, 'toHaveNoDuplicateEffects')
+    return result(contract(report).noDuplicateEffects(), 'expected no effect to be committed twice', () => `expected an effect to be committed twice, but each of the ${report.effects.length} commit(s) was once`)
+  },
+
+  /** Each named rule (every rule, when none is named) triggered at least once. */
+  toHaveTriggered(received: unknown, ...names: string[]): MatcherResult {
+    const report = reportOf(received, 'toHaveTriggered')
+    const which = names.length ? names.map((name) => `"${name}"`).join(', ') : 'every rule'
+    const checked = contract(report).requireTriggered(...names)
+    if (checked.checks.length === 0) return { pass: false, message: () => 'expected every rule to trigger, but the storm has no rules: name the rule, or configure one' }
+    return result(checked, `expected ${which} to trigger`, () => `expected ${which} not to trigger, but ${checked.checks.map((check) => `${check.name}: ${check.detail}`).join('; ')}`)
+  },
+
+  /** At most `count` calls overall (refusals included), or on `options.route`. */
+  toHaveAtMostCalls(received: unknown, count: number, options: { route?: string } = {}): MatcherResult {
+    const report = reportOf(received, 'toHaveAtMostCalls')
+    const where = options.route ? ` to ${options.route}` : ''
+    const checked = contract(report).atMostCalls(count, options)
+    return result(checked, `expected at most ${count} call(s)${where}`, () => `expected more than ${count} call(s)${where}, but ${checked.checks[0]?.detail ?? ''}`)
+  },
+}
+
+declare module 'vitest' {
+  // The augmentation must repeat vitest's own declaration, `any` default included.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  interface Matchers<T = any> {
+    /** No effect identity was committed twice; a failure names each duplicated key and the calls that committed it. */
+    toHaveNoDuplicateEffects(): T
+    /** Each named rule (every rule, when none is named) triggered at least once; a failure says why one never did. */
+    toHaveTriggered(...names: string[]): T
+    /** At most `count` calls overall (refusals included), or on `options.route`; a failure lists the calls. */
+    toHaveAtMostCalls(count: number, options?: { route?: string }): T
+  }
+}

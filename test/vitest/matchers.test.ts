@@ -1,0 +1,72 @@
+/**
+ * The `toolstorm/vitest` matchers on a real storm: an in-process tool server records its commits
+ * with `storm.effect()`, the test's fetch goes through the fixture's interception. A failure names
+ * the duplicated keys and the calls, as `toolstorm check` prints them.
+ */
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll, describe } from 'vitest'
+import type { Storm } from '../../src/engine/storm.js'
+import { ConfigError } from '../../src/errors.js'
+import { expect, test } from '../../src/vitest/index.js'
+
+let current: Storm | null = null
+let server: http.Server
+let base = ''
+beforeAll(async () => {
+  // Commits a shipment per request, keyed by its order: a repeated order is a duplicate effect.
+  server = http.createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => chunks.push(chunk))
+    req.on('end', () => {
+      const { order } = JSON.parse(Buffer.concat(chunks).toString()) as { order: string }
+      current?.effect('create_shipment', order, { call: req.headers as Record<string, string> })
+      res.writeHead(201, { 'content-type': 'application/json' }).end('{}')
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+})
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())))
+
+const ship = (order: string) => fetch(`${base}/ship`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ order }) })
+
+describe('expect(storm) matchers', () => {
+  test('toHaveNoDuplicateEffects fails naming the key committed twice and its calls', async ({ storm }) => {
+    current = storm({ rules: [] })
+    expect((await ship('order-7')).status).toBe(201)
+    expect((await ship('order-8')).status).toBe(201)
+    expect(current).toHaveNoDuplicateEffects()
+    expect((await ship('order-7')).status).toBe(201)
+    expect(() => expect(current).toHaveNoDuplicateEffects()).toThrow(
+      'expected no effect to be committed twice\nNo duplicate side effects: 1 duplicate effect(s) across 3 commits\n    create_shipment key "order-7" committed 2 times (calls 1, 3)',
+    )
+    expect(current).not.toHaveAtMostCalls(2)
+  })
+
+  test('toHaveTriggered passes for a rule that fired, and says why a misspelled one never did', async ({ storm }) => {
+    current = storm({ rules: [{ name: 'busy', route: 'POST /ship', kind: 'rate_limit', calls: [1] }] })
+    expect((await ship('order-1')).status).toBe(429)
+    expect(current).toHaveTriggered('busy')
+    expect(current).toHaveTriggered()
+    expect(() => expect(current).toHaveTriggered('bussy')).toThrow(
+      'expected "bussy" to trigger\nFault exercised: bussy: Triggered 0 time(s); no rule is named "bussy" (rules: busy)',
+    )
+    expect(() => expect(current).not.toHaveTriggered('busy')).toThrow('expected "busy" not to trigger, but Fault exercised: busy: Triggered 1 time(s)')
+  })
+
+  test('toHaveAtMostCalls fails listing the calls, with their faults; by route too', async ({ storm }) => {
+    current = storm({ rules: [{ name: 'busy', route: 'POST /ship', kind: 'rate_limit', calls: [1] }] })
+    await ship('order-1')
+    await ship('order-1')
+    await fetch(`${base}/other`, { method: 'POST', body: '{"order":"x"}' })
+    expect(current).toHaveAtMostCalls(3)
+    expect(current).toHaveAtMostCalls(2, { route: 'POST /ship' })
+    expect(() => expect(current).toHaveAtMostCalls(1, { route: 'POST /ship' })).toThrow(
+      'expected at most 1 call(s) to POST /ship\nCall budget: POST /ship: 2 / 1 calls\n    call 1  POST /ship  response 429  [busy]\n    call 2  POST /ship  response 201',
+    )
+    // The report and the interception are taken as well as the storm.
+    expect(current.report()).toHaveAtMostCalls(3)
+    expect(() => expect(42).toHaveAtMostCalls(1)).toThrow(ConfigError)
+  })
+})
