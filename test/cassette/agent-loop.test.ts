@@ -96,7 +96,7 @@ describe('replay of an agent loop whose tool answers anew every run', { timeout:
     const plain = await record('plain.cassette.jsonl', [])
     const strict = await runCli(['replay', plain, ...server, '--', process.execPath, agent, PROMPT], { env: env(), timeoutMs: 90_000 })
     expect(strict.code).toBe(1)
-    expect(strict.stdout).toBe('model answered 409\n')
+    expect(strict.stdout).toBe('model answered 422\n')
     expect(strict.stderr).toContain(`it differs from exchange 2 of ${plain} (POST /v1/chat/completions): body differs at $.messages[2].content:`)
 
     const changed = await runCli(['replay', normalised, '--json', ...server, '--', process.execPath, agent, 'Ship 3 boxes to Lyon.'], { env: env(), timeoutMs: 90_000 })
