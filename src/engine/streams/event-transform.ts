@@ -4,7 +4,7 @@
  * whether the stream stops there. Blocks go out as soon as they are complete.
  */
 import { SseSplitter, type SsePiece } from './sse-splitter.js'
-import type { CutAt, DeltaKind } from './model-events.js'
+import type { CutAt } from './model-events.js'
 export type { CutAt } from './model-events.js'
 import type { StreamPiece, StreamStep, StreamTransform } from './stream-transform.js'
 
