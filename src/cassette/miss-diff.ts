@@ -139,6 +139,9 @@ export function formatMissDiff(diff: MissDiff): string[] {
 
 /** The diff in one clause for a message: the first path, or the byte offset. */
 export function summarizeMissDiff(diff: MissDiff): string {
+  // Where the bodies differ only says something when the body is what differs: after "method
+  // differs (expected GET)", "from byte 0" would read as part of the method's difference.
+  if (!diff.difference.startsWith('body')) return ''
   const first = diff.paths[0]
   if (first) return `at ${first.path}: ${first.expected} ≠ ${first.seen}${diff.paths.length + diff.morePaths > 1 ? ` (and ${diff.paths.length + diff.morePaths - 1} more path(s))` : ''}`
   if (diff.bytes) return `from byte ${diff.bytes.offset} (recorded ${diff.bytes.expectedLength} bytes, seen ${diff.bytes.seenLength})`
