@@ -72,14 +72,20 @@ describe.skipIf(!hasRedis)('a connected but silent Redis', () => {
     expect(next.status).toBe(503)
     expect(nextMs).toBeLessThan(SLACK_MS)
     await resume()
+    // Right after the pause a retry may still meet the store marked down (refused and counted too).
     let status = 0
+    let refusedWhileRecovering = 0
     for (let attempt = 0; attempt < 100 && status !== 200; attempt++) {
       status = (await fetch(`${proxy.url}/items/d`, { headers: { 'x-toolstorm-run': 'paused' } })).status
-      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 50))
+      if (status !== 200) {
+        expect(status).toBe(503)
+        refusedWhileRecovering++
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
     }
     expect(status).toBe(200)
     const report = (await (await admin(proxy, '/report?run=paused')).json()) as Report
-    expect(report.stateUnavailable).toBe(2)
+    expect(report.stateUnavailable).toBe(2 + refusedWhileRecovering)
     // The call whose BEGIN Redis ran after its deadline is not listed as running forever.
     expect(report.calls.filter((call) => call.outcome === 'running')).toEqual([])
   })
