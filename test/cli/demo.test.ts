@@ -127,6 +127,17 @@ describe('toolstorm demo', () => {
     expect(((await stat(a)).mode & 0o777).toString(8)).toBe('600')
   })
 
+  it('fails check --require-approval on a fail-open guard that shipped during the approval outage, naming the effect, its call and the answers', async () => {
+    const out = path.join(dir, 'approval.json')
+    expect((await runCli(['demo', '--scenario', 'approval_outage', '--policy', 'optimistic', '--via', 'in-process', '--output', out])).code).toBe(0)
+    const result = await runCli(['check', out, '--require-approval', 'shipment=request_approval'])
+    expect(result.code).toBe(1)
+    expect(result.stdout).toContain('    shipment key "order-1729" committed by call 3 (create_shipment) at 0.200s: no 2xx answer from "request_approval" before it (asked: call 2 response 503 [approval-down])')
+    const bad = await runCli(['check', out, '--require-approval', 'shipment'])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain('--require-approval: expected EFFECT=ROUTE')
+  })
+
   it.each([
     [['demo', '--max-calls', '21'], '--max-calls: expected an integer 1-20, got "21"'],
     [['demo', '--probability', '2'], '--probability: expected a number 0-1, got "2"'],
