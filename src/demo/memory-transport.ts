@@ -13,11 +13,8 @@ import { defaultPlugins } from '../default-plugins.js'
 import type { ExchangeTransport, UpstreamResponse } from '../engine/exchange-transport.js'
 import { createStorm, type Storm } from '../engine/storm.js'
 import { toWebResponse } from '../engine/web-response.js'
-import { runAgent } from './agent.js'
-import { LAB_ORIGIN, type DemoTransport } from './run-demo.js'
-import { ROUTES, SCENARIOS, scenarioRules } from './scenarios.js'
-import { Background } from './background.js'
-import { ingestClaim } from '../claims/ingest-claims.js'
+import { runAgentOnStorm, type DemoTransport } from './run-demo.js'
+import { ROUTES, scenarioRules } from './scenarios.js'
 import { createShippingLogic, type ShippingLogic } from './shipping-logic.js'
 
 /** What the agent's fetch sees when the engine resets the connection: what a browser's fetch throws. */
@@ -124,19 +121,7 @@ export const memoryTransport: DemoTransport = {
         storm.effect(name, key, { call: call ?? null })
       },
     })
-    const background = new Background()
-    const outcome = await runAgent({
-      baseUrl: LAB_ORIGIN,
-      policy,
-      sleep: (seconds) => clock.sleep(seconds),
-      fetch: createMemoryFetch(storm, logic),
-      controls: SCENARIOS[config.scenario].controls,
-      claim: async (claim) => ingestClaim(storm, claim),
-      background,
-    })
-    // The task's time ends when the agent returns; a report it left running is drained after.
-    const elapsed = clock.now()
-    await background.drain()
+    const { outcome, elapsed } = await runAgentOnStorm(storm, clock, config, policy, createMemoryFetch(storm, logic))
     return { outcome, report: storm.report(), shipments: logic.shipments.length, elapsed }
   },
 }

@@ -8,10 +8,10 @@ import { canonicalJson } from '../json/canonical-json.js'
 import { VirtualClock, roundSeconds } from '../engine/clock.js'
 import { contract, type ContractResult } from '../engine/contracts/contract.js'
 import type { Report } from '../engine/schema/report.js'
-import { createStorm } from '../engine/storm.js'
+import { createStorm, type Storm } from '../engine/storm.js'
 import { intercept } from '../interceptors/intercept.js'
 import { VERSION } from '../version.js'
-import { POLICY_IDS, runAgent, type PolicyId, type TaskOutcome } from './agent.js'
+import { POLICY_IDS, runAgent, type AgentOptions, type PolicyId, type TaskOutcome } from './agent.js'
 import { ROUTES, SCENARIO_IDS, SCENARIOS, scenarioRules, type ScenarioId } from './scenarios.js'
 import { Background } from './background.js'
 import { ingestClaim } from '../claims/ingest-claims.js'
@@ -94,25 +94,35 @@ export const inProcessTransport: DemoTransport = {
     })
     // The agent calls a stable virtual host, so reports (and their digests) do not depend on the port.
     const interception = intercept(storm, { targets: { [LAB_ORIGIN]: service.url } })
-    const background = new Background()
     try {
-      const outcome = await runAgent({
-        baseUrl: LAB_ORIGIN,
-        policy,
-        sleep: (seconds) => clock.sleep(seconds),
-        controls: SCENARIOS[config.scenario].controls,
-        claim: async (claim) => ingestClaim(storm, claim),
-        background,
-      })
-      // The task's time ends when the agent returns; a report it left running is drained after.
-      const elapsed = clock.now()
-      await background.drain()
+      const { outcome, elapsed } = await runAgentOnStorm(storm, clock, config, policy)
       return { outcome, report: storm.report(), shipments: service.shipments.length, elapsed }
     } finally {
       interception.dispose()
       await service.close()
     }
   },
+}
+
+/**
+ * The agent against `LAB_ORIGIN` on one storm and virtual clock, with the scenario's control
+ * plane: its claims go to the storm, and the task's time is taken when it returns, before its
+ * outbox of fail-open reports is drained (those calls are still in the report).
+ */
+export async function runAgentOnStorm(storm: Storm, clock: VirtualClock, config: DemoConfig, policy: PolicyId, fetch?: AgentOptions['fetch']): Promise<{ outcome: TaskOutcome; elapsed: number }> {
+  const background = new Background()
+  const outcome = await runAgent({
+    baseUrl: LAB_ORIGIN,
+    policy,
+    sleep: (seconds) => clock.sleep(seconds),
+    ...(fetch ? { fetch } : {}),
+    controls: SCENARIOS[config.scenario].controls,
+    claim: async (claim) => ingestClaim(storm, claim),
+    background,
+  })
+  const elapsed = clock.now()
+  await background.drain()
+  return { outcome, elapsed }
 }
 
 /**
