@@ -159,3 +159,62 @@ describe('in-process replay with live routes', () => {
     expect(replay.verdict().message).toContain('body differs at $.messages[2].content')
   })
 })
+
+describe('normalisers inside an MCP tools/call', () => {
+  it('replay matches a tools/call whose arguments carry a new UUID and time only with the normalisers, and names a changed argument by its path', async () => {
+    const server = http.createServer((req, res) => {
+      let body = ''
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()))
+      req.on('end', () => {
+        const { id } = JSON.parse(body) as { id: number }
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: 'shipped' }] } }))
+      })
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`
+    let id = 0
+    const call = (boxes: number) =>
+      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'ship', arguments: { request: randomUUID(), at: new Date(Date.now() + id * 1000).toISOString(), boxes } } }) }).then(async (response) => [response.status, await response.text()] as const)
+    const storm = createStorm()
+    const recorder = createCassetteRecorder(storm, { match: { normalize: ['timestamps', 'uuids'] } })
+    const interception = intercept(storm, { observer: recorder.observer, filter: (target) => target.href === url })
+    try {
+      expect((await call(2))[0]).toBe(200)
+    } finally {
+      interception.dispose()
+    }
+    await recorder.close()
+    await new Promise((resolve) => server.close(resolve))
+    const recorded = await recorder.cassette()
+
+    const replay = replayCassette(recorded)
+    try {
+      const [status, text] = await call(2)
+      expect(status).toBe(200)
+      expect(JSON.parse(text)).toMatchObject({ jsonrpc: '2.0', id, result: { content: [{ text: 'shipped' }] } })
+    } finally {
+      replay.dispose()
+    }
+    replay.assertDone()
+
+    const changed = replayCassette(recorded)
+    try {
+      const [status, text] = await call(3)
+      expect(status).toBe(422)
+      expect(text).toContain('$.params.arguments.boxes')
+    } finally {
+      changed.dispose()
+    }
+    expect(changed.verdict().rows[0]?.diff?.paths).toEqual([{ path: '$.params.arguments.boxes', expected: '2', seen: '3' }])
+
+    // Without the normalisers the new UUID and time are what differs.
+    const exact = replayCassette(recorded, { match: { normalize: [] } })
+    try {
+      expect((await call(2))[0]).toBe(422)
+    } finally {
+      exact.dispose()
+    }
+    expect(exact.verdict().rows[0]?.diff?.paths.map((path) => path.path)).toEqual(['$.params.arguments.request', '$.params.arguments.at'])
+  })
+})
