@@ -43,6 +43,15 @@ async function agent(): Promise<string> {
   return 'no answer'
 }
 
+/** The agent's answer; `release` (the replay's dispose) runs however the agent ends. */
+async function agentWhile(release: () => void): Promise<string> {
+  try {
+    return await agent()
+  } finally {
+    release()
+  }
+}
+
 beforeAll(async () => {
   // The tool commits each call and answers with values that are new in every run.
   tool = http.createServer((req, res) => {
@@ -90,12 +99,7 @@ describe('in-process replay with live routes', () => {
   it('replayCassette with live on the tool route: the model is replayed, the tool sees exactly the recorded calls, live calls stay outside the verdict', async () => {
     const before = toolCalls.length
     const replay = replayCassette(cassette, { live: ['POST /ship'] })
-    let answer: string
-    try {
-      answer = await agent()
-    } finally {
-      replay.dispose()
-    }
+    const answer = await agentWhile(replay.dispose)
     expect(answer).toBe(`agent: Done after ${TOOL_TURNS} tool calls.`)
     expect(toolCalls.slice(before)).toEqual(recordedCalls)
     expect(replay.verdict()).toMatchObject({ passed: true, served: 3, live: 2, unused: 0 })
@@ -134,12 +138,7 @@ describe('in-process replay with live routes', () => {
     const replay = cassetteHandlers(cassette, { replayOnly: ['POST /v1/chat/*'] })
     const server = setupServer(...replay.handlers)
     server.listen({ onUnhandledRequest: 'error' })
-    let answer: string
-    try {
-      answer = await agent()
-    } finally {
-      server.close()
-    }
+    const answer = await agentWhile(() => server.close())
     expect(answer).toBe(`agent: Done after ${TOOL_TURNS} tool calls.`)
     expect(toolCalls.slice(before)).toEqual(recordedCalls)
     expect(replay.verdict()).toMatchObject({ passed: true, served: 3, live: 2, unused: 0 })
@@ -148,12 +147,7 @@ describe('in-process replay with live routes', () => {
 
   it('fails, naming the tool result, when the cassette\'s normalisers are turned off (match.normalize: [])', async () => {
     const replay = replayCassette(cassette, { live: ['POST /ship'], match: { normalize: [] } })
-    let answer: string
-    try {
-      answer = await agent()
-    } finally {
-      replay.dispose()
-    }
+    const answer = await agentWhile(replay.dispose)
     expect(answer).toContain('model answered 422')
     expect(replay.verdict()).toMatchObject({ passed: false, code: 'ERR_CASSETTE_MISMATCH' })
     expect(replay.verdict().message).toContain('body differs at $.messages[2].content')
