@@ -93,6 +93,13 @@ describe('replay of an agent loop whose tool answers anew every run', { timeout:
     expect(replayed.code).toBe(0)
     expect(model.requests.length).toBe(modelCalls)
 
+    // --live with --target: the live route goes to the target (here every exchange: none is replayed).
+    const liveModel = await runCli(['replay', normalised, '--live', 'POST /v1/chat/*', '--target', model.url, ...server, '--', process.execPath, agent, PROMPT], { env: env(), timeoutMs: 90_000 })
+    expect(liveModel.stdout).toBe(`agent: Done after ${TOOL_TURNS} tool calls.\n`)
+    expect(liveModel.stderr).toContain(`Replayed 0 of 3 exchange(s) from ${normalised}, 3 live.`)
+    expect(liveModel.code).toBe(0)
+    expect(model.requests.length).toBe(modelCalls + 3)
+
     // --normalize none turns the header's normalisers off: the tool's new values miss.
     const off = await runCli(['replay', normalised, '--normalize', 'none', ...server, '--', process.execPath, agent, PROMPT], { env: env(), timeoutMs: 90_000 })
     expect(off.code).toBe(1)
