@@ -112,7 +112,10 @@ def test_token_limit_raises_rate_limit_error_and_the_sdk_retry_waits_the_reset(m
     window turns, and on by the advertised delay while the SDK waits it (the run's time passes)."""
     rules = [{"name": "quota", "route": CHAT, "kind": "token_limit", "tokensPerMinute": 10}]
     with Proxy(target=model_server.url, rules=rules, args=["--clock", "virtual"]) as proxy:
-        advance = lambda seconds: proxy.admin.request("POST", "/clock/advance", body={"seconds": seconds})  # noqa: E731
+
+        def advance(seconds):
+            proxy.admin.request("POST", "/clock/advance", body={"seconds": seconds})
+
         strict = openai.OpenAI(base_url=proxy.url + "/v1", api_key="sk-test", max_retries=0)
         strict.chat.completions.create(model="gpt-test", messages=ASK)
         with pytest.raises(openai.RateLimitError) as raised:
