@@ -29,7 +29,7 @@ export interface RunView {
   readonly quota?: QuotaVerdict | undefined
 }
 
-/** A `token_limit` window's usage (`model-calls/token-window.ts`). */
+/** A `token_limit` window's usage (`src/model-calls/token-window.ts`). */
 export interface WindowUsage {
   /** Calls let through in this window (the requests the provider served). */
   readonly requests: number
@@ -41,8 +41,8 @@ export interface WindowUsage {
 
 /**
  * A window's verdict on one call: whether it lets the call through, and its usage before the call
- * (what the 429's remaining/reset headers report). Taken in memory (`model-calls/token-window.ts`) or, with
- * `--state`, in Redis (`state/redis-token-quota.ts`) when the call began.
+ * (what the 429's remaining/reset headers report). Taken in memory (`src/model-calls/token-window.ts`) or, with
+ * `--state`, in Redis (`src/state/redis-token-quota.ts`) when the call began.
  */
 export interface QuotaVerdict {
   readonly admitted: boolean

@@ -1,8 +1,8 @@
 import { z } from 'zod'
 import { defineFault, jsonBody } from './fault.js'
 import type { BaseRule } from '../schema/rule-base.js'
-import { providerError, retryHeaders, type LimitWindow } from '../model-calls/provider-errors.js'
-import { TokenWindows, WINDOW_SECONDS } from '../model-calls/token-window.js'
+import { providerError, retryHeaders, type LimitWindow } from '../../model-calls/provider-errors.js'
+import { TokenWindows, WINDOW_SECONDS } from '../../model-calls/token-window.js'
 
 export interface TokenLimitRule extends BaseRule {
   /** Input plus output tokens the rule's calls may use per minute. */
@@ -13,7 +13,7 @@ export interface TokenLimitRule extends BaseRule {
 
 const budget = (what: string) => z.int({ error: `expected a positive integer (${what} per minute)` }).min(1, { error: `expected a positive integer (${what} per minute)` })
 
-/** Per run and rule: the calls each window let through, in this process (with `--state`, Redis counts: `state/redis-token-quota.ts`). */
+/** Per run and rule: the calls each window let through, in this process (with `--state`, Redis counts: `src/state/redis-token-quota.ts`). */
 const windows = new TokenWindows()
 
 /**

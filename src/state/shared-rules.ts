@@ -4,8 +4,8 @@
  * since a pub/sub message sent while a replica was disconnected is lost.
  * @see ../../../docs/scale-out.md#rules-change-everywhere
  */
-import type { StormConfig } from '../schema/config.js'
-import { parseConfig, type Storm } from '../storm.js'
+import type { StormConfig } from '../engine/schema/config.js'
+import { parseConfig, type Storm } from '../engine/storm.js'
 
 /** How often a replica re-reads the rules' version (pub/sub only nudges it sooner). */
 const RULES_POLL_MS = 500

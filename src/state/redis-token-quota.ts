@@ -7,7 +7,7 @@
  * same remaining budget and reset.
  * @see ../../../docs/scale-out.md#token-quotas
  */
-import type { QuotaVerdict } from '../faults/fault.js'
+import type { QuotaVerdict } from '../engine/faults/fault.js'
 import { WINDOW_SECONDS, windowOf, type QuotaLimits } from '../model-calls/token-window.js'
 
 /**
