@@ -11,7 +11,7 @@ import anthropic
 import openai
 import pytest
 
-from toolstorm.proxy import Proxy
+from toolstorm import Proxy
 
 CHAT = "POST /v1/chat/completions"
 MESSAGES = "POST /v1/messages"
