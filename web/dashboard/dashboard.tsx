@@ -69,7 +69,8 @@ export function Dashboard(props: { client: AdminClient; onUnauthorized(): void }
   const budgetFromRules = meta?.maxCalls ?? null
   const budgetValue = budget === '' ? budgetFromRules : /^\d{1,9}$/.test(budget) ? Number(budget) : null
   const result = useMemo(() => store.contract(budgetValue), [version, budgetValue])
-  const recovery = useMemo(() => store.recovery(), [version])
+  // The same element until the run changes: Preact skips an identical element, so renders for other reasons (scrolling, follow) leave it alone.
+  const recoveryPanel = useMemo(() => <RecoveryPanel records={store.recovery()} />, [version])
   const selectedCall = selected === null ? undefined : store.calls[selected - 1]
   // The list's counts are as of the last change to the set of runs; the selected run's is live.
   const listed = store.runs.map((r) => (r.id === run ? { id: r.id, calls: store.stats.calls } : r))
@@ -207,7 +208,7 @@ export function Dashboard(props: { client: AdminClient; onUnauthorized(): void }
           </section>
           <section class="panel" aria-labelledby="recovery-title">
             <h2 id="recovery-title">Recovery</h2>
-            <RecoveryPanel records={recovery} />
+            {recoveryPanel}
           </section>
           <section class="panel" aria-labelledby="contracts-title">
             <h2 id="contracts-title">Contracts</h2>
