@@ -69,7 +69,7 @@ export function Dashboard(props: { client: AdminClient; onUnauthorized(): void }
   const budgetFromRules = meta?.maxCalls ?? null
   const budgetValue = budget === '' ? budgetFromRules : /^\d{1,9}$/.test(budget) ? Number(budget) : null
   const result = useMemo(() => store.contract(budgetValue), [version, budgetValue])
-  // The same element until the run changes: Preact skips an identical element, so renders for other reasons (scrolling, follow) leave it alone.
+  // The same element until the store changes: Preact skips an identical element, so renders for other reasons (scrolling, follow) leave it alone.
   const recoveryPanel = useMemo(() => <RecoveryPanel records={store.recovery()} />, [version])
   const selectedCall = selected === null ? undefined : store.calls[selected - 1]
   // The list's counts are as of the last change to the set of runs; the selected run's is live.
