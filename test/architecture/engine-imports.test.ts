@@ -31,20 +31,6 @@ const LAYERS: ReadonlyArray<readonly [layer: number, name: string, pattern: RegE
 /** The most engine modules the proxy's server file may import (13 before #23 step 4). */
 const PROXY_SERVER_ENGINE_IMPORTS = 4
 
-/** Kernel files that still name a guest piece, until their dependency is inverted (#23). */
-const GUEST_EDGES_TO_INVERT = new Set([
-  'schema/config.ts -> mcp/mcp-options.ts',
-  'storm.ts -> mcp/mcp-evidence.ts',
-  'storm.ts -> mcp/tool-catalog.ts',
-  'streams/stream-end.ts -> mcp/mcp-answer-reader.ts',
-  'faults/overloaded.ts -> model-calls/provider-errors.ts',
-  'faults/rate-limit.ts -> model-calls/provider-errors.ts',
-  'faults/timeout.ts -> model-calls/provider-errors.ts',
-  'faults/token-limit.ts -> model-calls/provider-errors.ts',
-  'faults/token-limit.ts -> model-calls/token-window.ts',
-  'faults/unavailable.ts -> model-calls/provider-errors.ts',
-])
-
 const IMPORT = /(?:^|\n)\s*(?:import|export)\s+(?:type\s+)?(?:[^'";]*?\s+from\s+)?['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g
 
 function sources(dir: string): string[] {
@@ -138,8 +124,7 @@ describe('the engine', () => {
     const outside = [...engineGraph().keys()].flatMap((file) =>
       importsOf(file)
         .filter((to) => !to.startsWith(ENGINE + path.sep) && !/^(json|redact)\//.test(path.relative(SRC, to)) && !/^(errors|error-body|docs-url|version)\.ts$/.test(path.relative(SRC, to)))
-        .map((to) => `${path.relative(ENGINE, file)} -> ${path.relative(SRC, to)}`)
-        .filter((edge) => !GUEST_EDGES_TO_INVERT.has(edge)),
+        .map((to) => `${path.relative(ENGINE, file)} -> ${path.relative(SRC, to)}`),
     )
     expect(outside).toEqual([])
   })
