@@ -6,7 +6,8 @@
  *   1 vocabulary  HTTP and JSON-RPC words, clocks, globs, route patterns, seeded decisions
  *   2 units       rules files (schema/, rules/), faults, byte-level stream parsing, contracts,
  *                 evidence, runs and reports, and the claims judged against evidence (claims/)
- *   3 exchange    an exchange, its transport and flow, the stream relay, the storm
+ *   3 exchange    an exchange, its transport and flow, the stream relay, the storm and its run
+ *                 ledger (the storage port: memory here, Redis in src/state)
  *   4 front door  plugin.ts and serve.ts: what every transport calls
  * The guests (MCP in src/mcp, model calls in src/model-calls, Redis shared state in src/state) live
  * outside the engine: plug-ins and adapters over it.
@@ -24,7 +25,7 @@ const ENGINE = path.join(SRC, 'engine')
 const LAYERS: ReadonlyArray<readonly [layer: number, name: string, pattern: RegExp]> = [
   [1, 'vocabulary', /^(http|clock|closest-name|decision|exchange-context|glob|route-pattern|routes|body|web-response)\.ts$|^json-rpc\/|^schema\/(rule-base|format-issues)\.ts$/],
   [2, 'units', /^(schema|rules|faults|contracts|evidence)\/|^streams\/(sse-decoder|sse-splitter|terminal-event|stream-transform|truncate-transform|event-transform|streamable)\.ts$|^(run|validate-report|reports-from-document|summarize-report|recovery)\.ts$|^claims\/|^streams\/(model-events|delta-cut-rule)\.ts$/],
-  [3, 'exchange', /^(exchange|exchange-transport|exchange-flow|upstream-source|storm)\.ts$|^streams\//],
+  [3, 'exchange', /^(exchange|exchange-transport|exchange-flow|upstream-source|storm)\.ts$|^streams\/|^ledger\//],
   [4, 'front door', /^(plugin|serve)\.ts$/],
 ]
 
