@@ -8,6 +8,7 @@ import { AdminRequestError, download, probe, type AdminClient } from './admin-cl
 import { ContractsPanel } from './contracts-panel.js'
 import type { ClaimVerdict, ReportClaim } from '../../src/engine/claims/claim-schema.js'
 import { CoveragePanel } from './coverage-panel.js'
+import { RecoveryPanel } from './recovery-panel.js'
 import { openEventStream, type ConnectionState } from './event-stream.js'
 import { ExchangeDetail } from './exchange-detail.js'
 import { ExchangeList } from './exchange-list.js'
@@ -71,6 +72,8 @@ export function Dashboard(props: { client: AdminClient; onUnauthorized(): void }
   const result = useMemo(() => store.contract(budgetValue), [version, budgetValue])
   const claimsByCall = useMemo(() => store.claimsByCall(), [version])
   const contradicted = useMemo(() => store.contradictedClaims(), [version])
+  // The same element until the store changes: Preact skips an identical element, so renders for other reasons (scrolling, follow) leave it alone.
+  const recoveryPanel = useMemo(() => <RecoveryPanel records={store.recovery()} />, [version])
   const selectedCall = selected === null ? undefined : store.calls[selected - 1]
   // The list's counts are as of the last change to the set of runs; the selected run's is live.
   const listed = store.runs.map((r) => (r.id === run ? { id: r.id, calls: store.stats.calls } : r))
@@ -206,6 +209,10 @@ export function Dashboard(props: { client: AdminClient; onUnauthorized(): void }
           <section class="panel" aria-labelledby="coverage-title">
             <h2 id="coverage-title">Coverage</h2>
             <CoveragePanel rules={meta?.rules ?? []} coverage={store.coverage} />
+          </section>
+          <section class="panel" aria-labelledby="recovery-title">
+            <h2 id="recovery-title">Recovery</h2>
+            {recoveryPanel}
           </section>
           <section class="panel" aria-labelledby="contracts-title">
             <h2 id="contracts-title">Contracts</h2>

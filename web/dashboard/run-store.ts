@@ -4,7 +4,8 @@
  * every MIN_RENDER_INTERVAL_MS, however many events arrive, so a busy proxy never floods the page.
  */
 import { contract, type ContractResult } from '../../src/engine/contracts/contract.js'
-import type { CallRecord, CoverageCounts, EffectRecord, Report } from '../../src/engine/schema/report.js'
+import { recoveryOf } from '../../src/engine/recovery.js'
+import type { CallRecord, CoverageCounts, EffectRecord, RecoveryRecord, Report } from '../../src/engine/schema/report.js'
 import type { RunStats, RunSummary, StreamBatch, StreamSnapshot } from '../../src/proxy/admin/events.js'
 import type { ReportClaim } from '../../src/engine/claims/claim-schema.js'
 import { formatContradictedClaims, rejudgeClaims } from '../../src/engine/claims/judge-claims.js'
@@ -127,6 +128,11 @@ export class RunStore {
   /** One line per claim the effects contradict (tool, calls, effect keys), as `toolstorm check` lists them. */
   contradictedClaims(): string[] {
     return formatContradictedClaims({ claims: this.claims, effects: this.effects })
+  }
+
+  /** What recovering from each triggered fault cost, as the report's `recovery` (the same code). */
+  recovery(): RecoveryRecord[] {
+    return recoveryOf(this.calls.filter((call): call is CallRecord => call !== undefined))
   }
 
   contract(budget: number | null): ContractResult | null {
