@@ -8,8 +8,8 @@
  *
  * Both need the admin token (`OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer%20<token>`). A
  * malformed export is refused whole (400, or 413 past 8 MiB) with the JSON error body and nothing
- * stored. With a shared state store (`--state`) claims are refused: they are kept in this
- * replica's memory only, and another replica's report would not hold them.
+ * stored. With a shared state store (`--state`) a claim posted to `/claims` is kept in the store
+ * (every replica's report judges it); OTLP spans are refused, as they live in one replica's memory.
  */
 import type http from 'node:http'
 import { gunzip } from 'node:zlib'
