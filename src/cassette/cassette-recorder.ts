@@ -22,7 +22,7 @@ import { ConfigError, StateError, ToolstormError } from '../errors.js'
 import { roundSeconds } from '../engine/clock.js'
 import type { EffectEvent } from '../engine/evidence/channels.js'
 import type { Exchange } from '../engine/exchange.js'
-import type { ExchangeObserver } from '../engine/exchange-flow.js'
+import type { ExchangeObserver, ObserverFront } from '../engine/exchange-flow.js'
 import type { HeaderMap } from '../engine/http.js'
 import {
   DEFAULT_BODY_LIMIT,
@@ -49,11 +49,15 @@ import { isEventStreamHead, StreamTimeline } from './stream-timeline.js'
 export interface CassetteRecorderOptions {
   /** Keep the cassette in this file as you go (snapshots) and write it on `close()`. */
   file?: string
-  /** How the traffic was captured (header `source`). Default `in-process`. */
+  /** How the traffic was captured (header `source`). Default: `proxy` when given to `startProxy`, else `in-process`. */
   source?: 'proxy' | 'in-process'
-  /** `origin`: clients address a reverse proxy, so URLs are stored origin-form (`/path?query`). Default `absolute`. */
+  /**
+   * `origin`: clients address a reverse proxy, so URLs are stored origin-form (`/path?query`) and
+   * replay matches whatever host and port the client names. Default: `origin` when given to a
+   * reverse-mode `startProxy` (as `toolstorm record --target` stores them), else `absolute`.
+   */
   urlForm?: 'origin' | 'absolute'
-  /** Reverse-mode targets, for the header. */
+  /** Reverse-mode targets, for the header. Default: the proxy's, when given to `startProxy`. */
   targets?: readonly string[]
   /**
    * Bytes stored per body at most (default 16 MiB); longer bodies keep a prefix marked `truncated`,
@@ -138,6 +142,8 @@ export class CassetteRecorder {
   #snapshotCount = 0
   #closing: Promise<void> = Promise.resolve()
   #keptPrevious = false
+  /** Where the observer was given (`startProxy` says so): the defaults of `source`, `urlForm` and `targets`. */
+  #front: ObserverFront | null = null
   readonly #onEffect: (message: unknown) => void
 
   constructor(storm: Storm, options: CassetteRecorderOptions = {}) {
@@ -197,6 +203,9 @@ export class CassetteRecorder {
   #createObserver(): ExchangeObserver {
     const entries = new WeakMap<Exchange, Entry>()
     return {
+      attached: (front) => {
+        this.#front = front
+      },
       onStart: (exchange) => {
         if (this.#state !== 'recording') return
         let done!: () => void
@@ -292,6 +301,10 @@ export class CassetteRecorder {
     }
   }
 
+  get #urlForm(): 'origin' | 'absolute' {
+    return this.#options.urlForm ?? (this.#front?.targets.length ? 'origin' : 'absolute')
+  }
+
   #timelineFor(exchange: Exchange, status: number, headers: HeaderMap): StreamTimeline | null {
     return isEventStreamHead(exchange.request.method, status, headers) ? new StreamTimeline(exchange.clock, this.#bodyLimit + REDACTION_MARGIN) : null
   }
@@ -329,7 +342,7 @@ export class CassetteRecorder {
     const { redactor } = this.storm
     const record = exchange.record
     const requestHeaders = exchange.request.headers
-    const url = this.#options.urlForm === 'origin' ? redactor.url(exchange.url.pathname + exchange.url.search) : record?.url ?? redactor.url(exchange.url.href)
+    const url = this.#urlForm === 'origin' ? redactor.url(exchange.url.pathname + exchange.url.search) : record?.url ?? redactor.url(exchange.url.href)
     // A request answered before it was forwarded had its body left unread: unknown, unless the
     // head says there is none. In-process requests carry no framing headers, so a method that
     // usually has a body counts as having one.
@@ -384,8 +397,8 @@ export class CassetteRecorder {
     return cassetteHeader(
       {
         recorded: this.#recorded,
-        source: this.#options.source ?? 'in-process',
-        targets: (this.#options.targets ?? []).map((target) => storm.redactor.url(target)),
+        source: this.#options.source ?? this.#front?.source ?? 'in-process',
+        targets: (this.#options.targets ?? this.#front?.targets ?? []).map((target) => storm.redactor.url(target)),
         seed: config.seed,
         clock: storm.clock.kind,
         maxCalls: config.maxCalls,
