@@ -234,6 +234,9 @@ function expectSuite(results: Record<string, { status: string; failureMessages: 
     'every entry point loads with require(), the same module instance as import',
     'recovers from a one-time timeout',
     'each test gets an isolated storm',
+    'useCassette records the first run',
+    'useCassette replays it strictly, with nothing reaching the server',
+    'startProxy({ record }) stores paths: replayCassette answers on another port',
   ]) {
     expect(results[title]?.status, title).toBe('passed')
   }
