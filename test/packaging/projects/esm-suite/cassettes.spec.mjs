@@ -1,6 +1,7 @@
-// #30 items 4 and 5 from the installed package: a cassette fixture recorded then replayed with its
-// server gone, and a startProxy({ record }) recording replayed on another port. Runs under CI=1
-// (vitest's CI mode records nothing new in `auto`), so the modes are explicit.
+// #30 items 4 and 5 from the installed package: a cassette fixture recorded, then replayed with
+// nothing reaching its server, and a startProxy({ record }) recording replayed on another port. Runs under CI=1
+// (vitest's CI mode records nothing new in `auto`), so the modes are explicit. A file's tests run in
+// order (describe.sequential is gone in vitest 5): the second replays what the first recorded.
 import http from 'node:http'
 import { mkdtemp } from 'node:fs/promises'
 import os from 'node:os'
@@ -20,7 +21,7 @@ beforeAll(async () => {
 })
 afterAll(() => new Promise((resolve) => server.close(() => resolve())))
 
-describe.sequential('cassettes from the installed package', () => {
+describe('cassettes from the installed package', () => {
   test('useCassette records the first run', async ({ useCassette }) => {
     const cassette = await useCassette('packaged', { mode: 'record' })
     expect(cassette.mode).toBe('record')
