@@ -55,11 +55,13 @@ async function runSpec(env: Record<string, string>, args: string[] = []): Promis
 
 const READ = 'a read replays from its cassette'
 const SHIP = 'a shipment replays only while the order is the recorded one'
+const MISSING = 'a cassette that must replay but was never recorded is an error naming its file'
 
 describe('useCassette in the vitest fixture', { timeout: 120_000 }, () => {
   it('records on the first run, replays strictly after with the table in a failure, and re-records with -u', async () => {
     const first = await runSpec({})
     expect(first.code).toBe(0)
+    expect(first.results[MISSING]?.status).toBe('passed')
     expect(upstream.requests.map((r) => r.url)).toEqual(['/items/a', '/ship'])
     const ship = path.join(CASSETTES, 'use-cassette.spec.ts', 'ship.cassette.jsonl')
     const recorded = await Cassette.load(ship)
