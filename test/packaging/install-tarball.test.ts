@@ -237,6 +237,9 @@ function expectSuite(results: Record<string, { status: string; failureMessages: 
     'useCassette records the first run',
     'useCassette replays it strictly, with nothing reaching the server',
     'startProxy({ record }) stores paths: replayCassette answers on another port',
+    'concurrent: the first sees its own 429 only',
+    'concurrent: the second sees its own 503 only',
+    'a diverged in-process replay is answered 422 with x-should-retry: false',
   ]) {
     expect(results[title]?.status, title).toBe('passed')
   }
