@@ -15,7 +15,7 @@ import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { Cassette } from '../cassette/cassette.js'
 import { createCassetteRecorder, type CassetteRecorder } from '../cassette/cassette-recorder.js'
-import { inProcessSource, type CassetteReplayOptions } from '../cassette/replay-cassette.js'
+import { inProcessSource, replayStorm, type CassetteReplayOptions } from '../cassette/replay-cassette.js'
 import type { ReplaySession } from '../cassette/replay-session.js'
 import { docsUrl } from '../docs-url.js'
 import type { StormConfigInput } from '../engine/schema/config.js'
@@ -97,8 +97,9 @@ export function createUseCassette(context: CassetteTestContext): { useCassette: 
       return { name, file, mode, storm, session: null }
     }
     const cassette = await Cassette.load(file)
-    const source = inProcessSource(cassette, { ...(options.order ? { order: options.order } : {}), ...(options.allowTruncated ? { allowTruncated: true } : {}) })
-    const storm = createStorm({ redact: { keys: cassette.header.redaction.keys } })
+    const replayOptions = { ...(options.order ? { order: options.order } : {}), ...(options.allowTruncated ? { allowTruncated: true } : {}) }
+    const storm = replayStorm(cassette, replayOptions)
+    const source = inProcessSource(cassette, replayOptions, storm)
     // Model calls are in the cassette already.
     const interception = interceptFor(context.owner, storm, { source, modelCalls: false })
     active.push({ interception, recorder: null, session: source.session, close: () => source.close() })
