@@ -11,13 +11,13 @@ import { RealClock, roundSeconds, type Clock } from './clock.js'
 import { recoveryOf } from './recovery.js'
 import { channels } from './evidence/channels.js'
 import { Exchange, type ExchangeEntry } from './exchange.js'
-import { HEADER_CALL, HEADER_KEY, HEADER_RUN, type HeaderMap, headerValue, type RequestView } from './http.js'
+import { HEADER_CALL, HEADER_KEY, HEADER_RUN, type HeaderMap, headerValue, type JsonSchema, type RequestView } from './http.js'
 import { exchangeContext } from './exchange-context.js'
 import { faultFor } from './faults/registry.js'
+import type { QuotaVerdict } from './faults/fault.js'
 import { createRedactor, REDACTED, type Redactor } from '../redact/index.js'
-import { mcpCallOf } from '../mcp/mcp-evidence.js'
+import { mcpCallOf } from './evidence/mcp-call.js'
 import { mcpRouteName, type McpRequest } from './json-rpc/mcp-request.js'
-import { endpointOf, ToolCatalog } from '../mcp/tool-catalog.js'
 import { pathName, RouteTable } from './routes.js'
 import { Run } from './run.js'
 import { selectRule } from './rules/select.js'
@@ -58,6 +58,8 @@ export interface BeginRequest {
   readonly run?: string
   /** The MCP message the body carries (named before it begins by the MCP plug-in, `mcp/mcp-plugin.ts`, through `engine/serve.ts`): it names the route. */
   readonly mcp?: McpRequest | null
+  /** The `outputSchema` the called tool declared (named by the MCP plug-in with the message). */
+  readonly outputSchema?: JsonSchema | null
 }
 
 /** Parse a config, throwing a `ConfigError` that names the source, the field and what was expected. */
@@ -112,6 +114,8 @@ export interface DecidedCall {
   readonly parent: number | null
   readonly seed: number
   readonly onFinish?: ((exchange: Exchange) => void) | undefined
+  /** The shared store's verdict on a `token_limit` call (`src/state/redis-token-quota.ts`). */
+  readonly quota?: QuotaVerdict | undefined
 }
 
 export class Storm {
@@ -120,8 +124,6 @@ export class Storm {
   readonly nonce: string
   #config: StormConfig
   #routes: RouteTable
-  /** The MCP tools the endpoints behind this storm declared (`tools/list` answers seen). */
-  readonly tools = new ToolCatalog()
   #redactor: Redactor
   readonly #runs = new Map<string, Run>()
   /** Runs with rules of their own (`PUT /rules?run=ID`): they decide that run's calls instead of the storm's. */
@@ -265,8 +267,7 @@ export class Storm {
   /** The request as faults see it; a tool call carries the `outputSchema` its tool declared. */
   requestView(request: BeginRequest): RequestView {
     const mcp = request.mcp ?? null
-    const outputSchema = mcp?.method === 'tools/call' && mcp.target !== null ? this.tools.outputSchema(endpointOf(request.url), mcp.target) : null
-    return { method: request.method.toUpperCase(), url: request.url.href, headers: request.headers, mcp, outputSchema }
+    return { method: request.method.toUpperCase(), url: request.url.href, headers: request.headers, mcp, outputSchema: request.outputSchema ?? null }
   }
 
   /** Start an exchange: budget, route, ordinal, key and rule selection, under one synchronous step. */
@@ -303,7 +304,7 @@ export class Storm {
 
   /** The call record and exchange of a call whose ordinal, key and rule are decided (by `begin()`, or by a shared state store). */
   openExchange(run: Run, call: DecidedCall): Exchange {
-    const { id, view, url, route, ordinal, key, rule, callId, started, parent, seed, onFinish } = call
+    const { id, view, url, route, ordinal, key, rule, callId, started, parent, seed, onFinish, quota } = call
     const record = this.runningRecord(callId, route, ordinal, key, parent, view.method, this.#redactUrl(view.url), started, rule)
     if (view.mcp) record.mcp = mcpCallOf(view.mcp, this.#redactor)
     // MCP's own trace context names the tool call's span; the header may name a span below it.
@@ -316,7 +317,7 @@ export class Storm {
       }
     }
     const fault = rule ? faultFor(rule.kind) : null
-    const exchange = new Exchange({ id, stormId: this.nonce, run, request: view, url, record, rule, fault, rawKey: key, seed, clock: this.clock, onFinish })
+    const exchange = new Exchange({ id, stormId: this.nonce, run, request: view, url, record, rule, fault, rawKey: key, seed, clock: this.clock, onFinish, quota })
     if (channels.exchangeStart.hasSubscribers) channels.exchangeStart.publish({ run: run.id, exchangeId: id, call: record })
     return exchange
   }
