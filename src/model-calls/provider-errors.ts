@@ -14,7 +14,7 @@
  *   429 `rate_limit_error` with `anthropic-ratelimit-{requests,tokens}-{limit,remaining,reset}`
  *   (resets as RFC 3339 times) and `retry-after`; 500 `api_error`; 504 `timeout_error`;
  *   529 `overloaded_error`.
- * @see ../../../docs/streams.md#failures-shaped-like-the-providers
+ * @see ../../docs/streams.md#failures-shaped-like-the-providers
  */
 import { createHash } from 'node:crypto'
 import { canonicalJson } from '../json/canonical-json.js'

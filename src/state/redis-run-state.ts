@@ -7,7 +7,7 @@
  * @example
  * const state = await connectRedisState(storm, { url: 'redis://127.0.0.1:6379' })
  * const exchange = await state.begin({ method: 'POST', url, headers })
- * @see ../../../docs/scale-out.md
+ * @see ../../docs/scale-out.md
  */
 import { createHash } from 'node:crypto'
 import tls from 'node:tls'
