@@ -97,3 +97,21 @@ def test_an_agent_s_claims_go_to_the_running_test_s_run_and_are_judged(toolstorm
     assert [(c["toolCallId"], c["status"], c["verdict"], c["calls"]) for c in claims] == [("call_1", "failure", "silent_commit", [1]), ("call_2", "success", "confirmed", [2])]
     assert toolstorm.contract().claims_match_effects().passed is False
     assert toolstorm.env["TOOLSTORM_ADMIN_TOKEN"] == os.environ["TOOLSTORM_ADMIN_TOKEN"]
+
+
+def test_effects_require_approval_fails_on_a_shipment_made_while_the_approval_route_was_down(toolstorm, shipping_server):
+    # A fail-open guard: the first approval answers 503, the agent ships anyway; the second is approved.
+    toolstorm.rules([{"name": "approval-down", "route": "GET /approve", "kind": "unavailable", "calls": [1]}])
+    proxies = {"http": toolstorm.proxy_url}
+    for order in ("a", "b"):
+        requests.get(f"{shipping_server.url}/approve", proxies=proxies, timeout=10)
+        assert requests.post(f"{shipping_server.url}/ship", json={"order": order}, proxies=proxies, timeout=10).status_code == 201
+    checked = toolstorm.contract().effects_require_approval("shipment", "GET /approve")
+    assert checked.passed is False
+    assert checked.checks == [{"name": "Approval required: shipment", "passed": False, "detail": '1 of 2 "shipment" effect(s) committed without a 2xx answer from "GET /approve" before them (first: key "a", call 2)'}]
+    try:
+        toolstorm.contract().effects_require_approval("shipment", "")
+    except ValueError as error:
+        assert "route" in str(error)
+    else:
+        raise AssertionError("an empty route was accepted")

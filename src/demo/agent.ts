@@ -1,8 +1,15 @@
 /**
  * The lab's scripted agent: reads stock, then ships, with one of three recovery policies.
+ * In the control-plane scenarios it also asks the approval service before it ships and reports
+ * the task's end to the observability endpoint: "No retries" and "Unchecked retries" await their
+ * telemetry and ship when approval cannot be confirmed (a fail-open guard); "Validated retries"
+ * reports without waiting (fail-open) and does not ship without approval (fail-closed).
  * It speaks plain HTTP with `fetch` (so the same agent runs in-process and through the proxy), or
  * calls the same tools on an MCP server (`--via mcp`).
  */
+
+import type { Background } from './background.js'
+import type { ScenarioControls } from './scenarios.js'
 
 export const POLICY_IDS = ['optimistic', 'retry', 'resilient'] as const
 export type PolicyId = (typeof POLICY_IDS)[number]
@@ -34,6 +41,16 @@ const TRANSIENT = new Set(['ConnectionLost', 'RateLimited', 'GatewayTimeout', 'S
 export interface ShippingTools {
   checkInventory(sku: string): Promise<Record<string, unknown>>
   createShipment(order: { order_id: string; warehouse: unknown }, idempotencyKey?: string): Promise<Record<string, unknown>>
+  /** Ask the approval service for leave to ship the order. */
+  requestApproval(orderId: string): Promise<Record<string, unknown>>
+  /** Report an event to the observability endpoint. */
+  reportEvent(event: Record<string, unknown>): Promise<Record<string, unknown>>
+}
+
+/** What the agent concluded about a tool call, as `reportClaim()` takes it. */
+export interface AgentClaim {
+  readonly tool: string
+  readonly status: 'success' | 'failure'
 }
 
 export interface AgentOptions {
@@ -47,6 +64,12 @@ export interface AgentOptions {
   readonly headers?: Record<string, string>
   /** The fetch to call tools with (default: the global one). The browser lab passes its own. */
   readonly fetch?: (url: string, init: RequestInit) => Promise<Response>
+  /** The scenario's control-plane steps (none by default). */
+  readonly controls?: ScenarioControls | undefined
+  /** Where the agent reports its claims, in the control-plane scenarios. */
+  claim?(claim: AgentClaim): Promise<unknown>
+  /** Where a fail-open report runs once the task has ended (by default it is awaited). */
+  readonly background?: Background | undefined
 }
 
 export type TaskOutcome = { completed: true; receipt: Record<string, unknown> } | { completed: false; reason: string }
@@ -87,6 +110,8 @@ export function httpTools(options: Pick<AgentOptions, 'baseUrl' | 'headers' | 'f
   return {
     checkInventory: (sku) => call('GET', `/inventory/${sku}`),
     createShipment: (order, key) => call('POST', '/shipments', order, key === undefined ? {} : { 'idempotency-key': key }),
+    requestApproval: (orderId) => call('POST', '/approvals', { order_id: orderId }),
+    reportEvent: (event) => call('POST', '/events', event),
   }
 }
 
@@ -96,7 +121,7 @@ export async function runAgent(options: AgentOptions): Promise<TaskOutcome> {
   const attempts = policy === 'optimistic' ? 1 : 3
   const tools = options.tools ?? httpTools(options)
 
-  const attempt = async (operation: 'inventory' | 'ship', run: () => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> => {
+  const attempt = async (operation: 'inventory' | 'ship' | 'approval' | 'telemetry', run: () => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> => {
     for (let index = 0; ; index++) {
       try {
         const value = await run()
@@ -116,12 +141,46 @@ export async function runAgent(options: AgentOptions): Promise<TaskOutcome> {
     }
   }
 
+  const controls = options.controls ?? {}
+  const claims = controls.approval === true || controls.telemetry === true
+  const claim = async (status: AgentClaim['status']) => {
+    if (claims) await options.claim?.({ tool: 'create_shipment', status })
+  }
+  // Telemetry never fails the task; the policy decides whether the task waits for it.
+  const report = async (outcome: TaskOutcome): Promise<TaskOutcome> => {
+    if (!controls.telemetry) return outcome
+    const send = () => attempt('telemetry', () => tools.reportEvent({ event: 'task_finished', completed: outcome.completed })).catch(() => undefined)
+    if (policy === 'resilient' && options.background) options.background.defer(send)
+    else await send()
+    return outcome
+  }
+
+  let stock: Record<string, unknown>
   try {
-    const stock = await attempt('inventory', () => tools.checkInventory('CLOUD-01'))
-    if (!stock.available) return { completed: false, reason: 'Out of stock' }
-    const receipt = await attempt('ship', () => tools.createShipment({ order_id: 'order-1729', warehouse: stock.warehouse }, policy === 'resilient' ? 'order-1729' : undefined))
-    return { completed: true, receipt }
+    stock = await attempt('inventory', () => tools.checkInventory('CLOUD-01'))
   } catch (error) {
-    return { completed: false, reason: error instanceof Error ? error.name : 'Error' }
+    return report({ completed: false, reason: error instanceof Error ? error.name : 'Error' })
+  }
+  if (!stock.available) return report({ completed: false, reason: 'Out of stock' })
+  if (controls.approval) {
+    let approved = false
+    try {
+      approved = (await attempt('approval', () => tools.requestApproval('order-1729'))).approved === true
+    } catch (error) {
+      if (error instanceof ToolCallError && error.kind === 'BudgetExceeded') return report({ completed: false, reason: error.name })
+    }
+    // Fail-closed: without a confirmed approval the resilient agent does not ship, and says so.
+    if (!approved && policy === 'resilient') {
+      await claim('failure')
+      return report({ completed: false, reason: 'ApprovalUnavailable' })
+    }
+  }
+  try {
+    const receipt = await attempt('ship', () => tools.createShipment({ order_id: 'order-1729', warehouse: stock.warehouse }, policy === 'resilient' ? 'order-1729' : undefined))
+    await claim('success')
+    return report({ completed: true, receipt })
+  } catch (error) {
+    await claim('failure')
+    return report({ completed: false, reason: error instanceof Error ? error.name : 'Error' })
   }
 }

@@ -1,6 +1,7 @@
 /**
  * The lab with its tools behind an MCP server (`toolstorm demo --via mcp`): the shipping logic as
- * the tools `check_inventory` and `create_shipment` of a Streamable HTTP server built with the
+ * the tools `check_inventory` and `create_shipment` (and the control plane's `request_approval`
+ * and `report_event`) of a Streamable HTTP server built with the
  * official TypeScript SDK, and the agent's tools as calls of the SDK's client. The SDK is an
  * optional peer dependency: it is loaded here only, on first use.
  */
@@ -55,6 +56,12 @@ export async function startMcpShippingService(hooks: ServiceHooks): Promise<Ship
         const headers = { ...firstHeaderValues(extra.requestInfo?.headers), ...(idempotency_key === undefined ? {} : { 'idempotency-key': idempotency_key }) }
         return toolResult(await logic.handle({ method: 'POST', path: '/shipments', headers, body: JSON.stringify({ order_id, warehouse }) }))
       },
+    )
+    server.registerTool('request_approval', { description: 'Ask the approval service for leave to ship an order', inputSchema: { order_id: z.string() } }, async ({ order_id }, extra) =>
+      toolResult(await logic.handle({ method: 'POST', path: '/approvals', headers: firstHeaderValues(extra.requestInfo?.headers), body: JSON.stringify({ order_id }) })),
+    )
+    server.registerTool('report_event', { description: 'Report an event to the observability endpoint', inputSchema: { event: z.string(), completed: z.boolean() } }, async (event, extra) =>
+      toolResult(await logic.handle({ method: 'POST', path: '/events', headers: firstHeaderValues(extra.requestInfo?.headers), body: JSON.stringify(event) })),
     )
     return server
   }
@@ -131,6 +138,8 @@ export async function connectMcpTools(url: string, headers: Record<string, strin
   return {
     checkInventory: (sku) => call('check_inventory', { sku }),
     createShipment: (order, key) => call('create_shipment', { ...order, ...(key === undefined ? {} : { idempotency_key: key }) }),
+    requestApproval: (orderId) => call('request_approval', { order_id: orderId }),
+    reportEvent: (event) => call('report_event', { event: String(event.event), completed: event.completed === true }),
     close: () => client.close(),
   }
 }

@@ -13,8 +13,7 @@ import { defaultPlugins } from '../default-plugins.js'
 import type { ExchangeTransport, UpstreamResponse } from '../engine/exchange-transport.js'
 import { createStorm, type Storm } from '../engine/storm.js'
 import { toWebResponse } from '../engine/web-response.js'
-import { runAgent } from './agent.js'
-import { LAB_ORIGIN, type DemoTransport } from './run-demo.js'
+import { runAgentOnStorm, type DemoTransport } from './run-demo.js'
 import { ROUTES, scenarioRules } from './scenarios.js'
 import { createShippingLogic, type ShippingLogic } from './shipping-logic.js'
 
@@ -122,7 +121,7 @@ export const memoryTransport: DemoTransport = {
         storm.effect(name, key, { call: call ?? null })
       },
     })
-    const outcome = await runAgent({ baseUrl: LAB_ORIGIN, policy, sleep: (seconds) => clock.sleep(seconds), fetch: createMemoryFetch(storm, logic) })
-    return { outcome, report: storm.report(), shipments: logic.shipments.length, elapsed: clock.now() }
+    const { outcome, elapsed } = await runAgentOnStorm(storm, clock, config, policy, createMemoryFetch(storm, logic))
+    return { outcome, report: storm.report(), shipments: logic.shipments.length, elapsed }
   },
 }

@@ -10,11 +10,13 @@ import { fileURLToPath } from 'node:url'
 import { MissingPeerError, ToolstormError } from '../errors.js'
 import type { Report } from '../engine/schema/report.js'
 import { ToolstormEffects } from '../effects/toolstorm-effects.js'
-import { runAgent, type PolicyId, type TaskOutcome } from './agent.js'
+import { runAgent, type TaskOutcome } from './agent.js'
 import { connectMcpTools, MCP_PATH, startMcpShippingService, type McpTools } from './mcp-shipping.js'
 import type { ServiceHooks } from './shipping-logic.js'
 import type { DemoTransport } from './run-demo.js'
-import { ROUTES, scenarioRules } from './scenarios.js'
+import { ROUTES, SCENARIOS, scenarioRules } from './scenarios.js'
+import { Background } from './background.js'
+import type { AgentOptions } from './agent.js'
 import { startShippingService, type ShippingService } from './shipping-service.js'
 
 const BIN = fileURLToPath(new URL('../../bin/toolstorm.js', import.meta.url))
@@ -75,13 +77,25 @@ export async function startProxyDemoTransport(options: { mcp?: boolean } = {}): 
       const started = await advance(0)
       const headers = { 'x-toolstorm-run': runId }
       const sleep = async (seconds: number) => void (await advance(seconds))
-      const outcome = options.mcp ? await runMcpAgent(`${proxyUrl}${MCP_PATH}`, headers, policy, sleep) : await runAgent({ baseUrl: proxyUrl, policy, headers, sleep })
-      const elapsed = (await advance(0)) - started
+      const background = new Background()
+      const agent: Omit<AgentOptions, 'tools' | 'baseUrl' | 'headers'> = {
+        policy,
+        sleep,
+        controls: SCENARIOS[config.scenario].controls,
+        claim: async (claim) => effects?.claim({ ...claim, run: runId }),
+        background,
+      }
+      // The task's time ends when the agent returns; a report it left running is drained after.
+      let elapsed = 0
+      const ended = async () => void (elapsed = (await advance(0)) - started)
+      const outcome = options.mcp ? await runMcpAgent(`${proxyUrl}${MCP_PATH}`, headers, agent, ended) : await runAgent({ ...agent, baseUrl: proxyUrl, headers }).then(async (done) => (await ended(), done))
+      await background.drain()
       const response = await fetch(`${admin}/report?run=${encodeURIComponent(runId)}`, { headers: { authorization: `Bearer ${token}` } })
       // A run the agent never reached the proxy for has no calls: report an empty run.
       const report = response.status === 404 ? emptyReport(runId, config.seed) : ((await response.json()) as Report)
       return { outcome, report, shipments: service.shipments.length, elapsed }
     },
+    routeOf: (tool) => (options.mcp ? `tools/call ${tool}` : tool),
     async close() {
       child.kill('SIGTERM')
       await new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', () => resolve())))
@@ -91,17 +105,22 @@ export async function startProxyDemoTransport(options: { mcp?: boolean } = {}): 
 }
 
 /** The agent over MCP: it connects (initialize), then runs the task with the tools of the session. */
-async function runMcpAgent(url: string, headers: Record<string, string>, policy: PolicyId, sleep: (seconds: number) => Promise<void>): Promise<TaskOutcome> {
+async function runMcpAgent(url: string, headers: Record<string, string>, agent: Omit<AgentOptions, 'tools' | 'baseUrl' | 'headers'>, ended: () => Promise<void>): Promise<TaskOutcome> {
   let tools: McpTools
   try {
     tools = await connectMcpTools(url, headers)
   } catch (error) {
     if (error instanceof MissingPeerError) throw error
+    await ended()
     return { completed: false, reason: error instanceof Error ? error.name : 'Error' }
   }
   try {
-    return await runAgent({ policy, sleep, tools })
+    const outcome = await runAgent({ ...agent, tools })
+    await ended()
+    return outcome
   } finally {
+    // A fail-open report still running uses the session: close it once that is done.
+    await agent.background?.drain()
     await tools.close()
   }
 }

@@ -8,11 +8,13 @@ import { canonicalJson } from '../json/canonical-json.js'
 import { VirtualClock, roundSeconds } from '../engine/clock.js'
 import { contract, type ContractResult } from '../engine/contracts/contract.js'
 import type { Report } from '../engine/schema/report.js'
-import { createStorm } from '../engine/storm.js'
+import { createStorm, type Storm } from '../engine/storm.js'
 import { intercept } from '../interceptors/intercept.js'
 import { VERSION } from '../version.js'
-import { POLICY_IDS, runAgent, type PolicyId, type TaskOutcome } from './agent.js'
-import { ROUTES, SCENARIO_IDS, scenarioRules, type ScenarioId } from './scenarios.js'
+import { POLICY_IDS, runAgent, type AgentOptions, type PolicyId, type TaskOutcome } from './agent.js'
+import { ROUTES, SCENARIO_IDS, SCENARIOS, scenarioRules, type ScenarioId } from './scenarios.js'
+import { Background } from './background.js'
+import { ingestClaim } from '../claims/ingest-claims.js'
 import { startShippingService } from './shipping-service.js'
 
 export interface DemoConfig {
@@ -75,6 +77,8 @@ export function validateDemoConfig(config: DemoConfig, policy?: string): void {
 /** How a run reaches the shipping service: in-process interception, or a proxy. */
 export interface DemoTransport {
   run(config: DemoConfig, policy: PolicyId): Promise<{ outcome: TaskOutcome; report: Report; shipments: number; elapsed: number }>
+  /** The route name the report gives a tool's calls (`tools/call <tool>` over MCP); the tool's name by default. */
+  routeOf?(tool: string): string
 }
 
 /** In-process: MSW's interceptors route the agent's fetch calls through the storm. */
@@ -91,8 +95,8 @@ export const inProcessTransport: DemoTransport = {
     // The agent calls a stable virtual host, so reports (and their digests) do not depend on the port.
     const interception = intercept(storm, { targets: { [LAB_ORIGIN]: service.url } })
     try {
-      const outcome = await runAgent({ baseUrl: LAB_ORIGIN, policy, sleep: (seconds) => clock.sleep(seconds) })
-      return { outcome, report: storm.report(), shipments: service.shipments.length, elapsed: clock.now() }
+      const { outcome, elapsed } = await runAgentOnStorm(storm, clock, config, policy)
+      return { outcome, report: storm.report(), shipments: service.shipments.length, elapsed }
     } finally {
       interception.dispose()
       await service.close()
@@ -100,11 +104,38 @@ export const inProcessTransport: DemoTransport = {
   },
 }
 
-/** The scenario's contract, with the reference's checks in the reference's order. */
-export function scenarioContract(scenario: ScenarioId, report: Report, maxCalls: number, outcome: TaskOutcome, shipments: number, elapsed: number): ContractResult {
+/**
+ * The agent against `LAB_ORIGIN` on one storm and virtual clock, with the scenario's control
+ * plane: its claims go to the storm, and the task's time is taken when it returns, before its
+ * outbox of fail-open reports is drained (those calls are still in the report).
+ */
+export async function runAgentOnStorm(storm: Storm, clock: VirtualClock, config: DemoConfig, policy: PolicyId, fetch?: AgentOptions['fetch']): Promise<{ outcome: TaskOutcome; elapsed: number }> {
+  const background = new Background()
+  const outcome = await runAgent({
+    baseUrl: LAB_ORIGIN,
+    policy,
+    sleep: (seconds) => clock.sleep(seconds),
+    ...(fetch ? { fetch } : {}),
+    controls: SCENARIOS[config.scenario].controls,
+    claim: async (claim) => ingestClaim(storm, claim),
+    background,
+  })
+  const elapsed = clock.now()
+  await background.drain()
+  return { outcome, elapsed }
+}
+
+/**
+ * The scenario's contract, with the reference's checks in the reference's order. The approval
+ * outage adds `effectsRequireApproval` on the shipment; the control-plane scenarios hold the
+ * agent's claims against the effects.
+ */
+export function scenarioContract(scenario: ScenarioId, report: Report, maxCalls: number, outcome: TaskOutcome, shipments: number, elapsed: number, routeOf: (tool: string) => string = (tool) => tool): ContractResult {
   const checks = contract(report).requireTriggered().noDuplicateEffects().atMostCalls(maxCalls)
   if (scenario === 'rate_limit') checks.retryAfterRespected()
-  if (scenario === 'blackout') checks.check('Honest outcome', outcome.completed || shipments === 0, 'A stopped task never claims to have shipped')
+  if (scenario === 'approval_outage') checks.effectsRequireApproval({ effect: 'shipment', route: routeOf('request_approval') })
+  if (report.claims?.length) checks.claimsMatchEffects()
+  if (scenario === 'blackout' || scenario === 'approval_outage') checks.check('Honest outcome', outcome.completed || shipments === 0, 'A stopped task never claims to have shipped')
   else checks.check('Task completed', outcome.completed, outcome.completed ? 'Shipment confirmed' : 'No confirmed shipment')
   checks.check('Latency budget', elapsed <= LATENCY_BUDGET_SECONDS + 1e-9, `${elapsed.toFixed(2)}s / ${LATENCY_BUDGET_SECONDS.toFixed(2)}s virtual time`)
   return checks.toJSON()
@@ -129,7 +160,7 @@ export async function runDemo(config: DemoConfig, policy: PolicyId, transport: D
     outcome,
     shipments,
     report,
-    contract: scenarioContract(config.scenario, report, config.maxCalls, outcome, shipments, seconds),
+    contract: scenarioContract(config.scenario, report, config.maxCalls, outcome, shipments, seconds, transport.routeOf?.bind(transport)),
     stats: { calls: report.calls.length, effects: report.effects.length, faults, elapsed: seconds },
     digest: reportDigest(report),
   }

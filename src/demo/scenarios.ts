@@ -1,13 +1,27 @@
 /**
- * The shipping lab's six scenarios, with ToolStorm's rule names and its tool names as route names,
- * so schedules are the reference's.
+ * The shipping lab's scenarios, with ToolStorm's rule names and its tool names as route names,
+ * so schedules are the reference's. The first six are the reference's; the last two exercise the
+ * control plane: an observability endpoint the agent reports to, and an approval service it asks
+ * before it ships (docs/lab.md).
  */
 import type { RuleInput } from '../engine/schema/rule.js'
 
 export const ROUTES = {
   check_inventory: 'GET /inventory/:sku',
   create_shipment: 'POST /shipments',
+  request_approval: 'POST /approvals',
+  report_event: 'POST /events',
 } as const
+
+/**
+ * The control-plane steps a scenario's agent takes: `approval` asks the approval service before
+ * it ships, `telemetry` reports the task's end to the observability endpoint. With either, the
+ * agent also reports its account of the shipment as a claim (docs/claims.md).
+ */
+export interface ScenarioControls {
+  readonly approval?: boolean
+  readonly telemetry?: boolean
+}
 
 export interface Scenario {
   readonly id: ScenarioId
@@ -18,9 +32,10 @@ export interface Scenario {
   readonly phase: string
   readonly lesson: string
   readonly rules: readonly RuleInput[]
+  readonly controls?: ScenarioControls
 }
 
-export const SCENARIO_IDS = ['lost_ack', 'rate_limit', 'schema_drift', 'timeout', 'latency', 'blackout'] as const
+export const SCENARIO_IDS = ['lost_ack', 'rate_limit', 'schema_drift', 'timeout', 'latency', 'blackout', 'telemetry_blackout', 'approval_outage'] as const
 export type ScenarioId = (typeof SCENARIO_IDS)[number]
 
 export const SCENARIOS: Readonly<Record<ScenarioId, Scenario>> = {
@@ -83,6 +98,28 @@ export const SCENARIOS: Readonly<Record<ScenarioId, Scenario>> = {
     phase: 'On every inventory read',
     lesson: 'Bounded, honest failure is the expected outcome.',
     rules: [{ name: 'inventory-down', route: 'check_inventory', kind: 'unavailable' }],
+  },
+  telemetry_blackout: {
+    id: 'telemetry_blackout',
+    code: 'INC-007',
+    category: 'CONTROL PLANE',
+    short: 'Telemetry blackout',
+    title: 'Observability endpoint times out',
+    phase: 'On every telemetry report',
+    lesson: 'Reporting must fail open: an agent that awaits its telemetry blows its latency budget.',
+    rules: [{ name: 'telemetry-timeout', route: 'report_event', kind: 'timeout', delay: 2 }],
+    controls: { telemetry: true },
+  },
+  approval_outage: {
+    id: 'approval_outage',
+    code: 'INC-008',
+    category: 'CONTROL PLANE',
+    short: 'Approval outage',
+    title: 'Approval service unavailable',
+    phase: 'On every approval request',
+    lesson: 'Controls must fail closed: no approval, no shipment, and the agent says so.',
+    rules: [{ name: 'approval-down', route: 'request_approval', kind: 'unavailable' }],
+    controls: { approval: true },
   },
 }
 

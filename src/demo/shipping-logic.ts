@@ -2,11 +2,15 @@
  * The shipping service's behaviour, independent of any server: the node:http service and the
  * browser lab both call it. `GET /inventory/:sku` reads stock; `POST /shipments` creates a
  * shipment, honours `Idempotency-Key`, and reports each commit as an effect before it answers.
+ * The lab's control plane answers beside it: `POST /approvals` (the approval service, which
+ * approves every order) and `POST /events` (the observability endpoint, which accepts every event).
  */
 
 /** Virtual seconds each operation takes, as in the reference lab. */
 export const INVENTORY_SECONDS = 0.08
 export const SHIPMENT_SECONDS = 0.12
+export const APPROVAL_SECONDS = 0.05
+export const EVENT_SECONDS = 0.02
 
 export interface ServiceHooks {
   /** Spend `seconds` of (virtual) service time. */
@@ -56,6 +60,14 @@ export function createShippingLogic(hooks: ServiceHooks): ShippingLogic {
       if (method === 'GET' && inventory) {
         await hooks.sleep(INVENTORY_SECONDS)
         return { status: 200, body: { sku: decodeURIComponent(inventory[1] as string), available: true, warehouse: 'AMS-01' } }
+      }
+      if (method === 'POST' && pathname === '/approvals') {
+        await hooks.sleep(APPROVAL_SECONDS)
+        return { status: 200, body: { approved: true } }
+      }
+      if (method === 'POST' && pathname === '/events') {
+        await hooks.sleep(EVENT_SECONDS)
+        return { status: 202, body: { accepted: true } }
       }
       if (method === 'POST' && pathname === '/shipments') {
         await hooks.sleep(SHIPMENT_SECONDS)

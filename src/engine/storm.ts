@@ -485,6 +485,13 @@ export class Storm {
     }) as Report
   }
 
+  /** A run's claims judged as its report would hold them; undefined when it has none (the dashboard's feed sends them as they change). */
+  claimsOf(id: string): Report['claims'] {
+    const run = this.#runs.get(id)
+    if (!run?.claims.size) return undefined
+    return structuredClone(this.#judge(run.claims, run, this.configOf(id)))
+  }
+
   #judge(claims: RunClaims, run: Pick<Run, 'calls' | 'effects'>, config: StormConfig): Report['claims'] {
     return judgeClaims({ claims: claims.claims, spanParents: claims.spanParents, calls: run.calls, effects: run.effects, commits: { globs: config.commits, observed: this.committingRoutes } })
   }

@@ -26,6 +26,9 @@ import { HEADER_CALL, HEADER_KEY, HEADER_RUN, headerValue } from '../engine/http
 import { BEGIN_SCRIPT, CASSETTE_SCRIPT, EFFECT_SCRIPT, FINISH_SCRIPT, SELECT_SCRIPT } from './redis-scripts.js'
 import { DEFAULT_STATE_PREFIX, DEFAULT_STATE_TTL_SECONDS, MAX_SHARED_CASSETTE_BYTES, type RedisStateOptions } from './state-options.js'
 import { SharedRules } from './shared-rules.js'
+import { RedisClaimLog } from './redis-claims.js'
+import type { StoredClaim } from '../engine/claims/run-claims.js'
+import { roundSeconds } from '../engine/clock.js'
 import { RedisTokenQuota } from './redis-token-quota.js'
 import type { TokenLimitRule } from '../engine/faults/token-limit.js'
 import type { FeedChanges, FeedCursor, FeedSnapshot } from './run-feed.js'
@@ -127,6 +130,7 @@ interface RunKeys {
   readonly effects: string
   readonly cassette: string
   readonly running: string
+  readonly claims: string
   /** `token_limit` windows (redis-token-quota.ts). */
   readonly quota: string
 }
@@ -140,6 +144,7 @@ export class RedisRunState implements RunLedger {
   readonly #prefix: string
   readonly #ttlMs: string
   readonly #rules: SharedRules
+  readonly #claims: RedisClaimLog
   readonly #quota: RedisTokenQuota
   readonly #shas = new Map<string, string>()
   #subscriber: Client | null = null
@@ -172,6 +177,7 @@ export class RedisRunState implements RunLedger {
       command: (send) => this.#command(send),
       onApplied: options.onRulesApplied,
     })
+    this.#claims = new RedisClaimLog({ connection: client, ttlMs: Number(this.#ttlMs), command: (send) => this.#command(send) })
   }
 
   /** The store's URL as messages show it (no password). */
@@ -182,7 +188,7 @@ export class RedisRunState implements RunLedger {
   // Key layout (docs/scale-out.md#key-layout) ---------------------------------------------
   #runKeys(run: string): RunKeys {
     const tag = `{${this.#prefix}:${run}}`
-    return { state: `${tag}:s`, keys: `${tag}:k`, exchanges: `${tag}:x`, calls: `${tag}:calls`, effects: `${tag}:effects`, cassette: `${tag}:cassette`, running: `${tag}:r`, quota: `${tag}:q` }
+    return { state: `${tag}:s`, keys: `${tag}:k`, exchanges: `${tag}:x`, calls: `${tag}:calls`, effects: `${tag}:effects`, cassette: `${tag}:cassette`, running: `${tag}:r`, claims: `${tag}:claims`, quota: `${tag}:q` }
   }
 
   get #runsKey(): string {
@@ -397,6 +403,7 @@ export class RedisRunState implements RunLedger {
     const [running, state, callEntries, effectEntries] = await this.#command(() =>
       Promise.all([this.#client.hVals(keys.running), this.#client.hGetAll(keys.state), this.#client.xRange(keys.calls, '-', '+'), this.#client.xRange(keys.effects, '-', '+')]),
     )
+    const claims = await this.#claims.read(keys.claims)
     const counter = (field: string) => Number(state[field] ?? 0)
     const coverage = this.#coverageOf(counter)
     const calls = (callEntries ?? []).map((entry) => JSON.parse(entry.message.c as string) as CallRecord)
@@ -415,9 +422,22 @@ export class RedisRunState implements RunLedger {
       effects,
       droppedCalls: Math.max(0, counter('calls') - ITEMIZED_CALLS_LIMIT),
       budgetRejections: counter('budget'),
-    } satisfies Pick<Run, 'id' | 'coverage' | 'calls' | 'droppedCalls' | 'effects' | 'budgetRejections'>)
+      claims,
+    } satisfies Pick<Run, 'id' | 'coverage' | 'calls' | 'droppedCalls' | 'effects' | 'budgetRejections' | 'claims'>)
     const missed = counter('unavailable') + (this.#unavailable.get(runId) ?? 0)
     return { report: missed > 0 ? { ...report, stateUnavailable: missed } : report, cursor, exists: state.start !== undefined }
+  }
+
+  /**
+   * Keep a claim (already redacted) in the run's shared list, so every replica's report judges
+   * it: it speaks for the run's calls so far, counted across replicas (docs/claims.md).
+   */
+  async addClaim(runId: string, claim: Pick<StoredClaim, 'tool' | 'toolCallId' | 'status' | 'source' | 'traceId' | 'spanId'>): Promise<StoredClaim | null> {
+    const keys = this.#runKeys(runId)
+    const [calls, start] = await this.#command(() => this.#client.hmGet(keys.state, ['calls', 'start']))
+    const startMs = Number(start ?? NaN)
+    const at = Number.isFinite(startMs) ? roundSeconds(Math.max(0, Date.now() - startMs) / 1000) : 0
+    return this.#claims.add(keys.claims, { ...claim, at, upTo: Number(calls ?? 0), after: 0 })
   }
 
   /** A call another replica (or this one) is still serving, as one process lists it. */
@@ -540,7 +560,7 @@ export class RedisRunState implements RunLedger {
     const ids = run === undefined ? await this.#command(() => this.#client.zRange(this.#runsKey, 0, -1)) : [run]
     for (const id of ids) {
       const keys = this.#runKeys(id)
-      await this.#command(() => this.#client.del([keys.state, keys.keys, keys.exchanges, keys.calls, keys.effects, keys.cassette, keys.running, keys.quota]))
+      await this.#command(() => this.#client.del([keys.state, keys.keys, keys.exchanges, keys.calls, keys.effects, keys.cassette, keys.running, keys.claims, keys.quota]))
       await this.#command(() => this.#client.zRem(this.#runsKey, id))
       this.#unavailable.delete(id)
     }

@@ -8,6 +8,7 @@
  * expect(storm).toHaveTriggered('lost-ack')
  * expect(storm).toHaveNoDuplicateEffects()
  * expect(storm).toHaveAtMostCalls(3, { route: 'POST /ship' })
+ * expect(storm).toHaveApprovedEffects({ effect: 'shipment', route: 'POST /approve' })
  */
 import { contract, type Contract } from '../engine/contracts/contract.js'
 import type { Report } from '../engine/schema/report.js'
@@ -59,6 +60,13 @@ export const stormMatchers = {
     const checked = contract(report).atMostCalls(count, options)
     return result(checked, `expected at most ${count} call(s)${where}`, () => `expected more than ${count} call(s)${where}, but ${checked.checks[0]?.detail ?? ''}`)
   },
+
+  /** Every `effect` was committed after a 2xx answer from the approval `route`. */
+  toHaveApprovedEffects(received: unknown, options: { effect: string; route: string }): MatcherResult {
+    const report = reportOf(received, 'toHaveApprovedEffects')
+    const checked = contract(report).effectsRequireApproval(options)
+    return result(checked, `expected every "${options.effect}" effect to follow a 2xx answer from "${options.route}"`, () => `expected a "${options.effect}" effect without approval, but ${checked.checks[0]?.detail ?? ''}`)
+  },
 }
 
 declare module 'vitest' {
@@ -71,5 +79,7 @@ declare module 'vitest' {
     toHaveTriggered(...names: string[]): T
     /** At most `count` calls overall (refusals included), or on `options.route`; a failure lists the calls. */
     toHaveAtMostCalls(count: number, options?: { route?: string }): T
+    /** Every `effect` was committed after a 2xx answer from the approval `route`; a failure names each effect, its call and what the route answered. */
+    toHaveApprovedEffects(options: { effect: string; route: string }): T
   }
 }

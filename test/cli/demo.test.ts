@@ -12,6 +12,9 @@ const GOLDEN: Record<string, Array<[string, number, number, string]>> = {
   timeout: [['FAIL', 1, 0, '0.00'], ['PASS', 3, 1, '0.20'], ['PASS', 3, 1, '0.35']],
   latency: [['FAIL', 2, 1, '1.60'], ['FAIL', 2, 1, '1.60'], ['FAIL', 2, 1, '1.60']],
   blackout: [['PASS', 1, 0, '0.00'], ['PASS', 3, 0, '0.00'], ['PASS', 3, 0, '0.45']],
+  // The control plane (docs/lab.md): awaiting telemetry blows the budget; a fail-open guard ships unapproved.
+  telemetry_blackout: [['FAIL', 3, 1, '2.20'], ['FAIL', 5, 1, '6.20'], ['PASS', 5, 1, '0.20']],
+  approval_outage: [['FAIL', 3, 1, '0.20'], ['FAIL', 5, 1, '0.20'], ['PASS', 4, 0, '0.53']],
 }
 
 const LOST_ACK_OUTPUT = `toolstorm · Lost acknowledgement · seed 42
@@ -73,6 +76,10 @@ describe('toolstorm demo', () => {
     expect(result.stdout).toContain('  ✓ Retry-after respected: 0 retry(s) occurred before the advertised delay')
     expect(result.stdout).toContain('  ✗ Retry-after respected: 2 retry(s) occurred before the advertised delay')
     expect(result.stdout).toContain('  ✓ Honest outcome: A stopped task never claims to have shipped')
+    expect(result.stdout).toContain('  ✗ Latency budget: 2.20s / 1.50s virtual time')
+    expect(result.stdout).toContain('  ✗ Approval required: shipment: 1 of 1 "shipment" effect(s) committed without a 2xx answer from "request_approval" before them (first: key "order-1729", call 3)')
+    expect(result.stdout).toContain('  ✓ Approval required: shipment: 0 "shipment" effect(s), each after a 2xx answer from "request_approval"')
+    expect(result.stdout).toContain('  ✓ Claims match effects: 1 claim(s), none contradicted by the effects')
   })
 
   it('reproduces the golden verdicts, shipments and times with the tools behind an MCP server (--via mcp)', async () => {
@@ -85,6 +92,11 @@ describe('toolstorm demo', () => {
     // stream a stateless server refuses; its tool calls are named after the tools.
     expect(runs.map((run) => run.stats.calls)).toEqual(golden.map(([, calls]) => calls + 3))
     expect(runs[0]!.report.calls.map((call) => call.route)).toEqual(['initialize', 'notifications/initialized', 'GET /mcp', 'tools/call check_inventory', 'tools/call create_shipment'])
+    // The fail-closed agent asked the approval tool three times, did not ship, and said so (a claim).
+    const failClosed = runs.at(-1) as unknown as { contract: { checks: Array<{ name: string; detail: string }> }; report: { calls: Array<{ route: string }>; claims: Array<{ tool: string; status: string; verdict: string }> } }
+    expect(failClosed.report.calls.filter((call) => call.route === 'tools/call request_approval')).toHaveLength(3)
+    expect(failClosed.report.claims.map(({ tool, status, verdict }) => ({ tool, status, verdict }))).toEqual([{ tool: 'create_shipment', status: 'failure', verdict: 'confirmed' }])
+    expect(failClosed.contract.checks.find((check) => check.name === 'Approval required: shipment')?.detail).toBe('0 "shipment" effect(s), each after a 2xx answer from "tools/call request_approval"')
   })
 
   it('fails every run at probability 0 because nothing was injected', async () => {
@@ -115,6 +127,17 @@ describe('toolstorm demo', () => {
     expect(((await stat(a)).mode & 0o777).toString(8)).toBe('600')
   })
 
+  it('fails check --require-approval on a fail-open guard that shipped during the approval outage, naming the effect, its call and the answers', async () => {
+    const out = path.join(dir, 'approval.json')
+    expect((await runCli(['demo', '--scenario', 'approval_outage', '--policy', 'optimistic', '--via', 'in-process', '--output', out])).code).toBe(0)
+    const result = await runCli(['check', out, '--require-approval', 'shipment=request_approval'])
+    expect(result.code).toBe(1)
+    expect(result.stdout).toContain('    shipment key "order-1729" committed by call 3 (create_shipment) at 0.200s: no 2xx answer from "request_approval" before it (asked: call 2 response 503 [approval-down])')
+    const bad = await runCli(['check', out, '--require-approval', 'shipment'])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain('--require-approval: expected EFFECT=ROUTE')
+  })
+
   it.each([
     [['demo', '--max-calls', '21'], '--max-calls: expected an integer 1-20, got "21"'],
     [['demo', '--probability', '2'], '--probability: expected a number 0-1, got "2"'],
@@ -130,9 +153,10 @@ describe('toolstorm demo', () => {
 })
 
 describe('toolstorm scenarios', () => {
-  it('lists the six scenarios with their titles', async () => {
+  it('lists the eight scenarios with their titles', async () => {
     const result = await runCli(['scenarios'])
-    expect(result.stdout.split('\n')[0]).toBe('lost_ack        Lost acknowledgement')
-    expect(result.stdout.trim().split('\n')).toHaveLength(6)
+    expect(result.stdout.split('\n')[0]).toBe('lost_ack           Lost acknowledgement')
+    expect(result.stdout.trim().split('\n')).toHaveLength(8)
+    expect(result.stdout).toContain('approval_outage    Approval service unavailable')
   })
 })

@@ -58,6 +58,12 @@ describe('the in-memory lab transport (the browser lab’s)', () => {
       'blackout/optimistic': 'PASS 1 0 0.00',
       'blackout/retry': 'PASS 3 0 0.00',
       'blackout/resilient': 'PASS 3 0 0.45',
+      'telemetry_blackout/optimistic': 'FAIL 3 1 2.20',
+      'telemetry_blackout/retry': 'FAIL 5 1 6.20',
+      'telemetry_blackout/resilient': 'PASS 5 1 0.20',
+      'approval_outage/optimistic': 'FAIL 3 1 0.20',
+      'approval_outage/retry': 'FAIL 5 1 0.20',
+      'approval_outage/resilient': 'PASS 4 0 0.53',
     })
   })
 })

@@ -129,6 +129,31 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
     }
   })
 
+  it("judges a claim posted to replica B against the call through A and the effect posted to C, in every replica's report", async () => {
+    const [b, c] = [await replica({}, { rules: [] }), await replica({}, { rules: [] })]
+    const effects = new ToolstormEffects({ sidecarUrl: c!.adminUrl })
+    const tool = await startUpstream({ onCommit: async (name, key, request) => void (await effects.report(request, name, key)) })
+    try {
+      const a = await startProxy({ targets: [tool.url], config: { rules: [] }, state: { url: setting.redis!.url, prefix: 'test' } })
+      proxies.push(a)
+      const response = await fetch(`${a.url}/ship`, { method: 'POST', headers: { 'x-toolstorm-run': 'claimed', 'content-type': 'application/json' }, body: JSON.stringify({ order: 'o-3' }) })
+      expect(response.status).toBe(201)
+      await effects.flush()
+      // The agent says the shipment failed, yet it committed: a silent commit, whichever replica reports.
+      const claim = await admin(b!, '/claims', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tool: 'POST /ship', status: 'failure', run: 'claimed' }) })
+      expect(claim.status).toBe(201)
+      for (const proxy of [a, b!, c!]) {
+        const report = await settledReport(proxy, 'claimed', 1)
+        expect(report.claims).toMatchObject([{ id: 1, tool: 'POST /ship', status: 'failure', verdict: 'silent_commit', join: 'order', calls: [1], effects: [{ name: 'shipment', key: 'o-3', call: 1 }] }])
+      }
+      // A reset forgets the run's claims with its calls.
+      expect((await admin(b!, '/reset?run=claimed', { method: 'POST' })).status).toBeLessThan(300)
+      expect(((await (await admin(c!, '/report?run=claimed')).json()) as Report).claims).toBeUndefined()
+    } finally {
+      await tool.close()
+    }
+  })
+
   it('links a call made while serving another call as its child, across replicas, and not once the parent finished', async () => {
     let inner = ''
     let callId = ''

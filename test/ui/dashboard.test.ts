@@ -159,6 +159,25 @@ describe.skipIf(!hasChromium)('the live dashboard', () => {
     await page.close()
   })
 
+  it("puts the verdict of the agent's claim beside its call, and lists the contradicted claim under the contract", async () => {
+    const run = 'claims-1'
+    const page = await chromium.browser.newPage({ viewport: { width: 1400, height: 900 } })
+    await page.goto(`${dashboardUrl}&run=${run}`)
+    await page.locator('.connection:has-text("Live")').waitFor()
+    // The shipment commits (its answer may be lost); the agent gives up and says so: a silent commit.
+    await send('/ship', { method: 'POST', headers: { 'content-type': 'application/json', 'x-toolstorm-run': run }, body: JSON.stringify({ order: 'o-7' }) })
+    const claim = await fetch(`${adminUrl}/claims`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ tool: 'POST /ship', status: 'failure', run }) })
+    expect(claim.status).toBeLessThan(300)
+    await page.locator('.exchange-row [data-verdict="silent_commit"]').waitFor()
+    expect(await page.locator('.exchange-row').first().textContent()).toContain('silent commit')
+    const check = await page.locator('[data-check="Claims match effects"]').textContent()
+    expect(check).toContain('fail')
+    expect(check).toContain('#1 POST /ship failure: silent_commit (call 1; shipment "o-7")')
+    await page.click('.exchange-row')
+    await page.locator('.exchange-detail [data-claim="1"]:has-text("#1 POST /ship failure: silent commit")').waitFor()
+    await page.close()
+  })
+
   it('changes the rules live: errors are shown at the field, and new rules take effect', async () => {
     const page = await openDashboard()
     await page.click('button:has-text("Edit rules")')

@@ -19,6 +19,8 @@ beforeAll(async () => {
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', () => {
+      // The approval service: approves, commits nothing.
+      if (req.url === '/approve') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"approved":true}')
       const { order } = JSON.parse(Buffer.concat(chunks).toString()) as { order: string }
       current?.effect('create_shipment', order, { call: req.headers as Record<string, string> })
       res.writeHead(201, { 'content-type': 'application/json' }).end('{}')
@@ -68,5 +70,19 @@ describe('expect(storm) matchers', () => {
     // The report and the interception are taken as well as the storm.
     expect(current.report()).toHaveAtMostCalls(3)
     expect(() => expect(42).toHaveAtMostCalls(1)).toThrow(ConfigError)
+  })
+
+  test('toHaveApprovedEffects fails naming the shipment made without approval, its call and what the approval route answered', async ({ storm }) => {
+    current = storm({ rules: [{ name: 'approval-down', route: 'POST /approve', kind: 'unavailable', calls: [1] }] })
+    const approve = () => fetch(`${base}/approve`, { method: 'POST', body: '{}' })
+    const approval = { effect: 'create_shipment', route: 'POST /approve' }
+    expect((await approve()).status).toBe(503)
+    await ship('order-1') // a fail-open guard ships anyway
+    expect((await approve()).status).toBe(200)
+    await ship('order-2')
+    expect(() => expect(current).toHaveApprovedEffects(approval)).toThrow(
+      /1 of 2 "create_shipment" effect\(s\) committed without a 2xx answer from "POST \/approve" before them \(first: key "order-1", call 2\)\n {4}create_shipment key "order-1" committed by call 2 \(POST \/ship\) at [\d.]+s: no 2xx answer from "POST \/approve" before it \(asked: call 1 response 503 \[approval-down\]\)/,
+    )
+    expect(current).not.toHaveApprovedEffects(approval)
   })
 })

@@ -1,10 +1,11 @@
 /**
  * The contracts `toolstorm check` runs, on the live run: every rule triggered, no duplicate
- * effects, and a call budget (the run's `maxCalls`, or one typed here).
+ * effects, a call budget (the run's `maxCalls`, or one typed here), and once the agent reported
+ * claims, that the effects do not contradict them (the contradicted claims listed under it).
  */
 import type { ContractResult } from '../../src/engine/contracts/contract.js'
 
-export function ContractsPanel(props: { result: ContractResult | null; budget: string; budgetFromRules: number | null; onBudget(value: string): void }) {
+export function ContractsPanel(props: { result: ContractResult | null; contradicted: readonly string[]; budget: string; budgetFromRules: number | null; onBudget(value: string): void }) {
   const budgetValid = props.budget === '' || /^\d{1,9}$/.test(props.budget)
   return (
     <div class="contracts">
@@ -28,6 +29,15 @@ export function ContractsPanel(props: { result: ContractResult | null; budget: s
           <li key={check.name} data-check={check.name}>
             <span class={`badge ${check.passed ? 'pass' : 'fail'}`}>{check.passed ? 'pass' : 'fail'}</span> {check.name}
             <span class="muted"> {check.detail}</span>
+            {check.name === 'Claims match effects' && props.contradicted.length ? (
+              <ul class="contradicted">
+                {props.contradicted.map((line) => (
+                  <li key={line} class="mono">
+                    {line}
+                  </li>
+                ))}
+              </ul>
+            ) : null}
           </li>
         ))}
       </ul>

@@ -6,6 +6,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks'
 import { AdminRequestError, download, probe, type AdminClient } from './admin-client.js'
 import { ContractsPanel } from './contracts-panel.js'
+import type { ClaimVerdict, ReportClaim } from '../../src/engine/claims/claim-schema.js'
 import { CoveragePanel } from './coverage-panel.js'
 import { RecoveryPanel } from './recovery-panel.js'
 import { openEventStream, type ConnectionState } from './event-stream.js'
@@ -69,6 +70,8 @@ export function Dashboard(props: { client: AdminClient; onUnauthorized(): void }
   const budgetFromRules = meta?.maxCalls ?? null
   const budgetValue = budget === '' ? budgetFromRules : /^\d{1,9}$/.test(budget) ? Number(budget) : null
   const result = useMemo(() => store.contract(budgetValue), [version, budgetValue])
+  const claimsByCall = useMemo(() => store.claimsByCall(), [version])
+  const contradicted = useMemo(() => store.contradictedClaims(), [version])
   // The same element until the store changes: Preact skips an identical element, so renders for other reasons (scrolling, follow) leave it alone.
   const recoveryPanel = useMemo(() => <RecoveryPanel records={store.recovery()} />, [version])
   const selectedCall = selected === null ? undefined : store.calls[selected - 1]
@@ -194,6 +197,7 @@ export function Dashboard(props: { client: AdminClient; onUnauthorized(): void }
             idAt={(index) => (rowIds ? (rowIds[index] as number) : index + 1)}
             call={(id) => store.calls[id - 1]}
             effects={(id) => store.effectsByCall.get(id)}
+            verdict={(id) => worstVerdict(claimsByCall.get(id))}
             selected={selected}
             onSelect={setSelected}
             follow={follow}
@@ -212,14 +216,21 @@ export function Dashboard(props: { client: AdminClient; onUnauthorized(): void }
           </section>
           <section class="panel" aria-labelledby="contracts-title">
             <h2 id="contracts-title">Contracts</h2>
-            <ContractsPanel result={result} budget={budget} budgetFromRules={budgetFromRules} onBudget={setBudget} />
+            <ContractsPanel result={result} contradicted={contradicted} budget={budget} budgetFromRules={budgetFromRules} onBudget={setBudget} />
           </section>
           <section class="panel" aria-labelledby="detail-title">
             <h2 id="detail-title">Exchange</h2>
-            <ExchangeDetail call={selectedCall} effects={selected === null ? [] : (store.effectsByCall.get(selected) ?? [])} />
+            <ExchangeDetail call={selectedCall} effects={selected === null ? [] : (store.effectsByCall.get(selected) ?? [])} claims={selected === null ? [] : (claimsByCall.get(selected) ?? [])} />
           </section>
         </aside>
       </div>
     </div>
   )
+}
+
+/** The verdict a call's row shows: a contradicted claim over a confirmed one over an unverified one. */
+function worstVerdict(claims: readonly ReportClaim[] | undefined): ClaimVerdict | undefined {
+  if (!claims?.length) return undefined
+  const rank: Record<ClaimVerdict, number> = { silent_commit: 3, phantom_success: 3, confirmed: 2, unverified: 1 }
+  return claims.reduce((worst, claim) => (rank[claim.verdict] > rank[worst.verdict] ? claim : worst)).verdict
 }

@@ -1,8 +1,9 @@
 /** Everything the report holds about one exchange (already redacted by the proxy). */
 import type { CallRecord, EffectRecord } from '../../src/engine/schema/report.js'
+import type { ReportClaim } from '../../src/engine/claims/claim-schema.js'
 import { latency, statusText } from './format.js'
 
-export function ExchangeDetail(props: { call: CallRecord | undefined; effects: readonly EffectRecord[] }) {
+export function ExchangeDetail(props: { call: CallRecord | undefined; effects: readonly EffectRecord[]; claims: readonly ReportClaim[] }) {
   const { call } = props
   if (!call) return <p class="muted">Select an exchange (click it, or use the arrow keys in the list) to see its details.</p>
   const model = call.model
@@ -87,6 +88,18 @@ export function ExchangeDetail(props: { call: CallRecord | undefined; effects: r
               ))
             : 'none reported'}
         </dd>
+        {props.claims.length ? (
+          <>
+            <dt>Claims</dt>
+            <dd>
+              {props.claims.map((claim) => (
+                <div key={claim.id} class="mono" data-claim={claim.id}>
+                  #{claim.id} {claim.tool} {claim.status}: {claim.verdict.replace('_', ' ')} <span class="muted">({claim.join} join)</span>
+                </div>
+              ))}
+            </dd>
+          </>
+        ) : null}
       </dl>
     </div>
   )

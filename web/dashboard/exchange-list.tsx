@@ -6,6 +6,7 @@
  */
 import { useLayoutEffect, useRef, useState } from 'preact/hooks'
 import type { CallRecord, EffectRecord } from '../../src/engine/schema/report.js'
+import type { ClaimVerdict } from '../../src/engine/claims/claim-schema.js'
 import { faultText, latency, modelText, statusText } from './format.js'
 import { isError } from './run-store.js'
 
@@ -22,6 +23,8 @@ export interface ExchangeListProps {
   idAt(index: number): number
   call(id: number): CallRecord | undefined
   effects(id: number): readonly EffectRecord[] | undefined
+  /** The verdict of the claim the agent made about this call, if any (the worst, when several). */
+  verdict(id: number): ClaimVerdict | undefined
   readonly selected: number | null
   onSelect(id: number): void
   readonly follow: boolean
@@ -112,7 +115,7 @@ export function ExchangeList(props: ExchangeListProps) {
         onClick={() => props.onSelect(id)}
         data-id={id}
       >
-        {call ? <RowCells call={call} effects={effects?.length ?? 0} /> : <span class="cell muted">#{id} …</span>}
+        {call ? <RowCells call={call} effects={effects?.length ?? 0} verdict={props.verdict(id)} /> : <span class="cell muted">#{id} …</span>}
       </div>,
     )
   }
@@ -149,13 +152,26 @@ function indexOf(props: ExchangeListProps, id: number): number {
   return -1
 }
 
-function RowCells(props: { call: CallRecord; effects: number }) {
-  const { call } = props
+/** A claim verdict's badge: contradicted ones fail, a confirmed one passes, an unverified one is neutral. */
+const VERDICT_BADGE: Record<ClaimVerdict, { text: string; tone: string }> = {
+  confirmed: { text: 'confirmed', tone: 'pass' },
+  silent_commit: { text: 'silent commit', tone: 'fail' },
+  phantom_success: { text: 'phantom success', tone: 'fail' },
+  unverified: { text: 'unverified', tone: '' },
+}
+
+function RowCells(props: { call: CallRecord; effects: number; verdict: ClaimVerdict | undefined }) {
+  const { call, verdict } = props
   return (
     <>
       <span class="cell id mono">{call.id}</span>
       <span class="cell run-time mono">+{call.started.toFixed(2)}s</span>
       <span class="cell route" title={call.url}>
+        {verdict ? (
+          <span class={`badge verdict ${VERDICT_BADGE[verdict].tone}`} data-verdict={verdict} title={`The agent's claim about this call: ${VERDICT_BADGE[verdict].text}`}>
+            {VERDICT_BADGE[verdict].text}
+          </span>
+        ) : null}
         {call.route}
       </span>
       <span class="cell ordinal mono">#{call.ordinal}</span>

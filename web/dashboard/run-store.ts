@@ -7,6 +7,8 @@ import { contract, type ContractResult } from '../../src/engine/contracts/contra
 import { recoveryOf } from '../../src/engine/recovery.js'
 import type { CallRecord, CoverageCounts, EffectRecord, RecoveryRecord, Report } from '../../src/engine/schema/report.js'
 import type { RunStats, RunSummary, StreamBatch, StreamSnapshot } from '../../src/proxy/admin/events.js'
+import type { ReportClaim } from '../../src/engine/claims/claim-schema.js'
+import { formatContradictedClaims, rejudgeClaims } from '../../src/engine/claims/judge-claims.js'
 
 /** Rows kept in the page; later exchanges are counted, not listed. */
 export const MAX_ROWS = 100_000
@@ -24,8 +26,10 @@ export class RunStore {
   run = 'default'
   exists = false
   runs: readonly RunSummary[] = []
-  /** Report fields other than calls and effects (rules, seed, routes, budget). */
-  meta: Omit<Report, 'calls' | 'effects' | 'coverage'> | null = null
+  /** Report fields other than calls, effects and claims (rules, seed, routes, budget). */
+  meta: Omit<Report, 'calls' | 'effects' | 'coverage' | 'claims'> | null = null
+  /** What the agent reported about its tool calls, as the proxy last judged them (docs/claims.md). */
+  claims: readonly ReportClaim[] = []
   redaction = { keys: 0, secrets: 0 }
   /** Calls by id: index `id - 1`. */
   calls: Array<CallRecord | undefined> = []
@@ -48,7 +52,8 @@ export class RunStore {
   }
 
   applySnapshot(snapshot: StreamSnapshot): void {
-    const { calls, effects, coverage, ...meta } = snapshot.report
+    const { calls, effects, coverage, claims, ...meta } = snapshot.report
+    this.claims = claims ?? []
     this.run = snapshot.run
     this.exists = snapshot.exists
     this.runs = snapshot.runs
@@ -74,6 +79,7 @@ export class RunStore {
     this.coverage = batch.coverage
     this.stats = batch.stats
     if (batch.runs) this.runs = batch.runs
+    if (batch.claims) this.claims = batch.claims
     this.#changed()
   }
 
@@ -92,7 +98,36 @@ export class RunStore {
     if (!this.meta) return null
     const calls = this.calls.filter((call): call is CallRecord => call !== undefined)
     // Calls past the report's itemized limit reach the page through events; count each call once.
-    return { ...this.meta, calls, effects: this.effects, coverage: this.coverage, droppedCalls: Math.max(0, this.stats.calls - calls.length), budgetRejections: this.stats.budgetRejections }
+    return {
+      ...this.meta,
+      calls,
+      effects: this.effects,
+      coverage: this.coverage,
+      droppedCalls: Math.max(0, this.stats.calls - calls.length),
+      budgetRejections: this.stats.budgetRejections,
+      ...(this.claims.length ? { claims: [...this.claims] } : {}),
+    }
+  }
+
+  /**
+   * Each call's claims with their verdicts judged again from the effects on the page (as the
+   * contract judges them), so a verdict follows an effect that arrives after its claim.
+   */
+  claimsByCall(): Map<number, ReportClaim[]> {
+    const byCall = new Map<number, ReportClaim[]>()
+    for (const claim of rejudgeClaims({ claims: this.claims, effects: this.effects })) {
+      for (const call of claim.calls) {
+        const list = byCall.get(call)
+        if (list) list.push(claim)
+        else byCall.set(call, [claim])
+      }
+    }
+    return byCall
+  }
+
+  /** One line per claim the effects contradict (tool, calls, effect keys), as `toolstorm check` lists them. */
+  contradictedClaims(): string[] {
+    return formatContradictedClaims({ claims: this.claims, effects: this.effects })
   }
 
   /** What recovering from each triggered fault cost, as the report's `recovery` (the same code). */
@@ -105,6 +140,7 @@ export class RunStore {
     if (!report) return null
     const checks = contract(report).requireTriggered().noDuplicateEffects()
     if (budget !== null) checks.atMostCalls(budget)
+    if (report.claims?.length) checks.claimsMatchEffects()
     return checks.toJSON()
   }
 

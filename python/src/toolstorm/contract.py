@@ -79,6 +79,13 @@ class Contract:
         """The agent's claims about its tool calls agree with the effects: no silent commit, no phantom success."""
         return self._add({"type": "claimsMatchEffects"})
 
+    def effects_require_approval(self, effect: str, route: str) -> "Contract":
+        """Every ``effect`` was committed after a 2xx answer from the approval ``route`` in the run."""
+        for what, value in (("effect", effect), ("route", route)):
+            if not isinstance(value, str) or not value:
+                raise ValueError(f"Failed to add a contract check: effects_require_approval needs {what} as a nonempty string.")
+        return self._add({"type": "effectsRequireApproval", "effect": effect, "route": route})
+
     def check(self, name: str, passed: bool, detail: str = "") -> "Contract":
         """A check you decide; ``detail`` is shown as written (keep secrets out of it)."""
         if not isinstance(passed, bool):

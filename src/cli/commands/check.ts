@@ -6,6 +6,7 @@ import { formatCheck } from '../../demo/format-demo.js'
 import { printLine } from '../output.js'
 import { formatContradictedClaims } from '../../engine/claims/judge-claims.js'
 import { numberOption } from '../numeric-options.js'
+import { formatUnapprovedEffects, unapprovedEffects } from '../../engine/contracts/effects-require-approval.js'
 
 const COUNT = { min: 0, max: Number.MAX_SAFE_INTEGER, expected: 'a nonnegative integer' }
 
@@ -17,6 +18,24 @@ interface CheckArgs {
   'max-recovery-tokens'?: number
   json: boolean
   claims: boolean
+  'require-approval': Approval[]
+}
+
+interface Approval {
+  effect: string
+  route: string
+}
+
+/** `EFFECT=ROUTE` (`shipment=POST /approve`): split at the first `=`, both sides nonempty. */
+function parseApprovals(values: unknown): Approval[] {
+  return (Array.isArray(values) ? values : [values]).map((value) => {
+    const text = String(value)
+    const at = text.indexOf('=')
+    const effect = at < 0 ? '' : text.slice(0, at).trim()
+    const route = at < 0 ? '' : text.slice(at + 1).trim()
+    if (effect === '' || route === '') throw new Error(`--require-approval: expected EFFECT=ROUTE (shipment="POST /approve"), got ${JSON.stringify(text)}`)
+    return { effect, route }
+  })
 }
 
 export const checkCommand: CommandModule<object, CheckArgs> = {
@@ -30,6 +49,7 @@ export const checkCommand: CommandModule<object, CheckArgs> = {
       .option('max-tokens', { ...numberOption('max-tokens', COUNT), describe: 'Fail when the model calls used more tokens (input + output), or reported no usage' })
       .option('max-recovery-tokens', { ...numberOption('max-recovery-tokens', COUNT), describe: 'Fail when recovering from any one triggered fault took more tokens, or a recovery reported no usage' })
       .option('claims', { type: 'boolean', default: true, describe: "When the report holds claims, fail on one the effects contradict (silent commit, phantom success); --no-claims to skip" })
+      .option('require-approval', { type: 'string', array: true, default: [], coerce: parseApprovals, describe: 'EFFECT=ROUTE: fail when an effect of that name committed without a 2xx answer from the approval route before it (repeatable)' })
       .option('json', { type: 'boolean', default: false, describe: 'Print the contract as JSON, with the effects committed twice (duplicates)' }) as unknown as Argv<CheckArgs>,
   async handler(args) {
     const maxCalls = args['max-calls']
@@ -45,6 +65,7 @@ export const checkCommand: CommandModule<object, CheckArgs> = {
       if (maxRecovery !== undefined) checks.maxRecoveryTokens(maxRecovery)
       // On by default once the agent reported claims: a silent commit or a phantom success fails the run.
       if (report.claims?.length && args.claims) checks.claimsMatchEffects()
+      for (const approval of args['require-approval']) checks.effectsRequireApproval(approval)
       return checks.toJSON()
     })
     // Which effects were committed twice (the check's detail only counts them): listed in text, and in JSON.
@@ -59,6 +80,8 @@ export const checkCommand: CommandModule<object, CheckArgs> = {
           printLine(formatCheck(check, ''))
           if (check.name === 'No duplicate side effects') for (const line of formatDuplicateEffects(duplicates[index] ?? [])) printLine(`    ${line}`)
           if (check.name === 'Claims match effects' && !check.passed) for (const line of formatContradictedClaims(reports[index]!)) printLine(`    ${line}`)
+          const approval = args['require-approval'].find((a) => check.name === `Approval required: ${a.effect}`)
+          if (approval && !check.passed) for (const line of formatUnapprovedEffects(unapprovedEffects(reports[index]!, approval.effect, approval.route), approval.route)) printLine(`    ${line}`)
         }
       })
     if (results.some((result) => !result.passed)) process.exitCode = 1

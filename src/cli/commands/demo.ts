@@ -27,7 +27,7 @@ export const demoCommand: CommandModule<object, DemoArgs> = {
   describe: 'Run the shipping lab: an agent, a shipping service and a fault scenario',
   builder: (yargs: Argv) =>
     yargs
-      .option('scenario', { choices: [...SCENARIO_IDS, 'all'] as const, default: 'lost_ack' as const, describe: 'Fault scenario, or all six' })
+      .option('scenario', { choices: [...SCENARIO_IDS, 'all'] as const, default: 'lost_ack' as const, describe: 'Fault scenario, or all of them' })
       .option('policy', { choices: [...POLICY_IDS, 'all'] as const, default: 'resilient' as const, describe: 'Recovery policy, or all three as a comparison' })
       .option('seed', { ...numberOption('seed', { min: -SEED_LIMIT, max: SEED_LIMIT, expected: 'an integer within ±(2^53−1)' }), default: DEFAULT_DEMO_CONFIG.seed, describe: 'Seed for fault decisions' })
       .option('probability', { ...numberOption('probability', { min: 0, max: 1, integer: false }), default: 1, describe: 'Probability of every scenario rule (0–1)' })

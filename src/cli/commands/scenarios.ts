@@ -6,6 +6,6 @@ export const scenariosCommand: CommandModule = {
   command: 'scenarios',
   describe: 'List the shipping lab scenarios',
   handler() {
-    for (const id of SCENARIO_IDS) printLine(`${id.padEnd(15)} ${SCENARIOS[id].title}`)
+    for (const id of SCENARIO_IDS) printLine(`${id.padEnd(18)} ${SCENARIOS[id].title}`)
   },
 }

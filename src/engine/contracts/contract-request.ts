@@ -30,9 +30,10 @@ export const contractCheckSchema = z.discriminatedUnion(
     z.strictObject({ type: z.literal('maxRecoveryTokens'), count }),
     z.strictObject({ type: z.literal('retryAfterRespected') }),
     z.strictObject({ type: z.literal('claimsMatchEffects') }),
+    z.strictObject({ type: z.literal('effectsRequireApproval'), effect: name, route: name }),
     z.strictObject({ type: z.literal('check'), name, passed: z.boolean(), detail: z.string().max(2000).default('') }),
   ],
-  { error: 'expected "type" to be one of "requireTriggered", "noDuplicateEffects", "atMostCalls", "atMostEffects", "atMostModelCalls", "atMostTokens", "maxRecoveryTokens", "retryAfterRespected", "claimsMatchEffects", "check"' },
+  { error: 'expected "type" to be one of "requireTriggered", "noDuplicateEffects", "atMostCalls", "atMostEffects", "atMostModelCalls", "atMostTokens", "maxRecoveryTokens", "retryAfterRespected", "claimsMatchEffects", "effectsRequireApproval", "check"' },
 )
 
 export const contractRequestSchema = z.strictObject({ checks: z.array(contractCheckSchema).max(MAX_CHECKS, { error: `expected at most ${MAX_CHECKS} checks` }) })
@@ -80,6 +81,9 @@ export function runContract(report: Report, checks: readonly ContractCheckReques
         break
       case 'claimsMatchEffects':
         built.claimsMatchEffects()
+        break
+      case 'effectsRequireApproval':
+        built.effectsRequireApproval({ effect: check.effect, route: check.route })
         break
       case 'check':
         built.check(check.name, check.passed, check.detail)

@@ -10,6 +10,7 @@ import type { Check } from './check.js'
 import { CONTRACT_UNITS } from './registry.js'
 import { TOKEN_KINDS, type TokenKind } from './at-most-tokens.js'
 import { duplicateEffects, formatDuplicateEffects } from './duplicate-effects.js'
+import { formatUnapprovedEffects, unapprovedEffects } from './effects-require-approval.js'
 
 /** Calls listed under a failed budget, at most; the rest are counted. */
 const LISTED_CALLS = 10
@@ -92,6 +93,21 @@ export class Contract {
    */
   claimsMatchEffects(): this {
     return this.#add(CONTRACT_UNITS.claimsMatchEffects.check(this.#report, {}))
+  }
+
+  /**
+   * Every effect named `effect` was committed after a 2xx answer from the approval `route`, in
+   * this run (docs/contracts.md). A failure names each effect's key, the call that committed it
+   * and what the approval route answered before it.
+   */
+  effectsRequireApproval(options: { effect: string; route: string }): this {
+    const { effect, route } = options ?? {}
+    if (typeof effect !== 'string' || effect === '' || typeof route !== 'string' || route === '') {
+      throw new ConfigError('Failed to add a contract check: effectsRequireApproval needs { effect, route }, two nonempty strings (the effect name and the approval route).')
+    }
+    const checks = CONTRACT_UNITS.effectsRequireApproval.check(this.#report, { effect, route })
+    for (const check of checks) if (!check.passed && !check.detail.startsWith('Cannot')) this.#naming.set(check, formatUnapprovedEffects(unapprovedEffects(this.#report, effect, route), route))
+    return this.#add(checks)
   }
 
   /** No route was called again before the Retry-After it was given had passed. */

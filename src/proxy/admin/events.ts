@@ -54,6 +54,8 @@ export interface StreamBatch {
   readonly stats: RunStats
   /** Present when runs appeared or went away. */
   readonly runs?: readonly RunSummary[]
+  /** The run's claims, judged, every one of them: present when they changed (docs/claims.md). */
+  readonly claims?: Report['claims']
 }
 
 export interface EventStreamOptions {
@@ -112,6 +114,8 @@ class EventStream {
   #runsDirty = false
   #knownRuns = new Set<string>()
   #stats = ''
+  /** The claims last sent (as JSON): a batch carries them again only when they changed. */
+  #claims = ''
   /** The rules in force at the last snapshot: new rules (from any client) send a fresh one. */
   #config: object
   #timer: NodeJS.Timeout | null = null
@@ -209,7 +213,9 @@ class EventStream {
 
   #statsKey(): string {
     const stats = this.#runStats()
-    return `${stats.calls}/${stats.droppedCalls}/${stats.budgetRejections}`
+    // A claim arrives without an exchange event: its count is watched with the counters.
+    const claims = this.#storm.hasRun(this.run) ? this.#storm.run(this.run).claims.size : 0
+    return `${stats.calls}/${stats.droppedCalls}/${stats.budgetRejections}/${claims}`
   }
 
   #runStats(): RunStats {
@@ -245,10 +251,15 @@ class EventStream {
         redaction: { keys: redact.keys.length, secrets: redact.secrets.length },
       }
       if (!exists) (snapshot.report as { run: string }).run = this.run
+      this.#claims = JSON.stringify(snapshot.report.claims ?? [])
       this.#send('snapshot', snapshot)
       return
     }
     const coverage = this.#storm.hasRun(this.run) ? Object.fromEntries(this.#storm.run(this.run).coverage) : {}
+    const claims = this.#storm.claimsOf(this.run) ?? []
+    const claimsKey = JSON.stringify(claims)
+    const claimsChanged = claimsKey !== this.#claims
+    this.#claims = claimsKey
     const batch: StreamBatch = {
       run: this.run,
       calls: [...this.#calls.values()],
@@ -256,6 +267,7 @@ class EventStream {
       coverage,
       stats: this.#runStats(),
       ...(this.#runsDirty ? { runs: this.#runs() } : {}),
+      ...(claimsChanged ? { claims } : {}),
     }
     this.#calls.clear()
     this.#effects = []
