@@ -20,6 +20,8 @@ import { createStorm } from '../engine/storm.js'
 import { stormHandlers } from '../interceptors/msw-handlers.js'
 import type { Cassette } from './cassette.js'
 import { inProcessSource, type CassetteReplayOptions } from './replay-cassette.js'
+import { checkOptions } from '../engine/schema/check-options.js'
+import { cassetteReplayOptionsSchema } from './replay-options-schema.js'
 import { replayReport, type ReplayReport } from './replay-report.js'
 import type { ReplaySession, ReplayVerdict } from './replay-session.js'
 
@@ -34,6 +36,7 @@ export interface CassetteHandlers {
 
 /** `stormHandlers` with a cassette source: MSW answers from the cassette. */
 export function cassetteHandlers(cassette: Cassette, options: CassetteReplayOptions = {}): CassetteHandlers {
+  checkOptions('cassetteHandlers()', cassetteReplayOptionsSchema, options)
   const source = inProcessSource(cassette, options)
   const session = source.session
   const storm = createStorm({ redact: { keys: cassette.header.redaction.keys } })

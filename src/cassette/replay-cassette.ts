@@ -19,6 +19,8 @@ import type { Cassette } from './cassette.js'
 import { replayReport, type ReplayReport } from './replay-report.js'
 import type { ReplayOptions, ReplaySession, ReplayVerdict } from './replay-session.js'
 import { replaySource, type ReplaySource } from './replay-source.js'
+import { checkOptions } from '../engine/schema/check-options.js'
+import { cassetteReplayOptionsSchema } from './replay-options-schema.js'
 
 export interface CassetteReplayOptions extends Omit<ReplayOptions, 'passthroughUnmatched'> {
   /** Which requests the cassette answers; the rest reach the network untouched. Default: all. */
@@ -48,6 +50,7 @@ export function inProcessSource(cassette: Cassette, options: CassetteReplayOptio
 
 /** Answer this process's HTTP requests from `cassette` until disposed. */
 export function replayCassette(cassette: Cassette, options: CassetteReplayOptions = {}): CassetteReplay {
+  checkOptions('replayCassette()', cassetteReplayOptionsSchema, options)
   const source = inProcessSource(cassette, options)
   const session = source.session
   const storm = createStorm({ redact: { keys: cassette.header.redaction.keys } })
