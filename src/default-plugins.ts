@@ -4,8 +4,8 @@
  * plug-in may keep state for the transport that uses it (MCP's legacy SSE sessions).
  */
 import type { ExchangePlugin } from './engine/plugin.js'
-import { mcpPlugin } from './engine/mcp/mcp-plugin.js'
-import { modelCallsPlugin } from './engine/model-calls/model-calls-plugin.js'
+import { mcpPlugin } from './mcp/mcp-plugin.js'
+import { modelCallsPlugin } from './model-calls/model-calls-plugin.js'
 
 export interface DefaultPluginOptions {
   /** Record model calls (provider, model, tokens) in the report. Default true; see docs/streams.md. */

@@ -9,7 +9,7 @@
  * POST's answer plays in the first open stream that holds an answer to its recorded id.
  */
 import { withAnswerId } from '../engine/json-rpc/json-rpc-body.js'
-import { blockData, responseId } from '../engine/mcp/legacy-sse-stream.js'
+import { blockData, responseId } from '../mcp/legacy-sse-stream.js'
 import type { JsonRpcId } from '../engine/json-rpc/mcp-request.js'
 
 /** The legacy session streams being replayed; a replayed POST releases its answer in one of them. */

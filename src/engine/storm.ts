@@ -15,9 +15,9 @@ import { HEADER_CALL, HEADER_KEY, HEADER_RUN, type HeaderMap, headerValue, type 
 import { exchangeContext } from './exchange-context.js'
 import { faultFor } from './faults/registry.js'
 import { createRedactor, REDACTED, type Redactor } from '../redact/index.js'
-import { mcpCallOf } from './mcp/mcp-evidence.js'
+import { mcpCallOf } from '../mcp/mcp-evidence.js'
 import { mcpRouteName, type McpRequest } from './json-rpc/mcp-request.js'
-import { endpointOf, ToolCatalog } from './mcp/tool-catalog.js'
+import { endpointOf, ToolCatalog } from '../mcp/tool-catalog.js'
 import { pathName, RouteTable } from './routes.js'
 import { Run } from './run.js'
 import { selectRule } from './rules/select.js'
@@ -56,7 +56,7 @@ export interface BeginRequest {
   readonly headers: HeaderMap
   /** Overrides the `x-toolstorm-run` header. */
   readonly run?: string
-  /** The MCP message the body carries (named before it begins by the MCP plug-in, `engine/mcp/mcp-plugin.ts`, through `engine/serve.ts`): it names the route. */
+  /** The MCP message the body carries (named before it begins by the MCP plug-in, `mcp/mcp-plugin.ts`, through `engine/serve.ts`): it names the route. */
   readonly mcp?: McpRequest | null
 }
 

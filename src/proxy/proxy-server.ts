@@ -32,7 +32,7 @@ import type { WireServer } from './http1/wire-server.js'
 import { createLiveSource } from './live-source.js'
 import { createSocketTransport, type SinkRoute } from './socket-sink.js'
 import { beginShared } from './shared-state-serve.js'
-import type { RedisRunState } from '../engine/state/redis-run-state.js'
+import type { RedisRunState } from '../state/redis-run-state.js'
 import { closePair, formatOrigin, listenPair, LOOPBACK } from './server-pair.js'
 import { createUpstreamClient } from './upstream-client.js'
 import { RequestRouter } from './request-router.js'
@@ -109,7 +109,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   }
   const ownsState = options.state !== undefined && !('begin' in options.state)
   // The Redis client loads only with a state store: proxies in memory never pay for it.
-  const shareState = options.state === undefined ? null : 'begin' in options.state ? options.state : await (await import('../engine/state/redis-run-state.js')).connectRedisState(storm, options.state)
+  const shareState = options.state === undefined ? null : 'begin' in options.state ? options.state : await (await import('../state/redis-run-state.js')).connectRedisState(storm, options.state)
 
   const server = createDataPlaneServer(report)
   const admin = http.createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 60_000, headersTimeout: 30_000 })

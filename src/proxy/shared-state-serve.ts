@@ -7,7 +7,7 @@
  */
 import { StateUnavailableError } from '../errors.js'
 import type { Exchange } from '../engine/exchange.js'
-import type { RedisRunState } from '../engine/state/redis-run-state.js'
+import type { RedisRunState } from '../state/redis-run-state.js'
 import type { BeginRequest, Storm } from '../engine/storm.js'
 import { HEADER_RUN, headerValue } from '../engine/http.js'
 import { failExchange, sendProxyError } from './data-plane-server.js'

@@ -3,7 +3,7 @@ import net from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
-import { MCP_BODY_LIMIT } from '../../src/engine/mcp/mcp-options.js'
+import { MCP_BODY_LIMIT } from '../../src/mcp/mcp-options.js'
 import { createStorm, parseConfig } from '../../src/engine/storm.js'
 import { intercept } from '../../src/interceptors/intercept.js'
 

@@ -20,7 +20,7 @@ import { recordOptions, recorderFromArgs, type RecordArgs } from './record-optio
 import type { CassetteRecorder } from '../../cassette/cassette-recorder.js'
 import { cassetteAdminRoute } from '../../cassette/cassette-admin-route.js'
 import { describeCutBodies } from '../../cassette/cut-bodies.js'
-import type { RedisRunState } from '../../engine/state/redis-run-state.js'
+import type { RedisRunState } from '../../state/redis-run-state.js'
 import { stateFromArgs, stateOptions, type StateArgs } from '../state-args.js'
 
 export interface ProxyArgs extends HttpsArgs, ReadyArgs {
@@ -164,7 +164,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & StateA
     const state = stateFromArgs(args, args.rules === undefined && args.seed === undefined ? 'adopt' : 'publish')
     if (state && args.clock === 'virtual') throw new ConfigError('Failed to start the proxy: --clock virtual with --state is not supported (replicas share Redis\'s clock).', { code: 'ERR_USAGE' })
     const storm = await stormFromArgs(args)
-    const shared = state ? await (await import('../../engine/state/redis-run-state.js')).connectRedisState(storm, { ...state, onRulesApplied: (version) => printError(`rules version ${version} from the state store applied`) }) : null
+    const shared = state ? await (await import('../../state/redis-run-state.js')).connectRedisState(storm, { ...state, onRulesApplied: (version) => printError(`rules version ${version} from the state store applied`) }) : null
     if (!LOOPBACK.has(args.host)) printError(`listening on ${args.host}: anyone who can reach it can use this proxy. Keep the admin token secret.`)
     const https = await httpsOptionsFromArgs(args, { recording: args.record !== undefined, announced: args['ready-json'] || args['ready-file'] !== undefined })
     // With --state, every replica records into Redis and the file holds every replica's exchanges.

@@ -35,7 +35,7 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs & 
   const state = args['state-prefix'] !== undefined ? stateFromArgs(args as StateArgs, args.rules === undefined && args.seed === undefined ? 'adopt' : 'publish') : null
   if (state && args.clock === 'virtual') throw new ConfigError('Failed to start recording: --clock virtual with --state is not supported (replicas share Redis\'s clock).', { code: 'ERR_USAGE' })
   const storm = await stormFromArgs(args)
-  const shared = state ? await (await import('../../engine/state/redis-run-state.js')).connectRedisState(storm, state) : null
+  const shared = state ? await (await import('../../state/redis-run-state.js')).connectRedisState(storm, state) : null
   // HTTPS through CONNECT is recorded like plain HTTP (docs/https.md); no host is tunnelled untouched.
   const https = await httpsOptionsFromArgs(args, { recording: true, announced: args['ready-json'] || args['ready-file'] !== undefined })
   const recorder = recorderFromArgs(storm, file, args, shared)

@@ -8,8 +8,8 @@ import { sharedReportDocument } from './proxy.js'
 import { cutBodiesOf, describeCutBodies } from '../../cassette/cut-bodies.js'
 import { Cassette } from '../../cassette/cassette.js'
 import { ITEMIZED_CALLS_LIMIT } from '../../engine/schema/config.js'
-import type { RedisRunState } from '../../engine/state/redis-run-state.js'
-import { MAX_SHARED_CASSETTE_BYTES } from '../../engine/state/state-options.js'
+import type { RedisRunState } from '../../state/redis-run-state.js'
+import { MAX_SHARED_CASSETTE_BYTES } from '../../state/state-options.js'
 
 interface ReportArgs extends Omit<StateArgs, 'state-unavailable'> {
   run?: string
@@ -32,7 +32,7 @@ export const reportCommand: CommandModule<object, ReportArgs> = {
     const options = stateFromArgs(args, 'adopt')
     if (!options) throw new ConfigError('Failed to read the report: give the Redis the replicas share as --state redis://HOST:PORT[/DB].', { code: 'ERR_USAGE' })
     // The shared rules name the coverage's rules; nothing is published.
-    const { connectRedisState } = await import('../../engine/state/redis-run-state.js')
+    const { connectRedisState } = await import('../../state/redis-run-state.js')
     const state = await connectRedisState(createStorm({}), { ...options, follow: false })
     try {
       const what = args.cassette !== undefined ? 'cassette' : 'report'

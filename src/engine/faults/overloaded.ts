@@ -1,6 +1,6 @@
 import { defineFault, jsonBody } from './fault.js'
 import type { BaseRule } from '../schema/rule-base.js'
-import { providerError, retryHeaders } from '../model-calls/provider-errors.js'
+import { providerError, retryHeaders } from '../../model-calls/provider-errors.js'
 import { formatSeconds } from './rate-limit.js'
 
 /**

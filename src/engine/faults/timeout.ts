@@ -1,6 +1,6 @@
 import { defineFault, jsonBody } from './fault.js'
 import type { BaseRule } from '../schema/rule-base.js'
-import { providerError } from '../model-calls/provider-errors.js'
+import { providerError } from '../../model-calls/provider-errors.js'
 
 /**
  * The upstream never answers. The request is held for `delay` seconds, as a gateway waits for a

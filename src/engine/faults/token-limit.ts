@@ -1,8 +1,8 @@
 import { z } from 'zod'
 import { defineFault, jsonBody } from './fault.js'
 import type { BaseRule } from '../schema/rule-base.js'
-import { providerError, retryHeaders, type LimitWindow } from '../model-calls/provider-errors.js'
-import { TokenWindows, WINDOW_SECONDS } from '../model-calls/token-window.js'
+import { providerError, retryHeaders, type LimitWindow } from '../../model-calls/provider-errors.js'
+import { TokenWindows, WINDOW_SECONDS } from '../../model-calls/token-window.js'
 
 export interface TokenLimitRule extends BaseRule {
   /** Input plus output tokens the rule's calls may use per minute. */

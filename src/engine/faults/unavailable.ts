@@ -1,6 +1,6 @@
 import { defineFault, jsonBody } from './fault.js'
 import type { BaseRule } from '../schema/rule-base.js'
-import { providerError } from '../model-calls/provider-errors.js'
+import { providerError } from '../../model-calls/provider-errors.js'
 
 /**
  * `503 Service Unavailable`: a synthetic outage. On a model call, the provider's own internal

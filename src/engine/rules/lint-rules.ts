@@ -1,7 +1,7 @@
 /**
  * Rules that can never fire. A rule's `route` is a case-sensitive glob over route names, and a
  * request's route name is a declared route's name, an MCP request's `<method> <target>`
- * (src/engine/mcp/), else `METHOD /path` with the method in upper case (src/engine/routes.ts). A glob that can match neither is valid by the schema and silent at
+ * (src/mcp/), else `METHOD /path` with the method in upper case (src/engine/routes.ts). A glob that can match neither is valid by the schema and silent at
  * run time: its rule stays at 0/0/0. These warnings say so when the rules are read, and what was
  * probably meant. They never reject the rules (a route may be declared later through the admin API).
  *

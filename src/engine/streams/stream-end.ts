@@ -8,7 +8,7 @@
  */
 import { type HeaderMap, headerValue } from '../http.js'
 import type { Exchange } from '../exchange.js'
-import { createMcpAnswerReader } from '../mcp/mcp-answer-reader.js'
+import { createMcpAnswerReader } from '../../mcp/mcp-answer-reader.js'
 import type { JsonRpcId } from '../json-rpc/mcp-request.js'
 import { SseBlockReader } from './sse-splitter.js'
 

@@ -31,7 +31,7 @@ import { VERSION } from '../../version.js'
 import { hasValidToken, isAllowedHost } from './admin-auth.js'
 import { checkAdminQuery } from './admin-query.js'
 import type { AdminHosts } from './admin-hosts.js'
-import type { RedisRunState } from '../../engine/state/redis-run-state.js'
+import type { RedisRunState } from '../../state/redis-run-state.js'
 
 /** Admin request bodies are small JSON documents. */
 const MAX_ADMIN_BODY_BYTES = 1024 * 1024

@@ -16,7 +16,7 @@ import { AdminApiError } from '../../errors.js'
 import { channels, type EffectEvent, type ExchangeEvent, type RunEvent } from '../../engine/evidence/channels.js'
 import type { CallRecord, CoverageCounts, EffectRecord, Report } from '../../engine/schema/report.js'
 import { DEFAULT_RUN, type Storm } from '../../engine/storm.js'
-import type { FeedCursor, RunFeed } from '../../engine/state/run-feed.js'
+import type { FeedCursor, RunFeed } from '../../state/run-feed.js'
 
 /** A run in the run selector. */
 export interface RunSummary {

@@ -11,12 +11,12 @@
  *
  * @see docs/mcp.md#legacy-httpsse-transport
  */
-import type { ExchangeTransport, UpstreamResponse } from '../exchange-transport.js'
-import type { Exchange } from '../exchange.js'
-import { type HeaderMap, headerValue } from '../http.js'
-import type { Fault, FaultOutcome } from '../faults/fault.js'
+import type { ExchangeTransport, UpstreamResponse } from '../engine/exchange-transport.js'
+import type { Exchange } from '../engine/exchange.js'
+import { type HeaderMap, headerValue } from '../engine/http.js'
+import type { Fault, FaultOutcome } from '../engine/faults/fault.js'
 import { LegacySseStream } from './legacy-sse-stream.js'
-import type { JsonRpcId, McpRequest } from '../json-rpc/mcp-request.js'
+import type { JsonRpcId, McpRequest } from '../engine/json-rpc/mcp-request.js'
 
 export const MAX_ENDPOINTS = 100
 export const MAX_SESSIONS = 1000

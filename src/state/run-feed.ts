@@ -5,7 +5,7 @@
  * not load the Redis client.
  * @see ../../../docs/dashboard.md#replicas
  */
-import type { CallRecord, CoverageCounts, EffectRecord, Report } from '../schema/report.js'
+import type { CallRecord, CoverageCounts, EffectRecord, Report } from '../engine/schema/report.js'
 
 /** Where a follower of a run has read up to. */
 export interface FeedCursor {

@@ -5,7 +5,7 @@
  * @example
  * parseStateUrl('redis://:secret@redis:6379/2') // { shown: 'redis://***@redis:6379/2', … }
  */
-import { ConfigError } from '../../errors.js'
+import { ConfigError } from '../errors.js'
 
 export interface StateUrl {
   /** The URL as messages may show it: the password (and user) replaced by `***`. */

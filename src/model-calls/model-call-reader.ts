@@ -15,10 +15,10 @@
  *   overwritten by the cumulative counts of `message_delta`.
  */
 import zlib from 'node:zlib'
-import type { HeaderMap } from '../http.js'
-import type { ModelCall } from '../schema/report.js'
-import { SseDecoder } from '../streams/sse-decoder.js'
-import { JsonPathScanner, type JsonScalar } from '../../json/json-path-scanner.js'
+import type { HeaderMap } from '../engine/http.js'
+import type { ModelCall } from '../engine/schema/report.js'
+import { SseDecoder } from '../engine/streams/sse-decoder.js'
+import { JsonPathScanner, type JsonScalar } from '../json/json-path-scanner.js'
 import type { ModelEndpoint } from './recognize-model-call.js'
 
 /** A compressed (non-streamed) body is decoded once it ended; larger ones are not read. */

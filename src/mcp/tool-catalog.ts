@@ -7,8 +7,8 @@
  * Bounded: at most `MAX_ENDPOINTS` endpoints (the oldest forgotten first), `MAX_TOOLS` tools per
  * endpoint and schemas up to `MAX_SCHEMA_BYTES` of JSON each.
  */
-import { jsonRpcMessages } from '../json-rpc/json-rpc-body.js'
-import type { JsonSchema } from '../http.js'
+import { jsonRpcMessages } from '../engine/json-rpc/json-rpc-body.js'
+import type { JsonSchema } from '../engine/http.js'
 
 const MAX_ENDPOINTS = 64
 const MAX_TOOLS = 1000

@@ -4,9 +4,9 @@
  * since a pub/sub message sent while a replica was disconnected is lost.
  * @see ../../../docs/scale-out.md#rules-change-everywhere
  */
-import type { StormConfig } from '../schema/config.js'
-import { parseConfig, type Storm } from '../storm.js'
-import { ConfigError } from '../../errors.js'
+import type { StormConfig } from '../engine/schema/config.js'
+import { parseConfig, type Storm } from '../engine/storm.js'
+import { ConfigError } from '../errors.js'
 
 /**
  * Kinds whose budget lives in one process's memory: replicas sharing `--state` would each grant

@@ -8,8 +8,8 @@
  * const proxy = await startProxy({ targets: ['https://api.openai.com'] }) // model calls recorded
  * const quiet = await startProxy({ targets: ['…'], modelCalls: false })   // not recorded
  */
-import type { Exchange } from '../exchange.js'
-import type { ExchangeObserver } from '../exchange-flow.js'
+import type { Exchange } from '../engine/exchange.js'
+import type { ExchangeObserver } from '../engine/exchange-flow.js'
 import { ModelCallReader } from './model-call-reader.js'
 import { recognizeModelCall, type ModelEndpoint } from './recognize-model-call.js'
 

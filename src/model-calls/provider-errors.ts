@@ -17,8 +17,8 @@
  * @see ../../../docs/streams.md#failures-shaped-like-the-providers
  */
 import { createHash } from 'node:crypto'
-import { canonicalJson } from '../../json/canonical-json.js'
-import type { RequestView } from '../http.js'
+import { canonicalJson } from '../json/canonical-json.js'
+import type { RequestView } from '../engine/http.js'
 import { recognizeModelCall, type ModelEndpoint } from './recognize-model-call.js'
 
 /** The status faults that have a provider shape. */

@@ -5,9 +5,9 @@
  * output schemas from `tools/list` answers (for `schema_drift`). It wants MCP exchanges only, so
  * other traffic keeps the transports' fast path. On in the proxy and in `intercept()`.
  */
-import type { Exchange } from '../exchange.js'
-import { type HeaderMap, headerValue } from '../http.js'
-import type { ExchangeObserver } from '../exchange-flow.js'
+import type { Exchange } from '../engine/exchange.js'
+import { type HeaderMap, headerValue } from '../engine/http.js'
+import type { ExchangeObserver } from '../engine/exchange-flow.js'
 import { createMcpAnswerReader, type McpAnswer } from './mcp-answer-reader.js'
 import { endpointOf, MAX_TOOLS_LIST_BYTES, type ToolCatalog } from './tool-catalog.js'
 

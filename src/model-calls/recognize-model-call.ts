@@ -3,8 +3,8 @@
  * keeps the transports' fast path). `provider` names the wire format: an OpenAI-compatible
  * server (Azure, OpenRouter, a local gateway) is `openai`.
  */
-import type { HeaderMap } from '../http.js'
-import type { ModelCall } from '../schema/model-call.js'
+import type { HeaderMap } from '../engine/http.js'
+import type { ModelCall } from '../engine/schema/model-call.js'
 
 export type ModelEndpoint = Pick<ModelCall, 'provider' | 'api'>
 

@@ -5,8 +5,8 @@
  *
  * @see docs/streams.md
  */
-import { combineObservers } from '../exchange-flow.js'
-import type { ExchangePlugin } from '../plugin.js'
+import { combineObservers } from '../engine/exchange-flow.js'
+import type { ExchangePlugin } from '../engine/plugin.js'
 import { createModelCallObserver } from './model-call-observer.js'
 
 export function modelCallsPlugin(): ExchangePlugin {

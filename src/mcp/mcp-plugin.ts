@@ -6,8 +6,8 @@
  *
  * @see docs/mcp.md
  */
-import { parseMcpRequest } from '../json-rpc/mcp-request.js'
-import type { ExchangePlugin } from '../plugin.js'
+import { parseMcpRequest } from '../engine/json-rpc/mcp-request.js'
+import type { ExchangePlugin } from '../engine/plugin.js'
 import { LegacySseSessions, legacyMcpRequest, legacySseTransport } from './legacy-sse.js'
 import { MCP_BODY_LIMIT, mcpDetector } from './mcp-options.js'
 import { withMcpEvidence } from './mcp-observer.js'

@@ -7,9 +7,9 @@
  * { "mcp": { "endpoints": ["/mcp"], "detect": true } }
  */
 import { z } from 'zod'
-import { parseRoutePattern, routePatternMatches, type RoutePattern } from '../route-pattern.js'
-import type { HeaderMap } from '../http.js'
-import { mcpRequestFromHeaders, type McpRequest } from '../json-rpc/mcp-request.js'
+import { parseRoutePattern, routePatternMatches, type RoutePattern } from '../engine/route-pattern.js'
+import type { HeaderMap } from '../engine/http.js'
+import { mcpRequestFromHeaders, type McpRequest } from '../engine/json-rpc/mcp-request.js'
 
 /**
  * Bytes of a request body read before deciding what an MCP request is. A larger body is

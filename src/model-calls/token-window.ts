@@ -5,7 +5,7 @@
  * minutes from the run's start on the storm's clock (real or virtual): simple to reason about,
  * and the reset the 429 reports is exact (the window's end), where a sliding window's is not.
  */
-import type { CallUsageView } from '../faults/fault.js'
+import type { CallUsageView } from '../engine/faults/fault.js'
 
 export const WINDOW_SECONDS = 60
 

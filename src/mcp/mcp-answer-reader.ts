@@ -5,10 +5,10 @@
  * larger one goes through `JsonPathScanner`, which decodes only the few values that decide it,
  * so a large result is never held.
  */
-import { JsonPathScanner, type JsonScalar } from '../../json/json-path-scanner.js'
-import { SseDecoder } from '../streams/sse-decoder.js'
-import type { McpCall } from '../schema/report.js'
-import type { JsonRpcId } from '../json-rpc/mcp-request.js'
+import { JsonPathScanner, type JsonScalar } from '../json/json-path-scanner.js'
+import { SseDecoder } from '../engine/streams/sse-decoder.js'
+import type { McpCall } from '../engine/schema/report.js'
+import type { JsonRpcId } from '../engine/json-rpc/mcp-request.js'
 
 const PATHS = ['id', 'method', 'result.isError', 'error.code']
 /** Messages up to this size are parsed with JSON.parse: cheaper than scanning byte by byte. */
