@@ -4,7 +4,9 @@
   (``toolstorm.effects.report_effect``) at the commit point, as a real tool server would; with
   ``idempotent=True`` a repeated ``idempotency_key`` returns the first shipment instead.
 - ``ModelServer``: the OpenAI chat completions and Anthropic messages wire formats, streamed (SSE,
-  with usage) or not, shaped like the providers' (ported from test/helpers/model-upstream.ts).
+  with usage) or not, shaped like the providers' (ported from test/helpers/model-upstream.ts); a
+  request offering tools, with no tool result yet, gets a streamed call of ``get_weather`` whose
+  arguments arrive in the pieces of ``TOOL_ARGUMENTS``.
 
 Both count what they received, so a test can prove what reached them (or, replayed, that nothing did).
 """
@@ -22,6 +24,8 @@ from toolstorm.effects import report_effect
 WORDS = ["Hello", ", ", "world", "!"]
 CHAT_USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
 MESSAGES_USAGE = {"input_tokens": 21, "output_tokens": 9}
+TOOL_NAME = "get_weather"
+TOOL_ARGUMENTS = ['{"city"', ': "Pa', 'ris"}']
 
 
 class _Server:
@@ -117,9 +121,14 @@ class _ModelHandler(_Handler):
         body = self._body()
         model = f"{body.get('model', 'unknown')}-2025-01-01"
         path = self.path.split("?")[0]
+        tool = _wants_tool_call(body) and bool(body.get("stream"))
         if path.endswith("/chat/completions"):
+            if tool:
+                return self._stream(_chat_tool_events(model, body))
             return self._stream(_chat_events(model, body)) if body.get("stream") else self._json(200, _chat_completion(model, body))
         if path.endswith("/messages"):
+            if tool:
+                return self._stream(_message_tool_events(model))
             return self._stream(_message_events(model)) if body.get("stream") else self._json(200, _message(model))
         self._json(404, {"error": {"message": f"no route {path}"}})
 
@@ -171,6 +180,44 @@ def _chat_events(model: str, body: Dict[str, Any]) -> List[Tuple[Optional[str], 
         events.append((None, {**base, "choices": [], "usage": CHAT_USAGE}))
     events.append((None, "[DONE]"))
     return events
+
+
+def _wants_tool_call(body: Dict[str, Any]) -> bool:
+    """Tools are offered and the conversation holds no tool result yet."""
+    if not body.get("tools"):
+        return False
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        if message.get("role") == "tool" or (isinstance(content, list) and any(part.get("type") == "tool_result" for part in content)):
+            return False
+    return True
+
+
+def _chat_tool_events(model: str, body: Dict[str, Any]) -> List[Tuple[Optional[str], Any]]:
+    base = {"id": "chatcmpl-2", "object": "chat.completion.chunk", "created": 1700000000, "model": model, "system_fingerprint": "fp_1"}
+
+    def chunk(delta: Dict[str, Any], finish: Optional[str] = None) -> Tuple[Optional[str], Any]:
+        return (None, {**base, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}], "usage": None})
+
+    events = [chunk({"role": "assistant", "content": None, "tool_calls": [{"index": 0, "id": "call_1", "type": "function", "function": {"name": TOOL_NAME, "arguments": ""}}], "refusal": None})]
+    events += [chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}) for piece in TOOL_ARGUMENTS]
+    events.append(chunk({}, "tool_calls"))
+    if (body.get("stream_options") or {}).get("include_usage"):
+        events.append((None, {**base, "choices": [], "usage": CHAT_USAGE}))
+    events.append((None, "[DONE]"))
+    return events
+
+
+def _message_tool_events(model: str) -> List[Tuple[Optional[str], Any]]:
+    start = {"id": "msg_2", "type": "message", "role": "assistant", "model": model, "content": [], "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 21, "output_tokens": 1}}
+    return [
+        ("message_start", {"type": "message_start", "message": start}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": TOOL_NAME, "input": {}}}),
+        *[("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": piece}}) for piece in TOOL_ARGUMENTS],
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None}, "usage": {"output_tokens": 9}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]
 
 
 def _message(model: str) -> Dict[str, Any]:

@@ -110,3 +110,14 @@ def test_a_run_s_url_for_a_forward_mode_proxy(toolstorm_proxy):
         run.url()
     with pytest.raises(ValueError, match="not a run id"):
         toolstorm_proxy.run("has space")
+
+
+def test_normalisers_and_live_routes_are_checked_before_a_process_starts(tmp_path):
+    with pytest.raises(ValueError, match=r"normalize: expected ids, timestamps, uuids \(comma-separated\) or none alone, got 'ids,idz'"):
+        Proxy(replay=tmp_path / "c.jsonl", normalize="ids,idz")
+    with pytest.raises(ValueError, match="or none alone, got 'none,ids'"):
+        Proxy(replay=tmp_path / "c.jsonl", normalize=["none", "ids"])
+    with pytest.raises(ValueError, match="live routes are for a replay"):
+        Proxy(record=tmp_path / "c.jsonl", live=["POST /ship"])
+    replay = Proxy(replay=tmp_path / "c.jsonl", normalize=["ids", "uuids"], live="POST /ship", replay_only=["POST /v1/*"])
+    assert replay._args[:10] == ["replay", str(tmp_path / "c.jsonl"), "--mode", "replay", "--normalize", "ids,uuids", "--live", "POST /ship", "--replay-only", "POST /v1/*"]

@@ -175,3 +175,43 @@ def test_a_cassette_keeps_its_large_bodies_beside_it_through_record_replay_updat
     suite.makepyfile(test_chat=f"TEXTS = ['small']\n{CONVERSATION}")
     suite.runpytest("-p", "no:cacheprovider", "--toolstorm-record-mode=all").assert_outcomes(passed=1)
     assert sorted(path.name for path in cassettes.iterdir()) == ["chat.jsonl"]
+
+
+LOOP = """
+import json, secrets, urllib.request, uuid
+import openai, pytest
+
+@pytest.mark.toolstorm_cassette("cassettes/loop.jsonl", normalize="ids,uuids"MARKER)
+def test_loop(toolstorm, model_server, shipping_server):
+    ship = urllib.request.Request(toolstorm.url(shipping_server.url) + "/ship", data=json.dumps({"order": "o-1"}).encode(), method="POST")
+    receipt = json.loads(urllib.request.urlopen(ship, timeout=10).read())
+    # The tool result the agent sends back holds values that are new in every run.
+    result = json.dumps({**receipt, "ticket": str(uuid.uuid4())})
+    client = openai.OpenAI(base_url=toolstorm.url(model_server.url + "/v1"), api_key="sk-test", max_retries=0)
+    client.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "ship o-1"}, {"role": "tool", "tool_call_id": "call_" + secrets.token_hex(8), "content": result}])
+    print("MODEL", model_server.hits(), "SHIPPED", ",".join(shipping_server.shipments) or "nothing")
+"""
+
+
+def test_a_cassette_replays_the_model_with_the_tool_live_and_tolerates_new_ids_with_its_normalisers(suite):
+    suite.makepyfile(test_loop=LOOP.replace("MARKER", ""))
+    recorded = suite.runpytest("-p", "no:cacheprovider", "-s")
+    recorded.assert_outcomes(passed=1)
+    recorded.stdout.fnmatch_lines(["*MODEL 1 SHIPPED o-1*"])
+    assert '"normalize":["ids","uuids"]' in (suite.path / "cassettes" / "loop.jsonl").read_text().splitlines()[0]
+
+    # --toolstorm-live: the tool server is called for real (it ships again), the model is replayed.
+    live = suite.runpytest("-p", "no:cacheprovider", "-s", "--toolstorm-live", "POST /ship")
+    live.assert_outcomes(passed=1)
+    live.stdout.fnmatch_lines(["*MODEL 0 SHIPPED o-1*"])
+
+    # --toolstorm-normalize none turns the header's normalisers off: the new ids miss, named by path.
+    strict = suite.runpytest("-p", "no:cacheprovider", "--toolstorm-live", "POST /ship", "--toolstorm-normalize", "none")
+    strict.assert_outcomes(failed=1)
+    strict.stdout.fnmatch_lines(["*ERR_CASSETTE_MISMATCH*", "*$.messages[[]1].content*"])
+
+    # The marker's live= does the same; a live route runs under the test's rules.
+    suite.makepyfile(test_loop=LOOP.replace("MARKER", ', live=["POST /ship"]').replace("def test_loop(toolstorm, model_server, shipping_server):\n", "def test_loop(toolstorm, model_server, shipping_server):\n    toolstorm.rules([{'name': 'busy', 'route': 'POST /ship', 'kind': 'rate_limit', 'calls': [1], 'delay': 1}])\n    try:\n        urllib.request.urlopen(urllib.request.Request(toolstorm.url(shipping_server.url) + '/ship', data=b'{}', method='POST'), timeout=10)\n    except urllib.error.HTTPError as error:\n        print('FIRST', error.code)\n"))
+    marked = suite.runpytest("-p", "no:cacheprovider", "-s")
+    marked.assert_outcomes(passed=1)
+    marked.stdout.fnmatch_lines(["*FIRST 429*", "*MODEL 0 SHIPPED o-1*"])

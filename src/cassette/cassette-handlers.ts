@@ -16,10 +16,9 @@
  * real reset gives.
  */
 import type { RequestHandler } from 'msw'
-import { createStorm } from '../engine/storm.js'
 import { stormHandlers } from '../interceptors/msw-handlers.js'
 import type { Cassette } from './cassette.js'
-import { inProcessSource, type CassetteReplayOptions } from './replay-cassette.js'
+import { inProcessSource, replayStorm, type CassetteReplayOptions } from './replay-cassette.js'
 import { checkOptions } from '../engine/schema/check-options.js'
 import { cassetteReplayOptionsSchema } from './replay-options-schema.js'
 import { replayReport, type ReplayReport } from './replay-report.js'
@@ -37,9 +36,9 @@ export interface CassetteHandlers {
 /** `stormHandlers` with a cassette source: MSW answers from the cassette. */
 export function cassetteHandlers(cassette: Cassette, options: CassetteReplayOptions = {}): CassetteHandlers {
   checkOptions('cassetteHandlers()', cassetteReplayOptionsSchema, options)
-  const source = inProcessSource(cassette, options)
+  const storm = replayStorm(cassette, options)
+  const source = inProcessSource(cassette, options, storm)
   const session = source.session
-  const storm = createStorm({ redact: { keys: cassette.header.redaction.keys } })
   const handlers = stormHandlers(storm, { source, ...(options.filter ? { filter: options.filter } : {}) })
   return {
     handlers,

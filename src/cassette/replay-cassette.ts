@@ -13,7 +13,8 @@
  *
  * @note Use it instead of `intercept()`, not with it: both patch the same globals.
  */
-import { createStorm } from '../engine/storm.js'
+import { createStorm, type Storm } from '../engine/storm.js'
+import { createRedactor } from '../redact/index.js'
 import { intercept } from '../interceptors/intercept.js'
 import type { Cassette } from './cassette.js'
 import { replayReport, type ReplayReport } from './replay-report.js'
@@ -27,6 +28,12 @@ export interface CassetteReplayOptions extends Omit<ReplayOptions, 'passthroughU
   filter?: (url: URL, method: string) => boolean
   /** Requests that match nothing reach the network instead of failing (`passthrough-unmatched`). */
   passthroughUnmatched?: boolean
+  /**
+   * The storm whose rules, effects and contracts apply to every request, replayed or live (a
+   * `live` route reaches its server under these rules, as with `toolstorm replay --rules`).
+   * Default: one with no rules. Its redaction settings join the cassette's secret names.
+   */
+  storm?: Storm
 }
 
 export type CassetteReplayState = 'active' | 'disposed'
@@ -43,17 +50,25 @@ export interface CassetteReplay {
 }
 
 /** The cassette source for in-process replay (`replayCassette`, `cassetteHandlers`). */
-export function inProcessSource(cassette: Cassette, options: CassetteReplayOptions): ReplaySource {
-  const { filter: _filter, passthroughUnmatched, ...replay } = options
-  return replaySource(cassette, { ...replay, mode: passthroughUnmatched ? 'passthrough-unmatched' : 'replay' })
+export function inProcessSource(cassette: Cassette, options: CassetteReplayOptions, storm: Storm): ReplaySource {
+  const { filter: _filter, passthroughUnmatched, storm: _storm, ...replay } = options
+  // Live requests are normalised as recorded: the cassette's secret names plus the storm's.
+  const { keys, secrets } = storm.config.redact
+  const redactor = replay.redactor ?? createRedactor({ keys: [...cassette.header.redaction.keys, ...keys], secrets })
+  return replaySource(cassette, { ...replay, redactor, mode: passthroughUnmatched ? 'passthrough-unmatched' : 'replay' })
+}
+
+/** The storm in-process replay runs under: the caller's, or one with no rules that redacts the cassette's secret names. */
+export function replayStorm(cassette: Cassette, options: CassetteReplayOptions): Storm {
+  return options.storm ?? createStorm({ redact: { keys: cassette.header.redaction.keys } })
 }
 
 /** Answer this process's HTTP requests from `cassette` until disposed. */
 export function replayCassette(cassette: Cassette, options: CassetteReplayOptions = {}): CassetteReplay {
   checkOptions('replayCassette()', cassetteReplayOptionsSchema, options)
-  const source = inProcessSource(cassette, options)
+  const storm = replayStorm(cassette, options)
+  const source = inProcessSource(cassette, options, storm)
   const session = source.session
-  const storm = createStorm({ redact: { keys: cassette.header.redaction.keys } })
   // Model calls are in the cassette already.
   const interception = intercept(storm, { source, modelCalls: false, ...(options.filter ? { filter: options.filter } : {}) })
   let state: CassetteReplayState = 'active'

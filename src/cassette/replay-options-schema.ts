@@ -30,6 +30,7 @@ export const cassetteReplayOptionsSchema = optionsSchema<CassetteReplayOptions>(
   ...replayShape,
   filter: fn(),
   passthroughUnmatched: z.boolean(),
+  storm: object('a storm (createStorm())'),
 })
 
 export const replayServerOptionsSchema = optionsSchema<ReplayServerOptions>({

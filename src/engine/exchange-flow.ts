@@ -179,7 +179,7 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
     clock: exchange.clock,
     signal: io.signal,
     request: exchange.request,
-    run: { identity: exchange.run, elapsed: exchange.elapsedSinceStart(), record: exchange.record },
+    run: { identity: exchange.run, elapsed: exchange.elapsedSinceStart(), record: exchange.record, ...(exchange.quota ? { quota: exchange.quota } : {}) },
   })
 
   if (fault && rule && fault.phase === 'before-upstream') {

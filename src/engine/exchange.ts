@@ -2,7 +2,7 @@
  * One request/response exchange as the engine sees it: its call record, the rule selected for
  * it and the state transitions the transports drive.
  */
-import type { Fault } from './faults/fault.js'
+import type { Fault, QuotaVerdict } from './faults/fault.js'
 import type { RequestView } from './http.js'
 import type { Run } from './run.js'
 import type { CallRecord } from './schema/report.js'
@@ -37,6 +37,8 @@ export interface ExchangeInit {
   readonly clock: Clock
   /** Called once the exchange ended, after its record is final (a shared state store writes it out). */
   readonly onFinish?: ((exchange: Exchange) => void) | undefined
+  /** A shared state store's verdict on a `token_limit` call, taken when it began. */
+  readonly quota?: QuotaVerdict | undefined
 }
 
 export class Exchange {
@@ -57,6 +59,8 @@ export class Exchange {
   readonly seed: number
   readonly clock: Clock
   readonly entry: ExchangeEntry
+  /** A shared state store's verdict on a `token_limit` call (null: none, the fault counts in memory). */
+  readonly quota: QuotaVerdict | null
   readonly #onFinish: ((exchange: Exchange) => void) | undefined
 
   constructor(init: ExchangeInit) {
@@ -73,6 +77,7 @@ export class Exchange {
     this.clock = init.clock
     this.entry = { run: init.run, record: this.record, done: false }
     this.#onFinish = init.onFinish
+    this.quota = init.quota ?? null
   }
 
   /**

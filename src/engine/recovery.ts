@@ -21,7 +21,9 @@ export function recoveryOf(calls: readonly CallRecord[]): RecoveryRecord[] {
     let outputTokens = 0
     let unmeasured = 0
     let success: CallRecord | null = null
-    for (const call of calls.slice(index + 1)) {
+    // By index, not a slice: the dashboard recomputes this on every render of a long run.
+    for (let next = index + 1; next < calls.length; next++) {
+      const call = calls[next] as CallRecord
       count++
       if (call.model) {
         modelCalls++

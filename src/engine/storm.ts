@@ -14,6 +14,7 @@ import { Exchange, type ExchangeEntry } from './exchange.js'
 import { HEADER_CALL, HEADER_KEY, HEADER_RUN, type HeaderMap, headerValue, type RequestView } from './http.js'
 import { exchangeContext } from './exchange-context.js'
 import { faultFor } from './faults/registry.js'
+import type { QuotaVerdict } from './faults/fault.js'
 import { createRedactor, REDACTED, type Redactor } from '../redact/index.js'
 import { mcpCallOf } from '../mcp/mcp-evidence.js'
 import { mcpRouteName, type McpRequest } from './json-rpc/mcp-request.js'
@@ -112,6 +113,8 @@ export interface DecidedCall {
   readonly parent: number | null
   readonly seed: number
   readonly onFinish?: ((exchange: Exchange) => void) | undefined
+  /** The shared store's verdict on a `token_limit` call (`src/state/redis-token-quota.ts`). */
+  readonly quota?: QuotaVerdict | undefined
 }
 
 export class Storm {
@@ -303,7 +306,7 @@ export class Storm {
 
   /** The call record and exchange of a call whose ordinal, key and rule are decided (by `begin()`, or by a shared state store). */
   openExchange(run: Run, call: DecidedCall): Exchange {
-    const { id, view, url, route, ordinal, key, rule, callId, started, parent, seed, onFinish } = call
+    const { id, view, url, route, ordinal, key, rule, callId, started, parent, seed, onFinish, quota } = call
     const record = this.runningRecord(callId, route, ordinal, key, parent, view.method, this.#redactUrl(view.url), started, rule)
     if (view.mcp) record.mcp = mcpCallOf(view.mcp, this.#redactor)
     // MCP's own trace context names the tool call's span; the header may name a span below it.
@@ -316,7 +319,7 @@ export class Storm {
       }
     }
     const fault = rule ? faultFor(rule.kind) : null
-    const exchange = new Exchange({ id, stormId: this.nonce, run, request: view, url, record, rule, fault, rawKey: key, seed, clock: this.clock, onFinish })
+    const exchange = new Exchange({ id, stormId: this.nonce, run, request: view, url, record, rule, fault, rawKey: key, seed, clock: this.clock, onFinish, quota })
     if (channels.exchangeStart.hasSubscribers) channels.exchangeStart.publish({ run: run.id, exchangeId: id, call: record })
     return exchange
   }

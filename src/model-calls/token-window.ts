@@ -5,17 +5,26 @@
  * minutes from the run's start on the storm's clock (real or virtual): simple to reason about,
  * and the reset the 429 reports is exact (the window's end), where a sliding window's is not.
  */
-import type { CallUsageView } from '../engine/faults/fault.js'
+import type { CallUsageView, QuotaVerdict, WindowUsage } from '../engine/faults/fault.js'
+
+export type { QuotaVerdict, WindowUsage }
 
 export const WINDOW_SECONDS = 60
 
-export interface WindowUsage {
-  /** Calls let through in this window (the requests the provider served). */
-  readonly requests: number
-  /** Input plus output tokens those calls reported so far (a call still streaming counts what arrived). */
-  readonly tokens: number
-  /** Seconds until the window ends and the budget is whole again. */
-  readonly resetSeconds: number
+/** The budget a `token_limit` rule allows per window. */
+export interface QuotaLimits {
+  readonly tokensPerMinute: number
+  readonly requestsPerMinute?: number | undefined
+}
+
+/** The window `elapsed` (seconds since the run started) falls in. */
+export function windowOf(elapsed: number): number {
+  return Math.floor(Math.max(0, elapsed) / WINDOW_SECONDS)
+}
+
+/** Whether a window with `usage` still has room for one more call. */
+export function hasRoom(usage: Pick<WindowUsage, 'tokens' | 'requests'>, limits: QuotaLimits): boolean {
+  return usage.tokens < limits.tokensPerMinute && (limits.requestsPerMinute === undefined || usage.requests < limits.requestsPerMinute)
 }
 
 export class TokenWindow {
@@ -30,6 +39,14 @@ export class TokenWindow {
     return { requests: this.#calls.length, tokens, resetSeconds: (this.#index + 1) * WINDOW_SECONDS - elapsed }
   }
 
+  /** Let `call` through at `elapsed` when the window has room; the verdict either way. */
+  take(elapsed: number, limits: QuotaLimits, call: CallUsageView | null): QuotaVerdict {
+    const usage = this.usage(elapsed)
+    const admitted = hasRoom(usage, limits)
+    if (admitted) this.admit(elapsed, call)
+    return { admitted, window: this.#index, usage }
+  }
+
   /** Count a call let through at `elapsed`. */
   admit(elapsed: number, call: CallUsageView | null): void {
     this.#roll(elapsed)
@@ -37,7 +54,7 @@ export class TokenWindow {
   }
 
   #roll(elapsed: number): void {
-    const index = Math.floor(Math.max(0, elapsed) / WINDOW_SECONDS)
+    const index = windowOf(elapsed)
     if (index === this.#index) return
     this.#index = index
     this.#calls = []

@@ -26,6 +26,8 @@ import { HEADER_CALL, HEADER_KEY, HEADER_RUN, headerValue } from '../engine/http
 import { BEGIN_SCRIPT, CASSETTE_SCRIPT, EFFECT_SCRIPT, FINISH_SCRIPT, SELECT_SCRIPT } from './redis-scripts.js'
 import { DEFAULT_STATE_PREFIX, DEFAULT_STATE_TTL_SECONDS, MAX_SHARED_CASSETTE_BYTES, type RedisStateOptions } from './state-options.js'
 import { SharedRules } from './shared-rules.js'
+import { RedisTokenQuota } from './redis-token-quota.js'
+import type { TokenLimitRule } from '../engine/faults/token-limit.js'
 import type { FeedChanges, FeedCursor, FeedSnapshot } from './run-feed.js'
 import { parseStateUrl, type StateUrl } from './state-url.js'
 
@@ -124,6 +126,8 @@ interface RunKeys {
   readonly effects: string
   readonly cassette: string
   readonly running: string
+  /** `token_limit` windows (redis-token-quota.ts). */
+  readonly quota: string
 }
 
 type BeginReply = [status: number, start: number, now: number, call?: number, ordinal?: number, key?: string, parent?: number, selected?: string, pending?: number]
@@ -135,6 +139,7 @@ export class RedisRunState {
   readonly #prefix: string
   readonly #ttlMs: string
   readonly #rules: SharedRules
+  readonly #quota: RedisTokenQuota
   readonly #shas = new Map<string, string>()
   #subscriber: Client | null = null
   /** Exchanges answered without the store, per run, not yet added to its shared count. */
@@ -157,6 +162,7 @@ export class RedisRunState {
     this.#where = where
     this.#prefix = options.prefix ?? DEFAULT_STATE_PREFIX
     this.#ttlMs = String(Math.round((options.ttlSeconds ?? DEFAULT_STATE_TTL_SECONDS) * 1000))
+    this.#quota = new RedisTokenQuota((script, keys, args) => this.#eval(script, keys, args), this.#ttlMs)
     this.#rules = new SharedRules({
       storm,
       connection: client,
@@ -175,7 +181,7 @@ export class RedisRunState {
   // Key layout (docs/scale-out.md#key-layout) ---------------------------------------------
   #runKeys(run: string): RunKeys {
     const tag = `{${this.#prefix}:${run}}`
-    return { state: `${tag}:s`, keys: `${tag}:k`, exchanges: `${tag}:x`, calls: `${tag}:calls`, effects: `${tag}:effects`, cassette: `${tag}:cassette`, running: `${tag}:r` }
+    return { state: `${tag}:s`, keys: `${tag}:k`, exchanges: `${tag}:x`, calls: `${tag}:calls`, effects: `${tag}:effects`, cassette: `${tag}:cassette`, running: `${tag}:r`, quota: `${tag}:q` }
   }
 
   get #runsKey(): string {
@@ -250,7 +256,17 @@ export class RedisRunState {
       selected = (await this.#eval(SELECT_SCRIPT, [keys.state, keys.running], rest)) as string
     }
     const rule = selected ? (matching.find((candidate) => candidate.name === selected) ?? null) : null
-    return storm.openExchange(run, { id, view, url: request.url, route, ordinal, key, rule, callId: call, started, parent: parent || null, seed: config.seed, onFinish: (exchange) => this.#finished(keys, exchange) })
+    let quota
+    if (rule?.kind === 'token_limit') {
+      try {
+        quota = await this.#quota.take(keys.quota, rule as unknown as TokenLimitRule, started)
+      } catch (error) {
+        // The call was taken in Redis: finish it there (unlisted), as a late BEGIN's is.
+        late([1, startMs, nowMs, call])
+        throw error
+      }
+    }
+    return storm.openExchange(run, { id, view, url: request.url, route, ordinal, key, rule, callId: call, started, parent: parent || null, seed: config.seed, quota, onFinish: (exchange) => this.#finished(keys, exchange) })
   }
 
   /**
@@ -258,6 +274,7 @@ export class RedisRunState {
    * (which may add its model call), together with the run's other calls that finished in it.
    */
   #finished(keys: RunKeys, exchange: Exchange): void {
+    if (exchange.quota?.admitted) this.#charge(keys, exchange)
     let batch = this.#finishing.get(keys.state)
     if (!batch) {
       batch = { keys, run: exchange.run.id, records: [], ids: [] }
@@ -266,6 +283,16 @@ export class RedisRunState {
     }
     batch.records.push(exchange.record as CallRecord)
     batch.ids.push(exchange.id)
+  }
+
+  /** Add a `token_limit` call's tokens to its window, once its usage is final (after the flow's last hooks). */
+  #charge(keys: RunKeys, exchange: Exchange): void {
+    setImmediate(() => {
+      const model = exchange.record?.model
+      const tokens = (model?.inputTokens ?? 0) + (model?.outputTokens ?? 0)
+      // Not counted in stateUnavailable: the call itself may well be written; its tokens are missing from the budget.
+      if (tokens > 0) void this.#quota.charge(keys.quota, exchange.rule!.name, exchange.quota!.window, tokens).catch(() => undefined)
+    })
   }
 
   #flushFinished(): void {
@@ -512,7 +539,7 @@ export class RedisRunState {
     const ids = run === undefined ? await this.#command(() => this.#client.zRange(this.#runsKey, 0, -1)) : [run]
     for (const id of ids) {
       const keys = this.#runKeys(id)
-      await this.#command(() => this.#client.del([keys.state, keys.keys, keys.exchanges, keys.calls, keys.effects, keys.cassette, keys.running]))
+      await this.#command(() => this.#client.del([keys.state, keys.keys, keys.exchanges, keys.calls, keys.effects, keys.cassette, keys.running, keys.quota]))
       await this.#command(() => this.#client.zRem(this.#runsKey, id))
       this.#unavailable.delete(id)
     }

@@ -6,22 +6,6 @@
  */
 import type { StormConfig } from '../engine/schema/config.js'
 import { parseConfig, type Storm } from '../engine/storm.js'
-import { ConfigError } from '../errors.js'
-
-/**
- * Kinds whose budget lives in one process's memory: replicas sharing `--state` would each grant
- * the whole budget. `token_limit` needs its window in Redis first (docs/scale-out.md).
- */
-const UNSHARED_KINDS = new Set(['token_limit'])
-
-function refuseUnsharedKinds(config: StormConfig, source: string): void {
-  const index = config.rules.findIndex((rule) => UNSHARED_KINDS.has(rule.kind))
-  if (index < 0) return
-  const rule = config.rules[index]!
-  throw new ConfigError(
-    `Failed to share the rules through --state ${source}: rules[${index}] ("${rule.name}") has kind "${rule.kind}", which --state does not support yet: its budget is counted in one process, so each replica would grant the whole of it. Run it without --state (one proxy or in-process), or use rate_limit.`,
-  )
-}
 
 /** How often a replica re-reads the rules' version (pub/sub only nudges it sooner). */
 const RULES_POLL_MS = 500
@@ -66,7 +50,6 @@ export class SharedRules {
 
   /** Make `config` the rules of every replica: a new version (one MULTI), then a nudge. */
   async publish(config: StormConfig): Promise<void> {
-    refuseUnsharedKinds(config, this.#source)
     const result = (await this.#command(() => this.#connection.multi().hIncrBy(this.#key, 'version', 1).hSet(this.#key, 'config', JSON.stringify(config)).exec())) as unknown[]
     this.#version = Number(result[0])
     await this.#command(() => this.#connection.publish(this.#key, String(this.#version)))

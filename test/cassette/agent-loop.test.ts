@@ -93,6 +93,19 @@ describe('replay of an agent loop whose tool answers anew every run', { timeout:
     expect(replayed.code).toBe(0)
     expect(model.requests.length).toBe(modelCalls)
 
+    // --live with --target: the live route goes to the target (here every exchange: none is replayed).
+    const liveModel = await runCli(['replay', normalised, '--live', 'POST /v1/chat/*', '--target', model.url, ...server, '--', process.execPath, agent, PROMPT], { env: env(), timeoutMs: 90_000 })
+    expect(liveModel.stdout).toBe(`agent: Done after ${TOOL_TURNS} tool calls.\n`)
+    expect(liveModel.stderr).toContain(`Replayed 0 of 3 exchange(s) from ${normalised}, 3 live.`)
+    expect(liveModel.code).toBe(0)
+    expect(model.requests.length).toBe(modelCalls + 3)
+
+    // --normalize none turns the header's normalisers off: the tool's new values miss.
+    const off = await runCli(['replay', normalised, '--normalize', 'none', ...server, '--', process.execPath, agent, PROMPT], { env: env(), timeoutMs: 90_000 })
+    expect(off.code).toBe(1)
+    expect(off.stdout).toBe('model answered 422\n')
+    expect(off.stderr).toContain(`it differs from exchange 2 of ${normalised} (POST /v1/chat/completions): body differs at $.messages[2].content:`)
+
     const plain = await record('plain.cassette.jsonl', [])
     const strict = await runCli(['replay', plain, ...server, '--', process.execPath, agent, PROMPT], { env: env(), timeoutMs: 90_000 })
     expect(strict.code).toBe(1)
@@ -173,10 +186,13 @@ process.exit(4)
     expect(toolCalls.length).toBe(replayStart2)
   })
 
-  it('refuses an unknown normaliser before the command starts, naming the option and the names it takes (exit 2)', async () => {
+  it('refuses an unknown normaliser, or none with another name, before the command starts, naming the option and the names it takes (exit 2)', async () => {
     const refused = await runCli(['record', path.join(dir, 'never.cassette.jsonl'), '--target', model.url, ...server, '--normalize', 'ids,idz', '--', process.execPath, '-e', 'console.log("ran")'])
-    expect(refused.stderr).toContain('--normalize: expected ids, timestamps, uuids (comma-separated), got "idz"')
+    expect(refused.stderr).toContain('--normalize: expected ids, timestamps, uuids (comma-separated) or none, got "idz"')
     expect(refused.stdout).not.toContain('ran')
     expect(refused.code).toBe(2)
+    const mixed = await runCli(['replay', path.join(dir, 'never.cassette.jsonl'), ...server, '--normalize', 'none,ids'])
+    expect(mixed.stderr).toContain('--normalize: "none" turns every normaliser off and takes no other name, got "none,ids"')
+    expect(mixed.code).toBe(2)
   })
 })

@@ -10,8 +10,6 @@ import { describe, expect, it } from 'vitest'
 import { RealClock } from '../../src/engine/clock.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import { createStorm } from '../../src/engine/storm.js'
-import { startProxy } from '../../src/proxy/proxy-server.js'
-import { hasRedis, startRedis } from '../helpers/redis-server.js'
 import { MODEL_PATHS, modelScenarios, MESSAGES, CHAT, type ModelPath, type ModelScenario } from '../helpers/model-scenario.js'
 import { USAGE, WORDS } from '../helpers/model-upstream.js'
 
@@ -129,15 +127,4 @@ it('the openai SDK waits the advertised retry-after-ms and its retry gets throug
 it('refuses token_limit without tokensPerMinute, naming the field', () => {
   expect(() => createStorm({ rules: [{ name: 'quota', route: CHAT, kind: 'token_limit' } as never] })).toThrow(/rules\[0\]\.tokensPerMinute.*expected a positive integer \(tokens per minute\)/s)
   expect(() => createStorm(rule(CHAT, { tokensPerMinute: 0 }))).toThrow(/tokensPerMinute/)
-})
-
-it.skipIf(!hasRedis)('refuses token_limit with --state: its budget would be counted once per replica', async () => {
-  const redis = await startRedis()
-  try {
-    const error = (await startProxy({ targets: ['http://127.0.0.1:9'], config: rule(CHAT, { tokensPerMinute: 100 }), state: { url: redis.url } }).catch((e: unknown) => e)) as Error & { code?: string }
-    expect(error.code).toBe('ERR_CONFIG_INVALID')
-    expect(error.message).toContain('rules[0] ("quota") has kind "token_limit", which --state does not support yet')
-  } finally {
-    await redis.close()
-  }
 })

@@ -7,6 +7,7 @@ import os from 'node:os'
 import path from 'node:path'
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { RecoveryRecord } from '../../src/engine/schema/report.js'
 import { runCli } from '../helpers/cli.js'
 import { startUpstream, type Upstream } from '../helpers/upstream.js'
 import { hasChromium, launchChromium, type LaunchedBrowser } from './browser.js'
@@ -120,13 +121,24 @@ describe.skipIf(!hasChromium)('the live dashboard', () => {
     expect([await send('/ship', ship), await send('/ship', ship)]).toEqual(['reset', 201])
 
     await page.locator('[data-testid="stats"]:has-text("5 calls · 2 faults · 2 effects")').waitFor()
-    const report = (await (await fetch(`${adminUrl}/report`, { headers: { authorization: `Bearer ${token}` } })).json()) as { coverage: Record<string, Record<string, number>> }
+    const report = (await (await fetch(`${adminUrl}/report`, { headers: { authorization: `Bearer ${token}` } })).json()) as { coverage: Record<string, Record<string, number>>; recovery: RecoveryRecord[] }
     expect(await coverage(page, 'busy')).toEqual(report.coverage.busy)
     expect(await coverage(page, 'lost')).toEqual(report.coverage.lost)
     expect(await coverage(page, 'busy')).toMatchObject({ selected: 1, triggered: 1 })
     expect(await coverage(page, 'lost')).toMatchObject({ selected: 1, triggered: 1 })
     expect(await page.locator('[data-check="No duplicate side effects"]').textContent()).toContain('fail')
     expect(await page.locator('[data-check="Call budget"]').textContent()).toContain('5 / 50 calls')
+    // Recovery per triggered fault, as the report has it: each fault's route succeeded on the next call.
+    const recovery = () =>
+      page.$$eval('tr[data-recovery]', (rows) =>
+        rows.map((row) => [Number((row as HTMLElement).dataset.recovery), (row as HTMLElement).dataset.recovered, ...[...row.querySelectorAll('[data-count]')].map((cell) => (cell.textContent ?? '').trim())]),
+      )
+    // Polled: the page may still be rendering the last call's end.
+    await expect.poll(recovery, { timeout: 10_000 }).toEqual(report.recovery.map((record) => [record.call, String(record.recovered), String(record.calls), String(record.modelCalls), String(record.inputTokens + record.outputTokens), `${record.seconds} s`]))
+    expect(report.recovery.map((record) => [record.call, record.recovered, record.calls])).toEqual([
+      [2, true, 1],
+      [4, true, 1],
+    ])
 
     const rows = await page.$$eval('.exchange-row', (elements) => elements.map((row) => row.textContent ?? ''))
     expect(rows).toHaveLength(5)

@@ -8,6 +8,8 @@ import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { RecoveryRecord } from '../../src/engine/schema/report.js'
+import { recoveryText } from '../../web/lab/recovery-text.js'
 import { ROOT, runCli } from '../helpers/cli.js'
 import { hasChromium, launchChromium, type LaunchedBrowser } from './browser.js'
 import { startCli, type RunningCli } from './spawn-cli.js'
@@ -30,6 +32,8 @@ interface Row {
   shipments: number
   elapsedMs: number
   refused: number
+  /** Per triggered fault: its call, whether it recovered, and what the cell says it cost. */
+  recovery: string[]
 }
 
 let lab: RunningCli
@@ -63,6 +67,7 @@ async function tableRows(page: Page): Promise<Row[]> {
         shipments: Number(cell('shipments').dataset.value),
         elapsedMs: Math.round(Number(cell('elapsed').dataset.value) * 1000),
         refused: refused ? Number(refused[1]) : 0,
+        recovery: [...cell('recovery').querySelectorAll('li')].map((item: HTMLElement) => `${item.dataset.recovery} ${item.dataset.recovered} ${(item.textContent ?? '').trim()}`),
       }
     }),
   )
@@ -71,7 +76,7 @@ async function tableRows(page: Page): Promise<Row[]> {
 async function cliRows(settings: Settings): Promise<Row[]> {
   const result = await runCli(['demo', '--policy', 'all', '--json', '--scenario', settings.scenario, '--seed', String(settings.seed), '--probability', String(settings.percent / 100), '--max-calls', String(settings.budget)])
   expect(result.code, result.stderr).toBe(0)
-  const document = JSON.parse(result.stdout) as { runs: Array<{ policy: string; contract: { passed: boolean }; stats: { calls: number; effects: number; elapsed: number }; report: { budgetRejections: number } }> }
+  const document = JSON.parse(result.stdout) as { runs: Array<{ policy: string; contract: { passed: boolean }; stats: { calls: number; effects: number; elapsed: number }; report: { budgetRejections: number; recovery?: RecoveryRecord[] } }> }
   return document.runs.map((run) => ({
     policy: run.policy,
     verdict: run.contract.passed ? 'PASS' : 'FAIL',
@@ -79,6 +84,7 @@ async function cliRows(settings: Settings): Promise<Row[]> {
     shipments: run.stats.effects,
     elapsedMs: Math.round(run.stats.elapsed * 1000),
     refused: run.report.budgetRejections,
+    recovery: (run.report.recovery ?? []).map((record) => `${record.call} ${record.recovered} #${record.call} ${record.rule} ${recoveryText(record)}`),
   }))
 }
 
@@ -101,7 +107,7 @@ const SETTINGS: Settings[] = [
 ]
 
 describe.skipIf(!hasChromium)('the browser lab', () => {
-  it('gives the CLI’s verdicts, calls, shipments and times for the same settings', async () => {
+  it('gives the CLI’s verdicts, calls, shipments, times and recovery per fault for the same settings', async () => {
     const page = await chromium.browser.newPage()
     const errors: string[] = []
     page.on('pageerror', (error) => errors.push(error.message))
@@ -111,6 +117,8 @@ describe.skipIf(!hasChromium)('the browser lab', () => {
       await runComparison(page, settings)
       const cli = await cliRows(settings)
       expect(cli).toHaveLength(3)
+      // Each policy's triggered fault: the optimistic agent never recovers, the others do.
+      expect(cli.map((row) => row.recovery.map((text) => text.split(' ')[1]))).toEqual([['false'], ['true'], ['true']])
       // Polled: the table re-renders after the run's notice may already show.
       await expect.poll(() => tableRows(page), { timeout: 10_000 }).toEqual(cli)
     }

@@ -7,6 +7,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks'
 import { AdminRequestError, download, probe, type AdminClient } from './admin-client.js'
 import { ContractsPanel } from './contracts-panel.js'
 import { CoveragePanel } from './coverage-panel.js'
+import { RecoveryPanel } from './recovery-panel.js'
 import { openEventStream, type ConnectionState } from './event-stream.js'
 import { ExchangeDetail } from './exchange-detail.js'
 import { ExchangeList } from './exchange-list.js'
@@ -68,6 +69,8 @@ export function Dashboard(props: { client: AdminClient; onUnauthorized(): void }
   const budgetFromRules = meta?.maxCalls ?? null
   const budgetValue = budget === '' ? budgetFromRules : /^\d{1,9}$/.test(budget) ? Number(budget) : null
   const result = useMemo(() => store.contract(budgetValue), [version, budgetValue])
+  // The same element until the store changes: Preact skips an identical element, so renders for other reasons (scrolling, follow) leave it alone.
+  const recoveryPanel = useMemo(() => <RecoveryPanel records={store.recovery()} />, [version])
   const selectedCall = selected === null ? undefined : store.calls[selected - 1]
   // The list's counts are as of the last change to the set of runs; the selected run's is live.
   const listed = store.runs.map((r) => (r.id === run ? { id: r.id, calls: store.stats.calls } : r))
@@ -202,6 +205,10 @@ export function Dashboard(props: { client: AdminClient; onUnauthorized(): void }
           <section class="panel" aria-labelledby="coverage-title">
             <h2 id="coverage-title">Coverage</h2>
             <CoveragePanel rules={meta?.rules ?? []} coverage={store.coverage} />
+          </section>
+          <section class="panel" aria-labelledby="recovery-title">
+            <h2 id="recovery-title">Recovery</h2>
+            {recoveryPanel}
           </section>
           <section class="panel" aria-labelledby="contracts-title">
             <h2 id="contracts-title">Contracts</h2>

@@ -4,7 +4,8 @@
  * every MIN_RENDER_INTERVAL_MS, however many events arrive, so a busy proxy never floods the page.
  */
 import { contract, type ContractResult } from '../../src/engine/contracts/contract.js'
-import type { CallRecord, CoverageCounts, EffectRecord, Report } from '../../src/engine/schema/report.js'
+import { recoveryOf } from '../../src/engine/recovery.js'
+import type { CallRecord, CoverageCounts, EffectRecord, RecoveryRecord, Report } from '../../src/engine/schema/report.js'
 import type { RunStats, RunSummary, StreamBatch, StreamSnapshot } from '../../src/proxy/admin/events.js'
 
 /** Rows kept in the page; later exchanges are counted, not listed. */
@@ -92,6 +93,11 @@ export class RunStore {
     const calls = this.calls.filter((call): call is CallRecord => call !== undefined)
     // Calls past the report's itemized limit reach the page through events; count each call once.
     return { ...this.meta, calls, effects: this.effects, coverage: this.coverage, droppedCalls: Math.max(0, this.stats.calls - calls.length), budgetRejections: this.stats.budgetRejections }
+  }
+
+  /** What recovering from each triggered fault cost, as the report's `recovery` (the same code). */
+  recovery(): RecoveryRecord[] {
+    return recoveryOf(this.calls.filter((call): call is CallRecord => call !== undefined))
   }
 
   contract(budget: number | null): ContractResult | null {

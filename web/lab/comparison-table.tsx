@@ -1,6 +1,7 @@
-/** One row per policy: verdict, confirmation, shipments, calls, simulated time and checks. */
+/** One row per policy: verdict, confirmation, shipments, calls, simulated time, recovery and checks. */
 import { POLICIES, type PolicyId } from '../../dist/demo/agent.js'
 import type { DemoRun } from '../../dist/demo/run-demo.js'
+import { recoveryText } from './recovery-text.js'
 
 export function ComparisonTable(props: { runs: readonly DemoRun[]; selected: PolicyId; onSelect(policy: PolicyId): void }) {
   return (
@@ -13,6 +14,7 @@ export function ComparisonTable(props: { runs: readonly DemoRun[]; selected: Pol
           <th scope="col">Shipments</th>
           <th scope="col">Recorded calls</th>
           <th scope="col">Simulated time</th>
+          <th scope="col">Recovery</th>
           <th scope="col">Checks</th>
         </tr>
       </thead>
@@ -40,6 +42,22 @@ export function ComparisonTable(props: { runs: readonly DemoRun[]; selected: Pol
               </td>
               <td data-label="Simulated time" data-cell="elapsed" data-value={run.stats.elapsed}>
                 {Math.round(run.stats.elapsed * 1000)} ms
+              </td>
+              <td data-label="Recovery" data-cell="recovery">
+                {run.report.recovery?.length ? (
+                  <ul class="recovery">
+                    {run.report.recovery.map((record) => (
+                      <li key={record.call} data-recovery={record.call} data-recovered={String(record.recovered)}>
+                        <span class={record.recovered ? undefined : 'badge fail'}>
+                          #{record.call} {record.rule}
+                        </span>{' '}
+                        {recoveryText(record)}
+                      </li>
+                    ))}
+                  </ul>
+                ) : (
+                  <span class="muted">No fault</span>
+                )}
               </td>
               <td data-label="Checks">
                 <span class={`badge ${!fired ? '' : run.contract.passed ? 'pass' : 'fail'}`}>{run.contract.passed ? 'Passed' : 'Failed'}</span>

@@ -20,7 +20,7 @@ import os
 import secrets
 import shutil
 from pathlib import Path
-from typing import Any, Dict, Iterable, Optional
+from typing import Any, Dict, Iterable, Optional, Sequence, Tuple, Union
 
 from .proxy import Proxy, Run
 
@@ -56,12 +56,24 @@ class CassetteSession:
         self.action = "record" if record_mode == "all" or not exists else ("update" if record_mode == "new_episodes" else "replay")
         self._work: Optional[Path] = None
         self.proxy: Optional[Proxy] = None
+        #: Routes a replay sends to the network (``live``), or the only ones it replays (``replay_only``).
+        self.live: Tuple[str, ...] = ()
+        self.replay_only: Tuple[str, ...] = ()
 
     @property
     def replaying(self) -> bool:
         return self.action in ("replay", "update")
 
-    def start(self, *, args: Iterable[str] = (), **proxy_options: Any) -> Proxy:
+    def start(self, *, args: Iterable[str] = (), normalize: Union[None, str, Sequence[str]] = None, live: Sequence[str] = (), replay_only: Sequence[str] = (), **proxy_options: Any) -> Proxy:
+        """Start the process. ``normalize``: normalisers a recording keeps in the header, or a replay
+        uses instead (``"none"``). ``live`` / ``replay_only``: route globs a replay (or an update)
+        sends to the network instead of the cassette, under the test's rules; a recording ignores them."""
+        if normalize is not None:
+            proxy_options["normalize"] = normalize
+        self.live = (live,) if isinstance(live, str) else tuple(live)
+        self.replay_only = (replay_only,) if isinstance(replay_only, str) else tuple(replay_only)
+        if self.action != "record":
+            proxy_options.update(live=self.live, replay_only=self.replay_only)
         if self.action == "replay":
             proxy = Proxy(replay=self.path, args=args, **proxy_options)
         else:
@@ -85,8 +97,9 @@ class CassetteSession:
 
     def run(self, run_id: str) -> Run:
         assert self.proxy is not None
-        # Replayed faults replay as recorded: the test's rules would inject them a second time.
-        run = Run(self.proxy, run_id, own_process=True, apply_rules=not self.replaying)
+        # Replayed faults replay as recorded: the test's rules would inject them a second time. With
+        # live routes they apply: the live calls run under them (scope them to the live routes).
+        run = Run(self.proxy, run_id, own_process=True, apply_rules=not self.replaying or bool(self.live or self.replay_only))
         run.cassette = self
         return run
 

@@ -55,13 +55,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("toolstorm", "toolstorm: faults at the network boundary")
     group.addoption("--toolstorm-report-dir", metavar="DIR", default=None, help="write each toolstorm test's report (JSON) into DIR")
     group.addoption("--toolstorm-record-mode", choices=RECORD_MODES, default=None, help="cassettes: none, once (default: record when missing, else replay strictly), new_episodes, all")
+    group.addoption("--toolstorm-normalize", metavar="NAMES", default=None, help="cassettes: normalisers (ids,timestamps,uuids) a recording keeps in its header, or a replay uses instead of the header's (none: no normaliser); wins over a marker's normalize=")
+    group.addoption("--toolstorm-live", metavar="ROUTE", action="append", default=[], help="cassettes: a route glob (POST /ship) a replay sends to the network instead of the cassette, under the test's rules (repeatable; adds to a marker's live=)")
+    group.addoption("--toolstorm-replay-only", metavar="ROUTE", action="append", default=[], help="cassettes: a route glob a replay answers from the cassette; every other route goes to the network (repeatable; adds to a marker's replay_only=)")
     group.addoption("--toolstorm-proxy-args", metavar="ARGS", default=None, help="more flags for the toolstorm proxy processes, as one string (--upstream-ca ca.pem --clock virtual); adds to the ini option toolstorm_proxy_args")
     parser.addini("toolstorm_proxy_args", type="args", default=[], help="more flags for the toolstorm proxy processes (toolstorm proxy, record, replay)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "toolstorm(rules=None, seed=None, require_triggered=True): the test's toolstorm rules, as toolstorm.rules(...) would set them")
-    config.addinivalue_line("markers", "toolstorm_cassette(path=None, record_mode=None): record the test's traffic into a cassette, or replay it strictly (path relative to the test file; default cassettes/<module>/<test>.jsonl)")
+    config.addinivalue_line("markers", "toolstorm_cassette(path=None, record_mode=None, normalize=None, live=(), replay_only=()): record the test's traffic into a cassette, or replay it strictly (path relative to the test file; default cassettes/<module>/<test>.jsonl); normalize: ids,timestamps,uuids or none; live / replay_only: route globs a replay sends to the network, or the only ones it replays")
 
 
 def _proxy_args(config: pytest.Config) -> List[str]:
@@ -143,6 +146,13 @@ def _cassette_path(item: pytest.Item, marker: pytest.Mark) -> Path:
     return path if path.is_absolute() else folder / path
 
 
+def _globs(value: Any) -> List[str]:
+    """A marker's route globs: one string or a list of them."""
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
 @pytest.fixture
 def toolstorm(request: pytest.FixtureRequest) -> Generator[Run, None, None]:
     """This test's run: ``rules()``, ``url(target)``, ``proxy_url``, ``env``, ``sidecar_url``, ``report()``, ``contract()``."""
@@ -156,7 +166,20 @@ def toolstorm(request: pytest.FixtureRequest) -> Generator[Run, None, None]:
             cassette = CassetteSession(_cassette_path(item, cassette_marker), mode)
         except CassetteError as error:
             pytest.fail(str(error), pytrace=False)
-        cassette.start(cwd=request.config.invocation_params.dir, args=_proxy_args(request.config))
+        config = request.config
+        kwargs = cassette_marker.kwargs
+        # The command line wins: `--toolstorm-normalize none` turns a marker's normalisers off for one run.
+        normalize = config.getoption("--toolstorm-normalize") or kwargs.get("normalize")
+        try:
+            cassette.start(
+                cwd=config.invocation_params.dir,
+                args=_proxy_args(config),
+                normalize=normalize,
+                live=[*_globs(kwargs.get("live")), *config.getoption("--toolstorm-live")],
+                replay_only=[*_globs(kwargs.get("replay_only")), *config.getoption("--toolstorm-replay-only")],
+            )
+        except ValueError as error:
+            pytest.fail(f"toolstorm: {error}", pytrace=False)
         run = cassette.run(run_id)
     else:
         run = Run(request.getfixturevalue("toolstorm_proxy"), run_id)

@@ -29,6 +29,19 @@ from .errors import ToolstormError
 RulesInput = Union[None, Sequence[Mapping[str, Any]], Mapping[str, Any], str, os.PathLike]
 
 REPLAY_MODES = ("replay", "update", "passthrough-unmatched")
+#: Normalisers by name (docs/cassettes.md#normalisers); ``none`` turns a cassette's off for a replay.
+NORMALISERS = ("ids", "timestamps", "uuids")
+
+
+def normalise_names(value: Union[str, Sequence[str]]) -> List[str]:
+    """``"ids,uuids"`` or ``["ids", "uuids"]`` or ``"none"`` as a checked list of names."""
+    names = [name.strip() for item in ([value] if isinstance(value, str) else value) for name in str(item).split(",") if name.strip()]
+    if names == ["none"]:
+        return names
+    unknown = [name for name in names if name not in NORMALISERS]
+    if unknown or not names:
+        raise ValueError(f"normalize: expected {', '.join(NORMALISERS)} (comma-separated) or none alone, got {','.join(names) or 'nothing'!r}")
+    return names
 _RUN_ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~-")
 
 
@@ -77,7 +90,10 @@ class Proxy:
 
     ``record``: a cassette file every exchange is recorded into (written when the proxy closes).
     ``replay``: a cassette served with no upstream (``replay_mode``: ``replay``, ``update`` or
-    ``passthrough-unmatched``). ``args``: more CLI flags (``["--clock", "virtual"]``).
+    ``passthrough-unmatched``). ``normalize``: normalisers (``"ids,timestamps,uuids"``) a recording
+    keeps in its cassette header, or a replay uses instead of the header's (``"none"``: none).
+    ``live`` / ``replay_only`` (replay): route globs sent to the network instead of the cassette,
+    or the only ones replayed. ``args``: more CLI flags (``["--clock", "virtual"]``).
     """
 
     def __init__(
@@ -91,6 +107,9 @@ class Proxy:
         replay: Union[None, str, os.PathLike] = None,
         replay_mode: str = "replay",
         url_form: Optional[str] = None,
+        normalize: Union[None, str, Sequence[str]] = None,
+        live: Sequence[str] = (),
+        replay_only: Sequence[str] = (),
         args: Iterable[str] = (),
         cli: Optional[Sequence[str]] = None,
         cwd: Union[None, str, os.PathLike] = None,
@@ -118,6 +137,15 @@ class Proxy:
             command = ["proxy"]
         if url_form is not None:
             command += ["--url-form", url_form]
+        if normalize is not None:
+            # Recording: kept in the cassette header. Replay: instead of the header's (none: no normaliser).
+            command += ["--normalize", ",".join(normalise_names(normalize))]
+        if (live or replay_only) and replay is None:
+            raise ValueError("Proxy(live=…, replay_only=…): live routes are for a replay (replay=…).")
+        for glob in [live] if isinstance(live, str) else live:
+            command += ["--live", glob]
+        for glob in [replay_only] if isinstance(replay_only, str) else replay_only:
+            command += ["--replay-only", glob]
         self._args = [*command, *target_args, "--port", "0", "--admin-port", "0", *args]
         self._cli = cli
         self._cwd = cwd

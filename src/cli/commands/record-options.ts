@@ -12,7 +12,8 @@ export interface MatchArgs {
   'match-header': string[]
   'ignore-query': string[]
   'ignore-body-field': string[]
-  normalize: Normaliser[]
+  /** `none`: no normaliser, not even the cassette header's (replay). */
+  normalize: Normaliser[] | 'none'
 }
 
 export interface RecordArgs extends MatchArgs {
@@ -22,10 +23,17 @@ export interface RecordArgs extends MatchArgs {
   'include-header': string[]
 }
 
-/** `--normalize ids,timestamps`: names, comma-separated or repeated; a usage error (exit 2) names an unknown one. */
-function parseNormalisers(value: unknown): Normaliser[] {
+/**
+ * `--normalize ids,timestamps`: names, comma-separated or repeated; `none` alone turns them all
+ * off (a replay then ignores the header's). A usage error (exit 2) names an unknown one.
+ */
+function parseNormalisers(value: unknown): Normaliser[] | 'none' {
   const names = (Array.isArray(value) ? value : [value]).flatMap((item) => String(item).split(',')).map((name) => name.trim()).filter((name) => name !== '')
-  for (const name of names) if (!(NORMALISERS as readonly string[]).includes(name)) throw new Error(`--normalize: expected ${NORMALISERS.join(', ')} (comma-separated), got ${JSON.stringify(name)}`)
+  if (names.includes('none')) {
+    if (names.some((name) => name !== 'none')) throw new Error(`--normalize: "none" turns every normaliser off and takes no other name, got ${JSON.stringify(names.join(','))}`)
+    return 'none'
+  }
+  for (const name of names) if (!(NORMALISERS as readonly string[]).includes(name)) throw new Error(`--normalize: expected ${NORMALISERS.join(', ')} (comma-separated) or none, got ${JSON.stringify(name)}`)
   return [...new Set(names as Normaliser[])]
 }
 
@@ -35,7 +43,7 @@ export function matchOptions<T>(yargs: Argv<T>): Argv<T & MatchArgs> {
     .option('match-header', { type: 'string', array: true, default: [] as string[], describe: 'Request header replay compares too (repeatable)' })
     .option('ignore-query', { type: 'string', array: true, default: [] as string[], describe: 'Query parameter replay ignores (repeatable)' })
     .option('ignore-body-field', { type: 'string', array: true, default: [] as string[], describe: 'JSON body field replay ignores, at any depth (repeatable)' })
-    .option('normalize', { type: 'string', array: true, default: [] as string[], coerce: parseNormalisers, describe: `Values replay treats as equal in model and MCP tool calls: ${NORMALISERS.join(', ')} (comma-separated; kept in the cassette header)` }) as unknown as Argv<T & MatchArgs>
+    .option('normalize', { type: 'string', array: true, default: [] as string[], coerce: parseNormalisers, describe: `Values replay treats as equal in model and MCP tool calls: ${NORMALISERS.join(', ')} (comma-separated; kept in the cassette header), or none (replay: not even the header's)` }) as unknown as Argv<T & MatchArgs>
 }
 
 /** `--body-limit`, `--exclude-header` and the matching options. */
@@ -53,7 +61,7 @@ export function matchFromArgs(args: MatchArgs): Partial<MatchOptions> {
     ...(args['match-header'].length ? { headers: args['match-header'].map(String) } : {}),
     ...(args['ignore-query'].length ? { ignoreQuery: args['ignore-query'].map(String) } : {}),
     ...(args['ignore-body-field'].length ? { ignoreBodyFields: args['ignore-body-field'].map(String) } : {}),
-    ...(args.normalize.length ? { normalize: args.normalize } : {}),
+    ...(args.normalize === 'none' ? { normalize: [] } : args.normalize.length ? { normalize: args.normalize } : {}),
   }
 }
 

@@ -25,6 +25,30 @@ export interface RunView {
   readonly elapsed: number
   /** The call's record, kept current as the call goes on (its model usage included). */
   readonly record: CallUsageView | null
+  /** With `--state`: the shared store's verdict on a `token_limit` call, taken when the call began. */
+  readonly quota?: QuotaVerdict | undefined
+}
+
+/** A `token_limit` window's usage (`src/model-calls/token-window.ts`). */
+export interface WindowUsage {
+  /** Calls let through in this window (the requests the provider served). */
+  readonly requests: number
+  /** Input plus output tokens those calls reported so far (in memory a call still streaming counts what arrived; in Redis a call counts once it finished). */
+  readonly tokens: number
+  /** Seconds until the window ends and the budget is whole again. */
+  readonly resetSeconds: number
+}
+
+/**
+ * A window's verdict on one call: whether it lets the call through, and its usage before the call
+ * (what the 429's remaining/reset headers report). Taken in memory (`src/model-calls/token-window.ts`) or, with
+ * `--state`, in Redis (`src/state/redis-token-quota.ts`) when the call began.
+ */
+export interface QuotaVerdict {
+  readonly admitted: boolean
+  /** The window's number since the run started (0: the first minute). */
+  readonly window: number
+  readonly usage: WindowUsage
 }
 
 /**

@@ -13,7 +13,7 @@ export interface TokenLimitRule extends BaseRule {
 
 const budget = (what: string) => z.int({ error: `expected a positive integer (${what} per minute)` }).min(1, { error: `expected a positive integer (${what} per minute)` })
 
-/** Per run and rule: the calls each window let through. In memory: `--state` refuses the kind (`state/shared-rules.ts`). */
+/** Per run and rule: the calls each window let through, in this process (with `--state`, Redis counts: `src/state/redis-token-quota.ts`). */
 const windows = new TokenWindows()
 
 /**
@@ -32,15 +32,13 @@ export const tokenLimitFault = defineFault<'token_limit', TokenLimitRule>({
   explain: (rule) => `answer 429 once the calls use ${rule.tokensPerMinute} tokens${rule.requestsPerMinute ? ` or ${rule.requestsPerMinute} requests` : ''} in a minute, until the minute ends`,
   async apply({ rule, request, seed, route, key, run }) {
     if (!run) return { action: { type: 'pass' }, injected: false }
-    const window = windows.of(run.identity, rule.name)
-    const used = window.usage(run.elapsed)
+    // With --state the shared store took the verdict when the call began; else this process's window.
+    const verdict = run.quota ?? windows.of(run.identity, rule.name).take(run.elapsed, rule, run.record)
+    const used = verdict.usage
+    if (verdict.admitted) return { action: { type: 'pass' }, injected: false }
     const tokens: LimitWindow = { limit: rule.tokensPerMinute, remaining: Math.max(0, rule.tokensPerMinute - used.tokens), resetSeconds: used.resetSeconds }
     const requests: LimitWindow | undefined = rule.requestsPerMinute ? { limit: rule.requestsPerMinute, remaining: Math.max(0, rule.requestsPerMinute - used.requests), resetSeconds: used.resetSeconds } : undefined
-    const exceeded = tokens.remaining === 0 ? 'tokens' : requests?.remaining === 0 ? 'requests' : null
-    if (!exceeded) {
-      window.admit(run.elapsed, run.record)
-      return { action: { type: 'pass' }, injected: false }
-    }
+    const exceeded = tokens.remaining === 0 ? 'tokens' : 'requests'
     const retryAfter = Math.min(WINDOW_SECONDS, Number(used.resetSeconds.toFixed(3)))
     const shaped = providerError(request, 'rate_limit', { retryAfter, tokens, requests, exceeded, identity: [seed, rule.name, route, key] })
     if (shaped) return { action: { type: 'respond', ...shaped }, injected: true, retryAfter }
