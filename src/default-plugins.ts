@@ -13,5 +13,5 @@ export interface DefaultPluginOptions {
 }
 
 export function defaultPlugins(options: DefaultPluginOptions = {}): ExchangePlugin[] {
-  return [mcpPlugin(), ...(options.modelCalls === false ? [] : [modelCallsPlugin()])]
+  return [mcpPlugin(), modelCallsPlugin({ record: options.modelCalls !== false })]
 }

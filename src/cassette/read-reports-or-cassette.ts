@@ -3,7 +3,7 @@
  * report document (a report, a demo run or a comparison).
  */
 import { promises as fs } from 'node:fs'
-import { reportsFromDocument } from '../engine/reports-from-document.js'
+import { reportsFromDocument } from '../report/reports-from-document.js'
 import { CASSETTE_KIND } from '../engine/schema/cassette.js'
 import type { Report } from '../engine/schema/report.js'
 import { readInputDocument } from '../io/read-input-file.js'

@@ -8,11 +8,12 @@ import { exchangeContext } from './exchange-context.js'
 import type { Exchange } from './exchange.js'
 import { CONTROL_HEADERS, errorCode, flattenHeaders, HEADER_CALL, type HeaderMap, type ResponseView, retryAfterSeconds } from './http.js'
 import type { FaultAction, FaultContext } from './faults/fault.js'
+import type { FailureShaper } from './faults/failure-shape.js'
 import { type ExchangeTransport, type ForwardOptions, type PassThroughHooks, type SourceAction, type UpstreamResponse } from './exchange-transport.js'
 import { readBodyDecoded } from './body.js'
 import { observeWriter } from './streams/response-writer.js'
 import { relayStream } from './streams/stream-relay.js'
-import { watchStreamEnd, type StreamEnd } from './streams/stream-end.js'
+import { watchStreamEnd, type AnswerReader, type StreamEnd } from './streams/stream-end.js'
 
 /** Refusal when the run's call budget is spent: a harness limit, not an injected fault. */
 export const BUDGET_REFUSAL_STATUS = 503
@@ -82,22 +83,32 @@ export function combineObservers(...observers: Array<ExchangeObserver | undefine
   }
 }
 
-/** Run one exchange to its end. Never throws for transport failures: they are recorded. */
-export function runExchange(exchange: Exchange, io: ExchangeTransport, wanting?: ExchangeObserver): Promise<void> | void {
-  const observer = wanting?.wants?.(exchange) === false ? undefined : wanting
-  if (io.passThrough && exchange.fault === null && exchange.record !== null && observer === undefined) {
-    io.passThrough({ setHeaders: { [HEADER_CALL]: exchange.id }, removeHeaders: CONTROL_HEADERS }, passThroughHooks(exchange, io))
-    return
-  }
-  return runFlow(exchange, io, observer)
+/** What the flow asks of the protocols it does not know: the plug-ins', gathered by serve.ts. */
+export interface ProtocolHooks {
+  /** A service's own answer for a status fault (model providers' error shapes). */
+  readonly shapeFailure?: FailureShaper | undefined
+  /** The reader of the message that answers a request in its event stream (MCP). */
+  readonly readAnswer?: AnswerReader | undefined
 }
 
-function passThroughHooks(exchange: Exchange, io: ExchangeTransport): PassThroughHooks {
+const NO_HOOKS: ProtocolHooks = {}
+
+/** Run one exchange to its end. Never throws for transport failures: they are recorded. */
+export function runExchange(exchange: Exchange, io: ExchangeTransport, wanting?: ExchangeObserver, hooks: ProtocolHooks = NO_HOOKS): Promise<void> | void {
+  const observer = wanting?.wants?.(exchange) === false ? undefined : wanting
+  if (io.passThrough && exchange.fault === null && exchange.record !== null && observer === undefined) {
+    io.passThrough({ setHeaders: { [HEADER_CALL]: exchange.id }, removeHeaders: CONTROL_HEADERS }, passThroughHooks(exchange, io, hooks.readAnswer))
+    return
+  }
+  return runFlow(exchange, io, observer, hooks)
+}
+
+function passThroughHooks(exchange: Exchange, io: ExchangeTransport, readAnswer: AnswerReader | undefined): PassThroughHooks {
   let end: StreamEnd | null = null
   return {
     upstreamHead(status, headers) {
       recordUpstreamHead(exchange, status, headers)
-      end = watchStreamEnd(exchange, headers)
+      end = watchStreamEnd(exchange, headers, readAnswer)
       return end ? (chunk) => end?.push(chunk) : undefined
     },
     unreachable(error) {
@@ -132,10 +143,10 @@ function unreachableResponse(exchange: Exchange, error: unknown, io: ExchangeTra
   return { status: 502, headers: { 'content-type': 'application/json' }, body }
 }
 
-async function runFlow(exchange: Exchange, io: ExchangeTransport, observer?: ExchangeObserver): Promise<void> {
+async function runFlow(exchange: Exchange, io: ExchangeTransport, observer: ExchangeObserver | undefined, hooks: ProtocolHooks): Promise<void> {
   observer?.onStart?.(exchange)
   try {
-    await drive(exchange, io, observer)
+    await drive(exchange, io, observer, hooks)
   } catch (error) {
     if (io.signal.aborted) {
       exchange.finish('cancelled', null, 'CLIENT_ABORTED')
@@ -153,7 +164,7 @@ async function runFlow(exchange: Exchange, io: ExchangeTransport, observer?: Exc
   }
 }
 
-async function drive(exchange: Exchange, transport: ExchangeTransport, observer: ExchangeObserver | undefined): Promise<void> {
+async function drive(exchange: Exchange, transport: ExchangeTransport, observer: ExchangeObserver | undefined, hooks: ProtocolHooks): Promise<void> {
   const io = observer ? observed(exchange, transport, observer) : transport
   if (exchange.refused) {
     const body = new TextEncoder().encode(
@@ -180,12 +191,13 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
     signal: io.signal,
     request: exchange.request,
     run: { identity: exchange.run, elapsed: exchange.elapsedSinceStart(), record: exchange.record, ...(exchange.quota ? { quota: exchange.quota } : {}) },
+    shapeFailure: hooks.shapeFailure,
   })
 
   if (fault && rule && fault.phase === 'before-upstream') {
     const outcome = await fault.apply(baseContext())
     if (outcome.injected) exchange.markInjected(outcome.retryAfter)
-    if (await carryOut(exchange, io, outcome.action)) return
+    if (await carryOut(exchange, io, outcome.action, hooks.readAnswer)) return
     // The client may have left while the fault waited (latency): then nothing is forwarded.
     if (io.signal.aborted) {
       exchange.finish('cancelled', null, 'CLIENT_ABORTED')
@@ -219,7 +231,7 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
   }
   // The source answered with an action instead of a response (a cassette's recorded reset).
   if ('action' in answer) {
-    await carryOut(exchange, io, answer.action)
+    await carryOut(exchange, io, answer.action, hooks.readAnswer)
     return
   }
   let upstream = answer
@@ -239,7 +251,7 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
     const outcome = await fault.apply({ ...baseContext(), response })
     if (outcome.injected) exchange.markInjected(outcome.retryAfter)
     if (outcome.action.type !== 'pass') {
-      await carryOut(exchange, io, outcome.action, upstream)
+      await carryOut(exchange, io, outcome.action, hooks.readAnswer, upstream)
       return
     }
     if (buffered !== null) {
@@ -253,8 +265,8 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
   }
 
   // The source decides how its body reaches the client (a cassette's recorded pace and ending).
-  if (upstream.playback) return relayStream(exchange, io, upstream, upstream.playback)
-  const end = watchStreamEnd(exchange, upstream.headers)
+  if (upstream.playback) return relayStream(exchange, io, upstream, upstream.playback, hooks.readAnswer)
+  const end = watchStreamEnd(exchange, upstream.headers, hooks.readAnswer)
   try {
     await io.relay(end ? watchedBody(upstream, end) : upstream)
   } catch (error) {
@@ -338,7 +350,7 @@ function observed(exchange: Exchange, io: ExchangeTransport, observer: ExchangeO
 }
 
 /** Carry out a non-pass action; returns whether the exchange is over. */
-async function carryOut(exchange: Exchange, io: ExchangeTransport, action: FaultAction, upstream?: UpstreamResponse): Promise<boolean> {
+async function carryOut(exchange: Exchange, io: ExchangeTransport, action: FaultAction, readAnswer: AnswerReader | undefined, upstream?: UpstreamResponse): Promise<boolean> {
   switch (action.type) {
     case 'pass':
       return false
@@ -351,7 +363,7 @@ async function carryOut(exchange: Exchange, io: ExchangeTransport, action: Fault
       exchange.finish('response', action.status)
       return true
     case 'stream':
-      await relayStream(exchange, io, upstream, action.transform)
+      await relayStream(exchange, io, upstream, action.transform, readAnswer)
       return true
   }
 }

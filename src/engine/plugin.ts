@@ -1,7 +1,9 @@
 /**
  * What a plug-in adds to every exchange a transport serves (engine/serve.ts): a name for the
  * request before it begins (MCP: the JSON-RPC message in its body), an observer of its bytes
- * (model calls, MCP evidence), and a wrapper around its transport (the legacy MCP SSE transport).
+ * (model calls, MCP evidence), a wrapper around its transport (the legacy MCP SSE transport), and
+ * what the kernel asks of a protocol it does not know: a service's own failure answers (model
+ * providers' errors) and the message that ends a request's stream (an MCP answer).
  * Every hook is optional and asked of every request, so each must cost the requests it does not
  * concern one comparison or so: the proxy's fast path depends on it.
  *
@@ -12,9 +14,11 @@
 import type { Exchange } from './exchange.js'
 import type { ExchangeObserver } from './exchange-flow.js'
 import type { ExchangeTransport } from './exchange-transport.js'
-import type { HeaderMap } from './http.js'
+import type { FailureShaper } from './faults/failure-shape.js'
+import type { HeaderMap, JsonSchema } from './http.js'
 import type { McpRequest } from './json-rpc/mcp-request.js'
 import type { Storm } from './storm.js'
+import type { AnswerReader } from './streams/stream-end.js'
 
 /** A request as it arrived, before its exchange begins. */
 export interface RequestHead {
@@ -30,6 +34,8 @@ export interface RequestHead {
 export interface RequestNames {
   /** The MCP message it carries: its route is the tool's (`MCP tools/call get_weather`). */
   readonly mcp?: McpRequest | null
+  /** The `outputSchema` the tool it calls declared (faults that drift a tool's answer use it). */
+  readonly outputSchema?: JsonSchema | null
 }
 
 /**
@@ -51,4 +57,8 @@ export interface ExchangePlugin {
   observe?(inner: ExchangeObserver | undefined, storm: Storm): ExchangeObserver | undefined
   /** `io`, or a transport around it for `exchange` (called once the exchange began, its fault chosen). */
   wrapTransport?(exchange: Exchange, io: ExchangeTransport): ExchangeTransport
+  /** A status fault's answer in the service's own shape; the first plug-in that knows the request wins. */
+  shapeFailure?: FailureShaper
+  /** The reader of a request's own answer in its event stream; the first plug-in that reads it wins. */
+  readAnswer?: AnswerReader
 }

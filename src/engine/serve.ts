@@ -8,7 +8,7 @@
  * pass-through fast path is taken when no fault and no observer want the exchange.
  */
 import type { Exchange } from './exchange.js'
-import { runExchange, type ExchangeObserver } from './exchange-flow.js'
+import { runExchange, type ExchangeObserver, type ProtocolHooks } from './exchange-flow.js'
 import type { ExchangeTransport } from './exchange-transport.js'
 import type { ExchangePlugin, Naming, RequestHead, RequestNames } from './plugin.js'
 import type { BeginRequest, Storm } from './storm.js'
@@ -55,14 +55,15 @@ export function createServe<E extends ServeEntry = ServeEntry>(storm: Storm, opt
   const made = plugins.reduceRight<ExchangeObserver | undefined>((inner, plugin) => (plugin.observe ? plugin.observe(inner, storm) : inner), options.observer)
   const observer = made && options.guard ? options.guard(made) : made
   const begin = options.begin ?? ((request: BeginRequest) => storm.begin(request))
+  const hooks = protocolHooks(plugins)
 
   const run = (exchange: Exchange, entry: E): Promise<void> | void => {
     let io = entry.open(exchange)
     for (const plugin of wrappers) io = plugin.wrapTransport!(exchange, io)
-    return runExchange(exchange, io, observer)
+    return runExchange(exchange, io, observer, hooks)
   }
   const start = (request: ServeRequest, names: RequestNames | undefined, entry: E): Promise<void> | void => {
-    const begun = begin({ method: request.method, url: request.url, headers: request.headers, mcp: names?.mcp ?? null, ...(request.run !== undefined ? { run: request.run } : {}) }, entry)
+    const begun = begin({ method: request.method, url: request.url, headers: request.headers, mcp: names?.mcp ?? null, outputSchema: names?.outputSchema ?? null, ...(request.run !== undefined ? { run: request.run } : {}) }, entry)
     if (!(begun instanceof Promise)) return run(begun, entry)
     return begun.then((exchange) => (exchange ? run(exchange, entry) : undefined))
   }
@@ -74,4 +75,22 @@ export function createServe<E extends ServeEntry = ServeEntry>(storm: Storm, opt
     const { name } = naming
     return entry.readBody(naming.bodyLimit).then((read) => (read ? start(request, name(read.bytes), entry) : undefined))
   }
+}
+
+/** The plug-ins' answers to what the flow asks: the first plug-in with an answer for a request wins. */
+function protocolHooks(plugins: readonly ExchangePlugin[]): ProtocolHooks {
+  const shapers = plugins.flatMap((plugin) => (plugin.shapeFailure ? [plugin.shapeFailure] : []))
+  const readers = plugins.flatMap((plugin) => (plugin.readAnswer ? [plugin.readAnswer] : []))
+  return {
+    shapeFailure: shapers.length < 2 ? shapers[0] : (request, failure, options) => firstOf(shapers, (shape) => shape(request, failure, options)),
+    readAnswer: readers.length < 2 ? readers[0] : (request, type, onAnswer) => firstOf(readers, (read) => read(request, type, onAnswer)),
+  }
+}
+
+function firstOf<F, T>(list: readonly F[], ask: (item: F) => T | null): T | null {
+  for (const item of list) {
+    const found = ask(item)
+    if (found !== null) return found
+  }
+  return null
 }

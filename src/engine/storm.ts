@@ -11,14 +11,13 @@ import { RealClock, roundSeconds, type Clock } from './clock.js'
 import { recoveryOf } from './recovery.js'
 import { channels } from './evidence/channels.js'
 import { Exchange, type ExchangeEntry } from './exchange.js'
-import { HEADER_CALL, HEADER_KEY, HEADER_RUN, type HeaderMap, headerValue, type RequestView } from './http.js'
+import { HEADER_CALL, HEADER_KEY, HEADER_RUN, type HeaderMap, headerValue, type JsonSchema, type RequestView } from './http.js'
 import { exchangeContext } from './exchange-context.js'
 import { faultFor } from './faults/registry.js'
 import type { QuotaVerdict } from './faults/fault.js'
 import { createRedactor, REDACTED, type Redactor } from '../redact/index.js'
-import { mcpCallOf } from '../mcp/mcp-evidence.js'
+import { mcpCallOf } from './evidence/mcp-call.js'
 import { mcpRouteName, type McpRequest } from './json-rpc/mcp-request.js'
-import { endpointOf, ToolCatalog } from '../mcp/tool-catalog.js'
 import { pathName, RouteTable } from './routes.js'
 import { Run } from './run.js'
 import { selectRule } from './rules/select.js'
@@ -59,6 +58,8 @@ export interface BeginRequest {
   readonly run?: string
   /** The MCP message the body carries (named before it begins by the MCP plug-in, `mcp/mcp-plugin.ts`, through `engine/serve.ts`): it names the route. */
   readonly mcp?: McpRequest | null
+  /** The `outputSchema` the called tool declared (named by the MCP plug-in with the message). */
+  readonly outputSchema?: JsonSchema | null
 }
 
 /** Parse a config, throwing a `ConfigError` that names the source, the field and what was expected. */
@@ -123,8 +124,6 @@ export class Storm {
   readonly nonce: string
   #config: StormConfig
   #routes: RouteTable
-  /** The MCP tools the endpoints behind this storm declared (`tools/list` answers seen). */
-  readonly tools = new ToolCatalog()
   #redactor: Redactor
   readonly #runs = new Map<string, Run>()
   /** Runs with rules of their own (`PUT /rules?run=ID`): they decide that run's calls instead of the storm's. */
@@ -268,8 +267,7 @@ export class Storm {
   /** The request as faults see it; a tool call carries the `outputSchema` its tool declared. */
   requestView(request: BeginRequest): RequestView {
     const mcp = request.mcp ?? null
-    const outputSchema = mcp?.method === 'tools/call' && mcp.target !== null ? this.tools.outputSchema(endpointOf(request.url), mcp.target) : null
-    return { method: request.method.toUpperCase(), url: request.url.href, headers: request.headers, mcp, outputSchema }
+    return { method: request.method.toUpperCase(), url: request.url.href, headers: request.headers, mcp, outputSchema: request.outputSchema ?? null }
   }
 
   /** Start an exchange: budget, route, ordinal, key and rule selection, under one synchronous step. */

@@ -1,12 +1,9 @@
 /**
- * The rules file's `mcp` section: where MCP endpoints are and whether to recognise them without
- * being told. Which requests may carry an MCP message is decided from the request head alone,
- * so only those wait for their body (see docs/mcp.md).
- *
- * @example
- * { "mcp": { "endpoints": ["/mcp"], "detect": true } }
+ * What the rules file's `mcp` section (engine/schema/mcp-section.ts) decides: which requests may
+ * carry an MCP message, from the request head alone, so only those wait for their body (see
+ * docs/mcp.md).
  */
-import { z } from 'zod'
+import { DEFAULT_MCP_OPTIONS, type McpOptions } from '../engine/schema/mcp-section.js'
 import { parseRoutePattern, routePatternMatches, type RoutePattern } from '../engine/route-pattern.js'
 import type { HeaderMap } from '../engine/http.js'
 import { mcpRequestFromHeaders, type McpRequest } from '../engine/json-rpc/mcp-request.js'
@@ -16,22 +13,6 @@ import { mcpRequestFromHeaders, type McpRequest } from '../engine/json-rpc/mcp-r
  * forwarded unchanged and named as HTTP (`POST /mcp`); tool arguments rarely come near it.
  */
 export const MCP_BODY_LIMIT = 1024 * 1024
-
-const endpointSchema = z.string().superRefine((spec, ctx) => {
-  const parsed = parseRoutePattern(`POST ${spec}`)
-  if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: `expected an MCP endpoint path such as "/mcp" or "http://host/mcp" (${parsed})` })
-})
-
-export const mcpOptionsSchema = z.strictObject({
-  /** Paths (MSW syntax, optionally with an origin) where every POST carries MCP messages. */
-  endpoints: z.array(endpointSchema).max(100, { error: 'expected at most 100 MCP endpoints' }).default([]),
-  /** Recognise MCP requests with no endpoint declared: POSTs sent with `Mcp-Method`, or that accept both JSON and an event stream. */
-  detect: z.boolean({ error: 'expected true or false' }).default(true),
-})
-
-export type McpOptions = z.output<typeof mcpOptionsSchema>
-
-export const DEFAULT_MCP_OPTIONS: McpOptions = { endpoints: [], detect: true }
 
 /** Decides from a request head whether its body may be an MCP message (and so is read first). */
 export class McpDetector {

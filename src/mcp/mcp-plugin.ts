@@ -1,16 +1,19 @@
 /**
  * MCP as a plug-in: names a request by the JSON-RPC message its body carries (read first, up to
- * `MCP_BODY_LIMIT` bytes, only when its head says it may carry one), adds the MCP evidence
- * observer, and serves the legacy HTTP+SSE transport's exchanges. One instance per transport: it
+ * `MCP_BODY_LIMIT` bytes, only when its head says it may carry one) and the `outputSchema` its
+ * tool declared, adds the MCP evidence observer, serves the legacy HTTP+SSE transport's exchanges
+ * and reads the answer that ends a request's stream. One instance per transport: it
  * keeps the legacy endpoints and session streams that transport has seen.
  *
  * @see docs/mcp.md
  */
-import { parseMcpRequest } from '../engine/json-rpc/mcp-request.js'
-import type { ExchangePlugin } from '../engine/plugin.js'
+import { parseMcpRequest, type McpRequest } from '../engine/json-rpc/mcp-request.js'
+import type { ExchangePlugin, RequestNames } from '../engine/plugin.js'
 import { LegacySseSessions, legacyMcpRequest, legacySseTransport } from './legacy-sse.js'
 import { MCP_BODY_LIMIT, mcpDetector } from './mcp-options.js'
 import { withMcpEvidence } from './mcp-observer.js'
+import { createMcpAnswerReader } from './mcp-answer-reader.js'
+import { endpointOf, toolCatalogOf } from './tool-catalog.js'
 
 export function mcpPlugin(): ExchangePlugin {
   const sessions = new LegacySseSessions()
@@ -20,18 +23,28 @@ export function mcpPlugin(): ExchangePlugin {
       // Only a POST may carry an MCP message: other requests pay one comparison.
       if (method !== 'POST') return null
       const detector = mcpDetector(storm.config.mcp)
+      // A tool call carries the `outputSchema` its tool declared (schema_drift breaks it).
+      const named = (mcp: McpRequest | null): RequestNames => ({
+        mcp,
+        outputSchema: mcp?.method === 'tools/call' && mcp.target !== null ? toolCatalogOf(storm).outputSchema(endpointOf(url), mcp.target) : null,
+      })
       // A body announced over the bound is not read; the 2026-07-28 revision's headers may still name it.
-      if (!hasBody || !detector.mayCarry(method, url, headers, sessions)) return { names: { mcp: detector.namedByHeaders(method, url, headers) } }
+      if (!hasBody || !detector.mayCarry(method, url, headers, sessions)) return { names: named(detector.namedByHeaders(method, url, headers)) }
       return {
         bodyLimit: MCP_BODY_LIMIT,
         name(body) {
-          if (body === null) return { mcp: detector.namedByHeaders(method, url, headers) }
+          if (body === null) return named(detector.namedByHeaders(method, url, headers))
           const session = headers['mcp-session-id']
-          return { mcp: legacyMcpRequest(parseMcpRequest(body, typeof session === 'string' ? session : null), url, headers) }
+          return named(legacyMcpRequest(parseMcpRequest(body, typeof session === 'string' ? session : null), url, headers))
         },
       }
     },
-    observe: (inner, storm) => withMcpEvidence(inner, storm.tools),
+    observe: (inner, storm) => withMcpEvidence(inner, toolCatalogOf(storm)),
     wrapTransport: (exchange, io) => legacySseTransport(sessions, exchange, io),
+    // The answer to the request's id ends its stream: a client may leave right after it.
+    readAnswer: (request, contentType, onAnswer) => {
+      const id = request.mcp?.id
+      return id === null || id === undefined ? null : createMcpAnswerReader(id, contentType, onAnswer)
+    },
   }
 }

@@ -54,3 +54,12 @@ export class ToolCatalog {
     return this.#endpoints.get(endpoint)?.get(tool) ?? null
   }
 }
+
+const catalogs = new WeakMap<object, ToolCatalog>()
+
+/** The tools the endpoints behind `storm` declared: one catalog per storm, whichever transport saw the `tools/list`. */
+export function toolCatalogOf(storm: object): ToolCatalog {
+  let catalog = catalogs.get(storm)
+  if (!catalog) catalogs.set(storm, (catalog = new ToolCatalog()))
+  return catalog
+}

@@ -1,14 +1,25 @@
 /**
  * Model calls as a plug-in: the model-call observer (provider, model, tokens in the report) beside
- * whatever else observes. It wants only requests recognised as model calls from their head, so
- * other traffic keeps the fast path.
+ * whatever else observes, and status faults answered as the provider answers them (its error
+ * body and rate-limit headers, provider-errors.ts). The observer wants only requests recognised
+ * as model calls from their head, so other traffic keeps the fast path.
  *
  * @see docs/streams.md
  */
 import { combineObservers } from '../engine/exchange-flow.js'
 import type { ExchangePlugin } from '../engine/plugin.js'
 import { createModelCallObserver } from './model-call-observer.js'
+import { providerError } from './provider-errors.js'
 
-export function modelCallsPlugin(): ExchangePlugin {
-  return { name: 'model-calls', observe: (inner) => combineObservers(createModelCallObserver(), inner) }
+export interface ModelCallsPluginOptions {
+  /** Record model calls (provider, model, tokens) in the report. Default true; the error shapes apply either way. */
+  readonly record?: boolean
+}
+
+export function modelCallsPlugin(options: ModelCallsPluginOptions = {}): ExchangePlugin {
+  return {
+    name: 'model-calls',
+    ...(options.record === false ? {} : { observe: (inner) => combineObservers(createModelCallObserver(), inner) }),
+    shapeFailure: providerError,
+  }
 }

@@ -14,43 +14,14 @@
  *   429 `rate_limit_error` with `anthropic-ratelimit-{requests,tokens}-{limit,remaining,reset}`
  *   (resets as RFC 3339 times) and `retry-after`; 500 `api_error`; 504 `timeout_error`;
  *   529 `overloaded_error`.
- * @see ../../../docs/streams.md#failures-shaped-like-the-providers
+ * @see ../../docs/streams.md#failures-shaped-like-the-providers
  */
 import { createHash } from 'node:crypto'
 import { canonicalJson } from '../json/canonical-json.js'
 import type { RequestView } from '../engine/http.js'
+import type { FailureShapeOptions, FailureShaper, ShapedFailure, ShapedResponse } from '../engine/faults/failure-shape.js'
+import { retryHeaders } from '../engine/faults/retry-headers.js'
 import { recognizeModelCall, type ModelEndpoint } from './recognize-model-call.js'
-
-/** The status faults that have a provider shape. */
-export type ProviderFailure = 'rate_limit' | 'unavailable' | 'overloaded' | 'timeout'
-
-/** One dimension of a rate limit, as the headers report it. */
-export interface LimitWindow {
-  readonly limit: number
-  readonly remaining: number
-  /** Seconds until the window is back to its full budget. */
-  readonly resetSeconds: number
-}
-
-export interface ProviderErrorOptions {
-  /** Seconds the client is told to wait (`retry-after`, `retry-after-ms`); absent: no hint. */
-  readonly retryAfter?: number | undefined
-  /** The budget the call ran into (`token_limit`); absent for a plain `rate_limit`. */
-  readonly requests?: LimitWindow | undefined
-  readonly tokens?: LimitWindow | undefined
-  /** Which budget was exceeded, for the message. */
-  readonly exceeded?: 'requests' | 'tokens' | undefined
-  /** Hashed into the request id, so a seed gives the same ids (the draw's inputs). */
-  readonly identity: readonly unknown[]
-  /** Wall-clock milliseconds, for Anthropic's RFC 3339 reset times. */
-  readonly nowMs?: number | undefined
-}
-
-export interface ProviderErrorResponse {
-  readonly status: number
-  readonly headers: Record<string, string>
-  readonly body: Uint8Array
-}
 
 /** The model API `request` calls, or null (then the fault keeps its generic answer). */
 export function modelEndpointOf(request: RequestView): ModelEndpoint | null {
@@ -64,13 +35,13 @@ export function modelEndpointOf(request: RequestView): ModelEndpoint | null {
 }
 
 /** The provider's answer for `failure` on `request`, or null when it is not a model call. */
-export function providerError(request: RequestView, failure: ProviderFailure, options: ProviderErrorOptions): ProviderErrorResponse | null {
+export const providerError: FailureShaper = (request, failure, options) => {
   const endpoint = modelEndpointOf(request)
   if (!endpoint) return null
   return endpoint.provider === 'anthropic' ? anthropicError(failure, options) : openaiError(failure, options)
 }
 
-function openaiError(failure: ProviderFailure, options: ProviderErrorOptions): ProviderErrorResponse {
+function openaiError(failure: ShapedFailure, options: FailureShapeOptions): ShapedResponse {
   const headers: Record<string, string> = { 'content-type': 'application/json', 'x-request-id': `req_${digest(options.identity, 16)}` }
   const error = (status: number, message: string, type: string, code: string | null) => ({
     status,
@@ -102,7 +73,7 @@ function openaiError(failure: ProviderFailure, options: ProviderErrorOptions): P
   }
 }
 
-function anthropicError(failure: ProviderFailure, options: ProviderErrorOptions): ProviderErrorResponse {
+function anthropicError(failure: ShapedFailure, options: FailureShapeOptions): ShapedResponse {
   const requestId = `req_${digest(options.identity, 24)}`
   const headers: Record<string, string> = { 'content-type': 'application/json', 'request-id': requestId }
   const error = (status: number, type: string, message: string) => ({ status, headers, body: encode({ type: 'error', error: { type, message }, request_id: requestId }) })
@@ -131,15 +102,6 @@ function anthropicError(failure: ProviderFailure, options: ProviderErrorOptions)
     case 'timeout':
       return error(504, 'timeout_error', 'Request timed out')
   }
-}
-
-/**
- * `retry-after` in whole seconds (rounded up: the header has no fractions) and `retry-after-ms`,
- * which both providers' SDKs read first; nothing when there is no hint to give.
- */
-export function retryHeaders(seconds: number | undefined): Record<string, string> {
-  if (seconds === undefined) return {}
-  return { 'retry-after': String(Math.ceil(seconds)), 'retry-after-ms': String(Math.round(seconds * 1000)) }
 }
 
 /** A duration as OpenAI's reset headers write it: `120ms`, `1.5s`, `6m0s`. */

@@ -7,7 +7,7 @@
  * @example
  * const state = await connectRedisState(storm, { url: 'redis://127.0.0.1:6379' })
  * const exchange = await state.begin({ method: 'POST', url, headers })
- * @see ../../../docs/scale-out.md
+ * @see ../../docs/scale-out.md
  */
 import { createHash } from 'node:crypto'
 import tls from 'node:tls'
@@ -30,6 +30,7 @@ import { RedisTokenQuota } from './redis-token-quota.js'
 import type { TokenLimitRule } from '../engine/faults/token-limit.js'
 import type { FeedChanges, FeedCursor, FeedSnapshot } from './run-feed.js'
 import { parseStateUrl, type StateUrl } from './state-url.js'
+import type { EffectOptions, RunLedger } from '../engine/ledger/run-ledger.js'
 
 const ITEMIZED = String(ITEMIZED_CALLS_LIMIT)
 
@@ -132,7 +133,7 @@ interface RunKeys {
 
 type BeginReply = [status: number, start: number, now: number, call?: number, ordinal?: number, key?: string, parent?: number, selected?: string, pending?: number]
 
-export class RedisRunState {
+export class RedisRunState implements RunLedger {
   readonly #storm: Storm
   readonly #client: Client
   readonly #where: StateUrl
@@ -333,7 +334,7 @@ export class RedisRunState {
   // Effects, reports, runs -----------------------------------------------------------------
 
   /** Record a committed effect for the exchange `call` names, whichever replica served it. */
-  async effect(name: unknown, key: unknown, call: string): Promise<EffectRecord> {
+  async effect(name: unknown, key: unknown, call: string, _options?: EffectOptions): Promise<EffectRecord> {
     checkEffectInput(name, key)
     const run = runOfExchange(call)
     if (run === null) throw new EffectError('ERR_EFFECT_INVALID', `Failed to record an effect: no exchange "${call.slice(0, 64)}" in this run's shared state. Was the run reset, or did the request bypass toolstorm?`)

@@ -4,7 +4,7 @@
  * in one process (run.ts `reserve()`, rules/select.ts `selectRule()`). Every key a script touches
  * belongs to one run and shares its `{prefix:run}` hash tag, so they are Redis Cluster-safe.
  * Times come from Redis (TIME), so replicas on different machines share one run clock.
- * @see ../../../docs/scale-out.md#key-layout
+ * @see ../../docs/scale-out.md#key-layout
  */
 
 /**

@@ -5,10 +5,10 @@
  * the call's tokens are added once it finished, from its real usage. The window is the one the
  * run's shared clock (Redis TIME, as BEGIN returns it) falls in, so every replica reports the
  * same remaining budget and reset.
- * @see ../../../docs/scale-out.md#token-quotas
+ * @see ../../docs/scale-out.md#token-quotas
  */
 import type { QuotaVerdict } from '../engine/faults/fault.js'
-import { WINDOW_SECONDS, windowOf, type QuotaLimits } from '../model-calls/token-window.js'
+import { WINDOW_SECONDS, windowOf, type QuotaLimits } from '../engine/faults/token-window.js'
 
 /**
  * TAKE. KEYS: the run's quota hash. ARGV: ttlMs, field prefix ("<window>:<rule>"), tokens per

@@ -3,7 +3,7 @@
  * the run from every replica, then what changed since, read on from a cursor in the run's streams.
  * Implemented by the Redis store (redis-run-state.ts); the types live apart so the dashboard does
  * not load the Redis client.
- * @see ../../../docs/dashboard.md#replicas
+ * @see ../../docs/dashboard.md#replicas
  */
 import type { CallRecord, CoverageCounts, EffectRecord, Report } from '../engine/schema/report.js'
 

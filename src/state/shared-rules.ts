@@ -2,7 +2,7 @@
  * The rules every replica serves, under one version key in Redis: `PUT /rules` on any replica
  * writes a new version; the others re-read it when pub/sub nudges them and every 500 ms anyway,
  * since a pub/sub message sent while a replica was disconnected is lost.
- * @see ../../../docs/scale-out.md#rules-change-everywhere
+ * @see ../../docs/scale-out.md#rules-change-everywhere
  */
 import type { StormConfig } from '../engine/schema/config.js'
 import { parseConfig, type Storm } from '../engine/storm.js'

@@ -12,7 +12,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { Cassette } from '../../src/cassette/cassette.js'
-import { validateReport } from '../../src/engine/validate-report.js'
+import { validateReport } from '../../src/report/validate-report.js'
 import { BIN, ROOT } from '../helpers/cli.js'
 import { startUpstream, type Upstream } from '../helpers/upstream.js'
 

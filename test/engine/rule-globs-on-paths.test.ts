@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
-import { validateReport } from '../../src/engine/validate-report.js'
+import { validateReport } from '../../src/report/validate-report.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
 import { contract } from '../../src/index.js'
 import { hasRedis, startRedis } from '../helpers/redis-server.js'

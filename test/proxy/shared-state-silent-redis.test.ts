@@ -108,8 +108,13 @@ describe.skipIf(!hasRedis)('a connected but silent Redis', () => {
     const proxy = await startProxy({ targets: [setting.upstream!.url], storm, observer: recorder.observer, state })
     try {
       // Begun before the pause, finished during it: its cassette line meets a silent Redis.
-      const slow = fetch(`${proxy.url}/slow?ms=400`, { headers: { 'x-toolstorm-run': 'rec' } })
-      await new Promise((resolve) => setTimeout(resolve, 150))
+      // The upstream holds its answer 1.5 s; the pause starts once the upstream has the request, so
+      // however loaded the machine, the answer comes back while Redis is silent.
+      const slow = fetch(`${proxy.url}/slow?ms=1500`, { headers: { 'x-toolstorm-run': 'rec' } })
+      for (let attempt = 0; attempt < 200 && setting.upstream!.hits('/slow') === 0; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+      expect(setting.upstream!.hits('/slow')).toBe(1)
       const resume = await pauseRedis(PAUSE_MS)
       expect((await slow).status).toBe(200)
       await resume()

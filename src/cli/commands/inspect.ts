@@ -2,7 +2,7 @@ import type { Argv, CommandModule } from 'yargs'
 import { readReportsOrCassette } from '../../cassette/read-reports-or-cassette.js'
 import { formatCassetteSummary } from '../../cassette/summarize-cassette.js'
 import { formatDuplicateEffects } from '../../engine/contracts/duplicate-effects.js'
-import { summarizeReport } from '../../engine/summarize-report.js'
+import { summarizeReport } from '../../report/summarize-report.js'
 import { printLine } from '../output.js'
 
 interface InspectArgs {

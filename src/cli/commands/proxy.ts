@@ -21,6 +21,8 @@ import type { CassetteRecorder } from '../../cassette/cassette-recorder.js'
 import { cassetteAdminRoute } from '../../cassette/cassette-admin-route.js'
 import { describeCutBodies } from '../../cassette/cut-bodies.js'
 import type { RedisRunState } from '../../state/redis-run-state.js'
+import type { RunLedger } from '../../engine/ledger/run-ledger.js'
+import { memoryLedger } from '../../engine/ledger/memory-ledger.js'
 import { stateFromArgs, stateOptions, type StateArgs } from '../state-args.js'
 
 export interface ProxyArgs extends HttpsArgs, ReadyArgs {
@@ -90,16 +92,11 @@ export async function stormFromArgs(args: ProxyArgs): Promise<Storm> {
   return createStorm(config, { clock: args.clock === 'virtual' ? new VirtualClock() : new RealClock() })
 }
 
-/** The report document for every run of a storm: one report, or `{runs: [{report}]}`. */
-export function reportDocument(storm: Storm): unknown {
-  return reportSet(storm.runIds(), (id) => storm.report(id))
-}
-
-/** The same document for the runs of a shared state store: every replica's calls and effects, merged. */
-export async function sharedReportDocument(state: RedisRunState): Promise<unknown> {
-  const ids = await state.runIds()
+/** The report document for every run a ledger keeps (with `--state`, every replica's): one report, or `{runs: [{report}]}`. */
+export async function reportDocument(ledger: RunLedger): Promise<unknown> {
+  const ids = await ledger.runIds()
   const reports = new Map<string, unknown>()
-  for (const id of ids.length ? ids : [undefined]) reports.set(id ?? '', await state.report(id))
+  for (const id of ids.length ? ids : [undefined]) reports.set(id ?? '', await ledger.report(id))
   return reportSet(ids, (id) => reports.get(id ?? ''))
 }
 
@@ -190,7 +187,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & StateA
       }
       if (args.report) {
         // With --state: the run as every replica saw it.
-        const document = shared ? await sharedReportDocument(shared) : reportDocument(storm)
+        const document = await reportDocument(shared ?? memoryLedger(storm))
         await writeFileAtomic(args.report, JSON.stringify(document, null, 2) + '\n')
         printError(`report written to ${args.report}`)
       }

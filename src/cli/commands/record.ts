@@ -11,7 +11,8 @@ import { httpsOptionsFromArgs } from '../https-args.js'
 import { printError, printLine } from '../output.js'
 import { commandEnvironment, runCommand } from '../run-command.js'
 import { untilStopRequested } from '../stop-request.js'
-import { cassetteWritten, describeProxy, listenOptionsFromArgs, proxyOptions, reportDocument, sharedReportDocument, stormFromArgs, type ProxyArgs } from './proxy.js'
+import { cassetteWritten, describeProxy, listenOptionsFromArgs, proxyOptions, reportDocument, stormFromArgs, type ProxyArgs } from './proxy.js'
+import { memoryLedger } from '../../engine/ledger/memory-ledger.js'
 import { ConfigError } from '../../errors.js'
 import { stateFromArgs, stateOptions, type StateArgs } from '../state-args.js'
 import { recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
@@ -71,7 +72,7 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs & 
     await recorder.close()
     for (const line of cassetteWritten(file, recorder, shared)) printError(line)
     if (args.report) {
-      const document = shared ? await sharedReportDocument(shared) : reportDocument(storm)
+      const document = await reportDocument(shared ?? memoryLedger(storm))
       await writeFileAtomic(args.report, JSON.stringify(document, null, 2) + '\n')
       printError(`report written to ${args.report}`)
     }

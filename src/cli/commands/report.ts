@@ -4,7 +4,7 @@ import { createStorm } from '../../engine/storm.js'
 import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { printError } from '../output.js'
 import { stateFromArgs, stateLocationOptions, type StateArgs } from '../state-args.js'
-import { sharedReportDocument } from './proxy.js'
+import { reportDocument } from './proxy.js'
 import { cutBodiesOf, describeCutBodies } from '../../cassette/cut-bodies.js'
 import { Cassette } from '../../cassette/cassette.js'
 import { ITEMIZED_CALLS_LIMIT } from '../../engine/schema/config.js'
@@ -40,7 +40,7 @@ export const reportCommand: CommandModule<object, ReportArgs> = {
         throw new AdminApiError('ERR_ADMIN_NOT_FOUND', `Failed to read the ${what}: no run "${args.run}" in ${state.shownUrl} under the prefix "${options.prefix}" (runs: ${(await state.runIds()).join(', ') || 'none'}).`)
       }
       if (args.cassette !== undefined) return await writeCassette(state, args.run, args.cassette)
-      const document = args.run !== undefined ? await state.report(args.run) : await sharedReportDocument(state)
+      const document = args.run !== undefined ? await state.report(args.run) : await reportDocument(state)
       const text = JSON.stringify(document, null, 2) + '\n'
       if (args.out) {
         await writeFileAtomic(args.out, text)

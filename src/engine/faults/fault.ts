@@ -16,6 +16,7 @@ import type { Clock } from '../clock.js'
 import type { StreamTransform } from '../streams/stream-transform.js'
 import type { BaseRule } from '../schema/rule-base.js'
 import type { RequestView, ResponseView } from '../http.js'
+import type { FailureShaper } from './failure-shape.js'
 
 /** The run a call belongs to, for faults that keep a budget per run (`token_limit`). */
 export interface RunView {
@@ -74,6 +75,8 @@ export interface FaultContext<R extends BaseRule = BaseRule> {
   readonly response?: ResponseView
   /** Absent where no run is known (a fault applied outside the exchange flow). */
   readonly run?: RunView
+  /** A service's own answer for a status fault (the plug-ins', see failure-shape.ts); absent: generic answers. */
+  readonly shapeFailure?: FailureShaper | undefined
 }
 
 /** What the transport must do. Plain data, carried out by `proxy/` and `interceptors/`. */

@@ -1,6 +1,6 @@
 import { defineFault, jsonBody } from './fault.js'
 import type { BaseRule } from '../schema/rule-base.js'
-import { providerError, retryHeaders } from '../../model-calls/provider-errors.js'
+import { retryHeaders } from './retry-headers.js'
 
 /**
  * `429 Too Many Requests` with the retry hint in both forms clients read: `Retry-After` in whole
@@ -17,8 +17,8 @@ export const rateLimitFault = defineFault<'rate_limit', BaseRule>({
     const hint = retryHeaders(rule.delay)
     return `answer 429 with Retry-After: ${hint['retry-after']} and retry-after-ms: ${hint['retry-after-ms']} (${formatSeconds(rule.delay)})`
   },
-  async apply({ rule, request, seed, route, key }) {
-    const shaped = providerError(request, 'rate_limit', { retryAfter: rule.delay, identity: [seed, rule.name, route, key] })
+  async apply({ rule, request, seed, route, key, shapeFailure }) {
+    const shaped = shapeFailure?.(request, 'rate_limit', { retryAfter: rule.delay, identity: [seed, rule.name, route, key] })
     if (shaped) return { action: { type: 'respond', ...shaped }, injected: true, retryAfter: rule.delay }
     const { headers, body } = jsonBody({
       error: { type: 'rate_limit_error', code: 'rate_limit_exceeded', message: `Rate limit exceeded. Retry after ${formatSeconds(rule.delay)}.` },

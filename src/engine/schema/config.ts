@@ -5,7 +5,7 @@
 import { z } from 'zod'
 import { ruleSchema, type Rule } from './rule.js'
 import { parseRoutePattern } from '../route-pattern.js'
-import { DEFAULT_MCP_OPTIONS, mcpOptionsSchema } from '../../mcp/mcp-options.js'
+import { DEFAULT_MCP_OPTIONS, mcpOptionsSchema } from './mcp-section.js'
 
 import { SEED_LIMIT, seedSchema } from './rule-base.js'
 export { SEED_LIMIT, seedSchema }

@@ -1,15 +1,14 @@
 /**
  * Whether a client got the event that ends its event stream: a model provider's final event
  * (`[DONE]`, `message_stop`, `response.completed`: terminal-event.ts) or, for an MCP request, the
- * JSON-RPC answer to that request's id. A client that closes right after it (the openai SDK, MCP
- * clients) got a complete response: the call is recorded as one, not as cancelled.
+ * JSON-RPC answer to that request's id (read by the MCP plug-in's `readAnswer`). A client that
+ * closes right after it (the openai SDK, MCP clients) got a complete response: the call is recorded
+ * as one, not as cancelled.
  *
  * Fed the bytes as they are handed to the client; a compressed stream is not read (never ends).
  */
-import { type HeaderMap, headerValue } from '../http.js'
+import { type HeaderMap, headerValue, type RequestView } from '../http.js'
 import type { Exchange } from '../exchange.js'
-import { createMcpAnswerReader } from '../../mcp/mcp-answer-reader.js'
-import type { JsonRpcId } from '../json-rpc/mcp-request.js'
 import { SseBlockReader } from './sse-splitter.js'
 
 export interface StreamEnd {
@@ -19,14 +18,23 @@ export interface StreamEnd {
   readonly reached: boolean
 }
 
-/** A watch over the response `headers` start, for `exchange`; null unless it is an event stream it can read. */
-export function watchStreamEnd(exchange: Exchange, headers: HeaderMap): StreamEnd | null {
+/**
+ * A reader of the message that answers `request` in its event stream (`contentType`): it calls
+ * `onAnswer` once that message went by. Null: the request expects no such answer (then the
+ * stream's final event ends it).
+ */
+export type AnswerReader = (request: RequestView, contentType: string, onAnswer: () => void) => ((chunk: Buffer) => void) | null
+
+/**
+ * A watch over the response `headers` start, for `exchange`; null unless it is an event stream it
+ * can read. `readAnswer`: the plug-ins' reader of a request's own answer.
+ */
+export function watchStreamEnd(exchange: Exchange, headers: HeaderMap, readAnswer?: AnswerReader): StreamEnd | null {
   const type = (headerValue(headers, 'content-type') ?? '').toLowerCase()
   if (!type.startsWith('text/event-stream')) return null
   const encoding = (headerValue(headers, 'content-encoding') ?? '').toLowerCase()
   if (encoding !== '' && encoding !== 'identity') return null
-  const id = exchange.request.mcp?.id
-  return id === null || id === undefined ? finalEventWatch() : answerWatch(id, type)
+  return (readAnswer && answerWatch(readAnswer, exchange.request, type)) ?? finalEventWatch()
 }
 
 /** A model stream's final event. */
@@ -43,10 +51,16 @@ function finalEventWatch(): StreamEnd {
   return watch
 }
 
-/** The answer to one MCP request: its stream has nothing more for this request after it. */
-function answerWatch(id: JsonRpcId, contentType: string): StreamEnd {
-  // The reader holds pieces of a message until it ends: a copy, since the caller may reuse the chunk.
-  const watch = { reached: false, push: (chunk: Uint8Array) => watch.reached || read(Buffer.from(chunk)) }
-  const read = createMcpAnswerReader(id, contentType, () => (watch.reached = true))
-  return watch
+/** The answer to one request (MCP): its stream has nothing more for this request after it. */
+function answerWatch(readAnswer: AnswerReader, request: RequestView, contentType: string): StreamEnd | null {
+  let reached = false
+  const read = readAnswer(request, contentType, () => (reached = true))
+  if (!read) return null
+  return {
+    get reached() {
+      return reached
+    },
+    // The reader holds pieces of a message until it ends: a copy, since the caller may reuse the chunk.
+    push: (chunk) => reached || read(Buffer.from(chunk)),
+  }
 }

@@ -12,8 +12,9 @@
  * | POST | /effects | the tool side reports a commit `{name, key, call}` |
  * | POST | /clock/advance | advance a virtual clock `{seconds}` (virtual clock only) |
  *
- * With a shared state store (`--state`), reports, runs, resets and effects are the store's (every
- * replica's), and `PUT /rules` reaches every replica (docs/scale-out.md).
+ * Reports, runs, resets and effects go through the storm's run ledger (engine/ledger/): in memory
+ * the storm's own; with a shared state store (`--state`) every replica's, and `PUT /rules` reaches
+ * every replica (docs/scale-out.md).
  *
  * Per-run rules, the active run and contracts are in run-routes.ts (passed in as an extra route).
  *
@@ -31,7 +32,8 @@ import { VERSION } from '../../version.js'
 import { hasValidToken, isAllowedHost } from './admin-auth.js'
 import { checkAdminQuery } from './admin-query.js'
 import type { AdminHosts } from './admin-hosts.js'
-import type { RedisRunState } from '../../state/redis-run-state.js'
+import type { RunLedger } from '../../engine/ledger/run-ledger.js'
+import { memoryLedger } from '../../engine/ledger/memory-ledger.js'
 
 /** Admin request bodies are small JSON documents. */
 const MAX_ADMIN_BODY_BYTES = 1024 * 1024
@@ -45,8 +47,8 @@ export interface AdminContext {
   readonly extraRoutes?: Array<(req: http.IncomingMessage, res: http.ServerResponse, url: URL) => boolean | Promise<boolean>>
   /** Routes answered without the token (the dashboard's static page; never data). Host/Origin are still checked. */
   readonly publicRoutes?: Array<(req: http.IncomingMessage, res: http.ServerResponse, url: URL) => boolean | Promise<boolean>>
-  /** Runs shared with other replicas (`--state`): reports, runs, resets, effects and rules go through it. */
-  readonly state?: RedisRunState
+  /** Where runs are kept: reports, runs, resets, effects and rules go through it. Default: the storm's memory. */
+  readonly ledger?: RunLedger
   /** Called when the rules change, so the proxy can apply side effects (none today). */
   onRulesChanged?(): void
 }
@@ -112,6 +114,7 @@ export function parseJsonBody(text: string, what: string): unknown {
 
 export function createAdminHandler(context: AdminContext): http.RequestListener {
   const { storm } = context
+  const ledger = context.ledger ?? memoryLedger(storm)
   return (req, res) => {
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://admin')
@@ -132,32 +135,12 @@ export function createAdminHandler(context: AdminContext): http.RequestListener 
       for (const route of context.extraRoutes ?? []) if (await route(req, res, url)) return
 
       const run = url.searchParams.get('run') ?? undefined
-      const shared = context.state
-      if (shared) {
-        switch (`${req.method} ${url.pathname}`) {
-          // A run nothing happened in yet (a test that made no call) has an empty report.
-          case 'GET /report':
-            return sendJson(res, 200, await shared.report(run))
-          case 'GET /runs':
-            return sendJson(res, 200, { runs: await shared.runs() })
-          case 'POST /reset':
-            await shared.reset(run)
-            return sendJson(res, 200, { ok: true, reset: run ?? 'all' })
-          case 'POST /effects': {
-            const body = parseJsonBody(await readBody(req, 16 * 1024), 'POST /effects') as { name?: unknown; key?: unknown; call?: unknown }
-            if (typeof body !== 'object' || body === null || typeof body.call !== 'string') {
-              throw new AdminApiError('ERR_EFFECT_INVALID', 'Failed to record an effect: expected {"name": string, "key": string, "call": "<x-toolstorm-call value>"}.')
-            }
-            // The shared exchange map is the capability check: an unknown id is refused there.
-            return sendJson(res, 201, { ok: true, effect: await shared.effect(body.name, body.key, body.call) })
-          }
-        }
-      }
       switch (`${req.method} ${url.pathname}`) {
+        // A run nothing happened in yet (a test that made no call) has an empty report.
         case 'GET /report':
-          return sendJson(res, 200, storm.report(run))
+          return sendJson(res, 200, await ledger.report(run))
         case 'GET /runs':
-          return sendJson(res, 200, { runs: storm.runIds().map((id) => ({ id, calls: storm.report(id).calls.length })) })
+          return sendJson(res, 200, { runs: await ledger.runs() })
         case 'GET /rules':
           return sendJson(res, 200, storm.shownConfig())
         case 'PUT /rules': {
@@ -166,23 +149,21 @@ export function createAdminHandler(context: AdminContext): http.RequestListener 
           const document = /yaml/i.test(type) ? parseDocument(text, 'PUT /rules', { format: 'yaml' }) : parseJsonBody(text, 'PUT /rules')
           const config = parseConfig(document, 'PUT /rules')
           // Shared first: a replica never serves rules the others did not get.
-          await shared?.publishRules(config)
+          await ledger.publishRules(config)
           storm.setConfig(config)
           context.onRulesChanged?.()
           return sendJson(res, 200, { ok: true, rules: config.rules.length, warnings: lintRules(config) })
         }
         case 'POST /reset':
-          storm.reset(run)
+          await ledger.reset(run)
           return sendJson(res, 200, { ok: true, reset: run ?? 'all' })
         case 'POST /effects': {
           const body = parseJsonBody(await readBody(req, 16 * 1024), 'POST /effects') as { name?: unknown; key?: unknown; call?: unknown }
           if (typeof body !== 'object' || body === null || typeof body.call !== 'string') {
             throw new AdminApiError('ERR_EFFECT_INVALID', 'Failed to record an effect: expected {"name": string, "key": string, "call": "<x-toolstorm-call value>"}.')
           }
-          if (!storm.knowsExchange(body.call) && !hasValidToken(req, url, context.token)) {
-            throw new AdminApiError('ERR_EFFECT_INVALID', 'Failed to record an effect: the call id names no live exchange. Pass the x-toolstorm-call header of the request being served.')
-          }
-          const effect = storm.effect(body.name as string, body.key as string, { call: body.call })
+          // The exchange id is the capability; the token lets an effect name an exchange that ended.
+          const effect = await ledger.effect(body.name, body.key, body.call, { trusted: hasValidToken(req, url, context.token) })
           return sendJson(res, 201, { ok: true, effect })
         }
         case 'POST /clock/advance': {

@@ -4,7 +4,7 @@
  */
 import { ReportError } from '../errors.js'
 import type { JsonValue } from '../json/canonical-json.js'
-import type { Report } from './schema/report.js'
+import type { Report } from '../engine/schema/report.js'
 import { validateReport } from './validate-report.js'
 
 const MAX_RUNS = 100

@@ -4,11 +4,11 @@
  * This checks consistency, not authenticity: a self-consistent file can still be forged.
  */
 import { ReportError } from '../errors.js'
-import { faultFor } from './faults/registry.js'
-import { callPathName, isEligible } from './rules/select.js'
-import { formatIssues } from './schema/format-issues.js'
-import { reportSchema, type Report } from './schema/report.js'
-import type { Rule } from './schema/rule.js'
+import { faultFor } from '../engine/faults/registry.js'
+import { callPathName, isEligible } from '../engine/rules/select.js'
+import { formatIssues } from '../engine/schema/format-issues.js'
+import { reportSchema, type Report } from '../engine/schema/report.js'
+import type { Rule } from '../engine/schema/rule.js'
 
 /** Parse and check a report; `source` names the file in errors. */
 export function validateReport(input: unknown, source = 'report', at = '$'): Report {

@@ -1,9 +1,9 @@
 /** A short summary of a report: calls per route, faults, effects, coverage. */
-import { duplicateEffects, type DuplicateEffect } from './contracts/duplicate-effects.js'
-import type { CoverageCounts, RecoveryRecord, Report } from './schema/report.js'
-import { recoveryOf } from './recovery.js'
-import { contradicted, rejudgeClaims } from './claims/judge-claims.js'
-import type { ClaimVerdict } from './claims/claim-schema.js'
+import { duplicateEffects, type DuplicateEffect } from '../engine/contracts/duplicate-effects.js'
+import type { CoverageCounts, RecoveryRecord, Report } from '../engine/schema/report.js'
+import { recoveryOf } from '../engine/recovery.js'
+import { contradicted, rejudgeClaims } from '../engine/claims/judge-claims.js'
+import type { ClaimVerdict } from '../engine/claims/claim-schema.js'
 
 export interface ReportSummary {
   readonly version: 1

@@ -1,0 +1,41 @@
+/**
+ * The port through which a status fault answers in a service's own shape: the faults say which
+ * failure they inject, a plug-in that knows the service (model calls: `src/model-calls/
+ * provider-errors.ts`) gives the status, headers and body its clients expect. With no shaper, or
+ * when it does not know the request, the fault keeps its generic answer.
+ */
+import type { RequestView } from '../http.js'
+
+/** The status faults that may have a service's shape. */
+export type ShapedFailure = 'rate_limit' | 'unavailable' | 'overloaded' | 'timeout'
+
+/** One dimension of a rate limit, as the headers report it. */
+export interface LimitWindow {
+  readonly limit: number
+  readonly remaining: number
+  /** Seconds until the window is back to its full budget. */
+  readonly resetSeconds: number
+}
+
+export interface FailureShapeOptions {
+  /** Seconds the client is told to wait (`retry-after`, `retry-after-ms`); absent: no hint. */
+  readonly retryAfter?: number | undefined
+  /** The budget the call ran into (`token_limit`); absent for a plain `rate_limit`. */
+  readonly requests?: LimitWindow | undefined
+  readonly tokens?: LimitWindow | undefined
+  /** Which budget was exceeded, for the message. */
+  readonly exceeded?: 'requests' | 'tokens' | undefined
+  /** Hashed into the request id, so a seed gives the same ids (the draw's inputs). */
+  readonly identity: readonly unknown[]
+  /** Wall-clock milliseconds, for reset times written as dates. */
+  readonly nowMs?: number | undefined
+}
+
+export interface ShapedResponse {
+  readonly status: number
+  readonly headers: Record<string, string>
+  readonly body: Uint8Array
+}
+
+/** The service's answer for `failure` on `request`, or null when it does not know the request. */
+export type FailureShaper = (request: RequestView, failure: ShapedFailure, options: FailureShapeOptions) => ShapedResponse | null

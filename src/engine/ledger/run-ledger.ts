@@ -1,0 +1,40 @@
+/**
+ * The storage port: where a storm's runs are kept. In memory they are the storm's own
+ * (memory-ledger.ts); with a shared store every replica's (Redis: src/state/redis-run-state.ts).
+ * The admin API, the CLI and the report code read and change runs through this port and never
+ * ask which store is in use.
+ *
+ * `begin` stays synchronous in memory: it is the proxy's hot path, and only a shared store pays
+ * for an await.
+ *
+ * @see ../../../docs/scale-out.md
+ */
+import type { Exchange } from '../exchange.js'
+import type { StormConfig } from '../schema/config.js'
+import type { EffectRecord, Report } from '../schema/report.js'
+import type { BeginRequest } from '../storm.js'
+
+export interface EffectOptions {
+  /**
+   * The caller holds the admin token. An effect that names no live exchange is then still taken
+   * in memory (a report after its exchange ended); a shared store's exchange map decides alone.
+   */
+  readonly trusted?: boolean
+}
+
+export interface RunLedger {
+  /** Start an exchange: its run's budget, ordinal, key and rule, decided once for every replica. */
+  begin(request: BeginRequest): Exchange | Promise<Exchange>
+  /** The run's report (empty for a run with no calls yet). */
+  report(run?: string): Promise<Report>
+  /** The runs kept, in the order they began. */
+  runIds(): Promise<string[]>
+  /** The runs kept with their call counts. */
+  runs(): Promise<Array<{ id: string; calls: number }>>
+  /** Forget one run, or every run. */
+  reset(run?: string): Promise<void>
+  /** Record a committed effect for the exchange `call` names. */
+  effect(name: unknown, key: unknown, call: string, options?: EffectOptions): Promise<EffectRecord>
+  /** Give every replica `config` before this one serves it (nothing to do in memory). */
+  publishRules(config: StormConfig): Promise<void>
+}
