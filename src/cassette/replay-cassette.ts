@@ -20,7 +20,7 @@ import type { Cassette } from './cassette.js'
 import { replayReport, type ReplayReport } from './replay-report.js'
 import type { ReplayOptions, ReplaySession, ReplayVerdict } from './replay-session.js'
 import { replaySource, type ReplaySource } from './replay-source.js'
-import { checkOptions } from '../engine/schema/check-options.js'
+import { checkOptions } from '../options/check-options.js'
 import { cassetteReplayOptionsSchema } from './replay-options-schema.js'
 
 export interface CassetteReplayOptions extends Omit<ReplayOptions, 'passthroughUnmatched'> {

@@ -1,10 +1,10 @@
 /**
  * The options of in-process replay (`replayCassette()`, `cassetteHandlers()`) and of
  * `startReplayServer()`, as each checks them: an unknown key is refused with a did-you-mean
- * (engine/schema/check-options.ts). The replay fields are shared, so they are spelled once.
+ * (options/check-options.ts). The replay fields are shared, so they are spelled once.
  */
 import { z } from 'zod'
-import { fn, object, optionsSchema, type OptionsShape } from '../engine/schema/check-options.js'
+import { fn, object, optionsSchema, type OptionsShape } from '../options/check-options.js'
 import { matchOptionsSchema } from '../engine/schema/cassette.js'
 import type { Redactor } from '../redact/index.js'
 import type { CertificateAuthority } from '../proxy/tls/certificate-authority.js'

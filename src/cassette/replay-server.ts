@@ -28,7 +28,7 @@ import { startProxy, type ProxyOptions, type ProxyServer } from '../proxy/proxy-
 import { sendJson } from '../proxy/admin/admin-server.js'
 import { createStorm, type Storm } from '../engine/storm.js'
 import type { Cassette } from './cassette.js'
-import { checkOptions } from '../engine/schema/check-options.js'
+import { checkOptions } from '../options/check-options.js'
 import { replayServerOptionsSchema } from './replay-options-schema.js'
 import { createCassetteRecorder, type CassetteRecorder } from './cassette-recorder.js'
 import { mergeSession } from './merge-session.js'

@@ -1,9 +1,9 @@
 /**
  * The options of `intercept()` and `stormHandlers()` as each checks them: an unknown key is refused
- * with a did-you-mean (engine/schema/check-options.ts). Their shared fields are spelled once.
+ * with a did-you-mean (options/check-options.ts). Their shared fields are spelled once.
  */
 import { z } from 'zod'
-import { fn, object, optionsSchema, type OptionsShape } from '../engine/schema/check-options.js'
+import { fn, object, optionsSchema, type OptionsShape } from '../options/check-options.js'
 import type { ExchangePlugin } from '../engine/plugin.js'
 import type { InterceptOptions } from './intercept.js'
 import type { StormHandlerOptions } from './msw-handlers.js'

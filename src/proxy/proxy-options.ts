@@ -5,7 +5,7 @@
  */
 import type { Dispatcher } from 'undici'
 import { z } from 'zod'
-import { checkOptions, fn, object, optionsSchema } from '../engine/schema/check-options.js'
+import { checkOptions, fn, object, optionsSchema } from '../options/check-options.js'
 import type { Clock } from '../engine/clock.js'
 import type { ExchangeObserver } from '../engine/exchange-flow.js'
 import type { ExchangePlugin } from '../engine/plugin.js'
@@ -99,7 +99,7 @@ export interface ProxyOptions {
 const port = z.number().int().min(0).max(65535)
 const hostList = z.array(z.string())
 
-/** `ProxyOptions` as `startProxy()` checks it (engine/schema/check-options.ts). */
+/** `ProxyOptions` as `startProxy()` checks it (options/check-options.ts). */
 export const proxyOptionsSchema = optionsSchema<ProxyOptions>({
   targets: z.array(z.string()),
   host: z.string().min(1),

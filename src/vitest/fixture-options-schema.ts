@@ -1,6 +1,6 @@
-/** The options of the vitest fixture's `storm(config, options)`, checked as `intercept()` checks its own (engine/schema/check-options.ts). */
+/** The options of the vitest fixture's `storm(config, options)`, checked as `intercept()` checks its own (options/check-options.ts). */
 import { z } from 'zod'
-import { object, optionsSchema } from '../engine/schema/check-options.js'
+import { object, optionsSchema } from '../options/check-options.js'
 import type { Clock } from '../engine/clock.js'
 import { inProcessShape, interceptTargetsSchema } from '../interceptors/intercept-options-schema.js'
 import type { StormFixtureOptions } from './index.js'

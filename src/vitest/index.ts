@@ -18,7 +18,7 @@ import { ContractFailedError } from '../errors.js'
 import type { StormConfigInput } from '../engine/schema/config.js'
 import { createStorm, type Storm, type StormOptions } from '../engine/storm.js'
 import { stormMatchers } from './matchers.js'
-import { checkOptions } from '../engine/schema/check-options.js'
+import { checkOptions } from '../options/check-options.js'
 import { stormFixtureOptionsSchema } from './fixture-options-schema.js'
 import { interceptFor, type InterceptOptions, type Interception } from '../interceptors/intercept.js'
 

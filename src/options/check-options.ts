@@ -8,9 +8,9 @@
  * clocks, dispatchers) pass through as they are: the parsed copy is thrown away.
  */
 import { z } from 'zod'
-import { docsUrl } from '../../docs-url.js'
-import { ConfigError } from '../../errors.js'
-import { closestName } from '../closest-name.js'
+import { docsUrl } from '../docs-url.js'
+import { ConfigError } from '../errors.js'
+import { closestName } from '../engine/closest-name.js'
 
 /** One schema per field of `T`, every field present and no other (the options interface is the type, this is the check). */
 export type OptionsShape<T> = { [K in keyof T]-?: z.ZodType<T[K] | undefined> }
