@@ -147,6 +147,27 @@ function truncation(exchange: CassetteExchange): string | null {
   return body.decoded ? `truncated: ${stored} bytes recorded (decoded) of a ${body.size}-byte ${body.decoded} body` : `truncated: ${stored} of ${body.size} bytes recorded`
 }
 
+/**
+ * A request as the table and messages show it: an MCP call (or any route not named by method and
+ * path) by its route first, as the cassette names it (`tools/call create_shipment · POST /mcp`);
+ * a path when the cassette stores paths.
+ */
+function describeSeen(seen: NormalisedRequest, pathsOnly: boolean): string {
+  const request = describe(seen.method, pathsOnly ? originForm(seen.url) : seen.url)
+  return seen.route === undefined || seen.route.startsWith(`${seen.method} `) ? request : `${seen.route} · ${request}`
+}
+
+/** `/path?query` of an absolute URL; an origin-form one as it is. */
+function originForm(url: string): string {
+  if (url.startsWith('/')) return url
+  try {
+    const parsed = new URL(url)
+    return parsed.pathname + parsed.search
+  } catch {
+    return url
+  }
+}
+
 /** An exchange as the table shows it: its route when that says more than `METHOD url`. */
 function describeExchange(exchange: CassetteExchange): string {
   const request = describe(exchange.request.method, exchange.request.url)
@@ -161,6 +182,8 @@ export class ReplaySession {
   readonly #options: ReplayOptions
   readonly #match: MatchOptions
   readonly #redactor: Redactor
+  /** The cassette stores paths (recorded behind a reverse proxy, or by the fixture): requests are shown by path too. */
+  readonly #pathsOnly: boolean
   /** Match views by position, computed when first needed (a strict replay only looks at the next one). */
   readonly #views: Array<MatchView | undefined>
   /** Positions by key, for `order: 'any'` (built at construction) … */
@@ -202,6 +225,7 @@ export class ReplaySession {
       normalize: options.match?.normalize ?? recorded.normalize,
     }
     this.#redactor = options.redactor ?? createRedactor({ keys: cassette.header.redaction.keys })
+    this.#pathsOnly = cassette.exchanges.length > 0 && cassette.exchanges.every((exchange) => exchange.request.url.startsWith('/'))
     this.#served = new Uint8Array(cassette.exchanges.length)
     this.#size = cassette.exchanges.length
     this.#views = new Array<MatchView | undefined>(this.#size)
@@ -297,7 +321,7 @@ export class ReplaySession {
 
   /** `decide` for a request already normalised (benchmarks measure this step). */
   decideNormalised(ticket: ReplayTicket, seen: NormalisedRequest): ReplayDecision {
-    const seenText = describe(seen.method, seen.url)
+    const seenText = describeSeen(seen, this.#pathsOnly)
     if (this.order === 'strict' && this.#failure) {
       const failure = this.#failure
       this.#row(ticket.request, null, seenText, 'refused: the replay already diverged')

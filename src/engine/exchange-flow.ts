@@ -24,7 +24,16 @@ export const BUDGET_REFUSAL_STATUS = 503
  * buffered for the observer's sake. The transports' pass-through fast path is not used for the
  * exchanges an observer `wants`.
  */
+/** Where an observer was given: a recorder stores what the CLI stores from there (origin-form URLs behind a reverse proxy). */
+export interface ObserverFront {
+  readonly source: 'proxy' | 'in-process'
+  /** Reverse-mode targets (none: forward mode, or in-process). */
+  readonly targets: readonly string[]
+}
+
 export interface ExchangeObserver {
+  /** Told once, by the front door it was given to (`startProxy`), before any exchange. */
+  attached?(front: ObserverFront): void
   /**
    * Whether this observer wants to see `exchange`, asked once before anything else (absent: yes).
    * An exchange no observer wants and no fault touches keeps the transports' fast path.
@@ -66,11 +75,14 @@ export function combineObservers(...observers: Array<ExchangeObserver | undefine
     return wanted
   }
   const each =
-    <K extends Exclude<keyof ExchangeObserver, 'wants'>>(key: K) =>
+    <K extends Exclude<keyof ExchangeObserver, 'wants' | 'attached'>>(key: K) =>
     (exchange: Exchange, ...args: unknown[]) => {
       for (const observer of wanting(exchange)) (observer[key] as ((...a: unknown[]) => void) | undefined)?.(exchange, ...args)
     }
   return {
+    attached: (front) => {
+      for (const observer of list) observer.attached?.(front)
+    },
     wants: (exchange) => wanting(exchange).length > 0,
     onStart: each('onStart'),
     onRequestBody: each('onRequestBody'),

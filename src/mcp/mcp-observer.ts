@@ -80,7 +80,7 @@ export function createMcpObserver(tools?: ToolCatalog): ExchangeObserver {
   }
 }
 
-type Hook = Exclude<keyof ExchangeObserver, 'wants'>
+type Hook = Exclude<keyof ExchangeObserver, 'wants' | 'attached'>
 const HOOKS: readonly Hook[] = ['onStart', 'onRequestBody', 'onRequestBodyRead', 'onUpstreamHead', 'onUpstreamBody', 'onClientHead', 'onClientBody', 'onFinished']
 
 /**

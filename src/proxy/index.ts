@@ -1,6 +1,7 @@
 /** The standalone proxy as a library: start it in a test or a script. */
 export { startProxy } from './proxy-server.js'
 export type { ProxyOptions, ProxyServer, ProxyState } from './proxy-server.js'
+export type { ProxyRecordOptions } from './proxy-recording.js'
 export type { RedisStateOptions } from '../state/state-options.js'
 export type { RedisRunState } from '../state/redis-run-state.js'
 export type { StateUnavailablePolicy } from './shared-state-serve.js'

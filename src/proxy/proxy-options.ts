@@ -14,6 +14,7 @@ import type { RedisRunState } from '../state/redis-run-state.js'
 import type { RedisStateOptions } from '../state/state-options.js'
 import type { Storm } from '../engine/storm.js'
 import type { UpstreamSource } from '../engine/upstream-source.js'
+import type { ProxyRecordOptions } from './proxy-recording.js'
 import type { AdminContext } from './admin/admin-server.js'
 import type { ExchangeErrorReporter } from './exchange-failure.js'
 import type { StateUnavailablePolicy } from './shared-state-serve.js'
@@ -49,6 +50,13 @@ export interface ProxyOptions {
    * does not answer goes to the live upstreams. Closed with the proxy.
    */
   source?: UpstreamSource
+  /**
+   * Record a cassette of every exchange (`toolstorm record` from the library): the file, or the
+   * recorder's options with it (`createCassetteRecorder`). Written atomically as it goes and on
+   * `close()`; behind a reverse proxy URLs are stored as paths, so `replayCassette` and
+   * `toolstorm replay` answer them on any port. The recorder is `proxy.recorder`.
+   */
+  record?: ProxyRecordOptions
   /** Hooks for recorders. One that throws fails that exchange only (500, or a reset once the response started). */
   observer?: ExchangeObserver
   /**

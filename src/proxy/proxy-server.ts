@@ -27,6 +27,8 @@ import { createDashboard, DASHBOARD_PATH } from './admin/dashboard.js'
 import type { RequestBody, WireRequest } from './http1/wire-request.js'
 import { defaultPlugins } from '../default-plugins.js'
 import { peekBody } from './peek-body.js'
+import { proxyObservers } from './proxy-recording.js'
+import type { CassetteRecorder } from '../cassette/cassette-recorder.js'
 import type { WireResponse } from './http1/wire-response.js'
 import type { WireServer } from './http1/wire-server.js'
 import { createLiveSource } from './live-source.js'
@@ -78,6 +80,8 @@ export interface ProxyServer {
   readonly source: NonNullable<ProxyOptions['source']>
   /** The shared state store (with `state`), else null. */
   readonly state: RedisRunState | null
+  /** The recorder `record` started (its cassette is written on `close()`), else null. */
+  readonly recorder: CassetteRecorder | null
   close(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>
 }
@@ -93,6 +97,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   const upstreamTls = upstreamConnectOptions(options)
   if (upstreamTls && options.dispatcher !== undefined) throw new ConfigError('Failed to start the proxy: upstreamCa and insecureSkipUpstreamTlsVerification configure the proxy\'s own dispatcher. Set the TLS options on your dispatcher instead.', { code: 'ERR_USAGE' })
   const report = options.onExchangeError ?? printExchangeFailure
+  const { observer, recorder } = proxyObservers(storm, { record: options.record, observer: options.observer, targets: options.targets ?? [] })
   const client = createUpstreamClient({ dispatcher: options.dispatcher, tls: upstreamTls, onHandlerError: report })
   const failures = createUpstreamFailures((url) => storm.redactor.url(url), options.warn)
   const live = createLiveSource(client, failures)
@@ -121,7 +126,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   const shared = shareState && { storm, state: shareState, policy: options.stateUnavailable ?? 'fail', report }
   const serveExchange = createServe<ProxyEntry>(storm, {
     plugins: options.plugins ?? defaultPlugins({ modelCalls: options.modelCalls !== false }),
-    observer: options.observer,
+    observer,
     guard: (observer) => guardObserver(observer, report),
     // In memory, begin() stays synchronous: the shared store's await is only paid with --state.
     ...(shared ? { begin: (request: BeginRequest, entry: ProxyEntry) => beginShared(shared, request, entry.req, entry.res) } : {}),
@@ -216,6 +221,8 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
       await client.close().catch(() => undefined)
       if (ownsState) await shareState?.close()
       state = 'closed'
+      // Every exchange has ended: the cassette is complete (a write failure rejects close()).
+      await recorder?.close()
     })()
     return closing
   }
@@ -235,6 +242,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
     },
     source,
     state: shareState,
+    recorder,
     get readyState() {
       return state
     },

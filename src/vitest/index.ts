@@ -21,6 +21,7 @@ import { stormMatchers } from './matchers.js'
 import { checkOptions } from '../options/check-options.js'
 import { stormFixtureOptionsSchema } from './fixture-options-schema.js'
 import { interceptFor, type InterceptOptions, type Interception } from '../interceptors/intercept.js'
+import { createUseCassette, type UseCassette } from './use-cassette.js'
 
 /** `source` is the storm's (the config's file name); the fixture always intercepts to the real upstreams. */
 export interface StormFixtureOptions extends StormOptions, Omit<InterceptOptions, 'source'> {
@@ -47,11 +48,11 @@ function unreached(storm: Storm): string {
   ].join('\n')
 }
 
-export const test = base.extend<{ storm: StormFactory }>({
-  storm: async ({ onTestFinished }, use) => {
+export const test = base.extend<{ storm: StormFactory; useCassette: UseCassette }>({
+  storm: async ({ onTestFinished, task }, use) => {
     const created: Array<{ storm: Storm; requireTriggered: boolean; interception: Interception | null }> = []
-    // This test's storms see this test's traffic alone, under test.concurrent too (interception-scopes.ts).
-    const owner = {}
+    // This test's storms (and cassettes) see this test's traffic alone, under test.concurrent too (interception-scopes.ts).
+    const owner = task
     const factory: StormFactory = (config = {}, options = {}) => {
       checkOptions('storm() (the toolstorm/vitest fixture)', stormFixtureOptionsSchema, options)
       const storm = createStorm(config, options)
@@ -76,9 +77,21 @@ export const test = base.extend<{ storm: StormFactory }>({
       for (const entry of [...created].reverse()) entry.interception?.dispose()
     }
   },
+  useCassette: async ({ onTestFinished, task }, use) => {
+    const snapshotState = expect.getState().snapshotState as { snapshotUpdateState?: string } | undefined
+    const cassettes = createUseCassette({ owner: task, testFile: task.file.filepath, updateSnapshot: snapshotState?.snapshotUpdateState })
+    // Written or checked as the test finishes, as the storm's rules are (a teardown's error is recorded twice).
+    onTestFinished(() => cassettes.finish())
+    try {
+      await use(cassettes.useCassette)
+    } finally {
+      cassettes.dispose()
+    }
+  },
 })
 
 expect.extend(stormMatchers)
 
 export { expect, describe } from 'vitest'
 export { stormMatchers, type StormLike } from './matchers.js'
+export { cassettePathFor, type CassetteMode, type TestCassette, type UseCassette, type UseCassetteOptions } from './use-cassette.js'

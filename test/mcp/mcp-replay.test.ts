@@ -82,6 +82,9 @@ for (const json of [true, false]) {
       })
       expect(response.status).toBe(422)
       expect(replay.verdict().passed).toBe(false)
+      // The table's seen column names the tool, as the expected column does (#30), not just POST /mcp.
+      const row = replay.verdict().rows.find((r) => r.result.startsWith('mismatch'))
+      expect(row?.seen).toBe('tools/call create_shipment · POST /mcp')
     })
   })
 }

@@ -6,7 +6,7 @@
  * under the other projects' running tests).
  */
 import { execFile, spawn } from 'node:child_process'
-import { cp, mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises'
+import { appendFile, cp, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
@@ -94,6 +94,7 @@ describe('the packed tarball', () => {
     for (const file of ['LICENSE', 'README.md', 'CHANGELOG.md', 'package.json', 'bin/toolstorm.js', 'dist/index.js', 'dist/extend/index.js', 'dist/effects/toolstorm-effects.js', 'docs/rules.md', 'docs/api.md']) expect(packed).toContain(file)
     expect(packed.filter((file) => /\.(png|jpe?g|gif|webp)$/.test(file))).toEqual([])
     expect(packed.filter((file) => file.startsWith('src/') || file.startsWith('test/'))).toEqual([])
+    expect(packed).not.toContain('dist/.build-stamp')
     const installed = path.join(projects.cjs.dir, 'node_modules/toolstorm/dist')
     const maps = (await readdir(installed, { recursive: true })).filter((file) => file.endsWith('.js.map'))
     expect(maps.length).toBeGreaterThan(100)
@@ -195,6 +196,17 @@ describe('a fresh clone', () => {
     expect(result.code).toBe(0)
     expect(result.stdout).toMatch(/PASS +Validated retries/)
     await expect(readFile(path.join(clone, 'dist/cli/main.js'), 'utf8')).resolves.toBeTruthy()
+
+    // npm pack's prepack skips a build dist/ already holds (#30), and builds once a source changed.
+    const built = (await stat(path.join(clone, 'dist/cli/main.js'))).mtimeMs
+    const prepack = await exec('npm', ['run', '--silent', 'prepack'], { cwd: clone })
+    expect(prepack.stderr).toContain('dist/ is current (built from these sources): no build needed.')
+    expect(prepack.code).toBe(0)
+    expect((await stat(path.join(clone, 'dist/cli/main.js'))).mtimeMs).toBe(built)
+    await appendFile(path.join(clone, 'src/version.ts'), '\n// changed\n')
+    const stale = await exec(process.execPath, ['scripts/build-stamp.mjs', 'check'], { cwd: clone })
+    expect(stale.stderr).toContain('dist/ is older than the sources: building.')
+    expect(stale.code).toBe(1)
   })
 })
 
@@ -222,6 +234,12 @@ function expectSuite(results: Record<string, { status: string; failureMessages: 
     'every entry point loads with require(), the same module instance as import',
     'recovers from a one-time timeout',
     'each test gets an isolated storm',
+    'useCassette records the first run',
+    'useCassette replays it strictly, with nothing reaching the server',
+    'startProxy({ record }) stores paths: replayCassette answers on another port',
+    'concurrent: the first sees its own 429 only',
+    'concurrent: the second sees its own 503 only',
+    'a diverged in-process replay is answered 422 with x-should-retry: false',
   ]) {
     expect(results[title]?.status, title).toBe('passed')
   }

@@ -1,10 +1,10 @@
 /**
  * Turn zod issues into lines that name the field and what was expected:
- * `$.rules[1].kind: expected "kind" to be one of "timeout", …`.
+ * `$.rules[1].kind: expected "kind" to be one of "timeout", …`. No docs link in a line: the message
+ * they go into names the page once (a rules file's, a cassette's, a report's).
  */
 import type { z } from 'zod'
 import { formatJsonPath } from '../../json/strict-json.js'
-import { docsUrl } from '../../docs-url.js'
 
 export function formatIssues(error: z.ZodError, input?: unknown, limit = 10): string[] {
   const lines: string[] = []
@@ -14,7 +14,7 @@ export function formatIssues(error: z.ZodError, input?: unknown, limit = 10): st
 }
 
 function describeIssue(issue: z.core.$ZodIssue, input: unknown): string {
-  if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')} (check the spelling; see ${docsUrl('rules.md')})`
+  if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')} (check the spelling)`
   if (issue.code === 'invalid_type' && input !== undefined && isMissing(input, issue.path)) return `missing; ${lowerFirst(issue.message.replace(/^Invalid input: /, ''))}`
   return lowerFirst(issue.message.replace(/^Invalid input: /, ''))
 }

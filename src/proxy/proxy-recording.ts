@@ -1,0 +1,26 @@
+/**
+ * `startProxy({ record })`: a cassette recorder the proxy owns. Any observer given to the proxy is
+ * told where it sits, so a recorder stores what `toolstorm record` stores (origin-form URLs behind
+ * a reverse proxy: replay matches whatever port the client names next time).
+ */
+import { createCassetteRecorder, type CassetteRecorder, type CassetteRecorderOptions } from '../cassette/cassette-recorder.js'
+import { combineObservers, type ExchangeObserver } from '../engine/exchange-flow.js'
+import type { Storm } from '../engine/storm.js'
+
+/** `record`: the cassette file, or the recorder's options with it. */
+export type ProxyRecordOptions = string | (CassetteRecorderOptions & { file: string })
+
+export interface ProxyObservers {
+  readonly observer: ExchangeObserver | undefined
+  /** The recorder `record` asked for (closed with the proxy), else null. */
+  readonly recorder: CassetteRecorder | null
+}
+
+/** The proxy's observer: the user's and the recorder's, each told it is behind this proxy. */
+export function proxyObservers(storm: Storm, options: { record?: ProxyRecordOptions | undefined; observer?: ExchangeObserver | undefined; targets: readonly string[] }): ProxyObservers {
+  const record = typeof options.record === 'string' ? { file: options.record } : options.record
+  const recorder = record ? createCassetteRecorder(storm, record) : null
+  const observer = combineObservers(recorder?.observer, options.observer)
+  observer?.attached?.({ source: 'proxy', targets: options.targets })
+  return { observer, recorder }
+}
