@@ -136,6 +136,8 @@ export const proxyOptionsSchema = optionsSchema<ProxyOptions>({
   selfName: z.enum(['proxy', 'replay server']),
   state: object('Redis state options ({ url }) or a connected RedisRunState'),
   stateUnavailable: z.enum(['fail', 'pass']),
+  // The recorder's own options are the recorder's to check (createCassetteRecorder).
+  record: z.union([z.string().min(1), object<Exclude<ProxyRecordOptions, string>>('a cassette file name or { file, … } recorder options')], { error: 'expected a cassette file name or { file, … } recorder options' }),
 })
 
 /** Refuse an unknown key or a wrong value before anything starts (ERR_CONFIG_INVALID). */
