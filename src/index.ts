@@ -1,5 +1,10 @@
 /**
  * toolstorm: break the HTTP calls of AI agents, then check what was really committed.
+ *
+ * The root is for test authors: storms, rules, clocks, reports, contracts, redaction and errors.
+ * In-process transports are in `toolstorm/interceptors` and `toolstorm/vitest`, the proxy in
+ * `toolstorm/proxy`, cassettes in `toolstorm/cassette`, and what extension authors build on (faults,
+ * plug-ins, sources and sinks, streams, evidence channels) in `toolstorm/extend` (docs/api.md).
  * @see ../README.md
  */
 
@@ -7,24 +12,14 @@
 // Storms are made with createStorm (which validates the config); the class is a type only.
 export { createStorm, DEFAULT_RUN } from './engine/storm.js'
 export { HEADER_CALL, HEADER_KEY, HEADER_RUN } from './engine/http.js'
-export type { Storm, StormOptions, BeginRequest } from './engine/storm.js'
+export type { Storm, StormOptions } from './engine/storm.js'
 export { configSchema } from './engine/schema/config.js'
 export type { StormConfig, StormConfigInput } from './engine/schema/config.js'
 export { ruleSchema } from './engine/schema/rule.js'
 export type { Rule, RuleInput } from './engine/schema/rule.js'
 export { lintRules, formatRuleWarning } from './engine/rules/lint-rules.js'
 export type { RuleWarning } from './engine/rules/lint-rules.js'
-export { FAULT_KINDS, faultFor } from './engine/faults/registry.js'
 export type { FaultKind } from './engine/faults/registry.js'
-export type { Fault, FaultPhase, FaultContext, FaultAction, FaultOutcome } from './engine/faults/fault.js'
-
-/* Sources and sinks (docs/architecture.md): what `startProxy({ source })` and `intercept(storm, { source })` take */
-export type { UpstreamSource, SourceRequest, UpstreamTarget } from './engine/upstream-source.js'
-export type { UpstreamExchange, UpstreamResponse, SourceAction, ForwardOptions } from './engine/exchange-transport.js'
-
-/* Streams (what a stream fault's action carries; see docs/streams.md) */
-export type { StreamTransform, StreamStep, StreamNext, StreamPiece } from './engine/streams/stream-transform.js'
-export type { ResponseWriter } from './engine/streams/response-writer.js'
 
 /* Clocks */
 export { RealClock, VirtualClock } from './engine/clock.js'
@@ -40,11 +35,9 @@ export { Contract, contract } from './engine/contracts/contract.js'
 export type { ContractResult } from './engine/contracts/contract.js'
 export type { Check } from './engine/contracts/check.js'
 export type { TokenKind } from './engine/contracts/at-most-tokens.js'
-export { channels } from './engine/evidence/channels.js'
-export type { ExchangeEvent, EffectEvent, RunEvent } from './engine/evidence/channels.js'
 
 /* Redaction */
-export { createRedactor, defaultRedactor, REDACTED } from './redact/index.js'
+export { createRedactor, defaultRedactor, REDACTED, RedactionCollisionError } from './redact/index.js'
 export type { Redactor, RedactorOptions } from './redact/index.js'
 
 /* Errors */
@@ -60,7 +53,10 @@ export {
   EffectError,
   UpstreamError,
   AdminApiError,
+  ClaimError,
+  CertificateAuthorityError,
   StateError,
+  StateUnavailableError,
   MissingPeerError,
   PortInUseError,
   ERROR_CODES,
@@ -71,3 +67,57 @@ export type { ErrorCode } from './errors.js'
 export { loadConfigFile } from './io/load-config-file.js'
 
 export { VERSION } from './version.js'
+
+/* Deprecated: extension points moved to `toolstorm/extend` (CHANGELOG.md, Unreleased). Kept working until 1.0. */
+export {
+  /** @deprecated Import from `toolstorm/extend`. */
+  FAULT_KINDS,
+  /** @deprecated Import from `toolstorm/extend`. */
+  faultFor,
+  /** @deprecated Import from `toolstorm/extend`. */
+  channels,
+} from './extend/index.js'
+export type {
+  /** @deprecated Import from `toolstorm/extend`. */
+  Fault,
+  /** @deprecated Import from `toolstorm/extend`. */
+  FaultPhase,
+  /** @deprecated Import from `toolstorm/extend`. */
+  FaultContext,
+  /** @deprecated Import from `toolstorm/extend`. */
+  FaultAction,
+  /** @deprecated Import from `toolstorm/extend`. */
+  FaultOutcome,
+  /** @deprecated Import from `toolstorm/extend`. */
+  UpstreamSource,
+  /** @deprecated Import from `toolstorm/extend`. */
+  SourceRequest,
+  /** @deprecated Import from `toolstorm/extend`. */
+  UpstreamTarget,
+  /** @deprecated Import from `toolstorm/extend`. */
+  UpstreamExchange,
+  /** @deprecated Import from `toolstorm/extend`. */
+  UpstreamResponse,
+  /** @deprecated Import from `toolstorm/extend`. */
+  SourceAction,
+  /** @deprecated Import from `toolstorm/extend`. */
+  ForwardOptions,
+  /** @deprecated Import from `toolstorm/extend`. */
+  StreamTransform,
+  /** @deprecated Import from `toolstorm/extend`. */
+  StreamStep,
+  /** @deprecated Import from `toolstorm/extend`. */
+  StreamNext,
+  /** @deprecated Import from `toolstorm/extend`. */
+  StreamPiece,
+  /** @deprecated Import from `toolstorm/extend`. */
+  ResponseWriter,
+  /** @deprecated Import from `toolstorm/extend`. */
+  ExchangeEvent,
+  /** @deprecated Import from `toolstorm/extend`. */
+  EffectEvent,
+  /** @deprecated Import from `toolstorm/extend`. */
+  RunEvent,
+} from './extend/index.js'
+/** @deprecated An internal of the storm; no public API takes it. Kept until 1.0. */
+export type { BeginRequest } from './engine/storm.js'

@@ -19,6 +19,8 @@ import type { RequestHandler } from 'msw'
 import { stormHandlers } from '../interceptors/msw-handlers.js'
 import type { Cassette } from './cassette.js'
 import { inProcessSource, replayStorm, type CassetteReplayOptions } from './replay-cassette.js'
+import { checkOptions } from '../options/check-options.js'
+import { cassetteReplayOptionsSchema } from './replay-options-schema.js'
 import { replayReport, type ReplayReport } from './replay-report.js'
 import type { ReplaySession, ReplayVerdict } from './replay-session.js'
 
@@ -33,6 +35,7 @@ export interface CassetteHandlers {
 
 /** `stormHandlers` with a cassette source: MSW answers from the cassette. */
 export function cassetteHandlers(cassette: Cassette, options: CassetteReplayOptions = {}): CassetteHandlers {
+  checkOptions('cassetteHandlers()', cassetteReplayOptionsSchema, options)
   const storm = replayStorm(cassette, options)
   const source = inProcessSource(cassette, options, storm)
   const session = source.session

@@ -20,6 +20,8 @@ import type { Cassette } from './cassette.js'
 import { replayReport, type ReplayReport } from './replay-report.js'
 import type { ReplayOptions, ReplaySession, ReplayVerdict } from './replay-session.js'
 import { replaySource, type ReplaySource } from './replay-source.js'
+import { checkOptions } from '../options/check-options.js'
+import { cassetteReplayOptionsSchema } from './replay-options-schema.js'
 
 export interface CassetteReplayOptions extends Omit<ReplayOptions, 'passthroughUnmatched'> {
   /** Which requests the cassette answers; the rest reach the network untouched. Default: all. */
@@ -63,6 +65,7 @@ export function replayStorm(cassette: Cassette, options: CassetteReplayOptions):
 
 /** Answer this process's HTTP requests from `cassette` until disposed. */
 export function replayCassette(cassette: Cassette, options: CassetteReplayOptions = {}): CassetteReplay {
+  checkOptions('replayCassette()', cassetteReplayOptionsSchema, options)
   const storm = replayStorm(cassette, options)
   const source = inProcessSource(cassette, options, storm)
   const session = source.session

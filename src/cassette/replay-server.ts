@@ -28,6 +28,8 @@ import { startProxy, type ProxyOptions, type ProxyServer } from '../proxy/proxy-
 import { sendJson } from '../proxy/admin/admin-server.js'
 import { createStorm, type Storm } from '../engine/storm.js'
 import type { Cassette } from './cassette.js'
+import { checkOptions } from '../options/check-options.js'
+import { replayServerOptionsSchema } from './replay-options-schema.js'
 import { createCassetteRecorder, type CassetteRecorder } from './cassette-recorder.js'
 import { mergeSession } from './merge-session.js'
 import { replayReport, type ReplayReport } from './replay-report.js'
@@ -97,6 +99,7 @@ function holdsHttps(cassette: Cassette): boolean {
 }
 
 export async function startReplayServer(cassette: Cassette, options: ReplayServerOptions = {}): Promise<ReplayServer> {
+  checkOptions('startReplayServer()', replayServerOptionsSchema, options)
   const mode = options.mode ?? 'replay'
   const forwarding = mode !== 'replay'
   const { mode: _mode, host: _host, port: _port, adminPort: _adminPort, adminToken: _token, adminAllowHosts: _allowHosts, targets: _targets, storm: _storm, updateFile: _file, dispatcher: _dispatcher, ca: _ca, connectPorts: _ports, onCertificateRefused: _refused, upstreamCa: _upstreamCa, insecureSkipUpstreamTlsVerification: _insecure, warn: _warn, ...replayOptions } = options

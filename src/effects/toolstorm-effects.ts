@@ -39,7 +39,7 @@ import https from 'node:https'
 
 /** The header every forwarded request carries: its exchange id (`HEADER_CALL` of `toolstorm`; this file imports nothing, so it is spelled here). */
 export const HEADER_CALL = 'x-toolstorm-call'
-/** @deprecated Renamed `HEADER_CALL`, as the root export names it (CHANGELOG.md 0.2.0). */
+/** @deprecated Renamed `HEADER_CALL`, as the root export names it (CHANGELOG.md, Unreleased). */
 export const CALL_HEADER = HEADER_CALL
 
 type HeaderBag = Record<string, string | string[] | undefined> | { get(name: string): string | null }

@@ -22,6 +22,8 @@ import type { UpstreamSource } from '../engine/upstream-source.js'
 import { createRequestControllerTransport } from './request-controller-sink.js'
 import { createUndiciSource } from './undici-source.js'
 import { defaultPlugins } from '../default-plugins.js'
+import { checkOptions } from '../options/check-options.js'
+import { interceptOptionsSchema } from './intercept-options-schema.js'
 import { readWebBody } from './read-web-body.js'
 import { docsUrl } from '../docs-url.js'
 import { effectsRegistry, type InProcessEffectSink } from '../effects/toolstorm-effects.js'
@@ -135,6 +137,7 @@ function ambiguous(request: Request, active: number): Response {
  * no other interception is active. See interception-scopes.ts.
  */
 export function intercept(storm: Storm, options: InterceptOptions = {}): Interception {
+  checkOptions('intercept()', interceptOptionsSchema, options)
   return interceptFor(null, storm, options)
 }
 

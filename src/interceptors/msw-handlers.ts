@@ -26,6 +26,8 @@ import { withBody, type UpstreamSource } from '../engine/upstream-source.js'
 import type { Storm } from '../engine/storm.js'
 import { fromWebHeaders } from '../engine/web-response.js'
 import { loadMsw } from './load-msw.js'
+import { checkOptions } from '../options/check-options.js'
+import { stormHandlerOptionsSchema } from './intercept-options-schema.js'
 import { createMswResponseTransport, type MswTransport } from './msw-response-sink.js'
 import { fetchRequestHeaders } from './request-headers.js'
 import { createUndiciSource } from './undici-source.js'
@@ -78,6 +80,7 @@ function toolsSource(tools: RequestHandler[], getResponse: GetResponse, next: Up
 }
 
 export function stormHandlers(storm: Storm, options: StormHandlerOptions = {}): RequestHandler[] {
+  checkOptions('stormHandlers()', stormHandlerOptionsSchema, options)
   const { getResponse, http, HttpResponse } = loadMsw('storm handlers (stormHandlers)')
   const live = createUndiciSource(options.dispatcher)
   const base = options.source ?? live

@@ -4,6 +4,8 @@
  * (proxy-server.ts) imports the engine's front door, not every type an option names.
  */
 import type { Dispatcher } from 'undici'
+import { z } from 'zod'
+import { checkOptions, fn, object, optionsSchema } from '../options/check-options.js'
 import type { Clock } from '../engine/clock.js'
 import type { ExchangeObserver } from '../engine/exchange-flow.js'
 import type { ExchangePlugin } from '../engine/plugin.js'
@@ -16,6 +18,7 @@ import type { ProxyRecordOptions } from './proxy-recording.js'
 import type { AdminContext } from './admin/admin-server.js'
 import type { ExchangeErrorReporter } from './exchange-failure.js'
 import type { StateUnavailablePolicy } from './shared-state-serve.js'
+import type { CertificateAuthority } from './tls/certificate-authority.js'
 import type { CertificateAuthoritySource } from './tls/leaf-certificates.js'
 import type { UpstreamTlsOptions } from './tls/upstream-tls.js'
 
@@ -99,4 +102,45 @@ export interface ProxyOptions {
   state?: RedisStateOptions | RedisRunState
   /** What an exchange gets while Redis is unreachable: `fail` (default: 503 ERR_STATE_UNAVAILABLE) or `pass` (forwarded untouched). */
   stateUnavailable?: StateUnavailablePolicy
+}
+
+const port = z.number().int().min(0).max(65535)
+const hostList = z.array(z.string())
+
+/** `ProxyOptions` as `startProxy()` checks it (options/check-options.ts). */
+export const proxyOptionsSchema = optionsSchema<ProxyOptions>({
+  targets: z.array(z.string()),
+  host: z.string().min(1),
+  port,
+  adminPort: port,
+  adminToken: z.string(),
+  adminAllowHosts: hostList,
+  config: object('a rules config object'),
+  storm: object('a storm (createStorm())'),
+  clock: object('a clock (RealClock, VirtualClock)'),
+  dispatcher: object('an undici Dispatcher'),
+  source: object('an UpstreamSource'),
+  observer: object('an ExchangeObserver'),
+  onExchangeError: fn(),
+  modelCalls: z.boolean(),
+  plugins: z.array(object<ExchangePlugin>('an ExchangePlugin')),
+  adminRoutes: z.array(fn<NonNullable<ProxyOptions['adminRoutes']>[number]>()),
+  ca: z.union([object<CertificateAuthority>('a CertificateAuthority'), fn<() => Promise<CertificateAuthority>>()], { error: 'expected a CertificateAuthority or a function that makes one' }),
+  connectPorts: z.array(port),
+  tunnelUnmatched: z.boolean(),
+  onCertificateRefused: fn(),
+  upstreamCa: z.array(z.string()),
+  insecureSkipUpstreamTlsVerification: z.boolean(),
+  dashboard: z.boolean(),
+  warn: fn(),
+  selfName: z.enum(['proxy', 'replay server']),
+  state: object('Redis state options ({ url }) or a connected RedisRunState'),
+  stateUnavailable: z.enum(['fail', 'pass']),
+  // The recorder's own options are the recorder's to check (createCassetteRecorder).
+  record: z.union([z.string().min(1), object<Exclude<ProxyRecordOptions, string>>('a cassette file name or { file, … } recorder options')], { error: 'expected a cassette file name or { file, … } recorder options' }),
+})
+
+/** Refuse an unknown key or a wrong value before anything starts (ERR_CONFIG_INVALID). */
+export function checkProxyOptions(options: unknown): void {
+  checkOptions('startProxy()', proxyOptionsSchema, options)
 }

@@ -14,7 +14,7 @@ import type { Duplex } from 'node:stream'
 import { randomBytes } from 'node:crypto'
 import { ConfigError } from '../errors.js'
 import { createServe, type ServeEntry } from '../engine/serve.js'
-import type { ProxyOptions } from './proxy-options.js'
+import { checkProxyOptions, type ProxyOptions } from './proxy-options.js'
 import { createStorm, type BeginRequest, type Storm } from '../engine/storm.js'
 import { HEADER_RUN } from '../engine/http.js'
 import { parseAdminHosts } from './admin/admin-hosts.js'
@@ -87,6 +87,7 @@ export interface ProxyServer {
 }
 
 export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServer> {
+  checkProxyOptions(options)
   const host = options.host ?? '127.0.0.1'
   const targets = parseTargets(options.targets ?? [])
   const storm = options.storm ?? createStorm(options.config ?? {}, options.clock ? { clock: options.clock } : {})

@@ -4,14 +4,15 @@
  * nothing is buffered unless a fault asks for the whole body.
  *
  * Over the live pool it has one optional capability, the pass-through fast path: forward and relay
- * in one go, writing the pool's lent read buffers straight to the client socket.
+ * in one go, writing the pool's lent read buffers straight to the client socket (pass-through.ts,
+ * beside the pool).
  *
  * @note Hand-written rather than on http-proxy-3: `response_lost` must let the
  * upstream answer completely and then reset the client's TCP connection, and faults must act
  * between the phases of one exchange; a proxy library owns those phases and hides the sockets.
  */
 import { Transform, type Readable } from 'node:stream'
-import { errorCode, type HeaderMap } from '../engine/http.js'
+import type { HeaderMap } from '../engine/http.js'
 import type { Exchange } from '../engine/exchange.js'
 import type { ExchangeTransport, ForwardOptions, PassThroughHooks, SourceAction, UpstreamExchange, UpstreamResponse } from '../engine/exchange-transport.js'
 import type { SourceRequest, UpstreamSource, UpstreamTarget } from '../engine/upstream-source.js'
@@ -23,7 +24,7 @@ import type { WireResponse } from './http1/wire-response.js'
 import { createProxyResponseWriter } from './proxy-response-writer.js'
 import { resetOrDestroy } from './reset-socket.js'
 import type { FlowControl, UpstreamClient } from './upstream-client.js'
-import { forwardHeaders } from './live-source.js'
+import { passThrough } from './pass-through.js'
 
 const CLIENT_GONE = new Error('The client closed the connection.')
 
@@ -152,110 +153,14 @@ class SocketSink implements ExchangeTransport, SourceRequest {
     this.#source?.settle?.()
   }
 
-  /** The fast path (a capability over the live pool; see `passThrough`). */
+  /** The fast path (a capability over the live pool; see `passThrough` and pass-through.ts). */
   #passThrough(options: ForwardOptions, hooks: PassThroughHooks): void {
     if (this.#gone) return hooks.done('cancelled', null)
-    const upstream = this.upstream as UpstreamTarget
-    const req = this.#req
-    const res = this.#res
-    let status = 0
-    // Shown each chunk as it goes to the client, when the flow wants them (an event stream's final event).
-    let sent: ((chunk: Uint8Array) => void) | undefined
-    let held: Buffer[] | null = null
-    let flush: NodeJS.Immediate | null = null
-    let ended = false
-    /** The latest write that may hold bytes lent by the pool and has not completed (see UpstreamHandler.borrows). */
-    let pendingLent: object | null = null
-    // Body chunks wait for the end of the event loop's I/O phase and leave together: the socket
-    // reads everything the upstream sent in that phase first, so a response that arrived in
-    // several reads goes out as one writev with its head, and a streamed one is delayed by less
-    // than a loop turn. Chunks lent by the pool cannot wait past their read: they leave when the
-    // read ends (afterRead), and the pool reads no more into them until the write completes.
-    const writeHeld = (end: boolean) => {
-      const chunks = held
-      held = null
-      if (flush) clearImmediate(flush)
-      flush = null
-      const socket = this.#socket
-      // Writes complete in order: when this one has, every earlier one has too.
-      const token = {}
-      const written = () => {
-        if (pendingLent !== token) return
-        pendingLent = null
-        this.#upstreamControl?.release()
-      }
-      socket.cork()
-      let ok = true
-      const last = chunks ? chunks.length - 1 : -1
-      if (chunks) for (let i = 0; i < (end ? last : chunks.length); i++) ok = res.write(chunks[i] as Buffer, i === last ? written : undefined)
-      if (end) res.end(chunks?.[last], written)
-      if (sent && chunks) for (const chunk of chunks) sent(chunk)
-      socket.uncork()
-      // Bytes still queued on the socket (a slow client) may be the pool's read buffer: it waits.
-      if (socket.writableLength > 0) pendingLent = token
-      if (!ok && !end) this.#pauseUntilDrain()
-    }
-    const flushHeld = () => {
-      flush = null
-      if (!ended && held !== null) writeHeld(false)
-    }
-    this.#upstreamControl = (this.#route.pool as UpstreamClient).send(
-      upstream.origin,
-      { method: req.method, path: upstream.path, headers: forwardHeaders(req.headers, upstream, options) },
-      req.body,
-      {
-        borrows: true,
-        afterRead: () => {
-          if (held !== null) writeHeld(false)
-          return pendingLent !== null
-        },
-        onHead: (statusCode, headers) => {
-          status = statusCode
-          sent = hooks.upstreamHead(statusCode, headers)
-          if (!res.destroyed) res.writeHead(statusCode, endToEndHeaders(headers))
-        },
-        onData: (chunk) => {
-          if (res.destroyed) return
-          if (held === null) {
-            held = [chunk]
-            flush = setImmediate(flushHeld)
-          } else held.push(chunk)
-        },
-        onEnd: () => {
-          ended = true
-          writeHeld(true)
-          hooks.done('response', status)
-        },
-        onError: (error) => {
-          ended = true
-          held = null
-          if (flush) clearImmediate(flush)
-          if (this.#gone || errorCode(error) === 'UND_ERR_ABORTED') return hooks.done('cancelled', status || null)
-          if (status === 0 && !res.headersSent) {
-            const reply = hooks.unreachable(error)
-            void this.respond(reply)
-            return
-          }
-          // The upstream died mid-body: the client must see a broken connection, never a clean end.
-          resetOrDestroy(this.#socket)
-          hooks.done('error', null, errorCode(error))
-        },
-      },
-    )
-    if (this.#gone) this.#upstreamControl.abort(CLIENT_GONE)
-  }
-
-  #paused = false
-
-  #pauseUntilDrain(): void {
-    const control = this.#upstreamControl
-    if (!control || this.#paused) return
-    this.#paused = true
-    control.pause()
-    this.#res.once('drain', () => {
-      this.#paused = false
-      control.resume()
+    this.#upstreamControl = passThrough(this.#route.pool as UpstreamClient, this.upstream as UpstreamTarget, this.#req, this.#res, options, hooks, {
+      gone: () => this.#gone,
+      respond: (reply) => void this.respond(reply),
     })
+    if (this.#gone) this.#upstreamControl.abort(CLIENT_GONE)
   }
 
   observeRequestBody(onChunk: (chunk: Uint8Array | null) => void): void {

@@ -18,6 +18,8 @@ import { ContractFailedError } from '../errors.js'
 import type { StormConfigInput } from '../engine/schema/config.js'
 import { createStorm, type Storm, type StormOptions } from '../engine/storm.js'
 import { stormMatchers } from './matchers.js'
+import { checkOptions } from '../options/check-options.js'
+import { stormFixtureOptionsSchema } from './fixture-options-schema.js'
 import { interceptFor, type InterceptOptions, type Interception } from '../interceptors/intercept.js'
 import { createUseCassette, type UseCassette } from './use-cassette.js'
 
@@ -52,6 +54,7 @@ export const test = base.extend<{ storm: StormFactory; useCassette: UseCassette 
     // This test's storms (and cassettes) see this test's traffic alone, under test.concurrent too (interception-scopes.ts).
     const owner = task
     const factory: StormFactory = (config = {}, options = {}) => {
+      checkOptions('storm() (the toolstorm/vitest fixture)', stormFixtureOptionsSchema, options)
       const storm = createStorm(config, options)
       const { source: _configFile, ...interceptOptions } = options
       const interception = options.intercept === false ? null : interceptFor(owner, storm, interceptOptions)

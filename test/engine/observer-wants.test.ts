@@ -1,12 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { combineObservers, type ExchangeObserver } from '../../src/engine/exchange-flow.js'
-import { startScenario, TRANSPORTS, type Scenario } from '../helpers/scenario.js'
-
-let scenario: Scenario | null = null
-afterEach(async () => {
-  await scenario?.close()
-  scenario = null
-})
+import { closing } from '../helpers/teardown.js'
+import { startScenario, TRANSPORTS } from '../helpers/scenario.js'
 
 /** An observer that wants the paths it is given and notes every hook it sees. */
 function watching(...paths: string[]) {
@@ -25,7 +20,7 @@ for (const transport of TRANSPORTS) {
     it('show each observer only the exchanges it wants, also when combined', async () => {
       const echo = watching('/echo')
       const items = watching('/items/a')
-      scenario = await startScenario(transport, { rules: [] }, { observer: combineObservers(echo.observer, items.observer) })
+      const scenario = closing(await startScenario(transport, { rules: [] }, { observer: combineObservers(echo.observer, items.observer) }))
       expect((await fetch(`${scenario.baseUrl}/items/a`)).status).toBe(200)
       expect((await fetch(`${scenario.baseUrl}/echo`, { method: 'POST', body: 'x' })).status).toBe(200)
       expect((await fetch(`${scenario.baseUrl}/items/b`)).status).toBe(200)

@@ -1,12 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { ExchangeObserver } from '../../src/engine/exchange-flow.js'
-import { startScenario, TRANSPORTS, type Scenario } from '../helpers/scenario.js'
-
-let scenario: Scenario | null = null
-afterEach(async () => {
-  await scenario?.close()
-  scenario = null
-})
+import { closing } from '../helpers/teardown.js'
+import { startScenario, TRANSPORTS } from '../helpers/scenario.js'
 
 /** Collects what an observer sees, per exchange. */
 function collector() {
@@ -33,7 +28,7 @@ for (const transport of TRANSPORTS) {
   describe(`exchange observers (${transport})`, () => {
     it('see the request body, the upstream answer and what the client got', async () => {
       const { observer, seen } = collector()
-      scenario = await startScenario(transport, { rules: [{ name: 'busy', route: 'GET /items/*', kind: 'rate_limit', calls: [1], delay: 1 }] }, { observer })
+      const scenario = closing(await startScenario(transport, { rules: [{ name: 'busy', route: 'GET /items/*', kind: 'rate_limit', calls: [1], delay: 1 }] }, { observer }))
       expect((await fetch(`${scenario.baseUrl}/items/a`)).status).toBe(429)
       const echoed = await (await fetch(`${scenario.baseUrl}/echo`, { method: 'POST', body: 'hello body' })).json()
       expect(echoed).toMatchObject({ body: 'hello body' })
@@ -48,7 +43,7 @@ for (const transport of TRANSPORTS) {
 
     it('see the upstream answer a lost response hid from the client', async () => {
       const { observer, seen } = collector()
-      scenario = await startScenario(transport, { rules: [{ name: 'lost', route: 'POST /ship', kind: 'response_lost' }] }, { observer })
+      const scenario = closing(await startScenario(transport, { rules: [{ name: 'lost', route: 'POST /ship', kind: 'response_lost' }] }, { observer }))
       await fetch(`${scenario.baseUrl}/ship`, { method: 'POST', body: '{"order":"o-5"}' }).catch(() => undefined)
       const [lost] = [...seen.values()]
       expect(lost?.upstreamStatus).toBe(201)

@@ -4,13 +4,14 @@
  * `GET /inventory/:sku`, fires, while calls keep the declared name (ordinals, reports, coverage).
  * On both transports, through replicas sharing Redis, and when a saved report or cassette is read.
  */
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import { validateReport } from '../../src/report/validate-report.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
 import { contract } from '../../src/index.js'
 import { hasRedis, startRedis } from '../helpers/redis-server.js'
-import { startScenario, TRANSPORTS, type Scenario } from '../helpers/scenario.js'
+import { closing } from '../helpers/teardown.js'
+import { startScenario, TRANSPORTS } from '../helpers/scenario.js'
 import { startUpstream } from '../helpers/upstream.js'
 
 const CONFIG: StormConfigInput = {
@@ -19,16 +20,10 @@ const CONFIG: StormConfigInput = {
   rules: [{ name: 'items-busy', route: 'GET /items/*', kind: 'rate_limit', calls: [1, 2], delay: 0.2 }],
 }
 
-let scenario: Scenario | null = null
-afterEach(async () => {
-  await scenario?.close()
-  scenario = null
-})
-
 describe('a METHOD /path glob on a declared route', () => {
   for (const transport of TRANSPORTS) {
     it(`fires on the declared route's requests by their path (${transport})`, async () => {
-      scenario = await startScenario(transport, CONFIG)
+      const scenario = closing(await startScenario(transport, CONFIG))
       const statuses = []
       for (const sku of ['a', 'b', 'c']) statuses.push((await fetch(`${scenario.baseUrl}/items/${sku}`)).status)
       expect(statuses).toEqual([429, 429, 200])

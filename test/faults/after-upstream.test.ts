@@ -1,13 +1,8 @@
 import http from 'node:http'
-import { afterEach, describe, expect, it } from 'vitest'
-import { startScenario, TRANSPORTS, type Scenario } from '../helpers/scenario.js'
+import { describe, expect, it } from 'vitest'
+import { closing } from '../helpers/teardown.js'
+import { startScenario, TRANSPORTS } from '../helpers/scenario.js'
 import { ITEM, startResettingServer } from '../helpers/upstream.js'
-
-let scenario: Scenario | null = null
-afterEach(async () => {
-  await scenario?.close()
-  scenario = null
-})
 
 async function fetchError(url: string, init?: RequestInit): Promise<TypeError & { cause?: NodeJS.ErrnoException }> {
   try {
@@ -32,7 +27,7 @@ function httpPost(url: string, body: string): Promise<{ status: number } | { err
 for (const transport of TRANSPORTS) {
   describe(`faults after the upstream answered (${transport})`, () => {
     it('loses the response: the upstream commits once and fetch fails as on a real reset', async () => {
-      scenario = await startScenario(transport, { seed: 42, rules: [{ name: 'lost-ack', route: 'POST /ship', kind: 'response_lost', calls: [1] }] })
+      const scenario = closing(await startScenario(transport, { seed: 42, rules: [{ name: 'lost-ack', route: 'POST /ship', kind: 'response_lost', calls: [1] }] }))
       const error = await fetchError(`${scenario.baseUrl}/ship`, { method: 'POST', body: JSON.stringify({ order: 'order-1729' }) })
       const real = await startResettingServer()
       const realError = await fetchError(`${real.url}/ship`, { method: 'POST', body: '{}' }).finally(() => real.close())
@@ -57,14 +52,14 @@ for (const transport of TRANSPORTS) {
     })
 
     it('loses the response for a node:http client with ECONNRESET', async () => {
-      scenario = await startScenario(transport, { rules: [{ name: 'lost-ack', route: 'POST /ship', kind: 'response_lost' }] })
+      const scenario = closing(await startScenario(transport, { rules: [{ name: 'lost-ack', route: 'POST /ship', kind: 'response_lost' }] }))
       const result = await httpPost(`${scenario.baseUrl}/ship`, '{"order":"o-7"}')
       expect('error' in result && result.error.code).toBe('ECONNRESET')
       expect(scenario.upstream.commits).toEqual(['o-7'])
     })
 
     it('relays an upstream error under a lost-response rule and does not count it as triggered', async () => {
-      scenario = await startScenario(transport, { rules: [{ name: 'lost-ack', route: 'GET /fail', kind: 'response_lost' }] })
+      const scenario = closing(await startScenario(transport, { rules: [{ name: 'lost-ack', route: 'GET /fail', kind: 'response_lost' }] }))
       const response = await fetch(`${scenario.baseUrl}/fail`)
       expect(response.status).toBe(500)
       expect(await response.json()).toEqual({ error: 'boom: sensitive exception message' })
@@ -76,13 +71,16 @@ for (const transport of TRANSPORTS) {
     it('drifts the types of fields in the real JSON response, the same way for the same seed', async () => {
       const bodies: unknown[] = []
       for (let i = 0; i < 2; i++) {
-        scenario = await startScenario(transport, { seed: 7, rules: [{ name: 'drift', route: 'GET /items/*', kind: 'schema_drift' }] })
-        const response = await fetch(`${scenario.baseUrl}/items/sku-1`)
-        expect(response.status).toBe(200)
-        bodies.push(await response.json())
-        expect(scenario.upstream.hits()).toBe(1)
-        await scenario.close()
-        scenario = null
+        // One after the other: each closes before the next starts (two interceptions would nest).
+        const scenario = await startScenario(transport, { seed: 7, rules: [{ name: 'drift', route: 'GET /items/*', kind: 'schema_drift' }] })
+        try {
+          const response = await fetch(`${scenario.baseUrl}/items/sku-1`)
+          expect(response.status).toBe(200)
+          bodies.push(await response.json())
+          expect(scenario.upstream.hits()).toBe(1)
+        } finally {
+          await scenario.close()
+        }
       }
       expect(bodies[0]).toEqual(bodies[1])
       expect(bodies[0]).not.toEqual(ITEM)
@@ -92,7 +90,7 @@ for (const transport of TRANSPORTS) {
     })
 
     it('drifts only the named fields', async () => {
-      scenario = await startScenario(transport, { rules: [{ name: 'drift', route: 'GET /items/*', kind: 'schema_drift', fields: ['available', 'stock.warehouse'] }] })
+      const scenario = closing(await startScenario(transport, { rules: [{ name: 'drift', route: 'GET /items/*', kind: 'schema_drift', fields: ['available', 'stock.warehouse'] }] }))
       const body = (await (await fetch(`${scenario.baseUrl}/items/sku-1`)).json()) as typeof ITEM
       expect(typeof body.available).not.toBe('boolean')
       expect(typeof body.stock.warehouse).not.toBe('string')
@@ -101,14 +99,14 @@ for (const transport of TRANSPORTS) {
     })
 
     it('drifts a gzip-encoded JSON response', async () => {
-      scenario = await startScenario(transport, { rules: [{ name: 'drift', route: 'GET /gzip', kind: 'schema_drift', fields: ['price'] }] })
+      const scenario = closing(await startScenario(transport, { rules: [{ name: 'drift', route: 'GET /gzip', kind: 'schema_drift', fields: ['price'] }] }))
       const body = (await (await fetch(`${scenario.baseUrl}/gzip`)).json()) as Record<string, unknown>
       expect(typeof body.price).not.toBe('number')
       expect(body.name).toBe(ITEM.name)
     })
 
     it('relays a body that is not JSON unchanged and does not count schema drift as triggered', async () => {
-      scenario = await startScenario(transport, { rules: [{ name: 'drift', route: 'GET /text', kind: 'schema_drift' }] })
+      const scenario = closing(await startScenario(transport, { rules: [{ name: 'drift', route: 'GET /text', kind: 'schema_drift' }] }))
       const response = await fetch(`${scenario.baseUrl}/text`)
       expect(await response.text()).toBe('plain text, not json')
       expect((await scenario.report()).coverage.drift).toEqual({ eligible: 1, selected: 1, triggered: 0 })

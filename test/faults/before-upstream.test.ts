@@ -1,16 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest'
-import { startScenario, TRANSPORTS, type Scenario } from '../helpers/scenario.js'
-
-let scenario: Scenario | null = null
-afterEach(async () => {
-  await scenario?.close()
-  scenario = null
-})
+import { describe, expect, it } from 'vitest'
+import { closing } from '../helpers/teardown.js'
+import { startScenario, TRANSPORTS } from '../helpers/scenario.js'
 
 for (const transport of TRANSPORTS) {
   describe(`faults before the upstream (${transport})`, () => {
     it('answers a timeout with 504 and never reaches the upstream', async () => {
-      scenario = await startScenario(transport, { rules: [{ name: 't', route: 'POST /ship', kind: 'timeout' }] })
+      const scenario = closing(await startScenario(transport, { rules: [{ name: 't', route: 'POST /ship', kind: 'timeout' }] }))
       const response = await fetch(`${scenario.baseUrl}/ship`, { method: 'POST', body: JSON.stringify({ order: 'o-1' }) })
       expect(response.status).toBe(504)
       expect(await response.json()).toEqual({ error: { type: 'timeout', message: 'Upstream request timed out.' } })
@@ -22,7 +17,7 @@ for (const transport of TRANSPORTS) {
     })
 
     it('holds a timeout for its delay before answering', async () => {
-      scenario = await startScenario(transport, { rules: [{ name: 't', route: 'GET /items/*', kind: 'timeout', delay: 0.3 }] })
+      const scenario = closing(await startScenario(transport, { rules: [{ name: 't', route: 'GET /items/*', kind: 'timeout', delay: 0.3 }] }))
       const started = performance.now()
       const response = await fetch(`${scenario.baseUrl}/items/a`)
       expect(response.status).toBe(504)
@@ -30,7 +25,7 @@ for (const transport of TRANSPORTS) {
     })
 
     it('answers a rate limit with 429, Retry-After and retry-after-ms', async () => {
-      scenario = await startScenario(transport, { rules: [{ name: 'busy', route: 'GET /items/*', kind: 'rate_limit', calls: [1], delay: 0.6 }] })
+      const scenario = closing(await startScenario(transport, { rules: [{ name: 'busy', route: 'GET /items/*', kind: 'rate_limit', calls: [1], delay: 0.6 }] }))
       const first = await fetch(`${scenario.baseUrl}/items/a`)
       expect(first.status).toBe(429)
       expect(first.headers.get('retry-after')).toBe('1')
@@ -47,16 +42,18 @@ for (const transport of TRANSPORTS) {
     })
 
     it('answers unavailable with 503 and never reaches the upstream', async () => {
-      scenario = await startScenario(transport, { rules: [{ name: 'down', route: 'GET /items/*', kind: 'unavailable' }] })
+      const scenario = closing(await startScenario(transport, { rules: [{ name: 'down', route: 'GET /items/*', kind: 'unavailable' }] }))
       const response = await fetch(`${scenario.baseUrl}/items/a`)
       expect(response.status).toBe(503)
       expect(scenario.upstream.hits()).toBe(0)
     })
 
     it('serves a replacement with its status and headers, pristine on every call', async () => {
-      scenario = await startScenario(transport, {
-        rules: [{ name: 'fake', route: 'GET /items/*', kind: 'replace', status: 202, headers: { 'X-Fake': 'yes' }, replacement: { paid: false, items: [] } }],
-      })
+      const scenario = closing(
+        await startScenario(transport, {
+          rules: [{ name: 'fake', route: 'GET /items/*', kind: 'replace', status: 202, headers: { 'X-Fake': 'yes' }, replacement: { paid: false, items: [] } }],
+        }),
+      )
       for (let i = 0; i < 2; i++) {
         const response = await fetch(`${scenario.baseUrl}/items/a`)
         expect(response.status).toBe(202)
@@ -71,7 +68,7 @@ for (const transport of TRANSPORTS) {
     })
 
     it('delays the request by the latency, then forwards it once', async () => {
-      scenario = await startScenario(transport, { rules: [{ name: 'lag', route: 'GET /items/*', kind: 'latency', delay: 0.25 }] })
+      const scenario = closing(await startScenario(transport, { rules: [{ name: 'lag', route: 'GET /items/*', kind: 'latency', delay: 0.25 }] }))
       const started = performance.now()
       const response = await fetch(`${scenario.baseUrl}/items/sku-9`)
       expect(performance.now() - started).toBeGreaterThanOrEqual(240)
@@ -84,7 +81,7 @@ for (const transport of TRANSPORTS) {
     })
 
     it('resets the connection before the upstream sees anything', async () => {
-      scenario = await startScenario(transport, { rules: [{ name: 'rst', route: 'POST /ship', kind: 'reset' }] })
+      const scenario = closing(await startScenario(transport, { rules: [{ name: 'rst', route: 'POST /ship', kind: 'reset' }] }))
       const error = await fetch(`${scenario.baseUrl}/ship`, { method: 'POST', body: '{"order":"o-2"}' }).then(
         () => null,
         (e: unknown) => e as TypeError & { cause: NodeJS.ErrnoException },

@@ -91,7 +91,7 @@ afterAll(async () => {
 
 describe('the packed tarball', () => {
   it('holds dist, bin, docs and LICENSE, but no images, no sources and no maps without their sources', async () => {
-    for (const file of ['LICENSE', 'README.md', 'package.json', 'bin/toolstorm.js', 'dist/index.js', 'dist/effects/toolstorm-effects.js', 'docs/rules.md']) expect(packed).toContain(file)
+    for (const file of ['LICENSE', 'README.md', 'CHANGELOG.md', 'package.json', 'bin/toolstorm.js', 'dist/index.js', 'dist/extend/index.js', 'dist/effects/toolstorm-effects.js', 'docs/rules.md', 'docs/api.md']) expect(packed).toContain(file)
     expect(packed.filter((file) => /\.(png|jpe?g|gif|webp)$/.test(file))).toEqual([])
     expect(packed.filter((file) => file.startsWith('src/') || file.startsWith('test/'))).toEqual([])
     expect(packed).not.toContain('dist/.build-stamp')

@@ -3,19 +3,12 @@
  * API, the proxy's data plane and the replay server all answer {"error":{"type","code","message"}}.
  */
 import http from 'node:http'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { Cassette } from '../../src/cassette/cassette.js'
-import { startReplayServer, type ReplayServer } from '../../src/cassette/replay-server.js'
-import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
+import { startReplayServer } from '../../src/cassette/replay-server.js'
+import { startProxy } from '../../src/proxy/proxy-server.js'
 import { exchangeAt } from '../helpers/cassette-fixtures.js'
-
-let proxy: ProxyServer | null = null
-let replay: ReplayServer | null = null
-afterEach(async () => {
-  await proxy?.close()
-  await replay?.close()
-  proxy = replay = null
-})
+import { closing } from '../helpers/teardown.js'
 
 /** A GET with the headers given as is (node:http sends a Host of `a b` unchanged). */
 function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; type: string | undefined; body: unknown }> {
@@ -36,10 +29,10 @@ const ERROR_BODY = { error: { type: expect.any(String), code: expect.stringMatch
 
 describe('error bodies', () => {
   it('have the same shape from the admin API, the data plane and the replay server', async () => {
-    proxy = await startProxy({ targets: ['http://127.0.0.1:9'] })
+    const proxy = closing(await startProxy({ targets: ['http://127.0.0.1:9'] }))
     const admin = await get(`${proxy.adminUrl}/report`)
     const dataPlane = await get(`${proxy.url}/items/1`, { host: 'a b' })
-    replay = await startReplayServer(Cassette.from({}, [exchangeAt(1)]), { allowUnused: true })
+    const replay = closing(await startReplayServer(Cassette.from({}, [exchangeAt(1)]), { allowUnused: true }))
     const mismatch = await get(`${replay.url}/items/other`)
 
     expect(admin).toMatchObject({ status: 401, type: expect.stringMatching(/^application\/json/) })

@@ -6,7 +6,7 @@ const http = require('node:http')
 const path = require('node:path')
 
 const result = { entries: {} }
-for (const entry of ['toolstorm', 'toolstorm/interceptors', 'toolstorm/effects', 'toolstorm/proxy', 'toolstorm/cassette', 'toolstorm/package.json']) {
+for (const entry of ['toolstorm', 'toolstorm/interceptors', 'toolstorm/effects', 'toolstorm/proxy', 'toolstorm/cassette', 'toolstorm/extend', 'toolstorm/package.json']) {
   result.entries[entry] = Object.keys(require(entry)).length
 }
 try {

@@ -58,7 +58,7 @@ test('intercept() still works after an msw server closed', async () => {
 
 test('every entry point loads with require(), the same module instance as import', async () => {
   const require = createRequire(import.meta.url)
-  for (const entry of ['toolstorm', 'toolstorm/interceptors', 'toolstorm/effects', 'toolstorm/proxy', 'toolstorm/cassette', 'toolstorm/vitest']) {
+  for (const entry of ['toolstorm', 'toolstorm/interceptors', 'toolstorm/effects', 'toolstorm/proxy', 'toolstorm/cassette', 'toolstorm/extend', 'toolstorm/vitest']) {
     expect(Object.keys(require(entry)).length, entry).toBeGreaterThan(0)
   }
   expect(require('toolstorm/interceptors').stormHandlers).toBe(stormHandlers)

@@ -1,0 +1,24 @@
+/**
+ * One teardown for every test: `closing(thing)` closes `thing` when the current test finishes,
+ * passed or failed (`onTestFinished`), so no `let x = null` + `afterEach` block is written.
+ * Anything with `close()`, `dispose()` or `Symbol.asyncDispose` / `Symbol.dispose` qualifies:
+ * proxies, replay servers, upstreams, pools, interceptions, MSW servers, undici agents.
+ */
+import { onTestFinished } from 'vitest'
+
+export type Closable = { close(): unknown } | { dispose(): unknown } | { [Symbol.asyncDispose](): PromiseLike<void> } | { [Symbol.dispose](): void }
+
+function closeOf(thing: Closable): () => unknown {
+  if (Symbol.asyncDispose in thing) return () => thing[Symbol.asyncDispose]()
+  if ('close' in thing) return () => thing.close()
+  if ('dispose' in thing) return () => thing.dispose()
+  return () => thing[Symbol.dispose]()
+}
+
+/** Close `thing` when the current test finishes; returns it, so `const proxy = closing(await startProxy())`. */
+export function closing<T extends Closable>(thing: T): T {
+  onTestFinished(async () => {
+    await closeOf(thing)()
+  })
+  return thing
+}
