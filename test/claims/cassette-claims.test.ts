@@ -8,6 +8,8 @@ import path from 'node:path'
 import { fetch as undiciFetch } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Cassette } from '../../src/cassette/cassette.js'
+import { exportHar } from '../../src/cassette/har-export.js'
+import { importHar } from '../../src/cassette/har-import.js'
 import { ToolstormEffects } from '../../src/effects/toolstorm-effects.js'
 import { ROOT, runCli } from '../helpers/cli.js'
 import { startProxied } from '../helpers/proxied.js'
@@ -54,10 +56,12 @@ describe('claims in the cassette', () => {
     expect(inspect.code).toBe(0)
     expect(inspect.stdout).toContain('claims: 2 (')
     expect(inspect.stdout).toContain('#1 POST /ship failure: silent_commit (calls 1)')
-    // Saved again (replay --update, a copy), the claims stay as recorded.
+    // Saved again (a copy, replay --update), the claims stay as recorded.
     const copy = path.join(dir, 'copy.cassette.jsonl')
     await cassette.save(copy)
     expect((await Cassette.load(copy)).header.claims).toEqual(cassette.header.claims)
+    // And through HAR (the header rides in the log's _toolstorm field) and back.
+    expect((await importHar(JSON.parse(JSON.stringify(exportHar(cassette))))).header.claims).toEqual(cassette.header.claims)
   })
 
   it('still loads a version 2 cassette without claims, and refuses claims in a header older than version 3', async () => {
