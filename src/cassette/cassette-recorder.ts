@@ -21,7 +21,7 @@
  * await recorder.save('incident.cassette.jsonl')
  */
 import type { ExchangeObserver, ObserverFront } from '../engine/exchange-flow.js'
-import { DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT, type CassetteHeader, type MatchOptions } from '../engine/schema/cassette.js'
+import { DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT, MAX_CASSETTE_CLAIMS, type CassetteClaim, type CassetteHeader, type MatchOptions } from '../engine/schema/cassette.js'
 import type { Storm } from '../engine/storm.js'
 import { ConfigError, StateError } from '../errors.js'
 import { Cassette, cassetteHeader } from './cassette.js'
@@ -81,6 +81,8 @@ export class CassetteRecorder {
   #closing: Promise<void> = Promise.resolve()
   /** Where the observer was given (`startProxy` says so): the defaults of `source`, `urlForm` and `targets`. */
   #front: ObserverFront | null = null
+  /** Runs whose exchanges were recorded, in first-seen order: their claims go in the header. */
+  readonly #runs = new Set<string>()
   /** The journal could not be opened: close() and save() report it. */
   #storeFailure: unknown = null
 
@@ -100,7 +102,10 @@ export class CassetteRecorder {
       only: options.includeHeaders?.length ? new Set(options.includeHeaders.map((name) => name.toLowerCase())) : null,
       urlForm: () => options.urlForm ?? (this.#front?.targets.length ? 'origin' : 'absolute'),
       attached: (front) => (this.#front = front),
-      write: (exchange, run) => this.#writer.append(exchange, run),
+      write: (exchange, run) => {
+        this.#runs.add(run)
+        return this.#writer.append(exchange, run)
+      },
     })
     this.observer = this.#capture.observer
   }
@@ -154,9 +159,25 @@ export class CassetteRecorder {
         bodyLimit: this.#bodyLimit,
         match: { headers: [], ignoreQuery: [], ignoreBodyFields: [], normalize: [], ...this.#options.match },
         redaction: { keys: [...config.redact.keys], secrets: config.redact.secrets.length },
+        claims: this.#claims(),
       },
       exchanges,
     )
+  }
+
+  /**
+   * The recorded runs' claims, judged now (each snapshot and the final write judge them again, so
+   * effects reported late still count); already redacted, as the run keeps them.
+   */
+  #claims(): CassetteClaim[] {
+    const claims: CassetteClaim[] = []
+    for (const run of this.#runs) {
+      for (const claim of this.storm.claimsOf(run) ?? []) {
+        if (claims.length >= MAX_CASSETTE_CLAIMS) return claims
+        claims.push({ run, ...claim })
+      }
+    }
+    return claims
   }
 
   /** Replace the cassette file with a complete snapshot of the exchanges written so far. */

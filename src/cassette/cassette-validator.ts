@@ -92,13 +92,15 @@ export class CassetteValidator {
     const record = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null
     if (record?.kind !== CASSETTE_KIND) this.#fail(line, `expected the cassette header, an object with "kind": "${CASSETTE_KIND}" (is this a cassette?)`)
     if (!(CASSETTE_VERSIONS as readonly unknown[]).includes(record.version)) {
-      this.#fail(line, `$.version: expected cassette version ${CASSETTE_VERSIONS.join(' or ')}, got ${JSON.stringify(record.version)} (this toolstorm reads versions ${CASSETTE_VERSIONS.join(' and ')}; a newer toolstorm wrote it?)`)
+      const versions = `${CASSETTE_VERSIONS.slice(0, -1).join(', ')} or ${CASSETTE_VERSIONS.at(-1)}`
+      this.#fail(line, `$.version: expected cassette version ${versions}, got ${JSON.stringify(record.version)} (this toolstorm reads versions ${versions.replace(' or ', ' and ')}; a newer toolstorm wrote it?)`)
     }
     const parsed = cassetteHeaderSchema.safeParse(value)
     if (!parsed.success) {
       const lines = formatIssues(parsed.error, value)
       this.#fail(line, lines[0] as string, lines.join('\n'))
     }
+    if (parsed.data.claims && parsed.data.version < 3) this.#fail(line, `$.claims: claims in the header need cassette version 3 (the header says ${parsed.data.version})`)
     this.#header = parsed.data as CassetteHeader
     return null
   }

@@ -149,6 +149,8 @@ export class CassetteWriter {
   /** The cassette kept so far, in memory, every body inline. */
   async cassette(patch: LinePatch): Promise<Cassette> {
     const store = await this.#storeReady
+    // Every replica's exchanges, under the header the store assembles (with the claims it holds).
+    if (store instanceof SharedLineStore) return store.assemble()
     const exchanges: unknown[] = []
     const bodies = this.#bodies ? new BodyFileReader(this.#options.file as string, this.#bodies.folder) : null
     let number = 1

@@ -19,6 +19,8 @@ import { reportsFromCassette } from './reports-from-cassette.js'
 
 /** Default bound on a cassette file: 4 GiB. */
 export const DEFAULT_MAX_CASSETTE_BYTES = 4 * 1024 ** 3
+/** Bytes the header line may have: room for the recorded claims (version 3), each a few hundred bytes. */
+const HEADER_LINE_BYTES = 64 * 1024 * 1024
 
 export interface LoadCassetteOptions {
   /** Bytes the file may have. Default 4 GiB. */
@@ -48,6 +50,7 @@ export function cassetteHeader(input: CassetteHeaderInput, exchanges: number): C
     bodyLimit: input.bodyLimit ?? DEFAULT_BODY_LIMIT,
     match: input.match ?? { headers: [], ignoreQuery: [], ignoreBodyFields: [], normalize: [] },
     redaction: input.redaction ?? { keys: [], secrets: 0 },
+    ...(input.claims?.length ? { claims: input.claims } : {}),
   }
 }
 
@@ -74,7 +77,7 @@ export class Cassette {
     let last = 0
     const lines = readJsonLines(file, {
       maxBytes: options.maxBytes ?? DEFAULT_MAX_CASSETTE_BYTES,
-      maxLineBytes: (n) => options.maxLineBytes ?? (n === 1 ? 1024 * 1024 : 16 * 1024 * 1024 + 8 * (validator.header?.bodyLimit ?? MAX_BODY_LIMIT)),
+      maxLineBytes: (n) => options.maxLineBytes ?? (n === 1 ? HEADER_LINE_BYTES : 16 * 1024 * 1024 + 8 * (validator.header?.bodyLimit ?? MAX_BODY_LIMIT)),
       invalidCode: 'ERR_CASSETTE_INVALID',
       action: `load the cassette ${file}`,
     })
@@ -145,7 +148,7 @@ export class Cassette {
         ...(call.model ? { model: call.model } : {}),
         ...(call.cut ? { cut: call.cut } : {}),
       }))
-    return Cassette.from({ seed: report.seed, clock: report.clock, maxCalls: report.maxCalls, routes: report.routes, rules: report.rules, toolstorm: report.toolstorm }, exchanges, `the report of run ${report.run}`)
+    return Cassette.from({ seed: report.seed, clock: report.clock, maxCalls: report.maxCalls, routes: report.routes, rules: report.rules, toolstorm: report.toolstorm, claims: report.claims?.map((claim) => ({ run: report.run, ...claim })) }, exchanges, `the report of run ${report.run}`)
   }
 
   /** The lines of a self-contained cassette, every body inline: the header, then one line per exchange (no newlines). */

@@ -272,6 +272,8 @@ export async function importHar(document: unknown, options: ImportHarOptions = {
       bodyLimit: limit,
       match: previous.match ?? { headers: [], ignoreQuery: [], ignoreBodyFields: [], normalize: [] },
       redaction: { keys: [...new Set([...(previous.redaction?.keys ?? []), ...config.redact.keys])], secrets: config.redact.secrets.length },
+      // The recorded claims (already redacted by the recording) survive the round trip, unjudged.
+      ...(previous.claims ? { claims: previous.claims } : {}),
     },
     exchanges,
     source,

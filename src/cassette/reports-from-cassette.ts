@@ -93,6 +93,14 @@ export function reportsFromCassette(cassette: { readonly header: CassetteHeader;
     else segment.dropped++
     for (const effect of exchange.effects) segment.effects.push({ ...effect, call: call.id, order: order++ })
   }
+  // Claims were judged when the cassette was written, against the run as it stood then: its last segment.
+  const claims = new Map<Segment, NonNullable<Report['claims']>>()
+  for (const { run, ...claim } of header.claims ?? []) {
+    const segment = current.get(run) ?? open(run)
+    const list = claims.get(segment) ?? []
+    if (list.length === 0) claims.set(segment, list)
+    list.push(claim)
+  }
   return segments.map((segment) => {
     // Identities are renumbered in first-seen order, keeping which effects share one.
     const effects = segment.effects.sort((a, b) => a.at - b.at || a.order - b.order)
@@ -116,6 +124,7 @@ export function reportsFromCassette(cassette: { readonly header: CassetteHeader;
         return { name, key, call, at, identity: id, redacted }
       }),
       budgetRejections: segment.refused,
+      ...(claims.has(segment) ? { claims: claims.get(segment) } : {}),
     }
     return validateReport(report, `the cassette ${cassette.source}`, `$[run ${JSON.stringify(segment.run)}]`)
   })

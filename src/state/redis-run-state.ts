@@ -19,7 +19,7 @@ import { ruleMatches } from '../engine/rules/select.js'
 import type { Run } from '../engine/run.js'
 import { ITEMIZED_CALLS_LIMIT, type StormConfig } from '../engine/schema/config.js'
 import type { CallRecord, CoverageCounts, EffectRecord, Report } from '../engine/schema/report.js'
-import type { CassetteExchange, CassetteHeader } from '../engine/schema/cassette.js'
+import { MAX_CASSETTE_CLAIMS, type CassetteClaim, type CassetteExchange, type CassetteHeader } from '../engine/schema/cassette.js'
 import type { Rule } from '../engine/schema/rule.js'
 import { checkEffectInput, DEFAULT_RUN, MAX_EFFECTS, type BeginRequest, type Storm } from '../engine/storm.js'
 import { HEADER_CALL, HEADER_KEY, HEADER_RUN, headerValue } from '../engine/http.js'
@@ -533,8 +533,10 @@ export class RedisRunState implements RunLedger {
     let header: { start: number; header: CassetteHeader } | null = null
     let dropped = 0
     const sorted: Array<{ at: number; call: number; exchange: CassetteExchange }> = []
-    for (const [[start, text, refused], lines, effectEntries] of read) {
+    const recorded: string[] = []
+    for (const [index, [[start, text, refused], lines, effectEntries]] of read.entries()) {
       if (typeof text !== 'string') continue
+      recorded.push(ids[index] as string)
       const startMs = Number(start ?? 0)
       if (header === null || startMs < header.start) header = { start: startMs, header: JSON.parse(text) as CassetteHeader }
       dropped += Number(refused ?? 0)
@@ -552,7 +554,20 @@ export class RedisRunState implements RunLedger {
       }
     }
     sorted.sort((a, b) => a.at - b.at || a.call - b.call)
-    return { header: header?.header ?? null, exchanges: sorted.map(({ exchange }, i) => ({ ...exchange, seq: i + 1 })), dropped }
+    return { header: header ? await this.#withClaims(header.header, recorded) : null, exchanges: sorted.map(({ exchange }, i) => ({ ...exchange, seq: i + 1 })), dropped }
+  }
+
+  /**
+   * The header with the recorded runs' claims judged now, from the store (the header kept in
+   * Redis was made at the run's first exchange, before most claims came): docs/claims.md.
+   */
+  async #withClaims(header: CassetteHeader, runs: readonly string[]): Promise<CassetteHeader> {
+    const { claims: _stale, ...rest } = header
+    const claims: CassetteClaim[] = []
+    for (const run of runs) {
+      for (const claim of (await this.report(run)).claims ?? []) if (claims.length < MAX_CASSETTE_CLAIMS) claims.push({ run, ...claim })
+    }
+    return claims.length ? { ...rest, claims } : rest
   }
 
   /** Forget one run (or every run) in the store and in this replica. */

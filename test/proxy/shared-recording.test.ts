@@ -3,6 +3,9 @@
  * exchanges to the run's cassette stream, and the cassette assembled from them is the one a single
  * proxy records (same exchanges, same order) and replays strictly.
  */
+import { rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { Cassette, type CassetteExchange } from '../../src/cassette/cassette.js'
 import { createCassetteRecorder, type CassetteRecorder } from '../../src/cassette/cassette-recorder.js'
@@ -10,6 +13,7 @@ import { startReplayServer } from '../../src/cassette/replay-server.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import { connectRedisState, type RedisRunState } from '../../src/state/redis-run-state.js'
 import { createStorm } from '../../src/engine/storm.js'
+import { ToolstormEffects } from '../../src/effects/toolstorm-effects.js'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
 import { hasRedis, startRedis, type RedisServer } from '../helpers/redis-server.js'
 import { startUpstream, type Upstream } from '../helpers/upstream.js'
@@ -110,6 +114,24 @@ function essence(exchange: CassetteExchange) {
 }
 
 describe.skipIf(!hasRedis)('recording across replicas sharing a run through Redis', () => {
+  it('keeps in the cassette a claim posted to another replica, judged against the effect the store holds', async () => {
+    let effects: ToolstormEffects | null = null
+    const tool = await startUpstream({ onCommit: async (name, key, request) => void (await effects?.report(request, name, key)) })
+    closers.push(() => tool.close())
+    const [a, b] = [await recordingProxy(true, tool), await recordingProxy(true, tool)]
+    effects = new ToolstormEffects({ sidecarUrl: b.proxy.adminUrl, token: b.proxy.token })
+    const shipped = await fetch(`${a.proxy.url}/ship`, { method: 'POST', headers: { 'x-toolstorm-run': 'claimed', 'content-type': 'application/json' }, body: JSON.stringify({ order: 'o-9' }) })
+    expect(shipped.status).toBe(201)
+    await effects.flush()
+    // The agent says it failed, through replica B; A's cassette holds the claim and its verdict.
+    expect(await effects.claim({ tool: 'POST /ship', status: 'failure', run: 'claimed' })).toBe(true)
+    const file = path.join(os.tmpdir(), `toolstorm-shared-claims-${process.pid}.cassette.jsonl`)
+    closers.push(() => rm(file, { force: true }))
+    await a.recorder.save(file)
+    const claims = (await Cassette.load(file)).header.claims
+    expect(claims).toMatchObject([{ run: 'claimed', id: 1, tool: 'POST /ship', status: 'failure', verdict: 'silent_commit', calls: [1], effects: [{ name: 'shipment', key: 'o-9', call: 1 }] }])
+  })
+
   it('assembles one cassette from 3 replicas in call order, equal to one proxy\'s recording, and it replays strictly', async () => {
     // Its own tool server: the replicas' one counts shipments from 1 too.
     const own = await startUpstream()

@@ -10,16 +10,19 @@ import { z } from 'zod'
 import { FAULT_KINDS } from '../faults/registry.js'
 import { seedSchema } from './rule-base.js'
 import { cutSchema, mcpCallSchema, modelCallSchema } from './report.js'
-import { callTraceSchema } from '../claims/claim-schema.js'
+import { callTraceSchema, reportClaimSchema } from '../claims/claim-schema.js'
 import { ruleSchema } from './rule.js'
 
 export const CASSETTE_KIND = 'toolstorm.cassette'
 /**
  * The version written. Version 2 may keep a body in a file beside the cassette (`storedBodyFileSchema`);
- * version 1 files (every body inline) are still read.
+ * version 3 may hold the recorded run's claims in the header (`claims`). Versions 1 (every body
+ * inline) and 2 are still read.
  */
-export const CASSETTE_VERSION = 2
-export const CASSETTE_VERSIONS = [1, 2] as const
+export const CASSETTE_VERSION = 3
+export const CASSETTE_VERSIONS = [1, 2, 3] as const
+/** Claims one cassette may hold, over all its runs (a report holds 10,000 per run). */
+export const MAX_CASSETTE_CLAIMS = 100_000
 /**
  * Default bound on each stored body (bytes): generous, so a recording is faithful by default.
  * Longer bodies keep a prefix and say so, and their replay breaks off (docs/cassettes.md).
@@ -211,9 +214,15 @@ export const matchOptionsSchema = z.strictObject({
   normalize: z.array(normaliserSchema).max(NORMALISERS.length).default([]),
 })
 
+/**
+ * A claim of the recorded run, as its report held it when the cassette was written (judged then,
+ * never again on replay: it describes the recorded run). `run` names the run it was made in.
+ */
+export const cassetteClaimSchema = reportClaimSchema.extend({ run: z.string().min(1).max(200) })
+
 export const cassetteHeaderSchema = z.strictObject({
   $schema: z.string().optional(),
-  version: z.union([z.literal(1), z.literal(2)], { error: 'expected cassette version 1 or 2' }),
+  version: z.union([z.literal(1), z.literal(2), z.literal(3)], { error: 'expected cassette version 1, 2 or 3' }),
   kind: z.literal(CASSETTE_KIND, { error: `expected "${CASSETTE_KIND}"` }),
   toolstorm: z.string(),
   /** When recording started (ISO 8601); exchange timings are relative to their run. */
@@ -234,6 +243,12 @@ export const cassetteHeaderSchema = z.strictObject({
   match: matchOptionsSchema,
   /** Extra secret names used while recording, and how many literal secrets (never their values). */
   redaction: z.strictObject({ keys: z.array(z.string().min(1)).max(1000), secrets: z.int().min(0) }),
+  /**
+   * Version 3: the claims the agent reported during the recording, each with its verdict, the calls
+   * and effect keys behind it (docs/claims.md), judged when the cassette was written. Absent when
+   * there were none (and in older cassettes).
+   */
+  claims: z.array(cassetteClaimSchema).max(MAX_CASSETTE_CLAIMS).optional(),
 })
 
 /** Any line of a cassette file: the header, or an exchange. */
@@ -250,6 +265,7 @@ export type StoredClientResponse = z.infer<typeof storedClientResponseSchema>
 export type StoredStream = z.infer<typeof storedStreamSchema>
 export type StoredStreamEvent = z.infer<typeof storedStreamEventSchema>
 export type StoredEffect = z.infer<typeof storedEffectSchema>
+export type CassetteClaim = z.infer<typeof cassetteClaimSchema>
 export type StoredFault = z.infer<typeof storedFaultSchema>
 export type MatchOptions = z.infer<typeof matchOptionsSchema>
 export type StoredHeaders = z.infer<typeof storedHeadersSchema>
