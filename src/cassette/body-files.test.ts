@@ -5,7 +5,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CassetteError, type ToolstormError } from '../errors.js'
 import { exchangeAt } from '../../test/helpers/cassette-fixtures.js'
-import type { CassetteExchange, StoredBody } from '../engine/schema/cassette.js'
+import type { CassetteExchange, StoredBody } from './cassette-schema.js'
 import { BODY_FILE_THRESHOLD, bodiesFolderFor } from './body-files.js'
 import { Cassette } from './cassette.js'
 

@@ -23,7 +23,7 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import zlib from 'node:zlib'
 import { CassetteError } from '../errors.js'
-import { BODY_FILE_NAME, type CassetteExchange, type CassetteFileExchange, type StoredBody, type StoredBodyFile } from '../engine/schema/cassette.js'
+import { BODY_FILE_NAME, type CassetteExchange, type CassetteFileExchange, type StoredBody, type StoredBodyFile } from './cassette-schema.js'
 import { docsUrl } from '../docs-url.js'
 
 /** Bodies with more stored bytes than this go into a file. */

@@ -21,7 +21,7 @@
  * await recorder.save('incident.cassette.jsonl')
  */
 import type { ExchangeObserver, ObserverFront } from '../engine/exchange-flow.js'
-import { DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT, MAX_CASSETTE_CLAIMS, type CassetteClaim, type CassetteHeader, type MatchOptions } from '../engine/schema/cassette.js'
+import { DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT, MAX_CASSETTE_CLAIMS, type CassetteClaim, type CassetteHeader, type MatchOptions } from './cassette-schema.js'
 import type { Storm } from '../engine/storm.js'
 import { ConfigError, StateError } from '../errors.js'
 import { Cassette, cassetteHeader } from './cassette.js'

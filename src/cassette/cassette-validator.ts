@@ -19,7 +19,7 @@ import {
   type CassetteHeader,
   type StoredBody,
   type StoredBodyFile,
-} from '../engine/schema/cassette.js'
+} from './cassette-schema.js'
 import { docsUrl } from '../docs-url.js'
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/

@@ -6,7 +6,7 @@
  * complete one, never a torn file. With a shared store, Redis holds the lines; else memory does.
  */
 import { existsSync } from 'node:fs'
-import type { CassetteExchange, CassetteFileExchange, CassetteHeader } from '../engine/schema/cassette.js'
+import type { CassetteExchange, CassetteFileExchange, CassetteHeader } from './cassette-schema.js'
 import { ToolstormError } from '../errors.js'
 import { BodyFileReader, BodyFileWriter, bodiesFolderFor, hasBodyFiles } from './body-files.js'
 import { Cassette } from './cassette.js'

@@ -8,7 +8,7 @@
  * await cassette.save('copy.cassette.jsonl')
  */
 import { CassetteError } from '../errors.js'
-import { CASSETTE_KIND, CASSETTE_VERSION, DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT, type CassetteExchange, type CassetteHeader } from '../engine/schema/cassette.js'
+import { CASSETTE_KIND, CASSETTE_VERSION, DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT, type CassetteExchange, type CassetteHeader } from './cassette-schema.js'
 import type { Report } from '../engine/schema/report.js'
 import { readJsonLines } from '../io/read-json-lines.js'
 import { writeLinesAtomic } from '../io/write-lines-atomic.js'

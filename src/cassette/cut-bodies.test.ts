@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { exchangeAt } from '../../test/helpers/cassette-fixtures.js'
-import type { StoredBody } from '../engine/schema/cassette.js'
+import type { StoredBody } from './cassette-schema.js'
 import { cutBodiesOf, describeCutBodies } from './cut-bodies.js'
 
 const cut = (size: number, decoded?: 'gzip'): StoredBody => ({ encoding: 'utf8', data: 'x', size, truncated: true, ...(decoded ? { decoded } : {}) })

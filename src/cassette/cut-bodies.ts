@@ -8,7 +8,7 @@
  * for (const exchange of cassette.exchanges) tally.add(exchange)
  * describeCutBodies(tally.summary(), cassette.header.bodyLimit)
  */
-import { MAX_BODY_LIMIT, type CassetteExchange, type StoredBody } from '../engine/schema/cassette.js'
+import { MAX_BODY_LIMIT, type CassetteExchange, type StoredBody } from './cassette-schema.js'
 
 /** Cut bodies of one route. */
 export interface CutRoute {

@@ -9,7 +9,7 @@
  * limit says so where any HAR viewer shows it too: its `comment`, and a `size` larger than its text.
  */
 import { STATUS_CODES } from 'node:http'
-import type { CassetteExchange, CassetteHeader, StoredBody, StoredHeaders } from '../engine/schema/cassette.js'
+import type { CassetteExchange, CassetteHeader, StoredBody, StoredHeaders } from './cassette-schema.js'
 import { VERSION } from '../version.js'
 import type { Cassette } from './cassette.js'
 import { splitUrl } from './match-key.js'

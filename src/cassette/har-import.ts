@@ -26,7 +26,7 @@ import {
   type CassetteExchange,
   type StoredBody,
   type StoredResponse,
-} from '../engine/schema/cassette.js'
+} from './cassette-schema.js'
 import { formatIssues } from '../engine/schema/format-issues.js'
 import { cutSchema, mcpCallSchema, modelCallSchema } from '../engine/schema/report.js'
 import { callTraceSchema } from '../engine/claims/claim-schema.js'

@@ -12,8 +12,8 @@ export {
   cassetteHeaderSchema,
   cassetteExchangeSchema,
   matchOptionsSchema,
-} from '../engine/schema/cassette.js'
-export type { CassetteHeader, CassetteExchange, StoredBody, StoredRequest, StoredResponse, StoredEffect, StoredFault, MatchOptions } from '../engine/schema/cassette.js'
+} from './cassette-schema.js'
+export type { CassetteHeader, CassetteExchange, StoredBody, StoredRequest, StoredResponse, StoredEffect, StoredFault, MatchOptions } from './cassette-schema.js'
 
 /* Recording */
 export { createCassetteRecorder } from './cassette-recorder.js'

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto'
 import type { JsonValue } from '../json/canonical-json.js'
 import { mediaType } from '../redact/redact-body.js'
 import { safePercentDecode } from '../redact/encoded-secrets.js'
-import type { MatchOptions, Normaliser, StoredBody, StoredHeaders } from '../engine/schema/cassette.js'
+import type { MatchOptions, Normaliser, StoredBody, StoredHeaders } from './cassette-schema.js'
 import { normaliseJson } from './normalisers.js'
 import { headerOf } from './store-headers.js'
 

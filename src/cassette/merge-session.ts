@@ -4,7 +4,7 @@
  * keys renumbered so the cassette stays consistent. Exchanges the session never requested are
  * dropped: the new cassette is what happened this time.
  */
-import type { CassetteExchange } from '../engine/schema/cassette.js'
+import type { CassetteExchange } from './cassette-schema.js'
 import type { Rule } from '../engine/schema/rule.js'
 import { Cassette } from './cassette.js'
 

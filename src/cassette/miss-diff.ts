@@ -7,7 +7,7 @@
 import { z } from 'zod'
 import type { JsonValue } from '../json/canonical-json.js'
 import { formatJsonPath } from '../json/strict-json.js'
-import type { StoredBody } from '../engine/schema/cassette.js'
+import type { StoredBody } from './cassette-schema.js'
 
 /** Paths a diff lists at most. */
 export const MAX_DIFF_PATHS = 5

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { bodyDigest } from './match-key.js'
 import { normaliseJson } from './normalisers.js'
-import type { Normaliser } from '../engine/schema/cassette.js'
+import type { Normaliser } from './cassette-schema.js'
 import type { JsonValue } from '../json/canonical-json.js'
 
 const ALL: Normaliser[] = ['ids', 'timestamps', 'uuids']

@@ -16,7 +16,7 @@
  * whose references disagree; timestamps all become `<timestamp>`.
  */
 import type { JsonValue } from '../json/canonical-json.js'
-import type { Normaliser } from '../engine/schema/cassette.js'
+import type { Normaliser } from './cassette-schema.js'
 
 /** Tool-call ids (`call_`, `toolu_`, `fc_`) and response/message ids (`resp_`, `msg_`, `chatcmpl-`, `rs_`) as providers mint them. */
 const ID = /\b(?:(?:call|toolu|fc|resp|msg|rs)_|chatcmpl-)[A-Za-z0-9_-]{6,}/g

@@ -4,7 +4,7 @@
  */
 import { promises as fs } from 'node:fs'
 import { reportsFromDocument } from '../report/reports-from-document.js'
-import { CASSETTE_KIND } from '../engine/schema/cassette.js'
+import { CASSETTE_KIND } from './cassette-schema.js'
 import type { Report } from '../engine/schema/report.js'
 import { readInputDocument } from '../io/read-input-file.js'
 import { Cassette } from './cassette.js'

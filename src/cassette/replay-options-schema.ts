@@ -5,7 +5,7 @@
  */
 import { z } from 'zod'
 import { fn, object, optionsSchema, type OptionsShape } from '../options/check-options.js'
-import { matchOptionsSchema } from '../engine/schema/cassette.js'
+import { matchOptionsSchema } from './cassette-schema.js'
 import type { Redactor } from '../redact/index.js'
 import type { CertificateAuthority } from '../proxy/tls/certificate-authority.js'
 import type { CassetteReplayOptions } from './replay-cassette.js'

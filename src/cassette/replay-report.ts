@@ -4,7 +4,7 @@
  * they were recorded. Replay performs no effect; it reports the recorded ones as evidence.
  */
 import { z } from 'zod'
-import type { CassetteExchange } from '../engine/schema/cassette.js'
+import type { CassetteExchange } from './cassette-schema.js'
 import { VERSION } from '../version.js'
 import type { ReplaySession } from './replay-session.js'
 import { missDiffSchema } from './miss-diff.js'

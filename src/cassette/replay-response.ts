@@ -4,7 +4,7 @@
  * on the wire) is served without its `content-encoding`.
  */
 import { validateHeaderName, validateHeaderValue } from 'node:http'
-import type { StoredResponse } from '../engine/schema/cassette.js'
+import type { StoredResponse } from './cassette-schema.js'
 import { storedBodyBytes } from './store-body.js'
 
 // Framing headers describe the original message, not the replayed one.

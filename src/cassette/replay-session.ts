@@ -21,7 +21,7 @@
 import { CassetteError, CassetteMismatchError, CassetteTruncatedError, CassetteUnusedError } from '../errors.js'
 import type { HeaderMap } from '../engine/http.js'
 import { createRedactor, type Redactor } from '../redact/index.js'
-import type { CassetteExchange, MatchOptions, StoredBody } from '../engine/schema/cassette.js'
+import type { CassetteExchange, MatchOptions, StoredBody } from './cassette-schema.js'
 import { BodyCapture, captureBytes } from './body-capture.js'
 import type { Cassette } from './cassette.js'
 import { comparableJson, describeDifference, matchView, splitUrl, type MatchView } from './match-key.js'

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { exchangeAt } from '../../test/helpers/cassette-fixtures.js'
 import { ConfigError } from '../errors.js'
-import type { StoredClientResponse } from '../engine/schema/cassette.js'
+import type { StoredClientResponse } from './cassette-schema.js'
 import { checkReplaySpeed, pacer, replayEnding, replayPlan } from './replay-stream.js'
 
 const streamed: StoredClientResponse = {

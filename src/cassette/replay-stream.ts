@@ -17,7 +17,7 @@
  * for (const piece of plan.pieces) { await due(piece.at, signal); write(piece.bytes) }
  */
 import { ConfigError } from '../errors.js'
-import type { CassetteExchange, StoredClientResponse } from '../engine/schema/cassette.js'
+import type { CassetteExchange, StoredClientResponse } from './cassette-schema.js'
 
 /** `instant` (default): every piece at once. `recorded`: each event when it arrived, relative to the head. */
 export type ReplaySpeed = 'instant' | 'recorded'

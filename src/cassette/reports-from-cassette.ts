@@ -5,7 +5,7 @@
  */
 import { callPathName, isEligible } from '../engine/rules/select.js'
 import { ITEMIZED_CALLS_LIMIT } from '../engine/schema/config.js'
-import type { CassetteExchange, CassetteHeader } from '../engine/schema/cassette.js'
+import type { CassetteExchange, CassetteHeader } from './cassette-schema.js'
 import { REPORT_KIND, type CallRecord, type CoverageCounts, type EffectRecord, type Report } from '../engine/schema/report.js'
 import { validateReport } from '../report/validate-report.js'
 

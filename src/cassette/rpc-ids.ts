@@ -5,7 +5,7 @@
  * each event of an event stream.
  */
 import { type JsonRpcId, parseMcpRequest } from '../engine/json-rpc/mcp-request.js'
-import type { StoredBody } from '../engine/schema/cassette.js'
+import type { StoredBody } from './cassette-schema.js'
 import { storedBodyBytes } from './store-body.js'
 import { withAnswerId } from '../engine/json-rpc/json-rpc-body.js'
 

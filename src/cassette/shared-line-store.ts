@@ -4,7 +4,7 @@
  * cassette is assembled from every replica's lines in call order when it is written.
  * @see ../../docs/scale-out.md#recording-across-replicas
  */
-import type { CassetteExchange, CassetteHeader } from '../engine/schema/cassette.js'
+import type { CassetteExchange, CassetteHeader } from './cassette-schema.js'
 import { Cassette } from './cassette.js'
 import type { LineStore } from './cassette-journal.js'
 import { cutBodiesOf, type CutBodies } from './cut-bodies.js'

@@ -7,7 +7,7 @@
  */
 import zlib from 'node:zlib'
 import type { Redactor } from '../redact/index.js'
-import type { StoredBody } from '../engine/schema/cassette.js'
+import type { StoredBody } from './cassette-schema.js'
 import { REDACTION_MARGIN, type BodyCapture } from './body-capture.js'
 
 export interface StoreBodyOptions {

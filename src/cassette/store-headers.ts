@@ -5,7 +5,7 @@
  */
 import { HEADER_CALL, HEADER_KEY, HEADER_RUN, type HeaderMap, HOP_BY_HOP_HEADERS } from '../engine/http.js'
 import type { Redactor } from '../redact/index.js'
-import type { StoredHeaders } from '../engine/schema/cassette.js'
+import type { StoredHeaders } from './cassette-schema.js'
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/
 // `host` names whoever the client addressed (the proxy, in reverse mode): the URL says the rest.

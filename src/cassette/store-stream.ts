@@ -9,7 +9,7 @@
  */
 import { roundSeconds } from '../engine/clock.js'
 import type { Redactor } from '../redact/index.js'
-import type { StoredBody, StoredStream, StoredStreamEvent } from '../engine/schema/cassette.js'
+import type { StoredBody, StoredStream, StoredStreamEvent } from './cassette-schema.js'
 import type { BodyCapture } from './body-capture.js'
 import { asText, cutText } from './store-body.js'
 import type { StreamTimeline } from './stream-timeline.js'

@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../engine/clock.js'
 import type { HeaderMap } from '../engine/http.js'
-import { MAX_STREAM_EVENTS } from '../engine/schema/cassette.js'
+import { MAX_STREAM_EVENTS } from './cassette-schema.js'
 import { SseDecoder } from '../engine/streams/sse-decoder.js'
 
 export class StreamTimeline {

@@ -36,8 +36,10 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * The most lines of non-test TypeScript the engine may hold (8,222 before #23; the goal is 5,000:
  * what is left above it is the stream and MCP faults, which move out behind plug-ins next).
  * #25 added effectsRequireApproval (the unit and the lines naming each unapproved effect): 6,482.
+ * The cassette format's schema and the JSON Schema generator left for src/cassette and src/report
+ * (nothing in the kernel reads a cassette): 6,218.
  */
-const ENGINE_LINES = 6_500
+const ENGINE_LINES = 6_250
 
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']

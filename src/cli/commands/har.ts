@@ -11,7 +11,7 @@ import { readInputDocument } from '../../io/read-input-file.js'
 import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { printError } from '../output.js'
 import { numberOption } from '../numeric-options.js'
-import { DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT } from '../../engine/schema/cassette.js'
+import { DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT } from '../../cassette/cassette-schema.js'
 import { stormFromArgs } from './proxy.js'
 
 /** HAR files hold every body inline: allow larger ones than reports. */

@@ -1,5 +1,5 @@
 import type { Argv, CommandModule } from 'yargs'
-import { JSON_SCHEMA_NAMES, jsonSchemaFor, type JsonSchemaName } from '../../engine/schema/json-schemas.js'
+import { JSON_SCHEMA_NAMES, jsonSchemaFor, type JsonSchemaName } from '../../report/json-schemas.js'
 import { printLine } from '../output.js'
 
 interface SchemaArgs {

@@ -4,7 +4,7 @@ import { JSON_SCHEMA_NAMES, jsonSchemaFor } from './json-schemas.js'
 
 describe('published JSON Schemas', () => {
   it.each(JSON_SCHEMA_NAMES)('schemas/%s.schema.json matches the zod schema (run "npm run schemas" to refresh)', (name) => {
-    const committed = JSON.parse(readFileSync(new URL(`../../../schemas/${name}.schema.json`, import.meta.url), 'utf8'))
+    const committed = JSON.parse(readFileSync(new URL(`../../schemas/${name}.schema.json`, import.meta.url), 'utf8'))
     expect(committed).toEqual(jsonSchemaFor(name))
   })
 

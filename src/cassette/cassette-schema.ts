@@ -7,11 +7,11 @@
  * @see docs/cassettes.md
  */
 import { z } from 'zod'
-import { FAULT_KINDS } from '../faults/registry.js'
-import { seedSchema } from './rule-base.js'
-import { cutSchema, mcpCallSchema, modelCallSchema } from './report.js'
-import { callTraceSchema, reportClaimSchema } from '../claims/claim-schema.js'
-import { ruleSchema } from './rule.js'
+import { FAULT_KINDS } from '../engine/faults/registry.js'
+import { seedSchema } from '../engine/schema/rule-base.js'
+import { cutSchema, mcpCallSchema, modelCallSchema } from '../engine/schema/report.js'
+import { callTraceSchema, reportClaimSchema } from '../engine/claims/claim-schema.js'
+import { ruleSchema } from '../engine/schema/rule.js'
 
 export const CASSETTE_KIND = 'toolstorm.cassette'
 /**
