@@ -109,7 +109,8 @@ describe('the ready signal', () => {
     const verdict = (await (await admin(replay, '/verdict')).json()) as { passed: boolean; code: string; table: string; rows: unknown[] }
     expect(verdict).toMatchObject({ passed: false, code: 'ERR_CASSETTE_EXTRA' })
     expect(verdict.rows).toHaveLength(2)
-    expect(verdict.table).toMatch(/GET http:\/\/127\.0\.0\.1:9\/items\/b +extra/)
+    // The cassette stores paths, so the seen column shows the path too (comparable with expected).
+    expect(verdict.table).toMatch(/GET \/items\/b +extra/)
     expect(((await (await admin(replay, '/report?run=t2')).json()) as { calls: unknown[] }).calls).toHaveLength(2)
     replaying.child.kill('SIGTERM')
     expect(await replaying.exited).toBe(1)
