@@ -60,6 +60,20 @@ function settle(entry: Entry): void {
   if (--entry.waiting === 0) entry.done()
 }
 
+/** One chunk of a side's body (null: its end), into its capture and its event timeline. */
+function captureChunk(entry: Entry, side: (Head & { body: BodyCapture | null }) | null, chunk: Uint8Array | null): void {
+  const body = side?.body
+  if (!side || !body || body.ended) return
+  if (chunk) {
+    side.timeline?.push(chunk)
+    body.push(chunk)
+    return
+  }
+  side.timeline?.finish()
+  body.ended = true
+  settle(entry)
+}
+
 const BODILESS_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'DELETE', 'CONNECT'])
 
 /** Exchanges remembered after they were written, for effects reported late. */
@@ -173,16 +187,7 @@ export class ExchangeCapture {
       },
       onUpstreamBody: (exchange, chunk) => {
         const entry = entries.get(exchange)
-        const upstream = entry?.upstream
-        const body = upstream?.body
-        if (!entry || !body || body.ended) return
-        if (chunk) {
-          upstream.timeline?.push(chunk)
-          return body.push(chunk)
-        }
-        upstream.timeline?.finish()
-        body.ended = true
-        settle(entry)
+        if (entry) captureChunk(entry, entry.upstream, chunk)
       },
       onClientHead: (exchange, status, headers, same) => {
         const entry = entries.get(exchange)
@@ -193,16 +198,7 @@ export class ExchangeCapture {
       },
       onClientBody: (exchange, chunk) => {
         const entry = entries.get(exchange)
-        const client = entry?.client
-        const body = client?.body
-        if (!entry || !body || body.ended) return
-        if (chunk) {
-          client.timeline?.push(chunk)
-          return body.push(chunk)
-        }
-        client.timeline?.finish()
-        body.ended = true
-        settle(entry)
+        if (entry) captureChunk(entry, entry.client, chunk)
       },
       onFinished: (exchange) => {
         const entry = entries.get(exchange)
