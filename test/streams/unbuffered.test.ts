@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { modelScenarios, type ModelScenario } from '../helpers/model-scenario.js'
+import { modelScenarios } from '../helpers/model-scenario.js'
 import { TRANSPORTS } from '../helpers/transports.js'
 
 const scenarios = modelScenarios()
