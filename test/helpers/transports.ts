@@ -21,6 +21,9 @@ export type Transport = 'intercept' | 'msw' | 'reverse' | 'forward' | 'https'
 /** The four plain-HTTP transports: what a behaviour of every exchange runs through. */
 export const TRANSPORTS = ['intercept', 'msw', 'reverse', 'forward'] as const satisfies readonly Transport[]
 
+/** The four and `https`: the intercepting forward proxy in front of an HTTPS upstream. */
+export const EVERY_TRANSPORT = [...TRANSPORTS, 'https'] as const satisfies readonly Transport[]
+
 /** The in-process transports: the storm runs in the test's own process, no proxy. */
 export const IN_PROCESS = ['intercept', 'msw'] as const satisfies readonly Transport[]
 
