@@ -7,12 +7,11 @@ import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import type { Report } from '../../src/engine/schema/report.js'
 import { ToolstormEffects } from '../../src/effects/toolstorm-effects.js'
 import { startProxy, type ProxyServer, type ProxyOptions } from '../../src/proxy/proxy-server.js'
+import type { ProxyTransport } from './transports.js'
 import { startUpstream, type Upstream } from './upstream.js'
 
-export type ProxyMode = 'reverse' | 'forward'
-
 export interface Proxied {
-  readonly mode: ProxyMode
+  readonly mode: ProxyTransport
   readonly proxy: ProxyServer
   readonly upstream: Upstream
   /** The URL a client requests: the proxy (reverse) or the upstream itself (forward, via the proxy). */
@@ -33,7 +32,7 @@ export const FAULT_RULES: StormConfigInput = {
   ],
 }
 
-export async function startProxied(mode: ProxyMode, config: StormConfigInput = FAULT_RULES, extra: Partial<ProxyOptions> = {}): Promise<Proxied> {
+export async function startProxied(mode: ProxyTransport, config: StormConfigInput = FAULT_RULES, extra: Partial<ProxyOptions> = {}): Promise<Proxied> {
   let effects: ToolstormEffects | null = null
   const upstream = await startUpstream({
     onCommit: async (name, key, request) => {
