@@ -9,7 +9,7 @@ import type { Transport } from '../helpers/transports.js'
 const LOST_FIRST_CREATE = { seed: 42, rules: [{ name: 'lost-ack', route: 'tools/call create_shipment', kind: 'response_lost' as const, calls: [1] }] }
 
 describe('MCP faults seen by the SDK client', () => {
-  for (const transport of ['reverse', 'intercept'] as const satisfies readonly Transport[]) {
+  for (const transport of ['reverse', 'intercept', 'msw'] as const satisfies readonly Transport[]) {
     it(`answers rpc_error as a JSON-RPC error the client raises as McpError (${transport})`, async () => {
       const scenario = await mcpScenario(transport, { rules: [{ name: 'internal', route: 'tools/call get_quote', kind: 'rpc_error' }] })
       const { client } = await scenario.connect()
@@ -20,7 +20,7 @@ describe('MCP faults seen by the SDK client', () => {
     })
   }
 
-  for (const transport of ['reverse', 'forward', 'intercept'] as const satisfies readonly Transport[]) {
+  for (const transport of ['reverse', 'forward', 'intercept', 'msw'] as const satisfies readonly Transport[]) {
     it(`answers session_expired with 404 on a stateful session; a new session works (${transport})`, async () => {
       const scenario = await mcpScenario(transport, { rules: [{ name: 'expired', route: 'tools/call create_shipment', kind: 'session_expired', calls: [1] }] }, { stateful: true, json: false })
       const { client, transport: first } = await scenario.connect()
@@ -49,7 +49,7 @@ describe('MCP faults seen by the SDK client', () => {
   })
 
   for (const json of [true, false]) {
-    for (const transport of ['reverse', 'forward', 'https', 'intercept'] as const satisfies readonly Transport[]) {
+    for (const transport of ['reverse', 'forward', 'https', 'intercept', 'msw'] as const satisfies readonly Transport[]) {
       it(`loses the ${json ? 'JSON' : 'event-stream'} answer of one tool call after the tool committed (${transport})`, async () => {
         const scenario = await mcpScenario(transport, LOST_FIRST_CREATE, { stateful: true, json })
         const { client } = await scenario.connect()
@@ -137,7 +137,7 @@ describe('MCP faults seen by the SDK client', () => {
 })
 
 describe('MCP commit evidence', () => {
-  for (const transport of ['reverse', 'intercept'] as const satisfies readonly Transport[]) {
+  for (const transport of ['reverse', 'intercept', 'msw'] as const satisfies readonly Transport[]) {
     it(`a retried create_shipment whose answer was lost commits twice and fails no-duplicate-effects (${transport})`, async () => {
       const scenario = await mcpScenario(transport, LOST_FIRST_CREATE)
       const { client } = await scenario.connect()
