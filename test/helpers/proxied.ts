@@ -42,6 +42,7 @@ export async function startProxied(mode: ProxyTransport, config: StormConfigInpu
   const proxy = await startProxy({ ...(mode === 'reverse' ? { targets: [upstream.url] } : {}), config, ...extra })
   effects = new ToolstormEffects({ sidecarUrl: proxy.adminUrl })
   const dispatcher = mode === 'forward' ? new ProxyAgent({ uri: proxy.url, proxyTunnel: false }) : undefined
+  let closed: Promise<void> | null = null
   const admin = (path: string, init: RequestInit = {}) => fetch(proxy.adminUrl + path, { ...init, headers: { authorization: `Bearer ${proxy.token}`, ...(init.headers as Record<string, string>) } })
   return {
     mode,
@@ -52,10 +53,12 @@ export async function startProxied(mode: ProxyTransport, config: StormConfigInpu
     effects,
     report: async (run) => (await (await admin(`/report${run ? `?run=${encodeURIComponent(run)}` : ''}`)).json()) as Report,
     admin,
-    close: async () => {
-      await dispatcher?.close()
-      await proxy.close()
-      await upstream.close()
-    },
+    // Once: a test may close it itself (to read what closing does), and closing() closes it again.
+    close: () =>
+      (closed ??= (async () => {
+        await dispatcher?.close()
+        await proxy.close()
+        await upstream.close()
+      })()),
   }
 }
