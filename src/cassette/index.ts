@@ -21,13 +21,14 @@ export type { CassetteRecorder, CassetteRecorderOptions, RecorderState } from '.
 
 /* Replay */
 export { replayCassette } from './replay/replay-cassette.js'
-export type { CassetteReplay, CassetteReplayOptions, CassetteReplayState } from './replay/replay-cassette.js'
+export type { CassetteReplay, CassetteReplayState } from './replay/replay-cassette.js'
+export type { CassetteReplayOptions, ReplayServerOptions, ReplayServerMode } from './replay/replay-options.js'
 export { cassetteHandlers } from './replay/cassette-handlers.js'
 export type { CassetteHandlers } from './replay/cassette-handlers.js'
 export { startReplayServer } from './replay/replay-server.js'
 export { replaySource } from './replay/replay-source.js'
 export type { ReplaySource, ReplaySourceOptions, ReplayMode } from './replay/replay-source.js'
-export type { ReplayServer, ReplayServerOptions, ReplayServerMode, ReplayServerState } from './replay/replay-server.js'
+export type { ReplayServer, ReplayServerState } from './replay/replay-server.js'
 export { formatReplayTable } from './replay/replay-session.js'
 export type { ReplaySession, ReplayOptions, ReplayOrder, ReplayVerdict, ReplayRow } from './replay/replay-session.js'
 export { replayReportSchema, REPLAY_REPORT_KIND } from './replay/replay-report.js'

@@ -18,9 +18,9 @@
 import type { RequestHandler } from 'msw'
 import { stormHandlers } from '../../interceptors/msw-handlers.js'
 import type { Cassette } from '../format/cassette.js'
-import { inProcessSource, replayStorm, type CassetteReplayOptions } from './replay-cassette.js'
+import { inProcessSource, replayStorm } from './replay-cassette.js'
 import { checkOptions } from '../../options/check-options.js'
-import { cassetteReplayOptionsSchema } from './replay-options-schema.js'
+import { cassetteReplayOptionsSchema, type CassetteReplayOptions } from './replay-options.js'
 import { replayReport, type ReplayReport } from './replay-report.js'
 import type { ReplaySession, ReplayVerdict } from './replay-session.js'
 

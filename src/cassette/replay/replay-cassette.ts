@@ -18,23 +18,11 @@ import { createRedactor } from '../../redact/index.js'
 import { intercept } from '../../interceptors/intercept.js'
 import type { Cassette } from '../format/cassette.js'
 import { replayReport, type ReplayReport } from './replay-report.js'
-import type { ReplayOptions, ReplaySession, ReplayVerdict } from './replay-session.js'
+import type { ReplaySession, ReplayVerdict } from './replay-session.js'
 import { replaySource, type ReplaySource } from './replay-source.js'
 import { checkOptions } from '../../options/check-options.js'
-import { cassetteReplayOptionsSchema } from './replay-options-schema.js'
+import { cassetteReplayOptionsSchema, type CassetteReplayOptions } from './replay-options.js'
 
-export interface CassetteReplayOptions extends Omit<ReplayOptions, 'passthroughUnmatched'> {
-  /** Which requests the cassette answers; the rest reach the network untouched. Default: all. */
-  filter?: (url: URL, method: string) => boolean
-  /** Requests that match nothing reach the network instead of failing (`passthrough-unmatched`). */
-  passthroughUnmatched?: boolean
-  /**
-   * The storm whose rules, effects and contracts apply to every request, replayed or live (a
-   * `live` route reaches its server under these rules, as with `toolstorm replay --rules`).
-   * Default: one with no rules. Its redaction settings join the cassette's secret names.
-   */
-  storm?: Storm
-}
 
 export type CassetteReplayState = 'active' | 'disposed'
 

@@ -21,58 +21,20 @@
  * const verdict = await replay.close() // verdict.passed, verdict.rows
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { Dispatcher } from 'undici'
 import { createInMemoryCertificateAuthority, type CertificateAuthority } from '../../proxy/tls/certificate-authority.js'
-import type { UpstreamTlsOptions } from '../../proxy/tls/upstream-tls.js'
-import { startProxy, type ProxyOptions, type ProxyServer } from '../../proxy/proxy-server.js'
+import { startProxy, type ProxyServer } from '../../proxy/proxy-server.js'
 import { sendJson } from '../../proxy/admin/admin-server.js'
-import { createStorm, type Storm } from '../../engine/storm.js'
+import { createStorm } from '../../engine/storm.js'
 import type { Cassette } from '../format/cassette.js'
 import { checkOptions } from '../../options/check-options.js'
-import { replayServerOptionsSchema } from './replay-options-schema.js'
+import { replayServerOptionsSchema, type ReplayServerMode, type ReplayServerOptions } from './replay-options.js'
 import { createCassetteRecorder, type CassetteRecorder } from '../record/cassette-recorder.js'
 import { mergeSession } from './merge-session.js'
 import { replayReport, type ReplayReport } from './replay-report.js'
-import { formatReplayTable, type ReplaySession, type ReplayOptions, type ReplayVerdict } from './replay-session.js'
-import { replaySource, type ReplayMode } from './replay-source.js'
+import { formatReplayTable, type ReplaySession, type ReplayVerdict } from './replay-session.js'
+import { replaySource } from './replay-source.js'
 
-export type ReplayServerMode = ReplayMode
 
-export interface ReplayServerOptions extends Omit<ReplayOptions, 'passthroughUnmatched'> {
-  mode?: ReplayServerMode
-  /** Interface for both servers. Default 127.0.0.1. */
-  host?: string
-  /** Port (0 picks a free one). Default 0. */
-  port?: number
-  adminPort?: number
-  adminToken?: string
-  /** Host names the admin API also answers to (`ProxyOptions.adminAllowHosts`). */
-  adminAllowHosts?: ProxyOptions['adminAllowHosts']
-  /** Where unmatched requests go in `update` and `passthrough-unmatched` modes (origin-form requests need one). */
-  targets?: readonly string[]
-  /** The storm unmatched requests run through (its rules apply to them). Default: no rules. */
-  storm?: Storm
-  /** `update` mode: the file the session's cassette is written to on close (default: the cassette's own file). */
-  updateFile?: string
-  dispatcher?: Dispatcher
-  // HTTPS (docs/https.md) -------------------------------------------------------------------
-  /**
-   * The CA whose leaves clients see inside `CONNECT` tunnels (trust its `certificatePem`), or a
-   * function that makes it on the first CONNECT. Default: a CA in this process's memory, made at
-   * start when the cassette holds an `https://` exchange, else on the first CONNECT.
-   */
-  ca?: ProxyOptions['ca']
-  /** Ports CONNECT may reach besides 443 and the ports of the origins recorded in the cassette. */
-  connectPorts?: readonly number[]
-  /** A client refused the CA's leaf during the TLS handshake (it does not trust the CA). */
-  onCertificateRefused?: (host: string, reason: string) => void
-  /** Passthrough modes: extra CA certificates (PEM) trusted for upstream HTTPS. */
-  upstreamCa?: UpstreamTlsOptions['upstreamCa']
-  /** Passthrough modes: do not verify upstream certificates. Only for tests against self-signed upstreams. */
-  insecureSkipUpstreamTlsVerification?: boolean
-  /** Where problems worth a console line go: an unreachable upstream, once per origin and error code. Default: nowhere. */
-  warn?: (message: string) => void
-}
 
 export type ReplayServerState = 'listening' | 'closing' | 'closed'
 
