@@ -4,8 +4,8 @@
  * `?runs=`.
  */
 import { describe, expect, it } from 'vitest'
-import { Cassette } from '../../src/cassette/cassette.js'
-import { startReplayServer } from '../../src/cassette/replay-server.js'
+import { Cassette } from '../../src/cassette/format/cassette.js'
+import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
 import { startProxied } from '../helpers/proxied.js'
 import { closing } from '../helpers/teardown.js'
 
