@@ -5,6 +5,7 @@
  * proxies, replay servers, upstreams, pools, interceptions, MSW servers, undici agents.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
+import type http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { onTestFinished } from 'vitest'
@@ -31,4 +32,13 @@ export async function temporaryFolder(prefix: string): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), prefix))
   onTestFinished(() => rm(dir, { recursive: true, force: true }))
   return dir
+}
+
+/** An `http.Server` closed when the current test finishes, its connections dropped first (a keep-alive client would hold close() open). */
+export function closingServer<T extends http.Server>(server: T): T {
+  onTestFinished(() => {
+    server.closeAllConnections()
+    return new Promise<void>((resolve) => server.close(() => resolve()))
+  })
+  return server
 }

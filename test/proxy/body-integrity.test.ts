@@ -6,6 +6,7 @@ import { once } from 'node:events'
 import net, { type AddressInfo } from 'node:net'
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
+import { closingServer } from '../helpers/teardown.js'
 
 /** Body `id` of `size` bytes: hashed bytes, so no stretch of one body repeats elsewhere in it or in another. */
 function body(id: number, size: number): Buffer {
@@ -25,10 +26,7 @@ async function start(): Promise<{ proxy: ProxyServer; upstreamConnections: () =>
   upstream.on('connection', () => connections++)
   upstream.listen(0, '127.0.0.1')
   await once(upstream, 'listening')
-  onTestFinished(() => {
-    upstream.closeAllConnections()
-    return new Promise<void>((done) => upstream.close(() => done()))
-  })
+  closingServer(upstream)
   const proxy = await startProxy({ targets: [`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`] })
   onTestFinished(() => proxy.close())
   return { proxy, upstreamConnections: () => connections }

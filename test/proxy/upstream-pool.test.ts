@@ -7,6 +7,7 @@ import { once } from 'node:events'
 import { Readable } from 'node:stream'
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { keepAliveHintMs, UpstreamPool, type UpstreamCall, type UpstreamRequestHead } from '../../src/proxy/upstream-pool.js'
+import { closingServer } from '../helpers/teardown.js'
 
 interface Result {
   status: number
@@ -45,10 +46,7 @@ async function httpServer(handler: http.RequestListener): Promise<{ origin: stri
   server.on('connection', () => connections++)
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
-  onTestFinished(() => {
-    server.closeAllConnections()
-    return new Promise<void>((done) => server.close(() => done()))
-  })
+  closingServer(server)
   const { port } = server.address() as net.AddressInfo
   return { origin: `http://127.0.0.1:${port}`, connections: () => connections, requests: () => requests }
 }
