@@ -14,6 +14,7 @@ import { readBodyDecoded } from './body.js'
 import { observeWriter } from './streams/response-writer.js'
 import { relayStream } from './streams/stream-relay.js'
 import { watchStreamEnd, type AnswerReader, type StreamEnd } from './streams/stream-end.js'
+import type { DeltaReader } from './streams/deltas.js'
 
 /** Refusal when the run's call budget is spent: a harness limit, not an injected fault. */
 export const BUDGET_REFUSAL_STATUS = 503
@@ -101,6 +102,8 @@ export interface ProtocolHooks {
   readonly shapeFailure?: FailureShaper | undefined
   /** The reader of the message that answers a request in its event stream (MCP). */
   readonly readAnswer?: AnswerReader | undefined
+  /** The reader of a model stream's deltas (model calls). */
+  readonly readDelta?: DeltaReader | undefined
 }
 
 const NO_HOOKS: ProtocolHooks = {}
@@ -204,6 +207,7 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
     request: exchange.request,
     run: { identity: exchange.run, elapsed: exchange.elapsedSinceStart(), record: exchange.record, ...(exchange.quota ? { quota: exchange.quota } : {}) },
     shapeFailure: hooks.shapeFailure,
+    readDelta: hooks.readDelta,
   })
 
   if (fault && rule && fault.phase === 'before-upstream') {

@@ -19,6 +19,8 @@ import type { HeaderMap, JsonSchema } from './http.js'
 import type { McpRequest } from './json-rpc/mcp-request.js'
 import type { Storm } from './storm.js'
 import type { AnswerReader } from './streams/stream-end.js'
+import type { DeltaReader } from './streams/deltas.js'
+import type { Fault } from './faults/fault.js'
 
 /** A request as it arrived, before its exchange begins. */
 export interface RequestHead {
@@ -61,4 +63,11 @@ export interface ExchangePlugin {
   shapeFailure?: FailureShaper
   /** The reader of a request's own answer in its event stream; the first plug-in that reads it wins. */
   readAnswer?: AnswerReader
+  /** The reader of a model stream's deltas (`at: text | tool_arguments`); the first plug-in that reads one wins. */
+  readDelta?: DeltaReader
+  /**
+   * The fault kinds this plug-in brings (MCP's `tool_error`, model providers' `token_limit`…), on top
+   * of the kernel's. A storm's rules may use them once its registry holds them: `src/default-faults.ts`.
+   */
+  readonly faults?: readonly Fault<string, never>[]
 }

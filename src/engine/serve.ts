@@ -81,9 +81,11 @@ export function createServe<E extends ServeEntry = ServeEntry>(storm: Storm, opt
 function protocolHooks(plugins: readonly ExchangePlugin[]): ProtocolHooks {
   const shapers = plugins.flatMap((plugin) => (plugin.shapeFailure ? [plugin.shapeFailure] : []))
   const readers = plugins.flatMap((plugin) => (plugin.readAnswer ? [plugin.readAnswer] : []))
+  const deltaReaders = plugins.flatMap((plugin) => (plugin.readDelta ? [plugin.readDelta] : []))
   return {
     shapeFailure: shapers.length < 2 ? shapers[0] : (request, failure, options) => firstOf(shapers, (shape) => shape(request, failure, options)),
     readAnswer: readers.length < 2 ? readers[0] : (request, type, onAnswer) => firstOf(readers, (read) => read(request, type, onAnswer)),
+    readDelta: deltaReaders.length < 2 ? deltaReaders[0] : (event) => firstOf(deltaReaders, (read) => read(event)),
   }
 }
 

@@ -2,7 +2,8 @@
  * MCP as a plug-in: names a request by the JSON-RPC message its body carries (read first, up to
  * `MCP_BODY_LIMIT` bytes, only when its head says it may carry one) and the `outputSchema` its
  * tool declared, adds the MCP evidence observer, serves the legacy HTTP+SSE transport's exchanges
- * and reads the answer that ends a request's stream. One instance per transport: it
+ * and reads the answer that ends a request's stream. It brings MCP's faults (`tool_error`,
+ * `rpc_error`, `session_expired`). One instance per transport: it
  * keeps the legacy endpoints and session streams that transport has seen.
  *
  * @see docs/mcp.md
@@ -14,11 +15,13 @@ import { MCP_BODY_LIMIT, mcpDetector } from './mcp-options.js'
 import { withMcpEvidence } from './mcp-observer.js'
 import { createMcpAnswerReader } from './mcp-answer-reader.js'
 import { endpointOf, toolCatalogOf } from './tool-catalog.js'
+import { MCP_FAULTS } from './faults/mcp-faults.js'
 
 export function mcpPlugin(): ExchangePlugin {
   const sessions = new LegacySseSessions()
   return {
     name: 'mcp',
+    faults: MCP_FAULTS,
     nameRequest({ method, url, headers, hasBody }, storm) {
       // Only a POST may carry an MCP message: other requests pay one comparison.
       if (method !== 'POST') return null

@@ -3,7 +3,8 @@
  * `import()`, type-only imports included: they tie files together for a reader just the same).
  *
  * Layers, bottom to top; a file may import its own layer and the ones below, never one above:
- *   1 vocabulary  HTTP and JSON-RPC words, clocks, globs, route patterns, seeded decisions
+ *   1 vocabulary  HTTP and JSON-RPC words, a model stream's delta kinds, clocks, globs, route patterns,
+ *                 seeded decisions
  *   2 units       rules files (schema/, rules/), faults, byte-level stream parsing, contracts,
  *                 evidence, runs and reports, and the claims judged against evidence (claims/)
  *   3 exchange    an exchange, its transport and flow, the stream relay, the storm and its run
@@ -23,8 +24,8 @@ const ENGINE = path.join(SRC, 'engine')
 
 /** First match wins; paths are relative to src/engine. */
 const LAYERS: ReadonlyArray<readonly [layer: number, name: string, pattern: RegExp]> = [
-  [1, 'vocabulary', /^(http|clock|closest-name|decision|exchange-context|glob|route-pattern|routes|body|web-response)\.ts$|^json-rpc\/|^schema\/(rule-base|format-issues)\.ts$/],
-  [2, 'units', /^(schema|rules|faults|contracts|evidence)\/|^streams\/(sse-decoder|sse-splitter|terminal-event|stream-transform|truncate-transform|event-transform|streamable)\.ts$|^(run|recovery)\.ts$|^claims\/|^streams\/(model-events|delta-cut-rule)\.ts$/],
+  [1, 'vocabulary', /^(http|clock|closest-name|decision|exchange-context|glob|route-pattern|routes|body|web-response)\.ts$|^json-rpc\/|^schema\/(rule-base|format-issues)\.ts$|^streams\/deltas\.ts$/],
+  [2, 'units', /^(schema|rules|faults|contracts|evidence)\/|^streams\/(sse-decoder|sse-splitter|terminal-event|stream-transform|truncate-transform|event-transform|streamable)\.ts$|^(run|recovery)\.ts$|^claims\/|^streams\/delta-cut-rule\.ts$/],
   [3, 'exchange', /^(exchange|exchange-transport|exchange-flow|upstream-source|storm)\.ts$|^streams\/|^ledger\//],
   [4, 'front door', /^(plugin|serve)\.ts$/],
 ]

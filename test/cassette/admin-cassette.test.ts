@@ -5,7 +5,7 @@ import path from 'node:path'
 import { Cassette } from '../../src/cassette/cassette.js'
 import { cassetteAdminRoute } from '../../src/cassette/cassette-admin-route.js'
 import { createCassetteRecorder } from '../../src/cassette/cassette-recorder.js'
-import { createStorm } from '../../src/engine/storm.js'
+import { createStorm } from '../../src/create-storm.js'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
 import { BYTES, startUpstream, type Upstream } from '../helpers/upstream.js'
 

@@ -20,7 +20,7 @@ import { Cassette } from '../../src/cassette/cassette.js'
 import { replayCassette } from '../../src/cassette/replay-cassette.js'
 import { startReplayServer } from '../../src/cassette/replay-server.js'
 import type { ReplayVerdict } from '../../src/cassette/replay-session.js'
-import { createStorm } from '../../src/engine/storm.js'
+import { createStorm } from '../../src/create-storm.js'
 import { intercept } from '../../src/interceptors/intercept.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
 

@@ -14,7 +14,7 @@ import { cassetteHandlers } from '../../src/cassette/cassette-handlers.js'
 import { createCassetteRecorder } from '../../src/cassette/cassette-recorder.js'
 import type { Cassette } from '../../src/cassette/cassette.js'
 import { replayCassette } from '../../src/cassette/replay-cassette.js'
-import { createStorm } from '../../src/engine/storm.js'
+import { createStorm } from '../../src/create-storm.js'
 import { intercept } from '../../src/interceptors/intercept.js'
 import { startModelUpstream, TOOL_TURNS } from '../helpers/model-upstream.js'
 

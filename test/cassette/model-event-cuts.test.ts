@@ -11,7 +11,7 @@ import { Cassette } from '../../src/cassette/cassette.js'
 import { exportHar } from '../../src/cassette/har-export.js'
 import { importHar } from '../../src/cassette/har-import.js'
 import { startReplayServer } from '../../src/cassette/replay-server.js'
-import { createStorm } from '../../src/engine/storm.js'
+import { createStorm } from '../../src/create-storm.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
 import { startModelUpstream, TOOL } from '../helpers/model-upstream.js'
 

@@ -5,7 +5,7 @@ import { cassetteHandlers } from '../../src/cassette/cassette-handlers.js'
 import { createCassetteRecorder } from '../../src/cassette/cassette-recorder.js'
 import { Cassette } from '../../src/cassette/cassette.js'
 import { CassetteUnusedError } from '../../src/errors.js'
-import { createStorm } from '../../src/engine/storm.js'
+import { createStorm } from '../../src/create-storm.js'
 import { stormHandlers } from '../../src/interceptors/msw-handlers.js'
 
 let server: ReturnType<typeof setupServer> | null = null

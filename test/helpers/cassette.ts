@@ -6,7 +6,7 @@ import { fetch as undiciFetch, ProxyAgent, type RequestInit as UndiciRequestInit
 import { createCassetteRecorder, type CassetteRecorderOptions } from '../../src/cassette/cassette-recorder.js'
 import type { Cassette } from '../../src/cassette/cassette.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
-import { createStorm } from '../../src/engine/storm.js'
+import { createStorm } from '../../src/create-storm.js'
 import { FAULT_RULES, startProxied, type ProxyMode } from './proxied.js'
 
 export interface Outcome {

@@ -4,7 +4,8 @@
  */
 import type { Report } from '../../src/engine/schema/report.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
-import { createStorm, type Storm } from '../../src/engine/storm.js'
+import { createStorm } from '../../src/create-storm.js'
+import type { Storm } from '../../src/engine/storm.js'
 import { intercept } from '../../src/interceptors/intercept.js'
 import type { Clock } from '../../src/engine/clock.js'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'

@@ -6,7 +6,7 @@ import net from 'node:net'
 import tls from 'node:tls'
 import { ProxyAgent, request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
-import { parseConfig } from '../../src/engine/storm.js'
+import { parseConfig } from '../../src/create-storm.js'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
 import { startHttpsProxied, upstreamTestCa, type HttpsProxied } from '../helpers/https-proxied.js'
 

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
 import { MCP_BODY_LIMIT } from '../../src/mcp/mcp-options.js'
-import { createStorm, parseConfig } from '../../src/engine/storm.js'
+import { createStorm, parseConfig } from '../../src/create-storm.js'
 import { intercept } from '../../src/interceptors/intercept.js'
 
 /** An upstream that answers every POST with the number of body bytes and their sum, as JSON. */

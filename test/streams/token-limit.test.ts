@@ -9,7 +9,7 @@ import OpenAI from 'openai'
 import { describe, expect, it } from 'vitest'
 import { RealClock } from '../../src/engine/clock.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
-import { createStorm } from '../../src/engine/storm.js'
+import { createStorm } from '../../src/create-storm.js'
 import { MODEL_PATHS, modelScenarios, MESSAGES, CHAT, type ModelPath, type ModelScenario } from '../helpers/model-scenario.js'
 import { USAGE, WORDS } from '../helpers/model-upstream.js'
 

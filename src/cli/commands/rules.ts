@@ -1,5 +1,5 @@
 import type { Argv, CommandModule } from 'yargs'
-import { faultFor } from '../../engine/faults/registry.js'
+import { faultFor } from '../../default-faults.js'
 import { loadConfigFile } from '../../io/load-config-file.js'
 import { formatRuleWarning, lintRules, ruleNotes } from '../../engine/rules/lint-rules.js'
 import { printError, printLine } from '../output.js'

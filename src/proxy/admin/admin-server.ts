@@ -147,7 +147,7 @@ export function createAdminHandler(context: AdminContext): http.RequestListener 
           const text = await readBody(req)
           const type = req.headers['content-type'] ?? ''
           const document = /yaml/i.test(type) ? parseDocument(text, 'PUT /rules', { format: 'yaml' }) : parseJsonBody(text, 'PUT /rules')
-          const config = parseConfig(document, 'PUT /rules')
+          const config = parseConfig(document, 'PUT /rules', storm.faults)
           // Shared first: a replica never serves rules the others did not get.
           await ledger.publishRules(config)
           storm.setConfig(config)
