@@ -8,7 +8,7 @@ import { exchangeContext } from './exchange-context.js'
 import type { Exchange } from './exchange.js'
 import { CONTROL_HEADERS, errorCode, flattenHeaders, HEADER_CALL, type HeaderMap, type ResponseView, retryAfterSeconds } from './http.js'
 import type { FaultAction, FaultContext } from './faults/fault.js'
-import type { FailureShaper } from './faults/failure-shape.js'
+import type { FailureShaper, ResultShaper } from './faults/failure-shape.js'
 import { type ExchangeTransport, type ForwardOptions, type PassThroughHooks, type SourceAction, type UpstreamResponse } from './exchange-transport.js'
 import { readBodyDecoded } from './body.js'
 import { observeWriter } from './streams/response-writer.js'
@@ -104,6 +104,8 @@ export interface ProtocolHooks {
   readonly readAnswer?: AnswerReader | undefined
   /** The reader of a model stream's deltas (model calls). */
   readonly readDelta?: DeltaReader | undefined
+  /** A replacement answer in the service's shape (MCP's tool result). */
+  readonly shapeResult?: ResultShaper | undefined
 }
 
 const NO_HOOKS: ProtocolHooks = {}
@@ -208,6 +210,7 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
     run: { identity: exchange.run, elapsed: exchange.elapsedSinceStart(), record: exchange.record, ...(exchange.quota ? { quota: exchange.quota } : {}) },
     shapeFailure: hooks.shapeFailure,
     readDelta: hooks.readDelta,
+    shapeResult: hooks.shapeResult,
   })
 
   if (fault && rule && fault.phase === 'before-upstream') {

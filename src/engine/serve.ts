@@ -82,10 +82,12 @@ function protocolHooks(plugins: readonly ExchangePlugin[]): ProtocolHooks {
   const shapers = plugins.flatMap((plugin) => (plugin.shapeFailure ? [plugin.shapeFailure] : []))
   const readers = plugins.flatMap((plugin) => (plugin.readAnswer ? [plugin.readAnswer] : []))
   const deltaReaders = plugins.flatMap((plugin) => (plugin.readDelta ? [plugin.readDelta] : []))
+  const resultShapers = plugins.flatMap((plugin) => (plugin.shapeResult ? [plugin.shapeResult] : []))
   return {
     shapeFailure: shapers.length < 2 ? shapers[0] : (request, failure, options) => firstOf(shapers, (shape) => shape(request, failure, options)),
     readAnswer: readers.length < 2 ? readers[0] : (request, type, onAnswer) => firstOf(readers, (read) => read(request, type, onAnswer)),
     readDelta: deltaReaders.length < 2 ? deltaReaders[0] : (event) => firstOf(deltaReaders, (read) => read(event)),
+    shapeResult: resultShapers.length < 2 ? resultShapers[0] : (request, value) => firstOf(resultShapers, (shape) => shape(request, value)),
   }
 }
 

@@ -16,6 +16,7 @@ import { withMcpEvidence } from './mcp-observer.js'
 import { createMcpAnswerReader } from './mcp-answer-reader.js'
 import { endpointOf, toolCatalogOf } from './tool-catalog.js'
 import { MCP_FAULTS } from './faults/mcp-faults.js'
+import { toolResultAnswer } from './json-rpc-answer.js'
 
 export function mcpPlugin(): ExchangePlugin {
   const sessions = new LegacySseSessions()
@@ -44,6 +45,8 @@ export function mcpPlugin(): ExchangePlugin {
     },
     observe: (inner, storm) => withMcpEvidence(inner, toolCatalogOf(storm)),
     wrapTransport: (exchange, io) => legacySseTransport(sessions, exchange, io),
+    // `replace` on a tool call answers as the tool: its result, with the request's id.
+    shapeResult: (request, value) => (request.mcp && request.mcp.id !== null ? toolResultAnswer(request.mcp.id, value) : null),
     // The answer to the request's id ends its stream: a client may leave right after it.
     readAnswer: (request, contentType, onAnswer) => {
       const id = request.mcp?.id

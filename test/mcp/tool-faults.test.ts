@@ -24,6 +24,16 @@ describe('MCP faults seen by the SDK client', () => {
     })
   }
 
+  for (const mode of ['reverse', 'in-process'] as McpMode[]) {
+    it(`answers replace on a tool call as the tool's result, with the request's id (${mode})`, async () => {
+      scenario = await startMcpScenario(mode, { rules: [{ name: 'fake-quote', route: 'tools/call get_quote', kind: 'replace', replacement: { price: 0 } }] })
+      const { client } = await scenario.connect()
+      const result = await client.callTool({ name: 'get_quote', arguments: { order_id: 'o-1' } })
+      expect([result.isError, result.structuredContent, result.content]).toEqual([undefined, { price: 0 }, [{ type: 'text', text: '{"price":0}' }]])
+      expect(scenario.server.received).not.toContain('tools/call get_quote')
+    })
+  }
+
   for (const mode of ['reverse', 'forward', 'in-process'] as McpMode[]) {
     it(`answers session_expired with 404 on a stateful session; a new session works (${mode})`, async () => {
       scenario = await startMcpScenario(mode, { rules: [{ name: 'expired', route: 'tools/call create_shipment', kind: 'session_expired', calls: [1] }] }, { stateful: true, json: false })
