@@ -7,7 +7,7 @@
 import { type JsonRpcId, parseMcpRequest } from '../engine/json-rpc/mcp-request.js'
 import type { StoredBody } from './cassette-schema.js'
 import { storedBodyBytes } from './store-body.js'
-import { withAnswerId } from '../engine/json-rpc/json-rpc-body.js'
+import { withAnswerId } from '../mcp/json-rpc-body.js'
 
 /** Rewrites a replayed body (or one event of it) so its JSON-RPC answer carries the live id. */
 export type RpcIdRewrite = (bytes: Buffer) => Buffer

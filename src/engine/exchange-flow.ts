@@ -8,7 +8,7 @@ import { exchangeContext } from './exchange-context.js'
 import type { Exchange } from './exchange.js'
 import { CONTROL_HEADERS, errorCode, flattenHeaders, HEADER_CALL, type HeaderMap, type ResponseView, retryAfterSeconds } from './http.js'
 import type { FaultAction, FaultContext } from './faults/fault.js'
-import type { FailureShaper, ResultShaper } from './faults/failure-shape.js'
+import type { AnswerEditor, FailureShaper, ResultShaper } from './faults/failure-shape.js'
 import { type ExchangeTransport, type ForwardOptions, type PassThroughHooks, type SourceAction, type UpstreamResponse } from './exchange-transport.js'
 import { readBodyDecoded } from './body.js'
 import { observeWriter } from './streams/response-writer.js'
@@ -106,6 +106,8 @@ export interface ProtocolHooks {
   readonly readDelta?: DeltaReader | undefined
   /** A replacement answer in the service's shape (MCP's tool result). */
   readonly shapeResult?: ResultShaper | undefined
+  /** Where an answer's payload is (MCP's structuredContent). */
+  readonly editAnswer?: AnswerEditor | undefined
 }
 
 const NO_HOOKS: ProtocolHooks = {}
@@ -211,6 +213,7 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
     shapeFailure: hooks.shapeFailure,
     readDelta: hooks.readDelta,
     shapeResult: hooks.shapeResult,
+    editAnswer: hooks.editAnswer,
   })
 
   if (fault && rule && fault.phase === 'before-upstream') {

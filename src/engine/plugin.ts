@@ -14,7 +14,7 @@
 import type { Exchange } from './exchange.js'
 import type { ExchangeObserver } from './exchange-flow.js'
 import type { ExchangeTransport } from './exchange-transport.js'
-import type { FailureShaper, ResultShaper } from './faults/failure-shape.js'
+import type { AnswerEditor, FailureShaper, ResultShaper } from './faults/failure-shape.js'
 import type { HeaderMap, JsonSchema } from './http.js'
 import type { McpRequest } from './json-rpc/mcp-request.js'
 import type { Storm } from './storm.js'
@@ -65,6 +65,8 @@ export interface ExchangePlugin {
   readAnswer?: AnswerReader
   /** A `replace` answer in the service's own shape (MCP: a tool result); the first plug-in that knows the request wins. */
   shapeResult?: ResultShaper
+  /** Where an answer's payload is, for `schema_drift` (MCP: a tool's structuredContent); the first plug-in that knows the request wins. */
+  editAnswer?: AnswerEditor
   /** The reader of a model stream's deltas (`at: text | tool_arguments`); the first plug-in that reads one wins. */
   readDelta?: DeltaReader
   /**

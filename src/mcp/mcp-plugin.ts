@@ -17,6 +17,7 @@ import { createMcpAnswerReader } from './mcp-answer-reader.js'
 import { endpointOf, toolCatalogOf } from './tool-catalog.js'
 import { MCP_FAULTS } from './faults/mcp-faults.js'
 import { toolResultAnswer } from './json-rpc-answer.js'
+import { editToolAnswer } from './tool-answer-edit.js'
 
 export function mcpPlugin(): ExchangePlugin {
   const sessions = new LegacySseSessions()
@@ -47,6 +48,8 @@ export function mcpPlugin(): ExchangePlugin {
     wrapTransport: (exchange, io) => legacySseTransport(sessions, exchange, io),
     // `replace` on a tool call answers as the tool: its result, with the request's id.
     shapeResult: (request, value) => (request.mcp && request.mcp.id !== null ? toolResultAnswer(request.mcp.id, value) : null),
+    // `schema_drift` on a tool call drifts its structured content, not the JSON-RPC envelope.
+    editAnswer: editToolAnswer,
     // The answer to the request's id ends its stream: a client may leave right after it.
     readAnswer: (request, contentType, onAnswer) => {
       const id = request.mcp?.id

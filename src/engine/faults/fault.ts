@@ -16,7 +16,7 @@ import type { Clock } from '../clock.js'
 import type { StreamTransform } from '../streams/stream-transform.js'
 import type { BaseRule } from '../schema/rule-base.js'
 import type { RequestView, ResponseView } from '../http.js'
-import type { FailureShaper, ResultShaper } from './failure-shape.js'
+import type { AnswerEditor, FailureShaper, ResultShaper } from './failure-shape.js'
 import type { DeltaReader } from '../streams/deltas.js'
 
 /** The run a call belongs to, for faults that keep a budget per run (`token_limit`). */
@@ -82,6 +82,8 @@ export interface FaultContext<R extends BaseRule = BaseRule> {
   readonly readDelta?: DeltaReader | undefined
   /** A `replace` answer in the service's own shape (the plug-ins', MCP's tool result); absent: plain JSON. */
   readonly shapeResult?: ResultShaper | undefined
+  /** Where an answer's payload is, for faults that edit it (the plug-ins', MCP's structuredContent); absent: the whole body. */
+  readonly editAnswer?: AnswerEditor | undefined
 }
 
 /** What the transport must do. Plain data, carried out by `proxy/` and `interceptors/`. */
