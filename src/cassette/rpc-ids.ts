@@ -4,7 +4,8 @@
  * replayed answer carries the live request's id instead of the recorded one, in a JSON body or in
  * each event of an event stream.
  */
-import { type JsonRpcId, parseMcpRequest } from '../engine/json-rpc/mcp-request.js'
+import type { JsonRpcId } from '../engine/json-rpc/mcp-request.js'
+import { parseMcpRequest } from '../mcp/parse-mcp-request.js'
 import type { StoredBody } from './cassette-schema.js'
 import { storedBodyBytes } from './store-body.js'
 import { withAnswerId } from '../mcp/json-rpc-body.js'

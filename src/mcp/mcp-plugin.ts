@@ -8,7 +8,8 @@
  *
  * @see docs/mcp.md
  */
-import { parseMcpRequest, type McpRequest } from '../engine/json-rpc/mcp-request.js'
+import type { McpRequest } from '../engine/json-rpc/mcp-request.js'
+import { parseMcpRequest } from './parse-mcp-request.js'
 import type { ExchangePlugin, RequestNames } from '../engine/plugin.js'
 import { LegacySseSessions, legacyMcpRequest, legacySseTransport } from './legacy-sse.js'
 import { MCP_BODY_LIMIT, mcpDetector } from './mcp-options.js'
