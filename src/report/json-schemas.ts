@@ -1,6 +1,6 @@
 /** JSON Schemas generated from the zod schemas, for editors (`"$schema"` in a rules file). */
 import { z } from 'zod'
-import { cassetteLineSchema } from '../cassette/cassette-schema.js'
+import { cassetteLineSchema } from '../cassette/format/cassette-schema.js'
 import { configSchema, reportSchema } from '../default-faults.js'
 
 export const JSON_SCHEMA_NAMES = ['rules', 'report', 'cassette'] as const
