@@ -21,6 +21,7 @@ import type { Storm } from './storm.js'
 import type { AnswerReader } from './streams/stream-end.js'
 import type { DeltaReader } from './streams/deltas.js'
 import type { Fault } from './faults/fault.js'
+import type { RouteChecker } from './rules/lint-rules.js'
 
 /** A request as it arrived, before its exchange begins. */
 export interface RequestHead {
@@ -74,4 +75,6 @@ export interface ExchangePlugin {
    * of the kernel's. A storm's rules may use them once its registry holds them: `src/default-faults.ts`.
    */
   readonly faults?: readonly Fault<string, never>[]
+  /** Whether a rule's route that reads as one of this plug-in's route names can match one (`lint`, `toolstorm rules`). */
+  readonly checkRoute?: RouteChecker
 }

@@ -19,12 +19,14 @@ import { endpointOf, toolCatalogOf } from './tool-catalog.js'
 import { MCP_FAULTS } from './faults/mcp-faults.js'
 import { toolResultAnswer } from './json-rpc-answer.js'
 import { editToolAnswer } from './tool-answer-edit.js'
+import { mcpRouteProblem } from './mcp-methods.js'
 
 export function mcpPlugin(): ExchangePlugin {
   const sessions = new LegacySseSessions()
   return {
     name: 'mcp',
     faults: MCP_FAULTS,
+    checkRoute: mcpRouteProblem,
     nameRequest({ method, url, headers, hasBody }, storm) {
       // Only a POST may carry an MCP message: other requests pay one comparison.
       if (method !== 'POST') return null
