@@ -2,6 +2,7 @@
  * Faults come from plug-ins: the kernel brings its own kinds, each plug-in its own
  * (`ExchangePlugin.faults`), and a proxy's rules may use exactly the kinds its plug-ins bring.
  * The default list still knows every kind it knew (MCP's and the model providers' included).
+ * (The vitest fixture takes its plug-ins' kinds as the proxy does.)
  */
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { ConfigError } from '../../src/errors.js'
@@ -11,6 +12,7 @@ import { defaultPlugins } from '../../src/default-plugins.js'
 import { defaultFaults, faultRegistryOf } from '../../src/default-faults.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
 import { startUpstream } from '../helpers/upstream.js'
+import { test } from '../../src/vitest/index.js'
 
 /** A plug-in bringing one fault: `418 I'm a teapot` before the upstream is asked. */
 const teapot: ExchangePlugin = {
@@ -38,6 +40,15 @@ describe('faults from plug-ins', () => {
     expect([response.status, await response.text()]).toEqual([418, 'short and stout'])
     const call = proxy.storm.report().calls[0]
     expect([call?.kind, call?.injected, call?.executed]).toEqual(['teapot', true, false])
+  })
+
+  test('are served in-process by the vitest fixture given the plug-in', async ({ storm }) => {
+    const upstream = await startUpstream()
+    onTestFinished(() => upstream.close())
+    const s = storm(RULES, { plugins: [...defaultPlugins(), teapot] })
+    const response = await fetch(`${upstream.url}/pot`)
+    expect([response.status, await response.text()]).toEqual([418, 'short and stout'])
+    expect(s.report().calls.map((call) => [call.kind, call.injected])).toEqual([['teapot', true]])
   })
 
   it('are refused, naming the kinds there are, by a proxy without the plug-in', async () => {
