@@ -10,23 +10,24 @@
 
 /* Storm and configuration */
 // Storms are made with createStorm (which validates the config); the class is a type only.
-export { createStorm, DEFAULT_RUN } from './engine/storm.js'
+export { DEFAULT_RUN } from './engine/storm.js'
+export { createStorm } from './create-storm.js'
 export { HEADER_CALL, HEADER_KEY, HEADER_RUN } from './engine/http.js'
 export type { Storm, StormOptions } from './engine/storm.js'
-export { configSchema } from './engine/schema/config.js'
+export { configSchema, ruleSchema, reportSchema } from './default-faults.js'
 export type { StormConfig, StormConfigInput } from './engine/schema/config.js'
-export { ruleSchema } from './engine/schema/rule.js'
 export type { Rule, RuleInput } from './engine/schema/rule.js'
-export { lintRules, formatRuleWarning } from './engine/rules/lint-rules.js'
+export { formatRuleWarning } from './engine/rules/lint-rules.js'
+export { lintRules } from './lint-rules.js'
 export type { RuleWarning } from './engine/rules/lint-rules.js'
-export type { FaultKind } from './engine/faults/registry.js'
+export type { FaultKind } from './default-faults.js'
 
 /* Clocks */
 export { RealClock, VirtualClock } from './engine/clock.js'
 export type { Clock } from './engine/clock.js'
 
 /* Evidence, reports, contracts */
-export { reportSchema, REPORT_KIND } from './engine/schema/report.js'
+export { REPORT_KIND } from './engine/schema/report.js'
 export type { Report, CallRecord, EffectRecord, CoverageCounts, ModelCall, McpCall } from './engine/schema/report.js'
 export type { McpRequest, JsonRpcId } from './engine/json-rpc/mcp-request.js'
 export type { McpOptions } from './engine/schema/mcp-section.js'

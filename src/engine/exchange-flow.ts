@@ -8,12 +8,13 @@ import { exchangeContext } from './exchange-context.js'
 import type { Exchange } from './exchange.js'
 import { CONTROL_HEADERS, errorCode, flattenHeaders, HEADER_CALL, type HeaderMap, type ResponseView, retryAfterSeconds } from './http.js'
 import type { FaultAction, FaultContext } from './faults/fault.js'
-import type { FailureShaper } from './faults/failure-shape.js'
+import type { AnswerEditor, FailureShaper, ResultShaper } from './faults/failure-shape.js'
 import { type ExchangeTransport, type ForwardOptions, type PassThroughHooks, type SourceAction, type UpstreamResponse } from './exchange-transport.js'
 import { readBodyDecoded } from './body.js'
 import { observeWriter } from './streams/response-writer.js'
 import { relayStream } from './streams/stream-relay.js'
 import { watchStreamEnd, type AnswerReader, type StreamEnd } from './streams/stream-end.js'
+import type { DeltaReader } from './streams/deltas.js'
 
 /** Refusal when the run's call budget is spent: a harness limit, not an injected fault. */
 export const BUDGET_REFUSAL_STATUS = 503
@@ -101,6 +102,12 @@ export interface ProtocolHooks {
   readonly shapeFailure?: FailureShaper | undefined
   /** The reader of the message that answers a request in its event stream (MCP). */
   readonly readAnswer?: AnswerReader | undefined
+  /** The reader of a model stream's deltas (model calls). */
+  readonly readDelta?: DeltaReader | undefined
+  /** A replacement answer in the service's shape (MCP's tool result). */
+  readonly shapeResult?: ResultShaper | undefined
+  /** Where an answer's payload is (MCP's structuredContent). */
+  readonly editAnswer?: AnswerEditor | undefined
 }
 
 const NO_HOOKS: ProtocolHooks = {}
@@ -204,6 +211,9 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
     request: exchange.request,
     run: { identity: exchange.run, elapsed: exchange.elapsedSinceStart(), record: exchange.record, ...(exchange.quota ? { quota: exchange.quota } : {}) },
     shapeFailure: hooks.shapeFailure,
+    readDelta: hooks.readDelta,
+    shapeResult: hooks.shapeResult,
+    editAnswer: hooks.editAnswer,
   })
 
   if (fault && rule && fault.phase === 'before-upstream') {

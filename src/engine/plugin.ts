@@ -14,11 +14,14 @@
 import type { Exchange } from './exchange.js'
 import type { ExchangeObserver } from './exchange-flow.js'
 import type { ExchangeTransport } from './exchange-transport.js'
-import type { FailureShaper } from './faults/failure-shape.js'
+import type { AnswerEditor, FailureShaper, ResultShaper } from './faults/failure-shape.js'
 import type { HeaderMap, JsonSchema } from './http.js'
 import type { McpRequest } from './json-rpc/mcp-request.js'
 import type { Storm } from './storm.js'
 import type { AnswerReader } from './streams/stream-end.js'
+import type { DeltaReader } from './streams/deltas.js'
+import type { Fault } from './faults/fault.js'
+import type { RouteChecker } from './rules/lint-rules.js'
 
 /** A request as it arrived, before its exchange begins. */
 export interface RequestHead {
@@ -61,4 +64,17 @@ export interface ExchangePlugin {
   shapeFailure?: FailureShaper
   /** The reader of a request's own answer in its event stream; the first plug-in that reads it wins. */
   readAnswer?: AnswerReader
+  /** A `replace` answer in the service's own shape (MCP: a tool result); the first plug-in that knows the request wins. */
+  shapeResult?: ResultShaper
+  /** Where an answer's payload is, for `schema_drift` (MCP: a tool's structuredContent); the first plug-in that knows the request wins. */
+  editAnswer?: AnswerEditor
+  /** The reader of a model stream's deltas (`at: text | tool_arguments`); the first plug-in that reads one wins. */
+  readDelta?: DeltaReader
+  /**
+   * The fault kinds this plug-in brings (MCP's `tool_error`, model providers' `token_limit`…), on top
+   * of the kernel's. A storm's rules may use them once its registry holds them: `src/default-faults.ts`.
+   */
+  readonly faults?: readonly Fault<string, never>[]
+  /** Whether a rule's route that reads as one of this plug-in's route names can match one (`lint`, `toolstorm rules`). */
+  readonly checkRoute?: RouteChecker
 }

@@ -13,7 +13,8 @@ import { channels } from './evidence/channels.js'
 import { Exchange, type ExchangeEntry } from './exchange.js'
 import { HEADER_CALL, HEADER_KEY, HEADER_RUN, type HeaderMap, headerValue, type JsonSchema, type RequestView } from './http.js'
 import { exchangeContext } from './exchange-context.js'
-import { faultFor } from './faults/registry.js'
+import { FaultRegistry } from './faults/fault-registry.js'
+import { KERNEL_FAULTS } from './faults/kernel-faults.js'
 import type { QuotaVerdict } from './faults/fault.js'
 import { createRedactor, REDACTED, type Redactor } from '../redact/index.js'
 import { mcpCallOf } from './evidence/mcp-call.js'
@@ -21,7 +22,7 @@ import { mcpRouteName, type McpRequest } from './json-rpc/mcp-request.js'
 import { pathName, RouteTable } from './routes.js'
 import { Run } from './run.js'
 import { selectRule } from './rules/select.js'
-import { configSchema, ITEMIZED_CALLS_LIMIT, type StormConfig, type StormConfigInput } from './schema/config.js'
+import { ITEMIZED_CALLS_LIMIT, type StormConfig, type StormConfigInput } from './schema/config.js'
 import { formatIssues } from './schema/format-issues.js'
 import { type CallRecord, type EffectRecord, type Report, REPORT_KIND } from './schema/report.js'
 import type { Rule } from './schema/rule.js'
@@ -47,7 +48,12 @@ export interface StormOptions {
   clock?: Clock
   /** Where the config came from, for error messages. */
   source?: string
+  /** The fault kinds its rules may use. Default: the kernel's; `createStorm` from the package root adds the default plug-ins' (src/default-faults.ts). */
+  faults?: FaultRegistry
 }
+
+/** The kernel's own faults, for storms made without a registry (the engine's tests, a bare kernel). */
+export const kernelFaults = new FaultRegistry(KERNEL_FAULTS)
 
 export interface BeginRequest {
   readonly method: string
@@ -63,8 +69,8 @@ export interface BeginRequest {
 }
 
 /** Parse a config, throwing a `ConfigError` that names the source, the field and what was expected. */
-export function parseConfig(input: unknown, source = 'config'): StormConfig {
-  const result = configSchema.safeParse(input)
+export function parseConfig(input: unknown, source = 'config', faults: FaultRegistry = kernelFaults): StormConfig {
+  const result = faults.configSchema.safeParse(input)
   if (!result.success) {
     const lines = formatIssues(result.error, input)
     throw new ConfigError(`Failed to load rules from ${source}: ${lines[0]}${lines.length > 1 ? ` (and ${lines.length - 1} more)` : ''}. See ${docsUrl('rules.md')}.`, {
@@ -76,7 +82,7 @@ export function parseConfig(input: unknown, source = 'config'): StormConfig {
 
 /** Create a storm from a config object (validated). */
 export function createStorm(config: StormConfigInput | StormConfig = {}, options: StormOptions = {}): Storm {
-  return new Storm(parseConfig(config, options.source), options)
+  return new Storm(parseConfig(config, options.source, options.faults), options)
 }
 
 // Exchange ids are capabilities: whoever saw a forwarded request may report effects for it, so
@@ -120,6 +126,8 @@ export interface DecidedCall {
 
 export class Storm {
   readonly clock: Clock
+  /** The fault kinds this storm's rules may use (PUT /rules and the dashboard's editor parse against them). */
+  readonly faults: FaultRegistry
   /** Distinguishes this storm's exchange ids from another process's. */
   readonly nonce: string
   #config: StormConfig
@@ -141,6 +149,9 @@ export class Storm {
   #seq = 0
 
   constructor(config: StormConfig, options: StormOptions = {}) {
+    this.faults = options.faults ?? kernelFaults
+    // A config parsed against other faults fails here, not at its first call.
+    for (const rule of config.rules) this.faults.faultFor(rule.kind)
     this.clock = options.clock ?? new RealClock()
     this.nonce = randomBytes(4).toString('hex')
     this.#config = config
@@ -316,7 +327,7 @@ export class Storm {
         this.#rememberTrace(trace.traceId, run.id)
       }
     }
-    const fault = rule ? faultFor(rule.kind) : null
+    const fault = rule ? this.faults.faultFor(rule.kind) : null
     const exchange = new Exchange({ id, stormId: this.nonce, run, request: view, url, record, rule, fault, rawKey: key, seed, clock: this.clock, onFinish, quota })
     if (channels.exchangeStart.hasSubscribers) channels.exchangeStart.publish({ run: run.id, exchangeId: id, call: record })
     return exchange
@@ -345,7 +356,7 @@ export class Storm {
       upstreamStatus: null,
       fault: rule?.name ?? null,
       kind: rule?.kind ?? null,
-      phase: rule ? faultFor(rule.kind).phase : null,
+      phase: rule ? this.faults.faultFor(rule.kind).phase : null,
       injected: false,
       retryAfter: null,
       error: null,

@@ -7,8 +7,11 @@
  */
 
 /* Faults: one kind a file, each with `explain()` (engine/faults/) */
-export { FAULT_KINDS, faultFor } from '../engine/faults/registry.js'
-export type { FaultKind } from '../engine/faults/registry.js'
+export { FAULT_KINDS, faultFor, faultRegistryOf } from '../default-faults.js'
+export type { FaultKind } from '../default-faults.js'
+export { FaultRegistry } from '../engine/faults/fault-registry.js'
+export { KERNEL_FAULTS } from '../engine/faults/kernel-faults.js'
+export { defineFault } from '../engine/faults/fault.js'
 export type { Fault, FaultPhase, FaultContext, FaultAction, FaultOutcome } from '../engine/faults/fault.js'
 
 /* Plug-ins and the front door every transport calls (engine/plugin.ts, engine/serve.ts) */

@@ -1,5 +1,5 @@
 /** Load a rules file (JSON or YAML) into a validated config; errors name the file and field. */
-import { parseConfig } from '../engine/storm.js'
+import { parseConfig } from '../create-storm.js'
 import type { StormConfig } from '../engine/schema/config.js'
 import { readInputDocument } from './read-input-file.js'
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import type { UpstreamResponse } from '../engine/exchange-transport.js'
 import { MAX_HELD_BYTES } from '../engine/streams/sse-splitter.js'
 import { LegacySseSessions, legacyMcpRequest, MAX_SESSIONS } from './legacy-sse.js'
-import { parseMcpRequest } from '../engine/json-rpc/mcp-request.js'
+import { parseMcpRequest } from './parse-mcp-request.js'
 
 const GET_URL = new URL('http://tools.test/sse')
 

@@ -6,7 +6,8 @@
 import { DEFAULT_MCP_OPTIONS, type McpOptions } from '../engine/schema/mcp-section.js'
 import { parseRoutePattern, routePatternMatches, type RoutePattern } from '../engine/route-pattern.js'
 import type { HeaderMap } from '../engine/http.js'
-import { mcpRequestFromHeaders, type McpRequest } from '../engine/json-rpc/mcp-request.js'
+import type { McpRequest } from '../engine/json-rpc/mcp-request.js'
+import { mcpRequestFromHeaders } from './parse-mcp-request.js'
 
 /**
  * Bytes of a request body read before deciding what an MCP request is. A larger body is

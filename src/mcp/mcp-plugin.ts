@@ -2,23 +2,31 @@
  * MCP as a plug-in: names a request by the JSON-RPC message its body carries (read first, up to
  * `MCP_BODY_LIMIT` bytes, only when its head says it may carry one) and the `outputSchema` its
  * tool declared, adds the MCP evidence observer, serves the legacy HTTP+SSE transport's exchanges
- * and reads the answer that ends a request's stream. One instance per transport: it
+ * and reads the answer that ends a request's stream. It brings MCP's faults (`tool_error`,
+ * `rpc_error`, `session_expired`). One instance per transport: it
  * keeps the legacy endpoints and session streams that transport has seen.
  *
  * @see docs/mcp.md
  */
-import { parseMcpRequest, type McpRequest } from '../engine/json-rpc/mcp-request.js'
+import type { McpRequest } from '../engine/json-rpc/mcp-request.js'
+import { parseMcpRequest } from './parse-mcp-request.js'
 import type { ExchangePlugin, RequestNames } from '../engine/plugin.js'
 import { LegacySseSessions, legacyMcpRequest, legacySseTransport } from './legacy-sse.js'
 import { MCP_BODY_LIMIT, mcpDetector } from './mcp-options.js'
 import { withMcpEvidence } from './mcp-observer.js'
 import { createMcpAnswerReader } from './mcp-answer-reader.js'
 import { endpointOf, toolCatalogOf } from './tool-catalog.js'
+import { MCP_FAULTS } from './faults/mcp-faults.js'
+import { toolResultAnswer } from './json-rpc-answer.js'
+import { editToolAnswer } from './tool-answer-edit.js'
+import { mcpRouteProblem } from './mcp-methods.js'
 
 export function mcpPlugin(): ExchangePlugin {
   const sessions = new LegacySseSessions()
   return {
     name: 'mcp',
+    faults: MCP_FAULTS,
+    checkRoute: mcpRouteProblem,
     nameRequest({ method, url, headers, hasBody }, storm) {
       // Only a POST may carry an MCP message: other requests pay one comparison.
       if (method !== 'POST') return null
@@ -41,6 +49,10 @@ export function mcpPlugin(): ExchangePlugin {
     },
     observe: (inner, storm) => withMcpEvidence(inner, toolCatalogOf(storm)),
     wrapTransport: (exchange, io) => legacySseTransport(sessions, exchange, io),
+    // `replace` on a tool call answers as the tool: its result, with the request's id.
+    shapeResult: (request, value) => (request.mcp && request.mcp.id !== null ? toolResultAnswer(request.mcp.id, value) : null),
+    // `schema_drift` on a tool call drifts its structured content, not the JSON-RPC envelope.
+    editAnswer: editToolAnswer,
     // The answer to the request's id ends its stream: a client may leave right after it.
     readAnswer: (request, contentType, onAnswer) => {
       const id = request.mcp?.id

@@ -7,7 +7,7 @@
  * Bounded: at most `MAX_ENDPOINTS` endpoints (the oldest forgotten first), `MAX_TOOLS` tools per
  * endpoint and schemas up to `MAX_SCHEMA_BYTES` of JSON each.
  */
-import { jsonRpcMessages } from '../engine/json-rpc/json-rpc-body.js'
+import { jsonRpcMessages } from './json-rpc-body.js'
 import type { JsonSchema } from '../engine/http.js'
 
 const MAX_ENDPOINTS = 64

@@ -2,7 +2,9 @@
  * Model calls as a plug-in: the model-call observer (provider, model, tokens in the report) beside
  * whatever else observes, and status faults answered as the provider answers them (its error
  * body and rate-limit headers, provider-errors.ts). The observer wants only requests recognised
- * as model calls from their head, so other traffic keeps the fast path.
+ * as model calls from their head, so other traffic keeps the fast path. It brings the provider
+ * faults (`overloaded`, `token_limit`, `duplicate_event`, `drop_usage`) and reads a stream's deltas
+ * for `at: text | tool_arguments`.
  *
  * @see docs/streams.md
  */
@@ -10,6 +12,8 @@ import { combineObservers } from '../engine/exchange-flow.js'
 import type { ExchangePlugin } from '../engine/plugin.js'
 import { createModelCallObserver } from './model-call-observer.js'
 import { providerError } from './provider-errors.js'
+import { readModelEvent } from './model-events.js'
+import { MODEL_CALL_FAULTS } from './faults/model-call-faults.js'
 
 export interface ModelCallsPluginOptions {
   /** Record model calls (provider, model, tokens) in the report. Default true; the error shapes apply either way. */
@@ -21,5 +25,7 @@ export function modelCallsPlugin(options: ModelCallsPluginOptions = {}): Exchang
     name: 'model-calls',
     ...(options.record === false ? {} : { observe: (inner) => combineObservers(createModelCallObserver(), inner) }),
     shapeFailure: providerError,
+    readDelta: (event) => readModelEvent(event).delta,
+    faults: MODEL_CALL_FAULTS,
   }
 }

@@ -15,7 +15,8 @@ import { randomBytes } from 'node:crypto'
 import { ConfigError } from '../errors.js'
 import { createServe, type ServeEntry } from '../engine/serve.js'
 import { checkProxyOptions, type ProxyOptions } from './proxy-options.js'
-import { createStorm, type BeginRequest, type Storm } from '../engine/storm.js'
+import { createStorm } from '../create-storm.js'
+import type { BeginRequest, Storm } from '../engine/storm.js'
 import { HEADER_RUN } from '../engine/http.js'
 import { parseAdminHosts } from './admin/admin-hosts.js'
 import { createAdminHandler } from './admin/admin-server.js'
@@ -26,6 +27,7 @@ import { guardObserver, printExchangeFailure } from './exchange-failure.js'
 import { createDashboard, DASHBOARD_PATH } from './admin/dashboard.js'
 import type { RequestBody, WireRequest } from './http1/wire-request.js'
 import { defaultPlugins } from '../default-plugins.js'
+import { faultRegistryOf } from '../default-faults.js'
 import { peekBody } from './peek-body.js'
 import { proxyObservers } from './proxy-recording.js'
 import type { CassetteRecorder } from '../cassette/record/cassette-recorder.js'
@@ -90,7 +92,8 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   checkProxyOptions(options)
   const host = options.host ?? '127.0.0.1'
   const targets = parseTargets(options.targets ?? [])
-  const storm = options.storm ?? createStorm(options.config ?? {}, options.clock ? { clock: options.clock } : {})
+  // The kinds a rule may use are the kernel's and those the plug-ins bring (their own `faults`).
+  const storm = options.storm ?? createStorm(options.config ?? {}, { ...(options.clock ? { clock: options.clock } : {}), ...(options.plugins ? { faults: faultRegistryOf(options.plugins) } : {}) })
   const token = options.adminToken ?? randomBytes(24).toString('base64url')
   if (options.adminToken !== undefined && options.adminToken.length < 16) throw new ConfigError(`Failed to start the ${options.selfName ?? 'proxy'}: --admin-token must be at least 16 characters.`, { code: 'ERR_USAGE' })
   const allowedHosts = parseAdminHosts([...(LOOPBACK.has(host) ? [] : [host]), ...(options.adminAllowHosts ?? [])], 'adminAllowHosts')

@@ -1,8 +1,7 @@
 /** JSON Schemas generated from the zod schemas, for editors (`"$schema"` in a rules file). */
 import { z } from 'zod'
 import { cassetteLineSchema } from '../cassette/format/cassette-schema.js'
-import { configSchema } from '../engine/schema/config.js'
-import { reportSchema } from '../engine/schema/report.js'
+import { configSchema, reportSchema } from '../default-faults.js'
 
 export const JSON_SCHEMA_NAMES = ['rules', 'report', 'cassette'] as const
 export type JsonSchemaName = (typeof JSON_SCHEMA_NAMES)[number]

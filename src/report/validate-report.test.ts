@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { ReportError } from '../errors.js'
-import { createStorm } from '../engine/storm.js'
+import { createStorm } from '../create-storm.js'
 import { validateReport } from './validate-report.js'
 
 function sampleReport() {

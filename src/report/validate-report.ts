@@ -4,10 +4,10 @@
  * This checks consistency, not authenticity: a self-consistent file can still be forged.
  */
 import { ReportError } from '../errors.js'
-import { faultFor } from '../engine/faults/registry.js'
+import { faultFor, reportSchema } from '../default-faults.js'
 import { callPathName, isEligible } from '../engine/rules/select.js'
 import { formatIssues } from '../engine/schema/format-issues.js'
-import { reportSchema, type Report } from '../engine/schema/report.js'
+import type { Report } from '../engine/schema/report.js'
 import type { Rule } from '../engine/schema/rule.js'
 
 /** Parse and check a report; `source` names the file in errors. */

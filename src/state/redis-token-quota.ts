@@ -8,7 +8,7 @@
  * @see ../../docs/scale-out.md#token-quotas
  */
 import type { QuotaVerdict } from '../engine/faults/fault.js'
-import { WINDOW_SECONDS, windowOf, type QuotaLimits } from '../engine/faults/token-window.js'
+import { WINDOW_SECONDS, windowOf, type QuotaLimits } from '../model-calls/faults/token-window.js'
 
 /**
  * TAKE. KEYS: the run's quota hash. ARGV: ttlMs, field prefix ("<window>:<rule>"), tokens per

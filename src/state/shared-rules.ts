@@ -65,7 +65,7 @@ export class SharedRules {
     if (typeof text !== 'string' || current <= this.#version) return
     this.#version = current
     // Exchanges already begun keep the rule they selected (setConfig leaves them alone).
-    this.#storm.setConfig(parseConfig(JSON.parse(text), `the rules in ${this.#source}`))
+    this.#storm.setConfig(parseConfig(JSON.parse(text), `the rules in ${this.#source}`, this.#storm.faults))
     this.#onApplied?.(current)
   }
 

@@ -2,6 +2,7 @@
 import { z } from 'zod'
 import { object, optionsSchema } from '../options/check-options.js'
 import type { Clock } from '../engine/clock.js'
+import type { FaultRegistry } from '../engine/faults/fault-registry.js'
 import { inProcessShape, interceptTargetsSchema } from '../interceptors/intercept-options-schema.js'
 import type { StormFixtureOptions } from './index.js'
 
@@ -10,6 +11,7 @@ export const stormFixtureOptionsSchema = optionsSchema<StormFixtureOptions>({
   targets: interceptTargetsSchema,
   clock: object<Clock>('a clock (RealClock, VirtualClock)'),
   source: z.string(),
+  faults: object<FaultRegistry>('a fault registry (faultRegistryOf(plugins) from toolstorm/extend)'),
   requireTriggered: z.boolean(),
   intercept: z.boolean(),
 })

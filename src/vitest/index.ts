@@ -16,7 +16,9 @@ import { docsUrl } from '../docs-url.js'
 import { contract } from '../engine/contracts/contract.js'
 import { ContractFailedError } from '../errors.js'
 import type { StormConfigInput } from '../engine/schema/config.js'
-import { createStorm, type Storm, type StormOptions } from '../engine/storm.js'
+import { createStorm } from '../create-storm.js'
+import { faultRegistryOf } from '../default-faults.js'
+import type { Storm, StormOptions } from '../engine/storm.js'
 import { stormMatchers } from './matchers.js'
 import { checkOptions } from '../options/check-options.js'
 import { stormFixtureOptionsSchema } from './fixture-options-schema.js'
@@ -55,7 +57,8 @@ export const test = base.extend<{ storm: StormFactory; useCassette: UseCassette 
     const owner = task
     const factory: StormFactory = (config = {}, options = {}) => {
       checkOptions('storm() (the toolstorm/vitest fixture)', stormFixtureOptionsSchema, options)
-      const storm = createStorm(config, options)
+      // Rules may use the kinds the plug-ins bring (their own `faults`).
+      const storm = createStorm(config, options.plugins && !options.faults ? { ...options, faults: faultRegistryOf(options.plugins) } : options)
       const { source: _configFile, ...interceptOptions } = options
       const interception = options.intercept === false ? null : interceptFor(owner, storm, interceptOptions)
       created.push({ storm, requireTriggered: options.requireTriggered !== false, interception })

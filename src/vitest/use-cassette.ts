@@ -20,7 +20,8 @@ import type { CassetteReplayOptions } from '../cassette/replay/replay-options.js
 import type { ReplaySession } from '../cassette/replay/replay-session.js'
 import { docsUrl } from '../docs-url.js'
 import type { StormConfigInput } from '../engine/schema/config.js'
-import { createStorm, type Storm } from '../engine/storm.js'
+import { createStorm } from '../create-storm.js'
+import type { Storm } from '../engine/storm.js'
 import { ConfigError, ToolstormError } from '../errors.js'
 import { interceptFor, type Interception } from '../interceptors/intercept.js'
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createCassetteRecorder } from '../../src/cassette/record/cassette-recorder.js'
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
-import { createStorm } from '../../src/engine/storm.js'
+import { createStorm } from '../../src/create-storm.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
 
 const binary = randomBytes(3 * 1024 * 1024)

@@ -20,7 +20,7 @@ import { Cassette } from '../../src/cassette/format/cassette.js'
 import { replayCassette } from '../../src/cassette/replay/replay-cassette.js'
 import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
 import type { ReplayVerdict } from '../../src/cassette/replay/replay-session.js'
-import { createStorm } from '../../src/engine/storm.js'
+import { createStorm } from '../../src/create-storm.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
 import { openTransport, type Transport } from '../helpers/transports.js'
 

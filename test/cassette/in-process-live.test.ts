@@ -14,7 +14,7 @@ import { cassetteHandlers } from '../../src/cassette/replay/cassette-handlers.js
 import { createCassetteRecorder } from '../../src/cassette/record/cassette-recorder.js'
 import type { Cassette } from '../../src/cassette/format/cassette.js'
 import { replayCassette } from '../../src/cassette/replay/replay-cassette.js'
-import { createStorm } from '../../src/engine/storm.js'
+import { createStorm } from '../../src/create-storm.js'
 import { intercept } from '../../src/interceptors/intercept.js'
 import { startModelUpstream, TOOL_TURNS } from '../helpers/model-upstream.js'
 

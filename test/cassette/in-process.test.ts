@@ -7,7 +7,7 @@ import { createCassetteRecorder } from '../../src/cassette/record/cassette-recor
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { replayCassette } from '../../src/cassette/replay/replay-cassette.js'
 import { CassetteMismatchError } from '../../src/errors.js'
-import { createStorm } from '../../src/engine/storm.js'
+import { createStorm } from '../../src/create-storm.js'
 import { intercept } from '../../src/interceptors/intercept.js'
 import { FAULT_RULES } from '../helpers/proxied.js'
 import { startUpstream } from '../helpers/upstream.js'

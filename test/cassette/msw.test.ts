@@ -5,7 +5,7 @@ import { cassetteHandlers } from '../../src/cassette/replay/cassette-handlers.js
 import { createCassetteRecorder } from '../../src/cassette/record/cassette-recorder.js'
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { CassetteUnusedError } from '../../src/errors.js'
-import { createStorm } from '../../src/engine/storm.js'
+import { createStorm } from '../../src/create-storm.js'
 import { stormHandlers } from '../../src/interceptors/msw-handlers.js'
 import { closing } from '../helpers/teardown.js'
 

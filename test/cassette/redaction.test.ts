@@ -11,7 +11,7 @@ import { createCassetteRecorder } from '../../src/cassette/record/cassette-recor
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { exportHar } from '../../src/cassette/har/har-export.js'
 import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
-import { createStorm } from '../../src/engine/storm.js'
+import { createStorm } from '../../src/create-storm.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
 import { fakeSecrets, leaks, type FakeSecrets } from '../helpers/fake-secrets.js'
 

@@ -20,7 +20,7 @@ import { startReplayServer, type ReplayServer } from '../../src/cassette/replay/
 import type { ReplaySpeed } from '../../src/cassette/replay/replay-stream.js'
 import type { CassetteExchange } from '../../src/cassette/format/cassette-schema.js'
 import type { RuleInput } from '../../src/engine/schema/rule.js'
-import { createStorm } from '../../src/engine/storm.js'
+import { createStorm } from '../../src/create-storm.js'
 import { intercept } from '../../src/interceptors/intercept.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
 import { closing } from '../helpers/teardown.js'

@@ -9,7 +9,7 @@ import { createCassetteRecorder } from '../../src/cassette/record/cassette-recor
 import { exportHar } from '../../src/cassette/har/har-export.js'
 import { importHar } from '../../src/cassette/har/har-import.js'
 import { reportsFromCassette } from '../../src/cassette/format/reports-from-cassette.js'
-import { createStorm } from '../../src/engine/storm.js'
+import { createStorm } from '../../src/create-storm.js'
 import { intercept } from '../../src/interceptors/intercept.js'
 import { startUpstream } from '../helpers/upstream.js'
 

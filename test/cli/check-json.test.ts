@@ -6,7 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createStorm } from '../../src/engine/storm.js'
+import { createStorm } from '../../src/create-storm.js'
 import { runCli } from '../helpers/cli.js'
 
 let dir: string

@@ -7,7 +7,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { reportEffect, stats, ToolstormEffects } from '../../src/effects/toolstorm-effects.js'
-import { createStorm } from '../../src/engine/storm.js'
+import { createStorm } from '../../src/create-storm.js'
 import { intercept } from '../../src/interceptors/intercept.js'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
 

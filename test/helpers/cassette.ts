@@ -7,7 +7,7 @@ import { createCassetteRecorder } from '../../src/cassette/record/cassette-recor
 import type { CassetteRecorderOptions } from '../../src/cassette/record/recorder-options.js'
 import type { Cassette } from '../../src/cassette/format/cassette.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
-import { createStorm } from '../../src/engine/storm.js'
+import { createStorm } from '../../src/create-storm.js'
 import { FAULT_RULES, startProxied } from './proxied.js'
 import type { ProxyTransport } from './transports.js'
 

@@ -5,7 +5,8 @@
  */
 import type { Report } from '../../src/engine/schema/report.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
-import { createStorm, type Storm } from '../../src/engine/storm.js'
+import { createStorm } from '../../src/create-storm.js'
+import type { Storm } from '../../src/engine/storm.js'
 import type { Clock } from '../../src/engine/clock.js'
 import type { ProxyServer } from '../../src/proxy/proxy-server.js'
 import { ToolstormEffects } from '../../src/effects/toolstorm-effects.js'

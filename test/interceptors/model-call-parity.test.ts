@@ -8,7 +8,7 @@ import { describe, expect, it, onTestFinished } from 'vitest'
 import { createCassetteRecorder } from '../../src/cassette/record/cassette-recorder.js'
 import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
 import type { Report } from '../../src/engine/schema/report.js'
-import { createStorm } from '../../src/engine/storm.js'
+import { createStorm } from '../../src/create-storm.js'
 import { answered, startModelUpstream, USAGE } from '../helpers/model-upstream.js'
 import { through, TRANSPORTS, type Through } from '../helpers/transports.js'
 

@@ -1,7 +1,7 @@
 import { http, HttpResponse } from 'msw'
 import { setupServer } from 'msw/node'
 import { describe, expect, it } from 'vitest'
-import { createStorm } from '../../src/engine/storm.js'
+import { createStorm } from '../../src/create-storm.js'
 import { contract } from '../../src/engine/contracts/contract.js'
 import { stormHandlers } from '../../src/interceptors/msw-handlers.js'
 import http_ from 'node:http'

@@ -1,6 +1,6 @@
 import { setupServer } from 'msw/node'
 import { describe, expect, it } from 'vitest'
-import { createStorm } from '../../src/engine/storm.js'
+import { createStorm } from '../../src/create-storm.js'
 import { stormHandlers } from '../../src/interceptors/msw-handlers.js'
 import { startModelUpstream } from '../helpers/model-upstream.js'
 import { closing } from '../helpers/teardown.js'

@@ -20,6 +20,16 @@ describe('MCP faults seen by the SDK client', () => {
     })
   }
 
+  for (const transport of ['reverse', 'intercept'] as const satisfies readonly Transport[]) {
+    it(`answers replace on a tool call as the tool's result, with the request's id (${transport})`, async () => {
+      const scenario = await mcpScenario(transport, { rules: [{ name: 'fake-quote', route: 'tools/call get_quote', kind: 'replace', replacement: { price: 0 } }] })
+      const { client } = await scenario.connect()
+      const result = await client.callTool({ name: 'get_quote', arguments: { order_id: 'o-1' } })
+      expect([result.isError, result.structuredContent, result.content]).toEqual([undefined, { price: 0 }, [{ type: 'text', text: '{"price":0}' }]])
+      expect(scenario.server.received).not.toContain('tools/call get_quote')
+    })
+  }
+
   for (const transport of ['reverse', 'forward', 'intercept', 'msw'] as const satisfies readonly Transport[]) {
     it(`answers session_expired with 404 on a stateful session; a new session works (${transport})`, async () => {
       const scenario = await mcpScenario(transport, { rules: [{ name: 'expired', route: 'tools/call create_shipment', kind: 'session_expired', calls: [1] }] }, { stateful: true, json: false })

@@ -8,7 +8,7 @@ import http from 'node:http'
 import type net from 'node:net'
 import { afterEach, expect, it } from 'vitest'
 import { createEventStreams, type StreamBatch, type StreamSnapshot } from '../../src/proxy/admin/events.js'
-import { createStorm } from '../../src/engine/storm.js'
+import { createStorm } from '../../src/create-storm.js'
 
 const cleanups: Array<() => void> = []
 afterEach(() => {

@@ -12,7 +12,7 @@ import { createCassetteRecorder, type CassetteRecorder } from '../../src/cassett
 import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import { connectRedisState, type RedisRunState } from '../../src/state/redis-run-state.js'
-import { createStorm } from '../../src/engine/storm.js'
+import { createStorm } from '../../src/create-storm.js'
 import { ToolstormEffects } from '../../src/effects/toolstorm-effects.js'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
 import { hasRedis, startRedis, type RedisServer } from '../helpers/redis-server.js'

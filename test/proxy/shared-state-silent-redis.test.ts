@@ -12,7 +12,7 @@ import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import { startProxy, type ProxyOptions, type ProxyServer } from '../../src/proxy/proxy-server.js'
 import { createCassetteRecorder } from '../../src/cassette/record/cassette-recorder.js'
 import { connectRedisState } from '../../src/state/redis-run-state.js'
-import { createStorm } from '../../src/engine/storm.js'
+import { createStorm } from '../../src/create-storm.js'
 import { hasRedis } from '../helpers/redis-server.js'
 import { useReplicaSetting } from '../helpers/replicas.js'
 

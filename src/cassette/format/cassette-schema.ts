@@ -7,11 +7,10 @@
  * @see docs/cassettes.md
  */
 import { z } from 'zod'
-import { FAULT_KINDS } from '../../engine/faults/registry.js'
+import { defaultFaults, ruleSchema } from '../../default-faults.js'
 import { seedSchema } from '../../engine/schema/rule-base.js'
 import { cutSchema, mcpCallSchema, modelCallSchema } from '../../engine/schema/report.js'
 import { callTraceSchema, reportClaimSchema } from '../../engine/claims/claim-schema.js'
-import { ruleSchema } from '../../engine/schema/rule.js'
 
 export const CASSETTE_KIND = 'toolstorm.cassette'
 /**
@@ -99,7 +98,7 @@ export const storedStreamSchema = z.strictObject({
 
 export const storedFaultSchema = z.strictObject({
   rule: z.string().min(1),
-  kind: z.enum(FAULT_KINDS),
+  kind: z.enum(defaultFaults.kinds),
   phase: z.enum(['before-upstream', 'after-commit', 'on-response']),
   /** Whether the fault really happened (a lost response on an upstream error does not). */
   injected: z.boolean(),

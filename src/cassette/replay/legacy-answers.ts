@@ -8,7 +8,7 @@
  * Answers are matched by their recorded id: with several legacy sessions replayed at once, a
  * POST's answer plays in the first open stream that holds an answer to its recorded id.
  */
-import { withAnswerId } from '../../engine/json-rpc/json-rpc-body.js'
+import { withAnswerId } from '../../mcp/json-rpc-body.js'
 import { blockData, responseId } from '../../mcp/legacy-sse-stream.js'
 import type { JsonRpcId } from '../../engine/json-rpc/mcp-request.js'
 

@@ -13,7 +13,8 @@
  *
  * @note Use it instead of `intercept()`, not with it: both patch the same globals.
  */
-import { createStorm, type Storm } from '../../engine/storm.js'
+import { createStorm } from '../../create-storm.js'
+import type { Storm } from '../../engine/storm.js'
 import { createRedactor } from '../../redact/index.js'
 import { intercept } from '../../interceptors/intercept.js'
 import type { Cassette } from '../format/cassette.js'

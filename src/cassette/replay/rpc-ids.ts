@@ -4,10 +4,11 @@
  * replayed answer carries the live request's id instead of the recorded one, in a JSON body or in
  * each event of an event stream.
  */
-import { type JsonRpcId, parseMcpRequest } from '../../engine/json-rpc/mcp-request.js'
+import type { JsonRpcId } from '../../engine/json-rpc/mcp-request.js'
+import { parseMcpRequest } from '../../mcp/parse-mcp-request.js'
 import type { StoredBody } from '../format/cassette-schema.js'
 import { storedBodyBytes } from '../format/store-body.js'
-import { withAnswerId } from '../../engine/json-rpc/json-rpc-body.js'
+import { withAnswerId } from '../../mcp/json-rpc-body.js'
 
 /** Rewrites a replayed body (or one event of it) so its JSON-RPC answer carries the live id. */
 export type RpcIdRewrite = (bytes: Buffer) => Buffer

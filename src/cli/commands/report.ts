@@ -1,6 +1,6 @@
 import type { Argv, CommandModule } from 'yargs'
 import { AdminApiError, ConfigError } from '../../errors.js'
-import { createStorm } from '../../engine/storm.js'
+import { createStorm } from '../../create-storm.js'
 import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { printError } from '../output.js'
 import { stateFromArgs, stateLocationOptions, type StateArgs } from '../state-args.js'

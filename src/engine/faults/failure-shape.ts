@@ -2,7 +2,8 @@
  * The port through which a status fault answers in a service's own shape: the faults say which
  * failure they inject, a plug-in that knows the service (model calls: `src/model-calls/
  * provider-errors.ts`) gives the status, headers and body its clients expect. With no shaper, or
- * when it does not know the request, the fault keeps its generic answer.
+ * when it does not know the request, the fault keeps its generic answer. `replace` asks the same
+ * way for a result in the service's shape (MCP: a tool result answering the request's id).
  */
 import type { RequestView } from '../http.js'
 
@@ -36,6 +37,16 @@ export interface ShapedResponse {
   readonly headers: Record<string, string>
   readonly body: Uint8Array
 }
+
+/** A successful answer carrying `value` in the service's own shape, or null when it does not know the request. */
+export type ResultShaper = (request: RequestView, value: unknown) => { readonly headers: Record<string, string>; readonly body: Uint8Array } | null
+
+/**
+ * `body` with the service's payload in it edited by `edit` (which mutates it and says whether it
+ * did): MCP's tool `structuredContent` in its JSON-RPC answer. Null when the answer has no payload
+ * or nothing changed; undefined when the plug-in does not know the request (the whole body is the payload).
+ */
+export type AnswerEditor = (request: RequestView, body: Uint8Array, edit: (payload: object) => boolean) => Uint8Array | null | undefined
 
 /** The service's answer for `failure` on `request`, or null when it does not know the request. */
 export type FailureShaper = (request: RequestView, failure: ShapedFailure, options: FailureShapeOptions) => ShapedResponse | null

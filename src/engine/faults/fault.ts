@@ -16,7 +16,8 @@ import type { Clock } from '../clock.js'
 import type { StreamTransform } from '../streams/stream-transform.js'
 import type { BaseRule } from '../schema/rule-base.js'
 import type { RequestView, ResponseView } from '../http.js'
-import type { FailureShaper } from './failure-shape.js'
+import type { AnswerEditor, FailureShaper, ResultShaper } from './failure-shape.js'
+import type { DeltaReader } from '../streams/deltas.js'
 
 /** The run a call belongs to, for faults that keep a budget per run (`token_limit`). */
 export interface RunView {
@@ -30,7 +31,7 @@ export interface RunView {
   readonly quota?: QuotaVerdict | undefined
 }
 
-/** A `token_limit` window's usage (`src/model-calls/token-window.ts`). */
+/** A `token_limit` window's usage (`src/model-calls/faults/token-window.ts`). */
 export interface WindowUsage {
   /** Calls let through in this window (the requests the provider served). */
   readonly requests: number
@@ -42,7 +43,7 @@ export interface WindowUsage {
 
 /**
  * A window's verdict on one call: whether it lets the call through, and its usage before the call
- * (what the 429's remaining/reset headers report). Taken in memory (`src/model-calls/token-window.ts`) or, with
+ * (what the 429's remaining/reset headers report). Taken in memory (`src/model-calls/faults/token-window.ts`) or, with
  * `--state`, in Redis (`src/state/redis-token-quota.ts`) when the call began.
  */
 export interface QuotaVerdict {
@@ -77,6 +78,12 @@ export interface FaultContext<R extends BaseRule = BaseRule> {
   readonly run?: RunView
   /** A service's own answer for a status fault (the plug-ins', see failure-shape.ts); absent: generic answers. */
   readonly shapeFailure?: FailureShaper | undefined
+  /** What delta a model stream's event carries (the plug-ins', for `at: text | tool_arguments`); absent: none is read. */
+  readonly readDelta?: DeltaReader | undefined
+  /** A `replace` answer in the service's own shape (the plug-ins', MCP's tool result); absent: plain JSON. */
+  readonly shapeResult?: ResultShaper | undefined
+  /** Where an answer's payload is, for faults that edit it (the plug-ins', MCP's structuredContent); absent: the whole body. */
+  readonly editAnswer?: AnswerEditor | undefined
 }
 
 /** What the transport must do. Plain data, carried out by `proxy/` and `interceptors/`. */

@@ -1,7 +1,6 @@
 import { z } from 'zod'
 import { defineFault } from './fault.js'
 import type { BaseRule } from '../schema/rule-base.js'
-import { toolResultAnswer } from '../json-rpc/json-rpc-answer.js'
 
 export interface ReplaceRule extends BaseRule {
   readonly status: number
@@ -12,8 +11,9 @@ export interface ReplaceRule extends BaseRule {
 /**
  * Serve a fixed response instead of the upstream's: `replacement` as JSON (or `body` as text),
  * with `status` (default 200) and extra `headers`. The upstream is never called, and every call
- * gets a pristine copy. On an MCP request (status 200, no `body`), `replacement` is the tool's
- * result: a JSON-RPC answer with the request's id whose `structuredContent` it is.
+ * gets a pristine copy. With status 200 and no `body`, a plug-in that knows the request shapes
+ * `replacement` as its service answers (`shapeResult`): on an MCP call the tool's result, a
+ * JSON-RPC answer with the request's id whose `structuredContent` it is.
  */
 export const replaceFault = defineFault<'replace', ReplaceRule>({
   type: 'replace',
@@ -24,12 +24,12 @@ export const replaceFault = defineFault<'replace', ReplaceRule>({
     body: z.string().optional(),
   },
   explain: (rule) => `answer ${rule.status} with ${rule.body !== undefined ? 'the configured body' : 'the configured JSON'} instead of calling the upstream`,
-  async apply({ rule, request }) {
-    // On an MCP call the replacement is the tool's result, in a JSON-RPC answer with the request's
-    // id: a bare JSON body is no MCP answer, and the client would wait for its timeout.
-    const mcp = request.mcp
-    if (mcp && mcp.id !== null && rule.body === undefined && rule.status === 200) {
-      const { headers, body } = toolResultAnswer(mcp.id, rule.replacement)
+  async apply({ rule, request, shapeResult }) {
+    // On an MCP call a bare JSON body is no answer, and the client would wait for its timeout.
+    const shaped = rule.body === undefined && rule.status === 200 ? shapeResult?.(request, rule.replacement) : null
+    if (shaped) {
+      const headers = { ...shaped.headers }
+      const { body } = shaped
       for (const [name, value] of Object.entries(rule.headers)) headers[name.toLowerCase()] = value
       return { action: { type: 'respond', status: 200, headers, body }, injected: true }
     }

@@ -1,7 +1,6 @@
 import { z } from 'zod'
 import { defineFault } from './fault.js'
-import { type HeaderMap, type JsonSchema, type RequestView } from '../http.js'
-import { editJsonRpcAnswer } from '../json-rpc/json-rpc-body.js'
+import { type HeaderMap, type JsonSchema } from '../http.js'
 import type { BaseRule } from '../schema/rule-base.js'
 import { drawValue } from '../decision.js'
 
@@ -21,9 +20,10 @@ const MAX_DEPTH = 8
  * pure function of the seed, rule, route, key and field path, so a run replays identically.
  * `fields` (dotted paths such as `warehouse` or `items.price`) restricts the candidates; by
  * default every object member is one. A body that is not a JSON object or array is relayed
- * unchanged and does not count as triggered. On an MCP request, only the answer's
- * `result.structuredContent` drifts (and `fields` are paths within it), in a JSON answer or in
- * the answer's event of an event stream; an answer without one is relayed unchanged.
+ * unchanged and does not count as triggered. A plug-in that knows the request says where its
+ * payload is (`editAnswer`): on an MCP request, only the answer's `result.structuredContent`
+ * drifts (and `fields` are paths within it); an answer without one is relayed unchanged. A tool
+ * that declared an `outputSchema` drifts into values that schema forbids.
  */
 export const schemaDriftFault = defineFault<'schema_drift', SchemaDriftRule>({
   type: 'schema_drift',
@@ -33,11 +33,14 @@ export const schemaDriftFault = defineFault<'schema_drift', SchemaDriftRule>({
     fields: z.array(z.string().min(1).max(200)).min(1).max(100).optional(),
   },
   explain: (rule) => (rule.fields ? `change the types of ${rule.fields.join(', ')} in the JSON response` : 'change the types of fields in the JSON response'),
-  async apply({ rule, seed, route, key, request, response }) {
+  async apply({ rule, seed, route, key, request, response, editAnswer }) {
     if (!response) return { action: { type: 'pass' }, injected: false }
     const bytes = await response.readBody()
     const drawFor = (path: string) => drawValue(seed, rule.name, route, `${key}|${path}`)
-    const body = request.mcp ? driftToolAnswer(bytes, request, drawFor, rule.fields) : driftJson(bytes, drawFor, rule.fields)
+    const schema = request.outputSchema ?? null
+    const driftPayload = (target: object) => ((schema && driftAgainstSchema(target as Json, schema, drawFor, rule.fields)) || drift(target as Json, drawFor, rule.fields)) > 0
+    const edited = editAnswer?.(request, bytes, driftPayload)
+    const body = edited !== undefined ? edited : driftJson(bytes, drawFor, rule.fields)
     if (body === null) return { action: { type: 'pass' }, injected: false }
     const headers: Record<string, string> = {}
     for (const [name, value] of Object.entries(response.headers as HeaderMap)) {
@@ -58,32 +61,6 @@ function driftJson(bytes: Uint8Array, drawFor: (path: string) => bigint, fields:
   }
   if (parsed === null || typeof parsed !== 'object') return null
   return drift(parsed, drawFor, fields) > 0 ? new TextEncoder().encode(JSON.stringify(parsed)) : null
-}
-
-/**
- * An MCP tool answer (JSON, or the answer's event in an event stream) whose
- * `result.structuredContent` drifted, or null when it has none. Only there: drifting `id` or
- * `jsonrpc` would break the protocol, not the tool's output. A tool that declared an
- * `outputSchema` drifts into values that schema forbids.
- */
-function driftToolAnswer(bytes: Uint8Array, request: RequestView, drawFor: (path: string) => bigint, fields: readonly string[] | undefined): Uint8Array | null {
-  const id = request.mcp?.id
-  if (id === null || id === undefined) return null
-  const schema = request.outputSchema ?? null
-  return editJsonRpcAnswer(bytes, id, (answer) => {
-    const target = structuredContentOf(answer as Json)
-    if (target === null) return false
-    return ((schema && driftAgainstSchema(target, schema, drawFor, fields)) || drift(target, drawFor, fields)) > 0
-  })
-}
-
-/** The `result.structuredContent` object of a JSON-RPC answer, or null when it has none. */
-function structuredContentOf(message: Json): Json | null {
-  if (message === null || typeof message !== 'object' || Array.isArray(message)) return null
-  const result = message.result
-  if (result === null || typeof result !== 'object' || Array.isArray(result)) return null
-  const structured = result.structuredContent
-  return structured !== null && typeof structured === 'object' ? structured : null
 }
 
 const DROPPED_HEADERS = new Set(['content-length', 'content-encoding', 'transfer-encoding', 'etag', 'content-md5', 'digest'])

@@ -2,7 +2,7 @@ import { defineFault } from './fault.js'
 import { afterSchema, atSchema, type AtRule } from './stream-params.js'
 import { EventTransform } from '../streams/event-transform.js'
 import { deltaCutRule } from '../streams/delta-cut-rule.js'
-import { DELTA_NAMES } from '../streams/model-events.js'
+import { DELTA_NAMES } from '../streams/deltas.js'
 import { isEventStream } from '../streams/streamable.js'
 
 /**
@@ -23,9 +23,9 @@ export const streamCutFault = defineFault<'stream_cut', AtRule>({
     rule.at
       ? `close the model stream after ${rule.after} of its ${DELTA_NAMES[rule.at]}, without its final event`
       : `close the event stream after ${rule.after} event(s), without its final event`,
-  async apply({ rule, request, response }) {
+  async apply({ rule, request, response, readDelta }) {
     if (!response || !isEventStream(request, response)) return { action: { type: 'pass' }, injected: false }
-    const transform = new EventTransform(rule.at ? deltaCutRule(rule.at, rule.after, 'abort') : { stop: 'abort', decide: (_piece, events) => (events >= rule.after ? 'stop' : 'send') })
+    const transform = new EventTransform(rule.at ? deltaCutRule(readDelta, rule.at, rule.after, 'abort') : { stop: 'abort', decide: (_piece, events) => (events >= rule.after ? 'stop' : 'send') })
     return { action: { type: 'stream', transform }, injected: false }
   },
 })

@@ -1,7 +1,7 @@
 /** Rule fields shared by the stream faults. */
 import { z } from 'zod'
 import type { BaseRule } from '../schema/rule-base.js'
-import { DELTA_KINDS, type DeltaKind } from '../streams/model-events.js'
+import { DELTA_KINDS, type DeltaKind } from '../streams/deltas.js'
 
 export const afterSchema = z
   .int({ error: 'expected a nonnegative integer' })

@@ -2,7 +2,7 @@ import { defineFault } from './fault.js'
 import { afterSchema, atSchema, type AtRule } from './stream-params.js'
 import { EventTransform } from '../streams/event-transform.js'
 import { deltaCutRule } from '../streams/delta-cut-rule.js'
-import { DELTA_NAMES } from '../streams/model-events.js'
+import { DELTA_NAMES } from '../streams/deltas.js'
 import { isEventStream } from '../streams/streamable.js'
 
 /**
@@ -22,10 +22,10 @@ export const streamStallFault = defineFault<'stream_stall', AtRule>({
     const where = rule.at ? `stop the model stream after ${rule.after} of its ${DELTA_NAMES[rule.at]}` : `stop the event stream after ${rule.after} event(s)`
     return rule.delay > 0 ? `${where} and hold the connection ${rule.delay}s, then close it` : `${where} and hold the connection until the client gives up`
   },
-  async apply({ rule, request, response }) {
+  async apply({ rule, request, response, readDelta }) {
     if (!response || !isEventStream(request, response)) return { action: { type: 'pass' }, injected: false }
     const transform = new EventTransform(
-      rule.at ? deltaCutRule(rule.at, rule.after, 'stall', rule.delay) : { stop: 'stall', holdSeconds: rule.delay, decide: (_piece, events) => (events >= rule.after ? 'stop' : 'send') },
+      rule.at ? deltaCutRule(readDelta, rule.at, rule.after, 'stall', rule.delay) : { stop: 'stall', holdSeconds: rule.delay, decide: (_piece, events) => (events >= rule.after ? 'stop' : 'send') },
     )
     return { action: { type: 'stream', transform }, injected: false }
   },

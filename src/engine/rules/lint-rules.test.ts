@@ -1,9 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import { parseConfig } from '../storm.js'
 import { formatRuleWarning, lintRules, ruleNotes } from './lint-rules.js'
+import { mcpRouteProblem } from '../../mcp/mcp-methods.js'
 
 const routes = { create_shipment: 'POST /shipments', check_inventory: 'GET /inventory/:sku' }
-const lint = (...rules: string[]) => lintRules(parseConfig({ routes, rules: rules.map((route, i) => ({ name: `r${i}`, route, kind: 'reset' })) })).map(formatRuleWarning)
+const config = (rules: string[]) => parseConfig({ routes, rules: rules.map((route, i) => ({ name: `r${i}`, route, kind: 'reset' })) })
+const lint = (...rules: string[]) => lintRules(config(rules)).map(formatRuleWarning)
+/** With the MCP plug-in's route checker (src/mcp/mcp-methods.ts), as the CLI lints. */
+const lintWithMcp = (...rules: string[]) => lintRules(config(rules), [mcpRouteProblem]).map(formatRuleWarning)
 
 describe('lintRules', () => {
   it('names the declared route closest to a misspelled one', () => {
@@ -46,9 +50,10 @@ describe('lintRules', () => {
     expect(lint('create_shipment', 'create_*', 'GET /inventory/*', '* /orders', 'POST /orders', '*', '*shipments', 'GET /health', '[GP]* /x')).toEqual([])
   })
 
-  it('accepts MCP route names and globs, and names the MCP method closest to a misspelled one', () => {
-    expect(lint('tools/call create_shipment', 'tools/call create_*', 'tools/*', 'initialize', 'resources/read file:///orders.csv', 'x-vendor/sync')).toEqual([])
-    expect(lint('tools/cal create_shipment', 'initialise')).toEqual([
+  it('accepts a plug-in\'s route names and globs (MCP), and names the MCP method closest to a misspelled one', () => {
+    expect(lintWithMcp('tools/call create_shipment', 'tools/call create_*', 'tools/*', 'initialize', 'resources/read file:///orders.csv', 'x-vendor/sync')).toEqual([])
+    expect(lint('tools/call create_shipment')).toHaveLength(1)
+    expect(lintWithMcp('tools/cal create_shipment', 'initialise')).toEqual([
       'rule "r0": route "tools/cal create_shipment" can never match: "tools/cal" is not an MCP method. Did you mean "tools/call create_shipment"?',
       'rule "r1": route "initialise" can never match: "initialise" is not an MCP method. Did you mean "initialize"?',
     ])

@@ -1,7 +1,7 @@
 /**
  * Rules that can never fire. A rule's `route` is a case-sensitive glob over route names, and a
- * request's route name is a declared route's name, an MCP request's `<method> <target>`
- * (src/mcp/), else `METHOD /path` with the method in upper case (src/engine/routes.ts). A glob that can match neither is valid by the schema and silent at
+ * request's route name is a declared route's name, a name a plug-in gives (MCP's `<method> <target>`,
+ * checked by its `checkRoute`), else `METHOD /path` with the method in upper case (src/engine/routes.ts). A glob that can match neither is valid by the schema and silent at
  * run time: its rule stays at 0/0/0. These warnings say so when the rules are read, and what was
  * probably meant. They never reject the rules (a route may be declared later through the admin API).
  *
@@ -12,7 +12,6 @@
 import { closestName } from '../closest-name.js'
 import { globMatches, isGlob } from '../glob.js'
 import { parseRoutePattern, routePatternMatches, type RoutePattern } from '../route-pattern.js'
-import { mcpRouteProblem } from '../json-rpc/mcp-methods.js'
 import { RouteTable } from '../routes.js'
 import type { StormConfig } from '../schema/config.js'
 
@@ -32,8 +31,15 @@ const NO_ORIGIN = 'http://toolstorm.invalid'
 /** A method token: no whitespace and, as resolved names carry it, no lower-case letter. */
 const METHOD_TOKEN = /^[^\sa-z]+$/
 
-/** One warning per rule whose route can match no route name. */
-export function lintRules(config: Pick<StormConfig, 'routes' | 'rules'>): RuleWarning[] {
+/**
+ * A plug-in's judgement of a rule's route that reads as one of the route names it gives (MCP:
+ * `tools/call create_*`): null when it can match one, else why not; undefined when it does not
+ * read as its own.
+ */
+export type RouteChecker = (route: string) => string | null | undefined
+
+/** One warning per rule whose route can match no route name (`checkers`: the plug-ins', src/lint-rules.ts). */
+export function lintRules(config: Pick<StormConfig, 'routes' | 'rules'>, checkers: readonly RouteChecker[] = []): RuleWarning[] {
   const declared = Object.keys(config.routes)
   const patterns = declared.flatMap((name) => {
     const pattern = parseRoutePattern(config.routes[name] as string)
@@ -44,10 +50,10 @@ export function lintRules(config: Pick<StormConfig, 'routes' | 'rules'>): RuleWa
   for (const rule of config.rules) {
     const route = rule.route
     if (declared.some((name) => globMatches(route, name))) continue
-    // MCP requests are named by method and tool (docs/mcp.md).
-    const mcp = mcpRouteProblem(route)
-    if (mcp !== undefined) {
-      if (mcp !== null) warnings.push({ rule: rule.name, route, message: mcp })
+    // A plug-in's own route names (MCP: method and tool, docs/mcp.md).
+    const judged = judge(checkers, route)
+    if (judged !== undefined) {
+      if (judged !== null) warnings.push({ rule: rule.name, route, message: judged })
       continue
     }
     // A `METHOD /path` glob can fire: on undeclared requests, and on declared ones by their path.
@@ -140,4 +146,13 @@ function whyNoMatch(route: string, declared: readonly string[], patterns: Readon
   }
   const listed = declared.length ? `declared routes: ${declared.slice(0, LISTED_ROUTES).join(', ')}${declared.length > LISTED_ROUTES ? `, … (${declared.length} in all)` : ''}` : 'no routes are declared'
   return `route "${route}" can never match: it is not a declared route (${listed}), nor "METHOD /path" (for example "POST /shipments").`
+}
+
+/** The first checker's judgement that reads `route` as its own. */
+function judge(checkers: readonly RouteChecker[], route: string): string | null | undefined {
+  for (const check of checkers) {
+    const judged = check(route)
+    if (judged !== undefined) return judged
+  }
+  return undefined
 }

@@ -3,7 +3,7 @@
  * `version` defaults to 1, `seed` to 0, `routes` to none, `mcp` to detection without endpoints.
  */
 import { z } from 'zod'
-import { ruleSchema, type Rule } from './rule.js'
+import type { Rule, RuleSchema } from './rule.js'
 import { parseRoutePattern } from '../route-pattern.js'
 import { DEFAULT_MCP_OPTIONS, mcpOptionsSchema } from './mcp-section.js'
 
@@ -33,39 +33,44 @@ export const redactOptionsSchema = z.strictObject({
   secrets: z.array(z.string().min(1)).default([]),
 })
 
-export const configSchema = z
-  .strictObject({
-    $schema: z.string().optional(),
-    version: z.literal(1, { error: 'expected version 1' }).default(1),
-    seed: seedSchema.default(0),
-    routes: z
-      .record(z.string().min(1, { error: 'expected a route name (1–200 characters)' }).max(200), routeSpecSchema)
-      .default({}),
-    rules: z.array(ruleSchema).max(MAX_RULES, { error: `expected at most ${MAX_RULES} rules` }).default([]),
-    /** Call budget per run: further calls are refused (never forwarded) and counted. Null: no budget. */
-    maxCalls: z
-      .int({ error: `expected an integer from 1 to ${MAX_MAX_CALLS}, or null` })
-      .min(1, { error: `expected an integer from 1 to ${MAX_MAX_CALLS}, or null` })
-      .max(MAX_MAX_CALLS, { error: `expected an integer from 1 to ${MAX_MAX_CALLS}, or null` })
-      .nullable()
-      .default(null),
-    redact: redactOptionsSchema.default({ keys: [], secrets: [] }),
-    /** MCP endpoints and detection (docs/mcp.md). */
-    mcp: mcpOptionsSchema.default(DEFAULT_MCP_OPTIONS),
-    /**
-     * Routes whose calls commit (docs/claims.md): a claimed success with nothing committed under it
-     * on one of them is a phantom success. Routes an effect was reported on count without being listed.
-     */
-    commits: z.array(commitRouteSchema).max(MAX_RULES, { error: `expected at most ${MAX_RULES} routes` }).default([]),
-  })
-  .superRefine((config, ctx) => {
-    const seen = new Map<string, number>()
-    config.rules.forEach((rule, index) => {
-      const first = seen.get(rule.name)
-      if (first !== undefined) ctx.addIssue({ code: 'custom', path: ['rules', index, 'name'], message: `expected a unique rule name ("${rule.name}" is also rules[${first}])` })
-      else seen.set(rule.name, index)
+/** The rules file whose rules are `ruleSchema`'s (a storm's faults: faults/fault-registry.ts). */
+export function configSchemaFor(ruleSchema: RuleSchema) {
+  return z
+    .strictObject({
+      $schema: z.string().optional(),
+      version: z.literal(1, { error: 'expected version 1' }).default(1),
+      seed: seedSchema.default(0),
+      routes: z
+        .record(z.string().min(1, { error: 'expected a route name (1–200 characters)' }).max(200), routeSpecSchema)
+        .default({}),
+      rules: z.array(ruleSchema).max(MAX_RULES, { error: `expected at most ${MAX_RULES} rules` }).default([]),
+      /** Call budget per run: further calls are refused (never forwarded) and counted. Null: no budget. */
+      maxCalls: z
+        .int({ error: `expected an integer from 1 to ${MAX_MAX_CALLS}, or null` })
+        .min(1, { error: `expected an integer from 1 to ${MAX_MAX_CALLS}, or null` })
+        .max(MAX_MAX_CALLS, { error: `expected an integer from 1 to ${MAX_MAX_CALLS}, or null` })
+        .nullable()
+        .default(null),
+      redact: redactOptionsSchema.default({ keys: [], secrets: [] }),
+      /** MCP endpoints and detection (docs/mcp.md). */
+      mcp: mcpOptionsSchema.default(DEFAULT_MCP_OPTIONS),
+      /**
+       * Routes whose calls commit (docs/claims.md): a claimed success with nothing committed under it
+       * on one of them is a phantom success. Routes an effect was reported on count without being listed.
+       */
+      commits: z.array(commitRouteSchema).max(MAX_RULES, { error: `expected at most ${MAX_RULES} routes` }).default([]),
     })
-  })
+    .superRefine((config, ctx) => {
+      const seen = new Map<string, number>()
+      config.rules.forEach((rule, index) => {
+        const first = seen.get(rule.name)
+        if (first !== undefined) ctx.addIssue({ code: 'custom', path: ['rules', index, 'name'], message: `expected a unique rule name ("${rule.name}" is also rules[${first}])` })
+        else seen.set(rule.name, index)
+      })
+    })
+}
 
-export type StormConfig = Omit<z.output<typeof configSchema>, 'rules'> & { rules: Rule[] }
-export type StormConfigInput = z.input<typeof configSchema>
+export type ConfigSchema = ReturnType<typeof configSchemaFor>
+
+export type StormConfig = Omit<z.output<ConfigSchema>, 'rules'> & { rules: Rule[] }
+export type StormConfigInput = z.input<ConfigSchema>

@@ -3,8 +3,7 @@
  */
 import { z } from 'zod'
 import { modelCallSchema } from './model-call.js'
-import { FAULT_KINDS } from '../faults/registry.js'
-import { ruleSchema } from './rule.js'
+import type { Rule, RuleSchema } from './rule.js'
 import { seedSchema } from './rule-base.js'
 import { callTraceSchema, reportClaimSchema, spanCountsSchema } from '../claims/claim-schema.js'
 
@@ -54,47 +53,50 @@ export const mcpCallSchema = z.strictObject({
   errorCode: z.int().nullable(),
 })
 
-export const callSchema = z.strictObject({
-  id: z.int().min(1),
-  route: z.string().min(1),
-  ordinal: z.int().min(1),
-  /** The invocation key after redaction (`#<ordinal>` unless the client sent `x-toolstorm-key`). */
-  key: z.string().min(1),
-  /** The call whose upstream made this request (it carried that call's `x-toolstorm-call`). */
-  parent: z.int().min(1).nullable(),
-  method: z.string().min(1),
-  /** The request URL, redacted. */
-  url: z.string(),
-  started: seconds,
-  /** Seconds from start to the end of the exchange; null while running. */
-  elapsed: seconds.nullable(),
-  /** How the exchange ended for the client. */
-  outcome: z.enum(['response', 'reset', 'error', 'cancelled', 'running']),
-  /** The HTTP status the client received; null when it received none. */
-  status: z.int().min(100).max(599).nullable(),
-  /** Whether the upstream received the request. */
-  executed: z.boolean(),
-  /** The upstream's own status, also when the client never saw it (a lost response). */
-  upstreamStatus: z.int().min(100).max(599).nullable(),
-  fault: z.string().nullable(),
-  kind: z.enum(FAULT_KINDS).nullable(),
-  phase: z.enum(['before-upstream', 'after-commit', 'on-response']).nullable(),
-  injected: z.boolean(),
-  /** Seconds the client was told to wait (`retry-after-ms` or `Retry-After`), injected or real. */
-  retryAfter: seconds.nullable(),
-  /** A stable code for transport failures (`ECONNRESET`, `UPSTREAM_UNREACHABLE`, `CLIENT_ABORTED`). */
-  error: z.string().nullable(),
-  /** Set when the call was a model call (see docs/streams.md). */
-  model: modelCallSchema.nullable().optional(),
-  /** Where an injected stream fault cut the stream (see `cutSchema`). */
-  cut: cutSchema.nullable().optional(),
-  /** Why the selected fault did not act on this call (`at: tool_arguments` on a stream without a tool call…). */
-  notFired: z.string().max(300).nullable().optional(),
-  /** Set when the call was an MCP message (see docs/mcp.md). */
-  mcp: mcpCallSchema.nullable().optional(),
-  /** The trace context the request carried (`traceparent`, or MCP's `params._meta.traceparent`); absent when none. */
-  trace: callTraceSchema.optional(),
-})
+/** One call's record; `kinds` are the fault kinds its storm knows. */
+export function callSchemaFor(kinds: readonly [string, ...string[]]) {
+  return z.strictObject({
+    id: z.int().min(1),
+    route: z.string().min(1),
+    ordinal: z.int().min(1),
+    /** The invocation key after redaction (`#<ordinal>` unless the client sent `x-toolstorm-key`). */
+    key: z.string().min(1),
+    /** The call whose upstream made this request (it carried that call's `x-toolstorm-call`). */
+    parent: z.int().min(1).nullable(),
+    method: z.string().min(1),
+    /** The request URL, redacted. */
+    url: z.string(),
+    started: seconds,
+    /** Seconds from start to the end of the exchange; null while running. */
+    elapsed: seconds.nullable(),
+    /** How the exchange ended for the client. */
+    outcome: z.enum(['response', 'reset', 'error', 'cancelled', 'running']),
+    /** The HTTP status the client received; null when it received none. */
+    status: z.int().min(100).max(599).nullable(),
+    /** Whether the upstream received the request. */
+    executed: z.boolean(),
+    /** The upstream's own status, also when the client never saw it (a lost response). */
+    upstreamStatus: z.int().min(100).max(599).nullable(),
+    fault: z.string().nullable(),
+    kind: z.enum(kinds).nullable(),
+    phase: z.enum(['before-upstream', 'after-commit', 'on-response']).nullable(),
+    injected: z.boolean(),
+    /** Seconds the client was told to wait (`retry-after-ms` or `Retry-After`), injected or real. */
+    retryAfter: seconds.nullable(),
+    /** A stable code for transport failures (`ECONNRESET`, `UPSTREAM_UNREACHABLE`, `CLIENT_ABORTED`). */
+    error: z.string().nullable(),
+    /** Set when the call was a model call (see docs/streams.md). */
+    model: modelCallSchema.nullable().optional(),
+    /** Where an injected stream fault cut the stream (see `cutSchema`). */
+    cut: cutSchema.nullable().optional(),
+    /** Why the selected fault did not act on this call (`at: tool_arguments` on a stream without a tool call…). */
+    notFired: z.string().max(300).nullable().optional(),
+    /** Set when the call was an MCP message (see docs/mcp.md). */
+    mcp: mcpCallSchema.nullable().optional(),
+    /** The trace context the request carried (`traceparent`, or MCP's `params._meta.traceparent`); absent when none. */
+    trace: callTraceSchema.optional(),
+  })
+}
 
 export const effectSchema = z.strictObject({
   name: z.string().min(1),
@@ -129,50 +131,56 @@ export const recoverySchema = z.strictObject({
  * A set of rules calls began under before the rules were changed (`PUT /rules`, the dashboard's
  * editor): the calls with ids `from` to `to`. Only sets that calls began under are kept.
  */
-export const earlierRuleSetSchema = z.strictObject({ from: z.int().min(1), to: z.int().min(1), rules: z.array(ruleSchema).max(100) })
+function earlierRuleSetSchemaFor(ruleSchema: RuleSchema) {
+  return z.strictObject({ from: z.int().min(1), to: z.int().min(1), rules: z.array(ruleSchema).max(100) })
+}
 
-export const reportSchema = z.strictObject({
-  version: z.literal(1, { error: 'expected report version 1' }),
-  kind: z.literal(REPORT_KIND),
-  toolstorm: z.string(),
-  run: z.string().min(1),
-  seed: seedSchema,
-  clock: z.string(),
-  maxCalls: z.int().min(1).nullable(),
-  routes: z.record(z.string(), z.string()),
-  /** The rules in force at the end of the run (for calls after the last of `earlierRules`). */
-  rules: z.array(ruleSchema).max(100),
-  /**
-   * The rules earlier calls began under, oldest first, when the rules changed during the run.
-   * Absent when they never did. Coverage counts the rules of every set, by name.
-   */
-  earlierRules: z.array(earlierRuleSetSchema).max(10_000).optional(),
-  coverage: z.record(z.string(), coverageCountsSchema),
-  calls: z.array(callSchema).max(10_000),
-  /** Calls made after the itemized limit: counted in coverage and budgets, not listed. */
-  droppedCalls: counter,
-  effects: z.array(effectSchema).max(10_000),
-  budgetRejections: counter,
-  /**
-   * Exchanges served while the shared state store (`--state`) was unreachable: answered 503, or
-   * passed through untouched with `--state-unavailable=pass`. Absent when there were none.
-   */
-  stateUnavailable: counter.optional(),
-  /** What recovering from each triggered fault cost; absent when no fault triggered. */
-  recovery: z.array(recoverySchema).max(10_000).optional(),
-  /**
-   * What the agent reported about its tool calls, each held against the effects committed under it
-   * (docs/claims.md). Absent when the run received no claim.
-   */
-  claims: z.array(reportClaimSchema).max(10_000).optional(),
-  /** Spans OTLP exports brought to the run: those that became claims, and those counted and ignored. Absent when none came. */
-  spans: spanCountsSchema.optional(),
-})
+/** The report of a storm whose rules are `ruleSchema`'s and fault kinds `kinds` (faults/fault-registry.ts builds it). */
+export function reportSchemaFor(ruleSchema: RuleSchema, kinds: readonly [string, ...string[]]) {
+  return z.strictObject({
+    version: z.literal(1, { error: 'expected report version 1' }),
+    kind: z.literal(REPORT_KIND),
+    toolstorm: z.string(),
+    run: z.string().min(1),
+    seed: seedSchema,
+    clock: z.string(),
+    maxCalls: z.int().min(1).nullable(),
+    routes: z.record(z.string(), z.string()),
+    /** The rules in force at the end of the run (for calls after the last of `earlierRules`). */
+    rules: z.array(ruleSchema).max(100),
+    /**
+     * The rules earlier calls began under, oldest first, when the rules changed during the run.
+     * Absent when they never did. Coverage counts the rules of every set, by name.
+     */
+    earlierRules: z.array(earlierRuleSetSchemaFor(ruleSchema)).max(10_000).optional(),
+    coverage: z.record(z.string(), coverageCountsSchema),
+    calls: z.array(callSchemaFor(kinds)).max(10_000),
+    /** Calls made after the itemized limit: counted in coverage and budgets, not listed. */
+    droppedCalls: counter,
+    effects: z.array(effectSchema).max(10_000),
+    budgetRejections: counter,
+    /**
+     * Exchanges served while the shared state store (`--state`) was unreachable: answered 503, or
+     * passed through untouched with `--state-unavailable=pass`. Absent when there were none.
+     */
+    stateUnavailable: counter.optional(),
+    /** What recovering from each triggered fault cost; absent when no fault triggered. */
+    recovery: z.array(recoverySchema).max(10_000).optional(),
+    /**
+     * What the agent reported about its tool calls, each held against the effects committed under it
+     * (docs/claims.md). Absent when the run received no claim.
+     */
+    claims: z.array(reportClaimSchema).max(10_000).optional(),
+    /** Spans OTLP exports brought to the run: those that became claims, and those counted and ignored. Absent when none came. */
+    spans: spanCountsSchema.optional(),
+  })
+}
 
-export type Report = z.infer<typeof reportSchema>
-export type CallRecord = z.infer<typeof callSchema>
+export type ReportSchema = ReturnType<typeof reportSchemaFor>
+export type Report = z.infer<ReportSchema>
+export type CallRecord = z.infer<ReturnType<typeof callSchemaFor>>
 export type EffectRecord = z.infer<typeof effectSchema>
 export type RecoveryRecord = z.infer<typeof recoverySchema>
 export type CoverageCounts = z.infer<typeof coverageCountsSchema>
-export type EarlierRules = Array<{ from: number; to: number; rules: readonly z.infer<typeof ruleSchema>[] }>
+export type EarlierRules = Array<{ from: number; to: number; rules: readonly Rule[] }>
 export type McpCall = z.infer<typeof mcpCallSchema>

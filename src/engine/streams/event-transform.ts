@@ -4,8 +4,8 @@
  * whether the stream stops there. Blocks go out as soon as they are complete.
  */
 import { SseSplitter, type SsePiece } from './sse-splitter.js'
-import type { CutAt } from './model-events.js'
-export type { CutAt } from './model-events.js'
+import type { CutAt } from './deltas.js'
+export type { CutAt } from './deltas.js'
 import type { StreamPiece, StreamStep, StreamTransform } from './stream-transform.js'
 
 /** `replace`: send these complete events instead (a duplicated or rewritten event). */

@@ -4,7 +4,7 @@
  * optional waits on the storm's clock) and what happens next. `stream-relay.ts` drives it.
  */
 
-import type { CutAt } from './model-events.js'
+import type { CutAt } from './deltas.js'
 
 /** What to do after sending a step's bytes. */
 export type StreamNext =

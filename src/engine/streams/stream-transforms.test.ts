@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { RealClock } from '../clock.js'
 import type { Fault, FaultContext } from '../faults/fault.js'
-import { faultFor } from '../faults/registry.js'
-import { ruleSchema } from '../schema/rule.js'
+import { faultFor, ruleSchema } from '../../default-faults.js'
 import type { StreamNext, StreamTransform } from './stream-transform.js'
 
 const SSE = { 'content-type': 'text/event-stream' }

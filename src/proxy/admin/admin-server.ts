@@ -26,7 +26,7 @@ import { AdminApiError, ToolstormError, ERROR_CODES } from '../../errors.js'
 import { VirtualClock } from '../../engine/clock.js'
 import { parseStrictJson, StrictJsonError } from '../../json/strict-json.js'
 import { parseConfig, type Storm } from '../../engine/storm.js'
-import { lintRules } from '../../engine/rules/lint-rules.js'
+import { lintRules } from '../../lint-rules.js'
 import { parseDocument } from '../../io/read-input-file.js'
 import { VERSION } from '../../version.js'
 import { hasValidToken, isAllowedHost } from './admin-auth.js'
@@ -147,7 +147,7 @@ export function createAdminHandler(context: AdminContext): http.RequestListener 
           const text = await readBody(req)
           const type = req.headers['content-type'] ?? ''
           const document = /yaml/i.test(type) ? parseDocument(text, 'PUT /rules', { format: 'yaml' }) : parseJsonBody(text, 'PUT /rules')
-          const config = parseConfig(document, 'PUT /rules')
+          const config = parseConfig(document, 'PUT /rules', storm.faults)
           // Shared first: a replica never serves rules the others did not get.
           await ledger.publishRules(config)
           storm.setConfig(config)

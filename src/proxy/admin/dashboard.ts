@@ -16,7 +16,7 @@ import type http from 'node:http'
 import { AdminApiError } from '../../errors.js'
 import { parseStrictJson, StrictJsonError } from '../../json/strict-json.js'
 import { parseConfig, type Storm } from '../../engine/storm.js'
-import { lintRules } from '../../engine/rules/lint-rules.js'
+import { lintRules } from '../../lint-rules.js'
 import type { StormConfig } from '../../engine/schema/config.js'
 import { parseDocument } from '../../io/read-input-file.js'
 import { serveStatic, type StaticSite } from '../../ui/static-files.js'
@@ -103,7 +103,7 @@ export function createDashboard(storm: Storm, options: DashboardOptions = {}): D
   const rules: AdminRoute = async (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => {
     if (req.method !== 'PUT' || url.pathname !== `${DASHBOARD_PATH}/rules`) return false
     const document = restoreRedacted(parseBody(await readBody(req), req.headers['content-type'] ?? ''), storm)
-    const config = parseConfig(document, 'the rules editor')
+    const config = parseConfig(document, 'the rules editor', storm.faults)
     await options.publishRules?.(config)
     storm.setConfig(config)
     sendJson(res, 200, { ok: true, rules: config.rules.length, warnings: lintRules(config) })

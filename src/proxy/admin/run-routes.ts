@@ -18,7 +18,7 @@
 import type http from 'node:http'
 import { AdminApiError, ConfigError } from '../../errors.js'
 import { parseContractRequest, runContract } from '../../engine/contracts/contract-request.js'
-import { lintRules } from '../../engine/rules/lint-rules.js'
+import { lintRules } from '../../lint-rules.js'
 import { parseConfig, type Storm } from '../../engine/storm.js'
 import type { RedisRunState } from '../../state/redis-run-state.js'
 import { parseDocument } from '../../io/read-input-file.js'
@@ -49,7 +49,7 @@ export function runRoutes(storm: Storm, shared: RedisRunState | null = null): Ro
           const document = /yaml/i.test(req.headers['content-type'] ?? '') ? parseDocument(text, where, { format: 'yaml' }) : parseJsonBody(text, where)
           const proxyWide = document !== null && typeof document === 'object' ? PROXY_WIDE_FIELDS.find((field) => field in document) : undefined
           if (proxyWide) throw new ConfigError(`Failed to load rules from ${where}: $.${proxyWide}: a run's rules cannot set "${proxyWide}"; it is the proxy's for every run. Set it with PUT /rules (no run).`)
-          const config = parseConfig(document, where)
+          const config = parseConfig(document, where, storm.faults)
           storm.setRunConfig(run as string, config)
           sendJson(res, 200, { ok: true, run, rules: config.rules.length, warnings: lintRules(config) })
           return true

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { parseConfig } from '../../engine/storm.js'
+import { parseConfig } from '../../create-storm.js'
 import { createInterceptPredicate, interceptScope } from './intercepted-hosts.js'
 
 const routes = {

@@ -10,7 +10,7 @@
  * harmless, tunnelling a host a rule targets would silently skip the fault.
  */
 import { globMatches, isGlob } from '../../engine/glob.js'
-import { mcpRouteProblem } from '../../engine/json-rpc/mcp-methods.js'
+import { mcpRouteProblem } from '../../mcp/mcp-methods.js'
 import { parseRoutePattern } from '../../engine/route-pattern.js'
 import type { StormConfig } from '../../engine/schema/config.js'
 

@@ -3,8 +3,8 @@
  * for checking rules: a rule's route that names an MCP request is valid even though it is no
  * `METHOD /path`, and a misspelled method is pointed out when the rules are read.
  */
-import { closestName } from '../closest-name.js'
-import { globMatches, isGlob } from '../glob.js'
+import { closestName } from '../engine/closest-name.js'
+import { globMatches, isGlob } from '../engine/glob.js'
 
 export const MCP_METHODS: readonly string[] = [
   'initialize',

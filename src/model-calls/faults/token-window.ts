@@ -5,7 +5,7 @@
  * minutes from the run's start on the storm's clock (real or virtual): simple to reason about,
  * and the reset the 429 reports is exact (the window's end), where a sliding window's is not.
  */
-import type { CallUsageView, QuotaVerdict, WindowUsage } from './fault.js'
+import type { CallUsageView, QuotaVerdict, WindowUsage } from '../../engine/faults/fault.js'
 
 export type { QuotaVerdict, WindowUsage }
 

@@ -1,6 +1,6 @@
-import { defineFault } from './fault.js'
-import type { BaseRule } from '../schema/rule-base.js'
-import { rpcErrorAnswer } from '../json-rpc/json-rpc-answer.js'
+import { defineFault } from '../../engine/faults/fault.js'
+import type { BaseRule } from '../../engine/schema/rule-base.js'
+import { rpcErrorAnswer } from '../json-rpc-answer.js'
 
 /** The code and message the MCP TypeScript SDK's server sends for an unknown session. */
 const SESSION_NOT_FOUND = { code: -32001, message: 'Session not found' } as const

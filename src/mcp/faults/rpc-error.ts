@@ -1,7 +1,7 @@
 import { z } from 'zod'
-import { defineFault } from './fault.js'
-import type { BaseRule } from '../schema/rule-base.js'
-import { rpcErrorAnswer } from '../json-rpc/json-rpc-answer.js'
+import { defineFault } from '../../engine/faults/fault.js'
+import type { BaseRule } from '../../engine/schema/rule-base.js'
+import { rpcErrorAnswer } from '../json-rpc-answer.js'
 
 export interface RpcErrorRule extends BaseRule {
   readonly code: number

@@ -1,7 +1,7 @@
 import { z } from 'zod'
-import { defineFault } from './fault.js'
-import type { BaseRule } from '../schema/rule-base.js'
-import { toolErrorAnswer } from '../json-rpc/json-rpc-answer.js'
+import { defineFault } from '../../engine/faults/fault.js'
+import type { BaseRule } from '../../engine/schema/rule-base.js'
+import { toolErrorAnswer } from '../json-rpc-answer.js'
 
 export interface ToolErrorRule extends BaseRule {
   readonly message: string

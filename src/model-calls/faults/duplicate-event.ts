@@ -1,8 +1,9 @@
-import { defineFault } from './fault.js'
-import { afterSchema, atSchema, type AfterRule } from './stream-params.js'
-import { EventTransform } from '../streams/event-transform.js'
-import { DELTA_NAMES, readModelEvent, type DeltaKind } from '../streams/model-events.js'
-import { isEventStream } from '../streams/streamable.js'
+import { defineFault } from '../../engine/faults/fault.js'
+import { afterSchema, atSchema, type AfterRule } from '../../engine/faults/stream-params.js'
+import { EventTransform } from '../../engine/streams/event-transform.js'
+import { DELTA_NAMES, type DeltaKind } from '../../engine/streams/deltas.js'
+import { readModelEvent } from '../model-events.js'
+import { isEventStream } from '../../engine/streams/streamable.js'
 
 export interface DuplicateEventRule extends AfterRule {
   readonly at: DeltaKind

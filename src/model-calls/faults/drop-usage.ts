@@ -1,8 +1,8 @@
-import { defineFault } from './fault.js'
-import type { BaseRule } from '../schema/rule-base.js'
-import { EventTransform } from '../streams/event-transform.js'
-import { readModelEvent } from '../streams/model-events.js'
-import { isEventStream } from '../streams/streamable.js'
+import { defineFault } from '../../engine/faults/fault.js'
+import type { BaseRule } from '../../engine/schema/rule-base.js'
+import { EventTransform } from '../../engine/streams/event-transform.js'
+import { readModelEvent } from '../model-events.js'
+import { isEventStream } from '../../engine/streams/streamable.js'
 
 /**
  * The usage goes missing from a model stream: OpenAI chat's usage chunk is dropped (a chunk that

@@ -9,20 +9,9 @@
  * | Anthropic messages | `content_block_delta` / `text_delta` | `content_block_delta` / `input_json_delta` | `message.usage` of `message_start`, `usage` of `message_delta` |
  *
  * Only a complete event is read (the splitter holds it whole anyway); a non-JSON event carries nothing.
+ * The model-calls plug-in gives the kernel its delta reader (`readDelta`) from here.
  */
-
-export type DeltaKind = 'text' | 'tool_arguments'
-
-/** Where in a model stream a cut fell: inside which deltas, after how many of them. */
-export interface CutAt {
-  readonly at: DeltaKind
-  readonly deltas: number
-}
-
-export const DELTA_KINDS = ['text', 'tool_arguments'] as const
-
-/** How messages name each kind. */
-export const DELTA_NAMES: Record<DeltaKind, string> = { text: 'text deltas', tool_arguments: 'tool-call argument deltas' }
+import type { DeltaKind } from '../engine/streams/deltas.js'
 
 export interface ModelEvent {
   /** The delta the event carries, if any (a non-empty one). */

@@ -1,7 +1,7 @@
-import { defineFault, jsonBody } from './fault.js'
-import type { BaseRule } from '../schema/rule-base.js'
-import { retryHeaders } from './retry-headers.js'
-import { formatSeconds } from './rate-limit.js'
+import { defineFault, jsonBody } from '../../engine/faults/fault.js'
+import type { BaseRule } from '../../engine/schema/rule-base.js'
+import { retryHeaders } from '../../engine/faults/retry-headers.js'
+import { formatSeconds } from '../../engine/faults/rate-limit.js'
 
 /**
  * The provider is overloaded: Anthropic's `529 overloaded_error`, OpenAI's `503` "engine is

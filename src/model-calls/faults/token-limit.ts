@@ -1,8 +1,8 @@
 import { z } from 'zod'
-import { defineFault, jsonBody } from './fault.js'
-import type { BaseRule } from '../schema/rule-base.js'
-import { retryHeaders } from './retry-headers.js'
-import type { LimitWindow } from './failure-shape.js'
+import { defineFault, jsonBody } from '../../engine/faults/fault.js'
+import type { BaseRule } from '../../engine/schema/rule-base.js'
+import { retryHeaders } from '../../engine/faults/retry-headers.js'
+import type { LimitWindow } from '../../engine/faults/failure-shape.js'
 import { TokenWindows, WINDOW_SECONDS } from './token-window.js'
 
 export interface TokenLimitRule extends BaseRule {

@@ -1,0 +1,21 @@
+/**
+ * `createStorm` and `parseConfig` as users and the CLI call them: with every fault kind the
+ * default plug-ins bring (src/default-faults.ts). The engine's own default is its kernel kinds.
+ *
+ * @example
+ * const storm = createStorm({ rules: [{ name: 'flaky-tool', route: 'tools/call get_weather', kind: 'tool_error' }] })
+ */
+import { defaultFaults } from './default-faults.js'
+import type { FaultRegistry } from './engine/faults/fault-registry.js'
+import type { StormConfig, StormConfigInput } from './engine/schema/config.js'
+import { createStorm as createKernelStorm, parseConfig as parseKernelConfig, type Storm, type StormOptions } from './engine/storm.js'
+
+/** Create a storm from a config object (validated against `options.faults`, default: every default kind). */
+export function createStorm(config: StormConfigInput | StormConfig = {}, options: StormOptions = {}): Storm {
+  return createKernelStorm(config, { ...options, faults: options.faults ?? defaultFaults })
+}
+
+/** Parse a config, throwing a `ConfigError` that names the source, the field and what was expected. */
+export function parseConfig(input: unknown, source = 'config', faults: FaultRegistry = defaultFaults): StormConfig {
+  return parseKernelConfig(input, source, faults)
+}

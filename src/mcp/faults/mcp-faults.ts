@@ -1,0 +1,6 @@
+/** The fault kinds the MCP plug-in brings: answers in MCP's own JSON-RPC shapes (docs/mcp.md). */
+import { toolErrorFault } from './tool-error.js'
+import { rpcErrorFault } from './rpc-error.js'
+import { sessionExpiredFault } from './session-expired.js'
+
+export const MCP_FAULTS = [toolErrorFault, rpcErrorFault, sessionExpiredFault] as const

@@ -1,0 +1,53 @@
+/**
+ * The MCP message a request carries: read from its body (a JSON-RPC 2.0 request or notification),
+ * or named by its headers when the body is not read. The MCP plug-in names requests with it.
+ *
+ * @example
+ * const call = parseMcpRequest(Buffer.from('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"create_shipment"}}'))
+ * mcpRouteName(call!) // 'tools/call create_shipment'
+ * @see docs/mcp.md
+ */
+import { targetParamOf, type JsonRpcId, type McpRequest } from '../engine/json-rpc/mcp-request.js'
+
+const METHOD = /^[\x21-\x7e]{1,100}$/
+
+/**
+ * The MCP message in `body`, or null when it is not one JSON-RPC 2.0 request or notification
+ * (a batch, a response, invalid JSON, no `method`): such a request is routed as plain HTTP.
+ */
+export function parseMcpRequest(body: Uint8Array, session: string | null = null): McpRequest | null {
+  let message: unknown
+  try {
+    message = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'))
+  } catch {
+    return null
+  }
+  if (message === null || typeof message !== 'object' || Array.isArray(message)) return null
+  const { jsonrpc, method, id, params } = message as Record<string, unknown>
+  if (jsonrpc !== '2.0' || typeof method !== 'string' || !METHOD.test(method)) return null
+  if (id !== undefined && typeof id !== 'string' && !(typeof id === 'number' && Number.isFinite(id))) return null
+  const targetParam = targetParamOf(method)
+  const paramsObject = params !== null && typeof params === 'object' && !Array.isArray(params) ? (params as Record<string, unknown>) : null
+  const rawTarget = targetParam && paramsObject ? paramsObject[targetParam] : undefined
+  const target = typeof rawTarget === 'string' && rawTarget.length > 0 ? rawTarget : null
+  const meta = paramsObject?._meta
+  const traceparent = meta !== null && typeof meta === 'object' ? (meta as Record<string, unknown>).traceparent : undefined
+  const request: McpRequest = { method, id: id === undefined ? null : (id as JsonRpcId), target, arguments: paramsObject?.arguments ?? null, session }
+  return typeof traceparent === 'string' ? { ...request, traceparent } : request
+}
+
+function singleHeader(value: string | string[] | undefined): string | null {
+  return typeof value === 'string' && value.length > 0 ? value : null
+}
+
+/**
+ * The MCP message named by a request's `Mcp-Method` and `Mcp-Name` headers (revision 2026-07-28),
+ * for a body that is not read (over the bound): its route name, with no id or arguments (so the
+ * MCP fault kinds, which answer with the id, leave it alone). Null without a valid `Mcp-Method`.
+ */
+export function mcpRequestFromHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): McpRequest | null {
+  const method = singleHeader(headers['mcp-method'])
+  if (method === null || !METHOD.test(method)) return null
+  const target = targetParamOf(method) ? singleHeader(headers['mcp-name']) : null
+  return { method, id: null, target, arguments: null, session: singleHeader(headers['mcp-session-id']) }
+}
