@@ -31,7 +31,7 @@ import type { StoredClaim } from '../engine/claims/run-claims.js'
 import { roundSeconds } from '../engine/clock.js'
 import { RedisTokenQuota } from './redis-token-quota.js'
 import type { TokenLimitRule } from '../engine/faults/token-limit.js'
-import type { FeedChanges, FeedCursor, FeedSnapshot } from './run-feed.js'
+import type { FeedChanges, FeedCursor, FeedSnapshot } from '../engine/ledger/run-feed.js'
 import { parseStateUrl, type StateUrl } from './state-url.js'
 import type { EffectOptions, RunLedger } from '../engine/ledger/run-ledger.js'
 
@@ -39,6 +39,8 @@ const ITEMIZED = String(ITEMIZED_CALLS_LIMIT)
 
 /** Stream entries one feed read returns at most (the rest come with the next read). */
 const FEED_BATCH = 1000
+/** How often a dashboard follower reads the run's streams: other replicas' calls come no other way. */
+const FEED_POLL_MS = 250
 
 /** A command that waits longer than this counts as the store being unavailable. */
 const COMMAND_TIMEOUT_MS = 2000
@@ -155,6 +157,7 @@ export class RedisRunState implements RunLedger {
   #cassetteRefused = 0
   /** Round trips to Redis so far (measured by the benchmark and the tests). */
   roundTrips = 0
+  readonly pollMs = FEED_POLL_MS
   /**
    * A command missed its deadline and Redis has not answered since (connected but silent: paused,
    * a frozen host): commands fail at once meanwhile, and one PING at a time asks whether it is back.

@@ -3,8 +3,18 @@
  * and MSW handlers keep in memory.
  */
 import { EffectError } from '../../errors.js'
+import type { Run } from '../run.js'
 import type { BeginRequest, Storm } from '../storm.js'
+import type { FeedChanges, FeedCursor, FeedSnapshot } from './run-feed.js'
 import type { EffectOptions, RunLedger } from './run-ledger.js'
+
+/**
+ * How often a dashboard follower reads a run kept in memory: calls and effects are announced on
+ * the evidence channels; only refusals by the budget and claims come without an event.
+ */
+const FEED_POLL_MS = 1_000
+/** A run id that cannot be a header value: the report of a run not seen yet, under the storm's rules. */
+const NO_RUN = '\u0000'
 
 const ledgers = new WeakMap<Storm, MemoryLedger>()
 
@@ -17,6 +27,10 @@ export function memoryLedger(storm: Storm): MemoryLedger {
 
 export class MemoryLedger implements RunLedger {
   readonly #storm: Storm
+  readonly pollMs = FEED_POLL_MS
+  /** Marks each run kept (a feed cursor's `start`): a run reset and begun again is another run. */
+  readonly #marks = new WeakMap<Run, string>()
+  #marked = 0
 
   constructor(storm: Storm) {
     this.#storm = storm
@@ -35,7 +49,8 @@ export class MemoryLedger implements RunLedger {
   }
 
   async runs() {
-    return this.#storm.runIds().map((id) => ({ id, calls: this.#storm.report(id).calls.length }))
+    // Calls started, itemized or not, as the shared store counts them.
+    return this.#storm.runIds().map((id) => ({ id, calls: this.#storm.run(id).callCount }))
   }
 
   async reset(run?: string) {
@@ -51,4 +66,47 @@ export class MemoryLedger implements RunLedger {
   }
 
   async publishRules() {}
+
+  async feedSnapshot(id: string): Promise<FeedSnapshot> {
+    const storm = this.#storm
+    const run = storm.hasRun(id) ? storm.run(id) : null
+    const report = storm.report(run ? id : NO_RUN)
+    return {
+      exists: run !== null,
+      report: run ? report : { ...report, run: id },
+      runs: await this.runs(),
+      cursor: { calls: '-', effects: String(run?.effects.length ?? 0), start: run ? this.#mark(run) : null },
+    }
+  }
+
+  async feedChanges(id: string, cursor: FeedCursor): Promise<FeedChanges> {
+    const storm = this.#storm
+    const run = storm.hasRun(id) ? storm.run(id) : null
+    const start = run ? this.#mark(run) : null
+    // A run that began after the snapshot (start null then) is the run the follower asked for.
+    if (start !== cursor.start && cursor.start !== null) {
+      return { reset: true, cursor, calls: [], running: [], effects: [], coverage: {}, stats: { calls: 0, droppedCalls: 0, budgetRejections: 0 }, runCount: 0, more: false }
+    }
+    const read = cursor.start === null ? 0 : Number(cursor.effects)
+    const effects = run ? run.effects.slice(read) : []
+    return {
+      reset: false,
+      cursor: { calls: '-', effects: String(read + effects.length), start },
+      // Calls this process serves reach the follower live (the evidence channels).
+      calls: [],
+      running: [],
+      effects,
+      coverage: run ? Object.fromEntries(run.coverage) : {},
+      stats: run ? { calls: run.callCount, droppedCalls: run.droppedCalls, budgetRejections: run.budgetRejections } : { calls: 0, droppedCalls: 0, budgetRejections: 0 },
+      runCount: storm.runIds().length,
+      more: false,
+      claims: storm.claimsOf(id) ?? [],
+    }
+  }
+
+  #mark(run: Run): string {
+    let mark = this.#marks.get(run)
+    if (mark === undefined) this.#marks.set(run, (mark = String(++this.#marked)))
+    return mark
+  }
 }

@@ -13,6 +13,7 @@ import type { Exchange } from '../exchange.js'
 import type { StormConfig } from '../schema/config.js'
 import type { EffectRecord, Report } from '../schema/report.js'
 import type { BeginRequest } from '../storm.js'
+import type { RunFeed } from './run-feed.js'
 
 export interface EffectOptions {
   /**
@@ -22,15 +23,14 @@ export interface EffectOptions {
   readonly trusted?: boolean
 }
 
-export interface RunLedger {
+/** Runs as one store keeps them; the dashboard follows a run through the feed half (run-feed.ts). */
+export interface RunLedger extends RunFeed {
   /** Start an exchange: its run's budget, ordinal, key and rule, decided once for every replica. */
   begin(request: BeginRequest): Exchange | Promise<Exchange>
   /** The run's report (empty for a run with no calls yet). */
   report(run?: string): Promise<Report>
   /** The runs kept, in the order they began. */
   runIds(): Promise<string[]>
-  /** The runs kept with their call counts. */
-  runs(): Promise<Array<{ id: string; calls: number }>>
   /** Forget one run, or every run. */
   reset(run?: string): Promise<void>
   /** Record a committed effect for the exchange `call` names. */
