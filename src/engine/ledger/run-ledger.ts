@@ -12,8 +12,22 @@
 import type { Exchange } from '../exchange.js'
 import type { StormConfig } from '../schema/config.js'
 import type { EffectRecord, Report } from '../schema/report.js'
-import type { BeginRequest } from '../storm.js'
+import type { HeaderMap, JsonSchema } from '../http.js'
+import type { McpRequest } from '../json-rpc/mcp-request.js'
 import type { RunFeed } from './run-feed.js'
+
+export interface BeginRequest {
+  readonly method: string
+  /** The absolute URL the request goes to. */
+  readonly url: URL
+  readonly headers: HeaderMap
+  /** Overrides the `x-toolstorm-run` header. */
+  readonly run?: string
+  /** The MCP message the body carries (named before it begins by the MCP plug-in, `mcp/mcp-plugin.ts`, through `engine/serve.ts`): it names the route. */
+  readonly mcp?: McpRequest | null
+  /** The `outputSchema` the called tool declared (named by the MCP plug-in with the message). */
+  readonly outputSchema?: JsonSchema | null
+}
 
 export interface EffectOptions {
   /**

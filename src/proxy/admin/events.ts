@@ -18,7 +18,6 @@ import { AdminApiError } from '../../errors.js'
 import { channels, type EffectEvent, type ExchangeEvent, type RunEvent } from '../../engine/evidence/channels.js'
 import type { CallRecord, CoverageCounts, EffectRecord, Report } from '../../engine/schema/report.js'
 import { DEFAULT_RUN, type Storm } from '../../engine/storm.js'
-import { memoryLedger } from '../../engine/ledger/memory-ledger.js'
 import type { FeedCursor, RunFeed } from '../../engine/ledger/run-feed.js'
 
 /** A run in the run selector. */
@@ -310,7 +309,7 @@ export function createEventStreams(storm: Storm, options: EventStreamOptions = {
   const flushMs = options.flushMs ?? 100
   const heartbeatMs = options.heartbeatMs ?? 15_000
   const maxStreams = options.maxStreams ?? 16
-  const feed = options.feed ?? memoryLedger(storm)
+  const feed = options.feed ?? storm.ledger
   const streams = new Set<EventStream>()
   // Channels are process-wide: exchange ids start with the storm's nonce, so keep only ours.
   const prefix = `${storm.nonce}-`
