@@ -29,9 +29,9 @@ import { type CallRecord, type EffectRecord, type Report, REPORT_KIND } from './
 import type { Rule } from './schema/rule.js'
 import { VERSION } from '../version.js'
 import { docsUrl } from '../docs-url.js'
-import { parseTraceparent } from './claims/traceparent.js'
-import { judgeClaims } from './claims/judge-claims.js'
-import type { RunClaims } from './claims/run-claims.js'
+import { parseTraceparent } from './evidence/traceparent.js'
+import { judgeClaims } from './evidence/judge-claims.js'
+import type { RunClaims } from './run-claims.js'
 
 export const DEFAULT_RUN = 'default'
 /** Runs with rules of their own kept at most, as runs are (the ledger keeps 1,000). */
@@ -137,6 +137,8 @@ export class Storm {
       onForget: (id) => {
         if (channels.runReset.hasSubscribers) channels.runReset.publish({ run: id })
       },
+      knowsRun: (id) => this.#runRules.has(id) || this.#activeRun === id,
+      unnamedRun: () => this.#activeRun ?? DEFAULT_RUN,
     })
   }
 

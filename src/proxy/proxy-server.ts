@@ -193,7 +193,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   }
 
   const dashboard = options.dashboard === false ? null : createDashboard(storm, shareState ? { publishRules: (config) => shareState.publishRules(config), events: { feed: shareState } } : {})
-  const extraRoutes = [runRoutes(storm, shareState), claimRoutes(storm, shareState), ...(dashboard?.routes ?? []), ...(options.adminRoutes ?? [])]
+  const extraRoutes = [runRoutes(storm, shareState), claimRoutes(storm, shareState ?? storm.ledger), ...(dashboard?.routes ?? []), ...(options.adminRoutes ?? [])]
   admin.on('request', createAdminHandler({ storm, token, allowedHosts, ...(shareState ? { ledger: shareState } : {}), extraRoutes, ...(dashboard ? { publicRoutes: dashboard.publicRoutes } : {}) }))
 
   const { address, adminAddress, self: selfHost } = await listenPair(server, admin, host, options.port ?? 0, options.adminPort ?? 0).catch(async (error: unknown) => {

@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto'
 import tls from 'node:tls'
 import { createClient, ErrorReply } from 'redis'
-import { ConfigError, EffectError, StateUnavailableError, ToolstormError } from '../errors.js'
+import { ClaimError, ConfigError, EffectError, StateUnavailableError, ToolstormError } from '../errors.js'
 import { decide } from '../engine/decision.js'
 import { Exchange } from '../engine/exchange.js'
 import { ruleMatches } from '../engine/rules/select.js'
@@ -27,13 +27,13 @@ import { BEGIN_SCRIPT, CASSETTE_SCRIPT, EFFECT_SCRIPT, FINISH_SCRIPT, SELECT_SCR
 import { DEFAULT_STATE_PREFIX, DEFAULT_STATE_TTL_SECONDS, MAX_SHARED_CASSETTE_BYTES, type RedisStateOptions } from './state-options.js'
 import { SharedRules } from './shared-rules.js'
 import { RedisClaimLog } from './redis-claims.js'
-import type { StoredClaim } from '../engine/claims/run-claims.js'
+import type { StoredClaim } from '../engine/run-claims.js'
 import { roundSeconds } from '../engine/clock.js'
 import { RedisTokenQuota } from './redis-token-quota.js'
 import type { TokenLimitRule } from '../engine/faults/token-limit.js'
 import type { FeedChanges, FeedCursor, FeedSnapshot } from '../engine/ledger/run-feed.js'
 import { parseStateUrl, type StateUrl } from './state-url.js'
-import type { EffectOptions, RunLedger } from '../engine/ledger/run-ledger.js'
+import type { EffectOptions, NewClaim, RunLedger } from '../engine/ledger/run-ledger.js'
 
 const ITEMIZED = String(ITEMIZED_CALLS_LIMIT)
 
@@ -158,6 +158,7 @@ export class RedisRunState implements RunLedger {
   /** Round trips to Redis so far (measured by the benchmark and the tests). */
   roundTrips = 0
   readonly pollMs = FEED_POLL_MS
+  readonly keepsSpans = false
   /**
    * A command missed its deadline and Redis has not answered since (connected but silent: paused,
    * a frozen host): commands fail at once meanwhile, and one PING at a time asks whether it is back.
@@ -435,12 +436,17 @@ export class RedisRunState implements RunLedger {
    * Keep a claim (already redacted) in the run's shared list, so every replica's report judges
    * it: it speaks for the run's calls so far, counted across replicas (docs/claims.md).
    */
-  async addClaim(runId: string, claim: Pick<StoredClaim, 'tool' | 'toolCallId' | 'status' | 'source' | 'traceId' | 'spanId'>): Promise<StoredClaim | null> {
+  async addClaim(claim: NewClaim): Promise<{ run: string; claim: StoredClaim }> {
+    // Any replica may have served the run: a named run is taken as named.
+    const runId = claim.run ?? this.#storm.activeRun ?? DEFAULT_RUN
     const keys = this.#runKeys(runId)
     const [calls, start] = await this.#command(() => this.#client.hmGet(keys.state, ['calls', 'start']))
     const startMs = Number(start ?? NaN)
     const at = Number.isFinite(startMs) ? roundSeconds(Math.max(0, Date.now() - startMs) / 1000) : 0
-    return this.#claims.add(keys.claims, { ...claim, at, upTo: Number(calls ?? 0), after: 0 })
+    const { tool, toolCallId, status, source, traceId, spanId } = claim
+    const stored = await this.#claims.add(keys.claims, { tool, toolCallId, status, source, traceId, spanId, at, upTo: Number(calls ?? 0), after: 0 })
+    if (!stored) throw new ClaimError('ERR_CLAIM_LIMIT', `Failed to record a claim: run "${runId}" already holds 10,000 claims.`)
+    return { run: runId, claim: stored }
   }
 
   /** A call another replica (or this one) is still serving, as one process lists it. */

@@ -5,14 +5,15 @@
  * exchanges that may still report effects, and the run each recent trace went to. Every method
  * the storm calls on it is synchronous: `begin` is the proxy's hot path.
  */
-import { EffectError } from '../../errors.js'
-import type { Clock } from '../clock.js'
+import { ClaimError, EffectError } from '../../errors.js'
+import { roundSeconds, type Clock } from '../clock.js'
 import type { Exchange, ExchangeEntry } from '../exchange.js'
 import { Run } from '../run.js'
+import type { StoredClaim } from '../run-claims.js'
 import type { StormConfig } from '../schema/config.js'
 import type { EffectRecord, Report } from '../schema/report.js'
 import type { FeedChanges, FeedCursor, FeedSnapshot } from './run-feed.js'
-import type { BeginRequest, EffectOptions, RunLedger } from './run-ledger.js'
+import type { BeginRequest, EffectOptions, NewClaim, RunLedger } from './run-ledger.js'
 
 /** Runs kept at most: the oldest is forgotten first. */
 const MAX_RUNS = 1000
@@ -40,11 +41,16 @@ export interface RunDecider {
   effect(name: string, key: string, options: { call: string }): EffectRecord
   /** A run was forgotten (reset, or evicted as the oldest). */
   onForget(id: string): void
+  /** Whether a run not kept is still known (rules of its own, or the active run): a claim naming it may create it. */
+  knowsRun(id: string): boolean
+  /** Where requests and claims that name no run go (the active run, else `default`). */
+  unnamedRun(): string
 }
 
 export class MemoryLedger implements RunLedger {
   readonly #decider: RunDecider
   readonly pollMs = FEED_POLL_MS
+  readonly keepsSpans = true
   readonly #runs = new Map<string, Run>()
   readonly #exchanges = new Map<string, ExchangeEntry>()
   readonly #recent: Array<string | undefined> = new Array(MAX_REMEMBERED_EXCHANGES)
@@ -121,6 +127,11 @@ export class MemoryLedger implements RunLedger {
     if (this.committingRoutes.size < MAX_COMMITTING_ROUTES) this.committingRoutes.add(route)
   }
 
+  /** Keep a claim (already redacted) in `run`; null when the run already holds 10,000. */
+  keepClaim(run: Run, claim: Omit<StoredClaim, 'id' | 'at'>): StoredClaim | null {
+    return run.claims.add({ ...claim, at: roundSeconds(Math.max(0, this.#decider.clock.now() - run.start)) })
+  }
+
   rememberTrace(traceId: string, run: string): void {
     if (this.#traceRuns.get(traceId) === run) return
     if (this.#traceRuns.size >= MAX_REMEMBERED_TRACES) this.#traceRuns.delete(this.#traceRuns.keys().next().value as string)
@@ -161,6 +172,16 @@ export class MemoryLedger implements RunLedger {
       throw new EffectError('ERR_EFFECT_INVALID', 'Failed to record an effect: the call id names no live exchange. Pass the x-toolstorm-call header of the request being served.')
     }
     return this.#decider.effect(name as string, key as string, { call })
+  }
+
+  async addClaim(claim: NewClaim) {
+    // A named run this storm does not know is not created: a stray or mistyped id cannot hide claims in a run nobody reports.
+    const named = claim.run !== undefined && (this.#runs.has(claim.run) || this.#decider.knowsRun(claim.run)) ? claim.run : undefined
+    const run = this.run(named ?? (claim.traceId !== null ? this.runOfTrace(claim.traceId) : undefined) ?? this.#decider.unnamedRun())
+    const { tool, toolCallId, status, source, traceId, spanId } = claim
+    const stored = this.keepClaim(run, { tool, toolCallId, status, source, traceId, spanId, upTo: run.callCount, after: 0 })
+    if (!stored) throw new ClaimError('ERR_CLAIM_LIMIT', `Failed to record a claim: run "${run.id}" already holds 10,000 claims.`)
+    return { run: run.id, claim: stored }
   }
 
   async publishRules() {}

@@ -14,6 +14,7 @@ import type { StormConfig } from '../schema/config.js'
 import type { EffectRecord, Report } from '../schema/report.js'
 import type { HeaderMap, JsonSchema } from '../http.js'
 import type { McpRequest } from '../json-rpc/mcp-request.js'
+import type { StoredClaim } from '../run-claims.js'
 import type { RunFeed } from './run-feed.js'
 
 export interface BeginRequest {
@@ -27,6 +28,12 @@ export interface BeginRequest {
   readonly mcp?: McpRequest | null
   /** The `outputSchema` the called tool declared (named by the MCP plug-in with the message). */
   readonly outputSchema?: JsonSchema | null
+}
+
+/** A claim to keep (docs/claims.md), already redacted: the store adds when it came and the calls it can speak for (the run's so far). */
+export interface NewClaim extends Pick<StoredClaim, 'tool' | 'toolCallId' | 'status' | 'source' | 'traceId' | 'spanId'> {
+  /** The run the claim names; a store may send it elsewhere (memory: a run it does not know). */
+  readonly run?: string | undefined
 }
 
 export interface EffectOptions {
@@ -49,6 +56,10 @@ export interface RunLedger extends RunFeed {
   reset(run?: string): Promise<void>
   /** Record a committed effect for the exchange `call` names. */
   effect(name: unknown, key: unknown, call: string, options?: EffectOptions): Promise<EffectRecord>
+  /** Keep a claim in its run: the one it names, else its trace's, else the active run. Throws `ERR_CLAIM_LIMIT` when the run is full. */
+  addClaim(claim: NewClaim): Promise<{ run: string; claim: StoredClaim }>
+  /** Whether OTLP spans (their parent links) can be kept: in memory only, a shared store keeps claims posted directly. */
+  readonly keepsSpans: boolean
   /** Give every replica `config` before this one serves it (nothing to do in memory). */
   publishRules(config: StormConfig): Promise<void>
 }

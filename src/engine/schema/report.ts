@@ -6,7 +6,7 @@ import { modelCallSchema } from './model-call.js'
 import { FAULT_KINDS } from '../faults/registry.js'
 import { ruleSchema } from './rule.js'
 import { seedSchema } from './rule-base.js'
-import { callTraceSchema, reportClaimSchema, spanCountsSchema } from '../claims/claim-schema.js'
+import { callTraceSchema, reportClaimSchema, spanCountsSchema } from './claim-schema.js'
 
 export const REPORT_KIND = 'toolstorm.report'
 
