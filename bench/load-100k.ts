@@ -6,7 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { Cassette } from '../src/cassette/cassette.js'
+import { Cassette } from '../src/cassette/format/cassette.js'
 import { writeSynthetic } from './cassette.js'
 
 const rounds = Number(process.argv[2] ?? 5)

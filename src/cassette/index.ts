@@ -4,36 +4,37 @@
  */
 
 /* The format */
-export { Cassette } from './cassette.js'
-export type { LoadCassetteOptions, CassetteHeaderInput } from './cassette.js'
+export { Cassette } from './format/cassette.js'
+export type { LoadCassetteOptions, CassetteHeaderInput } from './format/cassette.js'
 export {
   CASSETTE_KIND,
   DEFAULT_BODY_LIMIT,
   cassetteHeaderSchema,
   cassetteExchangeSchema,
   matchOptionsSchema,
-} from './cassette-schema.js'
-export type { CassetteHeader, CassetteExchange, StoredBody, StoredRequest, StoredResponse, StoredEffect, StoredFault, MatchOptions } from './cassette-schema.js'
+} from './format/cassette-schema.js'
+export type { CassetteHeader, CassetteExchange, StoredBody, StoredRequest, StoredResponse, StoredEffect, StoredFault, MatchOptions } from './format/cassette-schema.js'
 
 /* Recording */
-export { createCassetteRecorder } from './cassette-recorder.js'
-export type { CassetteRecorder, CassetteRecorderOptions, RecorderState } from './cassette-recorder.js'
+export { createCassetteRecorder } from './record/cassette-recorder.js'
+export type { CassetteRecorder, CassetteRecorderOptions, RecorderState } from './record/cassette-recorder.js'
 
 /* Replay */
-export { replayCassette } from './replay-cassette.js'
-export type { CassetteReplay, CassetteReplayOptions, CassetteReplayState } from './replay-cassette.js'
-export { cassetteHandlers } from './cassette-handlers.js'
-export type { CassetteHandlers } from './cassette-handlers.js'
-export { startReplayServer } from './replay-server.js'
-export { replaySource } from './replay-source.js'
-export type { ReplaySource, ReplaySourceOptions, ReplayMode } from './replay-source.js'
-export type { ReplayServer, ReplayServerOptions, ReplayServerMode, ReplayServerState } from './replay-server.js'
-export { formatReplayTable } from './replay-session.js'
-export type { ReplaySession, ReplayOptions, ReplayOrder, ReplayVerdict, ReplayRow } from './replay-session.js'
-export { replayReportSchema, REPLAY_REPORT_KIND } from './replay-report.js'
-export type { ReplayReport } from './replay-report.js'
+export { replayCassette } from './replay/replay-cassette.js'
+export type { CassetteReplay, CassetteReplayState } from './replay/replay-cassette.js'
+export type { CassetteReplayOptions, ReplayServerOptions, ReplayServerMode } from './replay/replay-options.js'
+export { cassetteHandlers } from './replay/cassette-handlers.js'
+export type { CassetteHandlers } from './replay/cassette-handlers.js'
+export { startReplayServer } from './replay/replay-server.js'
+export { replaySource } from './replay/replay-source.js'
+export type { ReplaySource, ReplaySourceOptions, ReplayMode } from './replay/replay-source.js'
+export type { ReplayServer, ReplayServerState } from './replay/replay-server.js'
+export { formatReplayTable } from './replay/replay-session.js'
+export type { ReplaySession, ReplayOptions, ReplayOrder, ReplayVerdict, ReplayRow } from './replay/replay-session.js'
+export { replayReportSchema, REPLAY_REPORT_KIND } from './replay/replay-report.js'
+export type { ReplayReport } from './replay/replay-report.js'
 
 /* HAR */
-export { exportHar } from './har-export.js'
-export { importHar } from './har-import.js'
-export type { ImportHarOptions } from './har-import.js'
+export { exportHar } from './har/har-export.js'
+export { importHar } from './har/har-import.js'
+export type { ImportHarOptions } from './har/har-import.js'

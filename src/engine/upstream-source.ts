@@ -1,7 +1,7 @@
 /**
  * An upstream source: where the responses of a server's exchanges come from. The proxy's live
  * upstream pool (or a user's undici dispatcher) is one; a cassette is another
- * (`cassette/replay-source.ts`), so `toolstorm replay` is the proxy with a cassette source and
+ * (`cassette/replay/replay-source.ts`), so `toolstorm replay` is the proxy with a cassette source and
  * every fault, run, redaction and admin route works there as in the proxy (docs/architecture.md).
  *
  * A source is asked once per exchange, when its head arrives (`begin`, synchronous, in arrival

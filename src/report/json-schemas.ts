@@ -1,6 +1,6 @@
 /** JSON Schemas generated from the zod schemas, for editors (`"$schema"` in a rules file). */
 import { z } from 'zod'
-import { cassetteLineSchema } from '../cassette/cassette-schema.js'
+import { cassetteLineSchema } from '../cassette/format/cassette-schema.js'
 import { configSchema } from '../engine/schema/config.js'
 import { reportSchema } from '../engine/schema/report.js'
 

@@ -1,6 +1,5 @@
 /**
- * The engine's shape, checked from its import graph (static `import`/`export … from` and dynamic
- * `import()`, type-only imports included: they tie files together for a reader just the same).
+ * The engine's shape, checked from its import graph (`import-graph.ts`).
  *
  * Layers, bottom to top; a file may import its own layer and the ones below, never one above:
  *   1 vocabulary  HTTP and JSON-RPC words, clocks, globs, route patterns, seeded decisions
@@ -13,10 +12,11 @@
  * outside the engine: plug-ins and adapters over it.
  * Every engine file must be in one layer (a new file gets a place here, deliberately).
  */
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
+import { fileCycles, importsOf, sources } from './import-graph.js'
 
 const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src')
 const ENGINE = path.join(SRC, 'engine')
@@ -47,25 +47,6 @@ const ENGINE_LINES = 6_424
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']
 
-const IMPORT = /(?:^|\n)\s*(?:import|export)\s+(?:type\s+)?(?:[^'";]*?\s+from\s+)?['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g
-
-function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true, recursive: true })
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts'))
-    .map((entry) => path.join(entry.parentPath, entry.name))
-}
-
-/** The relative imports of `file`, resolved to absolute `.ts` paths. */
-export function importsOf(file: string): string[] {
-  const text = readFileSync(file, 'utf8')
-  const found: string[] = []
-  for (const match of text.matchAll(IMPORT)) {
-    const spec = match[1] ?? match[2]
-    if (spec?.startsWith('.')) found.push(path.resolve(path.dirname(file), spec).replace(/\.js$/, '.ts'))
-  }
-  return found
-}
-
 /** `file`'s layer, or undefined when no pattern places it. */
 export function layerOf(file: string): { layer: number; name: string } | undefined {
   const relative = path.relative(ENGINE, file).split(path.sep).join('/')
@@ -86,40 +67,6 @@ export function upwardImports(graph: ReadonlyMap<string, readonly string[]>): st
   return upward
 }
 
-/** Each file cycle once, as the files on it (Tarjan's strongly connected components). */
-export function fileCycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
-  let next = 0
-  const index = new Map<string, number>()
-  const low = new Map<string, number>()
-  const stack: string[] = []
-  const onStack = new Set<string>()
-  const cycles: string[][] = []
-  const visit = (file: string) => {
-    index.set(file, next)
-    low.set(file, next++)
-    stack.push(file)
-    onStack.add(file)
-    for (const to of graph.get(file) ?? []) {
-      if (!graph.has(to)) continue
-      if (!index.has(to)) {
-        visit(to)
-        low.set(file, Math.min(low.get(file)!, low.get(to)!))
-      } else if (onStack.has(to)) low.set(file, Math.min(low.get(file)!, index.get(to)!))
-    }
-    if (low.get(file) !== index.get(file)) return
-    const component: string[] = []
-    let member: string
-    do {
-      member = stack.pop()!
-      onStack.delete(member)
-      component.push(path.relative(ENGINE, member))
-    } while (member !== file)
-    if (component.length > 1 || (graph.get(file) ?? []).includes(file)) cycles.push(component)
-  }
-  for (const file of graph.keys()) if (!index.has(file)) visit(file)
-  return cycles
-}
-
 const engineGraph = () => new Map(sources(ENGINE).map((file) => [file, importsOf(file).filter((to) => to.startsWith(ENGINE + path.sep))]))
 
 describe('the engine', () => {
@@ -133,7 +80,7 @@ describe('the engine', () => {
   })
 
   it('has no file cycle', () => {
-    expect(fileCycles(engineGraph())).toEqual([])
+    expect(fileCycles(engineGraph(), ENGINE)).toEqual([])
   })
 
   it('imports nothing from the transports, the cassette, the CLI or the other wings of src/', () => {
@@ -186,7 +133,7 @@ describe('the checks themselves', () => {
       [file('run.ts'), [file('exchange.ts')]],
       [file('clock.ts'), []],
     ])
-    expect(fileCycles(graph).map((cycle) => cycle.sort())).toEqual([['exchange.ts', 'run.ts']])
+    expect(fileCycles(graph, ENGINE).map((cycle) => cycle.sort())).toEqual([['exchange.ts', 'run.ts']])
   })
 
   it('read type-only, re-export and dynamic imports', () => {

@@ -11,7 +11,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Cassette } from '../../src/cassette/cassette.js'
+import { Cassette } from '../../src/cassette/format/cassette.js'
 import { runCli } from '../helpers/cli.js'
 import { startModelUpstream, TOOL_TURNS, type ModelUpstream } from '../helpers/model-upstream.js'
 

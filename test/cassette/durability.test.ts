@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promise
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Cassette } from '../../src/cassette/cassette.js'
+import { Cassette } from '../../src/cassette/format/cassette.js'
 import { BIN } from '../helpers/cli.js'
 import { startUpstream, type Upstream } from '../helpers/upstream.js'
 

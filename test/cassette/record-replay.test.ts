@@ -1,6 +1,6 @@
 import http from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
-import { startReplayServer, type ReplayServer } from '../../src/cassette/replay-server.js'
+import { startReplayServer, type ReplayServer } from '../../src/cassette/replay/replay-server.js'
 import { clientFor, recordThroughProxy, shippingTraffic } from '../helpers/cassette.js'
 import type { ProxyMode } from '../helpers/proxied.js'
 

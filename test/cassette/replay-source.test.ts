@@ -5,9 +5,9 @@
  * runs and their reports, the dashboard.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { Cassette } from '../../src/cassette/cassette.js'
-import { replaySource } from '../../src/cassette/replay-source.js'
-import { startReplayServer, type ReplayServer } from '../../src/cassette/replay-server.js'
+import { Cassette } from '../../src/cassette/format/cassette.js'
+import { replaySource } from '../../src/cassette/replay/replay-source.js'
+import { startReplayServer, type ReplayServer } from '../../src/cassette/replay/replay-server.js'
 import { createStorm } from '../../src/engine/storm.js'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
 import { exchangeAt } from '../helpers/cassette-fixtures.js'

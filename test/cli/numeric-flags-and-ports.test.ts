@@ -3,7 +3,7 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Cassette } from '../../src/cassette/cassette.js'
+import { Cassette } from '../../src/cassette/format/cassette.js'
 import { exchangeAt } from '../helpers/cassette-fixtures.js'
 import { runCli } from '../helpers/cli.js'
 

@@ -8,13 +8,13 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Report } from '../../src/engine/schema/report.js'
-import { Cassette } from '../../src/cassette/cassette.js'
-import { startReplayServer } from '../../src/cassette/replay-server.js'
+import { Cassette } from '../../src/cassette/format/cassette.js'
+import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
 import { BIN, runCli } from '../helpers/cli.js'
 import { createTestCa } from '../helpers/test-ca.js'
 import { freePort, hasRedis, startRedis, type RedisServer } from '../helpers/redis-server.js'
 import { BYTES, startUpstream, type Upstream } from '../helpers/upstream.js'
-import { bodiesFolderFor } from '../../src/cassette/body-files.js'
+import { bodiesFolderFor } from '../../src/cassette/format/body-files.js'
 
 let dir: string
 let upstream: Upstream

@@ -1,5 +1,5 @@
 /** Hand-built cassette exchanges for unit tests. */
-import type { CassetteExchange } from '../../src/cassette/cassette-schema.js'
+import type { CassetteExchange } from '../../src/cassette/format/cassette-schema.js'
 
 /** A minimal valid exchange at `seq` (call id and ordinal follow it on one route). */
 export function exchangeAt(seq: number, overrides: Partial<CassetteExchange> = {}): CassetteExchange {

@@ -4,8 +4,8 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { expect } from 'vitest'
-import type { Cassette } from '../../src/cassette/cassette.js'
-import { createCassetteRecorder } from '../../src/cassette/cassette-recorder.js'
+import type { Cassette } from '../../src/cassette/format/cassette.js'
+import { createCassetteRecorder } from '../../src/cassette/record/cassette-recorder.js'
 import { createStorm } from '../../src/engine/storm.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
 import { startMcpServer, type McpServerOptions } from './mcp-server.js'

@@ -5,8 +5,8 @@
  */
 import { ProxyAgent } from 'undici'
 import { describe, expect, it, onTestFinished } from 'vitest'
-import { createCassetteRecorder } from '../../src/cassette/cassette-recorder.js'
-import { startReplayServer } from '../../src/cassette/replay-server.js'
+import { createCassetteRecorder } from '../../src/cassette/record/cassette-recorder.js'
+import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
 import type { Report } from '../../src/engine/schema/report.js'
 import { createStorm } from '../../src/engine/storm.js'
 import { answered, startModelUpstream, USAGE } from '../helpers/model-upstream.js'

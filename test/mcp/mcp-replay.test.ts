@@ -4,9 +4,9 @@
  * replayed answer carries the live request's id, in a JSON body and in an event stream.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import type { Cassette } from '../../src/cassette/cassette.js'
-import { startReplayServer, type ReplayServer } from '../../src/cassette/replay-server.js'
-import { storedBodyBytes } from '../../src/cassette/store-body.js'
+import type { Cassette } from '../../src/cassette/format/cassette.js'
+import { startReplayServer, type ReplayServer } from '../../src/cassette/replay/replay-server.js'
+import { storedBodyBytes } from '../../src/cassette/format/store-body.js'
 import { recordMcpSession } from '../helpers/mcp-recording.js'
 import { connectMcpClient } from '../helpers/mcp-server.js'
 

@@ -4,8 +4,8 @@
  * `?runs=`.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { Cassette } from '../../src/cassette/cassette.js'
-import { startReplayServer, type ReplayServer } from '../../src/cassette/replay-server.js'
+import { Cassette } from '../../src/cassette/format/cassette.js'
+import { startReplayServer, type ReplayServer } from '../../src/cassette/replay/replay-server.js'
 import { startProxied, type Proxied } from '../helpers/proxied.js'
 
 let env: Proxied | null = null

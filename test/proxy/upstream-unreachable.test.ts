@@ -6,8 +6,8 @@
 import http from 'node:http'
 import net from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
-import { Cassette } from '../../src/cassette/cassette.js'
-import { startReplayServer, type ReplayServer } from '../../src/cassette/replay-server.js'
+import { Cassette } from '../../src/cassette/format/cassette.js'
+import { startReplayServer, type ReplayServer } from '../../src/cassette/replay/replay-server.js'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
 import { servedUrl, startCli } from '../ui/spawn-cli.js'
 

@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Cassette } from '../../src/cassette/cassette.js'
+import { Cassette } from '../../src/cassette/format/cassette.js'
 import { ROOT } from '../helpers/cli.js'
 import { startUpstream, type Upstream } from '../helpers/upstream.js'
 

@@ -1,7 +1,7 @@
 import type { Argv, CommandModule } from 'yargs'
 import { contract } from '../../engine/contracts/contract.js'
 import { duplicateEffects, formatDuplicateEffects } from '../../engine/contracts/duplicate-effects.js'
-import { readReportsOrCassette } from '../../cassette/read-reports-or-cassette.js'
+import { readReportsOrCassette } from '../../cassette/format/read-reports-or-cassette.js'
 import { formatCheck } from '../../demo/format-demo.js'
 import { printLine } from '../output.js'
 import { formatContradictedClaims } from '../../claims/contradicted-claims.js'

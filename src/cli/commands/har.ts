@@ -3,15 +3,15 @@
  * devtools and Polly.JS write it. Imports are redacted on the way in.
  */
 import type { Argv, CommandModule } from 'yargs'
-import { Cassette } from '../../cassette/cassette.js'
-import { cutBodiesOf, describeCutBodies } from '../../cassette/cut-bodies.js'
-import { exportHar } from '../../cassette/har-export.js'
-import { importHar } from '../../cassette/har-import.js'
+import { Cassette } from '../../cassette/format/cassette.js'
+import { cutBodiesOf, describeCutBodies } from '../../cassette/format/cut-bodies.js'
+import { exportHar } from '../../cassette/har/har-export.js'
+import { importHar } from '../../cassette/har/har-import.js'
 import { readInputDocument } from '../../io/read-input-file.js'
 import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { printError } from '../output.js'
 import { numberOption } from '../numeric-options.js'
-import { DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT } from '../../cassette/cassette-schema.js'
+import { DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT } from '../../cassette/format/cassette-schema.js'
 import { stormFromArgs } from './proxy.js'
 
 /** HAR files hold every body inline: allow larger ones than reports. */

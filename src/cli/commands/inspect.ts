@@ -1,6 +1,6 @@
 import type { Argv, CommandModule } from 'yargs'
-import { readReportsOrCassette } from '../../cassette/read-reports-or-cassette.js'
-import { formatCassetteSummary } from '../../cassette/summarize-cassette.js'
+import { readReportsOrCassette } from '../../cassette/format/read-reports-or-cassette.js'
+import { formatCassetteSummary } from '../../cassette/format/summarize-cassette.js'
 import { formatDuplicateEffects } from '../../engine/contracts/duplicate-effects.js'
 import { summarizeReport } from '../../report/summarize-report.js'
 import { printLine } from '../output.js'

@@ -2,9 +2,9 @@
  * Options for recording cassettes, shared by `proxy --record`, `record` and `replay`.
  */
 import type { Argv } from 'yargs'
-import { createCassetteRecorder, type CassetteRecorder } from '../../cassette/cassette-recorder.js'
-import type { SharedCassetteBackend } from '../../cassette/shared-line-store.js'
-import { DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT, NORMALISERS, type MatchOptions, type Normaliser } from '../../cassette/cassette-schema.js'
+import { createCassetteRecorder, type CassetteRecorder } from '../../cassette/record/cassette-recorder.js'
+import type { SharedCassetteBackend } from '../../cassette/record/shared-line-store.js'
+import { DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT, NORMALISERS, type MatchOptions, type Normaliser } from '../../cassette/format/cassette-schema.js'
 import type { Storm } from '../../engine/storm.js'
 import { numberOption } from '../numeric-options.js'
 

@@ -6,11 +6,12 @@
  * Without a command, serve until SIGINT/SIGTERM, then exit with the verdict.
  */
 import type { Argv, CommandModule } from 'yargs'
-import { Cassette } from '../../cassette/cassette.js'
-import { replayReport } from '../../cassette/replay-report.js'
-import { formatReplayTable } from '../../cassette/replay-session.js'
-import { startReplayServer, type ReplayServerMode } from '../../cassette/replay-server.js'
-import { REPLAY_SPEEDS, type ReplaySpeed } from '../../cassette/replay-stream.js'
+import { Cassette } from '../../cassette/format/cassette.js'
+import { replayReport } from '../../cassette/replay/replay-report.js'
+import { formatReplayTable } from '../../cassette/replay/replay-session.js'
+import { startReplayServer } from '../../cassette/replay/replay-server.js'
+import type { ReplayServerMode } from '../../cassette/replay/replay-options.js'
+import { REPLAY_SPEEDS, type ReplaySpeed } from '../../cassette/replay/replay-stream.js'
 import { ERROR_CODES } from '../../errors.js'
 import { createRedactor } from '../../redact/index.js'
 import { writeFileAtomic } from '../../io/write-file-atomic.js'

@@ -1,0 +1,93 @@
+/**
+ * Normalisers: values that are new in every run of an agent loop (tool-call ids, response ids,
+ * timestamps, UUIDs) replaced by placeholders before a JSON request body is compared, so a
+ * recorded conversation still matches when they differ. Chosen by name at record time and kept
+ * in the cassette header (`match.normalize`); replay uses them unless told otherwise.
+ *
+ * They apply only where such values travel back to a provider or tool: a model request's
+ * `messages[]` and `input[]` (chat completions, Responses, Anthropic messages: tool calls and the
+ * tool results the agent sends back), `previous_response_id`, and an MCP `tools/call`'s
+ * `params.arguments`. The rest of a body compares exactly. They change what is compared, never
+ * what is stored or replayed: the cassette keeps the recorded (redacted) values.
+ *
+ * A string holding JSON text (a tool result's `content`) is normalised as the JSON it holds.
+ * Ids and UUIDs are numbered in order of first appearance within one body (`<id:1>`, `<uuid:2>`),
+ * so a body that refers to the same id twice (a tool call and its result) still differs from one
+ * whose references disagree; timestamps all become `<timestamp>`.
+ */
+import type { JsonValue } from '../../json/canonical-json.js'
+import type { Normaliser } from './cassette-schema.js'
+
+/** Tool-call ids (`call_`, `toolu_`, `fc_`) and response/message ids (`resp_`, `msg_`, `chatcmpl-`, `rs_`) as providers mint them. */
+const ID = /\b(?:(?:call|toolu|fc|resp|msg|rs)_|chatcmpl-)[A-Za-z0-9_-]{6,}/g
+const UUID = /\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b/g
+/** ISO 8601 date-times (`2026-12-02T06:45:00Z`, `…T06:45:00.123+01:00`, a space for the `T`). */
+const ISO_TIME = /\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?(?![\d:])/g
+/** Keys whose number is a Unix time (seconds or milliseconds since 2001): `created`, `created_at`, `timestamp`, `ts`, `…_time`. */
+const TIME_KEY = /^(?:created|updated|timestamp|ts|time|date)$|_(?:at|time|ts)$|At$/
+const TOP_SCOPES = ['messages', 'input'] as const
+
+function isEpoch(value: number): boolean {
+  return Number.isInteger(value) && ((value >= 1e9 && value < 1e10) || (value >= 1e12 && value < 1e13))
+}
+
+class Renamer {
+  readonly #ids = new Map<string, string>()
+  readonly #uuids = new Map<string, string>()
+  readonly #names: ReadonlySet<Normaliser>
+
+  constructor(names: readonly Normaliser[]) {
+    this.#names = new Set(names)
+  }
+
+  #numbered(map: Map<string, string>, kind: string, value: string): string {
+    let out = map.get(value)
+    if (out === undefined) map.set(value, (out = `<${kind}:${map.size + 1}>`))
+    return out
+  }
+
+  string(text: string): string {
+    // A tool result is often JSON text in a string: normalised as JSON, so its numeric times count too.
+    const first = text.charCodeAt(0)
+    if (first === 0x7b || first === 0x5b) {
+      try {
+        return JSON.stringify(this.value(JSON.parse(text) as JsonValue, null))
+      } catch {
+        // Not JSON: normalised as text.
+      }
+    }
+    let out = text
+    if (this.#names.has('ids')) out = out.replace(ID, (id) => this.#numbered(this.#ids, 'id', id))
+    if (this.#names.has('uuids')) out = out.replace(UUID, (uuid) => this.#numbered(this.#uuids, 'uuid', uuid.toLowerCase()))
+    if (this.#names.has('timestamps')) out = out.replace(ISO_TIME, '<timestamp>')
+    return out
+  }
+
+  value(value: JsonValue, key: string | null): JsonValue {
+    if (typeof value === 'string') return this.string(value)
+    if (typeof value === 'number') return key !== null && this.#names.has('timestamps') && TIME_KEY.test(key) && isEpoch(value) ? '<timestamp>' : value
+    if (value === null || typeof value !== 'object') return value
+    if (Array.isArray(value)) return value.map((item) => this.value(item, null))
+    const out: Record<string, JsonValue> = {}
+    for (const [name, item] of Object.entries(value)) out[name] = this.value(item, name)
+    return out
+  }
+}
+
+/** `value` (a parsed request body) with the named normalisers applied in their scopes; the same object when none apply. */
+export function normaliseJson(value: JsonValue, names: readonly Normaliser[]): JsonValue {
+  if (names.length === 0 || value === null || typeof value !== 'object' || Array.isArray(value)) return value
+  const renamer = new Renamer(names)
+  let out: Record<string, JsonValue> | null = null
+  const set = (key: string, next: JsonValue) => {
+    out ??= { ...value }
+    out[key] = next
+  }
+  for (const key of TOP_SCOPES) if (Array.isArray(value[key])) set(key, renamer.value(value[key], key))
+  if (typeof value.previous_response_id === 'string') set('previous_response_id', renamer.string(value.previous_response_id))
+  const params = value.params
+  if (value.method === 'tools/call' && params !== null && typeof params === 'object' && !Array.isArray(params) && params.arguments !== undefined) {
+    set('params', { ...params, arguments: renamer.value(params.arguments, 'arguments') })
+  }
+  return out ?? value
+}

@@ -1,0 +1,44 @@
+/**
+ * What `inspect` and `check` read: a cassette (JSON Lines, recognised by its header line) or a
+ * report document (a report, a demo run or a comparison).
+ */
+import { promises as fs } from 'node:fs'
+import { reportsFromDocument } from '../../report/reports-from-document.js'
+import { CASSETTE_KIND } from './cassette-schema.js'
+import type { Report } from '../../engine/schema/report.js'
+import { readInputDocument } from '../../io/read-input-file.js'
+import { Cassette } from './cassette.js'
+import { summarizeCassette, type CassetteSummary } from './summarize-cassette.js'
+
+const SNIFF_BYTES = 64 * 1024
+
+/** Whether the file's first line is a cassette header. */
+export async function looksLikeCassette(file: string): Promise<boolean> {
+  let handle: fs.FileHandle
+  try {
+    handle = await fs.open(file, 'r')
+  } catch {
+    return false
+  }
+  try {
+    const buffer = Buffer.alloc(SNIFF_BYTES)
+    const { bytesRead } = await handle.read(buffer, 0, SNIFF_BYTES, 0)
+    const text = buffer.subarray(0, bytesRead).toString('utf8')
+    const newline = text.indexOf('\n')
+    if (newline <= 0) return false
+    const first = JSON.parse(text.slice(0, newline)) as { kind?: unknown }
+    return first !== null && typeof first === 'object' && first.kind === CASSETTE_KIND
+  } catch {
+    return false
+  } finally {
+    await handle.close()
+  }
+}
+
+export async function readReportsOrCassette(file: string): Promise<{ reports: Report[]; cassette: CassetteSummary | null }> {
+  if (await looksLikeCassette(file)) {
+    const cassette = await Cassette.load(file)
+    return { reports: cassette.toReports(), cassette: summarizeCassette(cassette) }
+  }
+  return { reports: reportsFromDocument(await readInputDocument(file), file), cassette: null }
+}

@@ -1,0 +1,77 @@
+/**
+ * Where a recorder's lines go when proxy replicas share a run through Redis (`--record` with
+ * `--state`): each replica appends its exchanges to the run's cassette stream in Redis, and the
+ * cassette is assembled from every replica's lines in call order when it is written.
+ * @see ../../../docs/scale-out.md#recording-across-replicas
+ */
+import type { CassetteExchange, CassetteHeader } from '../format/cassette-schema.js'
+import { Cassette } from '../format/cassette.js'
+import type { LineStore } from './cassette-journal.js'
+import { cutBodiesOf, type CutBodies } from '../format/cut-bodies.js'
+
+/** What the recorder needs of the shared state store (RedisRunState). */
+export interface SharedCassetteBackend {
+  appendCassette(run: string, line: string, header: string | null): Promise<void>
+  assembleCassette(runs: readonly string[] | null): Promise<{ header: CassetteHeader | null; exchanges: CassetteExchange[]; dropped: number }>
+}
+
+export class SharedLineStore implements LineStore {
+  readonly #backend: SharedCassetteBackend
+  readonly #header: () => string
+  /** Runs this replica recorded (their header is in Redis once the first append went out). */
+  readonly #runs = new Set<string>()
+  readonly #pending = new Set<Promise<void>>()
+  #count = 0
+  /** The cut bodies of the cassette last written (every replica's exchanges of these runs). */
+  written: CutBodies | null = null
+
+  constructor(backend: SharedCassetteBackend, header: () => string) {
+    this.#backend = backend
+    this.#header = header
+  }
+
+  /** Lines this replica recorded. */
+  get count(): number {
+    return this.#count
+  }
+
+  /** The runs this replica recorded exchanges of. */
+  get runs(): readonly string[] {
+    return [...this.#runs]
+  }
+
+  /** Sent at once, not waited for: node-redis keeps one connection's commands in order. */
+  append(line: string, run = ''): Promise<void> {
+    const first = !this.#runs.has(run)
+    this.#runs.add(run)
+    this.#count++
+    const sent = this.#backend.appendCassette(run, line, first ? this.#header() : null)
+    this.#pending.add(sent)
+    void sent.finally(() => this.#pending.delete(sent))
+    return Promise.resolve()
+  }
+
+  /** The cassette of this replica's runs, with every replica's exchanges of them. */
+  async assemble(): Promise<Cassette> {
+    await Promise.all(this.#pending)
+    const { header, exchanges } = await this.#backend.assembleCassette(this.runs)
+    const { version: _version, kind: _kind, exchanges: _count, ...input } = header ?? (JSON.parse(this.#header()) as CassetteHeader)
+    return Cassette.from(input, exchanges, 'the shared recording')
+  }
+
+  /** Written as `Cassette.save` writes any cassette: the same file (and body files) whichever replica writes it. */
+  async writeTo(target: string): Promise<void> {
+    const cassette = await this.assemble()
+    await cassette.save(target)
+    this.written = cutBodiesOf(cassette.exchanges)
+  }
+
+  async *lines(): AsyncIterable<string> {
+    const cassette = await this.assemble()
+    for (const exchange of cassette.exchanges) yield JSON.stringify(exchange)
+  }
+
+  async dispose(): Promise<void> {
+    await Promise.all(this.#pending)
+  }
+}

@@ -1,0 +1,306 @@
+/**
+ * The cassette source: a cassette answers the exchanges of a proxy (docs/architecture.md), so
+ * `toolstorm replay` is `startProxy({ source: replaySource(cassette) })` and every fault, run,
+ * redaction and admin route works in replay as in the proxy. Recorded endings are the engine's
+ * own actions: a reset before the head is a `reset` action, a body that broke off plays through a
+ * stream transform that ends it the same way (cut, reset), a recorded wait holds the client until
+ * it gives up (or the server closes), and a recorded stream is paced as it was (`speed`).
+ *
+ * Modes: `replay` (default) never reaches the network. `passthrough-unmatched` sends requests that
+ * match nothing to the live source. `update` does too, and its `steps` say which positions were
+ * replayed and which exchanges were live, in order, so the server can rewrite the cassette.
+ *
+ * @example
+ * const proxy = await startProxy({ source: replaySource(await Cassette.load('incident.cassette.jsonl')) })
+ */
+import type { Readable } from 'node:stream'
+import { errorBody, type ErrorBodyType } from '../../error-body.js'
+import type { ErrorCode } from '../../errors.js'
+import type { SourceAction, UpstreamExchange, UpstreamResponse } from '../../engine/exchange-transport.js'
+import type { CassetteExchange } from '../format/cassette-schema.js'
+import type { StreamTransform } from '../../engine/streams/stream-transform.js'
+import { withBody, type SourceRequest, type UpstreamSource } from '../../engine/upstream-source.js'
+import { BodyCapture } from '../format/body-capture.js'
+import type { Cassette } from '../format/cassette.js'
+import type { SessionStep } from './merge-session.js'
+import { replayedResponse } from './replay-response.js'
+import { recordedRequestId, rpcIdRewrite } from './rpc-ids.js'
+import { answerIdOf, isLegacySessionStream, LegacyAnswerGates } from './legacy-answers.js'
+import type { JsonRpcId } from '../../engine/json-rpc/mcp-request.js'
+import { ReplaySession, type ReplayOptions, type ReplayTicket } from './replay-session.js'
+import { formatMissDiff, type MissDiff } from './miss-diff.js'
+import { REPLAY_REFUSAL_HEADERS, REPLAY_REFUSAL_STATUS } from './replay-refusal.js'
+import { pacer, replayEnding, replayPlan, type ReplayEnding, type ReplayPlan } from './replay-stream.js'
+
+export type ReplayMode = 'replay' | 'update' | 'passthrough-unmatched'
+
+export interface ReplaySourceOptions extends Omit<ReplayOptions, 'passthroughUnmatched'> {
+  mode?: ReplayMode
+}
+
+export interface ReplaySource extends UpstreamSource {
+  readonly kind: 'cassette'
+  readonly mode: ReplayMode
+  readonly session: ReplaySession
+  /** The session's traffic in order (`update` mode): replayed positions and live exchanges. */
+  readonly steps: readonly SessionStep[]
+  /** End the recorded waits still holding a client (they see a reset). */
+  close(): Promise<void>
+}
+
+/** Request bodies buffered to forward them (passthrough modes) at most; larger ones are refused. */
+const MAX_FORWARDED_BODY = 256 * 1024 * 1024
+
+const NO_BYTES = Buffer.alloc(0)
+
+/** Read a request body: a bounded capture for matching, and every byte when it may be forwarded. */
+function readRequest(body: Readable | null, limit: number, keepAll: boolean): Promise<{ capture: BodyCapture; all: Buffer | null; tooLarge: boolean }> {
+  return new Promise((resolve, reject) => {
+    const capture = new BodyCapture(limit)
+    const chunks: Buffer[] = []
+    let tooLarge = false
+    if (!body) {
+      capture.ended = true
+      return resolve({ capture, all: keepAll ? NO_BYTES : null, tooLarge })
+    }
+    body.on('data', (chunk: Buffer) => {
+      capture.push(chunk)
+      if (!keepAll || tooLarge) return
+      if (capture.size > MAX_FORWARDED_BODY) {
+        tooLarge = true
+        chunks.length = 0
+        return
+      }
+      chunks.push(chunk)
+    })
+    body.on('end', () => {
+      capture.ended = true
+      resolve({ capture, all: keepAll && !tooLarge ? Buffer.concat(chunks) : null, tooLarge })
+    })
+    body.on('error', reject)
+  })
+}
+
+/** An error answer; a miss also carries its diff (`error.diff`, and as lines in `error.details`). */
+function problem(status: number, type: ErrorBodyType, code: ErrorCode, message: string, diff: MissDiff | null = null, headers: Readonly<Record<string, string>> = { 'content-type': 'application/json' }): SourceAction {
+  const answer = errorBody(type, code, message, diff ? formatMissDiff(diff) : undefined)
+  const body = new TextEncoder().encode(JSON.stringify(diff ? { error: { ...answer.error, diff } } : answer))
+  return { action: { type: 'respond', status, headers: { ...headers }, body } }
+}
+
+const RESET: SourceAction = { action: { type: 'reset' } }
+
+async function* once(bytes: Buffer): AsyncGenerator<Uint8Array> {
+  if (bytes.length) yield bytes
+}
+
+function untilAborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })))
+}
+
+/** The recorded pieces at their recorded times; a recorded wait never ends (until `signal` aborts: it then throws). */
+async function* paced(plan: ReplayPlan, signal: AbortSignal): AsyncGenerator<Uint8Array> {
+  const due = pacer()
+  for (const piece of plan.pieces) {
+    await due(piece.at, signal)
+    if (signal.aborted) throw signal.reason
+    yield piece.bytes
+  }
+  if (plan.ending === 'hold') {
+    await untilAborted(signal)
+    throw signal.reason
+  }
+  // A stall that ended in a cut, or the gap before a dropped final event, lasts as long as it did.
+  await due(plan.end, signal)
+  if (signal.aborted) throw signal.reason
+}
+
+/** A legacy session's GET stream: its other events at once, then each answer once its POST is replayed, until the client leaves. */
+async function* legacySessionStream(pieces: ReplayPlan['pieces'], gates: LegacyAnswerGates, signal: AbortSignal): AsyncGenerator<Uint8Array> {
+  const answers: Array<{ id: JsonRpcId; bytes: Uint8Array }> = []
+  const others: Uint8Array[] = []
+  for (const piece of pieces) {
+    const id = answerIdOf(piece.bytes)
+    if (id === null) others.push(piece.bytes)
+    else answers.push({ id, bytes: piece.bytes })
+  }
+  const stream = gates.open(answers)
+  for (const bytes of others) yield bytes
+  yield* stream.play(signal)
+}
+
+/** Relays the pieces unchanged, then ends the body as it ended when recorded. `keepsLength`: the recorded content-length stays in the head. */
+function recordedEnding(ending: ReplayEnding, keepsLength: boolean): StreamTransform {
+  return {
+    changed: false,
+    truncated: false,
+    events: null,
+    keepsLength,
+    push: (chunk) => ({ send: [{ bytes: chunk }], next: 'continue' }),
+    finish: () => ({ send: [], next: ending === 'cut' ? 'abort' : ending === 'reset' ? 'reset' : 'end' }),
+  }
+}
+
+/** What answers a request the cassette serves: its recorded response, or the action that stands for how it ended. */
+async function served(exchange: CassetteExchange, request: SourceRequest, session: ReplaySession, closed: AbortSignal, gates: LegacyAnswerGates): Promise<UpstreamResponse | SourceAction> {
+  const response = exchange.response
+  const method = request.method
+  const live = request.exchange.request.mcp
+  const recordedId = live ? recordedRequestId(exchange.request.body) : null
+  // A legacy MCP message: its answer, recorded on the session's GET stream, may play now, with the live id.
+  if (live?.legacySse && live.id !== null && recordedId !== null) gates.release(recordedId, live.id)
+  if (exchange.outcome === 'reset') return RESET
+  if (response === null) {
+    if (replayEnding(exchange) !== 'hold') return RESET
+    // No head: the client waited in vain when this was recorded. It waits again, until it gives
+    // up or the server closes (then it sees the connection reset).
+    await untilAborted(AbortSignal.any([request.signal, closed]))
+    if (request.signal.aborted) throw request.signal.reason
+    return RESET
+  }
+  // An MCP answer carries the live request's JSON-RPC id, not the recorded one.
+  const rewrite = rpcIdRewrite(recordedId, live?.id)
+  const ending = replayEnding(exchange)
+  if (ending === 'end' && !(response.stream && method !== 'HEAD')) {
+    const replayed = replayedResponse(response, { complete: true, method })
+    let body = method === 'HEAD' || replayed.body.length === 0 ? NO_BYTES : replayed.body
+    if (rewrite && body.length) {
+      body = rewrite(body)
+      replayed.headers['content-length'] = String(body.length)
+    }
+    return { status: replayed.status, headers: replayed.headers, body: once(body) }
+  }
+  // The head, the bytes the client had (event by event for a stream), then what happened next.
+  const replayed = replayedResponse(response, { complete: false, method })
+  const plan = replayPlan(exchange, response, method === 'HEAD' ? NO_BYTES : replayed.body, session.speed)
+  const pieces = rewrite ? plan.pieces.map((piece) => ({ at: piece.at, bytes: rewrite(piece.bytes) })) : plan.pieces
+  const signal = AbortSignal.any([request.signal, closed])
+  // A legacy MCP session's stream: its answers wait for the POSTs that asked (legacy-answers.ts).
+  if (method === 'GET' && isLegacySessionStream(replayed.body)) return { status: replayed.status, headers: replayed.headers, body: legacySessionStream(pieces, gates, signal) }
+  return { status: replayed.status, headers: replayed.headers, body: paced({ ...plan, pieces }, signal), playback: recordedEnding(plan.ending, keepsRecordedLength(replayed, plan, rewrite !== null)) }
+}
+
+/**
+ * Whether a body that breaks off keeps its recorded `content-length` (a truncated body: the length
+ * the upstream announced, the stored prefix, then the break). Only when the bytes sent stay below
+ * it: redaction or a rewritten JSON-RPC id may have changed them.
+ */
+function keepsRecordedLength(replayed: { headers: Record<string, string | string[]> }, plan: ReplayPlan, rewritten: boolean): boolean {
+  if (rewritten || (plan.ending !== 'cut' && plan.ending !== 'reset')) return false
+  const length = replayed.headers['content-length']
+  if (typeof length !== 'string' || !/^\d+$/.test(length)) return false
+  let sent = 0
+  for (const piece of plan.pieces) sent += piece.bytes.length
+  return sent < Number(length)
+}
+
+class CassetteExchangeHalf implements UpstreamExchange {
+  readonly #source: CassetteSource
+  readonly #request: SourceRequest
+  readonly #live: UpstreamSource
+  /** Null when the request's route is live: it goes to the network and takes no position. */
+  readonly #ticket: ReplayTicket | null
+  #asked = false
+  #passed: UpstreamExchange | null = null
+
+  constructor(source: CassetteSource, request: SourceRequest, live: UpstreamSource) {
+    this.#source = source
+    this.#request = request
+    this.#live = live
+    // The position is claimed when the head arrives: concurrent requests keep their order.
+    this.#ticket = source.session.isLive(request.exchange.record?.route, request.method, request.rawUrl) ? null : source.session.begin()
+  }
+
+  async forward(options: Parameters<UpstreamExchange['forward']>[0]): Promise<UpstreamResponse | SourceAction> {
+    this.#asked = true
+    const source = this.#source
+    const session = source.session
+    const request = this.#request
+    if (this.#ticket === null) {
+      // A live route: the network answers, under the same rules, effects and contracts as the proxy.
+      session.noteLive(`${request.method} ${session.redactor.url(request.rawUrl)}`)
+      if (source.mode === 'update') source.steps.push({ type: 'recorded', run: request.exchange.run.id, call: request.exchange.record?.id ?? null })
+      this.#passed = this.#live.begin(request, this.#live)
+      return this.#passed.forward(options)
+    }
+    const ticket = this.#ticket
+    const forwarding = source.mode !== 'replay'
+    // Observers see the request body as it is read here, forwarded or not.
+    const { capture, all, tooLarge } = await readRequest(request.takeBody(options.onRequestBody), session.cassette.header.bodyLimit, forwarding)
+    const route = request.exchange.record?.route
+    const decision = await session.decide(ticket, { method: request.method, url: request.rawUrl, headers: request.headers, body: capture, ...(route === undefined ? {} : { route }) })
+    if (decision.type === 'serve') {
+      if (source.mode === 'update') source.steps.push({ type: 'replayed', position: decision.position })
+      return served(decision.exchange, request, session, source.closed, source.answers)
+    }
+    if (decision.type === 'refuse') return problem(REPLAY_REFUSAL_STATUS, 'cassette_mismatch', decision.error.code, decision.error.message, decision.diff, REPLAY_REFUSAL_HEADERS)
+    if (tooLarge) return problem(413, 'replay_error', 'ERR_INPUT_TOO_LARGE', `Failed to forward "${request.method} ${session.redactor.url(request.rawUrl)}": its body exceeds ${MAX_FORWARDED_BODY} bytes.`)
+    // Passthrough: the live source sends the bytes read above.
+    const exchange = request.exchange
+    if (source.mode === 'update') source.steps.push({ type: 'recorded', run: exchange.run.id, call: exchange.record?.id ?? null })
+    this.#passed = this.#live.begin(withBody(request, all), this.#live)
+    const { onRequestBody: _observed, ...rest } = options
+    return this.#passed.forward(rest)
+  }
+
+  upstreamFailed(method: string, code: string): string {
+    return this.#passed?.upstreamFailed?.(method, code) ?? this.#request.rawUrl
+  }
+
+  settle(): void {
+    // A fault (or the call budget) answered before the cassette was asked: the position is free again.
+    if (!this.#asked && this.#ticket !== null) this.#source.session.release(this.#ticket)
+  }
+}
+
+class CassetteSource implements ReplaySource {
+  readonly kind = 'cassette' as const
+  readonly routesItself = true
+  readonly mode: ReplayMode
+  readonly session: ReplaySession
+  readonly steps: SessionStep[] = []
+  readonly connectPorts: readonly number[]
+  /** Legacy MCP sessions' answers, released as their POSTs are replayed. */
+  readonly answers = new LegacyAnswerGates()
+  readonly #closed = new AbortController()
+
+  constructor(cassette: Cassette, options: ReplaySourceOptions) {
+    this.mode = options.mode ?? 'replay'
+    const forwarding = this.mode !== 'replay'
+    this.session = new ReplaySession(cassette, { ...options, passthroughUnmatched: forwarding, ...(this.mode === 'update' ? { allowUnused: true } : {}) })
+    this.connectPorts = recordedPorts(cassette)
+  }
+
+  get closed(): AbortSignal {
+    return this.#closed.signal
+  }
+
+  begin(request: SourceRequest, live: UpstreamSource): UpstreamExchange {
+    return new CassetteExchangeHalf(this, request, live)
+  }
+
+  async close(): Promise<void> {
+    this.#closed.abort(new Error('The replay server closed.'))
+  }
+}
+
+/** The ports of the origins recorded in the cassette (CONNECT may reach them). */
+function recordedPorts(cassette: Cassette): number[] {
+  const ports = new Set<number>()
+  for (const exchange of cassette.exchanges) {
+    const origin = /^https?:\/\/[^/?#]*/i.exec(exchange.request.url)?.[0]
+    if (!origin) continue
+    try {
+      const url = new URL(origin)
+      ports.add(url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80)
+    } catch {
+      // Not a URL a client could send again.
+    }
+  }
+  return [...ports]
+}
+
+/** A source that answers from `cassette` (see the file's comment for the modes). */
+export function replaySource(cassette: Cassette, options: ReplaySourceOptions = {}): ReplaySource {
+  return new CassetteSource(cassette, options)
+}
