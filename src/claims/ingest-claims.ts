@@ -84,7 +84,7 @@ export function ingestClaim(storm: Storm, ledger: RunLedger, claim: DirectClaim)
 function runOfSpan(storm: Storm, span: OtlpSpan): string {
   const named = span.attributes.get('toolstorm.run') ?? span.resourceRun
   if (typeof named === 'string' && RUN_ID.test(named) && knownRun(storm, named)) return named
-  return storm.runOfTrace(span.traceId) ?? storm.activeRun ?? DEFAULT_RUN
+  return storm.ledger.runOfTrace(span.traceId) ?? storm.activeRun ?? DEFAULT_RUN
 }
 
 function knownRun(storm: Storm, id: string): boolean {

@@ -246,9 +246,14 @@ export class Storm {
     return { method: request.method.toUpperCase(), url: request.url.href, headers: request.headers, mcp, outputSchema: request.outputSchema ?? null }
   }
 
+  /** The run a request belongs to: the one given, else its `x-toolstorm-run`, else the active run, else `default`. */
+  runOf(request: BeginRequest): string {
+    return request.run ?? headerValue(request.headers, HEADER_RUN) ?? this.#activeRun ?? DEFAULT_RUN
+  }
+
   /** Start an exchange: budget, route, ordinal, key and rule selection, under one synchronous step. */
   begin(request: BeginRequest): Exchange {
-    const runId = request.run ?? headerValue(request.headers, HEADER_RUN) ?? this.#activeRun ?? DEFAULT_RUN
+    const runId = this.runOf(request)
     const run = this.run(runId)
     const id = this.newExchangeId()
     const view = this.requestView(request)
@@ -341,16 +346,6 @@ export class Storm {
       this.#redactedUrls.set(raw, redacted)
     }
     return redacted
-  }
-
-  /** The run whose requests carried `traceId` most recently, if this storm still remembers it. */
-  runOfTrace(traceId: string): string | undefined {
-    return this.ledger.runOfTrace(traceId)
-  }
-
-  /** Whether `id` names an exchange this storm still remembers (effects may be reported for it). */
-  knowsExchange(id: string): boolean {
-    return this.ledger.exchange(id) !== undefined
   }
 
   /**

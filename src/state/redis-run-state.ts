@@ -22,7 +22,7 @@ import type { CallRecord, CoverageCounts, EffectRecord, Report } from '../engine
 import { MAX_CASSETTE_CLAIMS, type CassetteClaim, type CassetteExchange, type CassetteHeader } from '../cassette/format/cassette-schema.js'
 import type { Rule } from '../engine/schema/rule.js'
 import { checkEffectInput, DEFAULT_RUN, MAX_EFFECTS, type BeginRequest, type Storm } from '../engine/storm.js'
-import { HEADER_CALL, HEADER_KEY, HEADER_RUN, headerValue } from '../engine/http.js'
+import { HEADER_CALL, HEADER_KEY, headerValue } from '../engine/http.js'
 import { BEGIN_SCRIPT, CASSETTE_SCRIPT, EFFECT_SCRIPT, FINISH_SCRIPT, SELECT_SCRIPT } from './redis-scripts.js'
 import { DEFAULT_STATE_PREFIX, DEFAULT_STATE_TTL_SECONDS, MAX_SHARED_CASSETTE_BYTES, type RedisStateOptions } from './state-options.js'
 import { SharedRules } from './shared-rules.js'
@@ -226,12 +226,22 @@ export class RedisRunState implements RunLedger {
   /**
    * Start an exchange with the run's shared state: one script decides budget, ordinal, key,
    * eligibility and limits; a second one only when a probabilistic rule's draw needs the key.
-   * Throws `StateUnavailableError` when Redis cannot be reached.
+   * Throws `StateUnavailableError` when Redis cannot be reached (counted in the run's
+   * `stateUnavailable`, whatever the caller does with the request then).
    */
   async begin(request: BeginRequest): Promise<Exchange> {
+    try {
+      return await this.#begin(request)
+    } catch (error) {
+      if (error instanceof StateUnavailableError) this.#countUnavailable(this.#storm.runOf(request))
+      throw error
+    }
+  }
+
+  async #begin(request: BeginRequest): Promise<Exchange> {
     const storm = this.#storm
     const config = storm.config
-    const runId = request.run ?? headerValue(request.headers, HEADER_RUN) ?? DEFAULT_RUN
+    const runId = storm.runOf(request)
     const method = request.method.toUpperCase()
     const route = storm.routeOf(method, request.url, request.mcp)
     const id = `${storm.newExchangeId()}.${encodeRun(runId)}`
@@ -321,17 +331,8 @@ export class RedisRunState implements RunLedger {
   }
 
   /** Count an exchange served without the store (answered 503 or passed through). */
-  countUnavailable(run: string): void {
-    this.#countUnavailable(run)
-  }
-
   #countUnavailable(run: string): void {
     this.#unavailable.set(run, (this.#unavailable.get(run) ?? 0) + 1)
-  }
-
-  /** The run a request belongs to (for counting one that could not begin). */
-  runOf(request: BeginRequest): string {
-    return request.run ?? headerValue(request.headers, HEADER_RUN) ?? DEFAULT_RUN
   }
 
   async #flushUnavailable(run: string, stateKey: string): Promise<void> {
