@@ -69,6 +69,12 @@ const MODES: readonly Mode[] = [
 
 const LISTEN = ['--port', '0', '--admin-port', '0']
 
+/**
+ * Each case starts toolstorm and a Python process importing requests, httpx and the openai SDK, once
+ * or twice: a CI run on a loaded 2-core machine took just over the project's 30 s default.
+ */
+const CLIENTS_TIMEOUT_MS = 150_000
+
 /** Record the clients' traffic with `record -- cmd`, then replay it with `replay -- cmd`: both serve every client. */
 async function recordThenReplay(mode: Mode, clients: readonly string[]): Promise<void> {
   const file = path.join(dir, `${mode.name.replace(' ', '-')}-${clients.join('-')}.jsonl`)
@@ -104,20 +110,20 @@ for (const mode of MODES) {
   describe(`clients that honour HTTP_PROXY (${mode.name})`, () => {
     it.skipIf(!hasPythonClients)('record and replay serve urllib, requests, httpx (sync and async), the openai SDK and curl as Node fetch', async () => {
       await recordThenReplay(mode, PYTHON_CLIENTS)
-    })
+    }, CLIENTS_TIMEOUT_MS)
 
     it.skipIf(!hasPythonClients)('the proxy serves urllib, requests, httpx (sync and async), the openai SDK and curl as Node fetch', async () => {
       await throughProxy(mode, PYTHON_CLIENTS)
-    })
+    }, CLIENTS_TIMEOUT_MS)
 
     // Skipped on Node 20: its fetch and node:http never read HTTP_PROXY (CI runs this on Node 24).
     it.skipIf(!nodeWithEnvProxy)('record and replay serve Node fetch and node:http with NODE_USE_ENV_PROXY=1', async () => {
       await recordThenReplay(mode, ['node'])
-    })
+    }, CLIENTS_TIMEOUT_MS)
 
     it.skipIf(!nodeWithEnvProxy)('the proxy serves Node fetch and node:http with NODE_USE_ENV_PROXY=1', async () => {
       await throughProxy(mode, ['node'])
-    })
+    }, CLIENTS_TIMEOUT_MS)
   })
 }
 
