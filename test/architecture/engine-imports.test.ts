@@ -39,10 +39,11 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * The cassette format's schema and the JSON Schema generator left for src/cassette and src/report
  * (nothing in the kernel reads a cassette): 6,218.
  * The feed port joined the ledger (from src/state), and the runs left the storm for the memory
- * ledger with their bounds: 6,405. Claims: addClaim on the port (memory and Redis), engine/claims/ gone (the
- * report's claim shape in schema/, the judge and traceparent in evidence/, storage beside run.ts): 6,424.
+ * ledger with their bounds; claims reach runs through the port (addClaim) and engine/claims/ is
+ * gone (the report's claim shape in schema/, the judge and traceparent in evidence/, their storage
+ * beside run.ts; what check prints of them in src/claims): 6,419.
  */
-const ENGINE_LINES = 6_424
+const ENGINE_LINES = 6_419
 
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']
