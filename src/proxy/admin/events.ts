@@ -93,8 +93,8 @@ export interface EventStreams {
   close(): void
 }
 
-/** How often counters that change without events (refusals) are compared, in milliseconds. */
-const STATS_TICK_MS = 1_000
+/** How often the stream checks for new rules and counts toward its keep-alive, in milliseconds. */
+const TICK_MS = 1_000
 /**
  * Calls a stream remembers having shown (shared store): the oldest are forgotten past this many.
  * A call still running after so many others started may then be listed twice, which is harmless
@@ -140,9 +140,9 @@ class EventStream {
     this.#feed = feed
     this.#flushMs = options.flushMs
     this.#maxPending = options.maxPending
-    this.#heartbeatTicks = Math.max(1, Math.round(options.heartbeatMs / STATS_TICK_MS))
+    this.#heartbeatTicks = Math.max(1, Math.round(options.heartbeatMs / TICK_MS))
     this.#config = storm.config
-    this.#tick = setInterval(() => this.#onTick(), STATS_TICK_MS)
+    this.#tick = setInterval(() => this.#onTick(), TICK_MS)
     this.#tick.unref()
     this.#poll = setInterval(() => this.#schedule(), options.pollMs)
     this.#poll.unref()
