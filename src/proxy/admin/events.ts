@@ -96,7 +96,7 @@ export interface EventStreams {
 /** How often the stream checks for new rules and counts toward its keep-alive, in milliseconds. */
 const TICK_MS = 1_000
 /**
- * Calls a stream remembers having shown (shared store): the oldest are forgotten past this many.
+ * Calls a stream remembers having shown: the oldest are forgotten past this many.
  * A call still running after so many others started may then be listed twice, which is harmless
  * (a later copy replaces an earlier one); without a bound the set grew with every call of the run.
  */
