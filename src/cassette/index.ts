@@ -17,7 +17,8 @@ export type { CassetteHeader, CassetteExchange, StoredBody, StoredRequest, Store
 
 /* Recording */
 export { createCassetteRecorder } from './record/cassette-recorder.js'
-export type { CassetteRecorder, CassetteRecorderOptions, RecorderState } from './record/cassette-recorder.js'
+export type { CassetteRecorder, RecorderState } from './record/cassette-recorder.js'
+export type { CassetteRecorderOptions } from './record/recorder-options.js'
 
 /* Replay */
 export { replayCassette } from './replay/replay-cassette.js'

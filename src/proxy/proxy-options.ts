@@ -15,6 +15,7 @@ import type { RedisStateOptions } from '../state/state-options.js'
 import type { Storm } from '../engine/storm.js'
 import type { UpstreamSource } from '../engine/upstream-source.js'
 import type { ProxyRecordOptions } from './proxy-recording.js'
+import { cassetteRecorderOptionsSchema } from '../cassette/record/recorder-options.js'
 import type { AdminContext } from './admin/admin-server.js'
 import type { ExchangeErrorReporter } from './exchange-failure.js'
 import type { StateUnavailablePolicy } from './begin-in-ledger.js'
@@ -136,11 +137,13 @@ export const proxyOptionsSchema = optionsSchema<ProxyOptions>({
   selfName: z.enum(['proxy', 'replay server']),
   state: object('Redis state options ({ url }) or a connected RedisRunState'),
   stateUnavailable: z.enum(['fail', 'pass']),
-  // The recorder's own options are the recorder's to check (createCassetteRecorder).
+  // The recorder's own options are checked by their own schema (checkProxyOptions).
   record: z.union([z.string().min(1), object<Exclude<ProxyRecordOptions, string>>('a cassette file name or { file, … } recorder options')], { error: 'expected a cassette file name or { file, … } recorder options' }),
 })
 
 /** Refuse an unknown key or a wrong value before anything starts (ERR_CONFIG_INVALID). */
 export function checkProxyOptions(options: unknown): void {
   checkOptions('startProxy()', proxyOptionsSchema, options)
+  const record = (options as ProxyOptions | undefined)?.record
+  if (typeof record === 'object') checkOptions('startProxy({ record })', cassetteRecorderOptionsSchema, record)
 }

@@ -3,7 +3,8 @@
  * told where it sits, so a recorder stores what `toolstorm record` stores (origin-form URLs behind
  * a reverse proxy: replay matches whatever port the client names next time).
  */
-import { createCassetteRecorder, type CassetteRecorder, type CassetteRecorderOptions } from '../cassette/record/cassette-recorder.js'
+import { createCassetteRecorder, type CassetteRecorder } from '../cassette/record/cassette-recorder.js'
+import type { CassetteRecorderOptions } from '../cassette/record/recorder-options.js'
 import { combineObservers, type ExchangeObserver } from '../engine/exchange-flow.js'
 import type { Storm } from '../engine/storm.js'
 

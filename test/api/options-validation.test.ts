@@ -3,10 +3,14 @@
  * starts, with the function, the field, a did-you-mean and ERR_CONFIG_INVALID; functions and
  * objects the caller made pass through untouched.
  */
+import { mkdtemp, readdir, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
 import { setupServer } from 'msw/node'
 import { Agent } from 'undici'
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { Cassette } from '../../src/cassette/format/cassette.js'
+import { createCassetteRecorder } from '../../src/cassette/record/cassette-recorder.js'
 import { cassetteHandlers } from '../../src/cassette/replay/cassette-handlers.js'
 import { replayCassette } from '../../src/cassette/replay/replay-cassette.js'
 import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
@@ -68,6 +72,26 @@ describe('JS options objects', () => {
     expect((await refusal(() => replayCassette(cassette, { allowUnsued: true } as never))).message).toContain('replayCassette(): unknown option "allowUnsued" (did you mean "allowUnused"?)')
     expect((await refusal(() => cassetteHandlers(cassette, { order: 'random' } as never))).message).toMatch(/cassetteHandlers\(\): option "order": .*"strict"/)
     expect((await refusal(() => startReplayServer(cassette, { mod: 'update' } as never))).message).toContain('startReplayServer(): unknown option "mod" (did you mean "mode"?)')
+  })
+
+  it('createCassetteRecorder() refuses a misspelt option or a wrong value before it opens its file', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'toolstorm-recorder-options-'))
+    onTestFinished(() => rm(dir, { recursive: true, force: true }))
+    const file = path.join(dir, 'x.cassette.jsonl')
+    const storm = createStorm({})
+    const misspelt = await refusal(() => createCassetteRecorder(storm, { file, bodyLimt: 1024 } as never))
+    expect(misspelt.code).toBe('ERR_CONFIG_INVALID')
+    expect(misspelt.message).toMatch(/^Failed to call createCassetteRecorder\(\): unknown option "bodyLimt" \(did you mean "bodyLimit"\?\)\. See .*api\.md/)
+    expect((await refusal(() => createCassetteRecorder(storm, { urlForm: 'path' } as never))).message).toMatch(/createCassetteRecorder\(\): option "urlForm": .*"origin"/)
+    expect((await refusal(() => createCassetteRecorder(storm, { bodyLimit: -1 }))).message).toContain('createCassetteRecorder(): option "bodyLimit": ')
+    expect((await refusal(() => createCassetteRecorder(storm, { match: { ignoreQuerry: ['t'] } } as never))).message).toContain('unknown option "ignoreQuerry"')
+    expect(await readdir(dir)).toEqual([])
+  })
+
+  it('startProxy({ record }) refuses a misspelt recorder option, naming the record field', async () => {
+    const error = await refusal(() => startProxy({ record: { file: 'never.cassette.jsonl', excludeHeader: ['x-trace'] } as never }))
+    expect(error.code).toBe('ERR_CONFIG_INVALID')
+    expect(error.message).toMatch(/^Failed to call startProxy\(\{ record \}\): unknown option "excludeHeader" \(did you mean "excludeHeaders"\?\)/)
   })
 
   it('an option no name is close to is refused without a guess', async () => {

@@ -3,7 +3,8 @@
  * same way: a base URL (reverse mode) or an HTTP proxy (forward mode).
  */
 import { fetch as undiciFetch, ProxyAgent, type RequestInit as UndiciRequestInit } from 'undici'
-import { createCassetteRecorder, type CassetteRecorderOptions } from '../../src/cassette/record/cassette-recorder.js'
+import { createCassetteRecorder } from '../../src/cassette/record/cassette-recorder.js'
+import type { CassetteRecorderOptions } from '../../src/cassette/record/recorder-options.js'
 import type { Cassette } from '../../src/cassette/format/cassette.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import { createStorm } from '../../src/engine/storm.js'

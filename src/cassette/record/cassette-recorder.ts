@@ -21,49 +21,16 @@
  * await recorder.save('incident.cassette.jsonl')
  */
 import type { ExchangeObserver, ObserverFront } from '../../engine/exchange-flow.js'
-import { DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT, MAX_CASSETTE_CLAIMS, type CassetteClaim, type CassetteHeader, type MatchOptions } from '../format/cassette-schema.js'
+import { DEFAULT_BODY_LIMIT, MAX_CASSETTE_CLAIMS, type CassetteClaim, type CassetteHeader } from '../format/cassette-schema.js'
 import type { Storm } from '../../engine/storm.js'
-import { ConfigError, StateError } from '../../errors.js'
+import { StateError } from '../../errors.js'
 import { Cassette, cassetteHeader } from '../format/cassette.js'
 import { CassetteWriter } from './cassette-writer.js'
 import type { CutBodies } from '../format/cut-bodies.js'
 import { ExchangeCapture } from './exchange-capture.js'
-import type { SharedCassetteBackend } from './shared-line-store.js'
+import { cassetteRecorderOptionsSchema, type CassetteRecorderOptions } from './recorder-options.js'
+import { checkOptions } from '../../options/check-options.js'
 
-export interface CassetteRecorderOptions {
-  /** Keep the cassette in this file as you go (snapshots) and write it on `close()`. */
-  file?: string
-  /** How the traffic was captured (header `source`). Default: `proxy` when given to `startProxy`, else `in-process`. */
-  source?: 'proxy' | 'in-process'
-  /**
-   * `origin`: clients address a reverse proxy, so URLs are stored origin-form (`/path?query`) and
-   * replay matches whatever host and port the client names. Default: `origin` when given to a
-   * reverse-mode `startProxy` (as `toolstorm record --target` stores them), else `absolute`.
-   */
-  urlForm?: 'origin' | 'absolute'
-  /** Reverse-mode targets, for the header. Default: the proxy's, when given to `startProxy`. */
-  targets?: readonly string[]
-  /**
-   * Bytes stored per body at most (default 16 MiB); longer bodies keep a prefix marked `truncated`,
-   * counted in `cutBodies`, and their replay breaks off.
-   */
-  bodyLimit?: number
-  /** Header names never stored (case-insensitive), besides hop-by-hop and toolstorm's own. */
-  excludeHeaders?: readonly string[]
-  /** When given, the only header names stored (an allow-list; secret ones are still redacted). */
-  includeHeaders?: readonly string[]
-  /** Matching options written to the header (replay uses them unless told otherwise). */
-  match?: Partial<MatchOptions>
-  /**
-   * Proxy replicas sharing runs through Redis (`--state`): lines go to the run's cassette stream
-   * in Redis, and the cassette written (`file`, `save()`, `cassette()`) holds every replica's
-   * exchanges of the runs this recorder saw, in call order. No journal and no snapshots: Redis
-   * holds every finished exchange.
-   */
-  shared?: SharedCassetteBackend
-  /** Milliseconds between snapshots while recording (default 1000; a snapshot never takes more than ~10% of the time). */
-  snapshotIntervalMs?: number
-}
 
 export type RecorderState = 'recording' | 'closing' | 'closed'
 
@@ -90,9 +57,6 @@ export class CassetteRecorder {
     this.storm = storm
     this.#options = options
     const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT
-    if (!Number.isInteger(limit) || limit < 0 || limit > MAX_BODY_LIMIT) {
-      throw new ConfigError(`Failed to start recording: the body limit must be an integer from 0 to ${MAX_BODY_LIMIT} bytes, got ${limit}.`, { code: 'ERR_USAGE' })
-    }
     this.#bodyLimit = limit
     this.#writer = new CassetteWriter({ file: options.file, shared: options.shared, header: (count) => this.#header(count), snapshotIntervalMs: options.snapshotIntervalMs })
     this.#writer.ready().catch((error: unknown) => (this.#storeFailure ??= error))
@@ -238,7 +202,11 @@ export class CassetteRecorder {
   }
 }
 
-/** Create a recorder for `storm`'s exchanges; pass `recorder.observer` to the proxy or `intercept()`. */
+/**
+ * Create a recorder for `storm`'s exchanges; pass `recorder.observer` to the proxy or `intercept()`.
+ * An unknown option or a wrong value is refused before anything is opened (ERR_CONFIG_INVALID).
+ */
 export function createCassetteRecorder(storm: Storm, options: CassetteRecorderOptions = {}): CassetteRecorder {
+  checkOptions('createCassetteRecorder()', cassetteRecorderOptionsSchema, options)
   return new CassetteRecorder(storm, options)
 }

@@ -1,0 +1,59 @@
+/**
+ * What `createCassetteRecorder()` (and `startProxy({ record })`) takes, and the schema it is checked
+ * with: an unknown key is refused with a did-you-mean, a wrong value names the field
+ * (options/check-options.ts). Its own file, as replay/replay-options.ts, so the recorder imports
+ * its options and nothing imports back.
+ */
+import { z } from 'zod'
+import { object, optionsSchema } from '../../options/check-options.js'
+import { MAX_BODY_LIMIT, matchOptionsSchema, type MatchOptions } from '../format/cassette-schema.js'
+import type { SharedCassetteBackend } from './shared-line-store.js'
+
+export interface CassetteRecorderOptions {
+  /** Keep the cassette in this file as you go (snapshots) and write it on `close()`. */
+  file?: string
+  /** How the traffic was captured (header `source`). Default: `proxy` when given to `startProxy`, else `in-process`. */
+  source?: 'proxy' | 'in-process'
+  /**
+   * `origin`: clients address a reverse proxy, so URLs are stored origin-form (`/path?query`) and
+   * replay matches whatever host and port the client names. Default: `origin` when given to a
+   * reverse-mode `startProxy` (as `toolstorm record --target` stores them), else `absolute`.
+   */
+  urlForm?: 'origin' | 'absolute'
+  /** Reverse-mode targets, for the header. Default: the proxy's, when given to `startProxy`. */
+  targets?: readonly string[]
+  /**
+   * Bytes stored per body at most (default 16 MiB); longer bodies keep a prefix marked `truncated`,
+   * counted in `cutBodies`, and their replay breaks off.
+   */
+  bodyLimit?: number
+  /** Header names never stored (case-insensitive), besides hop-by-hop and toolstorm's own. */
+  excludeHeaders?: readonly string[]
+  /** When given, the only header names stored (an allow-list; secret ones are still redacted). */
+  includeHeaders?: readonly string[]
+  /** Matching options written to the header (replay uses them unless told otherwise). */
+  match?: Partial<MatchOptions>
+  /**
+   * Proxy replicas sharing runs through Redis (`--state`): lines go to the run's cassette stream
+   * in Redis, and the cassette written (`file`, `save()`, `cassette()`) holds every replica's
+   * exchanges of the runs this recorder saw, in call order. No journal and no snapshots: Redis
+   * holds every finished exchange.
+   */
+  shared?: SharedCassetteBackend
+  /** Milliseconds between snapshots while recording (default 1000; a snapshot never takes more than ~10% of the time). */
+  snapshotIntervalMs?: number
+}
+
+/** `CassetteRecorderOptions` as `createCassetteRecorder()` checks it. */
+export const cassetteRecorderOptionsSchema = optionsSchema<CassetteRecorderOptions>({
+  file: z.string().min(1),
+  source: z.enum(['proxy', 'in-process']),
+  urlForm: z.enum(['origin', 'absolute']),
+  targets: z.array(z.string()),
+  bodyLimit: z.int().min(0).max(MAX_BODY_LIMIT),
+  excludeHeaders: z.array(z.string()),
+  includeHeaders: z.array(z.string()),
+  match: matchOptionsSchema.partial(),
+  shared: object<SharedCassetteBackend>('a shared cassette store (a connected RedisRunState)'),
+  snapshotIntervalMs: z.number().positive(),
+})
