@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -6,24 +6,16 @@ import { Cassette } from '../../src/cassette/format/cassette.js'
 import { cassetteAdminRoute } from '../../src/cassette/record/cassette-admin-route.js'
 import { createCassetteRecorder } from '../../src/cassette/record/cassette-recorder.js'
 import { createStorm } from '../../src/engine/storm.js'
-import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
-import { BYTES, startUpstream, type Upstream } from '../helpers/upstream.js'
-
-let proxy: ProxyServer | null = null
-let upstream: Upstream | null = null
-afterEach(async () => {
-  await proxy?.close()
-  await upstream?.close()
-  proxy = null
-  upstream = null
-})
+import { startProxy } from '../../src/proxy/proxy-server.js'
+import { BYTES, startUpstream } from '../helpers/upstream.js'
+import { closing } from '../helpers/teardown.js'
 
 describe('cassette export on the admin API', () => {
   it('serves the cassette of one run while recording, and only with the token', async () => {
-    upstream = await startUpstream()
+    const upstream = closing(await startUpstream())
     const storm = createStorm({ rules: [{ name: 'busy', route: 'GET /items/*', kind: 'rate_limit', calls: [1], delay: 1 }] })
     const recorder = createCassetteRecorder(storm)
-    proxy = await startProxy({ targets: [upstream.url], storm, observer: recorder.observer, adminRoutes: [cassetteAdminRoute(recorder)] })
+    const proxy = closing(await startProxy({ targets: [upstream.url], storm, observer: recorder.observer, adminRoutes: [cassetteAdminRoute(recorder)] }))
     await fetch(`${proxy.url}/items/a`, { headers: { 'x-toolstorm-run': 'w1' } })
     await fetch(`${proxy.url}/items/b`, { headers: { 'x-toolstorm-run': 'w2' } })
     expect((await fetch(`${proxy.adminUrl}/cassette?run=w1`)).status).toBe(401)
@@ -37,13 +29,13 @@ describe('cassette export on the admin API', () => {
   })
 
   it('exports one complete file (large bodies inline) that marks the bodies cut at the body limit and counts them in a header', async () => {
-    upstream = await startUpstream()
+    const upstream = closing(await startUpstream())
     const dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-admin-cassette-'))
     try {
       const storm = createStorm({})
       // Recording into a file keeps large bodies in body files; the export has them inline.
       const recorder = createCassetteRecorder(storm, { file: path.join(dir, 'live.cassette.jsonl'), bodyLimit: 100_000 })
-      proxy = await startProxy({ targets: [upstream.url], storm, observer: recorder.observer, adminRoutes: [cassetteAdminRoute(recorder)] })
+      const proxy = closing(await startProxy({ targets: [upstream.url], storm, observer: recorder.observer, adminRoutes: [cassetteAdminRoute(recorder)] }))
       await (await fetch(`${proxy.url}/bytes/80000`, { headers: { 'x-toolstorm-run': 'big' } })).arrayBuffer()
       await (await fetch(`${proxy.url}/bytes/150000`, { headers: { 'x-toolstorm-run': 'big' } })).arrayBuffer()
       const response = await fetch(`${proxy.adminUrl}/cassette?run=big`, { headers: { authorization: `Bearer ${proxy.token}` } })

@@ -21,8 +21,8 @@ import { replayCassette } from '../../src/cassette/replay/replay-cassette.js'
 import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
 import type { ReplayVerdict } from '../../src/cassette/replay/replay-session.js'
 import { createStorm } from '../../src/engine/storm.js'
-import { intercept } from '../../src/interceptors/intercept.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
+import { openTransport, type Transport } from '../helpers/transports.js'
 
 const LIMIT = 100_000
 const SIZES = [0, 1, LIMIT - 1, LIMIT, LIMIT + 1, 3 * 1024 * 1024]
@@ -82,7 +82,8 @@ const viaUndici = (base: string, dispatcher?: Dispatcher): Send => (pathname, in
   undiciFetch(base + pathname, { ...init, ...(dispatcher ? { dispatcher } : {}) }) as unknown as Promise<Response>
 const viaGlobalFetch = (base: string): Send => (pathname, init = {}) => fetch(base + pathname, init as RequestInit)
 
-type Mode = 'reverse' | 'forward' | 'in-process'
+type Mode = (typeof MODES)[number]
+const MODES = ['reverse', 'forward', 'intercept'] as const satisfies readonly Transport[]
 
 interface Recorded {
   file: string
@@ -104,32 +105,18 @@ async function record(mode: Mode): Promise<Recorded> {
   const upstream = await startUpstream()
   const file = path.join(dir, `${mode}.cassette.jsonl`)
   const storm = createStorm({})
+  // In process: in memory, then saved (the path of recorder.save() and Cassette.save()). Through the
+  // proxy: into its file as it goes (the journal and snapshots, with body files written per exchange).
+  const recorder = createCassetteRecorder(storm, mode === 'intercept' ? { bodyLimit: LIMIT } : { file, source: 'proxy', bodyLimit: LIMIT, urlForm: mode === 'reverse' ? 'origin' : 'absolute' })
+  const opened = await openTransport(mode, storm, upstream.url, { observer: recorder.observer })
   let outcomes: Outcome[]
-  let recorder: CassetteRecorder
-  if (mode === 'in-process') {
-    // In memory, then saved: the path of recorder.save() and Cassette.save().
-    recorder = createCassetteRecorder(storm, { bodyLimit: LIMIT })
-    const interception = intercept(storm, { filter: (url) => url.origin === upstream.url, observer: recorder.observer })
-    try {
-      outcomes = await traffic(viaGlobalFetch(upstream.url))
-    } finally {
-      interception.dispose()
-    }
-    await recorder.close()
-    await recorder.save(file)
-  } else {
-    // Into its file as it goes: the journal and snapshots, with body files written per exchange.
-    recorder = createCassetteRecorder(storm, { file, source: 'proxy', bodyLimit: LIMIT, urlForm: mode === 'reverse' ? 'origin' : 'absolute' })
-    const proxy = await startProxy({ ...(mode === 'reverse' ? { targets: [upstream.url] } : {}), storm, observer: recorder.observer })
-    const agent = mode === 'forward' ? new ProxyAgent({ uri: proxy.url, proxyTunnel: false }) : undefined
-    try {
-      outcomes = await traffic(viaUndici(mode === 'reverse' ? proxy.url : upstream.url, agent))
-    } finally {
-      await agent?.close()
-      await proxy.close()
-    }
-    await recorder.close()
+  try {
+    outcomes = await traffic(mode === 'intercept' ? viaGlobalFetch(opened.base) : viaUndici(opened.base, opened.init.dispatcher))
+  } finally {
+    await opened.close()
   }
+  await recorder.close()
+  if (mode === 'intercept') await recorder.save(file)
   await upstream.close()
   return { file, upstreamUrl: upstream.url, outcomes, recorder }
 }
@@ -137,7 +124,7 @@ async function record(mode: Mode): Promise<Recorded> {
 /** Replay `file` in `mode` (the upstream is gone); the outcomes and the verdict. */
 async function replay(mode: Mode, recorded: Recorded, options: { allowTruncated?: boolean } = {}): Promise<{ outcomes: Outcome[]; verdict: ReplayVerdict }> {
   const cassette = await Cassette.load(recorded.file)
-  if (mode === 'in-process') {
+  if (mode === 'intercept') {
     const replayed = replayCassette(cassette, options)
     try {
       return { outcomes: await traffic(viaGlobalFetch(recorded.upstreamUrl)), verdict: replayed.verdict() }
@@ -161,7 +148,7 @@ const uploaded = (size: number): Outcome => {
   return { status: 200, bytes: Buffer.byteLength(text), sha256: sha256(Buffer.from(text)) }
 }
 
-describe.each<Mode>(['reverse', 'forward', 'in-process'])('bodies at the body limit, %s', (mode) => {
+describe.each<Mode>(MODES)('bodies at the body limit, %s', (mode) => {
   it('replays bodies up to the limit byte for byte both ways; a response past it breaks off and fails the verdict', { timeout: 120_000 }, async () => {
     const recorded = await record(mode)
     expect(recorded.outcomes).toEqual([...SIZES.map(whole), ...SIZES.map(uploaded)])

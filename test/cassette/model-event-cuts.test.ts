@@ -5,7 +5,7 @@
  */
 import OpenAI from 'openai'
 import { ProxyAgent } from 'undici'
-import { afterEach, expect, it } from 'vitest'
+import { expect, it, onTestFinished } from 'vitest'
 import { createCassetteRecorder } from '../../src/cassette/record/cassette-recorder.js'
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { exportHar } from '../../src/cassette/har/har-export.js'
@@ -13,20 +13,15 @@ import { importHar } from '../../src/cassette/har/har-import.js'
 import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
 import { createStorm } from '../../src/engine/storm.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
+import { closing } from '../helpers/teardown.js'
 import { startModelUpstream, TOOL } from '../helpers/model-upstream.js'
-
-let closers: Array<() => Promise<unknown>> = []
-afterEach(async () => {
-  for (const close of closers.reverse()) await close()
-  closers = []
-})
 
 const tools = [{ type: 'function' as const, function: { name: TOOL.name, parameters: { type: 'object', properties: { city: { type: 'string' } } } } }]
 
 /** Stream a chat that offers a tool through `proxyUrl`; what the SDK saw of the arguments, and how it ended. */
 async function streamToolCall(proxyUrl: string, upstreamUrl: string): Promise<{ args: string; error: string | null }> {
   const dispatcher = new ProxyAgent({ uri: proxyUrl, proxyTunnel: false })
-  closers.push(() => dispatcher.close())
+  onTestFinished(() => dispatcher.close())
   const client = new OpenAI({ apiKey: 'sk-test', baseURL: `${upstreamUrl}/v1`, maxRetries: 0, timeout: 10_000, fetchOptions: { dispatcher } as never })
   const stream = await client.chat.completions.create({ model: 'gpt-x', messages: [{ role: 'user', content: 'Weather in Paris?' }], tools, stream: true })
   let args = ''
@@ -40,7 +35,7 @@ async function streamToolCall(proxyUrl: string, upstreamUrl: string): Promise<{ 
 
 it('records a cut inside the tool arguments with where it fell, and replays the same half object and error', async () => {
   const upstream = await startModelUpstream({ gapMs: 10 })
-  closers.push(() => upstream.close())
+  onTestFinished(() => upstream.close())
   const storm = createStorm({ rules: [{ name: 'cut-args', route: 'POST /v1/chat/completions', kind: 'stream_cut', at: 'tool_arguments', after: 2 }] })
   const recorder = createCassetteRecorder(storm, { source: 'proxy' })
   const proxy = await startProxy({ storm, observer: recorder.observer })
@@ -63,7 +58,7 @@ it('records a cut inside the tool arguments with where it fell, and replays the 
 
   await upstream.close()
   const replay = await startReplayServer(reread, { speed: 'instant' })
-  closers.push(() => replay.close())
+  closing(replay)
   expect(await streamToolCall(replay.url, upstream.url)).toEqual(recorded)
   expect((await replay.close()).passed).toBe(true)
 })

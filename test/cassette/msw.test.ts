@@ -1,18 +1,13 @@
 import { http, HttpResponse } from 'msw'
 import { setupServer } from 'msw/node'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { cassetteHandlers } from '../../src/cassette/replay/cassette-handlers.js'
 import { createCassetteRecorder } from '../../src/cassette/record/cassette-recorder.js'
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { CassetteUnusedError } from '../../src/errors.js'
 import { createStorm } from '../../src/engine/storm.js'
 import { stormHandlers } from '../../src/interceptors/msw-handlers.js'
-
-let server: ReturnType<typeof setupServer> | null = null
-afterEach(() => {
-  server?.close()
-  server = null
-})
+import { closing } from '../helpers/teardown.js'
 
 const ship = (order: string) => fetch('https://tools.test/ship', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ order }) }).then((r) => r.status, () => 'network error')
 
@@ -27,7 +22,7 @@ describe('cassettes with MSW', () => {
         return HttpResponse.json({ order }, { status: 201 })
       }),
     ]
-    server = setupServer(...stormHandlers(storm, { tools, observer: recorder.observer, filter: (url) => url.hostname === 'tools.test' }))
+    const server = closing(setupServer(...stormHandlers(storm, { tools, observer: recorder.observer, filter: (url) => url.hostname === 'tools.test' })))
     server.listen({ onUnhandledRequest: 'error' })
     const recorded = [await ship('o-1'), await ship('o-1'), await ship('o-1')]
     expect(recorded).toEqual([429, 'network error', 201])
@@ -37,8 +32,8 @@ describe('cassettes with MSW', () => {
     expect(cassette.exchanges.map((e) => e.effects.map((f) => f.key))).toEqual([[], ['o-1'], ['o-1']])
 
     const replay = cassetteHandlers(cassette)
-    server = setupServer(...replay.handlers)
-    server.listen({ onUnhandledRequest: 'error' })
+    const replayServer = closing(setupServer(...replay.handlers))
+    replayServer.listen({ onUnhandledRequest: 'error' })
     expect([await ship('o-1'), await ship('o-1')]).toEqual([429, 'network error'])
     expect(() => replay.assertDone()).toThrow(CassetteUnusedError)
     expect(await ship('o-1')).toBe(201)
@@ -48,7 +43,7 @@ describe('cassettes with MSW', () => {
 
   it('turns a report into a status-only cassette that matches method and URL', async () => {
     const storm = createStorm({ rules: [{ name: 'busy', route: 'POST /ship', kind: 'rate_limit', calls: [1], delay: 1 }] })
-    server = setupServer(...stormHandlers(storm, { tools: [http.post('https://tools.test/ship', () => HttpResponse.json({}, { status: 201 }))] }))
+    const server = closing(setupServer(...stormHandlers(storm, { tools: [http.post('https://tools.test/ship', () => HttpResponse.json({}, { status: 201 }))] })))
     server.listen({ onUnhandledRequest: 'error' })
     await ship('a')
     await ship('b')
@@ -59,8 +54,8 @@ describe('cassettes with MSW', () => {
       [201, true, null],
     ])
     const replay = cassetteHandlers(Cassette.parse(cassette.toString()))
-    server = setupServer(...replay.handlers)
-    server.listen({ onUnhandledRequest: 'error' })
+    const replayServer = closing(setupServer(...replay.handlers))
+    replayServer.listen({ onUnhandledRequest: 'error' })
     expect([await ship('x'), await ship('y')]).toEqual([429, 201])
     replay.assertDone()
   })

@@ -1,16 +1,12 @@
 import http from 'node:http'
-import { afterEach, describe, expect, it } from 'vitest'
-import { startReplayServer, type ReplayServer } from '../../src/cassette/replay/replay-server.js'
+import { describe, expect, it } from 'vitest'
+import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
 import { clientFor, recordThroughProxy, shippingTraffic } from '../helpers/cassette.js'
-import type { ProxyMode } from '../helpers/proxied.js'
+import { closing } from '../helpers/teardown.js'
+import { PROXY_TRANSPORTS } from '../helpers/transports.js'
 
-let replay: ReplayServer | null = null
-afterEach(async () => {
-  await replay?.close()
-  replay = null
-})
 
-for (const mode of ['reverse', 'forward'] as ProxyMode[]) {
+for (const mode of PROXY_TRANSPORTS) {
   describe(`record through the proxy, replay with no upstream (${mode} mode)`, () => {
     it('replays the same statuses, bodies and faults at the same positions', async () => {
       const recorded = await recordThroughProxy(mode, shippingTraffic)
@@ -18,7 +14,7 @@ for (const mode of ['reverse', 'forward'] as ProxyMode[]) {
       expect(recorded.result[0]?.retryAfter).toBe('2')
       expect(recorded.commits).toEqual(['o-1', 'o-1'])
 
-      replay = await startReplayServer(recorded.cassette)
+      const replay = closing(await startReplayServer(recorded.cassette))
       const client = clientFor(mode, replay.url, recorded.upstreamUrl)
       const replayed = await shippingTraffic(client)
       await client.close()
@@ -36,7 +32,7 @@ for (const mode of ['reverse', 'forward'] as ProxyMode[]) {
       expect(cassette.exchanges.map((e) => e.effects.map((f) => [f.name, f.key, f.identity]))).toEqual([[], [], [['shipment', 'o-1', 1]], [['shipment', 'o-1', 1]], []])
       expect(cassette.exchanges[4]!.response!.body).toMatchObject({ decoded: 'gzip', encoding: 'utf8' })
 
-      replay = await startReplayServer(cassette)
+      const replay = closing(await startReplayServer(cassette))
       const client = clientFor(mode, replay.url, recorded.upstreamUrl)
       await shippingTraffic(client)
       await client.close()
@@ -54,17 +50,17 @@ for (const mode of ['reverse', 'forward'] as ProxyMode[]) {
 describe('replay server', () => {
   it('serves a cassette recorded in forward mode to a base-URL client, and one recorded in reverse mode to a proxy client', async () => {
     const forward = await recordThroughProxy('forward', shippingTraffic)
-    replay = await startReplayServer(forward.cassette)
+    const replay = closing(await startReplayServer(forward.cassette))
     const baseClient = clientFor('reverse', replay.url, '')
     expect((await shippingTraffic(baseClient)).map((o) => o.status ?? o.error)).toEqual([429, 200, 'ECONNRESET', 201, 200])
     expect((await replay.close()).passed).toBe(true)
 
     const reverse = await recordThroughProxy('reverse', shippingTraffic)
-    replay = await startReplayServer(reverse.cassette)
-    const proxyClient = clientFor('forward', replay.url, 'http://tools.example.test')
+    const replayAgain = closing(await startReplayServer(reverse.cassette))
+    const proxyClient = clientFor('forward', replayAgain.url, 'http://tools.example.test')
     expect((await shippingTraffic(proxyClient)).map((o) => o.status ?? o.error)).toEqual([429, 200, 'ECONNRESET', 201, 200])
     await proxyClient.close()
-    expect((await replay.close()).passed).toBe(true)
+    expect((await replayAgain.close()).passed).toBe(true)
   })
 
   it('matches a replay that carries a different real credential', async () => {
@@ -78,7 +74,7 @@ describe('replay server', () => {
     ]
     const { cassette, result } = await recordThroughProxy('reverse', call(secret('aB3')), { config: { rules: [] } })
     expect(result[0]?.status).toBe(200)
-    replay = await startReplayServer(cassette)
+    const replay = closing(await startReplayServer(cassette))
     const client = clientFor('reverse', replay.url, '')
     const replayed = await call(secret('zQ9'))(client)
     expect(replayed[0]?.status).toBe(200)
@@ -107,7 +103,7 @@ describe('replay server', () => {
     }
     const recorded = await recordThroughProxy('reverse', traffic, { config: { rules: [] } })
     expect(recorded.cassette.exchanges.map((e) => e.request.body?.data)).toEqual(['{"order":"slow"}', '{"order":"fast"}'])
-    replay = await startReplayServer(recorded.cassette)
+    const replay = closing(await startReplayServer(recorded.cassette))
     expect(await traffic(clientFor('reverse', replay.url, ''))).toEqual(recorded.result)
     expect((await replay.close()).passed).toBe(true)
   })

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { formatReplayTable } from '../../src/cassette/replay/replay-session.js'
 import { startReplayServer, type ReplayServer } from '../../src/cassette/replay/replay-server.js'
@@ -9,8 +9,8 @@ import { createStorm } from '../../src/engine/storm.js'
 import { clientFor, recordThroughProxy, shippingTraffic } from '../helpers/cassette.js'
 import { startModelUpstream } from '../helpers/model-upstream.js'
 import { startUpstream } from '../helpers/upstream.js'
+import { closing } from '../helpers/teardown.js'
 
-let replay: ReplayServer | null = null
 let cassette: Cassette
 let dir: string
 beforeAll(async () => {
@@ -20,18 +20,13 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true })
 })
-afterEach(async () => {
-  await replay?.close()
-  replay = null
-})
-
 async function adminReport(server: ReplayServer): Promise<Record<string, any>> {
   return (await fetch(`${server.adminUrl}/report`, { headers: { authorization: `Bearer ${server.token}` } })).json() as Promise<Record<string, any>>
 }
 
 describe('strict replay failures', () => {
   it('answers an extra request 422 naming it, and fails the verdict with the table', async () => {
-    replay = await startReplayServer(cassette)
+    const replay = closing(await startReplayServer(cassette))
     const client = clientFor('reverse', replay.url, '')
     await shippingTraffic(client)
     const extra = await client.request('/items/z')
@@ -49,7 +44,7 @@ describe('strict replay failures', () => {
   })
 
   it('answers a mismatched request 422 with the differing JSON path, refuses what follows, and lists the unused exchanges', async () => {
-    replay = await startReplayServer(cassette)
+    const replay = closing(await startReplayServer(cassette))
     const client = clientFor('reverse', replay.url, '')
     await client.request('/items/a')
     await client.request('/items/a?a=1&b=2')
@@ -84,16 +79,16 @@ describe('strict replay failures', () => {
   })
 
   it('fails when recorded exchanges are never requested, unless told to allow it', async () => {
-    replay = await startReplayServer(cassette)
+    const replay = closing(await startReplayServer(cassette))
     await clientFor('reverse', replay.url, '').request('/items/a')
     expect(await replay.close()).toMatchObject({ passed: false, code: 'ERR_CASSETTE_UNUSED', unused: 4 })
-    replay = await startReplayServer(cassette, { allowUnused: true })
-    await clientFor('reverse', replay.url, '').request('/items/a')
-    expect(await replay.close()).toMatchObject({ passed: true, unused: 4 })
+    const allowing = closing(await startReplayServer(cassette, { allowUnused: true }))
+    await clientFor('reverse', allowing.url, '').request('/items/a')
+    expect(await allowing.close()).toMatchObject({ passed: true, unused: 4 })
   })
 
   it('replays repeated requests again when repeats are allowed', async () => {
-    replay = await startReplayServer(cassette, { allowRepeats: true })
+    const replay = closing(await startReplayServer(cassette, { allowRepeats: true }))
     const client = clientFor('reverse', replay.url, '')
     const first = await shippingTraffic(client)
     const again = await client.request('/gzip')
@@ -102,7 +97,7 @@ describe('strict replay failures', () => {
   })
 
   it('matches in any order when asked', async () => {
-    replay = await startReplayServer(cassette, { order: 'any' })
+    const replay = closing(await startReplayServer(cassette, { order: 'any' }))
     const client = clientFor('reverse', replay.url, '')
     expect((await client.request('/gzip')).status).toBe(200)
     expect((await shippingTraffic(client)).map((o) => o.status ?? o.error)).toEqual([429, 200, 'ECONNRESET', 201, 422])
@@ -114,7 +109,7 @@ describe('replay modes', () => {
   it('passthrough-unmatched forwards what matches nothing and replays the rest', async () => {
     const upstream = await startUpstream()
     try {
-      replay = await startReplayServer(cassette, { mode: 'passthrough-unmatched', targets: [upstream.url] })
+      const replay = closing(await startReplayServer(cassette, { mode: 'passthrough-unmatched', targets: [upstream.url] }))
       const client = clientFor('reverse', replay.url, '')
       const live = await client.request('/items/live')
       expect(JSON.parse(live.body!).id).toBe('live')
@@ -130,7 +125,7 @@ describe('replay modes', () => {
     const upstream = await startModelUpstream({ gapMs: 5 })
     try {
       const storm = createStorm({ rules: [{ name: 'cut', route: 'GET /ticks', kind: 'stream_cut', after: 2 }] })
-      replay = await startReplayServer(cassette, { mode: 'passthrough-unmatched', allowUnused: true, targets: [upstream.url], storm })
+      const replay = closing(await startReplayServer(cassette, { mode: 'passthrough-unmatched', allowUnused: true, targets: [upstream.url], storm }))
       const response = await fetch(`${replay.url}/ticks?count=5`)
       expect(response.status).toBe(200)
       const reader = (response.body as ReadableStream<Uint8Array>).getReader()
@@ -156,7 +151,7 @@ describe('replay modes', () => {
   })
 
   it('refuses to forward an unmatched request to the replay server itself', async () => {
-    replay = await startReplayServer(cassette, { mode: 'passthrough-unmatched', allowUnused: true })
+    const replay = closing(await startReplayServer(cassette, { mode: 'passthrough-unmatched', allowUnused: true }))
     const client = clientFor('forward', replay.url, replay.url)
     const loop = await client.request('/items/loop')
     await client.close()
@@ -170,13 +165,12 @@ describe('replay modes', () => {
     const file = path.join(dir, 'update.cassette.jsonl')
     await cassette.save(file)
     try {
-      replay = await startReplayServer(await Cassette.load(file), { mode: 'update', targets: [upstream.url] })
+      const replay = closing(await startReplayServer(await Cassette.load(file), { mode: 'update', targets: [upstream.url] }))
       const client = clientFor('reverse', replay.url, '')
       await client.request('/items/a')
       await client.request('/items/new')
       await client.request('/items/a?b=2&a=1')
       expect(await replay.close()).toMatchObject({ passed: true, served: 2, passedThrough: 1 })
-      replay = null
     } finally {
       await upstream.close()
     }
@@ -187,7 +181,7 @@ describe('replay modes', () => {
       [2, '/items/new', 1, 200],
       [3, '/items/a?b=2&a=1', 2, 200],
     ])
-    replay = await startReplayServer(updated)
+    const replay = closing(await startReplayServer(updated))
     const client = clientFor('reverse', replay.url, '')
     expect((await client.request('/items/a')).status).toBe(429)
     expect(JSON.parse((await client.request('/items/new')).body!).id).toBe('new')

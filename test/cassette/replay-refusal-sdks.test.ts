@@ -8,24 +8,19 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
-import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import type { Cassette } from '../../src/cassette/format/cassette.js'
 import { REPLAY_REFUSAL_STATUS } from '../../src/cassette/replay/replay-refusal.js'
 import { startReplayServer, type ReplayServer } from '../../src/cassette/replay/replay-server.js'
 import { recordThroughProxy, shippingTraffic } from '../helpers/cassette.js'
 import { hasPythonModules, PYTHON } from '../helpers/python.js'
+import { closing } from '../helpers/teardown.js'
 
 let cassette: Cassette
-let replay: ReplayServer | null = null
 beforeAll(async () => {
   // Any recording will do: a model call is not in it, so the first call diverges.
   cassette = (await recordThroughProxy('reverse', shippingTraffic)).cassette
 })
-afterEach(async () => {
-  await replay?.close()
-  replay = null
-})
-
 /** The requests the replay saw: one row each in its table (rows with nothing seen are unused exchanges). */
 function seen(server: ReplayServer): string[] {
   return server.verdict().rows.flatMap((row) => (row.seen === null ? [] : [`${row.seen} ${row.result}`]))
@@ -33,7 +28,7 @@ function seen(server: ReplayServer): string[] {
 
 describe('a diverged replay fails the first SDK call without a retry', () => {
   it('the OpenAI Node SDK (maxRetries 2) throws on the first attempt with the cassette error code', async () => {
-    replay = await startReplayServer(cassette)
+    const replay = closing(await startReplayServer(cassette))
     const client = new OpenAI({ apiKey: 'sk-test', baseURL: `${replay.url}/v1`, maxRetries: 2 })
     const error = await client.chat.completions.create({ model: 'gpt-x', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(OpenAI.APIError)
@@ -43,7 +38,7 @@ describe('a diverged replay fails the first SDK call without a retry', () => {
   })
 
   it('the Anthropic Node SDK (maxRetries 2) throws on the first attempt with the cassette error code', async () => {
-    replay = await startReplayServer(cassette)
+    const replay = closing(await startReplayServer(cassette))
     const client = new Anthropic({ apiKey: 'sk-ant-test', baseURL: replay.url, maxRetries: 2 })
     const error = await client.messages.create({ model: 'claude-x', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(Anthropic.APIError)
@@ -59,7 +54,7 @@ describe('a diverged replay fails the first SDK call without a retry', () => {
   })
 
   it.skipIf(!hasPythonModules('openai', 'anthropic'))('Python openai and anthropic (max_retries 2) raise on the first attempt', async () => {
-    replay = await startReplayServer(cassette)
+    const replay = closing(await startReplayServer(cassette))
     const script = [
       'import sys, openai, anthropic',
       'base = sys.argv[1]',

@@ -4,22 +4,14 @@
  * the same code: rules and their faults (before the cassette is asked, and on a replayed stream),
  * runs and their reports, the dashboard.
  */
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { replaySource } from '../../src/cassette/replay/replay-source.js'
-import { startReplayServer, type ReplayServer } from '../../src/cassette/replay/replay-server.js'
+import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
 import { createStorm } from '../../src/engine/storm.js'
-import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
+import { startProxy } from '../../src/proxy/proxy-server.js'
 import { exchangeAt } from '../helpers/cassette-fixtures.js'
-
-let proxy: ProxyServer | null = null
-let replay: ReplayServer | null = null
-afterEach(async () => {
-  await proxy?.close()
-  await replay?.close()
-  proxy = null
-  replay = null
-})
+import { closing } from '../helpers/teardown.js'
 
 const EVENTS = ['data: {"n":1}\n\n', 'data: {"n":2}\n\n', 'data: {"n":3}\n\n', 'data: [DONE]\n\n']
 
@@ -53,7 +45,7 @@ async function adminJson(server: { adminUrl: string; token: string }, path: stri
 describe('a proxy with a cassette source', () => {
   it('serves the cassette with no upstream behind it, and the verdict passes', async () => {
     const source = replaySource(items())
-    proxy = await startProxy({ source })
+    const proxy = closing(await startProxy({ source }))
     expect(proxy.source.kind).toBe('cassette')
     for (const id of [1, 2]) {
       const response = await fetch(`${proxy.url}/items/${id}`)
@@ -65,7 +57,7 @@ describe('a proxy with a cassette source', () => {
 
   it('applies a rule before the cassette is asked, and the retry gets the position the faulted call left free', async () => {
     const storm = createStorm({ rules: [{ name: 'busy', route: 'GET /items/1', kind: 'rate_limit', calls: [1], delay: 1 }] })
-    replay = await startReplayServer(items(), { storm })
+    const replay = closing(await startReplayServer(items(), { storm }))
     const first = await fetch(`${replay.url}/items/1`)
     expect(first.status).toBe(429)
     expect(first.headers.get('retry-after')).toBe('1')
@@ -80,7 +72,7 @@ describe('a proxy with a cassette source', () => {
 
   it('cuts a replayed event stream with a stream_cut rule, as the proxy cuts a live one', async () => {
     const storm = createStorm({ rules: [{ name: 'cut', route: 'GET /ticks', kind: 'stream_cut', after: 2 }] })
-    replay = await startReplayServer(ticks(), { storm })
+    const replay = closing(await startReplayServer(ticks(), { storm }))
     const response = await fetch(`${replay.url}/ticks`)
     expect(response.headers.get('content-type')).toBe('text/event-stream')
     const error = await response.text().then(
@@ -93,7 +85,7 @@ describe('a proxy with a cassette source', () => {
   })
 
   it('plays a recorded stream whole when no rule applies, and the run report names the call', async () => {
-    replay = await startReplayServer(ticks(), { speed: 'recorded' })
+    const replay = closing(await startReplayServer(ticks(), { speed: 'recorded' }))
     const started = performance.now()
     const text = await (await fetch(`${replay.url}/ticks`)).text()
     expect(text).toBe(EVENTS.join(''))

@@ -10,7 +10,7 @@ import os from 'node:os'
 import path from 'node:path'
 import OpenAI from 'openai'
 import { ProxyAgent } from 'undici'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished } from 'vitest'
 import { createCassetteRecorder } from '../../src/cassette/record/cassette-recorder.js'
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { exportHar } from '../../src/cassette/har/har-export.js'
@@ -23,6 +23,7 @@ import type { RuleInput } from '../../src/engine/schema/rule.js'
 import { createStorm } from '../../src/engine/storm.js'
 import { intercept } from '../../src/interceptors/intercept.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
+import { closing } from '../helpers/teardown.js'
 import { runCli } from '../helpers/cli.js'
 import { answered, startModelUpstream, USAGE, WORDS } from '../helpers/model-upstream.js'
 
@@ -41,12 +42,6 @@ const LATE_MS = 400
 const CHAT = 'POST /v1/chat/completions'
 const CUT: RuleInput = { name: 'cut', route: CHAT, kind: 'stream_cut', after: 3 }
 const messages = [{ role: 'user' as const, content: 'Say hello.' }]
-
-let closers: Array<() => Promise<unknown> | unknown> = []
-afterEach(async () => {
-  for (const close of closers.reverse()) await close()
-  closers = []
-})
 
 interface Seen {
   /** Each chunk's content (`usage` for the usage chunk). */
@@ -103,9 +98,9 @@ async function recordThroughProxy(rules: RuleInput[], signal?: () => AbortSignal
 /** Replay `cassette` with no upstream and stream the same chat through it, as a forward proxy. */
 async function replayThroughServer(cassette: Cassette, upstreamUrl: string, speed: ReplaySpeed, signal?: () => AbortSignal): Promise<{ seen: Seen; replay: ReplayServer }> {
   const replay = await startReplayServer(cassette, { speed })
-  closers.push(() => replay.close())
+  closing(replay)
   const agent = new ProxyAgent({ uri: replay.url, proxyTunnel: false })
-  closers.push(() => agent.close())
+  onTestFinished(() => agent.close())
   return { seen: await streamChat(sdk(`${upstreamUrl}/v1`, agent), signal?.()), replay }
 }
 
@@ -206,7 +201,7 @@ describe('record and replay a streamed chat with a cut in the middle', () => {
 describe('record and replay a streamed chat in-process', () => {
   it('records through intercept() and replays with replayCassette(): the same events and the same error, at recorded speed', async () => {
     const upstream = await startModelUpstream({ gapMs: GAP_MS })
-    closers.push(() => upstream.close())
+    onTestFinished(() => upstream.close())
     const storm = createStorm({ rules: [CUT] })
     const recorder = createCassetteRecorder(storm)
     const interception = intercept(storm, { filter: (url) => url.origin === upstream.url, observer: recorder.observer })
@@ -230,10 +225,10 @@ describe('record and replay a streamed chat in-process', () => {
 describe('an in-process recorder after a stream cut (#29)', () => {
   it('resolves cassette() and save() without close(), as docs/streams.md uses it', async () => {
     const upstream = await startModelUpstream({ gapMs: 5 })
-    closers.push(() => upstream.close())
+    onTestFinished(() => upstream.close())
     const storm = createStorm({ rules: [CUT] })
     const recorder = createCassetteRecorder(storm)
-    closers.push(() => recorder.close())
+    onTestFinished(() => recorder.close())
     const interception = intercept(storm, { filter: (url) => url.origin === upstream.url, observer: recorder.observer })
     const recorded = await streamChat(sdk(`${upstream.url}/v1`)).finally(() => interception.dispose())
     expect(recorded.error).toBe('TypeError: terminated')
@@ -244,7 +239,7 @@ describe('an in-process recorder after a stream cut (#29)', () => {
     expect(cassette).not.toBe(hung)
     expect((cassette as Cassette).exchanges[0]).toMatchObject({ outcome: 'error', error: 'STREAM_CUT', cut: { events: 3 } })
     const dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-cut-'))
-    closers.push(() => rm(dir, { recursive: true, force: true }))
+    onTestFinished(() => rm(dir, { recursive: true, force: true }))
     expect(await within(recorder.save(path.join(dir, 'chat.cassette.jsonl')))).not.toBe(hung)
     expect((await Cassette.load(path.join(dir, 'chat.cassette.jsonl'))).exchanges).toHaveLength(1)
   })
@@ -278,9 +273,9 @@ console.log(JSON.stringify({ whole, stream: { chunks, times, end: performance.no
 describe('toolstorm record and replay of a streamed chat', { timeout: 120_000 }, () => {
   it('records the openai SDK\'s calls, replays the same events and error at recorded speed, and inspects the model calls', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-stream-cli-'))
-    closers.push(() => rm(dir, { recursive: true, force: true }))
+    onTestFinished(() => rm(dir, { recursive: true, force: true }))
     const upstream = await startModelUpstream({ gapMs: GAP_MS })
-    closers.push(() => upstream.close())
+    onTestFinished(() => upstream.close())
     const rules = path.join(dir, 'rules.json')
     await writeFile(rules, JSON.stringify({ rules: [{ ...CUT, calls: [3] }] }))
     const file = path.join(dir, 'chat.cassette.jsonl')

@@ -3,35 +3,26 @@
  * default, and a silent commit or a phantom success fails the run. The report comes from a real
  * proxy under real faults, with the agent's account posted through `reportClaim()`.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import os from 'node:os'
+import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fetch as undiciFetch } from 'undici'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { ToolstormEffects } from '../../src/effects/toolstorm-effects.js'
 import type { Report } from '../../src/engine/schema/report.js'
 import { runCli } from '../helpers/cli.js'
 import { startProxied, type Proxied } from '../helpers/proxied.js'
-
-let env: Proxied | null = null
-let dir: string | null = null
-afterEach(async () => {
-  await env?.close()
-  env = null
-  if (dir) await rm(dir, { recursive: true, force: true })
-  dir = null
-})
+import { closing, temporaryFolder } from '../helpers/teardown.js'
 
 /** A run where the agent's account of three shipments is wrong twice: one lost answer, one replaced. */
-async function contradictedReport(): Promise<Report> {
-  env = await startProxied('reverse', {
+async function contradictedRun(): Promise<{ env: Proxied; report: Report }> {
+  const env = closing(await startProxied('reverse', {
     seed: 3,
     commits: ['POST /ship'],
     rules: [
       { name: 'lost-ack', route: 'POST /ship', kind: 'response_lost', calls: [1] },
       { name: 'fake-ok', route: 'POST /ship', kind: 'replace', calls: [3], status: 201, replacement: { shipment: 99 } },
     ],
-  })
+  }))
   const agent = new ToolstormEffects({ sidecarUrl: env.proxy.adminUrl, token: env.proxy.token })
   for (const order of ['o-1', 'o-2', 'o-3']) {
     const ok = await undiciFetch(`${env.base}/ship`, { method: 'POST', body: JSON.stringify({ order }) }).then(
@@ -40,14 +31,14 @@ async function contradictedReport(): Promise<Report> {
     )
     await agent.claim({ tool: 'POST /ship', status: ok ? 'success' : 'failure' })
   }
-  return env.report()
+  return { env, report: await env.report() }
 }
 
 describe('toolstorm check with claims', () => {
   it('fails a report whose claims the effects contradict, naming each, unless --no-claims', async () => {
-    const report = await contradictedReport()
+    const { report } = await contradictedRun()
     expect(report.claims?.map((c) => c.verdict)).toEqual(['silent_commit', 'confirmed', 'phantom_success'])
-    dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-claims-'))
+    const dir = await temporaryFolder('toolstorm-claims-')
     const file = path.join(dir, 'report.json')
     await writeFile(file, JSON.stringify(report))
     const result = await runCli(['check', file])
@@ -61,8 +52,8 @@ describe('toolstorm check with claims', () => {
   })
 
   it('toolstorm inspect counts the claims by verdict and lists those the effects contradict', async () => {
-    const report = await contradictedReport()
-    dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-claims-'))
+    const { report } = await contradictedRun()
+    const dir = await temporaryFolder('toolstorm-claims-')
     const file = path.join(dir, 'report.json')
     await writeFile(file, JSON.stringify(report))
     const result = await runCli(['inspect', file])
@@ -73,10 +64,10 @@ describe('toolstorm check with claims', () => {
   })
 
   it('judges again from the calls and effects, not from the verdict stored in the file', async () => {
-    const report = await contradictedReport()
+    const { report } = await contradictedRun()
     // A forged file: every verdict rewritten to "confirmed".
     const forged = { ...report, claims: report.claims?.map((claim) => ({ ...claim, verdict: 'confirmed' as const })) }
-    dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-claims-'))
+    const dir = await temporaryFolder('toolstorm-claims-')
     const file = path.join(dir, 'forged.json')
     await writeFile(file, JSON.stringify(forged))
     const result = await runCli(['check', file, '--json'])
@@ -86,8 +77,8 @@ describe('toolstorm check with claims', () => {
   })
 
   it('runs through POST /contract as the Python package sends it', async () => {
-    await contradictedReport()
-    const response = await env!.admin('/contract', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ checks: [{ type: 'claimsMatchEffects' }] }) })
+    const { env } = await contradictedRun()
+    const response = await env.admin('/contract', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ checks: [{ type: 'claimsMatchEffects' }] }) })
     expect(response.status).toBe(200)
     const result = (await response.json()) as { passed: boolean; checks: Array<{ detail: string }> }
     expect(result.passed).toBe(false)

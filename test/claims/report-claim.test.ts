@@ -8,19 +8,14 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import type { AddressInfo } from 'node:net'
 import { fetch as undiciFetch } from 'undici'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { ToolstormEffects } from '../../src/effects/toolstorm-effects.js'
-import { startProxied, type Proxied } from '../helpers/proxied.js'
+import { startProxied } from '../helpers/proxied.js'
 import { ROOT } from '../helpers/cli.js'
 import { hasRedis, startRedis } from '../helpers/redis-server.js'
+import { closing } from '../helpers/teardown.js'
 
 const run = promisify(execFile)
-
-let env: Proxied | null = null
-afterEach(async () => {
-  await env?.close()
-  env = null
-})
 
 const LOST_ACK = { seed: 1, rules: [{ name: 'lost-ack', route: 'POST /ship', kind: 'response_lost' as const, calls: [1] }] }
 
@@ -36,7 +31,7 @@ async function ship(base: string, order: string, headers: Record<string, string>
 
 describe('reportClaim()', () => {
   it('holds an untraced agent’s account against the commits: the lost answer’s commit is silent, the retry confirmed', async () => {
-    env = await startProxied('reverse', LOST_ACK)
+    const env = closing(await startProxied('reverse', LOST_ACK))
     const agent = new ToolstormEffects({ sidecarUrl: env.proxy.adminUrl, token: env.proxy.token })
     // The agent's loop: ship, report what it concluded, retry once on failure.
     for (let attempt = 1; attempt <= 2; attempt++) {
@@ -53,7 +48,7 @@ describe('reportClaim()', () => {
   })
 
   it('joins a claim naming its traceparent to exactly the calls sent under it', async () => {
-    env = await startProxied('reverse', LOST_ACK)
+    const env = closing(await startProxied('reverse', LOST_ACK))
     const agent = new ToolstormEffects({ sidecarUrl: env.proxy.adminUrl, token: env.proxy.token })
     const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
     expect(await ship(env.base, 'o-1', { traceparent })).toBe(false)
@@ -80,7 +75,7 @@ describe('reportClaim()', () => {
     const unreachable = new ToolstormEffects({ sidecarUrl: `http://127.0.0.1:${port}`, timeoutMs: 300, warn: (m) => warnings.push(m) })
     expect(await Promise.all([unreachable.claim({ tool: 't', status: 'success' }), unreachable.claim({ tool: 't', status: 'failure' })])).toEqual([false, false])
     expect(warnings).toEqual([expect.stringContaining('could not report a claim')])
-    env = await startProxied('reverse', LOST_ACK)
+    const env = closing(await startProxied('reverse', LOST_ACK))
     const noToken = new ToolstormEffects({ sidecarUrl: env.proxy.adminUrl, token: '', warn: (m) => warnings.push(m) })
     expect(await noToken.claim({ tool: 't', status: 'success' })).toBe(false)
     expect(warnings[1]).toContain('HTTP 401')
@@ -91,7 +86,7 @@ describe('reportClaim()', () => {
 
 describe('report_claim() (Python helper)', () => {
   it('reports a Python agent’s account through HTTP_PROXY: the lost answer’s commit is silent, the retry confirmed', async () => {
-    env = await startProxied('forward', LOST_ACK)
+    const env = closing(await startProxied('forward', LOST_ACK))
     const script = [
       'import json, sys, urllib.request',
       `sys.path.insert(0, ${JSON.stringify(path.join(ROOT, 'helpers/python'))})`,
@@ -134,7 +129,7 @@ describe('report_claim() (Python helper)', () => {
       '    refused = [fx.claim("t", "success"), fx.claim("t", "failure")]',
       'print(json.dumps({"skipped": skipped, "refused": refused, "warnings": [str(w.message) for w in caught], "stats": fx.stats()}))',
     ].join('\n')
-    env = await startProxied('reverse', LOST_ACK)
+    const env = closing(await startProxied('reverse', LOST_ACK))
     const result = JSON.parse((await run('python3', ['-c', script, env.proxy.adminUrl])).stdout) as { skipped: boolean; refused: boolean[]; warnings: string[]; stats: unknown }
     expect(result.skipped).toBe(false)
     expect(result.refused).toEqual([false, false])
@@ -147,8 +142,8 @@ describe('report_claim() (Python helper)', () => {
 
 describe('POST /claims', () => {
   it('answers 400 naming the field of a malformed claim, and stores nothing', async () => {
-    env = await startProxied('reverse', LOST_ACK)
-    const post = (body: unknown) => env!.admin('/claims', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    const env = closing(await startProxied('reverse', LOST_ACK))
+    const post = (body: unknown) => env.admin('/claims', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
     for (const [body, field] of [
       [{ tool: 'create_shipment', status: 'done' }, 'status'],
       [{ status: 'success' }, 'tool'],
@@ -180,7 +175,7 @@ describe.skipIf(!hasRedis)('claims with a shared state store (--state)', () => {
   it('refuses POST /v1/traces with 409 ERR_STATE naming why (spans stay in one replica), and keeps serving', async () => {
     const redis = await startRedis()
     try {
-      env = await startProxied('reverse', LOST_ACK, { state: { url: redis.url, prefix: 'claims' } })
+      const env = closing(await startProxied('reverse', LOST_ACK, { state: { url: redis.url, prefix: 'claims' } }))
       for (const [route, type, body] of [['/v1/traces', 'application/json', '{}']] as const) {
         const response = await env.admin(route, { method: 'POST', headers: { 'content-type': type }, body })
         expect(response.status).toBe(409)
@@ -190,7 +185,6 @@ describe.skipIf(!hasRedis)('claims with a shared state store (--state)', () => {
       }
       expect((await undiciFetch(`${env.base}/items/a`)).status).toBe(200)
       await env.close()
-      env = null
     } finally {
       await redis.close()
     }

@@ -1,6 +1,6 @@
 /**
  * Clients that honour HTTP_PROXY through `record -- cmd`, `replay -- cmd` and `toolstorm proxy`,
- * in base-URL and forward mode (issue #22, item 1). `record` and `replay` set HTTP_PROXY for the
+ * in reverse (base-URL) and forward mode (issue #22, item 1). `record` and `replay` set HTTP_PROXY for the
  * command, so these clients send a base-URL request in absolute form addressed to the server
  * itself (Node's fetch with NODE_USE_ENV_PROXY even opens a CONNECT tunnel to it): it must be
  * served as the origin-form request it stands for, exactly as Node's plain fetch is served. One
@@ -17,6 +17,7 @@ import { Cassette } from '../../src/cassette/format/cassette.js'
 import { ROOT, runCli } from '../helpers/cli.js'
 import { PYTHON, hasPythonModules } from '../helpers/python.js'
 import { startUpstream, type Upstream } from '../helpers/upstream.js'
+import type { ProxyTransport } from '../helpers/transports.js'
 import { servedUrl, startCli } from '../ui/spawn-cli.js'
 
 const run = promisify(execFile)
@@ -54,7 +55,7 @@ const exchangesOf = (clients: readonly string[]) => clients.reduce((sum, name) =
 const ENV = { NO_PROXY: '', no_proxy: '', TOOLSTORM_TEST_NODE: process.execPath }
 
 interface Mode {
-  readonly name: 'base URL' | 'forward'
+  readonly name: ProxyTransport
   /** The flags that choose the mode, for record and the proxy (forward: the ports Node's env proxy tunnels plain HTTP to). */
   flags(clients: readonly string[]): string[]
   /** What the clients request under: the URL toolstorm gives the command, or the upstream itself. */
@@ -62,7 +63,7 @@ interface Mode {
 }
 
 const MODES: readonly Mode[] = [
-  { name: 'base URL', flags: () => ['--target', upstream.url], base: () => 'proxy-url' },
+  { name: 'reverse', flags: () => ['--target', upstream.url], base: () => 'proxy-url' },
   // Node's env proxy tunnels http:// URLs through CONNECT, which reaches 443 and the ports allowed.
   { name: 'forward', flags: (clients) => (clients.includes('node') ? ['--connect-port', String(upstream.port)] : []), base: () => upstream.url },
 ]
@@ -77,7 +78,7 @@ const CLIENTS_TIMEOUT_MS = 150_000
 
 /** Record the clients' traffic with `record -- cmd`, then replay it with `replay -- cmd`: both serve every client. */
 async function recordThenReplay(mode: Mode, clients: readonly string[]): Promise<void> {
-  const file = path.join(dir, `${mode.name.replace(' ', '-')}-${clients.join('-')}.jsonl`)
+  const file = path.join(dir, `${mode.name}-${clients.join('-')}.jsonl`)
   const command = ['--', PYTHON, CLIENTS_PY, mode.base(), ...clients]
   const recorded = await runCli(['record', file, ...mode.flags(clients), ...LISTEN, ...command], { env: ENV, timeoutMs: 120_000 })
   expect(recorded.code, recorded.stderr).toBe(0)
@@ -92,7 +93,7 @@ async function recordThenReplay(mode: Mode, clients: readonly string[]): Promise
 
 /** Run the clients against `toolstorm proxy` with HTTP_PROXY pointing at it, as a user sets it. */
 async function throughProxy(mode: Mode, clients: readonly string[]): Promise<void> {
-  const report = path.join(dir, `${mode.name.replace(' ', '-')}-${clients.join('-')}-report.json`)
+  const report = path.join(dir, `${mode.name}-${clients.join('-')}-report.json`)
   const proxy = await startCli(['proxy', ...mode.flags(clients), ...LISTEN, '--report', report], 2)
   try {
     const url = servedUrl(proxy)

@@ -10,20 +10,15 @@ import http from 'node:http'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import { afterEach, expect, it } from 'vitest'
+import { expect, it, onTestFinished } from 'vitest'
 import { BIN } from '../helpers/cli.js'
-
-const cleanups: Array<() => Promise<void> | void> = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
 
 /** How long the CLI may take to exit after SIGTERM: its 2 s grace, and room for a loaded machine. */
 const EXIT_WITHIN_MS = 8_000
 
 it('exits within its grace with its report after resets, a subscriber that stopped reading, and a reset of a half-closed client', async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-shutdown-'))
-  cleanups.push(() => rm(dir, { recursive: true, force: true }))
+  onTestFinished(() => rm(dir, { recursive: true, force: true }))
   // The upstream answers POST /ship when the test says so.
   const held: http.ServerResponse[] = []
   let onHeld: (() => void) | null = null
@@ -36,7 +31,7 @@ it('exits within its grace with its report after resets, a subscriber that stopp
     })
   })
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
-  cleanups.push(() => {
+  onTestFinished(() => {
     upstream.closeAllConnections()
     upstream.close()
   })
@@ -53,7 +48,7 @@ it('exits within its grace with its report after resets, a subscriber that stopp
     }),
   )
   const child = spawn(process.execPath, [BIN, 'proxy', '--target', `http://127.0.0.1:${(upstream.address() as net.AddressInfo).port}`, '--port', '0', '--admin-port', '0', '--rules', rules, '--report', report], { stdio: ['ignore', 'pipe', 'pipe'] })
-  cleanups.push(() => void child.kill('SIGKILL'))
+  onTestFinished(() => void child.kill('SIGKILL'))
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk))
@@ -80,7 +75,7 @@ it('exits within its grace with its report after resets, a subscriber that stopp
   const subscriber = net.connect(Number(new URL(adminUrl).port), '127.0.0.1', () => subscriber.write(`GET /events HTTP/1.1\r\nhost: ${new URL(adminUrl).host}\r\nauthorization: Bearer ${token}\r\n\r\n`))
   subscriber.on('error', () => undefined)
   subscriber.pause()
-  cleanups.push(() => void subscriber.destroy())
+  onTestFinished(() => void subscriber.destroy())
   for (let i = 100; i < 150; i++) await get(i)
 
   // A client half-closes while its lost response arrives: stopped, the proxy reads nothing, so its

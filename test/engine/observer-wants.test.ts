@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { combineObservers, type ExchangeObserver } from '../../src/engine/exchange-flow.js'
 import { closing } from '../helpers/teardown.js'
-import { startScenario, TRANSPORTS } from '../helpers/scenario.js'
+import { startScenario } from '../helpers/scenario.js'
+import { BASE_URL_TRANSPORTS } from '../helpers/transports.js'
 
 /** An observer that wants the paths it is given and notes every hook it sees. */
 function watching(...paths: string[]) {
@@ -15,7 +16,7 @@ function watching(...paths: string[]) {
   return { observer, seen }
 }
 
-for (const transport of TRANSPORTS) {
+for (const transport of BASE_URL_TRANSPORTS) {
   describe(`observers choose their exchanges (${transport})`, () => {
     it('show each observer only the exchanges it wants, also when combined', async () => {
       const echo = watching('/echo')

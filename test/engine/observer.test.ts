@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import type { ExchangeObserver } from '../../src/engine/exchange-flow.js'
 import { closing } from '../helpers/teardown.js'
-import { startScenario, TRANSPORTS } from '../helpers/scenario.js'
+import { startScenario } from '../helpers/scenario.js'
+import { BASE_URL_TRANSPORTS } from '../helpers/transports.js'
 
 /** Collects what an observer sees, per exchange. */
 function collector() {
@@ -24,7 +25,7 @@ function collector() {
   return { observer, seen }
 }
 
-for (const transport of TRANSPORTS) {
+for (const transport of BASE_URL_TRANSPORTS) {
   describe(`exchange observers (${transport})`, () => {
     it('see the request body, the upstream answer and what the client got', async () => {
       const { observer, seen } = collector()

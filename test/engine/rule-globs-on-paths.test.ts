@@ -2,7 +2,7 @@
  * A rule's glob matches a request's `METHOD /path` as well as its declared route name (#29): the
  * headline example of docs/rules.md, `GET /inventory/*` with `check_inventory` declared as
  * `GET /inventory/:sku`, fires, while calls keep the declared name (ordinals, reports, coverage).
- * On both transports, through replicas sharing Redis, and when a saved report or cassette is read.
+ * On every base-URL transport, through replicas sharing Redis, and when a saved report or cassette is read.
  */
 import { describe, expect, it } from 'vitest'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
@@ -11,7 +11,8 @@ import { startProxy } from '../../src/proxy/proxy-server.js'
 import { contract } from '../../src/index.js'
 import { hasRedis, startRedis } from '../helpers/redis-server.js'
 import { closing } from '../helpers/teardown.js'
-import { startScenario, TRANSPORTS } from '../helpers/scenario.js'
+import { startScenario } from '../helpers/scenario.js'
+import { BASE_URL_TRANSPORTS } from '../helpers/transports.js'
 import { startUpstream } from '../helpers/upstream.js'
 
 const CONFIG: StormConfigInput = {
@@ -21,7 +22,7 @@ const CONFIG: StormConfigInput = {
 }
 
 describe('a METHOD /path glob on a declared route', () => {
-  for (const transport of TRANSPORTS) {
+  for (const transport of BASE_URL_TRANSPORTS) {
     it(`fires on the declared route's requests by their path (${transport})`, async () => {
       const scenario = closing(await startScenario(transport, CONFIG))
       const statuses = []

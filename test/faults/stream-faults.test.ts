@@ -1,14 +1,11 @@
 import http from 'node:http'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { ExchangeObserver } from '../../src/engine/exchange-flow.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
-import { MODEL_PATHS, startModelScenario, type ModelPath, type ModelScenario } from '../helpers/model-scenario.js'
+import { modelScenarios, type ModelScenario } from '../helpers/model-scenario.js'
+import { TRANSPORTS, type Transport } from '../helpers/transports.js'
 
-let scenario: ModelScenario | null = null
-afterEach(async () => {
-  await scenario?.close()
-  scenario = null
-})
+const scenarios = modelScenarios()
 
 const rule = (kind: string, route: string, extra: Record<string, unknown> = {}): StormConfigInput => ({ rules: [{ name: 'fault', route, kind, ...extra } as never] })
 
@@ -28,12 +25,12 @@ const ticks = (from: number, to: number) => Array.from({ length: to - from + 1 }
 
 const chatRequest = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-x', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] }) }
 
-/** A node:http GET on this path (absolute-form through the proxy in forward mode). */
-function nodeGet(path: ModelPath, s: ModelScenario, target: string): Promise<{ status?: number; body: string; error?: NodeJS.ErrnoException }> {
+/** A node:http GET on this transport (absolute-form through the proxy in forward mode). */
+function nodeGet(transport: Transport, s: ModelScenario, target: string): Promise<{ status?: number; body: string; error?: NodeJS.ErrnoException }> {
   return new Promise((resolve) => {
     const url = new URL(target, s.base)
     const proxy = s.proxy ? new URL(s.proxy.url) : null
-    const options = path === 'forward' && proxy ? { host: proxy.hostname, port: proxy.port, path: url.href, headers: { host: url.host } } : { host: url.hostname, port: url.port, path: url.pathname + url.search }
+    const options = transport === 'forward' && proxy ? { host: proxy.hostname, port: proxy.port, path: url.href, headers: { host: url.host } } : { host: url.hostname, port: url.port, path: url.pathname + url.search }
     let body = ''
     let status: number | undefined
     const req = http.get(options, (res) => {
@@ -47,10 +44,10 @@ function nodeGet(path: ModelPath, s: ModelScenario, target: string): Promise<{ s
   })
 }
 
-for (const path of MODEL_PATHS) {
-  describe(`stream faults (${path})`, () => {
+for (const transport of TRANSPORTS) {
+  describe(`stream faults (${transport})`, () => {
     it('cuts an event stream after `after` events: the body fails as "terminated" and the report says where', async () => {
-      scenario = await startModelScenario(path, rule('stream_cut', 'GET /ticks', { after: 2 }))
+      const scenario = await scenarios.start(transport, rule('stream_cut', 'GET /ticks', { after: 2 }))
       const response = await fetch(`${scenario.base}/ticks?count=5`, scenario.fetchOptions as RequestInit)
       expect(response.status).toBe(200)
       const { text, error } = await readBody(response)
@@ -63,8 +60,8 @@ for (const path of MODEL_PATHS) {
     })
 
     it('cuts a node:http response mid-body: the response fails with "aborted"', async () => {
-      scenario = await startModelScenario(path, rule('stream_cut', 'GET /ticks', { after: 1 }))
-      const result = await nodeGet(path, scenario, '/ticks?count=3')
+      const scenario = await scenarios.start(transport, rule('stream_cut', 'GET /ticks', { after: 1 }))
+      const result = await nodeGet(transport, scenario, '/ticks?count=3')
       expect(result.status).toBe(200)
       expect(result.body).toBe(ticks(1, 1))
       expect(result.error?.message).toBe('aborted')
@@ -72,7 +69,7 @@ for (const path of MODEL_PATHS) {
     })
 
     it('relays a stream that ends before the cut point whole and does not count as triggered', async () => {
-      scenario = await startModelScenario(path, rule('stream_cut', 'GET /ticks', { after: 5 }))
+      const scenario = await scenarios.start(transport, rule('stream_cut', 'GET /ticks', { after: 5 }))
       const { text, error } = await readBody(await fetch(`${scenario.base}/ticks?count=5`, scenario.fetchOptions as RequestInit))
       expect(error).toBeNull()
       expect(text).toBe(ticks(1, 5))
@@ -83,7 +80,7 @@ for (const path of MODEL_PATHS) {
     })
 
     it('stalls after `after` events, holds the connection `delay` seconds, then closes it', async () => {
-      scenario = await startModelScenario(path, rule('stream_stall', 'GET /ticks', { after: 1, delay: 0.3 }))
+      const scenario = await scenarios.start(transport, rule('stream_stall', 'GET /ticks', { after: 1, delay: 0.3 }))
       const started = performance.now()
       const { text, error, chunks } = await readBody(await fetch(`${scenario.base}/ticks?count=5`, scenario.fetchOptions as RequestInit))
       expect(text).toBe(ticks(1, 1))
@@ -94,7 +91,7 @@ for (const path of MODEL_PATHS) {
     })
 
     it('stalls until the client gives up: its own timeout ends the read', async () => {
-      scenario = await startModelScenario(path, rule('stream_stall', 'GET /ticks', { after: 1 }))
+      const scenario = await scenarios.start(transport, rule('stream_stall', 'GET /ticks', { after: 1 }))
       const response = await fetch(`${scenario.base}/ticks?count=5`, { ...scenario.fetchOptions, signal: AbortSignal.timeout(300) } as RequestInit)
       const { text, error } = await readBody(response)
       expect(text).toBe(ticks(1, 1))
@@ -103,7 +100,7 @@ for (const path of MODEL_PATHS) {
     })
 
     it('drops the final [DONE] and ends the body cleanly', async () => {
-      scenario = await startModelScenario(path, rule('drop_terminal', 'POST /v1/chat/completions'))
+      const scenario = await scenarios.start(transport, rule('drop_terminal', 'POST /v1/chat/completions'))
       const { text, error } = await readBody(await fetch(`${scenario.base}/v1/chat/completions`, { ...chatRequest, ...scenario.fetchOptions } as RequestInit))
       expect(error).toBeNull()
       expect(text).not.toContain('[DONE]')
@@ -114,14 +111,14 @@ for (const path of MODEL_PATHS) {
     })
 
     it('does not count drop_terminal as triggered on a stream without a final event', async () => {
-      scenario = await startModelScenario(path, rule('drop_terminal', 'GET /ticks'))
+      const scenario = await scenarios.start(transport, rule('drop_terminal', 'GET /ticks'))
       const { text } = await readBody(await fetch(`${scenario.base}/ticks?count=3`, scenario.fetchOptions as RequestInit))
       expect(text).toBe(ticks(1, 3))
       expect((await scenario.settled()).coverage.fault?.triggered).toBe(0)
     })
 
     it('slows a stream down by `delay` seconds between events', async () => {
-      scenario = await startModelScenario(path, rule('slow_stream', 'GET /ticks', { delay: 0.1 }))
+      const scenario = await scenarios.start(transport, rule('slow_stream', 'GET /ticks', { delay: 0.1 }))
       const { text, chunks } = await readBody(await fetch(`${scenario.base}/ticks?count=4`, scenario.fetchOptions as RequestInit))
       expect(text).toBe(ticks(1, 4))
       expect(chunks).toHaveLength(4)
@@ -134,7 +131,7 @@ for (const path of MODEL_PATHS) {
     })
 
     it('truncates a plain body after `after` bytes', async () => {
-      scenario = await startModelScenario(path, rule('truncate', 'GET /plain', { after: 100 }))
+      const scenario = await scenarios.start(transport, rule('truncate', 'GET /plain', { after: 100 }))
       const { text, error } = await readBody(await fetch(`${scenario.base}/plain?bytes=1000`, scenario.fetchOptions as RequestInit))
       expect(text).toBe('abcdefghij'.repeat(10))
       expect(error?.message).toBe('terminated')
@@ -142,7 +139,7 @@ for (const path of MODEL_PATHS) {
     })
 
     it('relays a body no longer than `after` bytes whole under truncate, not triggered', async () => {
-      scenario = await startModelScenario(path, rule('truncate', 'GET /plain', { after: 1000 }))
+      const scenario = await scenarios.start(transport, rule('truncate', 'GET /plain', { after: 1000 }))
       const { text, error } = await readBody(await fetch(`${scenario.base}/plain?bytes=1000`, scenario.fetchOptions as RequestInit))
       expect(error).toBeNull()
       expect(text).toHaveLength(1000)
@@ -150,7 +147,7 @@ for (const path of MODEL_PATHS) {
     })
 
     it.each(['stream_cut', 'stream_stall', 'drop_terminal', 'slow_stream'])('relays a body that is not an event stream unchanged under %s, not triggered', async (kind) => {
-      scenario = await startModelScenario(path, rule(kind, 'GET /plain', { ...(kind === 'slow_stream' || kind === 'drop_terminal' ? {} : { after: 0 }), delay: 0.2 }))
+      const scenario = await scenarios.start(transport, rule(kind, 'GET /plain', { ...(kind === 'slow_stream' || kind === 'drop_terminal' ? {} : { after: 0 }), delay: 0.2 }))
       const { text, error } = await readBody(await fetch(`${scenario.base}/plain?bytes=300`, scenario.fetchOptions as RequestInit))
       expect(error).toBeNull()
       expect(text).toHaveLength(300)
@@ -164,7 +161,7 @@ for (const path of MODEL_PATHS) {
         onClientHead: (_exchange, _status, _headers, same) => void heads.push(same),
         onClientBody: (_exchange, chunk) => void client.push(chunk ? Buffer.from(chunk).toString('utf8') : '<end>'),
       }
-      scenario = await startModelScenario(path, rule('stream_cut', 'GET /ticks', { after: 2 }), { observer })
+      const scenario = await scenarios.start(transport, rule('stream_cut', 'GET /ticks', { after: 2 }), { observer })
       const { text } = await readBody(await fetch(`${scenario.base}/ticks?count=4`, scenario.fetchOptions as RequestInit))
       await scenario.settled()
       expect(heads).toEqual([false])
@@ -175,7 +172,7 @@ for (const path of MODEL_PATHS) {
     it('tells observers where the body ended when the client leaves a stalled stream', async () => {
       const client: string[] = []
       const observer: ExchangeObserver = { onClientBody: (_exchange, chunk) => void client.push(chunk ? Buffer.from(chunk).toString('utf8') : '<end>') }
-      scenario = await startModelScenario(path, rule('stream_stall', 'GET /ticks', { after: 1 }), { observer })
+      const scenario = await scenarios.start(transport, rule('stream_stall', 'GET /ticks', { after: 1 }), { observer })
       await readBody(await fetch(`${scenario.base}/ticks?count=4`, { ...scenario.fetchOptions, signal: AbortSignal.timeout(200) } as RequestInit))
       await scenario.settled()
       expect(client).toEqual([`data: {"tick":1}\n\n`, '<end>'])

@@ -8,7 +8,8 @@ import type { CassetteRecorderOptions } from '../../src/cassette/record/recorder
 import type { Cassette } from '../../src/cassette/format/cassette.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import { createStorm } from '../../src/engine/storm.js'
-import { FAULT_RULES, startProxied, type ProxyMode } from './proxied.js'
+import { FAULT_RULES, startProxied } from './proxied.js'
+import type { ProxyTransport } from './transports.js'
 
 export interface Outcome {
   status?: number
@@ -25,7 +26,7 @@ export interface Client {
 }
 
 /** A client that reaches `server` as a base URL (reverse) or as its HTTP proxy (forward, naming `upstream`). */
-export function clientFor(mode: ProxyMode, server: string, upstream: string): Client {
+export function clientFor(mode: ProxyTransport, server: string, upstream: string): Client {
   const agent = mode === 'forward' ? new ProxyAgent({ uri: server, proxyTunnel: false }) : null
   const base = mode === 'forward' ? upstream : server
   return {
@@ -58,7 +59,7 @@ export async function shippingTraffic(client: Client): Promise<Outcome[]> {
 
 /** Record `traffic` through a proxy in `mode`; the upstream is closed afterwards. */
 export async function recordThroughProxy<T>(
-  mode: ProxyMode,
+  mode: ProxyTransport,
   traffic: (client: Client) => Promise<T>,
   options: { config?: StormConfigInput; recorder?: CassetteRecorderOptions } = {},
 ): Promise<{ cassette: Cassette; result: T; upstreamUrl: string; commits: string[] }> {

@@ -56,6 +56,7 @@ export async function startHttpsProxied(config: StormConfigInput = FAULT_RULES, 
   const proxy = await startProxy({ config, ca, connectPorts: [upstream.port], ...(trustUpstream ? { upstreamCa: [upstreamCa.certPem] } : {}), ...proxyExtra })
   effects = new ToolstormEffects({ sidecarUrl: proxy.adminUrl })
   const dispatcher = new ProxyAgent({ uri: proxy.url, requestTls: { ca: ca.certificatePem } })
+  let closed: Promise<void> | null = null
   return {
     proxy,
     upstream,
@@ -69,11 +70,13 @@ export async function startHttpsProxied(config: StormConfigInput = FAULT_RULES, 
       const response = await fetch(`${proxy.adminUrl}/report${run ? `?run=${encodeURIComponent(run)}` : ''}`, { headers: { authorization: `Bearer ${proxy.token}` } })
       return (await response.json()) as Report
     },
-    close: async () => {
-      await dispatcher.close()
-      await proxy.close()
-      await upstream.close()
-      await rm(dir, { recursive: true, force: true })
-    },
+    // Once: a test may close it itself, and closing() closes it again.
+    close: () =>
+      (closed ??= (async () => {
+        await dispatcher.close()
+        await proxy.close()
+        await upstream.close()
+        await rm(dir, { recursive: true, force: true })
+      })()),
   }
 }

@@ -4,8 +4,6 @@
  * user's would: through the proxy's sidecar with the effects helper (proxy modes), or with
  * `storm.effect()` and the request's call id (in-process).
  */
-import { setupServer } from 'msw/node'
-import { ProxyAgent } from 'undici'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js'
@@ -13,18 +11,14 @@ import { ToolstormEffects } from '../../src/effects/toolstorm-effects.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import type { Report } from '../../src/engine/schema/report.js'
 import { createStorm, type Storm } from '../../src/engine/storm.js'
-import { intercept } from '../../src/interceptors/intercept.js'
-import { stormHandlers } from '../../src/interceptors/msw-handlers.js'
-import { startProxy, type ProxyOptions } from '../../src/proxy/proxy-server.js'
+import type { ProxyOptions } from '../../src/proxy/proxy-server.js'
+import { closing } from './teardown.js'
 import { createTestCa } from './test-ca.js'
+import { openTransport, type Transport } from './transports.js'
 import { connectLegacyMcpClient, connectMcpClient, startMcpServer, type McpServerOptions, type TestMcpServer } from './mcp-server.js'
 
-/** `https`: forward mode with HTTPS intercepted (CONNECT, the proxy's CA) to an HTTPS MCP server. */
-export type McpMode = 'reverse' | 'forward' | 'https' | 'in-process' | 'msw'
-export const MCP_MODES: readonly McpMode[] = ['reverse', 'forward', 'https', 'in-process', 'msw']
-
 export interface McpScenario {
-  readonly mode: McpMode
+  readonly transport: Transport
   readonly server: TestMcpServer
   readonly storm: Storm
   /** A new SDK client, connected (initialize + initialized) through the storm. */
@@ -35,48 +29,29 @@ export interface McpScenario {
   close(): Promise<void>
 }
 
+/** An MCP scenario on `transport` (`https`: an HTTPS MCP server behind the intercepting forward proxy), closed by `close()`. */
 export async function startMcpScenario(
-  mode: McpMode,
+  transport: Transport,
   config: StormConfigInput,
   server: Omit<McpServerOptions, 'onCommit' | 'tls'> = { stateful: false, json: true },
   proxyOptions: Partial<ProxyOptions> = {},
 ): Promise<McpScenario> {
   const storm = createStorm(config)
   let effects: ToolstormEffects | null = null
-  const upstreamCa = mode === 'https' ? await createTestCa() : null
+  const upstreamCa = transport === 'https' ? await createTestCa() : null
   const mcp = await startMcpServer({
     ...server,
     ...(upstreamCa ? { tls: await upstreamCa.issue(['127.0.0.1']) } : {}),
     onCommit: (headers, name, key) => (effects ? effects.report({ headers }, name, key) : storm.effect(name, key, { call: headers })),
   })
   const clients: Client[] = []
-  const closers: Array<() => Promise<void> | void> = []
-  let endpoint = mcp.url
-  let dispatcher: ProxyAgent | undefined
-  if (mode === 'reverse' || mode === 'forward' || mode === 'https') {
-    const proxy = await startProxy({
-      ...(mode === 'reverse' ? { targets: [mcp.origin] } : {}),
-      ...(upstreamCa ? { connectPorts: [mcp.port], upstreamCa: [upstreamCa.certPem] } : {}),
-      ...proxyOptions,
-      storm,
-    })
-    effects = new ToolstormEffects({ sidecarUrl: proxy.adminUrl })
-    closers.push(() => proxy.close())
-    if (mode === 'reverse') endpoint = `${proxy.url}${new URL(mcp.url).pathname}`
-    else {
-      dispatcher = new ProxyAgent(mode === 'https' ? { uri: proxy.url, requestTls: { ca: proxy.ca!.certificatePem } } : { uri: proxy.url, proxyTunnel: false })
-      closers.push(() => dispatcher?.close())
-    }
-  } else if (mode === 'in-process') {
-    const interception = intercept(storm, { filter: (url) => url.origin === mcp.origin })
-    closers.push(() => interception.dispose())
-  } else {
-    const msw = setupServer(...stormHandlers(storm, { filter: (url) => url.origin === mcp.origin }))
-    msw.listen({ onUnhandledRequest: 'bypass' })
-    closers.push(() => msw.close())
-  }
+  const opened = await openTransport(transport, storm, mcp.origin, { proxy: proxyOptions, ...(upstreamCa ? { upstreamCa: upstreamCa.certPem } : {}) })
+  if (opened.proxy) effects = new ToolstormEffects({ sidecarUrl: opened.proxy.adminUrl })
+  const endpoint = `${opened.base}${new URL(mcp.url).pathname}`
+  const dispatcher = opened.init.dispatcher
+  let closed: Promise<void> | null = null
   return {
-    mode,
+    transport,
     server: mcp,
     storm,
     async connect() {
@@ -90,10 +65,16 @@ export async function startMcpScenario(
       return connected
     },
     report: () => storm.report(),
-    async close() {
-      for (const client of clients) await client.close().catch(() => undefined)
-      for (const close of closers.reverse()) await close()
-      await mcp.close()
-    },
+    close: () =>
+      (closed ??= (async () => {
+        for (const client of clients) await client.close().catch(() => undefined)
+        await opened.close()
+        await mcp.close()
+      })()),
   }
+}
+
+/** `startMcpScenario()`, closed when the current test finishes. */
+export async function mcpScenario(...args: Parameters<typeof startMcpScenario>): Promise<McpScenario> {
+  return closing(await startMcpScenario(...args))
 }

@@ -1,31 +1,28 @@
 /**
- * A fake model provider behind toolstorm on one of three paths: in-process (`intercept`), the
- * proxy in reverse mode (the client's base URL is the proxy) or in forward mode (the client
- * sends absolute URLs to the proxy through an undici ProxyAgent, as with HTTP_PROXY).
+ * A fake model provider behind toolstorm on one of the transports (transports.ts): in-process
+ * (`intercept`), MSW handlers, the proxy in reverse mode (the client's base URL is the proxy) or in
+ * forward mode (the client sends absolute URLs to the proxy through an undici ProxyAgent, as with
+ * HTTP_PROXY).
  */
-import { ProxyAgent } from 'undici'
-import { afterEach } from 'vitest'
+import type { ProxyAgent } from 'undici'
+import { onTestFinished } from 'vitest'
 import type { Clock } from '../../src/engine/clock.js'
 import type { ExchangeObserver } from '../../src/engine/exchange-flow.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import type { Report } from '../../src/engine/schema/report.js'
 import { createStorm, type Storm } from '../../src/engine/storm.js'
-import { intercept } from '../../src/interceptors/intercept.js'
-import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
+import type { ProxyServer } from '../../src/proxy/proxy-server.js'
 import { startModelUpstream, type ModelUpstream, type ModelUpstreamOptions } from './model-upstream.js'
-
-export type ModelPath = 'in-process' | 'reverse' | 'forward'
-
-export const MODEL_PATHS: readonly ModelPath[] = ['in-process', 'reverse', 'forward']
+import { openTransport, type Transport } from './transports.js'
 
 export interface ModelScenario {
-  readonly path: ModelPath
+  readonly transport: Transport
   readonly upstream: ModelUpstream
   readonly storm: Storm
   readonly proxy: ProxyServer | null
   /** The origin a client talks to (the proxy in reverse mode, the upstream otherwise). */
   readonly base: string
-  /** Extra `fetch` options for this path (the forward-mode dispatcher), for SDK `fetchOptions` and raw fetch. */
+  /** Extra `fetch` options for this transport (the forward-mode dispatcher), for SDK `fetchOptions` and raw fetch. */
   readonly fetchOptions: { dispatcher?: ProxyAgent }
   report(): Report
   /** The report once no call is running any more (the proxy sees a client leave a moment later). */
@@ -42,41 +39,21 @@ async function settle(storm: Storm): Promise<Report> {
   }
 }
 
-export async function startModelScenario(path: ModelPath, config: StormConfigInput, options: ModelUpstreamOptions & { observer?: ExchangeObserver; clock?: Clock } = {}): Promise<ModelScenario> {
+export async function startModelScenario(transport: Transport, config: StormConfigInput, options: ModelUpstreamOptions & { observer?: ExchangeObserver; clock?: Clock } = {}): Promise<ModelScenario> {
   const upstream = await startModelUpstream(options)
   const storm = createStorm(config, options.clock ? { clock: options.clock } : {})
-  const observer = options.observer ? { observer: options.observer } : {}
-  if (path === 'in-process') {
-    const interception = intercept(storm, { filter: (url) => url.origin === upstream.url, ...observer })
-    return {
-      path,
-      upstream,
-      storm,
-      proxy: null,
-      base: upstream.url,
-      fetchOptions: {},
-      report: () => storm.report(),
-      settled: () => settle(storm),
-      close: async () => {
-        interception.dispose()
-        await upstream.close()
-      },
-    }
-  }
-  const proxy = await startProxy({ ...(path === 'reverse' ? { targets: [upstream.url] } : {}), storm, ...observer })
-  const dispatcher = path === 'forward' ? new ProxyAgent({ uri: proxy.url, proxyTunnel: false }) : undefined
+  const opened = await openTransport(transport, storm, upstream.url, options.observer ? { observer: options.observer } : {})
   return {
-    path,
+    transport,
     upstream,
     storm,
-    proxy,
-    base: path === 'reverse' ? proxy.url : upstream.url,
-    fetchOptions: dispatcher ? { dispatcher } : {},
+    proxy: opened.proxy,
+    base: opened.base,
+    fetchOptions: opened.init,
     report: () => storm.report(),
     settled: () => settle(storm),
     close: async () => {
-      await dispatcher?.close()
-      await proxy.close()
+      await opened.close()
       await upstream.close()
     },
   }
@@ -87,18 +64,22 @@ export const CHAT = 'POST /v1/chat/completions'
 export const RESPONSES = 'POST /v1/responses'
 export const MESSAGES = 'POST /v1/messages'
 
-/** Scenarios a test file starts, each closed after its test (`const scenarios = modelScenarios()` at the top level). */
+/**
+ * Scenarios a test file starts, each closed when its test finishes (`const scenarios = modelScenarios()`
+ * at the top level). Starting one closes the test's previous one first: two interceptions would nest.
+ */
 export function modelScenarios(): { start: typeof startModelScenario } {
   let current: ModelScenario | null = null
-  afterEach(async () => {
-    await current?.close()
-    current = null
-  })
   return {
     async start(...args) {
       await current?.close()
-      current = once(await startModelScenario(...args))
-      return current
+      const scenario = once(await startModelScenario(...args))
+      current = scenario
+      onTestFinished(async () => {
+        await scenario.close()
+        if (current === scenario) current = null
+      })
+      return scenario
     },
   }
 }

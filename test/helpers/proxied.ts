@@ -7,12 +7,11 @@ import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import type { Report } from '../../src/engine/schema/report.js'
 import { ToolstormEffects } from '../../src/effects/toolstorm-effects.js'
 import { startProxy, type ProxyServer, type ProxyOptions } from '../../src/proxy/proxy-server.js'
+import type { ProxyTransport } from './transports.js'
 import { startUpstream, type Upstream } from './upstream.js'
 
-export type ProxyMode = 'reverse' | 'forward'
-
 export interface Proxied {
-  readonly mode: ProxyMode
+  readonly mode: ProxyTransport
   readonly proxy: ProxyServer
   readonly upstream: Upstream
   /** The URL a client requests: the proxy (reverse) or the upstream itself (forward, via the proxy). */
@@ -33,7 +32,7 @@ export const FAULT_RULES: StormConfigInput = {
   ],
 }
 
-export async function startProxied(mode: ProxyMode, config: StormConfigInput = FAULT_RULES, extra: Partial<ProxyOptions> = {}): Promise<Proxied> {
+export async function startProxied(mode: ProxyTransport, config: StormConfigInput = FAULT_RULES, extra: Partial<ProxyOptions> = {}): Promise<Proxied> {
   let effects: ToolstormEffects | null = null
   const upstream = await startUpstream({
     onCommit: async (name, key, request) => {
@@ -43,6 +42,7 @@ export async function startProxied(mode: ProxyMode, config: StormConfigInput = F
   const proxy = await startProxy({ ...(mode === 'reverse' ? { targets: [upstream.url] } : {}), config, ...extra })
   effects = new ToolstormEffects({ sidecarUrl: proxy.adminUrl })
   const dispatcher = mode === 'forward' ? new ProxyAgent({ uri: proxy.url, proxyTunnel: false }) : undefined
+  let closed: Promise<void> | null = null
   const admin = (path: string, init: RequestInit = {}) => fetch(proxy.adminUrl + path, { ...init, headers: { authorization: `Bearer ${proxy.token}`, ...(init.headers as Record<string, string>) } })
   return {
     mode,
@@ -53,10 +53,12 @@ export async function startProxied(mode: ProxyMode, config: StormConfigInput = F
     effects,
     report: async (run) => (await (await admin(`/report${run ? `?run=${encodeURIComponent(run)}` : ''}`)).json()) as Report,
     admin,
-    close: async () => {
-      await dispatcher?.close()
-      await proxy.close()
-      await upstream.close()
-    },
+    // Once: a test may close it itself (to read what closing does), and closing() closes it again.
+    close: () =>
+      (closed ??= (async () => {
+        await dispatcher?.close()
+        await proxy.close()
+        await upstream.close()
+      })()),
   }
 }

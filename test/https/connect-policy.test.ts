@@ -5,19 +5,11 @@
 import net from 'node:net'
 import tls from 'node:tls'
 import { ProxyAgent, request } from 'undici'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/engine/storm.js'
-import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
-import { startHttpsProxied, upstreamTestCa, type HttpsProxied } from '../helpers/https-proxied.js'
-
-let env: HttpsProxied | null = null
-let proxy: ProxyServer | null = null
-afterEach(async () => {
-  await env?.close()
-  await proxy?.close()
-  env = null
-  proxy = null
-})
+import { startProxy } from '../../src/proxy/proxy-server.js'
+import { startHttpsProxied, upstreamTestCa } from '../helpers/https-proxied.js'
+import { closing } from '../helpers/teardown.js'
 
 /** Send a raw CONNECT and return the status line and body the proxy answers with. */
 function rawConnect(proxyUrl: string, target: string): Promise<{ status: string; body: string }> {
@@ -40,25 +32,25 @@ function rawConnect(proxyUrl: string, target: string): Promise<{ status: string;
 
 describe('CONNECT allowlist', () => {
   it('refuses a port outside the allowlist with 403 and says how to allow it', async () => {
-    proxy = await startProxy({})
+    const proxy = closing(await startProxy({}))
     const reply = await rawConnect(proxy.url, 'example.com:22')
     expect(reply.status).toBe('HTTP/1.1 403 Forbidden')
     expect(reply.body).toBe('[toolstorm] Failed to open a tunnel to example.com:22: port 22 is not allowed (allowed: 443). Start the proxy with --connect-port 22 to allow it.\n')
   })
 
   it('accepts 443 and the configured ports', async () => {
-    proxy = await startProxy({ connectPorts: [8443] })
+    const proxy = closing(await startProxy({ connectPorts: [8443] }))
     expect((await rawConnect(proxy.url, 'example.com:443')).status).toBe('HTTP/1.1 200 Connection Established')
     expect((await rawConnect(proxy.url, 'example.com:8443')).status).toBe('HTTP/1.1 200 Connection Established')
     expect((await rawConnect(proxy.url, 'example.com:8080')).status).toBe('HTTP/1.1 403 Forbidden')
   })
 
   it('refuses the admin port and its own port, whatever the host name and even when configured', async () => {
-    proxy = await startProxy({})
-    const adminPort = Number(new URL(proxy.adminUrl).port)
-    const dataPort = Number(new URL(proxy.url).port)
-    await proxy.close()
-    proxy = await startProxy({ adminPort, port: dataPort, connectPorts: [adminPort, dataPort] })
+    const first = closing(await startProxy({}))
+    const adminPort = Number(new URL(first.adminUrl).port)
+    const dataPort = Number(new URL(first.url).port)
+    await first.close()
+    const proxy = closing(await startProxy({ adminPort, port: dataPort, connectPorts: [adminPort, dataPort] }))
     for (const target of [`127.0.0.1:${adminPort}`, `localhost:${adminPort}`, `admin.localtest.me:${adminPort}`, `127.0.0.1:${dataPort}`]) {
       const reply = await rawConnect(proxy.url, target)
       expect(reply.status).toBe('HTTP/1.1 403 Forbidden')
@@ -67,7 +59,7 @@ describe('CONNECT allowlist', () => {
   })
 
   it('refuses a malformed target with 400', async () => {
-    proxy = await startProxy({})
+    const proxy = closing(await startProxy({}))
     const reply = await rawConnect(proxy.url, 'example.com')
     expect(reply.status).toBe('HTTP/1.1 400 Bad Request')
     expect(reply.body).toBe('[toolstorm] Failed to open a tunnel to "example.com": expected host:port, as in "CONNECT api.example.com:443".\n')
@@ -76,12 +68,12 @@ describe('CONNECT allowlist', () => {
 
 describe('leaf certificates', () => {
   it('presents a leaf for the CONNECT host, plus the SNI name a client sends', async () => {
-    proxy = await startProxy({})
+    const proxy = closing(await startProxy({}))
     const { hostname, port } = new URL(proxy.url)
     const names = async (servername: string | null) => {
       const socket = net.connect(Number(port), hostname, () => socket.write('CONNECT 127.0.0.1:443 HTTP/1.1\r\n\r\n'))
       await new Promise((resolve) => socket.once('data', resolve))
-      const secure = tls.connect({ socket, host: servername ?? '127.0.0.1', ...(servername ? { servername } : {}), ca: proxy!.ca!.certificatePem })
+      const secure = tls.connect({ socket, host: servername ?? '127.0.0.1', ...(servername ? { servername } : {}), ca: proxy.ca!.certificatePem })
       await new Promise((resolve, reject) => secure.once('secureConnect', resolve).once('error', reject))
       const san = secure.getPeerX509Certificate()?.subjectAltName
       secure.destroy()
@@ -95,7 +87,7 @@ describe('leaf certificates', () => {
 describe('tunnelUnmatched', () => {
   it('tunnels a host no rule names untouched, and intercepts the host a rule names', async () => {
     const routes = (port: number) => ({ ship: `POST https://localhost:${port}/ship` })
-    env = await startHttpsProxied({ rules: [] }, { tunnelUnmatched: true })
+    const env = closing(await startHttpsProxied({ rules: [] }, { tunnelUnmatched: true }))
     const port = env.upstream.port
     // Rules changed live (as PUT /rules does) decide the next CONNECT.
     env.proxy.storm.setConfig(parseConfig({ routes: routes(port), rules: [{ name: 'lost', route: 'ship', kind: 'response_lost' }] }))
@@ -122,7 +114,7 @@ describe('tunnelUnmatched', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
     const port = (closed.address() as net.AddressInfo).port
     await new Promise<void>((resolve) => closed.close(() => resolve()))
-    proxy = await startProxy({ tunnelUnmatched: true, connectPorts: [port] })
+    const proxy = closing(await startProxy({ tunnelUnmatched: true, connectPorts: [port] }))
     const reply = await rawConnect(proxy.url, `127.0.0.1:${port}`)
     expect(reply.status).toBe('HTTP/1.1 502 Bad Gateway')
     expect(reply.body).toBe(`[toolstorm] Failed to open a tunnel to 127.0.0.1:${port}: ECONNREFUSED. Check that the host is reachable from this machine.\n`)

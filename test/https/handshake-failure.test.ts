@@ -7,16 +7,11 @@ import net from 'node:net'
 import tls from 'node:tls'
 import { promisify } from 'node:util'
 import { ProxyAgent, request } from 'undici'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { startHttpsProxied, type HttpsProxied } from '../helpers/https-proxied.js'
+import { closing } from '../helpers/teardown.js'
 
 const run = promisify(execFile)
-let env: HttpsProxied | null = null
-afterEach(async () => {
-  await env?.close()
-  env = null
-})
-
 async function expectStillServing(proxied: HttpsProxied): Promise<void> {
   const response = await request(`${proxied.base}/items/ok`, { dispatcher: proxied.dispatcher })
   expect(response.statusCode).toBe(200)
@@ -25,7 +20,7 @@ async function expectStillServing(proxied: HttpsProxied): Promise<void> {
 
 describe('a client that does not trust the CA', () => {
   it('fails its handshake (undici), and the proxy keeps serving', async () => {
-    env = await startHttpsProxied({ rules: [] })
+    const env = closing(await startHttpsProxied({ rules: [] }))
     const untrusting = new ProxyAgent({ uri: env.proxy.url })
     try {
       await expect(request(`${env.base}/items/a`, { dispatcher: untrusting })).rejects.toMatchObject({ code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' })
@@ -42,7 +37,7 @@ describe('a client that does not trust the CA', () => {
 
   it('fails its handshake (curl without --cacert), and the proxy reports the refusal once, quietly', async () => {
     const refusals: Array<[string, string]> = []
-    env = await startHttpsProxied({ rules: [] }, { onCertificateRefused: (host, reason) => refusals.push([host, reason]) })
+    const env = closing(await startHttpsProxied({ rules: [] }, { onCertificateRefused: (host, reason) => refusals.push([host, reason]) }))
     const result = await run('curl', ['-sS', '-x', env.proxy.url, `${env.base}/items/a`], { env: { ...process.env, NO_PROXY: '', no_proxy: '', CURL_CA_BUNDLE: '' } }).then(
       () => ({ code: 0, stderr: '' }),
       (e: { code: number; stderr: string }) => e,
@@ -55,7 +50,7 @@ describe('a client that does not trust the CA', () => {
 
   it("fails its handshake (Python's urllib without the CA), and the proxy reports the refusal", async () => {
     const refusals: Array<[string, string]> = []
-    env = await startHttpsProxied({ rules: [] }, { onCertificateRefused: (host, reason) => refusals.push([host, reason]) })
+    const env = closing(await startHttpsProxied({ rules: [] }, { onCertificateRefused: (host, reason) => refusals.push([host, reason]) }))
     const script = 'import sys, urllib.request\ntry:\n    urllib.request.urlopen(sys.argv[1], timeout=10)\nexcept Exception as e:\n    print(type(getattr(e, "reason", e)).__name__)'
     const result = await run('python3', ['-c', script, `${env.base}/items/a`], { env: { ...process.env, HTTPS_PROXY: env.proxy.url, https_proxy: env.proxy.url, NO_PROXY: '', no_proxy: '' } })
     expect(result.stdout.trim()).toBe('SSLCertVerificationError')
@@ -64,11 +59,11 @@ describe('a client that does not trust the CA', () => {
   })
 
   it('survives a tunnel that sends a broken handshake or nothing at all', async () => {
-    env = await startHttpsProxied({ rules: [] })
+    const env = closing(await startHttpsProxied({ rules: [] }))
     const { hostname, port } = new URL(env.proxy.url)
     const open = (bytes: Buffer | null) =>
       new Promise<void>((resolve) => {
-        const socket = net.connect(Number(port), hostname, () => socket.write(`CONNECT 127.0.0.1:${env!.upstream.port} HTTP/1.1\r\n\r\n`))
+        const socket = net.connect(Number(port), hostname, () => socket.write(`CONNECT 127.0.0.1:${env.upstream.port} HTTP/1.1\r\n\r\n`))
         socket.once('data', () => {
           if (bytes) socket.write(bytes)
           setTimeout(() => socket.destroy(), 50)
@@ -80,7 +75,7 @@ describe('a client that does not trust the CA', () => {
     await open(null)
     // A TLS client that gives up halfway through its handshake.
     await new Promise<void>((resolve) => {
-      const socket = net.connect(Number(port), hostname, () => socket.write(`CONNECT 127.0.0.1:${env!.upstream.port} HTTP/1.1\r\n\r\n`))
+      const socket = net.connect(Number(port), hostname, () => socket.write(`CONNECT 127.0.0.1:${env.upstream.port} HTTP/1.1\r\n\r\n`))
       socket.once('data', () => {
         const secure = tls.connect({ socket, rejectUnauthorized: false })
         secure.once('secureConnect', () => secure.destroy())

@@ -12,12 +12,13 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import OpenAI from 'openai'
 import { fetch as undiciFetch, getGlobalDispatcher, ProxyAgent, request as undiciRequest, setGlobalDispatcher } from 'undici'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { ROOT } from '../helpers/cli.js'
 import { startHttpsProxied, upstreamTestCa, type HttpsProxied } from '../helpers/https-proxied.js'
 import { startUpstream } from '../helpers/upstream.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
 import { createInMemoryCertificateAuthority } from '../../src/proxy/tls/certificate-authority.js'
+import { closing } from '../helpers/teardown.js'
 
 const run = promisify(execFile)
 
@@ -44,12 +45,6 @@ async function startResettingHttpsServer(): Promise<{ url: string; caPath: strin
     },
   }
 }
-let env: HttpsProxied | null = null
-afterEach(async () => {
-  await env?.close()
-  env = null
-})
-
 /** What every client must leave behind: the 429 never reached the upstream, the lost write committed once. */
 async function expectFaultEvidence(proxied: HttpsProxied): Promise<void> {
   expect(proxied.upstream.hits('/items/a')).toBe(0)
@@ -65,7 +60,7 @@ async function expectFaultEvidence(proxied: HttpsProxied): Promise<void> {
 
 describe('real clients through the HTTPS interception', () => {
   it('global fetch with a ProxyAgent dispatcher sees the 429 and the reset', async () => {
-    env = await startHttpsProxied()
+    const env = closing(await startHttpsProxied())
     const init = { dispatcher: env.dispatcher } as unknown as RequestInit
     const read = await fetch(`${env.base}/items/a`, init)
     expect(read.status).toBe(429)
@@ -80,7 +75,7 @@ describe('real clients through the HTTPS interception', () => {
   })
 
   it('global fetch under setGlobalDispatcher, by host name (SNI), sees the 429 and the reset', async () => {
-    env = await startHttpsProxied()
+    const env = closing(await startHttpsProxied())
     const previous = getGlobalDispatcher()
     const agent = new ProxyAgent({ uri: env.proxy.url, requestTls: { ca: env.ca.certificatePem } })
     setGlobalDispatcher(agent)
@@ -101,7 +96,7 @@ describe('real clients through the HTTPS interception', () => {
   })
 
   it('undici.request and undici.fetch see the 429 and the reset', async () => {
-    env = await startHttpsProxied()
+    const env = closing(await startHttpsProxied())
     const read = await undiciRequest(`${env.base}/items/a`, { dispatcher: env.dispatcher })
     expect(read.statusCode).toBe(429)
     expect(read.headers['retry-after-ms']).toBe('2000')
@@ -111,13 +106,13 @@ describe('real clients through the HTTPS interception', () => {
   })
 
   it('the openai SDK (fetchOptions.dispatcher) sees a RateLimitError and a connection error', async () => {
-    env = await startHttpsProxied({
+    const env = closing(await startHttpsProxied({
       seed: 42,
       rules: [
         { name: 'models-busy', route: 'GET /v1/models', kind: 'rate_limit', calls: [1], delay: 1 },
         { name: 'lost-ack', route: 'POST /v1/chat/completions', kind: 'response_lost', calls: [1] },
       ],
-    })
+    }))
     const client = new OpenAI({ apiKey: 'sk-test-not-a-real-key', baseURL: `${env.base}/v1`, maxRetries: 0, fetchOptions: { dispatcher: env.dispatcher } as never })
     const busy = await client.models.list().then(
       () => null,
@@ -137,7 +132,7 @@ describe('real clients through the HTTPS interception', () => {
   })
 
   it('a child node process with NODE_EXTRA_CA_CERTS and HTTPS_PROXY sees the 429 and the reset', async () => {
-    env = await startHttpsProxied()
+    const env = closing(await startHttpsProxied())
     // Node 20's fetch ignores HTTPS_PROXY; EnvHttpProxyAgent reads it (and NO_PROXY).
     const script = `
       import { EnvHttpProxyAgent, setGlobalDispatcher } from 'undici'
@@ -154,7 +149,7 @@ describe('real clients through the HTTPS interception', () => {
   })
 
   it('curl -x … --cacert sees the 429 and a connection reset', async () => {
-    env = await startHttpsProxied()
+    const env = closing(await startHttpsProxied())
     const proxyArgs = ['-x', env.proxy.url, '--cacert', env.caPath]
     const read = await run('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', ...proxyArgs, `${env.base}/items/a`], { env: { ...process.env, NO_PROXY: '', no_proxy: '' } })
     expect(read.stdout).toBe('429')
@@ -167,7 +162,7 @@ describe('real clients through the HTTPS interception', () => {
   })
 
   it("Python's urllib with SSL_CERT_FILE and HTTPS_PROXY sees the 429, and the reset a real HTTPS server gives", async () => {
-    env = await startHttpsProxied()
+    const env = closing(await startHttpsProxied())
     const script = [
       'import json, sys, urllib.request, urllib.error',
       'base = sys.argv[1]',
@@ -229,7 +224,7 @@ describe('real clients through the HTTPS interception', () => {
 
 describe('keep-alive inside a tunnel', () => {
   it('serves many requests over one intercepted TLS connection', async () => {
-    env = await startHttpsProxied({ rules: [] })
+    const env = closing(await startHttpsProxied({ rules: [] }))
     let tunnels = 0
     env.proxy.server.prependListener('connect', () => tunnels++)
     const agent = new ProxyAgent({ uri: env.proxy.url, requestTls: { ca: env.ca.certificatePem }, connections: 1 } as ConstructorParameters<typeof ProxyAgent>[0])

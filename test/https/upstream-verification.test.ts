@@ -3,17 +3,12 @@
  * only the loudly named option turns verification off.
  */
 import { ProxyAgent, request } from 'undici'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { startProxy } from '../../src/proxy/proxy-server.js'
 import { createInMemoryCertificateAuthority } from '../../src/proxy/tls/certificate-authority.js'
 import { startHttpsProxied, upstreamTestCa, type HttpsProxied } from '../helpers/https-proxied.js'
 import { startUpstream } from '../helpers/upstream.js'
-
-let env: HttpsProxied | null = null
-afterEach(async () => {
-  await env?.close()
-  env = null
-})
+import { closing } from '../helpers/teardown.js'
 
 async function get(proxied: HttpsProxied, path: string): Promise<{ status: number; body: string }> {
   const response = await request(`${proxied.base}${path}`, { dispatcher: proxied.dispatcher })
@@ -22,7 +17,7 @@ async function get(proxied: HttpsProxied, path: string): Promise<{ status: numbe
 
 describe('upstream TLS verification', () => {
   it('answers 502 when the upstream certificate is not trusted, and never sends the request', async () => {
-    env = await startHttpsProxied({ rules: [] }, { trustUpstream: false })
+    const env = closing(await startHttpsProxied({ rules: [] }, { trustUpstream: false }))
     const reply = await get(env, '/items/a')
     expect(reply.status).toBe(502)
     expect(JSON.parse(reply.body)).toEqual({
@@ -33,7 +28,7 @@ describe('upstream TLS verification', () => {
   })
 
   it('trusts the upstream with upstreamCa', async () => {
-    env = await startHttpsProxied({ rules: [] }, { trustUpstream: true })
+    const env = closing(await startHttpsProxied({ rules: [] }, { trustUpstream: true }))
     expect((await get(env, '/items/a')).status).toBe(200)
     expect(env.upstream.hits('/items/a')).toBe(1)
   })
@@ -56,7 +51,7 @@ describe('upstream TLS verification', () => {
   })
 
   it('skips verification only with insecureSkipUpstreamTlsVerification', async () => {
-    env = await startHttpsProxied({ rules: [] }, { trustUpstream: false, insecureSkipUpstreamTlsVerification: true })
+    const env = closing(await startHttpsProxied({ rules: [] }, { trustUpstream: false, insecureSkipUpstreamTlsVerification: true }))
     expect((await get(env, '/items/a')).status).toBe(200)
   })
 

@@ -5,15 +5,14 @@
  * the sink, and so the exchange. The exchanges are held weakly through an observer.
  */
 import http from 'node:http'
-import { setupServer } from 'msw/node'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { Exchange } from '../../src/engine/exchange.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import { createStorm } from '../../src/engine/storm.js'
-import { intercept } from '../../src/interceptors/intercept.js'
-import { stormHandlers } from '../../src/interceptors/msw-handlers.js'
 import { collectGarbage } from '../helpers/collected.js'
-import { startUpstream, type Upstream } from '../helpers/upstream.js'
+import { closing } from '../helpers/teardown.js'
+import { IN_PROCESS, through } from '../helpers/transports.js'
+import { startUpstream } from '../helpers/upstream.js'
 
 const N = 12
 const RULES: StormConfigInput = {
@@ -21,17 +20,6 @@ const RULES: StormConfigInput = {
     { name: 'reset', route: 'GET /items/*', kind: 'reset' },
     { name: 'lost', route: 'POST /ship', kind: 'response_lost' },
   ],
-}
-
-const cleanups: Array<() => unknown> = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
-
-async function upstream(): Promise<Upstream> {
-  const started = await startUpstream()
-  cleanups.push(() => started.close())
-  return started
 }
 
 /** An observer that holds every exchange weakly. */
@@ -67,27 +55,15 @@ const viaHttp = (url: string, method: string) =>
     req.end(method === 'POST' ? '{"order":"o"}' : undefined)
   })
 
-/** Each in-process transport, installed for `storm` with `observer`; returns its uninstall. */
-const transports = {
-  'MSW handlers': (storm: ReturnType<typeof createStorm>, observer: ReturnType<typeof weakly>['observer'], origin: string) => {
-    const server = setupServer(...stormHandlers(storm, { observer, filter: (url) => url.origin === origin }))
-    server.listen({ onUnhandledRequest: 'bypass' })
-    return () => server.close()
-  },
-  'intercept()': (storm: ReturnType<typeof createStorm>, observer: ReturnType<typeof weakly>['observer']) => {
-    const interception = intercept(storm, { observer })
-    return () => interception.dispose()
-  },
-}
 const clients = { fetch: viaFetch, 'node:http': viaHttp }
 
 describe('in-process, nothing of an exchange that ended in a reset is kept', () => {
-  it.each((['MSW handlers', 'intercept()'] as const).flatMap((transport) => (['fetch', 'node:http'] as const).map((client) => [transport, client] as const)))(
+  it.each(IN_PROCESS.flatMap((transport) => (['fetch', 'node:http'] as const).map((client) => [transport, client] as const)))(
     'under %s (%s)',
     async (transport, client) => {
-      const tool = await upstream()
+      const tool = closing(await startUpstream())
       const held = weakly()
-      cleanups.push(transports[transport](createStorm(RULES), held.observer, tool.url))
+      await through(transport, createStorm(RULES), tool.url, { observer: held.observer })
       await failures(tool.url, clients[client])
       expect(await held.alive()).toBe(0)
     },

@@ -15,7 +15,7 @@ import { through, TRANSPORTS, type Through } from '../helpers/transports.js'
 const CHAT = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }
 
 /** One non-streamed chat completion; its answer read whole. */
-async function chat({ base, init }: Through): Promise<void> {
+async function chat({ base, init }: Pick<Through, 'base' | 'init'>): Promise<void> {
   const response = await fetch(`${base}/v1/chat/completions`, {
     ...init,
     method: 'POST',
@@ -54,7 +54,7 @@ describe('one model call, every transport', () => {
     const storm = createStorm({})
     const recorder = createCassetteRecorder(storm, { source: 'proxy' })
     onTestFinished(() => recorder.discard())
-    await chat(await through('forward', storm, upstream.url, recorder.observer))
+    await chat(await through('forward', storm, upstream.url, { observer: recorder.observer }))
     await recorder.close()
 
     const replay = await startReplayServer(await recorder.cassette())

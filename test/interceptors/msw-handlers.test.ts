@@ -1,12 +1,13 @@
 import { http, HttpResponse } from 'msw'
 import { setupServer } from 'msw/node'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createStorm } from '../../src/engine/storm.js'
 import { contract } from '../../src/engine/contracts/contract.js'
 import { stormHandlers } from '../../src/interceptors/msw-handlers.js'
 import http_ from 'node:http'
 import { intercept } from '../../src/interceptors/intercept.js'
-import { startUpstream, type Upstream } from '../helpers/upstream.js'
+import { startUpstream } from '../helpers/upstream.js'
+import { closing } from '../helpers/teardown.js'
 
 // Two cookies, one whose Expires holds a comma: joined with ", " they would read as three.
 const COOKIES = ['session=abc; Path=/; Expires=Wed, 21 Oct 2037 07:28:00 GMT; HttpOnly', 'theme=dark; Path=/']
@@ -23,21 +24,12 @@ async function cookieUpstream(): Promise<{ origin: string; close: () => Promise<
   return { origin: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) }
 }
 
-let server: ReturnType<typeof setupServer> | null = null
-let upstream: Upstream | null = null
-afterEach(async () => {
-  server?.close()
-  server = null
-  await upstream?.close()
-  upstream = null
-})
-
 describe('storm as MSW handlers', () => {
   it('passes through to a real upstream, which commits, then fails the client with a network error', async () => {
     const storm = createStorm({ rules: [{ name: 'lost', route: 'POST /ship', kind: 'response_lost', calls: [1] }] })
-    upstream = await startUpstream({ onCommit: (name, key, req) => void storm.effect(name, key, { call: req.headers }) })
+    const upstream = closing(await startUpstream({ onCommit: (name, key, req) => void storm.effect(name, key, { call: req.headers }) }))
     const origin = upstream.url
-    server = setupServer(...stormHandlers(storm, { filter: (url) => url.origin === origin }))
+    const server = closing(setupServer(...stormHandlers(storm, { filter: (url) => url.origin === origin })))
     server.listen({ onUnhandledRequest: 'error' })
     await expect(fetch(`${origin}/ship`, { method: 'POST', body: '{"order":"o-1"}' })).rejects.toThrow(TypeError)
     expect((await fetch(`${origin}/ship`, { method: 'POST', body: '{"order":"o-1"}' })).status).toBe(201)
@@ -54,7 +46,7 @@ describe('storm as MSW handlers', () => {
         return HttpResponse.json({ id: 1 }, { status: 201 })
       }),
     ]
-    server = setupServer(...stormHandlers(storm, { tools, filter: (url) => url.hostname === 'tools.test' }))
+    const server = closing(setupServer(...stormHandlers(storm, { tools, filter: (url) => url.hostname === 'tools.test' })))
     server.listen({ onUnhandledRequest: 'error' })
     const first = await fetch('https://tools.test/ship', { method: 'POST' })
     expect(first.status).toBe(429)
@@ -69,7 +61,7 @@ describe('storm as MSW handlers', () => {
     const cookies = await cookieUpstream()
     try {
       const storm = createStorm({ rules: [] })
-      server = setupServer(...stormHandlers(storm, { filter: (url) => url.origin === cookies.origin }))
+      const server = closing(setupServer(...stormHandlers(storm, { filter: (url) => url.origin === cookies.origin })))
       server.listen({ onUnhandledRequest: 'error' })
       const response = await fetch(`${cookies.origin}/login`)
       expect(response.headers.getSetCookie()).toEqual(COOKIES)
@@ -89,7 +81,7 @@ describe('storm as MSW handlers', () => {
         return new HttpResponse('ok', { headers })
       }),
     ]
-    server = setupServer(...stormHandlers(storm, { tools, filter: (url) => url.hostname === 'tools.test' }))
+    const server = closing(setupServer(...stormHandlers(storm, { tools, filter: (url) => url.hostname === 'tools.test' })))
     server.listen({ onUnhandledRequest: 'error' })
     const response = await fetch('https://tools.test/login')
     expect(response.headers.getSetCookie()).toEqual(COOKIES)
@@ -109,7 +101,7 @@ describe('storm as MSW handlers', () => {
 
   it('leaves requests outside its filter to MSW onUnhandledRequest', async () => {
     const storm = createStorm()
-    server = setupServer(...stormHandlers(storm, { filter: (url) => url.hostname === 'tools.test' }))
+    const server = closing(setupServer(...stormHandlers(storm, { filter: (url) => url.hostname === 'tools.test' })))
     server.listen({ onUnhandledRequest: 'error' })
     await expect(fetch('https://elsewhere.test/x')).rejects.toThrow()
     expect(storm.report().calls).toHaveLength(0)

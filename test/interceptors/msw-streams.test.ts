@@ -1,17 +1,9 @@
 import { setupServer } from 'msw/node'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createStorm } from '../../src/engine/storm.js'
 import { stormHandlers } from '../../src/interceptors/msw-handlers.js'
-import { startModelUpstream, type ModelUpstream } from '../helpers/model-upstream.js'
-
-let server: ReturnType<typeof setupServer> | null = null
-let upstream: ModelUpstream | null = null
-afterEach(async () => {
-  server?.close()
-  server = null
-  await upstream?.close()
-  upstream = null
-})
+import { startModelUpstream } from '../helpers/model-upstream.js'
+import { closing } from '../helpers/teardown.js'
 
 async function read(response: Response): Promise<{ text: string; error: Error | null }> {
   let text = ''
@@ -26,9 +18,9 @@ async function read(response: Response): Promise<{ text: string; error: Error | 
 describe('stream faults in MSW handlers', () => {
   it('cut a real event stream after `after` events: the body fails as "terminated"', async () => {
     const storm = createStorm({ rules: [{ name: 'cut', route: 'GET /ticks', kind: 'stream_cut', after: 2 }] })
-    upstream = await startModelUpstream()
+    const upstream = closing(await startModelUpstream())
     const origin = upstream.url
-    server = setupServer(...stormHandlers(storm, { filter: (url) => url.origin === origin }))
+    const server = closing(setupServer(...stormHandlers(storm, { filter: (url) => url.origin === origin })))
     server.listen({ onUnhandledRequest: 'error' })
     const { text, error } = await read(await fetch(`${origin}/ticks?count=4`))
     expect(text).toBe('data: {"tick":1}\n\ndata: {"tick":2}\n\n')
@@ -38,9 +30,9 @@ describe('stream faults in MSW handlers', () => {
 
   it('deliver a slowed stream event by event, not at its end', async () => {
     const storm = createStorm({ rules: [{ name: 'slow', route: 'GET /ticks', kind: 'slow_stream', delay: 0.1 }] })
-    upstream = await startModelUpstream()
+    const upstream = closing(await startModelUpstream())
     const origin = upstream.url
-    server = setupServer(...stormHandlers(storm, { filter: (url) => url.origin === origin }))
+    const server = closing(setupServer(...stormHandlers(storm, { filter: (url) => url.origin === origin })))
     server.listen({ onUnhandledRequest: 'error' })
     const response = await fetch(`${origin}/ticks?count=4`)
     const reader = (response.body as ReadableStream<Uint8Array>).getReader()

@@ -2,16 +2,11 @@
  * A legacy HTTP+SSE MCP session (2024-11-05) records and replays with no server behind: the
  * answers recorded on the GET stream are played when their POST is replayed, with the live ids.
  */
-import { afterEach, describe, expect, it } from 'vitest'
-import { startReplayServer, type ReplayServer } from '../../src/cassette/replay/replay-server.js'
+import { describe, expect, it } from 'vitest'
+import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
 import { recordMcpSession } from '../helpers/mcp-recording.js'
 import { connectLegacyMcpClient } from '../helpers/mcp-server.js'
-
-let replay: ReplayServer | null = null
-afterEach(async () => {
-  await replay?.close()
-  replay = null
-})
+import { closing } from '../helpers/teardown.js'
 
 const recordLegacySession = () => recordMcpSession({ stateful: true, json: false, legacy: true }, (url) => connectLegacyMcpClient(url))
 
@@ -19,7 +14,7 @@ describe('legacy MCP record and replay', () => {
   for (const speed of ['instant', 'recorded'] as const) {
     it(`replays a recorded legacy session to the SDK client with no server behind, its ids differing from the recording (${speed})`, async () => {
       const recorded = await recordLegacySession()
-      replay = await startReplayServer(recorded.cassette, { order: 'any', allowUnused: true, speed })
+      const replay = closing(await startReplayServer(recorded.cassette, { order: 'any', allowUnused: true, speed }))
       const { client } = await connectLegacyMcpClient(`${replay.url}/sse`)
       // One tools/list fewer than recorded: the tool call goes out with an id one less than recorded,
       // and the second tools/list's answer, never asked for, is never played.
@@ -32,7 +27,7 @@ describe('legacy MCP record and replay', () => {
 
   it('refuses a tool call whose arguments differ from the recording: the POST gets 422 and the call rejects', async () => {
     const recorded = await recordLegacySession()
-    replay = await startReplayServer(recorded.cassette, { order: 'any', allowUnused: true })
+    const replay = closing(await startReplayServer(recorded.cassette, { order: 'any', allowUnused: true }))
     const { client } = await connectLegacyMcpClient(`${replay.url}/sse`)
     await expect(client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-2' } })).rejects.toThrow(/422/)
     await client.close()

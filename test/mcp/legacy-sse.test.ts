@@ -1,23 +1,17 @@
 import { McpError } from '@modelcontextprotocol/sdk/types.js'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { startProxy } from '../../src/proxy/proxy-server.js'
 import { connectLegacyMcpClient, startMcpServer, type TestMcpServer } from '../helpers/mcp-server.js'
-import { startMcpScenario, type McpMode, type McpScenario } from '../helpers/mcp-scenario.js'
+import { mcpScenario } from '../helpers/mcp-scenario.js'
+import { closing } from '../helpers/teardown.js'
+import type { Transport } from '../helpers/transports.js'
 
 const LEGACY = { stateful: true, json: false, legacy: true }
 
-let scenario: McpScenario | null = null
-const closers: Array<() => Promise<unknown>> = []
-afterEach(async () => {
-  await scenario?.close()
-  scenario = null
-  for (const close of closers.splice(0).reverse()) await close()
-})
-
 describe('the legacy HTTP+SSE transport (2024-11-05) through the proxy', () => {
-  for (const mode of ['reverse', 'forward', 'https', 'in-process'] as McpMode[]) {
-    it(`names the POSTed messages as MCP and targets one tool, the handshake not shifting its schedule (${mode})`, async () => {
-      scenario = await startMcpScenario(mode, { seed: 7, rules: [{ name: 'second-quote', route: 'tools/call get_quote', kind: 'tool_error', message: 'quote service down', calls: [2] }] }, LEGACY)
+  for (const transport of ['reverse', 'forward', 'https', 'intercept'] as const satisfies readonly Transport[]) {
+    it(`names the POSTed messages as MCP and targets one tool, the handshake not shifting its schedule (${transport})`, async () => {
+      const scenario = await mcpScenario(transport, { seed: 7, rules: [{ name: 'second-quote', route: 'tools/call get_quote', kind: 'tool_error', message: 'quote service down', calls: [2] }] }, LEGACY)
       const { client } = await scenario.connectLegacy()
       await client.listTools()
       const first = await client.callTool({ name: 'get_quote', arguments: { order_id: 'o-1' } })
@@ -39,9 +33,9 @@ describe('the legacy HTTP+SSE transport (2024-11-05) through the proxy', () => {
     })
   }
 
-  for (const mode of ['reverse', 'forward', 'in-process'] as McpMode[]) {
-    it(`answers rpc_error on the session stream: the SDK client raises McpError with the code, the server never sees the call (${mode})`, async () => {
-      scenario = await startMcpScenario(mode, { rules: [{ name: 'timeout', route: 'tools/call create_shipment', kind: 'rpc_error', code: -32001, message: 'Request timed out' }] }, LEGACY)
+  for (const transport of ['reverse', 'forward', 'intercept'] as const satisfies readonly Transport[]) {
+    it(`answers rpc_error on the session stream: the SDK client raises McpError with the code, the server never sees the call (${transport})`, async () => {
+      const scenario = await mcpScenario(transport, { rules: [{ name: 'timeout', route: 'tools/call create_shipment', kind: 'rpc_error', code: -32001, message: 'Request timed out' }] }, LEGACY)
       const { client } = await scenario.connectLegacy()
       const error = await client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-1' } }).catch((caught: unknown) => caught)
       expect(error).toBeInstanceOf(McpError)
@@ -51,8 +45,8 @@ describe('the legacy HTTP+SSE transport (2024-11-05) through the proxy', () => {
       expect(scenario.report().calls.at(-1)).toMatchObject({ route: 'tools/call create_shipment', status: 202, injected: true, mcp: { outcome: 'error', errorCode: -32001 } })
     })
 
-    it(`loses the answer event after the tool committed: the stream is reset and the call rejects on its timeout (${mode})`, async () => {
-      scenario = await startMcpScenario(mode, { rules: [{ name: 'lost-ack', route: 'tools/call create_shipment', kind: 'response_lost', calls: [1] }] }, LEGACY)
+    it(`loses the answer event after the tool committed: the stream is reset and the call rejects on its timeout (${transport})`, async () => {
+      const scenario = await mcpScenario(transport, { rules: [{ name: 'lost-ack', route: 'tools/call create_shipment', kind: 'response_lost', calls: [1] }] }, LEGACY)
       const { client } = await scenario.connectLegacy()
       const errors: unknown[] = []
       client.onerror = (error) => errors.push(error)
@@ -72,7 +66,7 @@ describe('the legacy HTTP+SSE transport (2024-11-05) through the proxy', () => {
   }
 
   it('answers 429, 503, a gateway timeout or a reset to the POST: the SDK client\'s call rejects at once, the server never sees it', async () => {
-    scenario = await startMcpScenario('reverse', {
+    const scenario = await mcpScenario('reverse', {
       rules: [
         { name: 'busy', route: 'tools/call get_quote', kind: 'rate_limit', calls: [1] },
         { name: 'down', route: 'tools/call get_quote', kind: 'unavailable', calls: [2] },
@@ -94,7 +88,7 @@ describe('the legacy HTTP+SSE transport (2024-11-05) through the proxy', () => {
   })
 
   it('delays the answer event, not the POST: the server runs the call at once, the client gets its result later', async () => {
-    scenario = await startMcpScenario('reverse', { rules: [{ name: 'slow', route: 'tools/call get_quote', kind: 'latency', delay: 0.5 }] }, LEGACY)
+    const scenario = await mcpScenario('reverse', { rules: [{ name: 'slow', route: 'tools/call get_quote', kind: 'latency', delay: 0.5 }] }, LEGACY)
     const { client } = await scenario.connectLegacy()
     const started = performance.now()
     const result = await client.callTool({ name: 'get_quote', arguments: { order_id: 'o-1' } })
@@ -107,7 +101,7 @@ describe('the legacy HTTP+SSE transport (2024-11-05) through the proxy', () => {
   })
 
   it('drifts the structuredContent of the answer event, so the SDK client refuses it against the tool\'s outputSchema', async () => {
-    scenario = await startMcpScenario('reverse', { seed: 3, rules: [{ name: 'drift', route: 'tools/call track_shipment', kind: 'schema_drift', fields: ['eta_days'] }] }, LEGACY)
+    const scenario = await mcpScenario('reverse', { seed: 3, rules: [{ name: 'drift', route: 'tools/call track_shipment', kind: 'schema_drift', fields: ['eta_days'] }] }, LEGACY)
     const { client } = await scenario.connectLegacy()
     await client.listTools()
     const error = await client.callTool({ name: 'track_shipment', arguments: { shipment_id: 'shp_1' } }, undefined, { timeout: 3000 }).catch((caught: unknown) => caught)
@@ -118,21 +112,19 @@ describe('the legacy HTTP+SSE transport (2024-11-05) through the proxy', () => {
   })
 
   it('learns no endpoint with detection off: the POSTs stay plain HTTP', async () => {
-    scenario = await startMcpScenario('reverse', { mcp: { detect: false }, rules: [] }, LEGACY)
+    const scenario = await mcpScenario('reverse', { mcp: { detect: false }, rules: [] }, LEGACY)
     const { client } = await scenario.connectLegacy()
     await client.callTool({ name: 'get_quote', arguments: { order_id: 'o-1' } })
     expect(new Set(scenario.report().calls.map((call) => call.route))).toEqual(new Set(['GET /sse', 'POST /messages']))
   })
 
   it('forwards a fault on an answer whose session stream the proxy never saw (not triggered), with the endpoint declared', async () => {
-    const server: TestMcpServer = await startMcpServer(LEGACY)
-    closers.push(() => server.close())
-    const proxy = await startProxy({ targets: [server.origin], config: { mcp: { endpoints: ['/messages'] }, rules: [{ name: 'broken', route: 'tools/call get_quote', kind: 'tool_error' }] } })
-    closers.push(() => proxy.close())
+    const server: TestMcpServer = closing(await startMcpServer(LEGACY))
+    const proxy = closing(await startProxy({ targets: [server.origin], config: { mcp: { endpoints: ['/messages'] }, rules: [{ name: 'broken', route: 'tools/call get_quote', kind: 'tool_error' }] } }))
     // The stream comes straight from the server; only the POSTs go through the proxy.
     const viaProxy = ((input: string | URL, init?: RequestInit) => fetch(String(input).replace(server.origin, proxy.url), init)) as typeof fetch
     const { client } = await connectLegacyMcpClient(server.url, undefined, viaProxy)
-    closers.push(() => client.close())
+    closing(client)
     const result = await client.callTool({ name: 'get_quote', arguments: { order_id: 'o-1' } }, undefined, { timeout: 3000 })
     expect(result.isError).toBeFalsy()
     expect(server.received).toContain('tools/call get_quote')

@@ -1,11 +1,13 @@
 import http from 'node:http'
 import net from 'node:net'
 import type { AddressInfo } from 'node:net'
-import { afterEach, describe, expect, it } from 'vitest'
-import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
+import { describe, expect, it } from 'vitest'
+import { startProxy } from '../../src/proxy/proxy-server.js'
 import { MCP_BODY_LIMIT } from '../../src/mcp/mcp-options.js'
 import { createStorm, parseConfig } from '../../src/engine/storm.js'
+import type { Report } from '../../src/engine/schema/report.js'
 import { intercept } from '../../src/interceptors/intercept.js'
+import { closing } from '../helpers/teardown.js'
 
 /** An upstream that answers every POST with the number of body bytes and their sum, as JSON. */
 async function countingUpstream(): Promise<{ origin: string; close(): Promise<void> }> {
@@ -25,21 +27,17 @@ async function countingUpstream(): Promise<{ origin: string; close(): Promise<vo
 const MCP_ACCEPT = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
 const rpc = (method: string, params: unknown = {}) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params })
 
-let proxy: ProxyServer | null = null
-let upstream: Awaited<ReturnType<typeof countingUpstream>> | null = null
-afterEach(async () => {
-  await proxy?.close()
-  await upstream?.close()
-  proxy = null
-  upstream = null
-})
+type Requests = Array<{ path: string; headers: Record<string, string>; body: string }>
 
-async function routesOf(config: object, requests: Array<{ path: string; headers: Record<string, string>; body: string }>): Promise<string[]> {
-  upstream = await countingUpstream()
-  proxy = await startProxy({ targets: [upstream.origin], config })
+/** The requests sent through a proxy in front of a counting upstream; the report, both closed when the test finishes. */
+async function reportOf(config: object, requests: Requests): Promise<Report> {
+  const upstream = closing(await countingUpstream())
+  const proxy = closing(await startProxy({ targets: [upstream.origin], config }))
   for (const request of requests) await (await fetch(proxy.url + request.path, { method: 'POST', headers: request.headers, body: request.body })).text()
-  return proxy.storm.report().calls.map((call) => call.route)
+  return proxy.storm.report()
 }
+
+const routesOf = async (config: object, requests: Requests): Promise<string[]> => (await reportOf(config, requests)).calls.map((call) => call.route)
 
 describe('recognising MCP requests', () => {
   it('names a request by its JSON-RPC method only when its head says MCP: an Accept of both answers, or Mcp-Method', async () => {
@@ -58,9 +56,8 @@ describe('recognising MCP requests', () => {
 
   it('names a resource read without the URI\'s query, and keeps a token in it out of the report', async () => {
     const uri = 'https://files.test/orders.csv?access_token=tok_9f8e7d6c5b4a3f2e1d0c'
-    const routes = await routesOf({}, [{ path: '/mcp', headers: MCP_ACCEPT, body: rpc('resources/read', { uri }) }])
-    expect(routes).toEqual(['resources/read https://files.test/orders.csv'])
-    const report = proxy!.storm.report()
+    const report = await reportOf({}, [{ path: '/mcp', headers: MCP_ACCEPT, body: rpc('resources/read', { uri }) }])
+    expect(report.calls.map((call) => call.route)).toEqual(['resources/read https://files.test/orders.csv'])
     expect(report.calls[0]?.mcp?.tool).toBe('https://files.test/orders.csv?access_token=[REDACTED]')
     expect(JSON.stringify(report)).not.toContain('tok_9f8e7d6c5b4a3f2e1d0c')
   })
@@ -79,11 +76,11 @@ describe('recognising MCP requests', () => {
     const body = rpc('tools/call', { name: 'upload', arguments: { data: padding } })
     let sum = 0
     for (const byte of Buffer.from(body)) sum = (sum + byte) % 65521
-    upstream = await countingUpstream()
-    proxy = await startProxy({ targets: [upstream.origin] })
+    const upstream = closing(await countingUpstream())
+    const proxy = closing(await startProxy({ targets: [upstream.origin] }))
     // Streamed (chunked, no length): the bound is found while reading.
     const chunked = await new Promise<string>((resolve, reject) => {
-      const req = http.request(`${proxy!.url}/mcp`, { method: 'POST', headers: MCP_ACCEPT }, (res) => {
+      const req = http.request(`${proxy.url}/mcp`, { method: 'POST', headers: MCP_ACCEPT }, (res) => {
         let text = ''
         res.on('data', (chunk: Buffer) => (text += chunk))
         res.on('end', () => resolve(text))
@@ -105,11 +102,11 @@ describe('recognising MCP requests', () => {
   it('names a body over the bound by its Mcp-Method and Mcp-Name headers (revision 2026-07-28), forwarding it unchanged', async () => {
     const body = rpc('tools/call', { name: 'upload_file', arguments: { data: 'x'.repeat(MCP_BODY_LIMIT) } })
     const headers = { 'content-type': 'application/json', 'mcp-method': 'tools/call', 'mcp-name': 'upload_file' }
-    upstream = await countingUpstream()
-    proxy = await startProxy({ targets: [upstream.origin], config: { rules: [{ name: 'down', route: 'tools/call upload_*', kind: 'unavailable', calls: [2] }] } })
+    const upstream = closing(await countingUpstream())
+    const proxy = closing(await startProxy({ targets: [upstream.origin], config: { rules: [{ name: 'down', route: 'tools/call upload_*', kind: 'unavailable', calls: [2] }] } }))
     // Streamed (the bound found while reading), then announced (not read at all).
     const streamed = await new Promise<number>((resolve, reject) => {
-      const req = http.request(`${proxy!.url}/mcp`, { method: 'POST', headers }, (res) => {
+      const req = http.request(`${proxy.url}/mcp`, { method: 'POST', headers }, (res) => {
         res.resume()
         res.on('end', () => resolve(res.statusCode ?? 0))
       })
@@ -127,9 +124,9 @@ describe('recognising MCP requests', () => {
 
   it('names a body over the bound by its Mcp-Method and Mcp-Name headers in-process too', async () => {
     const body = rpc('tools/call', { name: 'upload_file', arguments: { data: 'x'.repeat(MCP_BODY_LIMIT) } })
-    upstream = await countingUpstream()
+    const upstream = closing(await countingUpstream())
     const storm = createStorm({ rules: [{ name: 'down', route: 'tools/call upload_*', kind: 'unavailable', calls: [1] }] })
-    const interception = intercept(storm, { filter: (url) => url.origin === upstream!.origin })
+    const interception = intercept(storm, { filter: (url) => url.origin === upstream.origin })
     try {
       const headers = { 'content-type': 'application/json', 'mcp-method': 'tools/call', 'mcp-name': 'upload_file' }
       const statuses: number[] = []
@@ -147,9 +144,9 @@ describe('recognising MCP requests', () => {
   })
 
   it('drops an MCP request whose client leaves mid-body, forwarding nothing, and goes on serving', async () => {
-    upstream = await countingUpstream()
+    const upstream = closing(await countingUpstream())
     let upstreamRequests = 0
-    proxy = await startProxy({ targets: [upstream.origin], observer: { onStart: () => void upstreamRequests++ } })
+    const proxy = closing(await startProxy({ targets: [upstream.origin], observer: { onStart: () => void upstreamRequests++ } }))
     const { port } = new URL(proxy.url)
     await new Promise<void>((resolve, reject) => {
       const socket = net.connect(Number(port), '127.0.0.1', () => {

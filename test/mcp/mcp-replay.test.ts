@@ -3,18 +3,13 @@
  * with a cassette source, matching ignores JSON-RPC ids (clients number their requests), and a
  * replayed answer carries the live request's id, in a JSON body and in an event stream.
  */
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { Cassette } from '../../src/cassette/format/cassette.js'
-import { startReplayServer, type ReplayServer } from '../../src/cassette/replay/replay-server.js'
+import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
 import { storedBodyBytes } from '../../src/cassette/format/store-body.js'
 import { recordMcpSession } from '../helpers/mcp-recording.js'
 import { connectMcpClient } from '../helpers/mcp-server.js'
-
-let replay: ReplayServer | null = null
-afterEach(async () => {
-  await replay?.close()
-  replay = null
-})
+import { closing } from '../helpers/teardown.js'
 
 /** A session through a recording proxy: connect, list the tools twice, create a shipment. */
 const recordSession = (json: boolean) => recordMcpSession({ stateful: false, json }, (url) => connectMcpClient(url))
@@ -33,7 +28,7 @@ for (const json of [true, false]) {
   describe(`MCP record and replay (${json ? 'JSON' : 'event-stream'} answers)`, () => {
     it('replays a recorded session to the SDK client with no server behind, though its request ids differ from the recording', async () => {
       const recorded = await recordSession(json)
-      replay = await startReplayServer(recorded.cassette, { order: 'any', allowUnused: true })
+      const replay = closing(await startReplayServer(recorded.cassette, { order: 'any', allowUnused: true }))
       // One tools/list fewer than recorded: the tool call goes out with the id one less than recorded.
       const { client } = await connectMcpClient(`${replay.url}/mcp`)
       expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(recorded.tools)
@@ -54,7 +49,7 @@ for (const json of [true, false]) {
 
     it('answers with the live request\'s JSON-RPC id, whatever id was recorded', async () => {
       const recorded = await recordSession(json)
-      replay = await startReplayServer(recorded.cassette, { order: 'any', allowUnused: true })
+      const replay = closing(await startReplayServer(recorded.cassette, { order: 'any', allowUnused: true }))
       const call = recordedRequest(recorded.cassette, 'tools/call')
       expect(call.id).not.toBe(77)
       const response = await fetch(`${replay.url}/mcp`, {
@@ -73,7 +68,7 @@ for (const json of [true, false]) {
 
     it('still refuses a tool call whose arguments differ from the recording', async () => {
       const recorded = await recordSession(json)
-      replay = await startReplayServer(recorded.cassette, { order: 'any', allowUnused: true })
+      const replay = closing(await startReplayServer(recorded.cassette, { order: 'any', allowUnused: true }))
       const call = recordedRequest(recorded.cassette, 'tools/call')
       const response = await fetch(`${replay.url}/mcp`, {
         method: 'POST',

@@ -1,20 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { ExchangeObserver } from '../../src/engine/exchange-flow.js'
-import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
-import { connectMcpClient, startMcpServer, type TestMcpServer } from '../helpers/mcp-server.js'
-
-let proxy: ProxyServer | null = null
-let server: TestMcpServer | null = null
-afterEach(async () => {
-  await proxy?.close()
-  await server?.close()
-  proxy = null
-  server = null
-})
+import { startProxy } from '../../src/proxy/proxy-server.js'
+import { connectMcpClient, startMcpServer } from '../helpers/mcp-server.js'
+import { closing } from '../helpers/teardown.js'
 
 describe('MCP evidence beside a user observer', () => {
   it('gives a recorder every exchange, MCP or not, with its bytes, while the report gets the MCP outcome', async () => {
-    server = await startMcpServer({ stateful: false, json: true })
+    const server = closing(await startMcpServer({ stateful: false, json: true }))
     const seen: Array<[string, number]> = []
     const bytes = new Map<string, number>()
     const recorder: ExchangeObserver = {
@@ -25,7 +17,7 @@ describe('MCP evidence beside a user observer', () => {
         seen.push([exchange.record?.route ?? '', bytes.get(exchange.id) ?? 0])
       },
     }
-    proxy = await startProxy({ targets: [server.origin], observer: recorder })
+    const proxy = closing(await startProxy({ targets: [server.origin], observer: recorder }))
     const { client } = await connectMcpClient(`${proxy.url}/mcp`)
     await client.callTool({ name: 'get_quote', arguments: { order_id: 'o-1' } })
     await client.close()

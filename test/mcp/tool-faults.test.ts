@@ -1,21 +1,17 @@
 import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { contract } from '../../src/engine/contracts/contract.js'
-import { startMcpScenario, type McpMode, type McpScenario } from '../helpers/mcp-scenario.js'
+import { mcpScenario } from '../helpers/mcp-scenario.js'
+import type { Transport } from '../helpers/transports.js'
 
-let scenario: McpScenario | null = null
-afterEach(async () => {
-  await scenario?.close()
-  scenario = null
-})
 
 const LOST_FIRST_CREATE = { seed: 42, rules: [{ name: 'lost-ack', route: 'tools/call create_shipment', kind: 'response_lost' as const, calls: [1] }] }
 
 describe('MCP faults seen by the SDK client', () => {
-  for (const mode of ['reverse', 'in-process'] as McpMode[]) {
-    it(`answers rpc_error as a JSON-RPC error the client raises as McpError (${mode})`, async () => {
-      scenario = await startMcpScenario(mode, { rules: [{ name: 'internal', route: 'tools/call get_quote', kind: 'rpc_error' }] })
+  for (const transport of ['reverse', 'intercept', 'msw'] as const satisfies readonly Transport[]) {
+    it(`answers rpc_error as a JSON-RPC error the client raises as McpError (${transport})`, async () => {
+      const scenario = await mcpScenario(transport, { rules: [{ name: 'internal', route: 'tools/call get_quote', kind: 'rpc_error' }] })
       const { client } = await scenario.connect()
       const error = await client.callTool({ name: 'get_quote', arguments: { order_id: 'o-1' } }).catch((caught: unknown) => caught)
       expect(error).toBeInstanceOf(McpError)
@@ -24,16 +20,16 @@ describe('MCP faults seen by the SDK client', () => {
     })
   }
 
-  for (const mode of ['reverse', 'forward', 'in-process'] as McpMode[]) {
-    it(`answers session_expired with 404 on a stateful session; a new session works (${mode})`, async () => {
-      scenario = await startMcpScenario(mode, { rules: [{ name: 'expired', route: 'tools/call create_shipment', kind: 'session_expired', calls: [1] }] }, { stateful: true, json: false })
-      const { client, transport } = await scenario.connect()
+  for (const transport of ['reverse', 'forward', 'intercept', 'msw'] as const satisfies readonly Transport[]) {
+    it(`answers session_expired with 404 on a stateful session; a new session works (${transport})`, async () => {
+      const scenario = await mcpScenario(transport, { rules: [{ name: 'expired', route: 'tools/call create_shipment', kind: 'session_expired', calls: [1] }] }, { stateful: true, json: false })
+      const { client, transport: first } = await scenario.connect()
       const error = await client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-1' } }).catch((caught: unknown) => caught)
       expect(error).toBeInstanceOf(StreamableHTTPError)
       expect((error as StreamableHTTPError).code).toBe(404)
       // What an agent does on 404: initialize a new session and call again.
       const again = await scenario.connect()
-      expect(again.transport.sessionId).not.toBe(transport.sessionId)
+      expect(again.transport.sessionId).not.toBe(first.sessionId)
       expect((await again.client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-1' } })).isError).toBeFalsy()
       expect(scenario.server.commits).toEqual(['o-1'])
       const calls = scenario.report().calls.filter((call) => call.route === 'tools/call create_shipment')
@@ -46,16 +42,16 @@ describe('MCP faults seen by the SDK client', () => {
   }
 
   it('forwards session_expired untouched on a stateless server (no session to lose)', async () => {
-    scenario = await startMcpScenario('reverse', { rules: [{ name: 'expired', route: 'tools/call *', kind: 'session_expired' }] })
+    const scenario = await mcpScenario('reverse', { rules: [{ name: 'expired', route: 'tools/call *', kind: 'session_expired' }] })
     const { client } = await scenario.connect()
     expect((await client.callTool({ name: 'get_quote', arguments: { order_id: 'o-1' } })).isError).toBeFalsy()
     expect(scenario.report().coverage.expired).toEqual({ eligible: 1, selected: 1, triggered: 0 })
   })
 
   for (const json of [true, false]) {
-    for (const mode of ['reverse', 'forward', 'https', 'in-process'] as McpMode[]) {
-      it(`loses the ${json ? 'JSON' : 'event-stream'} answer of one tool call after the tool committed (${mode})`, async () => {
-        scenario = await startMcpScenario(mode, LOST_FIRST_CREATE, { stateful: true, json })
+    for (const transport of ['reverse', 'forward', 'https', 'intercept', 'msw'] as const satisfies readonly Transport[]) {
+      it(`loses the ${json ? 'JSON' : 'event-stream'} answer of one tool call after the tool committed (${transport})`, async () => {
+        const scenario = await mcpScenario(transport, LOST_FIRST_CREATE, { stateful: true, json })
         const { client } = await scenario.connect()
         await client.listTools()
         await expect(client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-1' } })).rejects.toThrow()
@@ -67,7 +63,7 @@ describe('MCP faults seen by the SDK client', () => {
   }
 
   it('cuts an event-stream answer before its result: the tool committed, the SDK client waits for its own timeout', async () => {
-    scenario = await startMcpScenario('reverse', { rules: [{ name: 'cut', route: 'tools/call create_shipment', kind: 'stream_cut', after: 0 }] }, { stateful: false, json: false })
+    const scenario = await mcpScenario('reverse', { rules: [{ name: 'cut', route: 'tools/call create_shipment', kind: 'stream_cut', after: 0 }] }, { stateful: false, json: false })
     const { client } = await scenario.connect()
     const error = await client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-1' } }, undefined, { timeout: 300 }).catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(McpError)
@@ -78,7 +74,7 @@ describe('MCP faults seen by the SDK client', () => {
   })
 
   it('drifts only the structuredContent of a tool answer, so the SDK client refuses it against the tool\'s outputSchema', async () => {
-    scenario = await startMcpScenario('reverse', { seed: 3, rules: [{ name: 'drift', route: 'tools/call track_shipment', kind: 'schema_drift', fields: ['eta_days'] }] })
+    const scenario = await mcpScenario('reverse', { seed: 3, rules: [{ name: 'drift', route: 'tools/call track_shipment', kind: 'schema_drift', fields: ['eta_days'] }] })
     const { client } = await scenario.connect()
     await client.listTools()
     const error = await client.callTool({ name: 'track_shipment', arguments: { shipment_id: 'shp_1' } }).catch((caught: unknown) => caught)
@@ -90,7 +86,7 @@ describe('MCP faults seen by the SDK client', () => {
   })
 
   it('drifts the structuredContent of an event-stream answer too, so the SDK client refuses it', async () => {
-    scenario = await startMcpScenario('reverse', { seed: 3, rules: [{ name: 'drift', route: 'tools/call track_shipment', kind: 'schema_drift' }] }, { stateful: true, json: false })
+    const scenario = await mcpScenario('reverse', { seed: 3, rules: [{ name: 'drift', route: 'tools/call track_shipment', kind: 'schema_drift' }] }, { stateful: true, json: false })
     const { client } = await scenario.connect()
     await client.listTools()
     const error = await client.callTool({ name: 'track_shipment', arguments: { shipment_id: 'shp_1' } }).catch((caught: unknown) => caught)
@@ -99,11 +95,11 @@ describe('MCP faults seen by the SDK client', () => {
     expect(scenario.report().calls.find((c) => c.route === 'tools/call track_shipment')).toMatchObject({ injected: true, mcp: { id: 2, outcome: 'result' } })
   })
 
-  for (const [mode, json] of [['reverse', true], ['reverse', false], ['in-process', true], ['msw', false]] as const) {
-    it(`drifts into values the outputSchema from tools/list forbids, so every drifted call is refused (${mode}, ${json ? 'JSON' : 'event stream'})`, async () => {
+  for (const [transport, json] of [['reverse', true], ['reverse', false], ['intercept', true], ['msw', false]] as const) {
+    it(`drifts into values the outputSchema from tools/list forbids, so every drifted call is refused (${transport}, ${json ? 'JSON' : 'event stream'})`, async () => {
       // `carrier` is declared string-or-null and answered null: a type change without the schema
       // may give the string "null", which the schema allows and the client accepts.
-      scenario = await startMcpScenario(mode, { seed: 5, rules: [{ name: 'drift', route: 'tools/call shipment_carrier', kind: 'schema_drift' }] }, { stateful: false, json })
+      const scenario = await mcpScenario(transport, { seed: 5, rules: [{ name: 'drift', route: 'tools/call shipment_carrier', kind: 'schema_drift' }] }, { stateful: false, json })
       const { client } = await scenario.connect()
       await client.listTools()
       const outcomes: string[] = []
@@ -120,7 +116,7 @@ describe('MCP faults seen by the SDK client', () => {
   }
 
   it('answers 429, 503 and a gateway timeout before the tool server sees the call', async () => {
-    scenario = await startMcpScenario('reverse', {
+    const scenario = await mcpScenario('reverse', {
       rules: [
         { name: 'busy', route: 'tools/call get_quote', kind: 'rate_limit', calls: [1], delay: 2 },
         { name: 'down', route: 'tools/call get_quote', kind: 'unavailable', calls: [2] },
@@ -141,9 +137,9 @@ describe('MCP faults seen by the SDK client', () => {
 })
 
 describe('MCP commit evidence', () => {
-  for (const mode of ['reverse', 'in-process'] as McpMode[]) {
-    it(`a retried create_shipment whose answer was lost commits twice and fails no-duplicate-effects (${mode})`, async () => {
-      scenario = await startMcpScenario(mode, LOST_FIRST_CREATE)
+  for (const transport of ['reverse', 'intercept', 'msw'] as const satisfies readonly Transport[]) {
+    it(`a retried create_shipment whose answer was lost commits twice and fails no-duplicate-effects (${transport})`, async () => {
+      const scenario = await mcpScenario(transport, LOST_FIRST_CREATE)
       const { client } = await scenario.connect()
       // The agent retries a call that failed: the tool server ran it the first time.
       const call = () => client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-1' } })
@@ -162,8 +158,8 @@ describe('MCP commit evidence', () => {
       ])
     })
 
-    it(`the same retry with an idempotency key commits once and passes no-duplicate-effects (${mode})`, async () => {
-      scenario = await startMcpScenario(mode, LOST_FIRST_CREATE)
+    it(`the same retry with an idempotency key commits once and passes no-duplicate-effects (${transport})`, async () => {
+      const scenario = await mcpScenario(transport, LOST_FIRST_CREATE)
       const { client } = await scenario.connect()
       const call = () => client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-1', idempotency_key: 'idem-o-1' } })
       const result = await call().catch(() => call())

@@ -1,18 +1,14 @@
-import { afterEach, describe, expect, it } from 'vitest'
-import { MCP_MODES, startMcpScenario, type McpScenario } from '../helpers/mcp-scenario.js'
+import { describe, expect, it } from 'vitest'
+import { mcpScenario } from '../helpers/mcp-scenario.js'
+import { EVERY_TRANSPORT } from '../helpers/transports.js'
 
-let scenario: McpScenario | null = null
-afterEach(async () => {
-  await scenario?.close()
-  scenario = null
-})
 
 const text = (result: Record<string, unknown>) => (result.content as Array<{ text: string }>)[0]?.text
 
-for (const mode of MCP_MODES) {
-  describe(`MCP route names (${mode})`, () => {
+for (const transport of EVERY_TRANSPORT) {
+  describe(`MCP route names (${transport})`, () => {
     it('names each MCP request by method and tool, so a tool rule counts only that tool\'s calls', async () => {
-      scenario = await startMcpScenario(mode, { seed: 7, rules: [{ name: 'second-create', route: 'tools/call create_*', kind: 'tool_error', calls: [2], message: 'Carrier API down' }] })
+      const scenario = await mcpScenario(transport, { seed: 7, rules: [{ name: 'second-create', route: 'tools/call create_*', kind: 'tool_error', calls: [2], message: 'Carrier API down' }] })
       const { client } = await scenario.connect()
       await client.listTools()
       const first = await client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-1' } })
@@ -48,7 +44,7 @@ for (const mode of MCP_MODES) {
 describe('MCP route names over SSE and sessions', () => {
   for (const json of [true, false]) {
     it(`records the session the server assigned and the outcome of ${json ? 'JSON' : 'event-stream'} answers`, async () => {
-      scenario = await startMcpScenario('reverse', { rules: [{ name: 'rpc', route: 'tools/call get_quote', kind: 'rpc_error', code: -32001, message: 'Request timed out' }] }, { stateful: true, json })
+      const scenario = await mcpScenario('reverse', { rules: [{ name: 'rpc', route: 'tools/call get_quote', kind: 'rpc_error', code: -32001, message: 'Request timed out' }] }, { stateful: true, json })
       const { client, transport } = await scenario.connect()
       await client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-1' } })
       await expect(client.callTool({ name: 'get_quote', arguments: { order_id: 'o-1' } })).rejects.toMatchObject({ code: -32001 })
@@ -67,7 +63,7 @@ describe('MCP route names over SSE and sessions', () => {
 
 describe('MCP through HTTPS with tunnelUnmatched', () => {
   it('intercepts the MCP server\'s host when a rule names a tool, so the rule fires', async () => {
-    scenario = await startMcpScenario('https', { rules: [{ name: 'quote-fails', route: 'tools/call get_quote', kind: 'tool_error' }] }, { stateful: false, json: true }, { tunnelUnmatched: true })
+    const scenario = await mcpScenario('https', { rules: [{ name: 'quote-fails', route: 'tools/call get_quote', kind: 'tool_error' }] }, { stateful: false, json: true }, { tunnelUnmatched: true })
     const { client } = await scenario.connect()
     expect((await client.callTool({ name: 'get_quote', arguments: { order_id: 'o-1' } })).isError).toBe(true)
     expect(scenario.report().coverage['quote-fails']).toEqual({ eligible: 1, selected: 1, triggered: 1 })
@@ -76,7 +72,7 @@ describe('MCP through HTTPS with tunnelUnmatched', () => {
 
 describe('MCP evidence redaction', () => {
   it('stores tool arguments redacted as bodies are', async () => {
-    scenario = await startMcpScenario('reverse', { redact: { keys: ['card_number'], secrets: [] } })
+    const scenario = await mcpScenario('reverse', { redact: { keys: ['card_number'], secrets: [] } })
     const { client } = await scenario.connect()
     const args = { order_id: 'o-1', api_key: 'sk-proj-abcdefghijklmnopqrstuvwxyz0123456789', card_number: '4111111111111111', note: 'use Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlc2lnbmF0dXJl' }
     await client.callTool({ name: 'get_quote', arguments: args })

@@ -1,17 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest'
-import { startMcpScenario, type McpScenario } from '../helpers/mcp-scenario.js'
+import { describe, expect, it } from 'vitest'
+import { mcpScenario } from '../helpers/mcp-scenario.js'
 
-let scenario: McpScenario | null = null
-afterEach(async () => {
-  await scenario?.close()
-  scenario = null
-})
 
 const FLAKY_QUOTES = { seed: 2026, rules: [{ name: 'flaky-quote', route: 'tools/call get_quote', kind: 'tool_error' as const, probability: 0.5, limit: 3 }] }
 
 /** The ordinals of `get_quote` calls that failed, over 12 calls, with `extra` MCP calls before each. */
 async function failedQuotes(extra: number): Promise<number[]> {
-  scenario = await startMcpScenario('reverse', FLAKY_QUOTES)
+  const scenario = await mcpScenario('reverse', FLAKY_QUOTES)
   const { client } = await scenario.connect()
   const failed: number[] = []
   for (let i = 1; i <= 12; i++) {
@@ -22,7 +17,6 @@ async function failedQuotes(extra: number): Promise<number[]> {
     if ((await client.callTool({ name: 'get_quote', arguments: { order_id: `o-${i}` } })).isError) failed.push(i)
   }
   await scenario.close()
-  scenario = null
   return failed
 }
 

@@ -6,15 +6,10 @@
  */
 import { spawn } from 'node:child_process'
 import http from 'node:http'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { BIN, runCli } from '../helpers/cli.js'
-import { startProxied, type Proxied } from '../helpers/proxied.js'
-
-let env: Proxied | null = null
-afterEach(async () => {
-  await env?.close()
-  env = null
-})
+import { startProxied } from '../helpers/proxied.js'
+import { closing } from '../helpers/teardown.js'
 
 /** A request with the Host (and Origin) a cluster would send, to the admin server on loopback. */
 function admin(url: string, headers: Record<string, string>, method = 'GET', body?: string): Promise<{ status: number; body: string }> {
@@ -33,7 +28,7 @@ const FORBIDDEN = 'Failed to use the admin API: the Host or Origin header names 
 
 describe('admin API Host check in a cluster', () => {
   it('answers a kubelet probe of /healthz whatever its Host, with no configuration', async () => {
-    env = await startProxied('reverse')
+    const env = closing(await startProxied('reverse'))
     for (const host of ['10.244.1.17:8788', 'toolstorm:8788', 'attacker.example']) {
       const probe = await admin(`${env.proxy.adminUrl}/healthz`, { host, 'user-agent': 'kube-probe/1.31' })
       expect(probe.status, host).toBe(200)
@@ -42,7 +37,7 @@ describe('admin API Host check in a cluster', () => {
   })
 
   it('accepts IP literals (a pod IP, a Service IP, IPv6) but refuses names by default', async () => {
-    env = await startProxied('reverse')
+    const env = closing(await startProxied('reverse'))
     const auth = { authorization: `Bearer ${env.proxy.token}` }
     for (const host of ['10.244.1.17:8788', '10.96.0.12', '[fd00::17]:8788']) expect((await admin(`${env.proxy.adminUrl}/runs`, { ...auth, host })).status, host).toBe(200)
     for (const host of ['toolstorm:8788', 'toolstorm.staging.svc.cluster.local:8788']) {
@@ -53,7 +48,7 @@ describe('admin API Host check in a cluster', () => {
   })
 
   it('answers the names given with adminAllowHosts, exact and by suffix, and still refuses others', async () => {
-    env = await startProxied('reverse', undefined, { adminAllowHosts: ['toolstorm', '*.svc.cluster.local'] })
+    const env = closing(await startProxied('reverse', undefined, { adminAllowHosts: ['toolstorm', '*.svc.cluster.local'] }))
     const auth = { authorization: `Bearer ${env.proxy.token}` }
     for (const host of ['toolstorm:8788', 'TOOLSTORM', 'toolstorm.staging.svc.cluster.local:8788', 'toolstorm.staging.svc.cluster.local']) {
       expect((await admin(`${env.proxy.adminUrl}/runs`, { ...auth, host })).status, host).toBe(200)

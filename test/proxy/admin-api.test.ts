@@ -1,12 +1,7 @@
 import http from 'node:http'
-import { afterEach, describe, expect, it } from 'vitest'
-import { startProxied, type Proxied } from '../helpers/proxied.js'
-
-let env: Proxied | null = null
-afterEach(async () => {
-  await env?.close()
-  env = null
-})
+import { describe, expect, it } from 'vitest'
+import { startProxied } from '../helpers/proxied.js'
+import { closing } from '../helpers/teardown.js'
 
 function rawAdmin(url: string, headers: Record<string, string>, method = 'GET'): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -22,7 +17,7 @@ function rawAdmin(url: string, headers: Record<string, string>, method = 'GET'):
 
 describe('admin API', () => {
   it('refuses requests without the token with 401 and the error body', async () => {
-    env = await startProxied('reverse')
+    const env = closing(await startProxied('reverse'))
     const response = await fetch(`${env.proxy.adminUrl}/report`)
     expect(response.status).toBe(401)
     expect(await response.json()).toEqual({ error: { type: 'admin_error', code: 'ERR_ADMIN_UNAUTHORIZED', message: 'Failed to use the admin API: send the token printed at start as "Authorization: Bearer <token>".' } })
@@ -31,7 +26,7 @@ describe('admin API', () => {
   })
 
   it('refuses a foreign Host or Origin (DNS rebinding) even with the token', async () => {
-    env = await startProxied('reverse')
+    const env = closing(await startProxied('reverse'))
     const auth = { authorization: `Bearer ${env.proxy.token}` }
     const rebound = await rawAdmin(`${env.proxy.adminUrl}/report`, { ...auth, host: 'attacker.example:8788' })
     expect(rebound.status).toBe(403)
@@ -43,7 +38,7 @@ describe('admin API', () => {
   })
 
   it('replaces the rules live with PUT /rules, and keeps the old ones when the new file is bad', async () => {
-    env = await startProxied('reverse', { rules: [] })
+    const env = closing(await startProxied('reverse', { rules: [] }))
     expect((await fetch(`${env.base}/items/a`)).status).toBe(200)
     const bad = await env.admin('/rules', { method: 'PUT', body: JSON.stringify({ rules: [{ name: 'x', route: 'GET /items/*', kind: 'rate_limit', probability: 3 }] }) })
     expect(bad.status).toBe(400)
@@ -60,7 +55,7 @@ describe('admin API', () => {
   it('shows the rules redacted: no literal secret or credential in GET /rules', async () => {
     const secret = 'lit-' + 'eral-secret-value'
     const token = 'sk-' + 'proj-' + 'Q'.repeat(24) + 'x9y8z7'
-    env = await startProxied('reverse', { redact: { keys: [], secrets: [secret] }, rules: [{ name: 'fake', route: 'GET /items/*', kind: 'replace', replacement: { note: `use ${token} and ${secret}` } }] })
+    const env = closing(await startProxied('reverse', { redact: { keys: [], secrets: [secret] }, rules: [{ name: 'fake', route: 'GET /items/*', kind: 'replace', replacement: { note: `use ${token} and ${secret}` } }] }))
     const text = await (await env.admin('/rules')).text()
     expect(text).not.toContain(secret)
     expect(text).not.toContain(token)
@@ -68,7 +63,7 @@ describe('admin API', () => {
   })
 
   it('lets in-flight requests finish under the rules they started with', async () => {
-    env = await startProxied('reverse', { rules: [{ name: 'lag', route: 'GET /items/*', kind: 'latency', delay: 0.4 }] })
+    const env = closing(await startProxied('reverse', { rules: [{ name: 'lag', route: 'GET /items/*', kind: 'latency', delay: 0.4 }] }))
     const inFlight = fetch(`${env.base}/items/slow`)
     await new Promise((resolve) => setTimeout(resolve, 100))
     expect((await env.admin('/rules', { method: 'PUT', body: JSON.stringify({ rules: [{ name: 'down', route: 'GET /items/*', kind: 'unavailable' }] }) })).status).toBe(200)
@@ -78,7 +73,7 @@ describe('admin API', () => {
   })
 
   it('forgets a run on POST /reset, and answers an empty report for a run with no calls', async () => {
-    env = await startProxied('reverse')
+    const env = closing(await startProxied('reverse'))
     await fetch(`${env.base}/items/a`, { headers: { 'x-toolstorm-run': 'w1' } })
     expect((await env.report('w1')).calls).toHaveLength(1)
     expect((await env.admin('/reset?run=w1', { method: 'POST' })).status).toBe(200)
@@ -91,7 +86,7 @@ describe('admin API', () => {
   })
 
   it('accepts effects by call id without the token, and refuses unknown call ids and bad bodies', async () => {
-    env = await startProxied('reverse')
+    const env = closing(await startProxied('reverse'))
     const unknown = await fetch(`${env.proxy.adminUrl}/effects`, { method: 'POST', body: JSON.stringify({ name: 'shipment', key: 'k', call: 'made-up' }) })
     expect(unknown.status).toBe(400)
     expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe('ERR_EFFECT_INVALID')
@@ -108,9 +103,9 @@ describe('admin API', () => {
 
 describe('runs', () => {
   it('give parallel workers their own ordinals, coverage and report, and never reach the upstream', async () => {
-    env = await startProxied('reverse', { rules: [{ name: 'first-only', route: 'GET /items/*', kind: 'unavailable', calls: [1] }] })
+    const env = closing(await startProxied('reverse', { rules: [{ name: 'first-only', route: 'GET /items/*', kind: 'unavailable', calls: [1] }] }))
     const statuses = await Promise.all(
-      ['a', 'b', 'c'].flatMap((worker) => [1, 2].map(() => worker)).map(async (worker) => [worker, (await fetch(`${env!.base}/items/x`, { headers: { 'x-toolstorm-run': worker } })).status] as const),
+      ['a', 'b', 'c'].flatMap((worker) => [1, 2].map(() => worker)).map(async (worker) => [worker, (await fetch(`${env.base}/items/x`, { headers: { 'x-toolstorm-run': worker } })).status] as const),
     )
     for (const worker of ['a', 'b', 'c']) {
       expect(statuses.filter(([w]) => w === worker).map(([, s]) => s).sort()).toEqual([200, 503])

@@ -6,14 +6,9 @@
 import { execFile } from 'node:child_process'
 import http from 'node:http'
 import { promisify } from 'node:util'
-import { afterEach, describe, expect, it } from 'vitest'
-import { startProxied, type Proxied } from '../helpers/proxied.js'
-
-let env: Proxied | null = null
-afterEach(async () => {
-  await env?.close()
-  env = null
-})
+import { describe, expect, it } from 'vitest'
+import { startProxied } from '../helpers/proxied.js'
+import { closing } from '../helpers/teardown.js'
 
 const TOO_LARGE = { error: { type: 'admin_error', code: 'ERR_INPUT_TOO_LARGE', message: 'Failed to read the admin request: the body exceeds 1048576 bytes.' } }
 
@@ -41,7 +36,7 @@ function chunked(url: string, token: string, size: number): Promise<{ status: nu
 
 describe('admin request bodies over the limit', () => {
   it('answers PUT /rules with a 2 MiB body 413 and the error body (fetch, Content-Length known)', async () => {
-    env = await startProxied('reverse')
+    const env = closing(await startProxied('reverse'))
     const response = await env.admin('/rules', { method: 'PUT', body: ' '.repeat(2 * 1024 * 1024) })
     expect(response.status).toBe(413)
     expect(await response.json()).toEqual(TOO_LARGE)
@@ -51,14 +46,14 @@ describe('admin request bodies over the limit', () => {
   })
 
   it('answers a chunked body that grows past the limit 413 and the error body (node:http)', async () => {
-    env = await startProxied('reverse')
+    const env = closing(await startProxied('reverse'))
     const answer = await chunked(`${env.proxy.adminUrl}/rules`, env.proxy.token, 3 * 1024 * 1024)
     expect(answer.status).toBe(413)
     expect(JSON.parse(answer.body)).toEqual(TOO_LARGE)
   })
 
   it('answers curl 413 with the error body for an effect report over 16 KiB', async () => {
-    env = await startProxied('reverse')
+    const env = closing(await startProxied('reverse'))
     const body = JSON.stringify({ name: 'shipment', key: 'k'.repeat(20_000), call: 'x' })
     const { stdout } = await promisify(execFile)('curl', ['-s', '-w', '\n%{http_code}', '-X', 'POST', `${env.proxy.adminUrl}/effects`, '-H', 'content-type: application/json', '--data-binary', body])
     const [json, status] = stdout.split('\n')

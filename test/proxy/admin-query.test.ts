@@ -3,19 +3,11 @@
  * naming them, never a silently ignored `?run=` where an endpoint has no runs, or a misspelled
  * `?runs=`.
  */
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { Cassette } from '../../src/cassette/format/cassette.js'
-import { startReplayServer, type ReplayServer } from '../../src/cassette/replay/replay-server.js'
-import { startProxied, type Proxied } from '../helpers/proxied.js'
-
-let env: Proxied | null = null
-let replay: ReplayServer | null = null
-afterEach(async () => {
-  await env?.close()
-  await replay?.close()
-  env = null
-  replay = null
-})
+import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
+import { startProxied } from '../helpers/proxied.js'
+import { closing } from '../helpers/teardown.js'
 
 const RULES = JSON.stringify({ rules: [{ name: 'busy', route: 'GET /items/*', kind: 'rate_limit', calls: [1], delay: 1 }] })
 
@@ -26,7 +18,7 @@ async function errorOf(response: Response): Promise<{ status: number; code: stri
 
 describe('admin API query parameters', () => {
   it('refuses a misspelled run on PUT /rules, and keeps the rules in force', async () => {
-    env = await startProxied('reverse')
+    const env = closing(await startProxied('reverse'))
     const before = await (await env.admin('/rules')).json()
     const refused = await env.admin('/rules?runs=worker-1', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: RULES })
     expect(await errorOf(refused)).toEqual({
@@ -46,13 +38,13 @@ describe('admin API query parameters', () => {
     ['PUT', '/dashboard/rules?run=a', 'Failed to use PUT /dashboard/rules: unknown query parameter "run" (it takes none).'],
     ['POST', '/contract?run=a&strict=1', 'Failed to use POST /contract: unknown query parameter "strict" (it takes "run").'],
   ])('answers %s %s with 400 naming the parameter', async (method, path, message) => {
-    env = await startProxied('reverse')
+    const env = closing(await startProxied('reverse'))
     const response = await env.admin(path, { method, ...(method === 'PUT' ? { headers: { 'content-type': 'application/json' }, body: RULES } : {}) })
     expect(await errorOf(response)).toEqual({ status: 400, code: 'ERR_ADMIN_QUERY_INVALID', message: `${message} See docs/admin-api.md.` })
   })
 
   it('accepts the parameters endpoints take, and the token as a parameter anywhere', async () => {
-    env = await startProxied('reverse')
+    const env = closing(await startProxied('reverse'))
     await fetch(`${env.proxy.url}/items/a`, { headers: { 'x-toolstorm-run': 'worker-1' } })
     expect((await env.admin('/report?run=worker-1')).status).toBe(200)
     expect((await fetch(`${env.proxy.adminUrl}/report?run=worker-1&token=${env.proxy.token}`)).status).toBe(200)
@@ -62,8 +54,8 @@ describe('admin API query parameters', () => {
   })
 
   it('the replay server checks its own endpoints too', async () => {
-    replay = await startReplayServer(Cassette.from({}, []))
-    const admin = (path: string) => fetch(`${replay!.adminUrl}${path}`, { headers: { authorization: `Bearer ${replay!.token}` } })
+    const replay = closing(await startReplayServer(Cassette.from({}, [])))
+    const admin = (path: string) => fetch(`${replay.adminUrl}${path}`, { headers: { authorization: `Bearer ${replay.token}` } })
     expect((await admin('/verdict')).status).toBe(200)
     expect(await errorOf(await admin('/verdict?strict=1'))).toMatchObject({ status: 400, code: 'ERR_ADMIN_QUERY_INVALID' })
   })

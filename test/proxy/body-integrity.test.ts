@@ -4,8 +4,9 @@
 import http from 'node:http'
 import { once } from 'node:events'
 import net, { type AddressInfo } from 'node:net'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished } from 'vitest'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
+import { closingServer } from '../helpers/teardown.js'
 
 /** Body `id` of `size` bytes: hashed bytes, so no stretch of one body repeats elsewhere in it or in another. */
 function body(id: number, size: number): Buffer {
@@ -13,11 +14,6 @@ function body(id: number, size: number): Buffer {
   for (let i = 0; i < size; i++) bytes[i] = Math.imul(i ^ Math.imul(id, 0x9e3779b9), 0x85ebca6b) >>> 24
   return bytes
 }
-
-const closers: Array<() => Promise<unknown>> = []
-afterEach(async () => {
-  while (closers.length) await closers.pop()?.()
-})
 
 async function start(): Promise<{ proxy: ProxyServer; upstreamConnections: () => number }> {
   let connections = 0
@@ -30,12 +26,9 @@ async function start(): Promise<{ proxy: ProxyServer; upstreamConnections: () =>
   upstream.on('connection', () => connections++)
   upstream.listen(0, '127.0.0.1')
   await once(upstream, 'listening')
-  closers.push(() => {
-    upstream.closeAllConnections()
-    return new Promise((done) => upstream.close(done))
-  })
+  closingServer(upstream)
   const proxy = await startProxy({ targets: [`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`] })
-  closers.push(() => proxy.close())
+  onTestFinished(() => proxy.close())
   return { proxy, upstreamConnections: () => connections }
 }
 
@@ -64,7 +57,7 @@ describe('response bodies through the proxy', () => {
     const { proxy, upstreamConnections } = await start()
     const slowAgent = new http.Agent({ keepAlive: true, maxSockets: 1 })
     const fastAgent = new http.Agent({ keepAlive: true, maxSockets: 4 })
-    closers.push(async () => {
+    onTestFinished(async () => {
       slowAgent.destroy()
       fastAgent.destroy()
     })
@@ -101,7 +94,7 @@ describe('response bodies through the proxy', () => {
     const { proxy, upstreamConnections } = await start()
     const { port } = new URL(proxy.url)
     const client = net.connect(Number(port), '127.0.0.1')
-    closers.push(async () => client.destroy())
+    onTestFinished(() => void client.destroy())
     await once(client, 'connect')
     // Bodies that fit one read of the proxy's buffer (96 KiB), each written to the client straight
     // from it; 9 MiB in all, more than loopback socket buffers hold for a client that does not read
@@ -141,7 +134,7 @@ describe('response bodies through the proxy', () => {
   it('arrive intact when a body spans several reads of the upstream socket', async () => {
     const { proxy } = await start()
     const agent = new http.Agent({ keepAlive: true, maxSockets: 2 })
-    closers.push(async () => agent.destroy())
+    onTestFinished(async () => agent.destroy())
     // Around the proxy's read buffer (96 KiB, the head included), and far past it.
     const sizes = [1, 95 * 1024, 96 * 1024, 96 * 1024 + 1, 300 * 1024, 5 * 1024 * 1024]
     const received = await Promise.all(sizes.map((size, i) => get(agent, proxy.url, i + 1, size, false)))

@@ -1,14 +1,9 @@
 import http from 'node:http'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { StreamBatch, StreamSnapshot } from '../../src/proxy/admin/events.js'
 import { openEvents } from '../helpers/event-stream.js'
-import { startProxied, type Proxied } from '../helpers/proxied.js'
-
-let env: Proxied | null = null
-afterEach(async () => {
-  await env?.close()
-  env = null
-})
+import { startProxied } from '../helpers/proxied.js'
+import { closing } from '../helpers/teardown.js'
 
 function raw(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
@@ -24,7 +19,7 @@ function raw(url: string, headers: Record<string, string> = {}): Promise<{ statu
 
 describe('dashboard routes on the admin server', () => {
   it('serves the page without the token, with a strict policy, and nothing outside it', async () => {
-    env = await startProxied('reverse')
+    const env = closing(await startProxied('reverse'))
     const admin = env.proxy.adminUrl
     expect(env.proxy.dashboardUrl).toBe(`${admin}/dashboard/`)
     const redirect = await raw(`${admin}/dashboard`)
@@ -49,7 +44,7 @@ describe('dashboard routes on the admin server', () => {
   })
 
   it('streams a snapshot, then batches of calls, effects and coverage, and a fresh snapshot after a reset', async () => {
-    env = await startProxied('reverse')
+    const env = closing(await startProxied('reverse'))
     const current = env
     const first = openEvents(current, 'default', (events) => events.some((e) => e.event === 'batch' && (e.data as StreamBatch).calls.some((c) => c.status === 429)))
     await first.opened
@@ -85,24 +80,23 @@ describe('dashboard routes on the admin server', () => {
   })
 
   it('ends open event streams when the proxy closes, without waiting for the grace period', async () => {
-    env = await startProxied('reverse')
+    const env = closing(await startProxied('reverse'))
     const response = await env.admin('/events')
     const reader = response.body!.getReader()
     await reader.read()
     const started = Date.now()
     await env.close()
-    env = null
     expect(Date.now() - started).toBeLessThan(1_500)
   })
 
   it('saves the editor’s rules keeping the redaction and MCP settings and the real values behind redacted ones', async () => {
     const secret = 'sk-live-0123456789abcdefghij'
-    env = await startProxied('reverse', {
+    const env = closing(await startProxied('reverse', {
       seed: 1,
       redact: { keys: ['x-shop-key'], secrets: [secret] },
       mcp: { endpoints: ['/rpc'], detect: false },
       rules: [{ name: 'fake', route: 'GET /items/*', kind: 'replace', replacement: { token: secret, ok: true } }],
-    })
+    }))
     const shown = (await env.report()).rules[0]!.replacement as Record<string, unknown>
     expect(JSON.stringify(shown)).not.toContain(secret)
     const edited = { seed: 2, rules: [{ name: 'fake', route: 'GET /items/*', kind: 'replace', replacement: shown, probability: 0.5 }] }
@@ -123,7 +117,7 @@ describe('dashboard routes on the admin server', () => {
   })
 
   it('can be turned off', async () => {
-    env = await startProxied('reverse', undefined, { dashboard: false })
+    const env = closing(await startProxied('reverse', undefined, { dashboard: false }))
     expect(env.proxy.dashboardUrl).toBeNull()
     expect((await env.admin('/dashboard/')).status).toBe(404)
     expect((await env.admin('/events')).status).toBe(404)

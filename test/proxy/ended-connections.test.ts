@@ -6,11 +6,12 @@
  */
 import http from 'node:http'
 import net from 'node:net'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished } from 'vitest'
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import { startProxy, type ProxyOptions } from '../../src/proxy/proxy-server.js'
+import { closing } from '../helpers/teardown.js'
 import { abandonConnect } from '../helpers/abandon-connect.js'
 import { exchangeAt } from '../helpers/cassette-fixtures.js'
 import { trackSockets, type TrackedSockets } from '../helpers/collected.js'
@@ -21,24 +22,20 @@ import { startResettingServer, startUpstream, type Upstream } from '../helpers/u
 /** Endings per case: enough that a leak shows as N sockets, few enough for a loaded CI machine. */
 const N = 12
 
-const cleanups: Array<() => unknown> = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
-
 async function upstreams(): Promise<{ tool: Upstream; model: ModelUpstream }> {
   const tool = await startUpstream()
   const model = await startModelUpstream({ gapMs: 30 })
-  cleanups.push(() => tool.close(), () => model.close())
+  onTestFinished(() => tool.close())
+  onTestFinished(() => model.close())
   return { tool, model }
 }
 
 /** A proxy over `target` whose data-plane sockets are tracked from now on. */
 async function proxyWith(config: StormConfigInput, options: ProxyOptions): Promise<{ url: string; adminUrl: string; token: string; sockets: TrackedSockets }> {
   const proxy = await startProxy({ config, ...options })
-  cleanups.push(() => proxy.close())
+  onTestFinished(() => proxy.close())
   const sockets = trackSockets('accepted', Number(new URL(proxy.url).port))
-  cleanups.push(() => sockets.stop())
+  onTestFinished(() => sockets.stop())
   return { url: proxy.url, adminUrl: proxy.adminUrl, token: proxy.token, sockets }
 }
 
@@ -83,7 +80,7 @@ async function times(n: number, run: (i: number) => Promise<unknown>): Promise<v
 /** The proxy's own sockets to an upstream (its pool's), tracked from now on. */
 function upstreamSockets(url: string): TrackedSockets {
   const sockets = trackSockets('connected', Number(new URL(url).port))
-  cleanups.push(() => sockets.stop())
+  onTestFinished(() => sockets.stop())
   return sockets
 }
 
@@ -130,7 +127,7 @@ describe('the data plane keeps nothing of connections that ended', () => {
   it('after an upstream that resets, timeouts (answered, and given up by the client), and cut and stalled streams', async () => {
     const { model } = await upstreams()
     const resetting = await startResettingServer()
-    cleanups.push(() => resetting.close())
+    onTestFinished(() => resetting.close())
     const { url, sockets } = await proxyWith(
       {
         rules: [
@@ -163,16 +160,16 @@ describe('the data plane keeps nothing of connections that ended', () => {
   it('after replayed resets', async () => {
     const recorded = Array.from({ length: N }, (_, i) => exchangeAt(i + 1, { outcome: 'reset', response: null, error: 'ECONNRESET' }))
     const replay = await startReplayServer(Cassette.from({}, recorded))
-    cleanups.push(() => replay.close())
+    closing(replay)
     const sockets = trackSockets('accepted', Number(new URL(replay.url).port))
-    cleanups.push(() => sockets.stop())
+    onTestFinished(() => sockets.stop())
     await times(N, async (i) => expect(await request(`${replay.url}/items/${i + 1}`)).toBe('ECONNRESET'))
     await expectAllCollected(sockets, N)
   })
 
   it.runIf(hasRedis)('after resets on a replica sharing its runs through Redis (--state)', async () => {
     const redis: RedisServer = await startRedis()
-    cleanups.push(() => redis.close())
+    onTestFinished(() => redis.close())
     const { tool } = await upstreams()
     const { url, sockets } = await proxyWith({ rules: [{ name: 'reset', route: 'GET /items/*', kind: 'reset' }] }, { targets: [tool.url], state: { url: redis.url, prefix: 'ended' } })
     await times(N, async (i) => expect(await request(`${url}/items/${i}`)).toBe('ECONNRESET'))
@@ -183,7 +180,7 @@ describe('the data plane keeps nothing of connections that ended', () => {
     const { tool } = await upstreams()
     const { url, adminUrl, token } = await proxyWith({}, { targets: [tool.url] })
     const admin = trackSockets('accepted', Number(new URL(adminUrl).port))
-    cleanups.push(() => admin.stop())
+    onTestFinished(() => admin.stop())
     const subscribe = `GET /events HTTP/1.1\r\nhost: ${new URL(adminUrl).host}\r\nauthorization: Bearer ${token}\r\n\r\n`
     await times(N / 2, async (i) => {
       const reading = rawClient(adminUrl, subscribe, i % 2 ? 'rst' : 'fin', 1)

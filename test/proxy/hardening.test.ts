@@ -1,23 +1,10 @@
 import http from 'node:http'
 import net from 'node:net'
 import type { AddressInfo } from 'node:net'
-import { afterEach, describe, expect, it } from 'vitest'
-import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
-import { startProxied, type Proxied } from '../helpers/proxied.js'
-
-let env: Proxied | null = null
-let proxy: ProxyServer | null = null
-const servers: http.Server[] = []
-afterEach(async () => {
-  await env?.close()
-  await proxy?.close()
-  env = null
-  proxy = null
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections()
-    await new Promise<void>((resolve) => server.close(() => resolve()))
-  }
-})
+import { describe, expect, it } from 'vitest'
+import { startProxy } from '../../src/proxy/proxy-server.js'
+import { startProxied } from '../helpers/proxied.js'
+import { closing, closingServer } from '../helpers/teardown.js'
 
 /** Send raw bytes and collect the reply until the socket closes. */
 function raw(port: number, bytes: string): Promise<string> {
@@ -40,14 +27,14 @@ describe('proxy hardening', () => {
     ['a NUL in a header value', 'GET /items/a HTTP/1.1\r\nHost: x\r\nX-A: a\u0000b\r\n\r\n'],
     ['an invalid chunk size', 'POST /ship HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0x5\r\nhello\r\n0\r\n\r\n'],
   ])('answers 400 to %s and never reaches the upstream', async (_name, bytes) => {
-    env = await startProxied('reverse', { rules: [] })
+    const env = closing(await startProxied('reverse', { rules: [] }))
     const reply = await raw(Number(new URL(env.proxy.url).port), bytes)
     expect(reply.startsWith('HTTP/1.1 400 Bad Request')).toBe(true)
     expect(env.upstream.hits()).toBe(0)
   })
 
   it('answers 431 to oversized headers', async () => {
-    env = await startProxied('reverse', { rules: [] })
+    const env = closing(await startProxied('reverse', { rules: [] }))
     const reply = await raw(Number(new URL(env.proxy.url).port), `GET /items/a HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)
     expect(reply.startsWith('HTTP/1.1 431 Request Header Fields Too Large')).toBe(true)
     expect(env.upstream.hits()).toBe(0)
@@ -57,7 +44,7 @@ describe('proxy hardening', () => {
   const manyLines = (n: number) => Array.from({ length: n }, (_, i) => `${i.toString(36)}:v\r\n`).join('')
 
   it('answers 431 to a request of more than 2000 header lines instead of forwarding it without its Content-Length and body', async () => {
-    env = await startProxied('reverse', { rules: [] })
+    const env = closing(await startProxied('reverse', { rules: [] }))
     const reply = await raw(Number(new URL(env.proxy.url).port), `POST /echo HTTP/1.1\r\nHost: x\r\n${manyLines(2100)}Content-Length: 5\r\n\r\nhello`)
     expect(reply.startsWith('HTTP/1.1 431 Request Header Fields Too Large')).toBe(true)
     expect(env.upstream.hits()).toBe(0)
@@ -69,9 +56,9 @@ describe('proxy hardening', () => {
       res.writeHead(200, [...flat, 'content-length', '5'])
       res.end('hello')
     })
-    servers.push(upstream)
+    closingServer(upstream)
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
-    proxy = await startProxy({ targets: [`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`] })
+    const proxy = closing(await startProxy({ targets: [`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`] }))
     const response = await fetch(`${proxy.url}/many`)
     expect(response.status).toBe(502)
     expect(await response.text()).toContain('UPSTREAM_BAD_RESPONSE')
@@ -82,7 +69,7 @@ describe('proxy hardening', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
     const port = (closed.address() as AddressInfo).port
     await new Promise<void>((resolve) => closed.close(() => resolve()))
-    proxy = await startProxy({ targets: [`http://127.0.0.1:${port}`] })
+    const proxy = closing(await startProxy({ targets: [`http://127.0.0.1:${port}`] }))
     for (let i = 0; i < 2; i++) {
       const response = await fetch(`${proxy.url}/items/a`)
       expect(response.status).toBe(502)
@@ -102,9 +89,9 @@ describe('proxy hardening', () => {
       req.on('close', () => (upstreamSawClose = true))
       req.resume()
     })
-    servers.push(upstream)
+    closingServer(upstream)
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
-    proxy = await startProxy({ targets: [`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`] })
+    const proxy = closing(await startProxy({ targets: [`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`] }))
     const socket = net.connect(Number(new URL(proxy.url).port), '127.0.0.1')
     await new Promise<void>((resolve) => socket.once('connect', () => resolve()))
     socket.write('POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n' + 'a'.repeat(1000))
@@ -120,7 +107,7 @@ describe('proxy hardening', () => {
   })
 
   it('strips hop-by-hop and control headers, and tells the upstream the exchange id', async () => {
-    env = await startProxied('reverse', { rules: [] })
+    const env = closing(await startProxied('reverse', { rules: [] }))
     const port = Number(new URL(env.proxy.url).port)
     const reply = await raw(
       port,
@@ -140,18 +127,18 @@ describe('proxy hardening', () => {
       seen++
       req.socket.resetAndDestroy()
     })
-    servers.push(upstream)
+    closingServer(upstream)
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
-    proxy = await startProxy({ targets: [`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`] })
+    const proxy = closing(await startProxy({ targets: [`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`] }))
     const response = await fetch(`${proxy.url}/items/a`)
     expect(response.status).toBe(502)
     expect(seen).toBe(1)
   })
 
   it('refuses to forward to itself in forward mode', async () => {
-    proxy = await startProxy({})
+    const proxy = closing(await startProxy({}))
     const response = await new Promise<number>((resolve) => {
-      const port = new URL(proxy!.url).port
+      const port = new URL(proxy.url).port
       http.get({ host: '127.0.0.1', port, path: `http://localhost:${port}/loop` }, (res) => {
         res.resume()
         resolve(res.statusCode ?? 0)
@@ -161,15 +148,15 @@ describe('proxy hardening', () => {
   })
 
   it('answers origin-form requests in forward mode with a hint', async () => {
-    proxy = await startProxy({})
+    const proxy = closing(await startProxy({}))
     const response = await fetch(`${proxy.url}/items/a`)
     expect(response.status).toBe(400)
     expect(((await response.json()) as { error: { message: string } }).error.message).toContain('forward mode: send absolute-form requests')
   })
 
   it('answers a path no named target is mounted at with the mounted targets', async () => {
-    env = await startProxied('reverse', { rules: [] })
-    proxy = await startProxy({ targets: [`shop=${env.upstream.url}`, `llm=${env.upstream.url}`] })
+    const env = closing(await startProxied('reverse', { rules: [] }))
+    const proxy = closing(await startProxy({ targets: [`shop=${env.upstream.url}`, `llm=${env.upstream.url}`] }))
     const ok = await fetch(`${proxy.url}/shop/items/a`)
     expect(ok.status).toBe(200)
     expect(env.upstream.requests.at(-1)?.url).toBe('/items/a')
@@ -180,7 +167,7 @@ describe('proxy hardening', () => {
   })
 
   it('listens on loopback only by default', async () => {
-    proxy = await startProxy({})
+    const proxy = closing(await startProxy({}))
     expect(new URL(proxy.url).hostname).toBe('127.0.0.1')
     expect(new URL(proxy.adminUrl).hostname).toBe('127.0.0.1')
   })

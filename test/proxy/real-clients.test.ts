@@ -6,16 +6,13 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import OpenAI from 'openai'
 import { request as undiciRequest, fetch as undiciFetch } from 'undici'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { runCli } from '../helpers/cli.js'
-import { startProxied, type Proxied, type ProxyMode } from '../helpers/proxied.js'
+import { startProxied, type Proxied } from '../helpers/proxied.js'
+import { closing } from '../helpers/teardown.js'
+import { PROXY_TRANSPORTS } from '../helpers/transports.js'
 
 const run = promisify(execFile)
-let env: Proxied | null = null
-afterEach(async () => {
-  await env?.close()
-  env = null
-})
 
 /** What every client must observe: a 429 with its hint on the read, a lost acknowledgement on the write. */
 async function expectFaultEvidence(proxied: Proxied): Promise<void> {
@@ -30,10 +27,10 @@ async function expectFaultEvidence(proxied: Proxied): Promise<void> {
   expect(report.effects.map((e) => [e.name, e.key, e.call])).toEqual([['shipment', 'o-1', 2]])
 }
 
-for (const mode of ['reverse', 'forward'] as ProxyMode[]) {
+for (const mode of PROXY_TRANSPORTS) {
   describe(`real clients through the proxy (${mode} mode)`, () => {
     it('global fetch sees the 429 and the reset', async () => {
-      env = await startProxied(mode)
+      const env = closing(await startProxied(mode))
       const init = env.dispatcher ? ({ dispatcher: env.dispatcher } as unknown as RequestInit) : {}
       const read = await fetch(`${env.base}/items/a`, init)
       expect(read.status).toBe(429)
@@ -48,7 +45,7 @@ for (const mode of ['reverse', 'forward'] as ProxyMode[]) {
     })
 
     it('undici.request and undici.fetch see the 429 and the reset', async () => {
-      env = await startProxied(mode)
+      const env = closing(await startProxied(mode))
       const options = env.dispatcher ? { dispatcher: env.dispatcher } : {}
       const read = await undiciRequest(`${env.base}/items/a`, options)
       expect(read.statusCode).toBe(429)
@@ -59,11 +56,11 @@ for (const mode of ['reverse', 'forward'] as ProxyMode[]) {
     })
 
     it('node:http sees the 429 and the reset', async () => {
-      env = await startProxied(mode)
+      const env = closing(await startProxied(mode))
       const proxyUrl = new URL(env.proxy.url)
       const send = (method: string, pathname: string, body?: string) =>
         new Promise<{ status?: number; error?: string }>((resolve) => {
-          const target = new URL(pathname, env!.base)
+          const target = new URL(pathname, env.base)
           const options = mode === 'forward' ? { host: proxyUrl.hostname, port: proxyUrl.port, path: target.href, method, headers: { host: target.host } } : { host: target.hostname, port: target.port, path: target.pathname, method }
           const req = http.request(options, (res) => {
             res.resume()
@@ -78,7 +75,7 @@ for (const mode of ['reverse', 'forward'] as ProxyMode[]) {
     })
 
     it('curl sees the 429 and a connection reset', async () => {
-      env = await startProxied(mode)
+      const env = closing(await startProxied(mode))
       const proxyArgs = mode === 'forward' ? ['-x', env.proxy.url] : []
       const read = await run('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', ...proxyArgs, `${env.base}/items/a`])
       expect(read.stdout).toBe('429')
@@ -91,7 +88,7 @@ for (const mode of ['reverse', 'forward'] as ProxyMode[]) {
     })
 
     it("Python's urllib sees the 429 and the reset", async () => {
-      env = await startProxied(mode)
+      const env = closing(await startProxied(mode))
       const script = [
         'import json, sys, urllib.request, urllib.error',
         'base = sys.argv[1]',
@@ -115,7 +112,7 @@ for (const mode of ['reverse', 'forward'] as ProxyMode[]) {
     })
 
     it('the openai SDK retries a lost acknowledgement on its own, so the write commits twice and check exits 1', async () => {
-      env = await startProxied(mode, { seed: 42, rules: [{ name: 'lost-ack', route: 'POST /v1/chat/completions', kind: 'response_lost', calls: [1] }] })
+      const env = closing(await startProxied(mode, { seed: 42, rules: [{ name: 'lost-ack', route: 'POST /v1/chat/completions', kind: 'response_lost', calls: [1] }] }))
       const client = new OpenAI({
         apiKey: 'sk-test-not-a-real-key',
         baseURL: `${env.base}/v1`,

@@ -8,24 +8,15 @@
 import http from 'node:http'
 import net from 'node:net'
 import os from 'node:os'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { Cassette } from '../../src/cassette/format/cassette.js'
-import { startReplayServer, type ReplayServer } from '../../src/cassette/replay/replay-server.js'
-import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
+import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
+import { startProxy } from '../../src/proxy/proxy-server.js'
 import { createSelfCheck } from '../../src/proxy/self-address.js'
 import { exchangeAt } from '../helpers/cassette-fixtures.js'
 import { freePort } from '../helpers/redis-server.js'
-import { startUpstream, type Upstream } from '../helpers/upstream.js'
-
-let proxy: ProxyServer | null = null
-let replay: ReplayServer | null = null
-let upstream: Upstream | null = null
-afterEach(async () => {
-  await proxy?.close()
-  await replay?.close()
-  await upstream?.close()
-  proxy = replay = upstream = null
-})
+import { startUpstream } from '../helpers/upstream.js'
+import { closing } from '../helpers/teardown.js'
 
 /** Hosts that all name this machine, as a client may write them in a URL. */
 const SPELLINGS = ['127.0.0.1', 'localhost', 'LOCALHOST.', 'api.localhost', '127.0.0.2', '127.1', '2130706433', '0x7f.1', '0177.0.0.1', '0.0.0.0', '0', '[::1]', '[::]', '[::ffff:127.0.0.1]', '[0:0:0:0:0:ffff:7f00:1]']
@@ -59,7 +50,7 @@ function connectStatus(proxyUrl: string, authority: string): Promise<string> {
 
 describe('self-loop detection in forward mode', () => {
   it.each(SPELLINGS)('the proxy answers 508 to a request for its admin and data-plane ports at %s', async (host) => {
-    proxy = await startProxy({})
+    const proxy = closing(await startProxy({}))
     for (const own of [proxy.adminUrl, proxy.url]) {
       const port = new URL(own).port
       const { status, body } = await viaProxy(proxy.url, `http://${host}:${port}/rules`)
@@ -80,20 +71,20 @@ describe('self-loop detection in forward mode', () => {
   })
 
   it('relays a request to another port on loopback', async () => {
-    upstream = await startUpstream()
-    proxy = await startProxy({})
+    const upstream = closing(await startUpstream())
+    const proxy = closing(await startProxy({}))
     const port = new URL(upstream.url).port
     for (const host of ['127.0.0.1', '0x7f.1', 'localhost']) expect((await viaProxy(proxy.url, `http://${host}:${port}/items/a`)).status).toBe(200)
   })
 
   it('refuses a CONNECT to its own ports by any spelling', async () => {
-    proxy = await startProxy({})
+    const proxy = closing(await startProxy({}))
     const port = new URL(proxy.adminUrl).port
     for (const host of ['0x7f.1', '0.0.0.0', '[::ffff:127.0.0.1]', '[::]']) expect(await connectStatus(proxy.url, `${host}:${port}`)).toBe('HTTP/1.1 403 Forbidden')
   })
 
   it.each(['0.0.0.0', '[::ffff:127.0.0.1]', '0x7f.1'])('the replay server answers 508 to a request for its admin port at %s', async (host) => {
-    replay = await startReplayServer(Cassette.from({}, []), { mode: 'passthrough-unmatched' })
+    const replay = closing(await startReplayServer(Cassette.from({}, []), { mode: 'passthrough-unmatched' }))
     const { status, body } = await viaProxy(replay.url, `http://${host}:${new URL(replay.adminUrl).port}/report`)
     expect(status).toBe(508)
     expect(JSON.parse(body).error.message).toContain('is this replay server itself')
@@ -125,17 +116,17 @@ function throughTunnel(serverUrl: string, authority: string, path: string): Prom
 
 describe('requests addressed to the server itself (HTTP_PROXY clients calling the base URL)', () => {
   it.each(['127.0.0.1', 'localhost', '0x7f.1'])('a reverse proxy serves an absolute-form request for its own data plane at %s from its target', async (host) => {
-    upstream = await startUpstream()
-    proxy = await startProxy({ targets: [upstream.url] })
-    const { status, body } = await viaProxy(proxy.url, `http://${host}:${new URL(proxy.url).port}/items/self`)
+    const upstream = closing(await startUpstream())
+    const forward = closing(await startProxy({ targets: [upstream.url] }))
+    const { status, body } = await viaProxy(forward.url, `http://${host}:${new URL(forward.url).port}/items/self`)
     expect(status).toBe(200)
     expect(JSON.parse(body).id).toBe('self')
-    expect(proxy.storm.report().calls.map((call) => [call.route, call.url])).toEqual([['GET /items/self', `http://${host === '0x7f.1' ? '127.0.0.1' : host}:${new URL(proxy.url).port}/items/self`]])
+    expect(forward.storm.report().calls.map((call) => [call.route, call.url])).toEqual([['GET /items/self', `http://${host === '0x7f.1' ? '127.0.0.1' : host}:${new URL(forward.url).port}/items/self`]])
   })
 
   it('a reverse proxy routes such a request by its path to a named target, and refuses another host naming what to do', async () => {
-    upstream = await startUpstream()
-    proxy = await startProxy({ targets: [`shop=${upstream.url}`] })
+    const upstream = closing(await startUpstream())
+    const proxy = closing(await startProxy({ targets: [`shop=${upstream.url}`] }))
     const own = `http://127.0.0.1:${new URL(proxy.url).port}`
     expect((await viaProxy(proxy.url, `${own}/shop/items/a`)).status).toBe(200)
     expect((await viaProxy(proxy.url, `${own}/other/items/a`)).status).toBe(404)
@@ -146,22 +137,22 @@ describe('requests addressed to the server itself (HTTP_PROXY clients calling th
   })
 
   it('a run address reached through HTTP_PROXY names its run: /_run/<id>/ on a reverse proxy, /_run/<id>/http/<host>/ on a forward one', async () => {
-    upstream = await startUpstream()
-    proxy = await startProxy({ targets: [upstream.url] })
+    const upstream = closing(await startUpstream())
+    const proxy = closing(await startProxy({ targets: [upstream.url] }))
     expect((await viaProxy(proxy.url, `${proxy.url}/_run/r1/items/a`)).status).toBe(200)
     expect(proxy.storm.report('r1').calls.map((call) => call.route)).toEqual(['GET /items/a'])
     await proxy.close()
-    proxy = await startProxy({})
+    const forward = closing(await startProxy({}))
     const upstreamHost = new URL(upstream.url).host
-    expect((await viaProxy(proxy.url, `${proxy.url}/_run/r2/http/${upstreamHost}/items/b`)).status).toBe(200)
-    expect(proxy.storm.report('r2').calls.map((call) => call.url)).toEqual([`${upstream.url}/items/b`])
+    expect((await viaProxy(forward.url, `${forward.url}/_run/r2/http/${upstreamHost}/items/b`)).status).toBe(200)
+    expect(forward.storm.report('r2').calls.map((call) => call.url)).toEqual([`${upstream.url}/items/b`])
     // A run address that names this proxy again would loop.
-    expect((await viaProxy(proxy.url, `${proxy.url}/_run/r2/http/${new URL(proxy.url).host}/items/c`)).status).toBe(508)
+    expect((await viaProxy(forward.url, `${forward.url}/_run/r2/http/${new URL(forward.url).host}/items/c`)).status).toBe(508)
   })
 
   it('a reverse proxy still answers 508 to an absolute-form request for its admin API', async () => {
-    upstream = await startUpstream()
-    proxy = await startProxy({ targets: [upstream.url] })
+    const upstream = closing(await startUpstream())
+    const proxy = closing(await startProxy({ targets: [upstream.url] }))
     const { status, body } = await viaProxy(proxy.url, `http://127.0.0.1:${new URL(proxy.adminUrl).port}/report`)
     expect(status).toBe(508)
     expect(JSON.parse(body).error.message).toContain('is this proxy itself (its admin API')
@@ -169,7 +160,7 @@ describe('requests addressed to the server itself (HTTP_PROXY clients calling th
   })
 
   it('a forward proxy answers 508 to a request for its own data plane: it has nothing to route it to', async () => {
-    proxy = await startProxy({})
+    const proxy = closing(await startProxy({}))
     const own = new URL(proxy.url)
     const { status, body } = await viaProxy(proxy.url, `http://localhost:${own.port}/items/a`)
     expect(status).toBe(508)
@@ -178,14 +169,14 @@ describe('requests addressed to the server itself (HTTP_PROXY clients calling th
 
   it('a proxy whose --target is itself answers 508 instead of looping', async () => {
     const port = await freePort()
-    proxy = await startProxy({ port, targets: [`http://localhost:${port}`] })
+    const proxy = closing(await startProxy({ port, targets: [`http://localhost:${port}`] }))
     const response = await fetch(`${proxy.url}/items/a`)
     expect(response.status).toBe(508)
     expect(((await response.json()) as { error: { message: string } }).error.message).toContain('(--target names it), so every request would loop')
   })
 
   it('the replay server serves an absolute-form request for its own data plane from the cassette', async () => {
-    replay = await startReplayServer(Cassette.from({}, [exchangeAt(1)]))
+    const replay = closing(await startReplayServer(Cassette.from({}, [exchangeAt(1)])))
     const { status, body } = await viaProxy(replay.url, `http://127.0.0.1:${new URL(replay.url).port}/items/1`)
     expect(status).toBe(200)
     expect(body).toBe('{"id":1}')
@@ -193,30 +184,30 @@ describe('requests addressed to the server itself (HTTP_PROXY clients calling th
   })
 
   it('in passthrough mode, such a request that matches nothing is refused, never forwarded to the server itself', async () => {
-    replay = await startReplayServer(Cassette.from({}, []), { mode: 'passthrough-unmatched' })
+    const replay = closing(await startReplayServer(Cassette.from({}, []), { mode: 'passthrough-unmatched' }))
     const { status, body } = await viaProxy(replay.url, `http://127.0.0.1:${new URL(replay.url).port}/items/9`)
     expect(status).toBe(400)
     expect(JSON.parse(body).error.message).toContain('it names no upstream')
   })
 
   it('a CONNECT to its own data plane is served inside the tunnel (Node\'s NODE_USE_ENV_PROXY): reverse proxy and replay server', async () => {
-    upstream = await startUpstream()
-    proxy = await startProxy({ targets: [upstream.url] })
+    const upstream = closing(await startUpstream())
+    const proxy = closing(await startProxy({ targets: [upstream.url] }))
     const viaReverse = await throughTunnel(proxy.url, `127.0.0.1:${new URL(proxy.url).port}`, '/items/tunnel')
     expect([viaReverse.tunnel, viaReverse.status, JSON.parse(viaReverse.body).id]).toEqual(['HTTP/1.1 200 Connection Established', 'HTTP/1.1 200 OK', 'tunnel'])
-    replay = await startReplayServer(Cassette.from({}, [exchangeAt(1)]))
+    const replay = closing(await startReplayServer(Cassette.from({}, [exchangeAt(1)])))
     const viaReplay = await throughTunnel(replay.url, `localhost:${new URL(replay.url).port}`, '/items/1')
     expect([viaReplay.tunnel, viaReplay.status, viaReplay.body]).toEqual(['HTTP/1.1 200 Connection Established', 'HTTP/1.1 200 OK', '{"id":1}'])
   })
 
   it('a CONNECT to another host through a reverse proxy is refused with a reason, and one to its own port through a forward proxy with 403', async () => {
-    upstream = await startUpstream()
-    proxy = await startProxy({ targets: [upstream.url] })
+    const upstream = closing(await startUpstream())
+    const proxy = closing(await startProxy({ targets: [upstream.url] }))
     const refused = await throughTunnel(proxy.url, 'example.com:443', '/')
     expect(refused.tunnel).toBe('HTTP/1.1 400 Bad Request')
     expect(refused.body).toContain('runs in reverse mode (--target) and serves its own address only')
     await proxy.close()
-    proxy = await startProxy({})
-    expect(await connectStatus(proxy.url, `127.0.0.1:${new URL(proxy.url).port}`)).toBe('HTTP/1.1 403 Forbidden')
+    const forward = closing(await startProxy({}))
+    expect(await connectStatus(forward.url, `127.0.0.1:${new URL(forward.url).port}`)).toBe('HTTP/1.1 403 Forbidden')
   })
 })

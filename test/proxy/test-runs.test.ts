@@ -3,23 +3,17 @@
  * given (no header added), with rules of its own, an empty report before its first call, and
  * contracts run by the proxy. This is what the pytest plugin builds on (docs/python.md).
  */
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished } from 'vitest'
 import { ProxyAgent, request as undiciRequest } from 'undici'
 import { createInMemoryCertificateAuthority } from '../../src/proxy/tls/certificate-authority.js'
 import { contract } from '../../src/engine/contracts/contract.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import type { Report } from '../../src/engine/schema/report.js'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
-import { startProxied, type Proxied } from '../helpers/proxied.js'
+import { startProxied } from '../helpers/proxied.js'
 import { startUpstream, type Upstream } from '../helpers/upstream.js'
+import { closing } from '../helpers/teardown.js'
 
-let env: Proxied | null = null
-const closing: Array<() => Promise<unknown>> = []
-afterEach(async () => {
-  await env?.close()
-  env = null
-  for (const close of closing.splice(0).reverse()) await close()
-})
 
 const BUSY: StormConfigInput = { rules: [{ name: 'busy', route: 'GET /items/*', kind: 'rate_limit', calls: [1] }] }
 
@@ -35,7 +29,7 @@ function routesOf(report: Report): Array<[string, number | null]> {
 
 describe('a run named by the address the client was given', () => {
   it('reverse mode: a /_run/<id>/ prefix puts the call in that run and is taken off before forwarding', async () => {
-    env = await startProxied('reverse', BUSY)
+    const env = closing(await startProxied('reverse', BUSY))
     expect(await status(`${env.proxy.url}/_run/test-1/items/a?q=1`)).toBe(429)
     expect(await status(`${env.proxy.url}/_run/test-2/items/a`)).toBe(429)
     expect(await status(`${env.proxy.url}/_run/test-1/items/a`)).toBe(200)
@@ -49,7 +43,7 @@ describe('a run named by the address the client was given', () => {
   })
 
   it('forward mode: /_run/<id>/http/<host:port>/ names the run and the upstream, and routes are the upstream paths', async () => {
-    env = await startProxied('forward', BUSY)
+    const env = closing(await startProxied('forward', BUSY))
     const port = new URL(env.upstream.url).port
     expect(await status(`${env.proxy.url}/_run/a/http/127.0.0.1:${port}/items/x`)).toBe(429)
     expect(await status(`${env.proxy.url}/_run/a/http/127.0.0.1:${port}/items/x`)).toBe(200)
@@ -68,13 +62,13 @@ describe('a run named by the address the client was given', () => {
   })
 
   it('forward mode: a prefix that names the proxy itself is refused as a loop (508)', async () => {
-    env = await startProxied('forward', BUSY)
+    const env = closing(await startProxied('forward', BUSY))
     const own = new URL(env.proxy.url).port
     expect(await status(`${env.proxy.url}/_run/a/http/127.0.0.1:${own}/items/x`)).toBe(508)
   })
 
   it('forward mode: the user name of the proxy credentials names the run (HTTP_PROXY=http://<run>:x@host:port)', async () => {
-    env = await startProxied('forward', BUSY)
+    const env = closing(await startProxied('forward', BUSY))
     const [one, two] = [new URL(env.proxy.url), new URL(env.proxy.url)]
     // A password too: undici and urllib send no credentials without one (it is ignored).
     one.username = 'worker-1'
@@ -82,7 +76,7 @@ describe('a run named by the address the client was given', () => {
     two.username = 'worker-2'
     two.password = 'toolstorm'
     const agents = [new ProxyAgent({ uri: one.href, proxyTunnel: false }), new ProxyAgent({ uri: two.href, proxyTunnel: false })]
-    closing.push(...agents.map((agent) => () => agent.close()))
+    for (const agent of agents) onTestFinished(() => agent.close())
     expect(await status(`${env.upstream.url}/items/a`, { dispatcher: agents[0] })).toBe(429)
     expect(await status(`${env.upstream.url}/items/a`, { dispatcher: agents[1] })).toBe(429)
     expect(await status(`${env.upstream.url}/items/a`, { dispatcher: agents[0] })).toBe(200)
@@ -97,14 +91,14 @@ describe('a run named by the address the client was given', () => {
 
   it('a CONNECT tunnel carries the run its proxy credentials named to every request inside it', async () => {
     const plain = await startUpstream()
-    closing.push(() => plain.close())
+    onTestFinished(() => plain.close())
     const proxy = await startProxy({ config: BUSY, ca: await createInMemoryCertificateAuthority(), connectPorts: [plain.port] })
-    closing.push(() => proxy.close())
+    onTestFinished(() => proxy.close())
     const uri = new URL(proxy.url)
     uri.username = 'tunnelled'
     uri.password = 'x'
     const agent = new ProxyAgent({ uri: uri.href }) // tunnels http:// URLs through CONNECT
-    closing.push(() => agent.close())
+    onTestFinished(() => agent.close())
     expect(await status(`${plain.url}/items/a`, { dispatcher: agent })).toBe(429)
     expect(await status(`${plain.url}/items/a`, { dispatcher: agent })).toBe(200)
     expect(routesOf(proxy.storm.report('tunnelled'))).toEqual([
@@ -114,7 +108,7 @@ describe('a run named by the address the client was given', () => {
   })
 
   it('the path prefix wins over x-toolstorm-run; the header wins over the active run', async () => {
-    env = await startProxied('reverse', { rules: [] })
+    const env = closing(await startProxied('reverse', { rules: [] }))
     await status(`${env.proxy.url}/_run/by-path/items/a`, { headers: { 'x-toolstorm-run': 'by-header' } })
     expect((await env.admin('/active-run?run=active', { method: 'PUT' })).status).toBe(200)
     await status(`${env.proxy.url}/items/b`, { headers: { 'x-toolstorm-run': 'by-header' } })
@@ -137,7 +131,8 @@ describe('rules of one run (PUT /rules?run=ID)', () => {
   const start = async () => {
     upstream = await startUpstream()
     proxy = await startProxy({ targets: [upstream.url], config: { seed: 1, rules: [{ name: 'proxy-wide', route: 'GET /other', kind: 'unavailable' }] } })
-    closing.push(() => upstream.close(), () => proxy.close())
+    onTestFinished(() => upstream.close())
+    onTestFinished(() => proxy.close())
   }
 
   it('decide that run\'s calls only, with its seed, and show in its report; other runs keep the proxy\'s', async () => {
@@ -185,7 +180,7 @@ describe('rules of one run (PUT /rules?run=ID)', () => {
 
 describe('POST /contract?run=ID', () => {
   it('runs the checks as contract(report) does, in order, custom checks included', async () => {
-    env = await startProxied('reverse')
+    const env = closing(await startProxied('reverse'))
     await fetch(`${env.base}/items/a`, { headers: { 'x-toolstorm-run': 'c1' } })
     await fetch(`${env.base}/items/a`, { headers: { 'x-toolstorm-run': 'c1' } })
     const checks = [{ type: 'requireTriggered' }, { type: 'atMostCalls', count: 1 }, { type: 'noDuplicateEffects' }, { type: 'check', name: 'Answer shown', passed: true }]
@@ -198,7 +193,7 @@ describe('POST /contract?run=ID', () => {
   })
 
   it('refuses an unknown check naming the field, and an empty contract does not pass', async () => {
-    env = await startProxied('reverse')
+    const env = closing(await startProxied('reverse'))
     const bad = await env.admin('/contract?run=c1', { method: 'POST', body: JSON.stringify({ checks: [{ type: 'atMostCalls', count: -1 }] }) })
     expect(bad.status).toBe(400)
     expect(((await bad.json()) as { error: { message: string } }).error.message).toContain('$.checks[0].count: expected a nonnegative integer')

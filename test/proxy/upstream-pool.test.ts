@@ -5,19 +5,15 @@ import http from 'node:http'
 import net from 'node:net'
 import { once } from 'node:events'
 import { Readable } from 'node:stream'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished } from 'vitest'
 import { keepAliveHintMs, UpstreamPool, type UpstreamCall, type UpstreamRequestHead } from '../../src/proxy/upstream-pool.js'
+import { closingServer } from '../helpers/teardown.js'
 
 interface Result {
   status: number
   headers: Record<string, string | string[]>
   body: string
 }
-
-const closers: Array<() => Promise<unknown>> = []
-afterEach(async () => {
-  while (closers.length) await closers.pop()?.()
-})
 
 function send(pool: UpstreamPool, origin: string, head: Partial<UpstreamRequestHead> & { path: string }, body: Readable | null = null): Promise<Result> {
   return new Promise((resolve, reject) => {
@@ -50,10 +46,7 @@ async function httpServer(handler: http.RequestListener): Promise<{ origin: stri
   server.on('connection', () => connections++)
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
-  closers.push(() => {
-    server.closeAllConnections()
-    return new Promise((done) => server.close(done))
-  })
+  closingServer(server)
   const { port } = server.address() as net.AddressInfo
   return { origin: `http://127.0.0.1:${port}`, connections: () => connections, requests: () => requests }
 }
@@ -77,9 +70,9 @@ async function rawServer(onRequest: (socket: net.Socket, request: string) => voi
   await once(server, 'listening')
   const sockets = new Set<net.Socket>()
   server.on('connection', (socket) => sockets.add(socket))
-  closers.push(() => {
+  onTestFinished(() => {
     for (const socket of sockets) socket.destroy()
-    return new Promise((done) => server.close(done))
+    return new Promise<void>((done) => server.close(() => done()))
   })
   const { port } = server.address() as net.AddressInfo
   return { origin: `http://127.0.0.1:${port}`, requests: () => requests, connections: () => sockets.size }
@@ -87,7 +80,7 @@ async function rawServer(onRequest: (socket: net.Socket, request: string) => voi
 
 function newPool(options: ConstructorParameters<typeof UpstreamPool>[0] = {}): UpstreamPool {
   const pool = new UpstreamPool(options)
-  closers.push(() => pool.close())
+  onTestFinished(() => pool.close())
   return pool
 }
 
@@ -301,7 +294,7 @@ describe('upstream pool', () => {
   it('hands a handler that does not borrow chunks of its own, untouched by later reads on the same socket', async () => {
     const upstream = await httpServer((req, res) => res.end(Buffer.alloc(1000, req.url === '/a' ? 'a' : 'b')))
     const pool = new UpstreamPool()
-    closers.push(() => pool.close())
+    onTestFinished(() => pool.close())
     const kept: Buffer[] = []
     await new Promise<void>((resolve, reject) => {
       pool.request(upstream.origin, { method: 'GET', path: '/a', headers: { host: 'x' } }, null, {
@@ -319,7 +312,7 @@ describe('upstream pool', () => {
   it('reads nothing more into lent bytes a borrowing handler still holds, and reuses the socket once they are released', async () => {
     const upstream = await httpServer((req, res) => res.end(Buffer.alloc(1000, (req.url ?? '/x').slice(1))))
     const pool = new UpstreamPool()
-    closers.push(() => pool.close())
+    onTestFinished(() => pool.close())
     const lent: Buffer[] = []
     let afterReads = 0
     const call = await new Promise<UpstreamCall>((resolve, reject) => {
@@ -348,7 +341,7 @@ describe('upstream pool', () => {
   it('ignores a late release from an exchange that no longer holds the connection', async () => {
     const upstream = await httpServer((req, res) => res.end(Buffer.alloc(1000, (req.url ?? '/x').slice(1))))
     const pool = new UpstreamPool()
-    closers.push(() => pool.close())
+    onTestFinished(() => pool.close())
     const pinned = (path: string, lent: Buffer[]) =>
       new Promise<UpstreamCall>((resolve, reject) => {
         const started: UpstreamCall = pool.request(upstream.origin, { method: 'GET', path, headers: { host: 'x' } }, null, {
@@ -379,7 +372,7 @@ describe('upstream pool', () => {
       socket.write(`HTTP/1.1 200 OK\r\ncontent-length: 1000\r\n\r\n${letter.repeat(1000)}`)
     })
     const pool = new UpstreamPool()
-    closers.push(() => pool.close())
+    onTestFinished(() => pool.close())
     const body = new Readable({ read() {} })
     body.push('ab')
     const lent: Buffer[] = []

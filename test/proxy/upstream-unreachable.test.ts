@@ -5,23 +5,15 @@
  */
 import http from 'node:http'
 import net from 'node:net'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { Cassette } from '../../src/cassette/format/cassette.js'
-import { startReplayServer, type ReplayServer } from '../../src/cassette/replay/replay-server.js'
-import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
+import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
+import { startProxy } from '../../src/proxy/proxy-server.js'
 import { servedUrl, startCli } from '../ui/spawn-cli.js'
+import { closing } from '../helpers/teardown.js'
 
 /** Free ports for the data plane and the admin API. */
 const PORTS = ['--port', '0', '--admin-port', '0']
-
-let proxy: ProxyServer | null = null
-let replay: ReplayServer | null = null
-afterEach(async () => {
-  await proxy?.close()
-  await replay?.close()
-  proxy = null
-  replay = null
-})
 
 /** A port nothing listens on (it was free a moment ago). */
 async function deadPort(): Promise<number> {
@@ -53,7 +45,7 @@ describe('an unreachable upstream', () => {
     ['on the observed path', { observer: {} }],
   ])('gets a 502 naming the upstream in reverse mode, %s', async (_path, extra) => {
     const dead = await deadPort()
-    proxy = await startProxy({ targets: [`http://127.0.0.1:${dead}/api`], ...extra })
+    const proxy = closing(await startProxy({ targets: [`http://127.0.0.1:${dead}/api`], ...extra }))
     const { status, message } = await get(proxy.url, '/ship?x=1')
     expect(status).toBe(502)
     expect(message).toBe(`[toolstorm] Failed to reach the upstream for "GET http://127.0.0.1:${dead}/api/ship?x=1": ECONNREFUSED.`)
@@ -62,7 +54,7 @@ describe('an unreachable upstream', () => {
   it('logs one line per upstream origin and error code, without credentials', async () => {
     const [first, second] = [await deadPort(), await deadPort()]
     const lines: string[] = []
-    proxy = await startProxy({ warn: (line) => lines.push(line) })
+    const proxy = closing(await startProxy({ warn: (line) => lines.push(line) }))
     const secret = 'sk-proj-4fTz9QmX2wLpR8vK3nB7yH1cD6eJ0aUs'
     for (let i = 0; i < 3; i++) expect((await get(proxy.url, `http://user:hunter2@127.0.0.1:${first}/ship?api_key=${secret}&n=${i}`)).status).toBe(502)
     const { message } = await get(proxy.url, `http://127.0.0.1:${second}/items/a?token=${secret}`)
@@ -80,7 +72,7 @@ describe('an unreachable upstream', () => {
   it('gets a 502 naming the upstream from the replay server passing an unmatched request through, logged once', async () => {
     const dead = await deadPort()
     const lines: string[] = []
-    replay = await startReplayServer(Cassette.from({}, []), { mode: 'passthrough-unmatched', targets: [`http://127.0.0.1:${dead}`], warn: (line) => lines.push(line) })
+    const replay = closing(await startReplayServer(Cassette.from({}, []), { mode: 'passthrough-unmatched', targets: [`http://127.0.0.1:${dead}`], warn: (line) => lines.push(line) }))
     for (let i = 0; i < 2; i++) {
       const { status, message } = await get(replay.url, '/ship')
       expect(status).toBe(502)

@@ -4,22 +4,17 @@
 import http from 'node:http'
 import net from 'node:net'
 import { once } from 'node:events'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished } from 'vitest'
 import { Agent, request } from 'undici'
 import { WireServer, type WireServerOptions } from '../../src/proxy/http1/wire-server.js'
 import type { WireRequest } from '../../src/proxy/http1/wire-request.js'
 import type { WireResponse } from '../../src/proxy/http1/wire-response.js'
 
-const closers: Array<() => Promise<unknown> | void> = []
-afterEach(async () => {
-  while (closers.length) await closers.pop()?.()
-})
-
 async function serve(handler: (req: WireRequest, res: WireResponse) => void, options: WireServerOptions = {}): Promise<{ server: WireServer; port: number; origin: string }> {
   const server = new WireServer(options)
   server.on('request', handler)
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  closers.push(() => {
+  onTestFinished(() => {
     server.closeAllConnections()
     return new Promise<void>((resolve) => server.close(() => resolve()))
   })
@@ -30,7 +25,7 @@ async function serve(handler: (req: WireRequest, res: WireResponse) => void, opt
 /** Send raw bytes and collect everything until the server closes (or `until` matches). */
 async function raw(port: number, bytes: string, until?: RegExp): Promise<string> {
   const socket = net.connect(port, '127.0.0.1')
-  closers.push(() => void socket.destroy())
+  onTestFinished(() => void socket.destroy())
   await once(socket, 'connect')
   socket.write(bytes)
   let text = ''
@@ -50,7 +45,7 @@ describe('WireServer', () => {
   it('keeps a connection alive across requests and announces its keep-alive timeout and a Date', async () => {
     const { origin } = await serve(ok('hi'), { keepAliveTimeoutMs: 5_000 })
     const agent = new Agent({ connections: 1 })
-    closers.push(() => agent.close())
+    onTestFinished(() => agent.close())
     for (let i = 0; i < 3; i++) {
       const response = await request(origin, { dispatcher: agent })
       expect(response.statusCode).toBe(200)
@@ -174,7 +169,7 @@ describe('WireServer', () => {
       req.body?.on('end', () => res.writeHead(200, { 'content-length': Buffer.concat(chunks).length }).end(Buffer.concat(chunks)))
     })
     const socket = net.connect(port, '127.0.0.1')
-    closers.push(() => void socket.destroy())
+    onTestFinished(() => void socket.destroy())
     await once(socket, 'connect')
     socket.write('PUT / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n')
     const [first] = (await once(socket, 'data')) as [Buffer]
@@ -250,7 +245,7 @@ describe('WireServer', () => {
   it('closes a kept-alive connection that stays idle past the announced timeout', async () => {
     const { port } = await serve(ok('x'), { keepAliveTimeoutMs: 1_000 })
     const socket = net.connect(port, '127.0.0.1')
-    closers.push(() => void socket.destroy())
+    onTestFinished(() => void socket.destroy())
     await once(socket, 'connect')
     socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n')
     await once(socket, 'data')

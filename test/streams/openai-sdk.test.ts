@@ -1,13 +1,14 @@
 /**
  * The openai SDK (6.49.0) against a fake OpenAI-compatible upstream, through toolstorm on every
- * path: what a stream fault looks like to the caller, and what the report records.
+ * transport: what a stream fault looks like to the caller, and what the report records.
  */
 import OpenAI from 'openai'
 import { describe, expect, it } from 'vitest'
 import { drain } from '../helpers/drain.js'
 import { contract } from '../../src/engine/contracts/contract.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
-import { MODEL_PATHS, modelScenarios, RESPONSES, CHAT, type ModelScenario } from '../helpers/model-scenario.js'
+import { modelScenarios, RESPONSES, CHAT, type ModelScenario } from '../helpers/model-scenario.js'
+import { WITHOUT_MSW, type Transport } from '../helpers/transports.js'
 import { answered, USAGE, WORDS } from '../helpers/model-upstream.js'
 
 const scenarios = modelScenarios()
@@ -15,18 +16,19 @@ let scenario: ModelScenario | null = null
 
 const messages = [{ role: 'user' as const, content: 'Say hello.' }]
 
-async function start(path: (typeof MODEL_PATHS)[number], config: StormConfigInput, options: { timeout?: number; maxRetries?: number } = {}) {
-  scenario = await scenarios.start(path, config)
+async function start(transport: Transport, config: StormConfigInput, options: { timeout?: number; maxRetries?: number } = {}) {
+  scenario = await scenarios.start(transport, config)
   // Built after intercept(): the SDK captures fetch when it is constructed.
   const client = new OpenAI({ apiKey: 'sk-test', baseURL: `${scenario.base}/v1`, timeout: options.timeout ?? 5_000, maxRetries: options.maxRetries ?? 2, fetchOptions: scenario.fetchOptions as never })
   return { s: scenario, client }
 }
 
 
-for (const path of MODEL_PATHS) {
-  describe(`openai SDK through toolstorm (${path})`, () => {
+// Not through MSW handlers: the SDK suites are the slowest files, and MSW's stream faults are covered by test/faults/stream-faults.test.ts.
+for (const transport of WITHOUT_MSW) {
+  describe(`openai SDK through toolstorm (${transport})`, () => {
     it('surfaces a cut chat stream as the raw TypeError "terminated" while iterating, without a retry', async () => {
-      const { s, client } = await start(path, { rules: [{ name: 'cut', route: CHAT, kind: 'stream_cut', after: 3 }] })
+      const { s, client } = await start(transport, { rules: [{ name: 'cut', route: CHAT, kind: 'stream_cut', after: 3 }] })
       const stream = await client.chat.completions.create({ model: 'gpt-x', messages, stream: true, stream_options: { include_usage: true } })
       const { items, error } = await drain(stream)
       expect(items.map((chunk) => chunk.choices[0]?.delta.content)).toEqual(['', WORDS[0], WORDS[1]])
@@ -40,7 +42,7 @@ for (const path of MODEL_PATHS) {
     })
 
     it('surfaces a cut Responses stream as an OpenAIError from the stream helper', async () => {
-      const { client } = await start(path, { rules: [{ name: 'cut', route: RESPONSES, kind: 'stream_cut', after: 2 }] })
+      const { client } = await start(transport, { rules: [{ name: 'cut', route: RESPONSES, kind: 'stream_cut', after: 2 }] })
       const error = await client.responses
         .stream({ model: 'gpt-r', input: 'Say hello.' })
         .finalResponse()
@@ -50,7 +52,7 @@ for (const path of MODEL_PATHS) {
     })
 
     it('stalls a chat stream: the SDK timeout covers only the response head, so only the caller\'s signal ends the wait, silently', async () => {
-      const { s, client } = await start(path, { rules: [{ name: 'stall', route: CHAT, kind: 'stream_stall', after: 2 }] }, { timeout: 300 })
+      const { s, client } = await start(transport, { rules: [{ name: 'stall', route: CHAT, kind: 'stream_stall', after: 2 }] }, { timeout: 300 })
       const started = performance.now()
       const stream = await client.chat.completions.create({ model: 'gpt-x', messages, stream: true }, { signal: AbortSignal.timeout(900) })
       const { items, error } = await drain(stream)
@@ -62,7 +64,7 @@ for (const path of MODEL_PATHS) {
     })
 
     it('rejects the stalled Responses stream helper with APIUserAbortError when the caller\'s signal fires', async () => {
-      const { client } = await start(path, { rules: [{ name: 'stall', route: RESPONSES, kind: 'stream_stall', after: 3 }] }, { timeout: 300 })
+      const { client } = await start(transport, { rules: [{ name: 'stall', route: RESPONSES, kind: 'stream_stall', after: 3 }] }, { timeout: 300 })
       const error = await client.responses
         .stream({ model: 'gpt-r', input: 'Say hello.' }, { signal: AbortSignal.timeout(600) })
         .finalResponse()
@@ -71,7 +73,7 @@ for (const path of MODEL_PATHS) {
     })
 
     it('lets a chat stream without its final [DONE] end normally: the SDK does not notice', async () => {
-      const { s, client } = await start(path, { rules: [{ name: 'drop', route: CHAT, kind: 'drop_terminal' }] })
+      const { s, client } = await start(transport, { rules: [{ name: 'drop', route: CHAT, kind: 'drop_terminal' }] })
       const stream = await client.chat.completions.create({ model: 'gpt-x', messages, stream: true, stream_options: { include_usage: true } })
       const { items, error } = await drain(stream)
       expect(error).toBeNull()
@@ -81,14 +83,14 @@ for (const path of MODEL_PATHS) {
     })
 
     it('shows a Responses stream without response.completed as an unfinished response without usage', async () => {
-      const { client } = await start(path, { rules: [{ name: 'drop', route: RESPONSES, kind: 'drop_terminal' }] })
+      const { client } = await start(transport, { rules: [{ name: 'drop', route: RESPONSES, kind: 'drop_terminal' }] })
       const response = await client.responses.stream({ model: 'gpt-r', input: 'Say hello.' }).finalResponse()
       expect(response.status).toBe('in_progress')
       expect(response.usage).toBeNull()
     })
 
     it('slows a chat stream down between chunks', async () => {
-      const { client } = await start(path, { rules: [{ name: 'slow', route: CHAT, kind: 'slow_stream', delay: 0.08 }] })
+      const { client } = await start(transport, { rules: [{ name: 'slow', route: CHAT, kind: 'slow_stream', delay: 0.08 }] })
       const stream = await client.chat.completions.create({ model: 'gpt-x', messages, stream: true })
       const times: number[] = []
       for await (const _chunk of stream) times.push(performance.now())
@@ -100,7 +102,7 @@ for (const path of MODEL_PATHS) {
     })
 
     it('records the answered model and exactly the usage the upstream sent, streamed or not', async () => {
-      const { s, client } = await start(path, { rules: [] })
+      const { s, client } = await start(transport, { rules: [] })
       const streamed = await client.chat.completions.create({ model: 'gpt-x', messages, stream: true, stream_options: { include_usage: true } })
       await drain(streamed)
       const withoutUsage = await client.chat.completions.create({ model: 'gpt-y', messages, stream: true })
@@ -123,7 +125,7 @@ for (const path of MODEL_PATHS) {
     })
 
     it('checks model-call and token budgets against the report', async () => {
-      const { s, client } = await start(path, { rules: [] })
+      const { s, client } = await start(transport, { rules: [] })
       await drain(await client.chat.completions.create({ model: 'gpt-x', messages, stream: true, stream_options: { include_usage: true } }))
       await client.chat.completions.create({ model: 'gpt-x', messages })
       const checks = contract(await s.settled()).atMostModelCalls(2).atMostModelCalls(1).atMostTokens(36).atMostTokens(35).atMostTokens(22, { kind: 'input' }).checks

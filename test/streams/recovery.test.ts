@@ -12,7 +12,8 @@ import { contract } from '../../src/engine/contracts/contract.js'
 import { parseContractRequest, runContract } from '../../src/engine/contracts/contract-request.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import { runCli } from '../helpers/cli.js'
-import { modelScenarios, CHAT, type ModelPath, type ModelScenario } from '../helpers/model-scenario.js'
+import { modelScenarios, CHAT, type ModelScenario } from '../helpers/model-scenario.js'
+import type { Transport } from '../helpers/transports.js'
 import { TOOL, USAGE, WORDS } from '../helpers/model-upstream.js'
 
 const scenarios = modelScenarios()
@@ -22,8 +23,8 @@ const messages = [{ role: 'user' as const, content: 'Weather in Paris?' }]
 const tools = [{ type: 'function' as const, function: { name: TOOL.name, parameters: { type: 'object', properties: { city: { type: 'string' } } } } }]
 const CHAT_TOKENS = USAGE.chat.prompt_tokens + USAGE.chat.completion_tokens
 
-async function openai(path: ModelPath, config: StormConfigInput, maxRetries = 0) {
-  scenario = await scenarios.start(path, config, { gapMs: 2 })
+async function openai(transport: Transport, config: StormConfigInput, maxRetries = 0) {
+  scenario = await scenarios.start(transport, config, { gapMs: 2 })
   return new OpenAI({ apiKey: 'sk-test', baseURL: `${scenario.base}/v1`, maxRetries, timeout: 5_000, fetchOptions: scenario.fetchOptions as never })
 }
 
@@ -40,10 +41,10 @@ async function toolCallWithFallback(client: OpenAI): Promise<string> {
   }
 }
 
-for (const path of ['in-process', 'reverse'] as const) {
-  describe(`recovery cost in the report (${path})`, () => {
+for (const transport of ['intercept', 'reverse'] as const satisfies readonly Transport[]) {
+  describe(`recovery cost in the report (${transport})`, () => {
     it('counts the SDK\'s retry after a 429: one call, one model call, its tokens, the seconds until it succeeded', async () => {
-      const client = await openai(path, { rules: [{ name: 'busy', route: CHAT, kind: 'rate_limit', calls: [1], delay: 0.3 }] }, 2)
+      const client = await openai(transport, { rules: [{ name: 'busy', route: CHAT, kind: 'rate_limit', calls: [1], delay: 0.3 }] }, 2)
       await client.chat.completions.create({ model: 'gpt-x', messages: [{ role: 'user', content: 'Say hello.' }] })
       const report = await scenario!.settled()
       expect(report.recovery).toEqual([
@@ -55,7 +56,7 @@ for (const path of ['in-process', 'reverse'] as const) {
     })
 
     it('counts an agent\'s fallback after a stream cut inside the tool arguments, and the contract bounds it', async () => {
-      const client = await openai(path, { rules: [{ name: 'cut', route: CHAT, kind: 'stream_cut', at: 'tool_arguments', after: 1, calls: [1] }] })
+      const client = await openai(transport, { rules: [{ name: 'cut', route: CHAT, kind: 'stream_cut', at: 'tool_arguments', after: 1, calls: [1] }] })
       expect(await toolCallWithFallback(client)).toBe(TOOL.arguments.join(''))
       const report = await scenario!.settled()
       expect(report.recovery).toMatchObject([{ call: 1, rule: 'cut', recovered: true, calls: 1, modelCalls: 1, inputTokens: USAGE.chat.prompt_tokens, outputTokens: USAGE.chat.completion_tokens }])
@@ -67,7 +68,7 @@ for (const path of ['in-process', 'reverse'] as const) {
     })
 
     it('says recovered: false when the faulted route never answered a success', async () => {
-      const client = await openai(path, { rules: [{ name: 'down', route: CHAT, kind: 'unavailable' }] }, 1)
+      const client = await openai(transport, { rules: [{ name: 'down', route: CHAT, kind: 'unavailable' }] }, 1)
       await expect(client.chat.completions.create({ model: 'gpt-x', messages })).rejects.toBeInstanceOf(OpenAI.InternalServerError)
       const report = await scenario!.settled()
       expect(report.recovery).toEqual([
@@ -77,7 +78,7 @@ for (const path of ['in-process', 'reverse'] as const) {
     })
 
     it('fails the recovery budget closed when the recovery streamed without usage', async () => {
-      const client = await openai(path, { rules: [{ name: 'busy', route: CHAT, kind: 'rate_limit', calls: [1], delay: 0 }] })
+      const client = await openai(transport, { rules: [{ name: 'busy', route: CHAT, kind: 'rate_limit', calls: [1], delay: 0 }] })
       await client.chat.completions.create({ model: 'gpt-x', messages }).catch(() => null)
       for await (const chunk of await client.chat.completions.create({ model: 'gpt-x', messages: [{ role: 'user', content: 'Say hello.' }], stream: true })) void chunk
       const report = await scenario!.settled()
@@ -88,7 +89,7 @@ for (const path of ['in-process', 'reverse'] as const) {
 }
 
 it('has no recovery in a report where no fault triggered', async () => {
-  const client = await openai('in-process', { rules: [] })
+  const client = await openai('intercept', { rules: [] })
   expect((await client.chat.completions.create({ model: 'gpt-x', messages: [{ role: 'user', content: 'Say hello.' }] })).choices[0]?.message.content).toBe(WORDS.join(''))
   expect((await scenario!.settled()).recovery).toBeUndefined()
 })

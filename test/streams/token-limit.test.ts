@@ -10,7 +10,8 @@ import { describe, expect, it } from 'vitest'
 import { RealClock } from '../../src/engine/clock.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import { createStorm } from '../../src/engine/storm.js'
-import { MODEL_PATHS, modelScenarios, MESSAGES, CHAT, type ModelPath, type ModelScenario } from '../helpers/model-scenario.js'
+import { modelScenarios, MESSAGES, CHAT, type ModelScenario } from '../helpers/model-scenario.js'
+import { WITHOUT_MSW, type Transport } from '../helpers/transports.js'
 import { USAGE, WORDS } from '../helpers/model-upstream.js'
 
 const scenarios = modelScenarios()
@@ -33,22 +34,23 @@ class JumpClock extends RealClock {
   }
 }
 
-async function openai(path: ModelPath, config: StormConfigInput, options: { maxRetries?: number; clock?: JumpClock } = {}) {
-  scenario = await scenarios.start(path, config, { gapMs: 2, ...(options.clock ? { clock: options.clock } : {}) })
+async function openai(transport: Transport, config: StormConfigInput, options: { maxRetries?: number; clock?: JumpClock } = {}) {
+  scenario = await scenarios.start(transport, config, { gapMs: 2, ...(options.clock ? { clock: options.clock } : {}) })
   return new OpenAI({ apiKey: 'sk-test', baseURL: `${scenario.base}/v1`, maxRetries: options.maxRetries ?? 0, timeout: 5_000, fetchOptions: scenario.fetchOptions as never })
 }
 
-async function anthropic(path: ModelPath, config: StormConfigInput) {
-  scenario = await scenarios.start(path, config, { gapMs: 2 })
+async function anthropic(transport: Transport, config: StormConfigInput) {
+  scenario = await scenarios.start(transport, config, { gapMs: 2 })
   return new Anthropic({ apiKey: 'sk-ant-test', baseURL: scenario.base, maxRetries: 0, timeout: 5_000, fetchOptions: scenario.fetchOptions as never })
 }
 
 const rule = (route: string, budget: { tokensPerMinute: number; requestsPerMinute?: number }) => ({ rules: [{ name: 'quota', route, kind: 'token_limit' as const, ...budget }] })
 
-for (const path of MODEL_PATHS) {
-  describe(`token_limit on model calls (${path})`, () => {
+// Not through MSW handlers: the SDK suites are the slowest files, and MSW's stream faults are covered by test/faults/stream-faults.test.ts.
+for (const transport of WITHOUT_MSW) {
+  describe(`token_limit on model calls (${transport})`, () => {
     it('answers the openai SDK RateLimitError on tokens once the minute\'s budget is spent, with the remaining tokens and the reset', async () => {
-      const client = await openai(path, rule(CHAT, { tokensPerMinute: 30 }))
+      const client = await openai(transport, rule(CHAT, { tokensPerMinute: 30 }))
       // 18 tokens, then 36: the third call finds the budget spent (streamed usage counts too).
       await client.chat.completions.create({ model: 'gpt-x', messages })
       for await (const _chunk of await client.chat.completions.create({ model: 'gpt-x', messages, stream: true, stream_options: { include_usage: true } })) void _chunk
@@ -74,7 +76,7 @@ for (const path of MODEL_PATHS) {
     })
 
     it('answers on requests per minute when those run out first, reporting the tokens left', async () => {
-      const client = await openai(path, rule(CHAT, { tokensPerMinute: 1000, requestsPerMinute: 2 }))
+      const client = await openai(transport, rule(CHAT, { tokensPerMinute: 1000, requestsPerMinute: 2 }))
       await client.chat.completions.create({ model: 'gpt-x', messages })
       await client.chat.completions.create({ model: 'gpt-x', messages })
       const error = (await client.chat.completions.create({ model: 'gpt-x', messages }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.RateLimitError>
@@ -84,7 +86,7 @@ for (const path of MODEL_PATHS) {
     })
 
     it('answers Anthropic RateLimitError with anthropic-ratelimit-tokens-* and an RFC 3339 reset within the minute', async () => {
-      const client = await anthropic(path, rule(MESSAGES, { tokensPerMinute: 50 }))
+      const client = await anthropic(transport, rule(MESSAGES, { tokensPerMinute: 50 }))
       const before = Date.now()
       await client.messages.create(claude)
       await client.messages.create(claude)

@@ -1,11 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest'
-import { MODEL_PATHS, startModelScenario, type ModelScenario } from '../helpers/model-scenario.js'
+import { describe, expect, it } from 'vitest'
+import { modelScenarios } from '../helpers/model-scenario.js'
+import { TRANSPORTS } from '../helpers/transports.js'
 
-let scenario: ModelScenario | null = null
-afterEach(async () => {
-  await scenario?.close()
-  scenario = null
-})
+const scenarios = modelScenarios()
 
 const GAP_MS = 200
 
@@ -22,14 +19,14 @@ async function arrivals(response: Response): Promise<number[]> {
   return times
 }
 
-for (const path of MODEL_PATHS) {
-  describe(`event streams flow unbuffered (${path})`, () => {
+for (const transport of TRANSPORTS) {
+  describe(`event streams flow unbuffered (${transport})`, () => {
     it.each([
       ['a plain SSE response with no rule', 'GET', '/ticks?count=5', []],
       ['a streamed model call (observed for metadata)', 'POST', '/v1/chat/completions', []],
       ['a stream under a stream fault that never fires', 'GET', '/ticks?count=5', [{ name: 'drop', route: 'GET /ticks', kind: 'drop_terminal' }]],
     ] as const)('delivers each event of %s as the upstream sends it, 200 ms apart', async (_name, method, target, rules) => {
-      scenario = await startModelScenario(path, { rules: [...rules] }, { gapMs: GAP_MS })
+      const scenario = await scenarios.start(transport, { rules: [...rules] }, { gapMs: GAP_MS })
       const init = { method, ...scenario.fetchOptions, ...(method === 'POST' ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-x', stream: true, messages: [] }) } : {}) }
       const response = await fetch(`${scenario.base}${target}`, init as RequestInit)
       expect(response.headers.get('content-type')).toBe('text/event-stream')
