@@ -1,6 +1,7 @@
 /**
  * Claims into runs: the spans of an OTLP export, or one claim posted directly. Each is redacted
- * and kept in its run (`run.claims`) with the span links and the call window the join needs.
+ * and kept in its run through the run ledger (`addClaim`, whatever store keeps the run; spans and
+ * their links in memory only) with the call window the join needs.
  *
  * A span names its run with the attribute `toolstorm.run` (on the span, or on its resource:
  * `OTEL_RESOURCE_ATTRIBUTES=toolstorm.run=<id>`); without one it goes to the run whose requests
@@ -9,13 +10,12 @@
  * claim goes where an unnamed one would, so a stray or mistyped id cannot hide claims in a run
  * nobody reports.
  */
-import { ClaimError } from '../errors.js'
+import type { RunLedger } from '../engine/ledger/run-ledger.js'
 import { RUN_ID, type Run } from '../engine/run.js'
-import { roundSeconds } from '../engine/clock.js'
 import { DEFAULT_RUN, type Storm } from '../engine/storm.js'
-import type { ClaimSource, ClaimStatus } from '../engine/claims/claim-schema.js'
+import type { ClaimStatus } from '../engine/schema/claim-schema.js'
 import type { OtlpSpan } from './otlp-span.js'
-import type { StoredClaim } from '../engine/claims/run-claims.js'
+import type { StoredClaim } from '../engine/run-claims.js'
 import { spanClaim } from './span-claim.js'
 
 /** Seconds of slack between the agent's span times and toolstorm's call times (one machine, two clocks). */
@@ -47,7 +47,8 @@ export function ingestSpans(storm: Storm, spans: readonly OtlpSpan[]): SpanInges
       continue
     }
     const window = callWindow(storm, run, span)
-    const stored = keep(storm, run, { ...claim, source: 'otlp', traceId: span.traceId, spanId: span.spanId, ...window })
+    const { redactor } = storm
+    const stored = storm.ledger.keepClaim(run, { ...claim, tool: redactor.text(claim.tool), toolCallId: claim.toolCallId === null ? null : redactor.text(claim.toolCallId), source: 'otlp', traceId: span.traceId, spanId: span.spanId, ...window })
     if (stored) {
       held.spans.claims++
       claims++
@@ -66,50 +67,24 @@ export interface DirectClaim {
   readonly spanId?: string | undefined
 }
 
-/** Keep one claim in its run (`run`, else its trace's run, else the active run). Throws `ERR_CLAIM_LIMIT` when the run is full. */
-export function ingestClaim(storm: Storm, claim: DirectClaim): { run: string; claim: StoredClaim } {
-  const named = claim.run !== undefined && knownRun(storm, claim.run) ? claim.run : undefined
-  const runId = named ?? (claim.traceId !== undefined ? storm.runOfTrace(claim.traceId) : undefined) ?? storm.activeRun ?? DEFAULT_RUN
-  const run = storm.run(runId)
-  const stored = keep(storm, run, {
-    tool: claim.tool,
-    toolCallId: claim.toolCallId ?? null,
+/** Keep one claim, redacted, in its run (`run`, else its trace's run, else the active run). Throws `ERR_CLAIM_LIMIT` when the run is full. */
+export function ingestClaim(storm: Storm, ledger: RunLedger, claim: DirectClaim): Promise<{ run: string; claim: StoredClaim }> {
+  const { redactor } = storm
+  return ledger.addClaim({
+    tool: redactor.text(claim.tool),
+    toolCallId: claim.toolCallId == null ? null : redactor.text(claim.toolCallId),
     status: claim.status,
     source: 'api',
     traceId: claim.traceId ?? null,
     spanId: claim.spanId ?? null,
-    upTo: run.callCount,
-    after: 0,
-  })
-  if (!stored) throw new ClaimError('ERR_CLAIM_LIMIT', `Failed to record a claim: run "${run.id}" already holds 10,000 claims.`)
-  return { run: run.id, claim: stored }
-}
-
-interface Incoming {
-  readonly tool: string
-  readonly toolCallId: string | null
-  readonly status: ClaimStatus
-  readonly source: ClaimSource
-  readonly traceId: string | null
-  readonly spanId: string | null
-  readonly upTo: number
-  readonly after: number
-}
-
-function keep(storm: Storm, run: Run, claim: Incoming): StoredClaim | null {
-  const redactor = storm.redactor
-  return run.claims.add({
-    ...claim,
-    tool: redactor.text(claim.tool),
-    toolCallId: claim.toolCallId === null ? null : redactor.text(claim.toolCallId),
-    at: roundSeconds(Math.max(0, storm.clock.now() - run.start)),
+    run: claim.run,
   })
 }
 
 function runOfSpan(storm: Storm, span: OtlpSpan): string {
   const named = span.attributes.get('toolstorm.run') ?? span.resourceRun
   if (typeof named === 'string' && RUN_ID.test(named) && knownRun(storm, named)) return named
-  return storm.runOfTrace(span.traceId) ?? storm.activeRun ?? DEFAULT_RUN
+  return storm.ledger.runOfTrace(span.traceId) ?? storm.activeRun ?? DEFAULT_RUN
 }
 
 function knownRun(storm: Storm, id: string): boolean {

@@ -9,7 +9,7 @@
  * A claim is a failure when the span's status is ERROR or it sets `error.type`; else a success.
  * Every other span is counted and ignored.
  */
-import type { ClaimStatus } from '../engine/claims/claim-schema.js'
+import type { ClaimStatus } from '../engine/schema/claim-schema.js'
 import { SPAN_KIND_CLIENT, type OtlpSpan } from './otlp-span.js'
 
 export interface SpanClaim {

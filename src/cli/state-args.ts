@@ -5,7 +5,7 @@ import type { Argv } from 'yargs'
 import { ConfigError } from '../errors.js'
 import { DEFAULT_STATE_PREFIX, DEFAULT_STATE_TTL_SECONDS, type RedisStateOptions } from '../state/state-options.js'
 import { parseStateUrl } from '../state/state-url.js'
-import type { StateUnavailablePolicy } from '../proxy/shared-state-serve.js'
+import type { StateUnavailablePolicy } from '../proxy/begin-in-ledger.js'
 import { numberOption } from './numeric-options.js'
 import { readCaFile } from '../proxy/tls/upstream-tls.js'
 

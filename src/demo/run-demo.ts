@@ -118,7 +118,7 @@ export async function runAgentOnStorm(storm: Storm, clock: VirtualClock, config:
     sleep: (seconds) => clock.sleep(seconds),
     ...(fetch ? { fetch } : {}),
     controls: SCENARIOS[config.scenario].controls,
-    claim: async (claim) => ingestClaim(storm, claim),
+    claim: (claim) => ingestClaim(storm, storm.ledger, claim),
     background,
   })
   const elapsed = clock.now()

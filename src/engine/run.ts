@@ -4,7 +4,7 @@
  */
 import type { CallRecord, CoverageCounts, EarlierRules, EffectRecord } from './schema/report.js'
 import type { Rule } from './schema/rule.js'
-import { RunClaims } from './claims/run-claims.js'
+import { RunClaims } from './run-claims.js'
 
 /**
  * Rule sets kept for the report, at most: one per rule change that calls began under, so each

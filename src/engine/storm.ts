@@ -10,8 +10,10 @@ import { ConfigError, EffectError } from '../errors.js'
 import { RealClock, roundSeconds, type Clock } from './clock.js'
 import { recoveryOf } from './recovery.js'
 import { channels } from './evidence/channels.js'
-import { Exchange, type ExchangeEntry } from './exchange.js'
-import { HEADER_CALL, HEADER_KEY, HEADER_RUN, type HeaderMap, headerValue, type JsonSchema, type RequestView } from './http.js'
+import { Exchange } from './exchange.js'
+import { HEADER_CALL, HEADER_KEY, HEADER_RUN, type HeaderMap, headerValue, type RequestView } from './http.js'
+import type { BeginRequest } from './ledger/run-ledger.js'
+import { MemoryLedger } from './ledger/memory-ledger.js'
 import { exchangeContext } from './exchange-context.js'
 import { FaultRegistry } from './faults/fault-registry.js'
 import { KERNEL_FAULTS } from './faults/kernel-faults.js'
@@ -28,20 +30,15 @@ import { type CallRecord, type EffectRecord, type Report, REPORT_KIND } from './
 import type { Rule } from './schema/rule.js'
 import { VERSION } from '../version.js'
 import { docsUrl } from '../docs-url.js'
-import { parseTraceparent } from './claims/traceparent.js'
-import { judgeClaims } from './claims/judge-claims.js'
-import type { RunClaims } from './claims/run-claims.js'
+import { parseTraceparent } from './evidence/traceparent.js'
+import { judgeClaims } from './evidence/judge-claims.js'
+import type { RunClaims } from './run-claims.js'
 
 export const DEFAULT_RUN = 'default'
+/** Runs with rules of their own kept at most, as runs are (the ledger keeps 1,000). */
 const MAX_RUNS = 1000
 export const MAX_EFFECTS = 10_000
 const REDACTED_URL_CACHE = 4096
-/** Exchanges remembered for late effect reports; the oldest finished ones are forgotten first. */
-const MAX_REMEMBERED_EXCHANGES = 4096
-/** Trace ids remembered with the run their requests named (an OTLP span naming no run joins its trace's run). */
-const MAX_REMEMBERED_TRACES = 4096
-/** Routes remembered as committing (an effect was reported on them). */
-const MAX_COMMITTING_ROUTES = 1000
 
 export interface StormOptions {
   /** Defaults to real time. Use a `VirtualClock` for deterministic timings. */
@@ -55,18 +52,7 @@ export interface StormOptions {
 /** The kernel's own faults, for storms made without a registry (the engine's tests, a bare kernel). */
 export const kernelFaults = new FaultRegistry(KERNEL_FAULTS)
 
-export interface BeginRequest {
-  readonly method: string
-  /** The absolute URL the request goes to. */
-  readonly url: URL
-  readonly headers: HeaderMap
-  /** Overrides the `x-toolstorm-run` header. */
-  readonly run?: string
-  /** The MCP message the body carries (named before it begins by the MCP plug-in, `mcp/mcp-plugin.ts`, through `engine/serve.ts`): it names the route. */
-  readonly mcp?: McpRequest | null
-  /** The `outputSchema` the called tool declared (named by the MCP plug-in with the message). */
-  readonly outputSchema?: JsonSchema | null
-}
+export type { BeginRequest } from './ledger/run-ledger.js'
 
 /** Parse a config, throwing a `ConfigError` that names the source, the field and what was expected. */
 export function parseConfig(input: unknown, source = 'config', faults: FaultRegistry = kernelFaults): StormConfig {
@@ -133,19 +119,14 @@ export class Storm {
   #config: StormConfig
   #routes: RouteTable
   #redactor: Redactor
-  readonly #runs = new Map<string, Run>()
+  /** Where the runs are kept: the storm decides, the ledger stores (ledger/memory-ledger.ts). */
+  readonly ledger: MemoryLedger
   /** Runs with rules of their own (`PUT /rules?run=ID`): they decide that run's calls instead of the storm's. */
   readonly #runRules = new Map<string, RunRules>()
   /** Where requests that name no run go (`PUT /active-run`): the test running now, when tests run one at a time. */
   #activeRun: string | null = null
-  readonly #exchanges = new Map<string, ExchangeEntry>()
-  readonly #recent: Array<string | undefined> = new Array(MAX_REMEMBERED_EXCHANGES)
   /** Redacted URLs by raw URL: agents call the same endpoints over and over. */
   readonly #redactedUrls = new Map<string, string>()
-  /** The run each recent trace's requests went to, by trace id. */
-  readonly #traceRuns = new Map<string, string>()
-  /** Routes an effect was reported on, in any run: a claimed success on them with nothing committed is a phantom (docs/claims.md). */
-  readonly committingRoutes = new Set<string>()
   #seq = 0
 
   constructor(config: StormConfig, options: StormOptions = {}) {
@@ -157,6 +138,19 @@ export class Storm {
     this.#config = config
     this.#routes = new RouteTable(config.routes)
     this.#redactor = createRedactor(config.redact)
+    this.ledger = new MemoryLedger({
+      clock: this.clock,
+      configOf: (id) => this.configOf(id),
+      begin: (request) => this.begin(request),
+      report: (id) => this.report(id),
+      claimsOf: (id) => this.claimsOf(id),
+      effect: (name, key, options) => this.effect(name, key, options),
+      onForget: (id) => {
+        if (channels.runReset.hasSubscribers) channels.runReset.publish({ run: id })
+      },
+      knowsRun: (id) => this.#runRules.has(id) || this.#activeRun === id,
+      unnamedRun: () => this.#activeRun ?? DEFAULT_RUN,
+    })
   }
 
   get config(): StormConfig {
@@ -181,7 +175,7 @@ export class Storm {
     this.#routes = new RouteTable(config.routes)
     this.#redactor = createRedactor(config.redact)
     this.#redactedUrls.clear()
-    for (const run of this.#runs.values()) {
+    for (const run of this.ledger.all()) {
       if (this.#runRules.has(run.id)) continue
       run.syncRules(config.rules)
       if (channels.runReset.hasSubscribers) channels.runReset.publish({ run: run.id })
@@ -200,7 +194,7 @@ export class Storm {
       if (!this.#runRules.has(id) && this.#runRules.size >= MAX_RUNS) this.#runRules.delete(this.#runRules.keys().next().value as string)
       this.#runRules.set(id, { config, routes: new RouteTable(config.routes) })
     }
-    const run = this.#runs.get(id)
+    const run = this.ledger.find(id)
     if (!run) return
     run.syncRules(this.configOf(id).rules)
     if (channels.runReset.hasSubscribers) channels.runReset.publish({ run: id })
@@ -227,39 +221,21 @@ export class Storm {
 
   /** The run with this id, created on first use. */
   run(id: string = DEFAULT_RUN): Run {
-    let run = this.#runs.get(id)
-    if (!run) {
-      if (this.#runs.size >= MAX_RUNS) this.#evictOldestRun()
-      run = new Run(id, this.clock.now(), this.configOf(id).rules)
-      this.#runs.set(id, run)
-    }
-    return run
+    return this.ledger.run(id)
   }
 
   /** Ids of the runs seen so far. */
   runIds(): string[] {
-    return [...this.#runs.keys()]
+    return this.ledger.ids()
   }
 
   hasRun(id: string): boolean {
-    return this.#runs.has(id)
+    return this.ledger.find(id) !== undefined
   }
 
   /** Forget a run (or every run): ordinals, calls, effects and coverage start again. */
   reset(id?: string): void {
-    const ids = id === undefined ? [...this.#runs.keys()] : [id]
-    for (const runId of ids) {
-      const run = this.#runs.get(runId)
-      if (!run) continue
-      for (const [exchangeId, entry] of this.#exchanges) if (entry.run === run) this.#exchanges.delete(exchangeId)
-      this.#runs.delete(runId)
-      if (channels.runReset.hasSubscribers) channels.runReset.publish({ run: runId })
-    }
-  }
-
-  #evictOldestRun(): void {
-    const oldest = this.#runs.keys().next().value
-    if (oldest !== undefined) this.reset(oldest)
+    this.ledger.forget(id)
   }
 
   /** The route name for a request: its MCP message's (`tools/call create_shipment`) when it carries one; else by the routes of `run`'s rules. */
@@ -281,9 +257,14 @@ export class Storm {
     return { method: request.method.toUpperCase(), url: request.url.href, headers: request.headers, mcp, outputSchema: request.outputSchema ?? null }
   }
 
+  /** The run a request belongs to: the one given, else its `x-toolstorm-run`, else the active run, else `default`. */
+  runOf(request: BeginRequest): string {
+    return request.run ?? headerValue(request.headers, HEADER_RUN) ?? this.#activeRun ?? DEFAULT_RUN
+  }
+
   /** Start an exchange: budget, route, ordinal, key and rule selection, under one synchronous step. */
   begin(request: BeginRequest): Exchange {
-    const runId = request.run ?? headerValue(request.headers, HEADER_RUN) ?? this.#activeRun ?? DEFAULT_RUN
+    const runId = this.runOf(request)
     const run = this.run(runId)
     const id = this.newExchangeId()
     const view = this.requestView(request)
@@ -299,12 +280,12 @@ export class Storm {
     const { ordinal, key } = run.reserve(route, headerValue(request.headers, HEADER_KEY) || undefined)
     const rule = config.rules.length ? selectRule(config.rules, run.coverage, seed, route, ordinal, key, this.declaredPathOf(route, view.method, request.url, mcp)) : null
     const parentId = headerValue(request.headers, HEADER_CALL)
-    const parent = parentId ? this.#exchanges.get(parentId) : undefined
+    const parent = parentId ? this.ledger.exchange(parentId) : undefined
     const parentCall = parent && parent.run === run && parent.record && !parent.done ? parent.record.id : null
     const exchange = this.openExchange(run, { id, view, url: request.url, route, ordinal, key, rule, callId: run.callCount + 1, started: roundSeconds(this.clock.now() - run.start), parent: parentCall, seed })
     if (run.calls.length < ITEMIZED_CALLS_LIMIT) run.calls.push(exchange.record as CallRecord)
     else run.droppedCalls++
-    this.#remember(id, exchange.entry)
+    this.ledger.remember(id, exchange.entry)
     return exchange
   }
 
@@ -324,7 +305,7 @@ export class Storm {
       const trace = parseTraceparent(traceparent)
       if (trace) {
         record.trace = trace
-        this.#rememberTrace(trace.traceId, run.id)
+        this.ledger.rememberTrace(trace.traceId, run.id)
       }
     }
     const fault = rule ? this.faults.faultFor(rule.kind) : null
@@ -378,31 +359,6 @@ export class Storm {
     return redacted
   }
 
-  #rememberTrace(traceId: string, run: string): void {
-    if (this.#traceRuns.get(traceId) === run) return
-    if (this.#traceRuns.size >= MAX_REMEMBERED_TRACES) this.#traceRuns.delete(this.#traceRuns.keys().next().value as string)
-    this.#traceRuns.set(traceId, run)
-  }
-
-  /** The run whose requests carried `traceId` most recently, if this storm still remembers it. */
-  runOfTrace(traceId: string): string | undefined {
-    return this.#traceRuns.get(traceId)
-  }
-
-  #remember(id: string, entry: ExchangeEntry): void {
-    this.#exchanges.set(id, entry)
-    // A ring of the last ids: the one it overwrites is the oldest, forgotten in O(1).
-    const slot = this.#seq % MAX_REMEMBERED_EXCHANGES
-    const oldest = this.#recent[slot]
-    if (oldest !== undefined) this.#exchanges.delete(oldest)
-    this.#recent[slot] = id
-  }
-
-  /** Whether `id` names an exchange this storm still remembers (effects may be reported for it). */
-  knowsExchange(id: string): boolean {
-    return this.#exchanges.has(id)
-  }
-
   /**
    * Record that the tool side committed the logical effect `(name, key)`.
    * Inside an in-process tool handler the exchange is found from the async context; otherwise
@@ -418,7 +374,7 @@ export class Storm {
         'Failed to record an effect: no exchange is active here. Call effect() inside a tool handler, or pass the request\'s x-toolstorm-call header as { call }.',
       )
     }
-    const exchange = this.#exchanges.get(callId)
+    const exchange = this.ledger.exchange(callId)
     if (!exchange || !exchange.record) {
       throw new EffectError('ERR_EFFECT_INVALID', `Failed to record an effect: no exchange "${callId.slice(0, 64)}" in this storm. Was the run reset, or did the request bypass toolstorm?`)
     }
@@ -434,8 +390,7 @@ export class Storm {
       identity: run.identityOf(name, key),
       redacted: safeName !== name || safeKey !== key,
     }
-    run.effects.push(effect)
-    if (this.committingRoutes.size < MAX_COMMITTING_ROUTES) this.committingRoutes.add(exchange.record.route)
+    this.ledger.addEffect(run, exchange.record.route, effect)
     if (channels.commitReported.hasSubscribers) channels.commitReported.publish({ run: run.id, exchangeId: callId, effect })
     return effect
   }
@@ -465,7 +420,7 @@ export class Storm {
 
   /** A detached snapshot of one run as a versioned report. */
   report(id: string = DEFAULT_RUN): Report {
-    return this.reportOf(this.#runs.get(id) ?? new Run(id, this.clock.now(), this.configOf(id).rules))
+    return this.reportOf(this.ledger.find(id) ?? new Run(id, this.clock.now(), this.configOf(id).rules))
   }
 
   /** A detached report of a run's state under the rules in force, and those its earlier calls began under (a shared store passes the merged state). */
@@ -498,13 +453,13 @@ export class Storm {
 
   /** A run's claims judged as its report would hold them; undefined when it has none (the dashboard's feed sends them as they change). */
   claimsOf(id: string): Report['claims'] {
-    const run = this.#runs.get(id)
+    const run = this.ledger.find(id)
     if (!run?.claims.size) return undefined
     return structuredClone(this.#judge(run.claims, run, this.configOf(id)))
   }
 
   #judge(claims: RunClaims, run: Pick<Run, 'calls' | 'effects'>, config: StormConfig): Report['claims'] {
-    return judgeClaims({ claims: claims.claims, spanParents: claims.spanParents, calls: run.calls, effects: run.effects, commits: { globs: config.commits, observed: this.committingRoutes } })
+    return judgeClaims({ claims: claims.claims, spanParents: claims.spanParents, calls: run.calls, effects: run.effects, commits: { globs: config.commits, observed: this.ledger.committingRoutes } })
   }
 }
 

@@ -110,7 +110,7 @@ function ensureInterceptor(): void {
 
 /** An effect for one of `storm`'s calls: null when the call is not its own (another sink's, or a proxy's). */
 function recordEffect(storm: Storm, call: string, name: string, key: string): boolean | null {
-  if (!storm.knowsExchange(call)) return null
+  if (!storm.ledger.exchange(call)) return null
   try {
     storm.effect(name, key, { call })
     return true

@@ -35,7 +35,7 @@ import type { WireResponse } from './http1/wire-response.js'
 import type { WireServer } from './http1/wire-server.js'
 import { createLiveSource } from './live-source.js'
 import { createSocketTransport, type SinkRoute } from './socket-sink.js'
-import { beginShared } from './shared-state-serve.js'
+import { beginInLedger } from './begin-in-ledger.js'
 import type { RedisRunState } from '../state/redis-run-state.js'
 import { closePair, formatOrigin, listenPair, LOOPBACK } from './server-pair.js'
 import { createUpstreamClient } from './upstream-client.js'
@@ -126,13 +126,15 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   const router = new RequestRouter(targets, host, { routesItself: source.routesItself === true, selfName: options.selfName ?? 'proxy' })
   admin.on('clientError', answerClientError)
   // One front door for every request, direct or from inside a CONNECT tunnel (engine/serve.ts).
-  const shared = shareState && { storm, state: shareState, policy: options.stateUnavailable ?? 'fail', report }
+  // Where runs are kept: the storm's memory, or the shared store; nothing below asks which.
+  const ledger = shareState ?? storm.ledger
+  const beginning = { storm, ledger, policy: options.stateUnavailable ?? 'fail', report } as const
   const serveExchange = createServe<ProxyEntry>(storm, {
     plugins: options.plugins ?? defaultPlugins({ modelCalls: options.modelCalls !== false }),
     observer,
     guard: (observer) => guardObserver(observer, report),
     // In memory, begin() stays synchronous: the shared store's await is only paid with --state.
-    ...(shared ? { begin: (request: BeginRequest, entry: ProxyEntry) => beginShared(shared, request, entry.req, entry.res) } : {}),
+    begin: (request: BeginRequest, entry: ProxyEntry) => beginInLedger(beginning, request, entry.req, entry.res),
   })
   /** `runId`: the run the client's address names (run-address.ts), which wins over its `x-toolstorm-run`. */
   const serve = (req: WireRequest, res: WireResponse, upstream: Upstream | null, clientUrl: URL, rawUrl: string = req.url, runId: string | undefined = undefined) => {
@@ -195,9 +197,9 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
     socket.resume()
   }
 
-  const dashboard = options.dashboard === false ? null : createDashboard(storm, shareState ? { publishRules: (config) => shareState.publishRules(config), events: { feed: shareState } } : {})
-  const extraRoutes = [runRoutes(storm, shareState), claimRoutes(storm, shareState), ...(dashboard?.routes ?? []), ...(options.adminRoutes ?? [])]
-  admin.on('request', createAdminHandler({ storm, token, allowedHosts, ...(shareState ? { ledger: shareState } : {}), extraRoutes, ...(dashboard ? { publicRoutes: dashboard.publicRoutes } : {}) }))
+  const dashboard = options.dashboard === false ? null : createDashboard(storm, { publishRules: (config) => ledger.publishRules(config), events: { feed: ledger } })
+  const extraRoutes = [runRoutes(storm, shareState), claimRoutes(storm, ledger), ...(dashboard?.routes ?? []), ...(options.adminRoutes ?? [])]
+  admin.on('request', createAdminHandler({ storm, token, allowedHosts, ledger, extraRoutes, ...(dashboard ? { publicRoutes: dashboard.publicRoutes } : {}) }))
 
   const { address, adminAddress, self: selfHost } = await listenPair(server, admin, host, options.port ?? 0, options.adminPort ?? 0).catch(async (error: unknown) => {
     if (ownsState) await shareState?.close()

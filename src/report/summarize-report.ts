@@ -2,8 +2,8 @@
 import { duplicateEffects, type DuplicateEffect } from '../engine/contracts/duplicate-effects.js'
 import type { CoverageCounts, RecoveryRecord, Report } from '../engine/schema/report.js'
 import { recoveryOf } from '../engine/recovery.js'
-import { contradicted, rejudgeClaims } from '../engine/claims/judge-claims.js'
-import type { ClaimVerdict } from '../engine/claims/claim-schema.js'
+import { contradicted, rejudgeClaims } from '../engine/evidence/judge-claims.js'
+import type { ClaimVerdict } from '../engine/schema/claim-schema.js'
 
 export interface ReportSummary {
   readonly version: 1

@@ -5,7 +5,7 @@
  * already redacted, without its id (the id is its place in the list). Behind `ClaimLog`, the
  * port a run ledger can take over.
  */
-import { MAX_CLAIMS, RunClaims, type StoredClaim } from '../engine/claims/run-claims.js'
+import { MAX_CLAIMS, RunClaims, type StoredClaim } from '../engine/run-claims.js'
 
 /** Where a run's claims are kept, whatever keeps them. */
 export interface ClaimLog {

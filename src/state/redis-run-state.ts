@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto'
 import tls from 'node:tls'
 import { createClient, ErrorReply } from 'redis'
-import { ConfigError, EffectError, StateUnavailableError, ToolstormError } from '../errors.js'
+import { ClaimError, ConfigError, EffectError, StateUnavailableError, ToolstormError } from '../errors.js'
 import { decide } from '../engine/decision.js'
 import { Exchange } from '../engine/exchange.js'
 import { ruleMatches } from '../engine/rules/select.js'
@@ -22,23 +22,25 @@ import type { CallRecord, CoverageCounts, EffectRecord, Report } from '../engine
 import { MAX_CASSETTE_CLAIMS, type CassetteClaim, type CassetteExchange, type CassetteHeader } from '../cassette/format/cassette-schema.js'
 import type { Rule } from '../engine/schema/rule.js'
 import { checkEffectInput, DEFAULT_RUN, MAX_EFFECTS, type BeginRequest, type Storm } from '../engine/storm.js'
-import { HEADER_CALL, HEADER_KEY, HEADER_RUN, headerValue } from '../engine/http.js'
+import { HEADER_CALL, HEADER_KEY, headerValue } from '../engine/http.js'
 import { BEGIN_SCRIPT, CASSETTE_SCRIPT, EFFECT_SCRIPT, FINISH_SCRIPT, SELECT_SCRIPT } from './redis-scripts.js'
 import { DEFAULT_STATE_PREFIX, DEFAULT_STATE_TTL_SECONDS, MAX_SHARED_CASSETTE_BYTES, type RedisStateOptions } from './state-options.js'
 import { SharedRules } from './shared-rules.js'
 import { RedisClaimLog } from './redis-claims.js'
-import type { StoredClaim } from '../engine/claims/run-claims.js'
+import type { StoredClaim } from '../engine/run-claims.js'
 import { roundSeconds } from '../engine/clock.js'
 import { RedisTokenQuota } from './redis-token-quota.js'
 import type { TokenLimitRule } from '../model-calls/faults/token-limit.js'
-import type { FeedChanges, FeedCursor, FeedSnapshot } from './run-feed.js'
+import type { FeedChanges, FeedCursor, FeedSnapshot } from '../engine/ledger/run-feed.js'
 import { parseStateUrl, type StateUrl } from './state-url.js'
-import type { EffectOptions, RunLedger } from '../engine/ledger/run-ledger.js'
+import type { EffectOptions, NewClaim, RunLedger } from '../engine/ledger/run-ledger.js'
 
 const ITEMIZED = String(ITEMIZED_CALLS_LIMIT)
 
 /** Stream entries one feed read returns at most (the rest come with the next read). */
 const FEED_BATCH = 1000
+/** How often a dashboard follower reads the run's streams: other replicas' calls come no other way. */
+const FEED_POLL_MS = 250
 
 /** A command that waits longer than this counts as the store being unavailable. */
 const COMMAND_TIMEOUT_MS = 2000
@@ -155,6 +157,8 @@ export class RedisRunState implements RunLedger {
   #cassetteRefused = 0
   /** Round trips to Redis so far (measured by the benchmark and the tests). */
   roundTrips = 0
+  readonly pollMs = FEED_POLL_MS
+  readonly keepsSpans = false
   /**
    * A command missed its deadline and Redis has not answered since (connected but silent: paused,
    * a frozen host): commands fail at once meanwhile, and one PING at a time asks whether it is back.
@@ -222,12 +226,22 @@ export class RedisRunState implements RunLedger {
   /**
    * Start an exchange with the run's shared state: one script decides budget, ordinal, key,
    * eligibility and limits; a second one only when a probabilistic rule's draw needs the key.
-   * Throws `StateUnavailableError` when Redis cannot be reached.
+   * Throws `StateUnavailableError` when Redis cannot be reached (counted in the run's
+   * `stateUnavailable`, whatever the caller does with the request then).
    */
   async begin(request: BeginRequest): Promise<Exchange> {
+    try {
+      return await this.#begin(request)
+    } catch (error) {
+      if (error instanceof StateUnavailableError) this.#countUnavailable(this.#storm.runOf(request))
+      throw error
+    }
+  }
+
+  async #begin(request: BeginRequest): Promise<Exchange> {
     const storm = this.#storm
     const config = storm.config
-    const runId = request.run ?? headerValue(request.headers, HEADER_RUN) ?? DEFAULT_RUN
+    const runId = storm.runOf(request)
     const method = request.method.toUpperCase()
     const route = storm.routeOf(method, request.url, request.mcp)
     const id = `${storm.newExchangeId()}.${encodeRun(runId)}`
@@ -317,17 +331,8 @@ export class RedisRunState implements RunLedger {
   }
 
   /** Count an exchange served without the store (answered 503 or passed through). */
-  countUnavailable(run: string): void {
-    this.#countUnavailable(run)
-  }
-
   #countUnavailable(run: string): void {
     this.#unavailable.set(run, (this.#unavailable.get(run) ?? 0) + 1)
-  }
-
-  /** The run a request belongs to (for counting one that could not begin). */
-  runOf(request: BeginRequest): string {
-    return request.run ?? headerValue(request.headers, HEADER_RUN) ?? DEFAULT_RUN
   }
 
   async #flushUnavailable(run: string, stateKey: string): Promise<void> {
@@ -432,12 +437,17 @@ export class RedisRunState implements RunLedger {
    * Keep a claim (already redacted) in the run's shared list, so every replica's report judges
    * it: it speaks for the run's calls so far, counted across replicas (docs/claims.md).
    */
-  async addClaim(runId: string, claim: Pick<StoredClaim, 'tool' | 'toolCallId' | 'status' | 'source' | 'traceId' | 'spanId'>): Promise<StoredClaim | null> {
+  async addClaim(claim: NewClaim): Promise<{ run: string; claim: StoredClaim }> {
+    // Any replica may have served the run: a named run is taken as named.
+    const runId = claim.run ?? this.#storm.activeRun ?? DEFAULT_RUN
     const keys = this.#runKeys(runId)
     const [calls, start] = await this.#command(() => this.#client.hmGet(keys.state, ['calls', 'start']))
     const startMs = Number(start ?? NaN)
     const at = Number.isFinite(startMs) ? roundSeconds(Math.max(0, Date.now() - startMs) / 1000) : 0
-    return this.#claims.add(keys.claims, { ...claim, at, upTo: Number(calls ?? 0), after: 0 })
+    const { tool, toolCallId, status, source, traceId, spanId } = claim
+    const stored = await this.#claims.add(keys.claims, { tool, toolCallId, status, source, traceId, spanId, at, upTo: Number(calls ?? 0), after: 0 })
+    if (!stored) throw new ClaimError('ERR_CLAIM_LIMIT', `Failed to record a claim: run "${runId}" already holds 10,000 claims.`)
+    return { run: runId, claim: stored }
   }
 
   /** A call another replica (or this one) is still serving, as one process lists it. */

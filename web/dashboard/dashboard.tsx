@@ -6,7 +6,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks'
 import { AdminRequestError, download, probe, type AdminClient } from './admin-client.js'
 import { ContractsPanel } from './contracts-panel.js'
-import type { ClaimVerdict, ReportClaim } from '../../src/engine/claims/claim-schema.js'
+import type { ClaimVerdict, ReportClaim } from '../../src/engine/schema/claim-schema.js'
 import { CoveragePanel } from './coverage-panel.js'
 import { RecoveryPanel } from './recovery-panel.js'
 import { openEventStream, type ConnectionState } from './event-stream.js'

@@ -1,6 +1,6 @@
 /** Everything the report holds about one exchange (already redacted by the proxy). */
 import type { CallRecord, EffectRecord } from '../../src/engine/schema/report.js'
-import type { ReportClaim } from '../../src/engine/claims/claim-schema.js'
+import type { ReportClaim } from '../../src/engine/schema/claim-schema.js'
 import { latency, statusText } from './format.js'
 
 export function ExchangeDetail(props: { call: CallRecord | undefined; effects: readonly EffectRecord[]; claims: readonly ReportClaim[] }) {

@@ -6,7 +6,7 @@
  */
 import { useLayoutEffect, useRef, useState } from 'preact/hooks'
 import type { CallRecord, EffectRecord } from '../../src/engine/schema/report.js'
-import type { ClaimVerdict } from '../../src/engine/claims/claim-schema.js'
+import type { ClaimVerdict } from '../../src/engine/schema/claim-schema.js'
 import { faultText, latency, modelText, statusText } from './format.js'
 import { isError } from './run-store.js'
 

@@ -10,7 +10,7 @@ import { z } from 'zod'
 import { defaultFaults, ruleSchema } from '../../default-faults.js'
 import { seedSchema } from '../../engine/schema/rule-base.js'
 import { cutSchema, mcpCallSchema, modelCallSchema } from '../../engine/schema/report.js'
-import { callTraceSchema, reportClaimSchema } from '../../engine/claims/claim-schema.js'
+import { callTraceSchema, reportClaimSchema } from '../../engine/schema/claim-schema.js'
 
 export const CASSETTE_KIND = 'toolstorm.cassette'
 /**

@@ -29,7 +29,7 @@ import {
 } from '../format/cassette-schema.js'
 import { formatIssues } from '../../engine/schema/format-issues.js'
 import { cutSchema, mcpCallSchema, modelCallSchema } from '../../engine/schema/report.js'
-import { callTraceSchema } from '../../engine/claims/claim-schema.js'
+import { callTraceSchema } from '../../engine/schema/claim-schema.js'
 import { createStorm } from '../../create-storm.js'
 import type { Storm } from '../../engine/storm.js'
 import { captureBytes } from '../format/body-capture.js'

@@ -4,7 +4,7 @@ import { duplicateEffects, formatDuplicateEffects } from '../../engine/contracts
 import { readReportsOrCassette } from '../../cassette/format/read-reports-or-cassette.js'
 import { formatCheck } from '../../demo/format-demo.js'
 import { printLine } from '../output.js'
-import { formatContradictedClaims } from '../../engine/claims/judge-claims.js'
+import { formatContradictedClaims } from '../../claims/contradicted-claims.js'
 import { numberOption } from '../numeric-options.js'
 import { formatUnapprovedEffects, unapprovedEffects } from '../../engine/contracts/effects-require-approval.js'
 

@@ -24,7 +24,6 @@ import { cassetteAdminRoute } from '../../cassette/record/cassette-admin-route.j
 import { describeCutBodies } from '../../cassette/format/cut-bodies.js'
 import type { RedisRunState } from '../../state/redis-run-state.js'
 import type { RunLedger } from '../../engine/ledger/run-ledger.js'
-import { memoryLedger } from '../../engine/ledger/memory-ledger.js'
 import { stateFromArgs, stateOptions, type StateArgs } from '../state-args.js'
 
 export interface ProxyArgs extends HttpsArgs, ReadyArgs {
@@ -189,7 +188,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & StateA
       }
       if (args.report) {
         // With --state: the run as every replica saw it.
-        const document = await reportDocument(shared ?? memoryLedger(storm))
+        const document = await reportDocument(shared ?? storm.ledger)
         await writeFileAtomic(args.report, JSON.stringify(document, null, 2) + '\n')
         printError(`report written to ${args.report}`)
       }

@@ -12,7 +12,6 @@ import { printError, printLine } from '../output.js'
 import { commandEnvironment, runCommand } from '../run-command.js'
 import { untilStopRequested } from '../stop-request.js'
 import { cassetteWritten, describeProxy, listenOptionsFromArgs, proxyOptions, reportDocument, stormFromArgs, type ProxyArgs } from './proxy.js'
-import { memoryLedger } from '../../engine/ledger/memory-ledger.js'
 import { ConfigError } from '../../errors.js'
 import { stateFromArgs, stateOptions, type StateArgs } from '../state-args.js'
 import { recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
@@ -72,7 +71,7 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs & 
     await recorder.close()
     for (const line of cassetteWritten(file, recorder, shared)) printError(line)
     if (args.report) {
-      const document = await reportDocument(shared ?? memoryLedger(storm))
+      const document = await reportDocument(shared ?? storm.ledger)
       await writeFileAtomic(args.report, JSON.stringify(document, null, 2) + '\n')
       printError(`report written to ${args.report}`)
     }

@@ -1,54 +1,231 @@
 /**
- * The storm's own runs behind the storage port (run-ledger.ts): what a single proxy, intercept()
- * and MSW handlers keep in memory.
+ * The storm's runs in memory, behind the storage port (run-ledger.ts): what a single proxy,
+ * intercept() and MSW handlers keep. The storm decides (rules, ordinals, keys, redaction); the
+ * ledger stores what it decided: the runs with their calls, effects, claims and coverage, the
+ * exchanges that may still report effects, and the run each recent trace went to. Every method
+ * the storm calls on it is synchronous: `begin` is the proxy's hot path.
  */
-import { EffectError } from '../../errors.js'
-import type { BeginRequest, Storm } from '../storm.js'
-import type { EffectOptions, RunLedger } from './run-ledger.js'
+import { ClaimError, EffectError } from '../../errors.js'
+import { roundSeconds, type Clock } from '../clock.js'
+import type { Exchange, ExchangeEntry } from '../exchange.js'
+import { Run } from '../run.js'
+import type { StoredClaim } from '../run-claims.js'
+import type { StormConfig } from '../schema/config.js'
+import type { EffectRecord, Report } from '../schema/report.js'
+import type { FeedChanges, FeedCursor, FeedSnapshot } from './run-feed.js'
+import type { BeginRequest, EffectOptions, NewClaim, RunLedger } from './run-ledger.js'
 
-const ledgers = new WeakMap<Storm, MemoryLedger>()
+/** Runs kept at most: the oldest is forgotten first. */
+const MAX_RUNS = 1000
+/** Exchanges remembered for late effect reports; the oldest finished ones are forgotten first. */
+const MAX_REMEMBERED_EXCHANGES = 4096
+/** Trace ids remembered with the run their requests named (an OTLP span naming no run joins its trace's run). */
+const MAX_REMEMBERED_TRACES = 4096
+/** Routes remembered as committing (an effect was reported on them). */
+const MAX_COMMITTING_ROUTES = 1000
+/**
+ * How often a dashboard follower reads a run kept in memory: calls and effects are announced on
+ * the evidence channels; only refusals by the budget and claims come without an event.
+ */
+const FEED_POLL_MS = 1_000
+/** A run id that cannot be a header value: the report of a run not seen yet, under the storm's rules. */
+const NO_RUN = '\u0000'
 
-/** The memory ledger of `storm` (one per storm). */
-export function memoryLedger(storm: Storm): MemoryLedger {
-  let ledger = ledgers.get(storm)
-  if (!ledger) ledgers.set(storm, (ledger = new MemoryLedger(storm)))
-  return ledger
+/** What the ledger asks of the storm that decides (the storm itself: the ledger never imports it). */
+export interface RunDecider {
+  readonly clock: Clock
+  configOf(id: string): StormConfig
+  begin(request: BeginRequest): Exchange
+  report(id?: string): Report
+  claimsOf(id: string): Report['claims']
+  effect(name: string, key: string, options: { call: string }): EffectRecord
+  /** A run was forgotten (reset, or evicted as the oldest). */
+  onForget(id: string): void
+  /** Whether a run not kept is still known (rules of its own, or the active run): a claim naming it may create it. */
+  knowsRun(id: string): boolean
+  /** Where requests and claims that name no run go (the active run, else `default`). */
+  unnamedRun(): string
 }
 
 export class MemoryLedger implements RunLedger {
-  readonly #storm: Storm
+  readonly #decider: RunDecider
+  readonly pollMs = FEED_POLL_MS
+  readonly keepsSpans = true
+  readonly #runs = new Map<string, Run>()
+  readonly #exchanges = new Map<string, ExchangeEntry>()
+  readonly #recent: Array<string | undefined> = new Array(MAX_REMEMBERED_EXCHANGES)
+  #remembered = 0
+  /** The run each recent trace's requests went to, by trace id. */
+  readonly #traceRuns = new Map<string, string>()
+  /** Routes an effect was reported on, in any run: a claimed success on them with nothing committed is a phantom (docs/claims.md). */
+  readonly committingRoutes = new Set<string>()
+  /** Marks each run kept (a feed cursor's `start`): a run reset and begun again is another run. */
+  readonly #marks = new WeakMap<Run, string>()
+  #marked = 0
 
-  constructor(storm: Storm) {
-    this.#storm = storm
+  constructor(decider: RunDecider) {
+    this.#decider = decider
   }
 
+  // What the storm stores (synchronous) ------------------------------------------------------
+
+  /** The run with this id, created on first use. */
+  run(id: string): Run {
+    let run = this.#runs.get(id)
+    if (!run) {
+      if (this.#runs.size >= MAX_RUNS) this.forget(this.#runs.keys().next().value as string)
+      run = new Run(id, this.#decider.clock.now(), this.#decider.configOf(id).rules)
+      this.#runs.set(id, run)
+    }
+    return run
+  }
+
+  /** The run with this id if it is kept. */
+  find(id: string): Run | undefined {
+    return this.#runs.get(id)
+  }
+
+  /** Ids of the runs kept, in the order they began. */
+  ids(): string[] {
+    return [...this.#runs.keys()]
+  }
+
+  /** The runs kept. */
+  all(): IterableIterator<Run> {
+    return this.#runs.values()
+  }
+
+  /** Forget a run (or every run) and the exchanges that could still report effects to it. */
+  forget(id?: string): void {
+    for (const runId of id === undefined ? [...this.#runs.keys()] : [id]) {
+      const run = this.#runs.get(runId)
+      if (!run) continue
+      for (const [exchangeId, entry] of this.#exchanges) if (entry.run === run) this.#exchanges.delete(exchangeId)
+      this.#runs.delete(runId)
+      this.#decider.onForget(runId)
+    }
+  }
+
+  /** Keep an exchange for late effect reports (and as a parent of calls made under it). */
+  remember(id: string, entry: ExchangeEntry): void {
+    this.#exchanges.set(id, entry)
+    // A ring of the last ids: the one it overwrites is the oldest, forgotten in O(1).
+    const slot = this.#remembered++ % MAX_REMEMBERED_EXCHANGES
+    const oldest = this.#recent[slot]
+    if (oldest !== undefined) this.#exchanges.delete(oldest)
+    this.#recent[slot] = id
+  }
+
+  /** The exchange `id` names, while it is remembered. */
+  exchange(id: string): ExchangeEntry | undefined {
+    return this.#exchanges.get(id)
+  }
+
+  /** Keep a committed effect in its run; its route is then known to commit. */
+  addEffect(run: Run, route: string, effect: EffectRecord): void {
+    run.effects.push(effect)
+    if (this.committingRoutes.size < MAX_COMMITTING_ROUTES) this.committingRoutes.add(route)
+  }
+
+  /** Keep a claim (already redacted) in `run`; null when the run already holds 10,000. */
+  keepClaim(run: Run, claim: Omit<StoredClaim, 'id' | 'at'>): StoredClaim | null {
+    return run.claims.add({ ...claim, at: roundSeconds(Math.max(0, this.#decider.clock.now() - run.start)) })
+  }
+
+  rememberTrace(traceId: string, run: string): void {
+    if (this.#traceRuns.get(traceId) === run) return
+    if (this.#traceRuns.size >= MAX_REMEMBERED_TRACES) this.#traceRuns.delete(this.#traceRuns.keys().next().value as string)
+    this.#traceRuns.set(traceId, run)
+  }
+
+  /** The run whose requests carried `traceId` most recently, if it is still remembered. */
+  runOfTrace(traceId: string): string | undefined {
+    return this.#traceRuns.get(traceId)
+  }
+
+  // The storage port --------------------------------------------------------------------------
+
   begin(request: BeginRequest) {
-    return this.#storm.begin(request)
+    return this.#decider.begin(request)
   }
 
   async report(run?: string) {
-    return this.#storm.report(run)
+    return this.#decider.report(run)
   }
 
   async runIds() {
-    return this.#storm.runIds()
+    return this.ids()
   }
 
   async runs() {
-    return this.#storm.runIds().map((id) => ({ id, calls: this.#storm.report(id).calls.length }))
+    // Calls started, itemized or not, as the shared store counts them.
+    return [...this.#runs.values()].map((run) => ({ id: run.id, calls: run.callCount }))
   }
 
   async reset(run?: string) {
-    this.#storm.reset(run)
+    this.forget(run)
   }
 
   async effect(name: unknown, key: unknown, call: string, options: EffectOptions = {}) {
     // The exchange id is the capability: only the forwarded request carried it.
-    if (!options.trusted && !this.#storm.knowsExchange(call)) {
+    if (!options.trusted && !this.#exchanges.has(call)) {
       throw new EffectError('ERR_EFFECT_INVALID', 'Failed to record an effect: the call id names no live exchange. Pass the x-toolstorm-call header of the request being served.')
     }
-    return this.#storm.effect(name as string, key as string, { call })
+    return this.#decider.effect(name as string, key as string, { call })
+  }
+
+  async addClaim(claim: NewClaim) {
+    // A named run this storm does not know is not created: a stray or mistyped id cannot hide claims in a run nobody reports.
+    const named = claim.run !== undefined && (this.#runs.has(claim.run) || this.#decider.knowsRun(claim.run)) ? claim.run : undefined
+    const run = this.run(named ?? (claim.traceId !== null ? this.runOfTrace(claim.traceId) : undefined) ?? this.#decider.unnamedRun())
+    const { tool, toolCallId, status, source, traceId, spanId } = claim
+    const stored = this.keepClaim(run, { tool, toolCallId, status, source, traceId, spanId, upTo: run.callCount, after: 0 })
+    if (!stored) throw new ClaimError('ERR_CLAIM_LIMIT', `Failed to record a claim: run "${run.id}" already holds 10,000 claims.`)
+    return { run: run.id, claim: stored }
   }
 
   async publishRules() {}
+
+  // The feed port (the dashboard) -------------------------------------------------------------
+
+  async feedSnapshot(id: string): Promise<FeedSnapshot> {
+    const run = this.#runs.get(id)
+    const report = this.#decider.report(run ? id : NO_RUN)
+    return {
+      exists: run !== undefined,
+      report: run ? report : { ...report, run: id },
+      runs: await this.runs(),
+      cursor: { calls: '-', effects: String(run?.effects.length ?? 0), start: run ? this.#mark(run) : null },
+    }
+  }
+
+  async feedChanges(id: string, cursor: FeedCursor): Promise<FeedChanges> {
+    const run = this.#runs.get(id)
+    const start = run ? this.#mark(run) : null
+    // A run that began after the snapshot (start null then) is the run the follower asked for.
+    if (start !== cursor.start && cursor.start !== null) {
+      return { reset: true, cursor, calls: [], running: [], effects: [], coverage: {}, stats: { calls: 0, droppedCalls: 0, budgetRejections: 0 }, runCount: 0, more: false }
+    }
+    const read = cursor.start === null ? 0 : Number(cursor.effects)
+    const effects = run ? run.effects.slice(read) : []
+    return {
+      reset: false,
+      cursor: { calls: '-', effects: String(read + effects.length), start },
+      // Calls this process serves reach the follower live (the evidence channels).
+      calls: [],
+      running: [],
+      effects,
+      coverage: run ? Object.fromEntries(run.coverage) : {},
+      stats: run ? { calls: run.callCount, droppedCalls: run.droppedCalls, budgetRejections: run.budgetRejections } : { calls: 0, droppedCalls: 0, budgetRejections: 0 },
+      runCount: this.#runs.size,
+      more: false,
+      claims: this.#decider.claimsOf(id) ?? [],
+    }
+  }
+
+  #mark(run: Run): string {
+    let mark = this.#marks.get(run)
+    if (mark === undefined) this.#marks.set(run, (mark = String(++this.#marked)))
+    return mark
+  }
 }

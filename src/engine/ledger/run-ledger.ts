@@ -12,7 +12,29 @@
 import type { Exchange } from '../exchange.js'
 import type { StormConfig } from '../schema/config.js'
 import type { EffectRecord, Report } from '../schema/report.js'
-import type { BeginRequest } from '../storm.js'
+import type { HeaderMap, JsonSchema } from '../http.js'
+import type { McpRequest } from '../json-rpc/mcp-request.js'
+import type { StoredClaim } from '../run-claims.js'
+import type { RunFeed } from './run-feed.js'
+
+export interface BeginRequest {
+  readonly method: string
+  /** The absolute URL the request goes to. */
+  readonly url: URL
+  readonly headers: HeaderMap
+  /** Overrides the `x-toolstorm-run` header. */
+  readonly run?: string
+  /** The MCP message the body carries (named before it begins by the MCP plug-in, `mcp/mcp-plugin.ts`, through `engine/serve.ts`): it names the route. */
+  readonly mcp?: McpRequest | null
+  /** The `outputSchema` the called tool declared (named by the MCP plug-in with the message). */
+  readonly outputSchema?: JsonSchema | null
+}
+
+/** A claim to keep (docs/claims.md), already redacted: the store adds when it came and the calls it can speak for (the run's so far). */
+export interface NewClaim extends Pick<StoredClaim, 'tool' | 'toolCallId' | 'status' | 'source' | 'traceId' | 'spanId'> {
+  /** The run the claim names; a store may send it elsewhere (memory: a run it does not know). */
+  readonly run?: string | undefined
+}
 
 export interface EffectOptions {
   /**
@@ -22,19 +44,22 @@ export interface EffectOptions {
   readonly trusted?: boolean
 }
 
-export interface RunLedger {
+/** Runs as one store keeps them; the dashboard follows a run through the feed half (run-feed.ts). */
+export interface RunLedger extends RunFeed {
   /** Start an exchange: its run's budget, ordinal, key and rule, decided once for every replica. */
   begin(request: BeginRequest): Exchange | Promise<Exchange>
   /** The run's report (empty for a run with no calls yet). */
   report(run?: string): Promise<Report>
   /** The runs kept, in the order they began. */
   runIds(): Promise<string[]>
-  /** The runs kept with their call counts. */
-  runs(): Promise<Array<{ id: string; calls: number }>>
   /** Forget one run, or every run. */
   reset(run?: string): Promise<void>
   /** Record a committed effect for the exchange `call` names. */
   effect(name: unknown, key: unknown, call: string, options?: EffectOptions): Promise<EffectRecord>
+  /** Keep a claim in its run: the one it names, else its trace's, else the active run. Throws `ERR_CLAIM_LIMIT` when the run is full. */
+  addClaim(claim: NewClaim): Promise<{ run: string; claim: StoredClaim }>
+  /** Whether OTLP spans (their parent links) can be kept: in memory only, a shared store keeps claims posted directly. */
+  readonly keepsSpans: boolean
   /** Give every replica `config` before this one serves it (nothing to do in memory). */
   publishRules(config: StormConfig): Promise<void>
 }

@@ -5,7 +5,7 @@ import { z } from 'zod'
 import { modelCallSchema } from './model-call.js'
 import type { Rule, RuleSchema } from './rule.js'
 import { seedSchema } from './rule-base.js'
-import { callTraceSchema, reportClaimSchema, spanCountsSchema } from '../claims/claim-schema.js'
+import { callTraceSchema, reportClaimSchema, spanCountsSchema } from './claim-schema.js'
 
 export const REPORT_KIND = 'toolstorm.report'
 

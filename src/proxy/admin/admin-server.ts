@@ -33,7 +33,6 @@ import { hasValidToken, isAllowedHost } from './admin-auth.js'
 import { checkAdminQuery } from './admin-query.js'
 import type { AdminHosts } from './admin-hosts.js'
 import type { RunLedger } from '../../engine/ledger/run-ledger.js'
-import { memoryLedger } from '../../engine/ledger/memory-ledger.js'
 
 /** Admin request bodies are small JSON documents. */
 const MAX_ADMIN_BODY_BYTES = 1024 * 1024
@@ -114,7 +113,7 @@ export function parseJsonBody(text: string, what: string): unknown {
 
 export function createAdminHandler(context: AdminContext): http.RequestListener {
   const { storm } = context
-  const ledger = context.ledger ?? memoryLedger(storm)
+  const ledger = context.ledger ?? storm.ledger
   return (req, res) => {
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://admin')

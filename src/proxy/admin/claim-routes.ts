@@ -16,16 +16,15 @@ import { gunzip } from 'node:zlib'
 import { promisify } from 'node:util'
 import { z } from 'zod'
 import { AdminApiError, ClaimError } from '../../errors.js'
-import { DEFAULT_RUN, type Storm } from '../../engine/storm.js'
+import type { Storm } from '../../engine/storm.js'
+import type { RunLedger } from '../../engine/ledger/run-ledger.js'
 import { RUN_ID } from '../../engine/run.js'
 import { formatIssues } from '../../engine/schema/format-issues.js'
-import type { RedisRunState } from '../../state/redis-run-state.js'
-import { CLAIM_STATUSES } from '../../engine/claims/claim-schema.js'
-import { ingestClaim, ingestSpans, type DirectClaim } from '../../claims/ingest-claims.js'
-import type { StoredClaim } from '../../engine/claims/run-claims.js'
+import { CLAIM_STATUSES } from '../../engine/schema/claim-schema.js'
+import { ingestClaim, ingestSpans } from '../../claims/ingest-claims.js'
 import { decodeOtlpJson } from '../../claims/otlp-json.js'
 import { decodeOtlpProtobuf, encodeOtlpProtobufResponse } from '../../claims/otlp-protobuf.js'
-import { parseTraceparent } from '../../engine/claims/traceparent.js'
+import { parseTraceparent } from '../../engine/evidence/traceparent.js'
 import { docsUrl } from '../../docs-url.js'
 import { parseJsonBody, readBody, readBodyBytes, sendError, sendJson } from './admin-server.js'
 
@@ -44,12 +43,12 @@ const claimBodySchema = z.strictObject({
 
 type Route = (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => Promise<boolean>
 
-export function claimRoutes(storm: Storm, shared: RedisRunState | null = null): Route {
+export function claimRoutes(storm: Storm, ledger: RunLedger = storm.ledger): Route {
   return async (req, res, url) => {
     const route = `${req.method} ${url.pathname}`
     if (route !== 'POST /v1/traces' && route !== 'POST /claims') return false
     try {
-      if (shared && route === 'POST /v1/traces') {
+      if (!ledger.keepsSpans && route === 'POST /v1/traces') {
         throw new AdminApiError('ERR_STATE', `Failed to use ${route}: spans are kept in one proxy's memory, and with a shared state store (--state) another replica's report would not hold them. Send claims with POST /claims (reportClaim / report_claim), which the store shares, or run one proxy without --state. See ${docsUrl('claims.md')}.`)
       }
       if (route === 'POST /claims') {
@@ -61,9 +60,7 @@ export function claimRoutes(storm: Storm, shared: RedisRunState | null = null): 
         }
         const { tool, status, toolCallId, run, traceparent } = parsed.data
         const trace = parseTraceparent(traceparent)
-        const { run: runId, claim } = shared
-          ? await sharedClaim(storm, shared, { tool, status, toolCallId, run, traceId: trace?.traceId, spanId: trace?.parentSpanId })
-          : ingestClaim(storm, { tool, status, toolCallId, run, traceId: trace?.traceId, spanId: trace?.parentSpanId })
+        const { run: runId, claim } = await ingestClaim(storm, ledger, { tool, status, toolCallId, run, traceId: trace?.traceId, spanId: trace?.parentSpanId })
         sendJson(res, 201, { ok: true, run: runId, claim: { id: claim.id, tool: claim.tool, status: claim.status } })
         return true
       }
@@ -105,20 +102,4 @@ async function inflated(req: http.IncomingMessage): Promise<Buffer> {
     if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw new AdminApiError('ERR_INPUT_TOO_LARGE', `Failed to read the admin request: the body exceeds ${MAX_OTLP_BODY_BYTES} bytes once decompressed.`)
     throw new ClaimError('ERR_OTLP_INVALID', `Failed to read the OTLP trace export: the gzip body is damaged (${(error as Error).message}).`)
   }
-}
-
-/** A claim kept in the shared store (redacted as `ingestClaim` keeps it), for every replica's report. */
-async function sharedClaim(storm: Storm, shared: RedisRunState, claim: DirectClaim): Promise<{ run: string; claim: StoredClaim }> {
-  const run = claim.run ?? storm.activeRun ?? DEFAULT_RUN
-  const redactor = storm.redactor
-  const stored = await shared.addClaim(run, {
-    tool: redactor.text(claim.tool),
-    toolCallId: claim.toolCallId == null ? null : redactor.text(claim.toolCallId),
-    status: claim.status,
-    source: 'api',
-    traceId: claim.traceId ?? null,
-    spanId: claim.spanId ?? null,
-  })
-  if (!stored) throw new ClaimError('ERR_CLAIM_LIMIT', `Failed to record a claim: run "${run}" already holds 10,000 claims.`)
-  return { run, claim: stored }
 }

@@ -4,8 +4,10 @@
  * The stream opens with a `snapshot` (the run's report, already redacted, and the list of runs),
  * then sends a `batch` at most every `flushMs` with the calls that started or changed, the new
  * effects, the run's coverage and counters. A reset of the run (or new rules) sends a fresh
- * `snapshot`. Nothing is polled: the stream listens on the evidence channels, and only while a
- * dashboard is connected (`channels.*.hasSubscribers` keeps the hot path free otherwise).
+ * `snapshot`. One path whatever keeps the run: the stream reads it through the feed port
+ * (engine/ledger/run-feed.ts: the storm's memory, or Redis with `--state`), and the calls this
+ * process serves come live from the evidence channels, only while a dashboard is connected
+ * (`channels.*.hasSubscribers` keeps the hot path free otherwise).
  * Exchange ids never leave the server: they are capabilities for effect reports.
  *
  * @see ../../../docs/dashboard.md#the-event-stream
@@ -16,7 +18,7 @@ import { AdminApiError } from '../../errors.js'
 import { channels, type EffectEvent, type ExchangeEvent, type RunEvent } from '../../engine/evidence/channels.js'
 import type { CallRecord, CoverageCounts, EffectRecord, Report } from '../../engine/schema/report.js'
 import { DEFAULT_RUN, type Storm } from '../../engine/storm.js'
-import type { FeedCursor, RunFeed } from '../../state/run-feed.js'
+import type { FeedCursor, RunFeed } from '../../engine/ledger/run-feed.js'
 
 /** A run in the run selector. */
 export interface RunSummary {
@@ -62,18 +64,18 @@ export interface EventStreamOptions {
   /** Batching interval in milliseconds. Default 100. */
   readonly flushMs?: number
   /**
-   * Replicas sharing runs (`--state`): the run as every replica saw it, read from the shared
-   * store every `pollMs` while a stream is open; this replica's own calls still come live.
+   * Where the run is read: the storm's memory ledger by default; with replicas sharing runs
+   * (`--state`) the shared store, so the stream shows the run as every replica saw it.
    */
   readonly feed?: RunFeed
-  /** How often the shared store is read while a stream is open, in milliseconds. Default 250. */
+  /** How often the feed is read while a stream is open, in milliseconds. Default: the feed's `pollMs` (memory 1 000, Redis 250). */
   readonly pollMs?: number
   /** Keep-alive comment interval in milliseconds. Default 15 000. */
   readonly heartbeatMs?: number
   /** Streams open at once. Default 16. */
   readonly maxStreams?: number
   /**
-   * Calls and effects kept for a stream whose client is not taking its events (its socket buffer
+   * Calls kept for a stream whose client is not taking its events (its socket buffer
    * is full). Past this many they are dropped, and the client gets a fresh snapshot when it reads
    * again: a subscriber that stops reading costs a bounded amount. Default 1000.
    */
@@ -91,12 +93,10 @@ export interface EventStreams {
   close(): void
 }
 
-/** How often counters that change without events (refusals) are compared, in milliseconds. */
-const STATS_TICK_MS = 1_000
-/** A run id that cannot be a header value: `report()` of it is an empty run with the current rules. */
-const NO_RUN = '\u0000'
+/** How often the stream checks for new rules and counts toward its keep-alive, in milliseconds. */
+const TICK_MS = 1_000
 /**
- * Calls a stream remembers having shown (shared store): the oldest are forgotten past this many.
+ * Calls a stream remembers having shown: the oldest are forgotten past this many.
  * A call still running after so many others started may then be listed twice, which is harmless
  * (a later copy replaces an earlier one); without a bound the set grew with every call of the run.
  */
@@ -106,14 +106,14 @@ class EventStream {
   readonly run: string
   readonly #res: http.ServerResponse
   readonly #storm: Storm
+  readonly #feed: RunFeed
   readonly #flushMs: number
   readonly #maxPending: number
+  /** Calls that started or changed since the last event (live from the channels, and from the feed). */
   #calls = new Map<number, CallRecord>()
-  #effects: EffectRecord[] = []
   #dirty = true
   #runsDirty = false
   #knownRuns = new Set<string>()
-  #stats = ''
   /** The claims last sent (as JSON): a batch carries them again only when they changed. */
   #claims = ''
   /** The rules in force at the last snapshot: new rules (from any client) send a fresh one. */
@@ -122,57 +122,52 @@ class EventStream {
   readonly #tick: NodeJS.Timeout
   #sinceHeartbeat = 0
   readonly #heartbeatTicks: number
-  // With a shared store: where this stream has read the run's streams up to, and the poll.
-  readonly #feed: RunFeed | null
+  /** Where this stream has read the run up to in the store (null: a snapshot is needed). */
   #cursor: FeedCursor | null = null
-  /** Calls of the run this stream has shown (shared store only): a running copy is sent once. */
+  /** Calls of the run this stream has shown: another replica's running copy is sent once. */
   readonly #listed = new Set<number>()
   #runCount = -1
+  /** Coverage and counters as last sent (JSON). */
   #sharedKey = ''
   #reading = false
   #readAgain = false
-  readonly #poll: NodeJS.Timeout | null = null
+  readonly #poll: NodeJS.Timeout
 
-  constructor(storm: Storm, run: string, res: http.ServerResponse, flushMs: number, heartbeatMs: number, feed: RunFeed | null, pollMs: number, maxPending: number) {
+  constructor(storm: Storm, run: string, res: http.ServerResponse, feed: RunFeed, options: { flushMs: number; heartbeatMs: number; pollMs: number; maxPending: number }) {
     this.#storm = storm
     this.run = run
     this.#res = res
-    this.#flushMs = flushMs
-    this.#maxPending = maxPending
-    this.#heartbeatTicks = Math.max(1, Math.round(heartbeatMs / STATS_TICK_MS))
-    this.#config = storm.config
     this.#feed = feed
-    this.#tick = setInterval(() => this.#onTick(), STATS_TICK_MS)
+    this.#flushMs = options.flushMs
+    this.#maxPending = options.maxPending
+    this.#heartbeatTicks = Math.max(1, Math.round(options.heartbeatMs / TICK_MS))
+    this.#config = storm.config
+    this.#tick = setInterval(() => this.#onTick(), TICK_MS)
     this.#tick.unref()
-    if (feed) {
-      this.#poll = setInterval(() => this.#schedule(), pollMs)
-      this.#poll.unref()
-    }
+    this.#poll = setInterval(() => this.#schedule(), options.pollMs)
+    this.#poll.unref()
     res.on('drain', () => this.#schedule())
-    this.#flush()
+    this.#schedule(0)
   }
 
   onCall(run: string, call: CallRecord): void {
     if (run === this.run) {
       if (!this.#dirty) this.#calls.set(call.id, call)
-      if (this.#feed) this.#list(call.id)
+      this.#list(call.id)
       this.#bound()
     } else if (!this.#knownRuns.has(run)) this.#runsDirty = true
     this.#schedule()
   }
 
-  onEffect(run: string, effect: EffectRecord): void {
-    if (run !== this.run || this.#dirty) return
-    this.#effects.push(effect)
-    this.#bound()
-    this.#schedule()
+  /** An effect of the run: the feed reads it (in commit order) at the next flush. */
+  onEffect(run: string): void {
+    if (run === this.run) this.#schedule()
   }
 
   /** A client that is not taking its events: past the bound, what waits for it is dropped for a fresh snapshot once it reads again. */
   #bound(): void {
-    if (this.#calls.size + this.#effects.length <= this.#maxPending || !this.#res.writableNeedDrain) return
+    if (this.#calls.size <= this.#maxPending || !this.#res.writableNeedDrain) return
     this.#calls.clear()
-    this.#effects = []
     this.#dirty = true
   }
 
@@ -190,15 +185,15 @@ class EventStream {
   close(): void {
     if (this.#timer) clearTimeout(this.#timer)
     clearInterval(this.#tick)
-    if (this.#poll) clearInterval(this.#poll)
+    clearInterval(this.#poll)
     if (!this.#res.writableEnded) this.#res.end()
   }
 
-  #schedule(): void {
+  #schedule(ms = this.#flushMs): void {
     this.#timer ??= setTimeout(() => {
       this.#timer = null
-      this.#flush()
-    }, this.#flushMs)
+      void this.#flush()
+    }, ms)
   }
 
   #onTick(): void {
@@ -207,86 +202,24 @@ class EventStream {
       if (!this.#res.writableNeedDrain) this.#res.write(': ping\n\n')
     }
     if (this.#storm.config !== this.#config) this.#dirty = true
-    // With a shared store the poll reads the counters.
-    if (this.#dirty || (!this.#feed && this.#statsKey() !== this.#stats)) this.#schedule()
-  }
-
-  #statsKey(): string {
-    const stats = this.#runStats()
-    // A claim arrives without an exchange event: its count is watched with the counters.
-    const claims = this.#storm.hasRun(this.run) ? this.#storm.run(this.run).claims.size : 0
-    return `${stats.calls}/${stats.droppedCalls}/${stats.budgetRejections}/${claims}`
-  }
-
-  #runStats(): RunStats {
-    if (!this.#storm.hasRun(this.run)) return { calls: 0, droppedCalls: 0, budgetRejections: 0 }
-    const run = this.#storm.run(this.run)
-    return { calls: run.callCount, droppedCalls: run.droppedCalls, budgetRejections: run.budgetRejections }
-  }
-
-  #runs(): RunSummary[] {
-    const ids = this.#storm.runIds()
-    this.#knownRuns = new Set(ids)
-    return ids.map((id) => ({ id, calls: this.#storm.run(id).callCount }))
-  }
-
-  #flush(): void {
-    // A slow client: keep collecting (calls are deduplicated by id) and send once it drained.
-    if (this.#res.writableNeedDrain || this.#res.writableEnded) return
-    if (this.#feed) return void this.#flushShared(this.#feed)
-    this.#stats = this.#statsKey()
-    if (this.#dirty || this.#storm.config !== this.#config) {
-      this.#dirty = false
-      this.#config = this.#storm.config
-      this.#runsDirty = false
-      this.#calls.clear()
-      this.#effects = []
-      const exists = this.#storm.hasRun(this.run)
-      const { redact } = this.#storm.config
-      const snapshot: StreamSnapshot = {
-        run: this.run,
-        exists,
-        runs: this.#runs(),
-        report: this.#storm.report(exists ? this.run : NO_RUN),
-        redaction: { keys: redact.keys.length, secrets: redact.secrets.length },
-      }
-      if (!exists) (snapshot.report as { run: string }).run = this.run
-      this.#claims = JSON.stringify(snapshot.report.claims ?? [])
-      this.#send('snapshot', snapshot)
-      return
-    }
-    const coverage = this.#storm.hasRun(this.run) ? Object.fromEntries(this.#storm.run(this.run).coverage) : {}
-    const claims = this.#storm.claimsOf(this.run) ?? []
-    const claimsKey = JSON.stringify(claims)
-    const claimsChanged = claimsKey !== this.#claims
-    this.#claims = claimsKey
-    const batch: StreamBatch = {
-      run: this.run,
-      calls: [...this.#calls.values()],
-      effects: this.#effects,
-      coverage,
-      stats: this.#runStats(),
-      ...(this.#runsDirty ? { runs: this.#runs() } : {}),
-      ...(claimsChanged ? { claims } : {}),
-    }
-    this.#calls.clear()
-    this.#effects = []
-    this.#runsDirty = false
-    this.#send('batch', batch)
+    if (this.#dirty) this.#schedule()
   }
 
   /**
-   * The run from the shared store: a snapshot, then what every replica added since (this
-   * replica's running calls come from its own events meanwhile). One read at a time; Redis
-   * unreachable: the next poll tries again.
+   * The run from the store: a snapshot, then what changed since the cursor (calls this process
+   * serves come live from the channels meanwhile). One read at a time; a store that cannot be
+   * reached (Redis) is read again at the next poll.
    */
-  async #flushShared(feed: RunFeed): Promise<void> {
+  async #flush(): Promise<void> {
+    // A slow client: keep collecting (calls are deduplicated by id) and send once it drained.
+    if (this.#res.writableNeedDrain || this.#res.writableEnded) return
     if (this.#reading) {
       this.#readAgain = true
       return
     }
     this.#reading = true
     let snapshotting = false
+    const feed = this.#feed
     try {
       if (this.#dirty || this.#cursor === null || this.#storm.config !== this.#config) {
         snapshotting = true
@@ -294,7 +227,6 @@ class EventStream {
         this.#config = this.#storm.config
         this.#runsDirty = false
         this.#calls.clear()
-        this.#effects = []
         const snapshot = await feed.feedSnapshot(this.run)
         if (this.#res.writableEnded) return
         this.#cursor = snapshot.cursor
@@ -302,9 +234,10 @@ class EventStream {
         for (const call of snapshot.report.calls) this.#list(call.id)
         this.#runCount = snapshot.runs.length
         this.#knownRuns = new Set(snapshot.runs.map((run) => run.id))
+        this.#claims = JSON.stringify(snapshot.report.claims ?? [])
+        this.#sharedKey = ''
         const { redact } = this.#storm.config
-        const report = snapshot.exists ? snapshot.report : { ...snapshot.report, run: this.run }
-        this.#send('snapshot', { run: this.run, exists: snapshot.exists, runs: snapshot.runs, report, redaction: { keys: redact.keys.length, secrets: redact.secrets.length } } satisfies StreamSnapshot)
+        this.#send('snapshot', { run: this.run, exists: snapshot.exists, runs: snapshot.runs, report: snapshot.report, redaction: { keys: redact.keys.length, secrets: redact.secrets.length } } satisfies StreamSnapshot)
         return
       }
       const changes = await feed.feedChanges(this.run, this.#cursor)
@@ -316,7 +249,7 @@ class EventStream {
       }
       this.#cursor = changes.cursor
       if (changes.more) this.#readAgain = true
-      // A call running on another replica is listed once, as it started (this replica's own
+      // A call running on another replica is listed once, as it started (this process's own
       // calls were sent live, richer); a finished call from the store replaces any copy of it.
       for (const call of changes.running) {
         if (this.#listed.has(call.id)) continue
@@ -329,15 +262,26 @@ class EventStream {
         this.#calls.set(call.id, call)
       }
       const sharedKey = JSON.stringify([changes.coverage, changes.stats])
+      const claimsKey = changes.claims === undefined ? this.#claims : JSON.stringify(changes.claims)
+      const claimsChanged = claimsKey !== this.#claims
       const runsChanged = this.#runsDirty || changes.runCount !== this.#runCount
-      if (!this.#calls.size && !changes.effects.length && !runsChanged && sharedKey === this.#sharedKey) return
+      if (!this.#calls.size && !changes.effects.length && !runsChanged && !claimsChanged && sharedKey === this.#sharedKey) return
       this.#sharedKey = sharedKey
+      this.#claims = claimsKey
       const runs = runsChanged ? await feed.runs() : null
       if (runs) {
         this.#runCount = runs.length
         this.#knownRuns = new Set(runs.map((run) => run.id))
       }
-      const batch: StreamBatch = { run: this.run, calls: [...this.#calls.values()], effects: [...changes.effects], coverage: changes.coverage, stats: changes.stats, ...(runs ? { runs } : {}) }
+      const batch: StreamBatch = {
+        run: this.run,
+        calls: [...this.#calls.values()],
+        effects: [...changes.effects],
+        coverage: changes.coverage,
+        stats: changes.stats,
+        ...(runs ? { runs } : {}),
+        ...(claimsChanged ? { claims: changes.claims } : {}),
+      }
       this.#calls.clear()
       this.#runsDirty = false
       this.#send('batch', batch)
@@ -365,6 +309,7 @@ export function createEventStreams(storm: Storm, options: EventStreamOptions = {
   const flushMs = options.flushMs ?? 100
   const heartbeatMs = options.heartbeatMs ?? 15_000
   const maxStreams = options.maxStreams ?? 16
+  const feed = options.feed ?? storm.ledger
   const streams = new Set<EventStream>()
   // Channels are process-wide: exchange ids start with the storm's nonce, so keep only ours.
   const prefix = `${storm.nonce}-`
@@ -375,9 +320,9 @@ export function createEventStreams(storm: Storm, options: EventStreamOptions = {
     for (const stream of streams) stream.onCall(run, call as CallRecord)
   }
   const onEffect = (message: unknown) => {
-    const { run, exchangeId, effect } = message as EffectEvent
+    const { run, exchangeId } = message as EffectEvent
     if (!exchangeId.startsWith(prefix)) return
-    for (const stream of streams) stream.onEffect(run, effect as EffectRecord)
+    for (const stream of streams) stream.onEffect(run)
   }
   // Reset events carry no exchange id; another storm's reset only costs a fresh snapshot.
   const onReset = (message: unknown) => {
@@ -410,7 +355,7 @@ export function createEventStreams(storm: Storm, options: EventStreamOptions = {
       'x-accel-buffering': 'no',
     })
     if (streams.size === 0) subscribe(true)
-    const stream = new EventStream(storm, run, res, flushMs, heartbeatMs, options.feed ?? null, options.pollMs ?? 250, options.maxPending ?? 1000)
+    const stream = new EventStream(storm, run, res, feed, { flushMs, heartbeatMs, pollMs: options.pollMs ?? feed.pollMs, maxPending: options.maxPending ?? 1000 })
     streams.add(stream)
     const end = () => {
       if (!streams.delete(stream)) return

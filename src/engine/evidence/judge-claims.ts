@@ -14,8 +14,8 @@
  */
 import { globMatches } from '../glob.js'
 import type { CallRecord, EffectRecord } from '../schema/report.js'
-import type { ClaimVerdict, ReportClaim } from './claim-schema.js'
-import type { StoredClaim } from './run-claims.js'
+import type { ClaimVerdict, ReportClaim } from '../schema/claim-schema.js'
+import type { StoredClaim } from '../run-claims.js'
 
 /** Ancestors followed from a call's span before giving up (a cycle in hostile input ends there too). */
 const MAX_DEPTH = 256
@@ -104,21 +104,6 @@ export function judgeClaims(input: JudgeInput): ReportClaim[] {
 export function rejudgeClaims(report: { readonly claims?: readonly ReportClaim[] | undefined; readonly effects: readonly Pick<EffectRecord, 'call'>[] }): ReportClaim[] {
   const committedCalls = new Set(report.effects.map((effect) => effect.call))
   return (report.claims ?? []).map((claim) => ({ ...claim, verdict: verdictOf(claim.status, claim.calls.some((call) => committedCalls.has(call)), claim.commits) }))
-}
-
-/**
- * One line per claim the effects contradict, naming the tool, the calls and the effect keys
- * (`#1 create_shipment failure: silent_commit (call 1; shipment "o-1")`), at most `limit`.
- */
-export function formatContradictedClaims(report: { readonly claims?: readonly ReportClaim[] | undefined; readonly effects: readonly Pick<EffectRecord, 'call' | 'name' | 'key'>[] }, limit = 10): string[] {
-  const wrong = rejudgeClaims(report).filter((claim) => contradicted(claim.verdict))
-  const lines = wrong.slice(0, limit).map((claim) => {
-    const calls = claim.calls.length === 0 ? 'no call' : `call${claim.calls.length > 1 ? 's' : ''} ${claim.calls.join(', ')}`
-    const effects = report.effects.filter((effect) => claim.calls.includes(effect.call)).map((effect) => `${effect.name} ${JSON.stringify(effect.key)}`)
-    return `#${claim.id} ${claim.tool} ${claim.status}: ${claim.verdict} (${calls}${effects.length ? `; ${effects.join(', ')}` : ''})`
-  })
-  if (wrong.length > limit) lines.push(`and ${wrong.length - limit} more`)
-  return lines
 }
 
 /** Whether a verdict says the agent's account is wrong. */

@@ -3,7 +3,7 @@
  * and the verdicts are computed when a report is made (`judgeClaims`), so an effect reported
  * after the claim still counts.
  */
-import type { ClaimSource, ClaimStatus, SpanCounts } from './claim-schema.js'
+import type { ClaimSource, ClaimStatus, SpanCounts } from './schema/claim-schema.js'
 
 /** Claims one run keeps, as effects are bounded (10,000). */
 export const MAX_CLAIMS = 10_000
