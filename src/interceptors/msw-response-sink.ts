@@ -40,11 +40,15 @@ class MswResponseSink extends WebRequestSink implements MswTransport {
 
   takeBody(onChunk?: (chunk: Uint8Array | null) => void): Readable | null {
     const payload = this.#payload
-    if (onChunk) {
-      if (payload && payload.length) onChunk(payload)
-      onChunk(null)
-    }
+    if (onChunk) this.observeRequestBody(onChunk)
     return payload && payload.length ? Readable.from([payload]) : null
+  }
+
+  /** The handler read the body up front; a fault answered before the upstream still shows it to observers (the model asked for). */
+  observeRequestBody(onChunk: (chunk: Uint8Array | null) => void): void {
+    const payload = this.#payload
+    if (payload && payload.length) onChunk(payload)
+    onChunk(null)
   }
 
   async respond({ status, headers, body }: { status: number; headers: Record<string, string>; body: Uint8Array | null }): Promise<void> {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { modelScenarios, type ModelScenario } from '../helpers/model-scenario.js'
-import { WITHOUT_MSW } from '../helpers/transports.js'
+import { TRANSPORTS } from '../helpers/transports.js'
 import { answered } from '../helpers/model-upstream.js'
 
 const scenarios = modelScenarios()
@@ -26,8 +26,7 @@ async function chat(s: ModelScenario, body: Record<string, unknown>, padding = 0
   return response.status
 }
 
-// MSW handlers record no requested model for a call faulted before the provider (model: null): not in the matrix until they do.
-for (const transport of WITHOUT_MSW) {
+for (const transport of TRANSPORTS) {
   describe(`model calls faulted before the provider (${transport})`, () => {
     it.each([
       ['rate_limit', 429],
