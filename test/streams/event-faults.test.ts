@@ -11,7 +11,7 @@ import { drain } from '../helpers/drain.js'
 import { contract } from '../../src/engine/contracts/contract.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import { modelScenarios, MESSAGES, RESPONSES, CHAT, type ModelScenario } from '../helpers/model-scenario.js'
-import { WITHOUT_MSW, type Transport } from '../helpers/transports.js'
+import { TRANSPORTS, type Transport } from '../helpers/transports.js'
 import { TOOL, TOOL_ARGUMENTS, USAGE, WORDS } from '../helpers/model-upstream.js'
 
 const scenarios = modelScenarios()
@@ -38,8 +38,7 @@ type ChatChunk = OpenAI.Chat.Completions.ChatCompletionChunk
 const chatArguments = (chunks: ChatChunk[]) => chunks.map((chunk) => chunk.choices[0]?.delta.tool_calls?.[0]?.function?.arguments ?? '').join('')
 const chatText = (chunks: ChatChunk[]) => chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')
 
-// Not through MSW handlers yet: two Anthropic event faults (a doubled input_json_delta, a dropped usage) fail their tests there.
-for (const transport of WITHOUT_MSW) {
+for (const transport of TRANSPORTS) {
   describe(`stream faults inside a model stream's events (${transport})`, () => {
     it('cuts an OpenAI chat stream inside the tool call\'s arguments: the SDK holds half a JSON object, then "terminated"', async () => {
       const client = await openai(transport, { rules: [{ name: 'cut', route: CHAT, kind: 'stream_cut', at: 'tool_arguments', after: 1 }] })

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import type { CallRecord } from '../../src/engine/schema/report.js'
 import { modelScenarios, MESSAGES, RESPONSES, CHAT, type ModelScenario } from '../helpers/model-scenario.js'
-import { WITHOUT_MSW, type Transport } from '../helpers/transports.js'
+import { TRANSPORTS, type Transport } from '../helpers/transports.js'
 import { WORDS } from '../helpers/model-upstream.js'
 
 const scenarios = modelScenarios()
@@ -32,8 +32,7 @@ async function anthropic(transport: Transport, config: StormConfigInput, maxRetr
 /** Seconds between the end of one call and the start of the next. */
 const gap = (before: CallRecord, after: CallRecord) => after.started - (before.started + (before.elapsed ?? 0))
 
-// Not through MSW handlers yet: the SDKs' retries after a 429 or a 529 never complete there (the test times out).
-for (const transport of WITHOUT_MSW) {
+for (const transport of TRANSPORTS) {
   describe(`provider-shaped faults on model calls (${transport})`, () => {
     it('raises openai RateLimitError with the 429 error object and x-ratelimit-* headers', async () => {
       const client = await openai(transport, { rules: [{ name: 'busy', route: CHAT, kind: 'rate_limit', delay: 1.5 }] })
