@@ -75,8 +75,9 @@ export async function openTransport(transport: Transport, storm: Storm, upstream
     case 'msw': {
       const server = setupServer(...stormHandlers(storm, { filter: only, ...observing }))
       // As docs/in-process.md tells msw 2 users: its unread copy of each mocked response would hold
-      // a cancel of the body (the SDKs' retries) forever (mswjs/interceptors#799).
-      server.events.on('response:mocked', ({ response }) => void response.body?.cancel())
+      // a cancel of the body (the SDKs' retries) forever (mswjs/interceptors#799). Read to its end,
+      // not cancelled: for node:http clients the copy is a stream a cancel breaks (ERR_INVALID_STATE).
+      server.events.on('response:mocked', ({ response }) => void response.body?.pipeTo(new WritableStream()).catch(() => undefined))
       server.listen({ onUnhandledRequest: 'bypass' })
       return { transport, base: upstream, init: {}, proxy: null, close: async () => server.close() }
     }
