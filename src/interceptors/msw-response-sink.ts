@@ -8,7 +8,7 @@ import type { HeaderMap } from '../engine/http.js'
 import type { ResponseWriter } from '../engine/streams/response-writer.js'
 import { toWebResponse } from '../engine/web-response.js'
 import { openStreamResponse } from './stream-response-writer.js'
-import { toWebStream, WebRequestSink, type WebRequestRoute } from './web-request-sink.js'
+import { WebRequestSink, type WebRequestRoute } from './web-request-sink.js'
 
 /**
  * MSW's network error, made once. msw keeps each request that ended in a network error (its
@@ -56,7 +56,7 @@ class MswResponseSink extends WebRequestSink implements MswTransport {
   }
 
   async relay(upstream: UpstreamResponse): Promise<void> {
-    this.answer = toWebResponse(upstream.status, upstream.headers, toWebStream(upstream.body))
+    this.answer = toWebResponse(upstream.status, upstream.headers, this.relayBody(upstream.body))
   }
 
   reset(): void {
@@ -68,7 +68,7 @@ class MswResponseSink extends WebRequestSink implements MswTransport {
     this.#writer = openStreamResponse((body) => {
       this.answer = toWebResponse(status, headers, body)
       this.#open()
-    }, this.request.signal)
+    }, this.request)
     return this.#writer
   }
 }

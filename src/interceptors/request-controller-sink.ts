@@ -13,7 +13,7 @@ import type { ResponseWriter } from '../engine/streams/response-writer.js'
 import { toWebResponse } from '../engine/web-response.js'
 import { createConnectionResetError, createFetchResetError } from './network-error.js'
 import { openStreamResponse } from './stream-response-writer.js'
-import { toWebStream, WebRequestSink, type WebRequestRoute } from './web-request-sink.js'
+import { WebRequestSink, type WebRequestRoute } from './web-request-sink.js'
 
 /** The part of the interceptors' RequestController this sink uses. */
 export interface ControllerLike {
@@ -79,7 +79,7 @@ class RequestControllerSink extends WebRequestSink implements ExchangeTransport 
     const type = upstream.headers['content-type']
     if (!(Array.isArray(type) ? type.join(',') : (type ?? '')).toLowerCase().startsWith('text/event-stream')) {
       // The body is relayed as it arrived (still encoded), so its length and encoding stay.
-      await controller.respondWith(toWebResponse(upstream.status, upstream.headers, toWebStream(upstream.body)))
+      await controller.respondWith(toWebResponse(upstream.status, upstream.headers, this.relayBody(upstream.body)))
       return
     }
     let ended!: () => void
@@ -97,7 +97,7 @@ class RequestControllerSink extends WebRequestSink implements ExchangeTransport 
         ended()
       }
     }
-    const stream = toWebStream(body())
+    const stream = this.relayBody(body())
     await controller.respondWith(toWebResponse(upstream.status, upstream.headers, stream))
     await relayed
   }
@@ -109,7 +109,7 @@ class RequestControllerSink extends WebRequestSink implements ExchangeTransport 
 
   open(status: number, headers: HeaderMap): ResponseWriter {
     const controller = this.#controller
-    this.#writer = openStreamResponse((body) => void controller.respondWith(toWebResponse(status, headers, body)), this.request.signal)
+    this.#writer = openStreamResponse((body) => void controller.respondWith(toWebResponse(status, headers, body)), this.request)
     return this.#writer
   }
 }

@@ -4,14 +4,17 @@
  * when a server closes mid-body (`TypeError: terminated`).
  */
 import type { ResponseWriter } from '../engine/streams/response-writer.js'
+import { holdRequest } from './held-requests.js'
 import { createConnectionResetError, createFetchTerminatedError } from './network-error.js'
 
 /**
  * Create the body stream, hand it to `respond` (which answers the intercepted request with it),
- * and return the writer that feeds it. `signal` is the request's: when the client aborts, the body
- * errors with the abort reason, as a real fetch body does.
+ * and return the writer that feeds it. When the client aborts `request`, the body errors with the
+ * abort reason, as a real fetch body does (the request is held meanwhile: held-requests.ts).
  */
-export function openStreamResponse(respond: (body: ReadableStream<Uint8Array>) => void, signal: AbortSignal): ResponseWriter {
+export function openStreamResponse(respond: (body: ReadableStream<Uint8Array>) => void, request: Request): ResponseWriter {
+  const signal = request.signal
+  const release = holdRequest(request)
   const gone = new AbortController()
   let controller!: ReadableStreamDefaultController<Uint8Array>
   let wake: (() => void) | null = null
@@ -21,9 +24,13 @@ export function openStreamResponse(respond: (body: ReadableStream<Uint8Array>) =
     wake = null
     resolve?.()
   }
+  const settle = () => {
+    settled = true
+    release()
+  }
   const fail = (error: unknown) => {
     if (settled) return
-    settled = true
+    settle()
     try {
       controller.error(error)
     } catch {
@@ -37,7 +44,7 @@ export function openStreamResponse(respond: (body: ReadableStream<Uint8Array>) =
       },
       pull: resume,
       cancel(reason) {
-        settled = true
+        settle()
         gone.abort(reason ?? new Error('The client stopped reading the response.'))
         resume()
       },
@@ -65,7 +72,7 @@ export function openStreamResponse(respond: (body: ReadableStream<Uint8Array>) =
     },
     end() {
       if (settled) return
-      settled = true
+      settle()
       controller.close()
     },
     abort() {

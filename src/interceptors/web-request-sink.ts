@@ -7,6 +7,7 @@ import type { Exchange } from '../engine/exchange.js'
 import type { ForwardOptions, SourceAction, UpstreamExchange, UpstreamResponse } from '../engine/exchange-transport.js'
 import type { HeaderMap } from '../engine/http.js'
 import type { SourceRequest, UpstreamSource, UpstreamTarget } from '../engine/upstream-source.js'
+import { whileHeld } from './held-requests.js'
 
 export interface WebRequestRoute {
   readonly exchange: Exchange
@@ -66,9 +67,14 @@ export abstract class WebRequestSink implements SourceRequest {
   settle(): void {
     this.#source.settle?.()
   }
+
+  /** A relayed body for the client, holding the request (so its abort) while it is read. */
+  protected relayBody(body: AsyncIterable<Uint8Array>): ReadableStream<Uint8Array> {
+    return toWebStream(whileHeld(this.request, body))
+  }
 }
 
 /** A web body stream over a body source (node:stream/web's type and the global one differ only in name). */
-export function toWebStream(body: AsyncIterable<Uint8Array>): ReadableStream<Uint8Array> {
+function toWebStream(body: AsyncIterable<Uint8Array>): ReadableStream<Uint8Array> {
   return Readable.toWeb(Readable.from(body)) as unknown as ReadableStream<Uint8Array>
 }
