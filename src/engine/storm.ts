@@ -31,7 +31,7 @@ import type { Rule } from './schema/rule.js'
 import { VERSION } from '../version.js'
 import { docsUrl } from '../docs-url.js'
 import { parseTraceparent } from './evidence/traceparent.js'
-import { judgeClaims } from './evidence/judge-claims.js'
+import { judgeClaims } from '../claims/judge-claims.js'
 import type { RunClaims } from './run-claims.js'
 
 export const DEFAULT_RUN = 'default'

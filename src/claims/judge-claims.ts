@@ -12,10 +12,10 @@
  *
  * @see docs/claims.md
  */
-import { globMatches } from '../glob.js'
-import type { CallRecord, EffectRecord } from '../schema/report.js'
-import type { ClaimVerdict, ReportClaim } from '../schema/claim-schema.js'
-import type { StoredClaim } from '../run-claims.js'
+import { globMatches } from '../engine/glob.js'
+import type { CallRecord, EffectRecord } from '../engine/schema/report.js'
+import type { ClaimVerdict, ReportClaim } from '../engine/schema/claim-schema.js'
+import type { StoredClaim } from '../engine/run-claims.js'
 
 /** Ancestors followed from a call's span before giving up (a cycle in hostile input ends there too). */
 const MAX_DEPTH = 256
