@@ -25,7 +25,7 @@ const ENGINE = path.join(SRC, 'engine')
 /** First match wins; paths are relative to src/engine. */
 const LAYERS: ReadonlyArray<readonly [layer: number, name: string, pattern: RegExp]> = [
   [1, 'vocabulary', /^(http|clock|closest-name|decision|exchange-context|glob|route-pattern|routes|body)\.ts$|^json-rpc\/|^schema\/(rule-base|format-issues)\.ts$|^streams\/deltas\.ts$/],
-  [2, 'units', /^(schema|rules|faults|contracts|evidence)\/|^streams\/(sse-decoder|sse-splitter|terminal-event|stream-transform|truncate-transform|event-transform|streamable)\.ts$|^(run|run-claims|recovery)\.ts$|^streams\/delta-cut-rule\.ts$/],
+  [2, 'units', /^(schema|rules|faults|contracts|evidence)\/|^streams\/(sse-decoder|sse-splitter|stream-transform|truncate-transform|event-transform|streamable)\.ts$|^(run|run-claims|recovery)\.ts$|^streams\/delta-cut-rule\.ts$/],
   [3, 'exchange', /^(exchange|exchange-transport|exchange-flow|upstream-source|storm)\.ts$|^streams\/|^ledger\//],
   [4, 'front door', /^(plugin|serve)\.ts$/],
 ]

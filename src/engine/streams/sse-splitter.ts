@@ -9,7 +9,7 @@
  * followed by a LF as one line break, so they see the same events).
  */
 import { SseDecoder } from './sse-decoder.js'
-import { isTerminalEvent } from './terminal-event.js'
+import { isTerminalEvent } from '../../model-calls/terminal-event.js'
 
 /** A block larger than this is passed on in pieces rather than held whole. */
 export const MAX_HELD_BYTES = 4 * 1024 * 1024
