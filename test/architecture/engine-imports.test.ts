@@ -5,7 +5,8 @@
  *   1 vocabulary  HTTP and JSON-RPC words, a model stream's delta kinds, clocks, globs, route patterns,
  *                 seeded decisions
  *   2 units       rules files (schema/, rules/), faults, byte-level stream parsing, contracts,
- *                 evidence (the claims judged against it among them), runs, their claims and reports
+ *                 evidence (the claims judge's hook and what a verdict means among them), runs, their
+ *                 claims and reports
  *   3 exchange    an exchange, its transport and flow, the stream relay, the storm and its run
  *                 ledger (the storage port: memory here, Redis in src/state)
  *   4 front door  plugin.ts and serve.ts: what every transport calls
@@ -47,8 +48,11 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * ledger with their bounds; claims reach runs through the port (addClaim) and engine/claims/ is
  * gone (the report's claim shape in schema/, the judge and traceparent in evidence/, their storage
  * beside run.ts; what check prints of them in src/claims): 6,419 on their own, 5,891 with the faults from plug-ins.
+ * The claims judge left for src/claims (the kernel asks the one its storm was given, and keeps what
+ * a verdict means), web-response.ts for src/interceptors, and which SSE event ends a stream for the
+ * model-calls plug-in (isFinalEvent): 5,789.
  */
-const ENGINE_LINES = 5_891
+const ENGINE_LINES = 5_789
 
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']
