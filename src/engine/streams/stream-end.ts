@@ -1,9 +1,9 @@
 /**
  * Whether a client got the event that ends its event stream: a model provider's final event
  * (`[DONE]`, `message_stop`, `response.completed`: the model-calls plug-in's `isFinalEvent`) or,
- * for an MCP request, the JSON-RPC answer to that request's id (the MCP plug-in's `readAnswer`). A client that
- * closes right after it (the openai SDK, MCP clients) got a complete response: the call is recorded
- * as one, not as cancelled.
+ * for an MCP request, the JSON-RPC answer to that request's id (the MCP plug-in's `readAnswer`).
+ * A client that closes right after it (the openai SDK, MCP clients) got a complete response: the
+ * call is recorded as one, not as cancelled.
  *
  * Fed the bytes as they are handed to the client; a compressed stream is not read (never ends).
  */
