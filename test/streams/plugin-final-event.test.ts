@@ -5,10 +5,11 @@
  */
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { describe, expect, it, onTestFinished } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { ExchangePlugin } from '../../src/engine/plugin.js'
 import { defaultPlugins } from '../../src/default-plugins.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
+import { closing, closingServer } from '../helpers/teardown.js'
 
 const STREAM = 'event: progress\ndata: {"n":1}\n\nevent: end\ndata: {"ok":true}\n\n'
 
@@ -16,19 +17,19 @@ const STREAM = 'event: progress\ndata: {"n":1}\n\nevent: end\ndata: {"ok":true}\
 const jobs: ExchangePlugin = { name: 'jobs', isFinalEvent: (event) => event === 'end' }
 
 async function startSseUpstream(body: string): Promise<string> {
-  const server = http.createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/event-stream' })
-    res.end(body)
-  })
+  const server = closingServer(
+    http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      res.end(body)
+    }),
+  )
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())))
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 }
 
 async function throughProxy(plugins: ExchangePlugin[], body: string) {
   const upstream = await startSseUpstream(body)
-  const proxy = await startProxy({ targets: [upstream], plugins, config: { rules: [{ name: 'no-end', route: 'GET /**', kind: 'drop_terminal' }] } })
-  onTestFinished(() => proxy.close())
+  const proxy = closing(await startProxy({ targets: [upstream], plugins, config: { rules: [{ name: 'no-end', route: 'GET /**', kind: 'drop_terminal' }] } }))
   const text = await (await fetch(`${proxy.url}/jobs/1/events`)).text()
   return { text, injected: proxy.storm.report().calls[0]?.injected }
 }
