@@ -8,7 +8,7 @@
  */
 import { defaultPlugins } from './default-plugins.js'
 import type { ExchangePlugin } from './engine/plugin.js'
-import { lintRules as lintKernelRules, type RuleWarning } from './engine/rules/lint-rules.js'
+import { lintRules as lintKernelRules, type RuleWarning } from './lint/lint-rules.js'
 import type { StormConfig } from './engine/schema/config.js'
 
 /** One warning per rule whose route can match no route name, with `plugins`' names known. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { parseConfig } from '../storm.js'
+import { parseConfig } from '../engine/storm.js'
 import { formatRuleWarning, lintRules, ruleNotes } from './lint-rules.js'
-import { mcpRouteProblem } from '../../mcp/mcp-methods.js'
+import { mcpRouteProblem } from '../mcp/mcp-methods.js'
 
 const routes = { create_shipment: 'POST /shipments', check_inventory: 'GET /inventory/:sku' }
 const config = (rules: string[]) => parseConfig({ routes, rules: rules.map((route, i) => ({ name: `r${i}`, route, kind: 'reset' })) })

@@ -9,11 +9,12 @@
  * lintRules(parseConfig({ routes: { create_shipment: 'POST /shipments' }, rules: [{ name: 'x', route: 'create_shipmnt', kind: 'reset' }] }))
  * // [{ rule: 'x', route: 'create_shipmnt', message: 'route "create_shipmnt" is not a declared route … Did you mean "create_shipment"?' }]
  */
-import { closestName } from '../closest-name.js'
-import { globMatches, isGlob } from '../glob.js'
-import { parseRoutePattern, routePatternMatches, type RoutePattern } from '../route-pattern.js'
-import { RouteTable } from '../routes.js'
-import type { StormConfig } from '../schema/config.js'
+import { closestName } from '../engine/closest-name.js'
+import { globMatches, isGlob } from '../engine/glob.js'
+import { parseRoutePattern, routePatternMatches, type RoutePattern } from '../engine/route-pattern.js'
+import { RouteTable } from '../engine/routes.js'
+import type { RouteChecker } from '../engine/plugin.js'
+import type { StormConfig } from '../engine/schema/config.js'
 
 export interface RuleWarning {
   /** The rule's name. */
@@ -30,13 +31,6 @@ const LISTED_ROUTES = 8
 const NO_ORIGIN = 'http://toolstorm.invalid'
 /** A method token: no whitespace and, as resolved names carry it, no lower-case letter. */
 const METHOD_TOKEN = /^[^\sa-z]+$/
-
-/**
- * A plug-in's judgement of a rule's route that reads as one of the route names it gives (MCP:
- * `tools/call create_*`): null when it can match one, else why not; undefined when it does not
- * read as its own.
- */
-export type RouteChecker = (route: string) => string | null | undefined
 
 /** One warning per rule whose route can match no route name (`checkers`: the plug-ins', src/lint-rules.ts). */
 export function lintRules(config: Pick<StormConfig, 'routes' | 'rules'>, checkers: readonly RouteChecker[] = []): RuleWarning[] {
