@@ -1,4 +1,7 @@
-/** Every contract unit, keyed by `type`. */
+/**
+ * Every contract unit, keyed by `type`: the kernel's (src/engine/contracts, reading calls, effects
+ * and rules) and the guests' (model-call budgets, claims), as src/default-faults.ts composes faults.
+ */
 import { atMostCalls } from '../engine/contracts/at-most-calls.js'
 import { atMostEffects } from '../engine/contracts/at-most-effects.js'
 import { atMostModelCalls } from '../model-calls/contracts/at-most-model-calls.js'
