@@ -15,7 +15,7 @@
 import { globMatches } from '../engine/glob.js'
 import type { ReportClaim } from '../engine/schema/claim-schema.js'
 import type { CommitKnowledge, JudgeInput } from '../engine/evidence/claims-judge.js'
-import { verdictOf } from '../engine/evidence/claim-verdict.js'
+import { verdictOf } from './claim-verdict.js'
 
 /** Ancestors followed from a call's span before giving up (a cycle in hostile input ends there too). */
 const MAX_DEPTH = 256

@@ -5,8 +5,7 @@
  *   1 vocabulary  HTTP and JSON-RPC words, a model stream's delta kinds, clocks, globs, route patterns,
  *                 seeded decisions
  *   2 units       rules files (schema/, rules/), faults, byte-level stream parsing, contracts,
- *                 evidence (the claims judge's hook and what a verdict means among them), runs, their
- *                 claims and reports
+ *                 evidence (the claims judge's hook among them), runs, their claims and reports
  *   3 exchange    an exchange, its transport and flow, the stream relay, the storm and its run
  *                 ledger (the storage port: memory here, Redis in src/state)
  *   4 front door  plugin.ts and serve.ts: what every transport calls
@@ -52,11 +51,11 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * and the unit registry for src/contracts, the model-call budgets for src/model-calls/contracts,
  * claimsMatchEffects for src/claims, the rules lint for src/lint (the kernel keeps the units that
  * read only its facts, and the RouteChecker type in plugin.ts): 5,355.
- * The claims judge left for src/claims (the kernel asks the one its storm was given), web-response.ts
- * for src/interceptors, and which SSE event ends a stream for the model-calls plug-in
- * (isFinalEvent): 5,253.
+ * The claims judge and what a verdict means left for src/claims (the kernel asks the judge its storm
+ * was given), web-response.ts for src/interceptors, and which SSE event ends a stream for the
+ * model-calls plug-in (isFinalEvent): 5,225.
  */
-const ENGINE_LINES = 5_253
+const ENGINE_LINES = 5_225
 
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']

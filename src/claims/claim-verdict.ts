@@ -1,9 +1,9 @@
 /**
  * What a claim's verdict means, from what committed under it (docs/claims.md): the rule a judge
- * applies (src/claims/judge-claims.ts) and a contract applies again to a saved report.
+ * applies (judge-claims.ts) and the claims contract applies again to a saved report.
  */
-import type { EffectRecord } from '../schema/report.js'
-import type { ClaimVerdict, ReportClaim } from '../schema/claim-schema.js'
+import type { EffectRecord } from '../engine/schema/report.js'
+import type { ClaimVerdict, ReportClaim } from '../engine/schema/claim-schema.js'
 
 /**
  * A saved report's claims with their verdicts judged again from its trace (each claim's calls,
