@@ -6,20 +6,19 @@ import { spawn } from 'node:child_process'
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Report } from '../../src/engine/schema/report.js'
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
 import { BIN, runCli } from '../helpers/cli.js'
 import { createTestCa } from '../helpers/test-ca.js'
-import { freePort, hasRedis, startRedis, type RedisServer } from '../helpers/redis-server.js'
+import { freePort, hasRedis, startRedis } from '../helpers/redis-server.js'
+import { closing, closingChild } from '../helpers/teardown.js'
 import { BYTES, startUpstream, type Upstream } from '../helpers/upstream.js'
 import { bodiesFolderFor } from '../../src/cassette/format/body-files.js'
 
 let dir: string
 let upstream: Upstream
-let redis: RedisServer | null = null
-const children: Array<ReturnType<typeof spawn>> = []
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-state-cli-'))
@@ -29,11 +28,6 @@ afterAll(async () => {
   await upstream.close()
   await rm(dir, { recursive: true, force: true })
 })
-afterEach(async () => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL')
-  await redis?.close()
-  redis = null
-})
 
 interface Replica {
   readonly url: string
@@ -41,10 +35,9 @@ interface Replica {
   stderr(): string
 }
 
-/** Start a replica; resolves with its data-plane URL once it printed where it listens. */
+/** Start a replica (killed when the case ends, if it still runs); resolves with its data-plane URL once it printed where it listens. */
 function replica(args: string[]): Promise<Replica> {
-  const child = spawn(process.execPath, [BIN, 'proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
-  children.push(child)
+  const child = closingChild(spawn(process.execPath, [BIN, 'proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] }))
   let stdout = ''
   let stderr = ''
   child.stderr!.on('data', (c: Buffer) => (stderr += c))
@@ -106,7 +99,7 @@ describe.skipIf(!hasRedis)('toolstorm proxy --state', () => {
   })
 
   it('merges 2 replica processes into one report, keeps a killed replica\'s finished calls, and check and inspect accept it', async () => {
-    redis = await startRedis()
+    const redis = closing(await startRedis())
     const rules = path.join(dir, 'rules.json')
     await writeFile(rules, JSON.stringify({ seed: 3, rules: [{ name: 'second-item', route: 'GET /items/*', kind: 'unavailable', calls: [2] }] }))
     const state = ['--state', redis.url, '--state-prefix', 'cli']
@@ -151,7 +144,7 @@ describe.skipIf(!hasRedis)('toolstorm proxy --state', () => {
   })
 
   it('records one cassette from replica processes (--record with --state): toolstorm record, report --cassette and a replica\'s file hold every exchange in call order, and it replays strictly', async () => {
-    redis = await startRedis()
+    const redis = closing(await startRedis())
     const rules = path.join(dir, 'tape-rules.json')
     await writeFile(rules, JSON.stringify({ seed: 3, rules: [{ name: 'second-item', route: 'GET /items/*', kind: 'unavailable', calls: [2] }] }))
     const state = ['--state', redis.url, '--state-prefix', 'tape']
@@ -209,7 +202,7 @@ describe.skipIf(!hasRedis)('toolstorm proxy --state', () => {
   })
 
   it('replicas recording through --state keep large bodies in body files, write the same cassette, and say at stop which bodies were cut', async () => {
-    redis = await startRedis()
+    const redis = closing(await startRedis())
     const state = ['--state', redis.url, '--state-prefix', 'bodies', '--body-limit', '200000']
     const [fileA, fileB] = [path.join(dir, 'bodies-a.cassette.jsonl'), path.join(dir, 'bodies-b.cassette.jsonl')]
     const a = await replica([...state, '--record', fileA])
@@ -253,7 +246,7 @@ describe.skipIf(!hasRedis)('toolstorm proxy --state', () => {
     await writeFile(certFile, leaf.cert)
     await writeFile(keyFile, leaf.key, { mode: 0o600 })
     await writeFile(caFile, ca.certPem)
-    redis = await startRedis({ tls: { certFile, keyFile, caFile }, password: 'tls-s3cret' })
+    const redis = closing(await startRedis({ tls: { certFile, keyFile, caFile }, password: 'tls-s3cret' }))
     expect(redis.url).toMatch(/^rediss:\/\//)
     const state = ['--state', redis.url, '--state-ca', caFile, '--state-prefix', 'tls']
     const [a, b] = await shareRunAcrossTwoReplicas(state, 'tls')
@@ -271,7 +264,7 @@ describe.skipIf(!hasRedis)('toolstorm proxy --state', () => {
 
   it('shares a run through a unix socket with a password (unix://:PASSWORD@/path) between replica processes', async () => {
     const socket = path.join(dir, 'redis.sock')
-    redis = await startRedis({ unixSocket: socket, password: 'unix-s3cret' })
+    const redis = closing(await startRedis({ unixSocket: socket, password: 'unix-s3cret' }))
     expect(redis.url).toBe(`unix://:unix-s3cret@${socket}`)
     const state = ['--state', redis.url, '--state-prefix', 'unix']
     await shareRunAcrossTwoReplicas(state, 'unix')

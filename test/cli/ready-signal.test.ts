@@ -7,8 +7,9 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BIN } from '../helpers/cli.js'
+import { closingChild } from '../helpers/teardown.js'
 import { startUpstream, type Upstream } from '../helpers/upstream.js'
 
 interface Ready {
@@ -27,23 +28,18 @@ interface Ready {
 
 let dir: string
 let upstream: Upstream
-const children: ChildProcess[] = []
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-ready-'))
   upstream = await startUpstream()
-})
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL')
 })
 afterAll(async () => {
   await upstream.close()
   await rm(dir, { recursive: true, force: true })
 })
 
-/** Start the CLI and resolve with its first stdout line, parsed. */
+/** Start the CLI (killed when the case ends, if it still runs) and resolve with its first stdout line, parsed. */
 function startReady(args: string[]): { child: ChildProcess; ready: Promise<Ready>; exited: Promise<number | null>; stderr: () => string } {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TOOLSTORM_CA_DIR: path.join(dir, 'ca') } })
-  children.push(child)
+  const child = closingChild(spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TOOLSTORM_CA_DIR: path.join(dir, 'ca') } }))
   let stdout = ''
   let stderr = ''
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk))
