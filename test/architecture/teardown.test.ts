@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest'
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 
 /** Module-level helpers read the shared set-up: a fixture would be threaded through each of them. */
-const HELPERS = 'module-level helpers (spawning the CLI, a table of modes) read the shared folder or upstream; a fixture would be threaded through every helper call'
+const HELPERS = 'module-level helpers (replicas, a table of modes) read the shared folder or upstream; a fixture would be threaded through every helper call'
 /** A `beforeAll` that records or computes once what every test reads (a run, a cassette, an agent script). */
 const SHARED_RUN = 'its beforeAll records or computes once what every test then reads; the afterAll only removes what it made'
 
@@ -40,12 +40,9 @@ export const ALLOWED: Readonly<Record<string, string>> = {
   'test/vitest/concurrent-storms.test.ts': 'its servers must start outside every test (the relay calls out from no test\'s task, what the file tests); a file fixture starts inside the first test',
   'test/vitest/matchers.test.ts': 'its cases use toolstorm\'s own vitest fixture (the API under test); the tool server is read by the module-level `ship` helper',
   'test/vitest/examples.test.ts': 'its cases use toolstorm\'s own vitest fixture (the API under test), written as a user would; the model and MCP servers stay plain set-up',
-  'test/vitest/use-cassette.test.ts': HELPERS,
+  'test/vitest/use-cassette.test.ts': 'its hooks also empty the cassettes folder beside the test (the fixture under test writes there) before and after the file; the agent helper reads the folder and upstream',
   'test/cli/proxy-state.test.ts': HELPERS,
-  'test/cli/ready-signal.test.ts': HELPERS,
   'test/cli/http-proxy-clients.test.ts': HELPERS,
-  'test/cassette/durability.test.ts': HELPERS,
-  'test/cassette/body-limit.test.ts': HELPERS,
   'test/https/ca-cli.test.ts': 'its beforeAll makes a test CA, an HTTPS upstream it signed and that CA\'s file, read together by every case',
   'test/https/record-replay.test.ts': SHARED_RUN,
   'test/cassette/cli.test.ts': SHARED_RUN,
@@ -55,9 +52,7 @@ export const ALLOWED: Readonly<Record<string, string>> = {
   'test/cassette/issue-28.test.ts': SHARED_RUN,
   'test/cassette/replay-failures.test.ts': SHARED_RUN,
   'test/cassette/shutdown-verdict.test.ts': SHARED_RUN,
-  'test/cli/check-model-budgets.test.ts': SHARED_RUN,
   'test/cli/inspect-check.test.ts': SHARED_RUN,
-  'test/cli/rules-lint.test.ts': SHARED_RUN,
 }
 
 /** Test files and test helpers: everything under test/, and the unit tests beside src/. */
