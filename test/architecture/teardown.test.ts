@@ -50,7 +50,6 @@ export const ALLOWED: Readonly<Record<string, string>> = {
   'test/cassette/bodies.test.ts': SHARED_RUN,
   'test/cassette/in-process-live.test.ts': SHARED_RUN,
   'test/cassette/issue-28.test.ts': SHARED_RUN,
-  'test/cassette/replay-failures.test.ts': SHARED_RUN,
   'test/cassette/shutdown-verdict.test.ts': SHARED_RUN,
   'test/cli/inspect-check.test.ts': SHARED_RUN,
 }
