@@ -41,7 +41,6 @@ export const ALLOWED: Readonly<Record<string, string>> = {
   'test/vitest/matchers.test.ts': 'its cases use toolstorm\'s own vitest fixture (the API under test); the tool server is read by the module-level `ship` helper',
   'test/vitest/examples.test.ts': 'its cases use toolstorm\'s own vitest fixture (the API under test), written as a user would; the model and MCP servers stay plain set-up',
   'test/vitest/use-cassette.test.ts': 'its hooks also empty the cassettes folder beside the test (the fixture under test writes there) before and after the file; the agent helper reads the folder and upstream',
-  'test/cli/proxy-state.test.ts': HELPERS,
   'test/cli/http-proxy-clients.test.ts': HELPERS,
   'test/https/ca-cli.test.ts': 'its beforeAll makes a test CA, an HTTPS upstream it signed and that CA\'s file, read together by every case',
   'test/https/record-replay.test.ts': SHARED_RUN,
