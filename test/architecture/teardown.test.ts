@@ -33,7 +33,6 @@ export const ALLOWED: Readonly<Record<string, string>> = {
   'test/ui/dashboard.test.ts': 'one Chromium and one CLI process for the file, reached from page helpers',
   'test/ui/lab.test.ts': 'one Chromium and one lab process for the file, reached from page helpers',
   'test/ui/shutdown-verdict.test.ts': 'one Chromium and one replay process for the file, reached from page helpers',
-  'test/cli/lab.test.ts': 'one lab process the tests drive in turn (the second reads what the first did)',
   'test/cli/stop-on-launcher-exit.test.ts': 'its beforeAll installs the package into a project with npm (seconds); helpers read that project',
   'test/proxy/malformed-requests.test.ts': 'two CLI proxy processes (reverse and forward) shared by the table-driven cases; starting them per case costs seconds each',
   'test/proxy/request-fuzz.test.ts': 'one CLI proxy process that every fuzzed request goes to, its stderr collected across the cases',
