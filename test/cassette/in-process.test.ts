@@ -11,7 +11,6 @@ import { test as it } from '../helpers/file-fixtures.js'
 import { FAULT_RULES } from '../helpers/proxied.js'
 import { startUpstream } from '../helpers/upstream.js'
 
-
 /** What fetch and node:http observe, as comparable values. */
 async function traffic(base: string): Promise<unknown[]> {
   const viaFetch = async (pathname: string, init?: RequestInit) => {

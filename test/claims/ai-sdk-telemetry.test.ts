@@ -17,7 +17,6 @@ import { z } from 'zod'
 import { startProxied } from '../helpers/proxied.js'
 import { closing, closingServer } from '../helpers/teardown.js'
 
-
 /** A chat-completions model that asks for `create_shipment` once per order, then answers in text. */
 async function startToolCallingModel(orders: string[]): Promise<string> {
   const model = closingServer(http.createServer((req, res) => {

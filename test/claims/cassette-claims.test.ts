@@ -17,7 +17,6 @@ import { startProxied } from '../helpers/proxied.js'
 const LOST_ACK = { seed: 1, rules: [{ name: 'lost-ack', route: 'POST /ship', kind: 'response_lost' as const, calls: [1] }] }
 const OLD_CASSETTE = path.join(ROOT, 'fixtures/cassettes/v2-before-claims.cassette.jsonl')
 
-
 describe('claims in the cassette', () => {
   it('records the agent’s claims with their verdicts, calls and effect keys, and inspect lists the silent commit', async ({ dir }) => {
     const file = path.join(dir, 'claims.cassette.jsonl')

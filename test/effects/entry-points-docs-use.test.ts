@@ -11,7 +11,6 @@ import { flush, reportEffect, stats } from 'toolstorm/effects'
 import { openCertificateAuthority, startProxy } from 'toolstorm/proxy'
 import { closing, closingServer, settingEnv, temporaryFolder } from '../helpers/teardown.js'
 
-
 describe('entry points the docs use', () => {
   it('opens the CA of a folder from toolstorm/proxy and gives it to startProxy', async () => {
     const dir = await temporaryFolder('toolstorm-ca-entry-')

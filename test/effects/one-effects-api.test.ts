@@ -12,7 +12,6 @@ import { intercept } from '../../src/interceptors/intercept.js'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
 import { closing, closingServer, settingEnv } from '../helpers/teardown.js'
 
-
 /** A tool server that commits a shipment per request and reports it with `report`. */
 async function toolServer(report: (req: http.IncomingMessage, order: string) => Promise<boolean>): Promise<string> {
   const server = closingServer(http.createServer((req, res) => {

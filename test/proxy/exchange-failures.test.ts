@@ -19,7 +19,6 @@ import { BIN } from '../helpers/cli.js'
 import { startProxied } from '../helpers/proxied.js'
 import { closing } from '../helpers/teardown.js'
 
-
 function throwing(hook: keyof ExchangeObserver): ExchangeObserver {
   return {
     [hook]: () => {

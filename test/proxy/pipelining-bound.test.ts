@@ -13,7 +13,6 @@ import { closing, closingServer } from '../helpers/teardown.js'
 const REQUESTS = 500
 const BODY = Buffer.alloc(64 * 1024, 'a')
 
-
 describe('pipelining bound', () => {
   it('reaches the upstream a bounded number of times for a client that pipelines 500 GETs and reads nothing, then answers all 500 in order', async () => {
     let requests = 0
