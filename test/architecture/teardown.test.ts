@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest'
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 
 /** Module-level helpers read the shared set-up: a fixture would be threaded through each of them. */
-const HELPERS = 'module-level helpers (replicas, a table of modes) read the shared folder or upstream; a fixture would be threaded through every helper call'
+const HELPERS = 'module-level helpers (a table of modes, a record helper) read the shared folder or upstream; a fixture would be threaded through every helper call'
 /** A `beforeAll` that records or computes once what every test reads (a run, a cassette, an agent script). */
 const SHARED_RUN = 'its beforeAll records or computes once what every test then reads; the afterAll only removes what it made'
 
@@ -41,11 +41,11 @@ export const ALLOWED: Readonly<Record<string, string>> = {
   'test/vitest/examples.test.ts': 'its cases use toolstorm\'s own vitest fixture (the API under test), written as a user would; the model and MCP servers stay plain set-up',
   'test/vitest/use-cassette.test.ts': 'its hooks also empty the cassettes folder beside the test (the fixture under test writes there) before and after the file; the agent helper reads the folder and upstream',
   'test/cli/http-proxy-clients.test.ts': HELPERS,
-  'test/https/ca-cli.test.ts': 'its beforeAll makes a test CA, an HTTPS upstream it signed and that CA\'s file, read together by every case',
+  'test/https/ca-cli.test.ts': 'its beforeAll makes a test CA and an HTTPS upstream it signed, read by the HTTPS cases; a fixture over dir would fit (not done yet: its cases name their own dir)',
   'test/https/record-replay.test.ts': SHARED_RUN,
   'test/cassette/cli.test.ts': SHARED_RUN,
   'test/cassette/agent-loop.test.ts': SHARED_RUN,
-  'test/cassette/bodies.test.ts': SHARED_RUN,
+  'test/cassette/bodies.test.ts': HELPERS,
   'test/cassette/in-process-live.test.ts': SHARED_RUN,
   'test/cassette/issue-28.test.ts': SHARED_RUN,
   'test/cassette/shutdown-verdict.test.ts': 'its beforeAll records the cassette every case replays; env() and replayed() read its folder and upstream (the sockets each case leaves open close with that case)',
