@@ -45,7 +45,6 @@ export const ALLOWED: Readonly<Record<string, string>> = {
   'test/https/record-replay.test.ts': SHARED_RUN,
   'test/cassette/cli.test.ts': SHARED_RUN,
   'test/cassette/agent-loop.test.ts': SHARED_RUN,
-  'test/cassette/bodies.test.ts': HELPERS,
   'test/cassette/in-process-live.test.ts': SHARED_RUN,
   'test/cassette/shutdown-verdict.test.ts': 'its beforeAll records the cassette every case replays; env() and replayed() read its folder and upstream (the sockets each case leaves open close with that case)',
   'test/cli/inspect-check.test.ts': SHARED_RUN,
