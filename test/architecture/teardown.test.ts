@@ -12,8 +12,6 @@ import { describe, expect, it } from 'vitest'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 
-/** Module-level helpers read the shared set-up: a fixture would be threaded through each of them. */
-const HELPERS = 'module-level helpers (a table of modes, a record helper) read the shared folder or upstream; a fixture would be threaded through every helper call'
 /** A `beforeAll` that records or computes once what every test reads (a run, a cassette, an agent script). */
 const SHARED_RUN = 'its beforeAll records or computes once what every test then reads; the afterAll only removes what it made'
 
@@ -40,11 +38,11 @@ export const ALLOWED: Readonly<Record<string, string>> = {
   'test/vitest/matchers.test.ts': 'its cases use toolstorm\'s own vitest fixture (the API under test); the tool server is read by the module-level `ship` helper',
   'test/vitest/examples.test.ts': 'its cases use toolstorm\'s own vitest fixture (the API under test), written as a user would; the model and MCP servers stay plain set-up',
   'test/vitest/use-cassette.test.ts': 'its hooks also empty the cassettes folder beside the test (the fixture under test writes there) before and after the file; the agent helper reads the folder and upstream',
-  'test/cli/http-proxy-clients.test.ts': HELPERS,
+  'test/cli/http-proxy-clients.test.ts': 'its table of modes reads the upstream (flags, base URL) as each case runs; a fixture would be threaded through the table',
   'test/https/ca-cli.test.ts': 'its beforeAll makes a test CA and an HTTPS upstream it signed, read by the HTTPS cases; a fixture over dir would fit (not done yet: its cases name their own dir)',
   'test/https/record-replay.test.ts': SHARED_RUN,
-  'test/cassette/cli.test.ts': SHARED_RUN,
-  'test/cassette/agent-loop.test.ts': SHARED_RUN,
+  'test/cassette/cli.test.ts': 'its beforeAll writes the rules and the agent that recordAgent() (recorded once, read by several cases) and the cases run against its upstream',
+  'test/cassette/agent-loop.test.ts': 'its beforeAll starts a model, a tool server that counts its calls and writes the agent, all read by the helpers env() and record() and by every case',
   'test/cassette/in-process-live.test.ts': SHARED_RUN,
   'test/cassette/shutdown-verdict.test.ts': 'its beforeAll records the cassette every case replays; env() and replayed() read its folder and upstream (the sockets each case leaves open close with that case)',
   'test/cli/inspect-check.test.ts': SHARED_RUN,
