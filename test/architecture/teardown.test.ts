@@ -43,7 +43,7 @@ export const ALLOWED: Readonly<Record<string, string>> = {
   'test/https/record-replay.test.ts': SHARED_RUN,
   'test/cassette/cli.test.ts': 'its beforeAll writes the rules and the agent that recordAgent() (recorded once, read by several cases) and the cases run against its upstream',
   'test/cassette/agent-loop.test.ts': 'its beforeAll starts a model, a tool server that counts its calls and writes the agent, all read by the helpers env() and record() and by every case',
-  'test/cassette/in-process-live.test.ts': SHARED_RUN,
+  'test/cassette/in-process-live.test.ts': 'its beforeAll records the agent once in-process, then takes the model down; agent() and every case read the tool server and its calls',
   'test/cassette/shutdown-verdict.test.ts': 'its beforeAll records the cassette every case replays; env() and replayed() read its folder and upstream (the sockets each case leaves open close with that case)',
   'test/cli/inspect-check.test.ts': SHARED_RUN,
 }
