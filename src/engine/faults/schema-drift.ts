@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { defineFault } from './fault.js'
-import { type HeaderMap, type JsonSchema } from '../http.js'
+import type { HeaderMap } from '../http.js'
 import type { BaseRule } from '../schema/rule-base.js'
 import { drawValue } from '../decision.js'
 import { drift, driftAgainstSchema, type Json } from '../../json/json-drift.js'
