@@ -5,7 +5,8 @@
  *   1 vocabulary  HTTP and JSON-RPC words, a model stream's delta kinds, clocks, globs, route patterns,
  *                 seeded decisions
  *   2 units       rules files (schema/, rules/), faults, byte-level stream parsing, contracts,
- *                 evidence (the claims judged against it among them), runs, their claims and reports
+ *                 evidence (the claims judged against it among them), runs, their claims and reports,
+ *                 what a plug-in names a request by (request-names.ts)
  *   3 exchange    an exchange, its transport and flow, the stream relay, the storm and its run
  *                 ledger (the storage port: memory here, Redis in src/state)
  *   4 front door  plugin.ts and serve.ts: what every transport calls
@@ -25,7 +26,7 @@ const ENGINE = path.join(SRC, 'engine')
 /** First match wins; paths are relative to src/engine. */
 const LAYERS: ReadonlyArray<readonly [layer: number, name: string, pattern: RegExp]> = [
   [1, 'vocabulary', /^(http|clock|closest-name|decision|exchange-context|glob|route-pattern|routes|body|web-response)\.ts$|^json-rpc\/|^schema\/(rule-base|format-issues)\.ts$|^streams\/deltas\.ts$/],
-  [2, 'units', /^(schema|rules|faults|contracts|evidence)\/|^streams\/(sse-decoder|sse-splitter|terminal-event|stream-transform|truncate-transform|event-transform|streamable)\.ts$|^(run|run-claims|recovery)\.ts$|^streams\/delta-cut-rule\.ts$/],
+  [2, 'units', /^(schema|rules|faults|contracts|evidence)\/|^streams\/(sse-decoder|sse-splitter|terminal-event|stream-transform|truncate-transform|event-transform|streamable)\.ts$|^(run|run-claims|recovery|request-names)\.ts$|^streams\/delta-cut-rule\.ts$/],
   [3, 'exchange', /^(exchange|exchange-transport|exchange-flow|upstream-source|storm)\.ts$|^streams\/|^ledger\//],
   [4, 'front door', /^(plugin|serve)\.ts$/],
 ]
