@@ -8,8 +8,8 @@
  *
  * @see docs/mcp.md
  */
-import { mcpRouteName, type McpRequest } from '../engine/json-rpc/mcp-request.js'
-import { mcpCallOf } from '../engine/evidence/mcp-call.js'
+import { mcpRouteName, type McpRequest } from './mcp-request.js'
+import { mcpCallOf } from './mcp-call.js'
 import { parseMcpRequest } from './parse-mcp-request.js'
 import type { ExchangePlugin, RequestNames } from '../engine/plugin.js'
 import { LegacySseSessions, legacyMcpRequest, legacySseTransport } from './legacy-sse.js'
