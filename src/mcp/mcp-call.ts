@@ -1,7 +1,7 @@
 /**
- * The report's view of an MCP message (`call.mcp`): built by the storm when the exchange begins,
- * from the message the MCP plug-in named; its outcome is filled in by the MCP observer
- * (src/mcp/mcp-observer.ts) as the answer passes.
+ * The report's view of an MCP message (`call.mcp`, a kernel schema): built by the MCP plug-in when
+ * it names the request (its evidence, which the storm puts on the call's record); its outcome is
+ * filled in by the MCP observer (src/mcp/mcp-observer.ts) as the answer passes.
  */
 import type { JsonValue } from '../json/canonical-json.js'
 import type { Redactor } from '../redact/index.js'
