@@ -33,7 +33,7 @@ export interface RequestHead {
   readonly hasBody: boolean
 }
 
-export type { CallEvidence, RequestNames } from './request-names.js'
+export type { RequestNames } from './request-names.js'
 
 /**
  * A plug-in's naming of one request: from its head alone (`names`), or from the first `bodyLimit`
