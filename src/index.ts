@@ -17,9 +17,8 @@ export type { Storm, StormOptions } from './engine/storm.js'
 export { configSchema, ruleSchema, reportSchema } from './default-faults.js'
 export type { StormConfig, StormConfigInput } from './engine/schema/config.js'
 export type { Rule, RuleInput } from './engine/schema/rule.js'
-export { formatRuleWarning } from './engine/rules/lint-rules.js'
-export { lintRules } from './lint-rules.js'
-export type { RuleWarning } from './engine/rules/lint-rules.js'
+export { formatRuleWarning, lintRules } from './lint/lint-rules.js'
+export type { RuleWarning } from './lint/lint-rules.js'
 export type { FaultKind } from './default-faults.js'
 
 /* Clocks */
@@ -32,10 +31,10 @@ export type { Report, CallRecord, EffectRecord, CoverageCounts, ModelCall, McpCa
 export type { McpRequest, JsonRpcId } from './mcp/mcp-request.js'
 export type { McpOptions } from './engine/schema/mcp-section.js'
 export { validateReport } from './report/validate-report.js'
-export { Contract, contract } from './engine/contracts/contract.js'
-export type { ContractResult } from './engine/contracts/contract.js'
+export { Contract, contract } from './contracts/contract.js'
+export type { ContractResult } from './contracts/contract.js'
 export type { Check } from './engine/contracts/check.js'
-export type { TokenKind } from './engine/contracts/at-most-tokens.js'
+export type { TokenKind } from './model-calls/contracts/at-most-tokens.js'
 
 /* Redaction */
 export { createRedactor, defaultRedactor, REDACTED, RedactionCollisionError } from './redact/index.js'

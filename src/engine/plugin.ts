@@ -21,7 +21,13 @@ import type { Storm } from './storm.js'
 import type { AnswerReader } from './streams/stream-end.js'
 import type { DeltaReader } from './streams/deltas.js'
 import type { Fault } from './faults/fault.js'
-import type { RouteChecker } from './rules/lint-rules.js'
+
+/**
+ * A plug-in's judgement of a rule's route that reads as one of the route names it gives (MCP:
+ * `tools/call create_*`): null when it can match one, else why not; undefined when it does not
+ * read as its own.
+ */
+export type RouteChecker = (route: string) => string | null | undefined
 
 /** A request as it arrived, before its exchange begins. */
 export interface RequestHead {

@@ -13,7 +13,7 @@
  */
 import { expect, test as base } from 'vitest'
 import { docsUrl } from '../docs-url.js'
-import { contract } from '../engine/contracts/contract.js'
+import { contract } from '../contracts/contract.js'
 import { ContractFailedError } from '../errors.js'
 import type { StormConfigInput } from '../engine/schema/config.js'
 import { createStorm } from '../create-storm.js'

@@ -10,7 +10,7 @@
  * expect(storm).toHaveAtMostCalls(3, { route: 'POST /ship' })
  * expect(storm).toHaveApprovedEffects({ effect: 'shipment', route: 'POST /approve' })
  */
-import { contract, type Contract } from '../engine/contracts/contract.js'
+import { contract, type Contract } from '../contracts/contract.js'
 import type { Report } from '../engine/schema/report.js'
 import type { Storm } from '../engine/storm.js'
 import { ConfigError } from '../errors.js'

@@ -48,13 +48,23 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * ledger with their bounds; claims reach runs through the port (addClaim) and engine/claims/ is
  * gone (the report's claim shape in schema/, the judge and traceparent in evidence/, their storage
  * beside run.ts; what check prints of them in src/claims): 6,419 on their own, 5,891 with the faults from plug-ins.
+ * What reads the kernel's output for test authors left: the contract() builder, contracts as data
+ * and the unit registry for src/contracts, the model-call budgets for src/model-calls/contracts,
+ * claimsMatchEffects for src/claims, the rules lint for src/lint (the kernel keeps the units that
+ * read only its facts, and the RouteChecker type in plugin.ts): 5,355.
  * The kernel routes and records by what a plug-in names a request (request-names.ts): McpRequest,
- * its route name and the report's MCP record of a call left for src/mcp: 5,823.
+ * its route name and the report's MCP record of a call left for src/mcp: 5,287.
  */
-const ENGINE_LINES = 5_823
+const ENGINE_LINES = 5_287
 
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']
+
+/**
+ * What composes the kernel and the guests for users (the contract builder and its units, the rules
+ * lint, the default plug-ins and faults): it imports both, so neither may import it back.
+ */
+const COMPOSITIONS = ['contracts', 'lint', 'default-plugins.ts', 'default-faults.ts']
 
 /** `file`'s layer, or undefined when no pattern places it. */
 export function layerOf(file: string): { layer: number; name: string } | undefined {
@@ -118,6 +128,18 @@ describe('the engine', () => {
   it(`is entered by the proxy's server file through at most ${PROXY_SERVER_ENGINE_IMPORTS} modules`, () => {
     const used = new Set(importsOf(path.join(SRC, 'proxy/proxy-server.ts')).filter((to) => to.startsWith(ENGINE + path.sep)))
     expect([...used].map((to) => path.relative(ENGINE, to)).length, [...used].join(', ')).toBeLessThanOrEqual(PROXY_SERVER_ENGINE_IMPORTS)
+  })
+})
+
+describe('the compositions', () => {
+  it('are imported by no engine file and no guest', () => {
+    const guests = GUESTS.flatMap((guest) => sources(path.join(SRC, guest)))
+    const named = [...sources(ENGINE), ...guests].flatMap((file) =>
+      importsOf(file)
+        .filter((to) => COMPOSITIONS.includes(path.relative(SRC, to).split(path.sep)[0]!))
+        .map((to) => `${path.relative(SRC, file)} -> ${path.relative(SRC, to)}`),
+    )
+    expect(named).toEqual([])
   })
 })
 

@@ -12,7 +12,8 @@ import { collectGarbage } from '../helpers/collected.js'
 import { closing } from '../helpers/teardown.js'
 import { startModelUpstream } from '../helpers/model-upstream.js'
 import { CHAT } from '../helpers/model-scenario.js'
-import { IN_PROCESS, through } from '../helpers/transports.js'
+import type { StormConfigInput } from '../../src/engine/schema/config.js'
+import { IN_PROCESS, through, type Transport } from '../helpers/transports.js'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -36,10 +37,10 @@ function readDetached(url: string, signal: AbortSignal): Promise<string> {
   })
 }
 
-const cases = IN_PROCESS.flatMap((transport) => [
+const cases = IN_PROCESS.flatMap((transport): Array<[Transport, string, StormConfigInput, number]> => [
   [transport, 'the stalled body', { rules: [{ name: 'stall', route: CHAT, kind: 'stream_stall', after: 2 }] }, 20],
   [transport, 'a slow relayed body', { rules: [] }, 250],
-] as const)
+])
 
 describe('in-process, a client abort after a garbage collection', () => {
   it.each(cases)('%s: still errors %s', async (transport, _body, config, gapMs) => {

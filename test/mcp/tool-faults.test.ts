@@ -1,7 +1,7 @@
 import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { describe, expect, it } from 'vitest'
-import { contract } from '../../src/engine/contracts/contract.js'
+import { contract } from '../../src/contracts/contract.js'
 import { mcpScenario } from '../helpers/mcp-scenario.js'
 import type { Transport } from '../helpers/transports.js'
 

@@ -6,7 +6,7 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { ProxyAgent, request as undiciRequest } from 'undici'
 import { createInMemoryCertificateAuthority } from '../../src/proxy/tls/certificate-authority.js'
-import { contract } from '../../src/engine/contracts/contract.js'
+import { contract } from '../../src/contracts/contract.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import type { Report } from '../../src/engine/schema/report.js'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'

@@ -5,7 +5,7 @@
 import OpenAI from 'openai'
 import { describe, expect, it } from 'vitest'
 import { drain } from '../helpers/drain.js'
-import { contract } from '../../src/engine/contracts/contract.js'
+import { contract } from '../../src/contracts/contract.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import { modelScenarios, RESPONSES, CHAT, type ModelScenario } from '../helpers/model-scenario.js'
 import { WITHOUT_MSW, type Transport } from '../helpers/transports.js'

@@ -3,7 +3,7 @@
  * effects, a call budget (the run's `maxCalls`, or one typed here), and once the agent reported
  * claims, that the effects do not contradict them (the contradicted claims listed under it).
  */
-import type { ContractResult } from '../../src/engine/contracts/contract.js'
+import type { ContractResult } from '../../src/contracts/contract.js'
 
 export function ContractsPanel(props: { result: ContractResult | null; contradicted: readonly string[]; budget: string; budgetFromRules: number | null; onBudget(value: string): void }) {
   const budgetValid = props.budget === '' || /^\d{1,9}$/.test(props.budget)

@@ -3,7 +3,7 @@
  * replace it, batches patch it. Components re-render at most once per animation frame and
  * every MIN_RENDER_INTERVAL_MS, however many events arrive, so a busy proxy never floods the page.
  */
-import { contract, type ContractResult } from '../../src/engine/contracts/contract.js'
+import { contract, type ContractResult } from '../../src/contracts/contract.js'
 import { recoveryOf } from '../../src/engine/recovery.js'
 import type { CallRecord, CoverageCounts, EffectRecord, RecoveryRecord, Report } from '../../src/engine/schema/report.js'
 import type { RunStats, RunSummary, StreamBatch, StreamSnapshot } from '../../src/proxy/admin/events.js'

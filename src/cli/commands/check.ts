@@ -1,5 +1,5 @@
 import type { Argv, CommandModule } from 'yargs'
-import { contract } from '../../engine/contracts/contract.js'
+import { contract } from '../../contracts/contract.js'
 import { duplicateEffects, formatDuplicateEffects } from '../../engine/contracts/duplicate-effects.js'
 import { readReportsOrCassette } from '../../cassette/format/read-reports-or-cassette.js'
 import { formatCheck } from '../../demo/format-demo.js'

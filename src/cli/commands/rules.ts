@@ -1,8 +1,7 @@
 import type { Argv, CommandModule } from 'yargs'
 import { faultFor } from '../../default-faults.js'
 import { loadConfigFile } from '../../io/load-config-file.js'
-import { formatRuleWarning, ruleNotes } from '../../engine/rules/lint-rules.js'
-import { lintRules } from '../../lint-rules.js'
+import { formatRuleWarning, lintRules, ruleNotes } from '../../lint/lint-rules.js'
 import { printError, printLine } from '../output.js'
 
 interface RulesArgs {

@@ -17,8 +17,8 @@
  */
 import type http from 'node:http'
 import { AdminApiError, ConfigError } from '../../errors.js'
-import { parseContractRequest, runContract } from '../../engine/contracts/contract-request.js'
-import { lintRules } from '../../lint-rules.js'
+import { parseContractRequest, runContract } from '../../contracts/contract-request.js'
+import { lintRules } from '../../lint/lint-rules.js'
 import { parseConfig, type Storm } from '../../engine/storm.js'
 import type { RedisRunState } from '../../state/redis-run-state.js'
 import { parseDocument } from '../../io/read-input-file.js'

@@ -1,4 +1,4 @@
-import { defineContractUnit } from './check.js'
+import { defineContractUnit } from '../../engine/contracts/check.js'
 
 /**
  * At most `count` model calls: requests recognised as OpenAI chat completions, Responses or

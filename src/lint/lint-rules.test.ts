@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { parseConfig } from '../storm.js'
+import { parseConfig } from '../engine/storm.js'
 import { formatRuleWarning, lintRules, ruleNotes } from './lint-rules.js'
-import { mcpRouteProblem } from '../../mcp/mcp-methods.js'
 
 const routes = { create_shipment: 'POST /shipments', check_inventory: 'GET /inventory/:sku' }
 const config = (rules: string[]) => parseConfig({ routes, rules: rules.map((route, i) => ({ name: `r${i}`, route, kind: 'reset' })) })
-const lint = (...rules: string[]) => lintRules(config(rules)).map(formatRuleWarning)
-/** With the MCP plug-in's route checker (src/mcp/mcp-methods.ts), as the CLI lints. */
-const lintWithMcp = (...rules: string[]) => lintRules(config(rules), [mcpRouteProblem]).map(formatRuleWarning)
+/** With no plug-in: only declared routes and `METHOD /path` names. */
+const lint = (...rules: string[]) => lintRules(config(rules), []).map(formatRuleWarning)
+/** With the default plug-ins' route checkers (MCP's, src/mcp/mcp-methods.ts), as the CLI lints. */
+const lintWithMcp = (...rules: string[]) => lintRules(config(rules)).map(formatRuleWarning)
 
 describe('lintRules', () => {
   it('names the declared route closest to a misspelled one', () => {

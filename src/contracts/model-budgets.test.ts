@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { VirtualClock } from '../clock.js'
-import type { ModelCall } from '../schema/report.js'
-import { createStorm } from '../storm.js'
+import { VirtualClock } from '../engine/clock.js'
+import type { ModelCall } from '../engine/schema/report.js'
+import { createStorm } from '../engine/storm.js'
 import { contract } from './contract.js'
 
 type Outcome = { status: number; outcome?: 'response' | 'error' | 'cancelled'; executed?: boolean; tokens?: [number | null, number | null] }

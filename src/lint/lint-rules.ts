@@ -4,16 +4,22 @@
  * checked by its `checkRoute`), else `METHOD /path` with the method in upper case (src/engine/routes.ts). A glob that can match neither is valid by the schema and silent at
  * run time: its rule stays at 0/0/0. These warnings say so when the rules are read, and what was
  * probably meant. They never reject the rules (a route may be declared later through the admin API).
+ * Users, the CLI and the admin API lint with the default plug-ins' route names known, so a rule on
+ * one (MCP's `tools/call create_shipment`) is not taken for a typo.
  *
  * @example
  * lintRules(parseConfig({ routes: { create_shipment: 'POST /shipments' }, rules: [{ name: 'x', route: 'create_shipmnt', kind: 'reset' }] }))
  * // [{ rule: 'x', route: 'create_shipmnt', message: 'route "create_shipmnt" is not a declared route … Did you mean "create_shipment"?' }]
+ * lintRules(parseConfig({ rules: [{ name: 'x', route: 'tools/cal create_shipment', kind: 'reset' }] }))
+ * // [{ rule: 'x', route: 'tools/cal create_shipment', message: '… "tools/cal" is not an MCP method. Did you mean "tools/call create_shipment"?' }]
  */
-import { closestName } from '../closest-name.js'
-import { globMatches, isGlob } from '../glob.js'
-import { parseRoutePattern, routePatternMatches, type RoutePattern } from '../route-pattern.js'
-import { RouteTable } from '../routes.js'
-import type { StormConfig } from '../schema/config.js'
+import { defaultPlugins } from '../default-plugins.js'
+import { closestName } from '../engine/closest-name.js'
+import { globMatches, isGlob } from '../engine/glob.js'
+import { parseRoutePattern, routePatternMatches, type RoutePattern } from '../engine/route-pattern.js'
+import { RouteTable } from '../engine/routes.js'
+import type { ExchangePlugin, RouteChecker } from '../engine/plugin.js'
+import type { StormConfig } from '../engine/schema/config.js'
 
 export interface RuleWarning {
   /** The rule's name. */
@@ -31,15 +37,9 @@ const NO_ORIGIN = 'http://toolstorm.invalid'
 /** A method token: no whitespace and, as resolved names carry it, no lower-case letter. */
 const METHOD_TOKEN = /^[^\sa-z]+$/
 
-/**
- * A plug-in's judgement of a rule's route that reads as one of the route names it gives (MCP:
- * `tools/call create_*`): null when it can match one, else why not; undefined when it does not
- * read as its own.
- */
-export type RouteChecker = (route: string) => string | null | undefined
-
-/** One warning per rule whose route can match no route name (`checkers`: the plug-ins', src/lint-rules.ts). */
-export function lintRules(config: Pick<StormConfig, 'routes' | 'rules'>, checkers: readonly RouteChecker[] = []): RuleWarning[] {
+/** One warning per rule whose route can match no route name, with `plugins`' names known. */
+export function lintRules(config: Pick<StormConfig, 'routes' | 'rules'>, plugins: readonly ExchangePlugin[] = defaultPlugins()): RuleWarning[] {
+  const checkers = plugins.flatMap((plugin) => (plugin.checkRoute ? [plugin.checkRoute] : []))
   const declared = Object.keys(config.routes)
   const patterns = declared.flatMap((name) => {
     const pattern = parseRoutePattern(config.routes[name] as string)

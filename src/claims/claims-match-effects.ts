@@ -1,5 +1,5 @@
-import { defineContractUnit } from './check.js'
-import { contradicted, rejudgeClaims } from '../evidence/judge-claims.js'
+import { defineContractUnit } from '../engine/contracts/check.js'
+import { contradicted, rejudgeClaims } from '../engine/evidence/judge-claims.js'
 
 /**
  * What the agent said about each tool call agrees with what committed (docs/claims.md): no

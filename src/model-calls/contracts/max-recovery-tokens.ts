@@ -1,5 +1,5 @@
-import { recoveryOf } from '../recovery.js'
-import { defineContractUnit } from './check.js'
+import { recoveryOf } from '../../engine/recovery.js'
+import { defineContractUnit } from '../../engine/contracts/check.js'
 
 /**
  * Recovering from any one triggered fault took at most `count` tokens (input + output of the

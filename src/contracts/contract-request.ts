@@ -5,11 +5,11 @@
  * Each `type` is a `Contract` method's name; `check` is a check the client decided itself.
  */
 import { z } from 'zod'
-import { ConfigError } from '../../errors.js'
-import { formatIssues } from '../schema/format-issues.js'
-import type { Report } from '../schema/report.js'
-import { docsUrl } from '../../docs-url.js'
-import { TOKEN_KINDS, type TokenKind } from './at-most-tokens.js'
+import { ConfigError } from '../errors.js'
+import { formatIssues } from '../engine/schema/format-issues.js'
+import type { Report } from '../engine/schema/report.js'
+import { docsUrl } from '../docs-url.js'
+import { TOKEN_KINDS, type TokenKind } from '../model-calls/contracts/at-most-tokens.js'
 import { contract, type ContractResult } from './contract.js'
 
 /** Checks one request may carry. */

@@ -1,5 +1,5 @@
-import type { CallRecord } from '../schema/report.js'
-import { defineContractUnit } from './check.js'
+import type { CallRecord } from '../../engine/schema/report.js'
+import { defineContractUnit } from '../../engine/contracts/check.js'
 
 export type TokenKind = 'input' | 'output' | 'total'
 

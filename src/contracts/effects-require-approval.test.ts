@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { ConfigError } from '../../errors.js'
-import { VirtualClock } from '../clock.js'
-import { createStorm } from '../storm.js'
+import { ConfigError } from '../errors.js'
+import { VirtualClock } from '../engine/clock.js'
+import { createStorm } from '../engine/storm.js'
 import { contract } from './contract.js'
 import { parseContractRequest, runContract } from './contract-request.js'
 

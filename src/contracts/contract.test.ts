@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { ContractFailedError } from '../../errors.js'
-import { createStorm } from '../storm.js'
-import { VirtualClock } from '../clock.js'
+import { ContractFailedError } from '../errors.js'
+import { createStorm } from '../engine/storm.js'
+import { VirtualClock } from '../engine/clock.js'
 import { contract } from './contract.js'
-import { duplicateEffects, formatDuplicateEffects } from './duplicate-effects.js'
+import { duplicateEffects, formatDuplicateEffects } from '../engine/contracts/duplicate-effects.js'
 
 function stormWithCalls() {
   const clock = new VirtualClock()

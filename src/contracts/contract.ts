@@ -4,13 +4,13 @@
  * @example
  * contract(storm.report()).requireTriggered().noDuplicateEffects().atMostCalls(2).assertValid()
  */
-import { ConfigError, ContractFailedError } from '../../errors.js'
-import type { Report } from '../schema/report.js'
-import type { Check } from './check.js'
+import { ConfigError, ContractFailedError } from '../errors.js'
+import type { Report } from '../engine/schema/report.js'
+import type { Check } from '../engine/contracts/check.js'
 import { CONTRACT_UNITS } from './registry.js'
-import { TOKEN_KINDS, type TokenKind } from './at-most-tokens.js'
-import { duplicateEffects, formatDuplicateEffects } from './duplicate-effects.js'
-import { formatUnapprovedEffects, unapprovedEffects } from './effects-require-approval.js'
+import { TOKEN_KINDS, type TokenKind } from '../model-calls/contracts/at-most-tokens.js'
+import { duplicateEffects, formatDuplicateEffects } from '../engine/contracts/duplicate-effects.js'
+import { formatUnapprovedEffects, unapprovedEffects } from '../engine/contracts/effects-require-approval.js'
 
 /** Calls listed under a failed budget, at most; the rest are counted. */
 const LISTED_CALLS = 10
