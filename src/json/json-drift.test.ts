@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { drawValue } from '../decision.js'
-import { driftAgainstSchema } from './schema-drift.js'
+import { drawValue } from '../engine/decision.js'
+import { driftAgainstSchema } from './json-drift.js'
 
 const schema = {
   type: 'object',
