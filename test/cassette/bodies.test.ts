@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { fetch as undiciFetch } from 'undici'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { createCassetteRecorder } from '../../src/cassette/record/cassette-recorder.js'
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
@@ -15,10 +15,10 @@ const binary = randomBytes(3 * 1024 * 1024)
 // Always present now, so the case is exercised on every run.
 binary.write('\u001b~S.PWD:Wp!\u00fa', 1_000_000, 'latin1')
 const text = 'line of text with ünïcödé\n'.repeat(8000)
-let upstream: http.Server
-let upstreamUrl: string
-beforeAll(async () => {
-  upstream = http.createServer((req, res) => {
+/** `upstreamUrl`: a server of binary, text and upload-echo bodies, one for the file. */
+// eslint-disable-next-line no-empty-pattern -- vitest reads a fixture's dependencies from this pattern: none
+const it = test.extend('upstreamUrl', { scope: 'file' }, async ({}, { onCleanup }) => {
+  const upstream = http.createServer((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', () => {
@@ -39,13 +39,11 @@ beforeAll(async () => {
     })
   })
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
-  upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`
-})
-afterAll(async () => {
-  await new Promise((resolve) => upstream.close(resolve))
+  onCleanup(() => new Promise<void>((resolve) => upstream.close(() => resolve())))
+  return `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`
 })
 
-async function record(bodyLimit: number, traffic: (base: string) => Promise<void>): Promise<Cassette> {
+async function record(upstreamUrl: string, bodyLimit: number, traffic: (base: string) => Promise<void>): Promise<Cassette> {
   const storm = createStorm({})
   const recorder = createCassetteRecorder(storm, { urlForm: 'origin', bodyLimit })
   const proxy = await startProxy({ targets: [upstreamUrl], storm, observer: recorder.observer })
@@ -56,14 +54,14 @@ async function record(bodyLimit: number, traffic: (base: string) => Promise<void
 }
 
 describe('bodies in cassettes', () => {
-  it('round-trips a large binary body byte for byte, as base64, both ways', async () => {
+  it('round-trips a large binary body byte for byte, as base64, both ways', async ({ upstreamUrl }) => {
     const upload = randomBytes(2 * 1024 * 1024)
     const traffic = async (base: string) => {
       const got = Buffer.from(await (await undiciFetch(`${base}/binary`)).arrayBuffer())
       expect(got.equals(binary), `got ${got.length} of ${binary.length} bytes, first difference at ${got.findIndex((byte, i) => byte !== binary[i])}`).toBe(true)
       await (await undiciFetch(`${base}/upload`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: upload })).text()
     }
-    const cassette = await record(4 * 1024 * 1024, traffic)
+    const cassette = await record(upstreamUrl, 4 * 1024 * 1024, traffic)
     expect(cassette.exchanges[0]!.response!.body).toMatchObject({ encoding: 'base64', size: binary.length, truncated: false })
     expect(cassette.exchanges[1]!.request.body).toMatchObject({ encoding: 'base64', size: upload.length, truncated: false })
     const replay = await startReplayServer(Cassette.parse(cassette.toString()))
@@ -71,8 +69,8 @@ describe('bodies in cassettes', () => {
     expect((await replay.close()).passed).toBe(true)
   })
 
-  it('truncates a body over the limit, marks it, and its replay breaks off after the stored prefix and fails the verdict', async () => {
-    const cassette = await record(64 * 1024, async (base) => {
+  it('truncates a body over the limit, marks it, and its replay breaks off after the stored prefix and fails the verdict', async ({ upstreamUrl }) => {
+    const cassette = await record(upstreamUrl, 64 * 1024, async (base) => {
       expect(await (await undiciFetch(`${base}/text`)).text()).toBe(text)
     })
     const stored = cassette.exchanges[0]!.response!.body!
@@ -102,9 +100,9 @@ describe('bodies in cassettes', () => {
     expect(verdict.rows[0]!.result).toBe(`truncated: ${Buffer.byteLength(stored.data)} of ${Buffer.byteLength(text)} bytes recorded`)
   })
 
-  it('matches a replayed upload over the limit by the same stored prefix', async () => {
+  it('matches a replayed upload over the limit by the same stored prefix', async ({ upstreamUrl }) => {
     const upload = Buffer.from('x'.repeat(200_000))
-    const cassette = await record(1024, async (base) => {
+    const cassette = await record(upstreamUrl, 1024, async (base) => {
       await (await undiciFetch(`${base}/upload`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: upload })).text()
     })
     expect(cassette.exchanges[0]!.request.body).toMatchObject({ truncated: true, size: 200_000 })

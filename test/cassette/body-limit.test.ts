@@ -5,13 +5,12 @@
  * request body past it matches only by its size and stored prefix. A small limit keeps it quick.
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { readdir, mkdtemp, rm } from 'node:fs/promises'
+import { readdir } from 'node:fs/promises'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import os from 'node:os'
 import path from 'node:path'
 import { fetch as undiciFetch, ProxyAgent, type Dispatcher } from 'undici'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { bodiesFolderFor } from '../../src/cassette/format/body-files.js'
 import { createCassetteRecorder, type CassetteRecorder } from '../../src/cassette/record/cassette-recorder.js'
 import { exportHar } from '../../src/cassette/har/har-export.js'
@@ -23,6 +22,7 @@ import type { ReplayVerdict } from '../../src/cassette/replay/replay-session.js'
 import { createStorm } from '../../src/create-storm.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
 import { openTransport, type Transport } from '../helpers/transports.js'
+import { test as it } from '../helpers/file-fixtures.js'
 
 const LIMIT = 100_000
 const SIZES = [0, 1, LIMIT - 1, LIMIT, LIMIT + 1, 3 * 1024 * 1024]
@@ -92,16 +92,8 @@ interface Recorded {
   recorder: CassetteRecorder
 }
 
-let dir: string
-beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-body-limit-'))
-})
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true })
-})
-
-/** Record the traffic in `mode` into a file; the upstream is closed when this returns. */
-async function record(mode: Mode): Promise<Recorded> {
+/** Record the traffic in `mode` into a file in `dir`; the upstream is closed when this returns. */
+async function record(dir: string, mode: Mode): Promise<Recorded> {
   const upstream = await startUpstream()
   const file = path.join(dir, `${mode}.cassette.jsonl`)
   const storm = createStorm({})
@@ -149,8 +141,8 @@ const uploaded = (size: number): Outcome => {
 }
 
 describe.each<Mode>(MODES)('bodies at the body limit, %s', (mode) => {
-  it('replays bodies up to the limit byte for byte both ways; a response past it breaks off and fails the verdict', { timeout: 120_000 }, async () => {
-    const recorded = await record(mode)
+  it('replays bodies up to the limit byte for byte both ways; a response past it breaks off and fails the verdict', { timeout: 120_000 }, async ({ dir }) => {
+    const recorded = await record(dir, mode)
     expect(recorded.outcomes).toEqual([...SIZES.map(whole), ...SIZES.map(uploaded)])
     // Past the limit, never silent: the recorder counts the cut bodies per route.
     expect(recorded.recorder.cutBodies).toEqual({

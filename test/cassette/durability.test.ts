@@ -1,26 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
-import os from 'node:os'
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { BIN } from '../helpers/cli.js'
-import { startUpstream, type Upstream } from '../helpers/upstream.js'
+import { test as it } from '../helpers/file-fixtures.js'
 
-let dir: string
-let upstream: Upstream
-beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-durability-'))
-  upstream = await startUpstream()
-})
-afterAll(async () => {
-  await upstream.close()
-  await rm(dir, { recursive: true, force: true })
-})
-
-/** Start `toolstorm proxy --record FILE`; resolves with its URL once it listens. */
-async function startRecorder(file: string): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null>; stderr: () => string }> {
-  const child = spawn(process.execPath, [BIN, 'proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--record', file], { stdio: ['ignore', 'pipe', 'pipe'] })
+/** Start `toolstorm proxy --target TARGET --record FILE`; resolves with its URL once it listens. */
+async function startRecorder(target: string, file: string): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null>; stderr: () => string }> {
+  const child = spawn(process.execPath, [BIN, 'proxy', '--target', target, '--port', '0', '--admin-port', '0', '--record', file], { stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk))
@@ -48,9 +36,9 @@ async function waitForExchanges(file: string, n: number): Promise<Cassette> {
 }
 
 describe('recording durability', { timeout: 120_000 }, () => {
-  it('leaves a complete cassette when the recorder is killed with SIGKILL mid-recording', async () => {
+  it('leaves a complete cassette when the recorder is killed with SIGKILL mid-recording', async ({ dir, upstream }) => {
     const file = path.join(dir, 'killed.cassette.jsonl')
-    const recorder = await startRecorder(file)
+    const recorder = await startRecorder(upstream.url, file)
     for (let i = 0; i < 5; i++) await (await fetch(`${recorder.url}/items/${i}`)).text()
     await waitForExchanges(file, 5)
     // Keep traffic flowing, then kill it in the middle of it.
@@ -69,9 +57,9 @@ describe('recording durability', { timeout: 120_000 }, () => {
     expect(((await stat(file)).mode & 0o777).toString(8)).toBe('600')
   })
 
-  it('writes every exchange on SIGTERM, and removes its journal', async () => {
+  it('writes every exchange on SIGTERM, and removes its journal', async ({ dir, upstream }) => {
     const file = path.join(dir, 'stopped.cassette.jsonl')
-    const recorder = await startRecorder(file)
+    const recorder = await startRecorder(upstream.url, file)
     for (let i = 0; i < 7; i++) await (await fetch(`${recorder.url}/items/${i}`)).text()
     recorder.child.kill('SIGTERM')
     expect(await recorder.exited).toBe(0)
@@ -80,10 +68,10 @@ describe('recording durability', { timeout: 120_000 }, () => {
     expect((await readdir(dir)).filter((name) => name.includes('stopped') && name !== 'stopped.cassette.jsonl')).toEqual([])
   })
 
-  it('leaves an existing cassette untouched when recording cannot start', async () => {
+  it('leaves an existing cassette untouched when recording cannot start', async ({ dir, upstream }) => {
     const file = path.join(dir, 'kept.cassette.jsonl')
     await writeFile(file, 'previous content\n')
-    const blocker = await startRecorder(path.join(dir, 'blocker.cassette.jsonl'))
+    const blocker = await startRecorder(upstream.url, path.join(dir, 'blocker.cassette.jsonl'))
     const port = new URL(blocker.url).port
     const child = spawn(process.execPath, [BIN, 'proxy', '--target', upstream.url, '--port', port, '--admin-port', '0', '--record', file], { stdio: 'ignore' })
     expect(await new Promise((resolve) => child.once('exit', resolve))).not.toBe(0)

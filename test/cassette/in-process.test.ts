@@ -1,24 +1,15 @@
 import http from 'node:http'
-import { mkdtemp, rm } from 'node:fs/promises'
-import os from 'node:os'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { createCassetteRecorder } from '../../src/cassette/record/cassette-recorder.js'
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { replayCassette } from '../../src/cassette/replay/replay-cassette.js'
 import { CassetteMismatchError } from '../../src/errors.js'
 import { createStorm } from '../../src/create-storm.js'
 import { intercept } from '../../src/interceptors/intercept.js'
+import { test as it } from '../helpers/file-fixtures.js'
 import { FAULT_RULES } from '../helpers/proxied.js'
 import { startUpstream } from '../helpers/upstream.js'
-
-let dir: string
-beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-in-process-'))
-})
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true })
-})
 
 /** What fetch and node:http observe, as comparable values. */
 async function traffic(base: string): Promise<unknown[]> {
@@ -49,7 +40,7 @@ async function traffic(base: string): Promise<unknown[]> {
 }
 
 describe('in-process record and replay', () => {
-  it('records through intercept() and replays with no upstream, faults as real errors', async () => {
+  it('records through intercept() and replays with no upstream, faults as real errors', async ({ dir }) => {
     const upstream = await startUpstream()
     const storm = createStorm({ ...FAULT_RULES, rules: [...FAULT_RULES.rules!, { name: 'lost-again', route: 'POST /ship', kind: 'response_lost', calls: [2] }] })
     const recorder = createCassetteRecorder(storm)

@@ -6,27 +6,19 @@
 import { createHash, randomBytes } from 'node:crypto'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import os from 'node:os'
+import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { runCli } from '../helpers/cli.js'
+import { test } from '../helpers/file-fixtures.js'
 import { PYTHON, hasPythonModules } from '../helpers/python.js'
 
 const BODIES: Record<string, Buffer> = { '/two': randomBytes(2_000_000), '/three': randomBytes(3_000_000) }
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex')
 const server = ['--port', '0', '--admin-port', '0']
 
-let dir: string
-let agent: string
-let pythonAgent: string
-beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-issue-28-'))
-  // The agent downloads both files and prints what it got: status, bytes and digest, or the error.
-  agent = path.join(dir, 'agent.mjs')
-  await writeFile(
-    agent,
-    `import { createHash } from 'node:crypto'
+/** The agent downloads both files and prints what it got: status, bytes and digest, or the error. */
+const NODE_AGENT = `import { createHash } from 'node:crypto'
 for (const p of ['/two', '/three']) {
   try {
     const response = await fetch(process.env.TOOLSTORM_PROXY_URL + p)
@@ -36,13 +28,10 @@ for (const p of ['/two', '/three']) {
     console.log(p, 'error', error.cause?.code ?? error.cause?.message ?? error.message)
   }
 }
-`,
-  )
-  // The same agent in Python (requests honours HTTP_PROXY: forward mode).
-  pythonAgent = path.join(dir, 'agent.py')
-  await writeFile(
-    pythonAgent,
-    `import hashlib, sys
+`
+
+/** The same agent in Python (requests honours HTTP_PROXY: forward mode). */
+const PYTHON_AGENT = `import hashlib, sys
 import requests
 for p in ['/two', '/three']:
     try:
@@ -50,15 +39,26 @@ for p in ['/two', '/three']:
         print(p, r.status_code, len(r.content), hashlib.sha256(r.content).hexdigest())
     except requests.RequestException as e:
         print(p, 'error', type(e).__name__, e)
-`,
-  )
-})
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true })
-})
+`
+
+/** `agent` and `pythonAgent`: both written once into the file's folder. */
+const it = test
+  .extend('agent', { scope: 'file' }, async ({ dir }) => {
+    const agent = path.join(dir, 'agent.mjs')
+    await writeFile(agent, NODE_AGENT)
+    return agent
+  })
+  .extend('pythonAgent', { scope: 'file' }, async ({ dir }) => {
+    const pythonAgent = path.join(dir, 'agent.py')
+    await writeFile(pythonAgent, PYTHON_AGENT)
+    return pythonAgent
+  })
+
+/** What the helpers below read: the file's folder and its agents. */
+type Agents = { dir: string; agent: string; pythonAgent: string }
 
 /** Record the agent against a fresh upstream, which is gone once the recording is written. */
-async function recordAgent(file: string, flags: string[] = [], python = false) {
+async function recordAgent({ dir, agent, pythonAgent }: Agents, file: string, flags: string[] = [], python = false) {
   const upstream = http.createServer((req, res) => {
     const body = BODIES[req.url ?? '']
     if (!body) return res.writeHead(404).end()
@@ -68,7 +68,7 @@ async function recordAgent(file: string, flags: string[] = [], python = false) {
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
   const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`
   try {
-    if (python) return { url, ...(await runCli(['record', file, ...server, ...flags, '--', PYTHON, pythonAgent, url], { env: pythonEnv() })) }
+    if (python) return { url, ...(await runCli(['record', file, ...server, ...flags, '--', PYTHON, pythonAgent, url], { env: pythonEnv(dir) })) }
     return { url, ...(await runCli(['record', file, '--target', url, ...server, ...flags, '--', process.execPath, agent])) }
   } finally {
     await new Promise((resolve) => upstream.close(resolve))
@@ -76,14 +76,14 @@ async function recordAgent(file: string, flags: string[] = [], python = false) {
 }
 
 /** Forward mode for Python: every request through HTTP_PROXY, and the CA (made for CONNECT) in the test's folder. */
-const pythonEnv = () => ({ NO_PROXY: '', no_proxy: '', TOOLSTORM_CA_DIR: path.join(dir, 'ca') })
+const pythonEnv = (dir: string) => ({ NO_PROXY: '', no_proxy: '', TOOLSTORM_CA_DIR: path.join(dir, 'ca') })
 
 const whole = `/two 200 2000000 ${sha256(BODIES['/two']!)}\n/three 200 3000000 ${sha256(BODIES['/three']!)}\n`
 
 describe('issue 28: a replay never passes off a truncated body as whole', { timeout: 120_000 }, () => {
-  it('records 2,000,000- and 3,000,000-byte binary responses whole by default and replays them byte for byte', async () => {
+  it('records 2,000,000- and 3,000,000-byte binary responses whole by default and replays them byte for byte', async ({ dir, agent, pythonAgent }) => {
     const file = path.join(dir, 'default.cassette.jsonl')
-    const recorded = await recordAgent(file)
+    const recorded = await recordAgent({ dir, agent, pythonAgent }, file)
     expect(recorded.stdout).toBe(whole)
     expect(recorded.code).toBe(0)
     expect(recorded.stderr).not.toContain('cut')
@@ -94,9 +94,9 @@ describe('issue 28: a replay never passes off a truncated body as whole', { time
     expect(replayed.code).toBe(0)
   })
 
-  it('says at stop which bodies were cut past --body-limit, and their replay breaks off and fails the verdict', async () => {
+  it('says at stop which bodies were cut past --body-limit, and their replay breaks off and fails the verdict', async ({ dir, agent, pythonAgent }) => {
     const file = path.join(dir, 'cut.cassette.jsonl')
-    const recorded = await recordAgent(file, ['--body-limit', '1000000'])
+    const recorded = await recordAgent({ dir, agent, pythonAgent }, file, ['--body-limit', '1000000'])
     expect(recorded.stdout).toBe(whole)
     expect(recorded.stderr).toContain(
       '2 bodies were cut at the body limit (1000000 bytes): GET /two (1 response), GET /three (1 response). Replay breaks them off and fails unless --allow-truncated; record with --body-limit 3000000 to keep them whole.',
@@ -114,13 +114,13 @@ describe('issue 28: a replay never passes off a truncated body as whole', { time
     expect(allowed.code).toBe(0)
   })
 
-  it.runIf(hasPythonModules('requests'))('keeps the recorded content-length of a cut body: Python requests through HTTP_PROXY reads it short', async () => {
+  it.runIf(hasPythonModules('requests'))('keeps the recorded content-length of a cut body: Python requests through HTTP_PROXY reads it short', async ({ dir, agent, pythonAgent }) => {
     const file = path.join(dir, 'python.cassette.jsonl')
-    const recorded = await recordAgent(file, ['--body-limit', '1000000'], true)
+    const recorded = await recordAgent({ dir, agent, pythonAgent }, file, ['--body-limit', '1000000'], true)
     expect(recorded.stdout).toBe(whole)
     expect(recorded.stderr).toContain('2 bodies were cut at the body limit (1000000 bytes)')
 
-    const replayed = await runCli(['replay', file, ...server, '--', PYTHON, pythonAgent, recorded.url], { env: pythonEnv() })
+    const replayed = await runCli(['replay', file, ...server, '--', PYTHON, pythonAgent, recorded.url], { env: pythonEnv(dir) })
     expect(replayed.stdout).toBe(
       "/two error ChunkedEncodingError ('Connection broken: IncompleteRead(1000000 bytes read, 1000000 more expected)', IncompleteRead(1000000 bytes read, 1000000 more expected))\n" +
         "/three error ChunkedEncodingError ('Connection broken: IncompleteRead(1000000 bytes read, 2000000 more expected)', IncompleteRead(1000000 bytes read, 2000000 more expected))\n",

@@ -1,25 +1,13 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import os from 'node:os'
+import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { createCassetteRecorder } from '../../src/cassette/record/cassette-recorder.js'
 import { replayCassette } from '../../src/cassette/replay/replay-cassette.js'
 import { createStorm } from '../../src/create-storm.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
 import { runCli } from '../helpers/cli.js'
-import { startUpstream, type Upstream } from '../helpers/upstream.js'
-
-let dir: string
-let upstream: Upstream
-beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-library-recording-'))
-  upstream = await startUpstream()
-})
-afterAll(async () => {
-  await upstream.close()
-  await rm(dir, { recursive: true, force: true })
-})
+import { test as it } from '../helpers/file-fixtures.js'
 
 /** The agent: a read retried after a 429, then a shipment (in this process, and as a script for the CLI). */
 const AGENT = `let read = await fetch(base + '/items/a')
@@ -29,7 +17,7 @@ return 'agent ' + read.status + ' ' + ship.status`
 const agent = new Function('base', `return (async () => { ${AGENT} })()`) as (base: string) => Promise<string>
 
 describe('recording from the library (#30)', { timeout: 60_000 }, () => {
-  it('startProxy({ record }) and a recorder given as its observer store paths, as the CLI does: both replay in-process and with toolstorm replay', async () => {
+  it('startProxy({ record }) and a recorder given as its observer store paths, as the CLI does: both replay in-process and with toolstorm replay', async ({ dir, upstream }) => {
     const file = path.join(dir, 'proxy.cassette.jsonl')
     const observed = path.join(dir, 'observer.cassette.jsonl')
     const storm = createStorm({ rules: [{ name: 'busy', route: 'GET /items/*', kind: 'rate_limit', calls: [1], delay: 1 }] })

@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
-import os from 'node:os'
+import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import zlib from 'node:zlib'
 import { fetch as undiciFetch } from 'undici'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { createCassetteRecorder } from '../../src/cassette/record/cassette-recorder.js'
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { exportHar } from '../../src/cassette/har/har-export.js'
@@ -14,6 +13,7 @@ import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
 import { createStorm } from '../../src/create-storm.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
 import { fakeSecrets, leaks, type FakeSecrets } from '../helpers/fake-secrets.js'
+import { test as it } from '../helpers/file-fixtures.js'
 
 /** An upstream that hands secrets back in every way a response can: headers, cookies, JSON, SSE, gzip, base64. */
 async function startLeakyUpstream(secrets: FakeSecrets): Promise<{ url: string; close(): Promise<void> }> {
@@ -47,14 +47,6 @@ async function startLeakyUpstream(secrets: FakeSecrets): Promise<{ url: string; 
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((resolve) => server.close(() => resolve())) }
 }
 
-let dir: string
-beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-redaction-'))
-})
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true })
-})
-
 async function recordLeakyTraffic(secrets: FakeSecrets, file: string): Promise<void> {
   const upstream = await startLeakyUpstream(secrets)
   const storm = createStorm({ redact: { keys: ['x-tenant-pass'], secrets: [secrets.password] } })
@@ -84,7 +76,7 @@ async function recordLeakyTraffic(secrets: FakeSecrets, file: string): Promise<v
 }
 
 describe('secrets never reach a cassette', () => {
-  it('keeps every fake secret out of the raw cassette bytes and their decoded forms', async () => {
+  it('keeps every fake secret out of the raw cassette bytes and their decoded forms', async ({ dir }) => {
     const secrets = fakeSecrets()
     const file = path.join(dir, 'leaky.cassette.jsonl')
     await recordLeakyTraffic(secrets, file)

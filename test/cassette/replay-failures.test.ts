@@ -1,31 +1,24 @@
-import { mkdtemp, rm } from 'node:fs/promises'
-import os from 'node:os'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { formatReplayTable } from '../../src/cassette/replay/replay-session.js'
 import { startReplayServer, type ReplayServer } from '../../src/cassette/replay/replay-server.js'
 import { createStorm } from '../../src/create-storm.js'
 import { clientFor, recordThroughProxy, shippingTraffic } from '../helpers/cassette.js'
+import { test } from '../helpers/file-fixtures.js'
 import { startModelUpstream } from '../helpers/model-upstream.js'
 import { startUpstream } from '../helpers/upstream.js'
 import { closing } from '../helpers/teardown.js'
 
-let cassette: Cassette
-let dir: string
-beforeAll(async () => {
-  cassette = (await recordThroughProxy('reverse', shippingTraffic)).cassette
-  dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-replay-'))
-})
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true })
-})
+/** `cassette`: the shipping traffic recorded once through the proxy, replayed by every case. */
+const it = test.extend('cassette', { scope: 'file' }, async () => (await recordThroughProxy('reverse', shippingTraffic)).cassette)
+
 async function adminReport(server: ReplayServer): Promise<Record<string, any>> {
   return (await fetch(`${server.adminUrl}/report`, { headers: { authorization: `Bearer ${server.token}` } })).json() as Promise<Record<string, any>>
 }
 
 describe('strict replay failures', () => {
-  it('answers an extra request 422 naming it, and fails the verdict with the table', async () => {
+  it('answers an extra request 422 naming it, and fails the verdict with the table', async ({ cassette }) => {
     const replay = closing(await startReplayServer(cassette))
     const client = clientFor('reverse', replay.url, '')
     await shippingTraffic(client)
@@ -43,7 +36,7 @@ describe('strict replay failures', () => {
     expect(report.table.at(-1)).toEqual({ request: 6, position: null, expected: null, seen: 'GET /items/z', result: 'extra' })
   })
 
-  it('answers a mismatched request 422 with the differing JSON path, refuses what follows, and lists the unused exchanges', async () => {
+  it('answers a mismatched request 422 with the differing JSON path, refuses what follows, and lists the unused exchanges', async ({ cassette }) => {
     const replay = closing(await startReplayServer(cassette))
     const client = clientFor('reverse', replay.url, '')
     await client.request('/items/a')
@@ -78,7 +71,7 @@ describe('strict replay failures', () => {
     )
   })
 
-  it('fails when recorded exchanges are never requested, unless told to allow it', async () => {
+  it('fails when recorded exchanges are never requested, unless told to allow it', async ({ cassette }) => {
     const replay = closing(await startReplayServer(cassette))
     await clientFor('reverse', replay.url, '').request('/items/a')
     expect(await replay.close()).toMatchObject({ passed: false, code: 'ERR_CASSETTE_UNUSED', unused: 4 })
@@ -87,7 +80,7 @@ describe('strict replay failures', () => {
     expect(await allowing.close()).toMatchObject({ passed: true, unused: 4 })
   })
 
-  it('replays repeated requests again when repeats are allowed', async () => {
+  it('replays repeated requests again when repeats are allowed', async ({ cassette }) => {
     const replay = closing(await startReplayServer(cassette, { allowRepeats: true }))
     const client = clientFor('reverse', replay.url, '')
     const first = await shippingTraffic(client)
@@ -96,7 +89,7 @@ describe('strict replay failures', () => {
     expect(await replay.close()).toMatchObject({ passed: true, repeats: 1 })
   })
 
-  it('matches in any order when asked', async () => {
+  it('matches in any order when asked', async ({ cassette }) => {
     const replay = closing(await startReplayServer(cassette, { order: 'any' }))
     const client = clientFor('reverse', replay.url, '')
     expect((await client.request('/gzip')).status).toBe(200)
@@ -106,7 +99,7 @@ describe('strict replay failures', () => {
 })
 
 describe('replay modes', () => {
-  it('passthrough-unmatched forwards what matches nothing and replays the rest', async () => {
+  it('passthrough-unmatched forwards what matches nothing and replays the rest', async ({ cassette }) => {
     const upstream = await startUpstream()
     try {
       const replay = closing(await startReplayServer(cassette, { mode: 'passthrough-unmatched', targets: [upstream.url] }))
@@ -121,7 +114,7 @@ describe('replay modes', () => {
     }
   })
 
-  it('passthrough-unmatched applies a stream_cut rule to a forwarded event stream: the client sees the cut', async () => {
+  it('passthrough-unmatched applies a stream_cut rule to a forwarded event stream: the client sees the cut', async ({ cassette }) => {
     const upstream = await startModelUpstream({ gapMs: 5 })
     try {
       const storm = createStorm({ rules: [{ name: 'cut', route: 'GET /ticks', kind: 'stream_cut', after: 2 }] })
@@ -150,7 +143,7 @@ describe('replay modes', () => {
     }
   })
 
-  it('refuses to forward an unmatched request to the replay server itself', async () => {
+  it('refuses to forward an unmatched request to the replay server itself', async ({ cassette }) => {
     const replay = closing(await startReplayServer(cassette, { mode: 'passthrough-unmatched', allowUnused: true }))
     const client = clientFor('forward', replay.url, replay.url)
     const loop = await client.request('/items/loop')
@@ -160,7 +153,7 @@ describe('replay modes', () => {
     expect(JSON.parse(loop.body!).error.message).toBe(`[toolstorm] Failed to forward "GET ${replay.url}/items/loop": it names no upstream (it was sent to this server's own address, and no --target routes it). Send the upstream's own URL through the proxy (HTTP_PROXY), or start with --target URL.`)
   })
 
-  it('update records what is new and rewrites the cassette as this session, which then replays strictly', async () => {
+  it('update records what is new and rewrites the cassette as this session, which then replays strictly', async ({ cassette, dir }) => {
     const upstream = await startUpstream()
     const file = path.join(dir, 'update.cassette.jsonl')
     await cassette.save(file)

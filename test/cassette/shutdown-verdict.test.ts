@@ -7,8 +7,7 @@ import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import type net from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest'
 import { runCli } from '../helpers/cli.js'
 import { abandonConnect } from '../helpers/abandon-connect.js'
 import { servedUrl, startCli } from '../ui/spawn-cli.js'
@@ -20,7 +19,6 @@ const PORTS = ['--port', '0', '--admin-port', '0']
 let dir: string
 let upstream: Upstream
 let cassette: string
-const sockets: net.Socket[] = []
 // Never the user's CA folder.
 const env = () => ({ TOOLSTORM_CA_DIR: path.join(dir, 'ca') })
 
@@ -34,7 +32,6 @@ beforeAll(async () => {
   expect(recorded.code).toBe(0)
 })
 afterAll(async () => {
-  for (const socket of sockets) socket.destroy()
   await upstream.close()
   await rm(dir, { recursive: true, force: true })
 })
@@ -56,7 +53,8 @@ describe('shutdown with abandoned CONNECT tunnels', { timeout: 60_000 }, () => {
   it.each(['before-tunnel', 'mid-handshake'] as const)('replay exits with its verdict when a CONNECT client half-closes %s', async (when) => {
     const replay = await startCli(['replay', cassette, ...PORTS], 1, env())
     expect(await replayed(servedUrl(replay))).toBe(200)
-    sockets.push(await abandonConnect(servedUrl(replay), when))
+    const socket = await abandonConnect(servedUrl(replay), when)
+    onTestFinished(() => void socket.destroy())
     await new Promise((resolve) => setTimeout(resolve, 100))
     const code = await replay.stop()
     const stderr = replay.stderr
@@ -70,7 +68,8 @@ describe('shutdown with abandoned CONNECT tunnels', { timeout: 60_000 }, () => {
   ] as const)('%s writes its output and exits 0 when a CONNECT client half-closes mid-handshake', async (_command, name, args, what) => {
     const file = path.join(dir, name)
     const cli = await startCli([...args(file), ...PORTS], 1, env())
-    sockets.push(await abandonConnect(servedUrl(cli), 'mid-handshake'))
+    const socket = await abandonConnect(servedUrl(cli), 'mid-handshake')
+    onTestFinished(() => void socket.destroy())
     await new Promise((resolve) => setTimeout(resolve, 100))
     const code = await cli.stop()
     expect(cli.stderr).toContain(`${what} written to ${file}`)

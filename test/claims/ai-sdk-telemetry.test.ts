@@ -12,28 +12,14 @@ import { NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trac
 import { createOpenAI } from '@ai-sdk/openai'
 import { generateText, stepCountIs, tool } from 'ai'
 import { fetch as undiciFetch, type Dispatcher } from 'undici'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished } from 'vitest'
 import { z } from 'zod'
-import { startProxied, type Proxied } from '../helpers/proxied.js'
-
-let env: Proxied | null = null
-let provider: NodeTracerProvider | null = null
-let model: http.Server | null = null
-afterEach(async () => {
-  await provider?.shutdown()
-  provider = null
-  trace.disable()
-  context.disable()
-  propagation.disable()
-  await env?.close()
-  env = null
-  await new Promise<void>((resolve) => (model ? model.close(() => resolve()) : resolve()))
-  model = null
-})
+import { startProxied } from '../helpers/proxied.js'
+import { closing, closingServer } from '../helpers/teardown.js'
 
 /** A chat-completions model that asks for `create_shipment` once per order, then answers in text. */
 async function startToolCallingModel(orders: string[]): Promise<string> {
-  model = http.createServer((req, res) => {
+  const model = closingServer(http.createServer((req, res) => {
     let body = ''
     req.on('data', (chunk: Buffer) => (body += chunk))
     req.on('end', () => {
@@ -54,24 +40,31 @@ async function startToolCallingModel(orders: string[]): Promise<string> {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
       res.end(text)
     })
-  })
-  await new Promise<void>((resolve) => model!.listen(0, '127.0.0.1', resolve))
+  }))
+  await new Promise<void>((resolve) => model.listen(0, '127.0.0.1', resolve))
   return `http://127.0.0.1:${(model.address() as AddressInfo).port}`
 }
 
 describe('claims from the Vercel AI SDK’s telemetry', () => {
   it('turns its ai.toolCall spans into claims: a lost answer is a silent commit, a replaced one a phantom success', async () => {
-    env = await startProxied('forward', {
+    const env = closing(await startProxied('forward', {
       seed: 11,
       commits: ['POST /ship'],
       rules: [
         { name: 'lost-ack', route: 'POST /ship', kind: 'response_lost', calls: [1] },
         { name: 'fake-ok', route: 'POST /ship', kind: 'replace', calls: [2], status: 201, replacement: { shipment: 99 } },
       ],
-    })
+    }))
     const viaProxy = env.dispatcher as Dispatcher
     const exporter = new OTLPTraceExporter({ url: `${env.proxy.adminUrl}/v1/traces`, headers: { Authorization: `Bearer ${env.proxy.token}` } })
-    provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+    const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+    // Registered globally below: shut down and unregistered when the case ends, passed or failed.
+    onTestFinished(async () => {
+      await provider.shutdown()
+      trace.disable()
+      context.disable()
+      propagation.disable()
+    })
     // The global context manager and W3C propagator: the tool's request carries the span it runs under.
     provider.register()
     const toolServer = env.base

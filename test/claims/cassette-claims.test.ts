@@ -2,31 +2,23 @@
  * Claims in the cassette (version 3): the recorded run's claims, judged when the cassette is
  * written, kept in its header and listed by `toolstorm inspect`; older cassettes still load.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
-import os from 'node:os'
+import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fetch as undiciFetch } from 'undici'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { exportHar } from '../../src/cassette/har/har-export.js'
 import { importHar } from '../../src/cassette/har/har-import.js'
 import { ToolstormEffects } from '../../src/effects/toolstorm-effects.js'
 import { ROOT, runCli } from '../helpers/cli.js'
+import { test as it } from '../helpers/file-fixtures.js'
 import { startProxied } from '../helpers/proxied.js'
 
 const LOST_ACK = { seed: 1, rules: [{ name: 'lost-ack', route: 'POST /ship', kind: 'response_lost' as const, calls: [1] }] }
 const OLD_CASSETTE = path.join(ROOT, 'fixtures/cassettes/v2-before-claims.cassette.jsonl')
 
-let dir: string
-beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-cassette-claims-'))
-})
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true })
-})
-
 describe('claims in the cassette', () => {
-  it('records the agent’s claims with their verdicts, calls and effect keys, and inspect lists the silent commit', async () => {
+  it('records the agent’s claims with their verdicts, calls and effect keys, and inspect lists the silent commit', async ({ dir }) => {
     const file = path.join(dir, 'claims.cassette.jsonl')
     const env = await startProxied('reverse', LOST_ACK, { record: file })
     try {
@@ -64,7 +56,7 @@ describe('claims in the cassette', () => {
     expect((await importHar(JSON.parse(JSON.stringify(exportHar(cassette))))).header.claims).toEqual(cassette.header.claims)
   })
 
-  it('still loads a version 2 cassette without claims, and refuses claims in a header older than version 3', async () => {
+  it('still loads a version 2 cassette without claims, and refuses claims in a header older than version 3', async ({ dir }) => {
     const old = await Cassette.load(OLD_CASSETTE)
     expect(old.header.version).toBe(2)
     expect(old.header.claims).toBeUndefined()

@@ -11,27 +11,21 @@ import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace
 import { CompressionAlgorithm } from '@opentelemetry/otlp-exporter-base'
 import { NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node'
 import { fetch as undiciFetch } from 'undici'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import { startProxied, type Proxied } from '../helpers/proxied.js'
+import { closing } from '../helpers/teardown.js'
 
 const propagator = new W3CTraceContextPropagator()
-let env: Proxied | null = null
-let provider: NodeTracerProvider | null = null
-afterEach(async () => {
-  await provider?.shutdown()
-  provider = null
-  await env?.close()
-  env = null
-})
 
 type Protocol = 'http/protobuf' | 'http/json'
 
-function tracerFor(proxied: Proxied, protocol: Protocol): Tracer {
+/** A tracer exporting to the proxy's admin server, its provider shut down when the case ends. */
+function tracerFor(proxied: Proxied, protocol: Protocol): { tracer: Tracer; provider: NodeTracerProvider } {
   const options = { url: `${proxied.proxy.adminUrl}/v1/traces`, headers: { Authorization: `Bearer ${proxied.proxy.token}` } }
   const exporter = protocol === 'http/protobuf' ? new ProtoExporter(options) : new JsonExporter(options)
-  provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
-  return provider.getTracer('shipping-agent')
+  const provider = closing(new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }))
+  return { tracer: provider.getTracer('shipping-agent'), provider }
 }
 
 /** One tool call as an instrumented agent makes it: a span, `traceparent` on the request, ERROR when it failed. */
@@ -67,15 +61,15 @@ const RULES: StormConfigInput = {
 
 describe.each(['http/protobuf', 'http/json'] as const)('claims from an OTLP %s exporter', (protocol) => {
   it('holds each tool-call span against the commits under it: silent commit, confirmed, phantom success, unverified', async () => {
-    env = await startProxied('reverse', RULES)
-    const tracer = tracerFor(env, protocol)
+    const env = closing(await startProxied('reverse', RULES))
+    const { tracer, provider } = tracerFor(env, protocol)
     const ship = (order: string) => ({ method: 'POST', path: '/ship', body: JSON.stringify({ order }) })
     // The agent's view: the first shipment failed (its answer was lost), the other two worked.
     expect(await toolCall(tracer, env.base, 'create_shipment', 'call_1', ship('o-1'))).toBe('failed')
     expect(await toolCall(tracer, env.base, 'create_shipment', 'call_2', ship('o-2'))).toBe('ok')
     expect(await toolCall(tracer, env.base, 'create_shipment', 'call_3', ship('o-3'))).toBe('ok')
     expect(await toolCall(tracer, env.base, 'lookup_item', 'call_4', { method: 'GET', path: '/items/sku-1' })).toBe('ok')
-    await provider!.forceFlush()
+    await provider.forceFlush()
     // What happened: o-1 and o-2 committed; o-3 never reached the tool server.
     expect(env.upstream.commits).toEqual(['o-1', 'o-2'])
 
@@ -96,9 +90,9 @@ describe.each(['http/protobuf', 'http/json'] as const)('claims from an OTLP %s e
 
 describe('claims from OTLP, joined through the span tree', () => {
   it('finds the calls made under a child span (an instrumented HTTP client), names the run by attribute, and takes gzip', async () => {
-    env = await startProxied('reverse', RULES)
+    const env = closing(await startProxied('reverse', RULES))
     const options = { url: `${env.proxy.adminUrl}/v1/traces`, headers: { Authorization: `Bearer ${env.proxy.token}` }, compression: CompressionAlgorithm.GZIP }
-    provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(new ProtoExporter(options))] })
+    const provider = closing(new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(new ProtoExporter(options))] }))
     const tracer = provider.getTracer('shipping-agent')
     // The tool span, then the HTTP client span an auto-instrumentation opens under it: the request's
     // traceparent names the child, and only the exported parent link leads back to the claim.
@@ -120,11 +114,11 @@ describe('claims from OTLP, joined through the span tree', () => {
   })
 
   it('sends a span naming a run toolstorm never saw to the default run', async () => {
-    env = await startProxied('reverse', RULES)
-    const tracer = tracerFor(env, 'http/json')
+    const env = closing(await startProxied('reverse', RULES))
+    const { tracer, provider } = tracerFor(env, 'http/json')
     const span = tracer.startSpan('execute_tool lookup_item', { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'lookup_item', 'toolstorm.run': 'no-such-run' } })
     span.end()
-    await provider!.forceFlush()
+    await provider.forceFlush()
     expect(env.proxy.storm.hasRun('no-such-run')).toBe(false)
     expect((await env.report()).claims?.map((c) => [c.tool, c.verdict])).toEqual([['lookup_item', 'unverified']])
   })
@@ -132,15 +126,15 @@ describe('claims from OTLP, joined through the span tree', () => {
 
 describe('the OTLP endpoint', () => {
   it('refuses an export without the admin token (401) and stores nothing', async () => {
-    env = await startProxied('reverse', RULES)
+    const env = closing(await startProxied('reverse', RULES))
     const response = await fetch(`${env.proxy.adminUrl}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
     expect(response.status).toBe(401)
     expect(env.proxy.storm.report().spans).toBeUndefined()
   })
 
   it('answers 400 with the JSON error body to a malformed export, stores nothing, and keeps serving', async () => {
-    env = await startProxied('reverse', RULES)
-    const post = (type: string, body: string | Uint8Array) => env!.admin('/v1/traces', { method: 'POST', headers: { 'content-type': type }, body })
+    const env = closing(await startProxied('reverse', RULES))
+    const post = (type: string, body: string | Uint8Array) => env.admin('/v1/traces', { method: 'POST', headers: { 'content-type': type }, body })
     const garbage = await post('application/x-protobuf', new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]))
     expect(garbage.status).toBe(400)
     expect(((await garbage.json()) as { error: { code: string } }).error.code).toBe('ERR_OTLP_INVALID')

@@ -2,20 +2,12 @@
  * `toolstorm check --json` names the effects committed twice, as the text output does (issue #22,
  * item 4): `duplicates` with each effect's name, key, count and calls.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import os from 'node:os'
+import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { createStorm } from '../../src/create-storm.js'
 import { runCli } from '../helpers/cli.js'
-
-let dir: string
-beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-check-json-'))
-})
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true })
-})
+import { test as it } from '../helpers/file-fixtures.js'
 
 /** A run whose retried write committed the same shipment twice, and whose read committed once. */
 function reportWithDuplicate(run: string) {
@@ -30,7 +22,7 @@ function reportWithDuplicate(run: string) {
 }
 
 describe('toolstorm check --json', () => {
-  it('lists the effects committed twice', async () => {
+  it('lists the effects committed twice', async ({ dir }) => {
     const file = path.join(dir, 'report.json')
     await writeFile(file, JSON.stringify(reportWithDuplicate('default')))
     const result = await runCli(['check', file, '--json'])
@@ -41,7 +33,7 @@ describe('toolstorm check --json', () => {
     expect(json.duplicates).toEqual([{ name: 'shipment', key: 'order-7', count: 2, calls: [1, 2] }])
   })
 
-  it('lists them per run for a file of several runs, and an empty list where there are none', async () => {
+  it('lists them per run for a file of several runs, and an empty list where there are none', async ({ dir }) => {
     const file = path.join(dir, 'runs.json')
     const clean = createStorm({}).report('clean')
     await writeFile(file, JSON.stringify({ version: 1, kind: 'toolstorm.report-set', toolstorm: '0.1.0', runs: [{ run: 'a', report: reportWithDuplicate('a') }, { run: 'clean', report: clean }] }))

@@ -1,37 +1,35 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import os from 'node:os'
+import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { runCli } from '../helpers/cli.js'
+import { test } from '../helpers/file-fixtures.js'
 import { startModelScenario } from '../helpers/model-scenario.js'
 import { answered } from '../helpers/model-upstream.js'
 
-let dir: string
-let file: string
-beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-model-budgets-'))
-  file = path.join(dir, 'report.json')
-  // Two non-streamed chat completions and one streamed one cut by a fault, through the proxy.
+/** `file`: the report of two non-streamed chat completions and one streamed one cut by a fault, through the proxy. */
+const it = test.extend('file', { scope: 'file' }, async ({ dir }) => {
+  const file = path.join(dir, 'report.json')
   const scenario = await startModelScenario('reverse', { rules: [{ name: 'cut', route: 'POST /v1/chat/completions', kind: 'stream_cut', calls: [3], after: 1 }] })
-  const post = (body: object) => fetch(`${scenario.base}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: [], ...body }) })
-  await (await post({ model: 'gpt-x' })).json()
-  await (await post({ model: 'gpt-x' })).json()
-  await (await post({ model: 'gpt-x', stream: true })).text().catch(() => '')
-  await writeFile(file, JSON.stringify(await scenario.settled()))
-  await scenario.close()
-})
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true })
+  try {
+    const post = (body: object) => fetch(`${scenario.base}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: [], ...body }) })
+    await (await post({ model: 'gpt-x' })).json()
+    await (await post({ model: 'gpt-x' })).json()
+    await (await post({ model: 'gpt-x', stream: true })).text().catch(() => '')
+    await writeFile(file, JSON.stringify(await scenario.settled()))
+  } finally {
+    await scenario.close()
+  }
+  return file
 })
 
 describe('toolstorm check and inspect with model calls', () => {
-  it('fails the model-call budget with --max-model-calls', async () => {
+  it('fails the model-call budget with --max-model-calls', async ({ file }) => {
     const result = await runCli(['check', file, '--max-model-calls', '2'])
     expect(result.code).toBe(1)
     expect(result.stdout).toContain('✗ Model-call budget: 3 / 2 model calls')
   })
 
-  it('checks the token budget with --max-tokens, naming the call that broke off before its usage', async () => {
+  it('checks the token budget with --max-tokens, naming the call that broke off before its usage', async ({ file }) => {
     const passing = await runCli(['check', file, '--max-model-calls', '3', '--max-tokens', '36'])
     expect(passing.stdout).toContain('✓ Token budget: 36 / 36 tokens; 1 model call(s) broke off before reporting usage')
     expect(passing.code).toBe(0)
@@ -40,13 +38,13 @@ describe('toolstorm check and inspect with model calls', () => {
     expect(JSON.parse(failing.stdout).checks).toContainEqual({ name: 'Token budget', passed: false, detail: '36 / 35 tokens; 1 model call(s) broke off before reporting usage' })
   })
 
-  it('refuses a negative or fractional budget with exit code 2', async () => {
+  it('refuses a negative or fractional budget with exit code 2', async ({ file }) => {
     const result = await runCli(['check', file, '--max-tokens', '1.5'])
     expect(result.code).toBe(2)
     expect(result.stderr).toContain('--max-tokens: expected a nonnegative integer, got "1.5".')
   })
 
-  it('summarises model calls, tokens and cut streams', async () => {
+  it('summarises model calls, tokens and cut streams', async ({ file }) => {
     const result = await runCli(['inspect', file])
     expect(result.code).toBe(0)
     expect(result.stdout).toContain(`  model calls: 3 (1 streamed): ${answered('gpt-x')} 3`)

@@ -1,8 +1,8 @@
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises'
-import os from 'node:os'
+import { readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { runCli } from '../helpers/cli.js'
+import { test as it } from '../helpers/file-fixtures.js'
 
 /** The reference's golden results at the defaults: verdict, calls, shipments, virtual seconds. */
 const GOLDEN: Record<string, Array<[string, number, number, string]>> = {
@@ -37,14 +37,6 @@ PASS  Validated retries        3 calls · 1 shipments · 0.47s virtual
   ✓ Task completed: Shipment confirmed
   ✓ Latency budget: 0.47s / 1.50s virtual time
 `
-
-let dir: string
-beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-cli-'))
-})
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true })
-})
 
 describe('toolstorm demo', () => {
   it.each(['proxy', 'in-process'])('prints the reference table for lost_ack line for line (via %s)', async (via) => {
@@ -115,7 +107,7 @@ describe('toolstorm demo', () => {
     expect((await runCli(['demo', '--policy', 'retry'])).code).toBe(0)
   })
 
-  it('writes identical JSON for identical settings (deterministic under the virtual clock)', async () => {
+  it('writes identical JSON for identical settings (deterministic under the virtual clock)', async ({ dir }) => {
     const a = path.join(dir, 'a.json')
     const b = path.join(dir, 'b.json')
     expect((await runCli(['demo', '--policy', 'all', '--via', 'in-process', '--output', a])).code).toBe(0)
@@ -127,7 +119,7 @@ describe('toolstorm demo', () => {
     expect(((await stat(a)).mode & 0o777).toString(8)).toBe('600')
   })
 
-  it('fails check --require-approval on a fail-open guard that shipped during the approval outage, naming the effect, its call and the answers', async () => {
+  it('fails check --require-approval on a fail-open guard that shipped during the approval outage, naming the effect, its call and the answers', async ({ dir }) => {
     const out = path.join(dir, 'approval.json')
     expect((await runCli(['demo', '--scenario', 'approval_outage', '--policy', 'optimistic', '--via', 'in-process', '--output', out])).code).toBe(0)
     const result = await runCli(['check', out, '--require-approval', 'shipment=request_approval'])
@@ -138,12 +130,12 @@ describe('toolstorm demo', () => {
     expect(bad.stderr).toContain('--require-approval: expected EFFECT=ROUTE')
   })
 
-  it.each([
+  it.for<[string[], string]>([
     [['demo', '--max-calls', '21'], '--max-calls: expected an integer 1-20, got "21"'],
     [['demo', '--probability', '2'], '--probability: expected a number 0-1, got "2"'],
     [['demo', '--seed', 'abc'], '--seed: expected an integer within ±(2^53−1), got "abc"'],
     [['demo', '--scenario', 'nope'], 'Argument: scenario, Given: "nope", Choices: "lost_ack", "rate_limit"'],
-  ])('exits 2 on bad input %j without writing output', async (args, message) => {
+  ])('exits 2 on bad input %j without writing output', async ([args, message], { dir }) => {
     const out = path.join(dir, `bad-${args.join('-')}.json`)
     const result = await runCli([...args, '--output', out])
     expect(result.code).toBe(2)

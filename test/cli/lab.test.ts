@@ -1,15 +1,19 @@
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { runCli } from '../helpers/cli.js'
-import { startCli, type RunningCli } from '../ui/spawn-cli.js'
+import { startCli } from '../ui/spawn-cli.js'
 
-let lab: RunningCli | null = null
-afterAll(async () => {
-  await lab?.stop()
+/** `lab`: one `toolstorm lab` process for the file, stopped after its last test. */
+// eslint-disable-next-line no-empty-pattern -- vitest reads a fixture's dependencies from this pattern: none
+const it = test.extend('lab', { scope: 'file' }, async ({}, { onCleanup }) => {
+  const lab = await startCli(['lab', '--port', '0'], 1)
+  onCleanup(async () => {
+    await lab.stop()
+  })
+  return lab
 })
 
 describe('toolstorm lab', () => {
-  it('serves the built lab page and its assets, and nothing else', async () => {
-    lab = await startCli(['lab', '--port', '0'], 1)
+  it('serves the built lab page and its assets, and nothing else', async ({ lab }) => {
     const url = /^toolstorm lab (http:\/\/127\.0\.0\.1:\d+\/) \(runs in your browser; Ctrl-C stops the server\)$/.exec(lab.lines[0] as string)?.[1] as string
     expect(url).toBeTruthy()
     const page = await fetch(url)
@@ -23,8 +27,8 @@ describe('toolstorm lab', () => {
     expect((await fetch(url, { method: 'POST' })).status).toBe(405)
   })
 
-  it('says what to do when the port is taken or invalid', async () => {
-    const port = new URL(/^toolstorm lab (\S+)/.exec(lab?.lines[0] as string)?.[1] as string).port
+  it('says what to do when the port is taken or invalid', async ({ lab }) => {
+    const port = new URL(/^toolstorm lab (\S+)/.exec(lab.lines[0] as string)?.[1] as string).port
     const taken = await runCli(['lab', '--port', port])
     expect(taken.code).toBe(2)
     expect(taken.stderr).toContain(`[toolstorm] Failed to start the lab: port ${port} on 127.0.0.1 is in use. Pass another --port, or --port 0 for any free one.`)

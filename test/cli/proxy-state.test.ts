@@ -3,37 +3,19 @@
  * real Redis, a replica killed with SIGKILL mid-run, and the merged report read by check and inspect.
  */
 import { spawn } from 'node:child_process'
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
-import os from 'node:os'
+import { readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import type { Report } from '../../src/engine/schema/report.js'
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
 import { BIN, runCli } from '../helpers/cli.js'
+import { test as it } from '../helpers/file-fixtures.js'
 import { createTestCa } from '../helpers/test-ca.js'
-import { freePort, hasRedis, startRedis, type RedisServer } from '../helpers/redis-server.js'
-import { BYTES, startUpstream, type Upstream } from '../helpers/upstream.js'
+import { freePort, hasRedis, startRedis } from '../helpers/redis-server.js'
+import { closing, closingChild } from '../helpers/teardown.js'
+import { BYTES, type Upstream } from '../helpers/upstream.js'
 import { bodiesFolderFor } from '../../src/cassette/format/body-files.js'
-
-let dir: string
-let upstream: Upstream
-let redis: RedisServer | null = null
-const children: Array<ReturnType<typeof spawn>> = []
-
-beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-state-cli-'))
-  upstream = await startUpstream()
-})
-afterAll(async () => {
-  await upstream.close()
-  await rm(dir, { recursive: true, force: true })
-})
-afterEach(async () => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL')
-  await redis?.close()
-  redis = null
-})
 
 interface Replica {
   readonly url: string
@@ -41,10 +23,9 @@ interface Replica {
   stderr(): string
 }
 
-/** Start a replica; resolves with its data-plane URL once it printed where it listens. */
-function replica(args: string[]): Promise<Replica> {
-  const child = spawn(process.execPath, [BIN, 'proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
-  children.push(child)
+/** Start a replica of `target` (killed when the case ends, if it still runs); resolves with its data-plane URL once it printed where it listens. */
+function replica(target: string, args: string[]): Promise<Replica> {
+  const child = closingChild(spawn(process.execPath, [BIN, 'proxy', '--target', target, '--port', '0', '--admin-port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] }))
   let stdout = ''
   let stderr = ''
   child.stderr!.on('data', (c: Buffer) => (stderr += c))
@@ -62,11 +43,11 @@ function replica(args: string[]): Promise<Replica> {
  * Two replicas on `state` share run `run`: calls alternated over them meet the rule on the run's
  * second call, and `toolstorm report` reads the run back.
  */
-async function shareRunAcrossTwoReplicas(state: string[], run: string): Promise<[Replica, Replica]> {
+async function shareRunAcrossTwoReplicas({ dir, upstream }: { dir: string; upstream: Upstream }, state: string[], run: string): Promise<[Replica, Replica]> {
   const rules = path.join(dir, `${run}-rules.json`)
   await writeFile(rules, JSON.stringify({ rules: [{ name: 'second', route: 'GET /items/*', kind: 'unavailable', calls: [2] }] }))
-  const a = await replica([...state, '--rules', rules])
-  const b = await replica(state)
+  const a = await replica(upstream.url, [...state, '--rules', rules])
+  const b = await replica(upstream.url, state)
   const statuses: number[] = []
   for (const proxy of [a, b, a]) statuses.push((await fetch(`${proxy.url}/items/${run}`, { headers: { 'x-toolstorm-run': run } })).status)
   expect(statuses).toEqual([200, 503, 200])
@@ -78,7 +59,7 @@ async function shareRunAcrossTwoReplicas(state: string[], run: string): Promise<
 }
 
 describe.skipIf(!hasRedis)('toolstorm proxy --state', () => {
-  it('exits 2 naming the URL (without its password) when Redis is unreachable at start', async () => {
+  it('exits 2 naming the URL (without its password) when Redis is unreachable at start', async ({ upstream }) => {
     const port = await freePort()
     const result = await runCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--state', `redis://:hunter2@127.0.0.1:${port}`])
     expect(result.code).toBe(2)
@@ -87,7 +68,7 @@ describe.skipIf(!hasRedis)('toolstorm proxy --state', () => {
     expect(result.stderr).not.toContain('hunter2')
   })
 
-  it('exits 2 on a --state that is not a Redis URL', async () => {
+  it('exits 2 on a --state that is not a Redis URL', async ({ dir, upstream }) => {
     const result = await runCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--state', 'http://127.0.0.1:6379'])
     expect(result.code).toBe(2)
     expect(result.stderr).toContain('Failed to read --state: "http://127.0.0.1:6379" uses http; expected redis://HOST:PORT[/DB], rediss://HOST:PORT[/DB] or unix:///path/to/redis.sock[?db=N].')
@@ -105,15 +86,15 @@ describe.skipIf(!hasRedis)('toolstorm proxy --state', () => {
     expect(caAlone.stderr).toContain('Failed to read --state-ca: it needs --state rediss://… (the Redis the runs are shared through, over TLS).')
   })
 
-  it('merges 2 replica processes into one report, keeps a killed replica\'s finished calls, and check and inspect accept it', async () => {
-    redis = await startRedis()
+  it('merges 2 replica processes into one report, keeps a killed replica\'s finished calls, and check and inspect accept it', async ({ dir, upstream }) => {
+    const redis = closing(await startRedis())
     const rules = path.join(dir, 'rules.json')
     await writeFile(rules, JSON.stringify({ seed: 3, rules: [{ name: 'second-item', route: 'GET /items/*', kind: 'unavailable', calls: [2] }] }))
     const state = ['--state', redis.url, '--state-prefix', 'cli']
     const saved = path.join(dir, 'on-exit.json')
-    const a = await replica([...state, '--rules', rules, '--report', saved])
+    const a = await replica(upstream.url, [...state, '--rules', rules, '--report', saved])
     // Started without rules: it serves the shared ones.
-    const b = await replica(state)
+    const b = await replica(upstream.url, state)
     const statuses: number[] = []
     for (const proxy of [a, b, a, b]) statuses.push((await fetch(`${proxy.url}/items/x`, { headers: { 'x-toolstorm-run': 'cli-run' } })).status)
     expect(statuses).toEqual([200, 503, 200, 200])
@@ -150,14 +131,14 @@ describe.skipIf(!hasRedis)('toolstorm proxy --state', () => {
     expect(missing.stderr).toContain('Failed to read the report: no run "nope"')
   })
 
-  it('records one cassette from replica processes (--record with --state): toolstorm record, report --cassette and a replica\'s file hold every exchange in call order, and it replays strictly', async () => {
-    redis = await startRedis()
+  it('records one cassette from replica processes (--record with --state): toolstorm record, report --cassette and a replica\'s file hold every exchange in call order, and it replays strictly', async ({ dir, upstream }) => {
+    const redis = closing(await startRedis())
     const rules = path.join(dir, 'tape-rules.json')
     await writeFile(rules, JSON.stringify({ seed: 3, rules: [{ name: 'second-item', route: 'GET /items/*', kind: 'unavailable', calls: [2] }] }))
     const state = ['--state', redis.url, '--state-prefix', 'tape']
     const fileA = path.join(dir, 'a.cassette.jsonl')
-    const a = await replica([...state, '--rules', rules, '--record', fileA])
-    const b = await replica([...state, '--record', path.join(dir, 'b.cassette.jsonl')])
+    const a = await replica(upstream.url, [...state, '--rules', rules, '--record', fileA])
+    const b = await replica(upstream.url, [...state, '--record', path.join(dir, 'b.cassette.jsonl')])
     const headers = { 'x-toolstorm-run': 'tape' }
     const statuses: number[] = []
     for (const proxy of [a, b, a, b]) statuses.push((await fetch(`${proxy.url}/items/x`, { headers })).status)
@@ -208,12 +189,12 @@ describe.skipIf(!hasRedis)('toolstorm proxy --state', () => {
     expect(none.stderr).toContain(`Failed to write the cassette: no replica recorded any run in ${redis.url}. Start the replicas with --record FILE`)
   })
 
-  it('replicas recording through --state keep large bodies in body files, write the same cassette, and say at stop which bodies were cut', async () => {
-    redis = await startRedis()
+  it('replicas recording through --state keep large bodies in body files, write the same cassette, and say at stop which bodies were cut', async ({ dir, upstream }) => {
+    const redis = closing(await startRedis())
     const state = ['--state', redis.url, '--state-prefix', 'bodies', '--body-limit', '200000']
     const [fileA, fileB] = [path.join(dir, 'bodies-a.cassette.jsonl'), path.join(dir, 'bodies-b.cassette.jsonl')]
-    const a = await replica([...state, '--record', fileA])
-    const b = await replica([...state, '--record', fileB])
+    const a = await replica(upstream.url, [...state, '--record', fileA])
+    const b = await replica(upstream.url, [...state, '--record', fileB])
     const headers = { 'x-toolstorm-run': 'bodies' }
     const whole = Buffer.from(await (await fetch(`${a.url}/bytes/150000`, { headers })).arrayBuffer())
     const cut = Buffer.from(await (await fetch(`${b.url}/bytes/300000`, { headers })).arrayBuffer())
@@ -246,17 +227,17 @@ describe.skipIf(!hasRedis)('toolstorm proxy --state', () => {
     expect(cassette.exchanges[1]!.response!.body).toMatchObject({ size: 300_000, truncated: true })
   })
 
-  it('shares a run over TLS: rediss:// with --state-ca between replica processes, and exits 2 naming the URL when the CA is not trusted', async () => {
+  it('shares a run over TLS: rediss:// with --state-ca between replica processes, and exits 2 naming the URL when the CA is not trusted', async ({ dir, upstream }) => {
     const ca = await createTestCa('redis test CA')
     const leaf = await ca.issue(['127.0.0.1', 'localhost'])
     const [certFile, keyFile, caFile] = [path.join(dir, 'redis.pem'), path.join(dir, 'redis-key.pem'), path.join(dir, 'redis-ca.pem')]
     await writeFile(certFile, leaf.cert)
     await writeFile(keyFile, leaf.key, { mode: 0o600 })
     await writeFile(caFile, ca.certPem)
-    redis = await startRedis({ tls: { certFile, keyFile, caFile }, password: 'tls-s3cret' })
+    const redis = closing(await startRedis({ tls: { certFile, keyFile, caFile }, password: 'tls-s3cret' }))
     expect(redis.url).toMatch(/^rediss:\/\//)
     const state = ['--state', redis.url, '--state-ca', caFile, '--state-prefix', 'tls']
-    const [a, b] = await shareRunAcrossTwoReplicas(state, 'tls')
+    const [a, b] = await shareRunAcrossTwoReplicas({ dir, upstream }, state, 'tls')
     expect(a.stderr() + b.stderr()).not.toContain('tls-s3cret')
 
     // Without the CA, Redis's certificate is not trusted: exit 2, naming the URL (not the password) and why.
@@ -269,12 +250,12 @@ describe.skipIf(!hasRedis)('toolstorm proxy --state', () => {
     expect(plain.stderr).toContain(`Failed to read --state-ca: redis://127.0.0.1:${redis.port} is not a rediss:// URL (TLS); the CA is for Redis over TLS only.`)
   })
 
-  it('shares a run through a unix socket with a password (unix://:PASSWORD@/path) between replica processes', async () => {
+  it('shares a run through a unix socket with a password (unix://:PASSWORD@/path) between replica processes', async ({ dir, upstream }) => {
     const socket = path.join(dir, 'redis.sock')
-    redis = await startRedis({ unixSocket: socket, password: 'unix-s3cret' })
+    const redis = closing(await startRedis({ unixSocket: socket, password: 'unix-s3cret' }))
     expect(redis.url).toBe(`unix://:unix-s3cret@${socket}`)
     const state = ['--state', redis.url, '--state-prefix', 'unix']
-    await shareRunAcrossTwoReplicas(state, 'unix')
+    await shareRunAcrossTwoReplicas({ dir, upstream }, state, 'unix')
     // A wrong password is refused at start, the URL shown without it.
     const wrong = await runCli(['report', '--state', `unix://:nope@${socket}`, '--run', 'unix'])
     expect(wrong.code).toBe(2)

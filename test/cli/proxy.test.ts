@@ -1,21 +1,9 @@
 import { spawn } from 'node:child_process'
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
-import os from 'node:os'
+import { readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { BIN, runCli } from '../helpers/cli.js'
-import { startUpstream, type Upstream } from '../helpers/upstream.js'
-
-let dir: string
-let upstream: Upstream
-beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-proxy-cli-'))
-  upstream = await startUpstream()
-})
-afterAll(async () => {
-  await upstream.close()
-  await rm(dir, { recursive: true, force: true })
-})
+import { test as it } from '../helpers/file-fixtures.js'
 
 function startCli(args: string[]) {
   const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
@@ -35,7 +23,7 @@ function startCli(args: string[]) {
 }
 
 describe('toolstorm proxy', () => {
-  it('prints where it listens first, and writes the report atomically on SIGTERM', async () => {
+  it('prints where it listens first, and writes the report atomically on SIGTERM', async ({ dir, upstream }) => {
     const rules = path.join(dir, 'rules.json')
     const report = path.join(dir, 'out', 'report.json')
     await writeFile(rules, JSON.stringify({ seed: 7, rules: [{ name: 'busy', route: 'GET /items/*', kind: 'rate_limit', calls: [1], delay: 1 }] }))
@@ -59,7 +47,7 @@ describe('toolstorm proxy', () => {
     expect(check.code).toBe(0)
   })
 
-  it('exits 2 on a bad rules file, naming the file and the field', async () => {
+  it('exits 2 on a bad rules file, naming the file and the field', async ({ dir, upstream }) => {
     const rules = path.join(dir, 'bad.yaml')
     await writeFile(rules, 'rules:\n  - name: x\n    route: "GET /a"\n    kind: rate_limit\n    delay: -1\n')
     const result = await runCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--rules', rules])
@@ -73,7 +61,7 @@ describe('toolstorm proxy', () => {
     expect(result.stderr).toContain('Failed to use --target not a url: "not a url" is not a URL.')
   })
 
-  it('warns when told to listen beyond loopback', async () => {
+  it('warns when told to listen beyond loopback', async ({ upstream }) => {
     const proc = startCli(['proxy', '--target', upstream.url, '--host', '0.0.0.0', '--port', '0', '--admin-port', '0'])
     await proc.firstLines
     proc.child.kill('SIGINT')
@@ -81,13 +69,13 @@ describe('toolstorm proxy', () => {
     expect(proc.output().stderr).toContain('listening on 0.0.0.0: anyone who can reach it can use this proxy')
   })
 
-  it('refuses an --admin-token whose value the parser took for a flag, instead of using a random token', async () => {
+  it('refuses an --admin-token whose value the parser took for a flag, instead of using a random token', async ({ upstream }) => {
     const result = await runCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--admin-token', '-Abcdefghijklmnopqrstuv'])
     expect(result.code).toBe(2)
     expect(result.stderr).toContain('Failed to read --admin-token: it has no value. Give the token as --admin-token=<token>')
   })
 
-  it('uses a token that starts with "-" given as --admin-token=<token>', async () => {
+  it('uses a token that starts with "-" given as --admin-token=<token>', async ({ upstream }) => {
     const token = '-Abcdefghijklmnopqrstuv'
     const proc = startCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', `--admin-token=${token}`])
     const [first] = await proc.firstLines

@@ -4,12 +4,12 @@
  * replays against a fake server on another port; the replay verdict carries its table.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises'
-import os from 'node:os'
+import { readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { BIN } from '../helpers/cli.js'
-import { startUpstream, type Upstream } from '../helpers/upstream.js'
+import { closingChild } from '../helpers/teardown.js'
+import { test as it } from '../helpers/file-fixtures.js'
 
 interface Ready {
   ready: true
@@ -25,25 +25,9 @@ interface Ready {
   cassette?: { file: string; mode: string; exchanges?: number }
 }
 
-let dir: string
-let upstream: Upstream
-const children: ChildProcess[] = []
-beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-ready-'))
-  upstream = await startUpstream()
-})
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL')
-})
-afterAll(async () => {
-  await upstream.close()
-  await rm(dir, { recursive: true, force: true })
-})
-
-/** Start the CLI and resolve with its first stdout line, parsed. */
-function startReady(args: string[]): { child: ChildProcess; ready: Promise<Ready>; exited: Promise<number | null>; stderr: () => string } {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TOOLSTORM_CA_DIR: path.join(dir, 'ca') } })
-  children.push(child)
+/** Start the CLI with its CA under `dir`; resolves with its first stdout line, parsed. Killed when the case ends, if it still runs. */
+function startReady(dir: string, args: string[]): { child: ChildProcess; ready: Promise<Ready>; exited: Promise<number | null>; stderr: () => string } {
+  const child = closingChild(spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TOOLSTORM_CA_DIR: path.join(dir, 'ca') } }))
   let stdout = ''
   let stderr = ''
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk))
@@ -62,8 +46,8 @@ function startReady(args: string[]): { child: ChildProcess; ready: Promise<Ready
 const admin = (ready: Ready, route: string, init: RequestInit = {}) => fetch(ready.adminUrl + route, { ...init, headers: { authorization: `Bearer ${ready.token}`, ...(init.headers as Record<string, string>) } })
 
 describe('the ready signal', () => {
-  it('--ready-json: one JSON line first on stdout with the URLs, ports and token; the banner goes to stderr', async () => {
-    const proc = startReady(['proxy', '--port', '0', '--admin-port', '0', '--ready-json'])
+  it('--ready-json: one JSON line first on stdout with the URLs, ports and token; the banner goes to stderr', async ({ dir }) => {
+    const proc = startReady(dir, ['proxy', '--port', '0', '--admin-port', '0', '--ready-json'])
     const ready = await proc.ready
     expect(ready).toMatchObject({ ready: true, command: 'proxy', mode: 'forward', pid: proc.child.pid, ca: path.join(dir, 'ca', 'ca.pem') })
     expect(ready.url).toBe(`http://127.0.0.1:${ready.port}`)
@@ -74,9 +58,9 @@ describe('the ready signal', () => {
     expect(await proc.exited).toBe(0)
   })
 
-  it('--ready-file: the same JSON, written atomically and owner-only once the servers listen', async () => {
+  it('--ready-file: the same JSON, written atomically and owner-only once the servers listen', async ({ dir, upstream }) => {
     const file = path.join(dir, 'ready', 'proxy.json')
-    const proc = startReady(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--ready-file', file, '--ready-json'])
+    const proc = startReady(dir, ['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--ready-file', file, '--ready-json'])
     const line = await proc.ready
     const written = JSON.parse(await readFile(file, 'utf8')) as Ready
     expect(written).toEqual(line)
@@ -87,9 +71,9 @@ describe('the ready signal', () => {
     expect(await proc.exited).toBe(0)
   })
 
-  it('record --url-form origin stores paths, so the cassette replays whatever port the fake server is on; the verdict has its table', async () => {
+  it('record --url-form origin stores paths, so the cassette replays whatever port the fake server is on; the verdict has its table', async ({ dir, upstream }) => {
     const cassette = path.join(dir, 'origin.jsonl')
-    const recording = startReady(['record', cassette, '--port', '0', '--admin-port', '0', '--url-form', 'origin', '--ready-json'])
+    const recording = startReady(dir, ['record', cassette, '--port', '0', '--admin-port', '0', '--url-form', 'origin', '--ready-json'])
     const recorder = await recording.ready
     expect(recorder).toMatchObject({ command: 'record', cassette: { file: cassette, mode: 'record' } })
     expect((await fetch(`${recorder.url}/_run/t1/http/127.0.0.1:${upstream.port}/items/a`)).status).toBe(200)
@@ -98,7 +82,7 @@ describe('the ready signal', () => {
     const lines = (await readFile(cassette, 'utf8')).trim().split('\n')
     expect((JSON.parse(lines[1]!) as { request: { url: string } }).request.url).toBe('/items/a')
 
-    const replaying = startReady(['replay', cassette, '--port', '0', '--admin-port', '0', '--ready-json'])
+    const replaying = startReady(dir, ['replay', cassette, '--port', '0', '--admin-port', '0', '--ready-json'])
     const replay = await replaying.ready
     expect(replay).toMatchObject({ command: 'replay', cassette: { file: cassette, mode: 'replay', exchanges: 1 } })
     // Another port, no server there: the cassette answers.

@@ -4,25 +4,13 @@
  * validate, with every rule a call was decided by, and each rule's coverage counted over the
  * calls made while it was in force.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
-import os from 'node:os'
+import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import type { Report } from '../../src/engine/schema/report.js'
 import { runCli } from '../helpers/cli.js'
-import { startUpstream, type Upstream } from '../helpers/upstream.js'
 import { servedUrl, startCli } from '../ui/spawn-cli.js'
-
-let dir: string
-let upstream: Upstream
-beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-rules-change-'))
-  upstream = await startUpstream()
-})
-afterAll(async () => {
-  await upstream?.close()
-  await rm(dir, { recursive: true, force: true })
-})
+import { test as it } from '../helpers/file-fixtures.js'
 
 const MODEL_429 = { name: 'model-429', route: 'GET /items/*', kind: 'rate_limit', calls: [1], delay: 1 }
 const SHIP_503 = { name: 'ship-503', route: 'POST /ship', kind: 'unavailable', calls: [1] }
@@ -30,7 +18,7 @@ const SHIP_503 = { name: 'ship-503', route: 'POST /ship', kind: 'unavailable', c
 const EVERY_ITEM = { name: 'every-item', route: 'GET /items/*', kind: 'unavailable' }
 
 describe('the shutdown report after PUT /rules mid-run', () => {
-  it('keeps every rule a call was decided by, so check and inspect validate it', async () => {
+  it('keeps every rule a call was decided by, so check and inspect validate it', async ({ dir, upstream }) => {
     const rules = path.join(dir, 'rules.json')
     const report = path.join(dir, 'report.json')
     await writeFile(rules, JSON.stringify({ seed: 1, rules: [MODEL_429] }))
@@ -85,7 +73,7 @@ describe('the shutdown report after PUT /rules mid-run', () => {
     expect(inspect.stdout).toContain('rule every-item: eligible 1, selected 1, triggered 1')
   })
 
-  it('fails check, not the reading of the report, when a rule in force earlier never fired', async () => {
+  it('fails check, not the reading of the report, when a rule in force earlier never fired', async ({ dir, upstream }) => {
     const report = path.join(dir, 'unfired.json')
     const proxy = await startCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--report', report], 2)
     const admin = /· admin (\S+)$/.exec(proxy.lines[0] as string)?.[1] as string

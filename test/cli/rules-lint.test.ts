@@ -1,10 +1,9 @@
 import { spawn } from 'node:child_process'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import os from 'node:os'
+import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { BIN, runCli } from '../helpers/cli.js'
-import { startUpstream, type Upstream } from '../helpers/upstream.js'
+import { test } from '../helpers/file-fixtures.js'
 
 // Issue #15 item 6: rules that can never fire are named when the rules are read.
 const ROUTES = { create_shipment: 'POST /ship' }
@@ -19,22 +18,15 @@ const WARNINGS = [
   '[toolstorm] warning: rule "no-method": route "/ship" can never match: a route name is a declared route or "METHOD /path", with the method. Did you mean "create_shipment" (POST /ship)?',
 ]
 
-let dir: string
-let upstream: Upstream
-let never: string
-beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-rules-lint-'))
-  upstream = await startUpstream()
-  never = path.join(dir, 'never.json')
+/** `never`: a rules file of the rules that can never fire, and one that can, written once for the file. */
+const it = test.extend('never', { scope: 'file' }, async ({ dir }) => {
+  const never = path.join(dir, 'never.json')
   await writeFile(never, JSON.stringify({ routes: ROUTES, rules: [...NEVER, { name: 'fine', route: 'create_shipment', kind: 'reset', calls: [5] }] }))
-})
-afterAll(async () => {
-  await upstream.close()
-  await rm(dir, { recursive: true, force: true })
+  return never
 })
 
 describe('toolstorm rules', () => {
-  it('warns about each rule that can never fire, and exits 0 (1 with --strict)', async () => {
+  it('warns about each rule that can never fire, and exits 0 (1 with --strict)', async ({ never }) => {
     const result = await runCli(['rules', never])
     expect(result.code).toBe(0)
     expect(result.stderr.trim().split('\n')).toEqual(WARNINGS)
@@ -45,7 +37,7 @@ describe('toolstorm rules', () => {
     expect((await runCli(['rules', never, '--strict'])).code).toBe(1)
   })
 
-  it('stays quiet and exits 0 with --strict when every rule can fire', async () => {
+  it('stays quiet and exits 0 with --strict when every rule can fire', async ({ dir }) => {
     const fine = path.join(dir, 'fine.json')
     await writeFile(fine, JSON.stringify({ routes: ROUTES, rules: [{ name: 'a', route: 'create_shipment', kind: 'reset' }, { name: 'b', route: 'GET /items/*', kind: 'reset' }] }))
     const result = await runCli(['rules', fine, '--strict'])
@@ -56,7 +48,7 @@ describe('toolstorm rules', () => {
 })
 
 describe('toolstorm rules and a METHOD /path glob on a declared route (#29)', () => {
-  it('notes that the glob matches the declared route by its path, and passes --strict', async () => {
+  it('notes that the glob matches the declared route by its path, and passes --strict', async ({ dir }) => {
     const file = path.join(dir, 'by-path.json')
     await writeFile(file, JSON.stringify({ routes: { check_inventory: 'GET /inventory/:sku' }, rules: [{ name: 'inventory-busy', route: 'GET /inventory/*', kind: 'rate_limit', calls: [1, 2], delay: 0.6 }] }))
     const result = await runCli(['rules', file, '--strict'])
@@ -67,7 +59,7 @@ describe('toolstorm rules and a METHOD /path glob on a declared route (#29)', ()
 })
 
 describe('toolstorm proxy with rules that can never fire', () => {
-  it('warns at start and on PUT /rules, and check says the rule was never eligible and which routes were seen', async () => {
+  it('warns at start and on PUT /rules, and check says the rule was never eligible and which routes were seen', async ({ dir, upstream, never }) => {
     const report = path.join(dir, 'report.json')
     const child = spawn(process.execPath, [BIN, 'proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--rules', never, '--report', report], { stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''

@@ -10,16 +10,16 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest'
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { validateReport } from '../../src/report/validate-report.js'
 import { BIN, ROOT } from '../helpers/cli.js'
+import { closingChild } from '../helpers/teardown.js'
 import { startUpstream, type Upstream } from '../helpers/upstream.js'
 
 let dir: string
 let project: string
 let upstream: Upstream
-const started: ChildProcess[] = []
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-launcher-'))
@@ -30,11 +30,6 @@ beforeAll(async () => {
   await writeFile(path.join(project, 'package.json'), JSON.stringify({ name: 'launcher-test', private: true }))
   await runToEnd('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', ROOT], project)
 }, 120_000)
-afterEach(() => {
-  // A failed case must not leave its processes behind: kill by pid what this file started.
-  for (const child of started.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
-  for (const pid of toolstormPids(dir)) process.kill(pid, 'SIGKILL')
-})
 afterAll(async () => {
   await upstream?.close()
   await rm(dir, { recursive: true, force: true })
@@ -65,10 +60,16 @@ function toolstormPids(folder: string): number[] {
   return pids
 }
 
-/** Start `file args` and resolve once it printed the data plane's address (the banner goes to stdout). */
+/**
+ * Start `file args` and resolve once it printed the data plane's address (the banner goes to stdout).
+ * A failed case must not leave its processes behind: when it ends, `file` is killed, then by pid
+ * the toolstorm processes it started.
+ */
 function start(file: string, args: string[], options: { cwd?: string } = {}): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
-  const child = spawn(file, args, { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] })
-  started.push(child)
+  onTestFinished(() => {
+    for (const pid of toolstormPids(dir)) process.kill(pid, 'SIGKILL')
+  })
+  const child = closingChild(spawn(file, args, { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] }))
   let stdout = ''
   let stderr = ''
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))

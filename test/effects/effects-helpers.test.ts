@@ -1,23 +1,16 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import net from 'node:net'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { ProxyAgent, fetch as undiciFetch } from 'undici'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { ToolstormEffects } from '../../src/effects/toolstorm-effects.js'
-import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
+import { startProxy } from '../../src/proxy/proxy-server.js'
 import { ROOT } from '../helpers/cli.js'
+import { closing, closingChild } from '../helpers/teardown.js'
 
 const run = promisify(execFile)
-let proxy: ProxyServer | null = null
-let child: ChildProcess | null = null
-afterEach(async () => {
-  child?.kill()
-  child = null
-  await proxy?.close()
-  proxy = null
-})
 
 async function closedPort(): Promise<number> {
   const server = net.createServer()
@@ -30,9 +23,9 @@ async function closedPort(): Promise<number> {
 describe('effects helpers', () => {
   it('lets a Python tool server prove a duplicate commit behind the proxy', async () => {
     // Forward mode: the proxy needs no target, so the tool server can learn the sidecar URL first.
-    proxy = await startProxy({ config: { rules: [{ name: 'lost-ack', route: 'POST /ship', kind: 'response_lost', calls: [1] }] } })
-    child = spawn('python3', [path.join(ROOT, 'fixtures/python-tool-server/server.py'), proxy.adminUrl], { stdio: ['ignore', 'pipe', 'inherit'] })
-    const port = await new Promise<string>((resolve) => child!.stdout!.once('data', (chunk: Buffer) => resolve(chunk.toString().trim())))
+    const proxy = closing(await startProxy({ config: { rules: [{ name: 'lost-ack', route: 'POST /ship', kind: 'response_lost', calls: [1] }] } }))
+    const child = closingChild(spawn('python3', [path.join(ROOT, 'fixtures/python-tool-server/server.py'), proxy.adminUrl], { stdio: ['ignore', 'pipe', 'inherit'] }))
+    const port = await new Promise<string>((resolve) => child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim())))
     const dispatcher = new ProxyAgent({ uri: proxy.url, proxyTunnel: false })
     const ship = () => undiciFetch(`http://127.0.0.1:${port}/ship`, { method: 'POST', body: '{"order":"o-1"}', dispatcher })
     await expect(ship()).rejects.toThrow('fetch failed')
@@ -95,7 +88,7 @@ describe('effects helpers', () => {
   })
 
   it('accepts the documented curl equivalent', async () => {
-    proxy = await startProxy({})
+    const proxy = closing(await startProxy({}))
     const exchange = proxy.storm.begin({ method: 'POST', url: new URL('http://t.test/ship'), headers: {} })
     const { stdout } = await run('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-X', 'POST', `${proxy.adminUrl}/effects`, '-H', 'content-type: application/json', '-d', JSON.stringify({ name: 'shipment', key: 'o-1', call: exchange.id })])
     expect(stdout).toBe('201')

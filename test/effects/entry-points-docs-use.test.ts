@@ -4,52 +4,39 @@
  * `reportEffect` in `toolstorm/effects` (docs/proxy.md; the Python helper has them). Imported
  * through the package's own exports, as a user's project does.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
 import http from 'node:http'
-import os from 'node:os'
 import path from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { flush, reportEffect, stats } from 'toolstorm/effects'
-import { openCertificateAuthority, startProxy, type ProxyServer } from 'toolstorm/proxy'
-
-let proxy: ProxyServer | null = null
-let dir: string | null = null
-afterEach(async () => {
-  await proxy?.close()
-  proxy = null
-  if (dir) await rm(dir, { recursive: true, force: true })
-  dir = null
-})
+import { openCertificateAuthority, startProxy } from 'toolstorm/proxy'
+import { closing, closingServer, settingEnv, temporaryFolder } from '../helpers/teardown.js'
 
 describe('entry points the docs use', () => {
   it('opens the CA of a folder from toolstorm/proxy and gives it to startProxy', async () => {
-    dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-ca-entry-'))
+    const dir = await temporaryFolder('toolstorm-ca-entry-')
     const { ca, created } = await openCertificateAuthority(path.join(dir, 'ca'))
     expect(created).toBe(true)
-    proxy = await startProxy({ ca })
+    const proxy = closing(await startProxy({ ca }))
     expect(proxy.ca?.certificatePath).toBe(path.join(dir, 'ca', 'ca.pem'))
   })
 
   it('counts what reportEffect sent and skipped with stats(), and flush() waits for pending reports', async () => {
-    proxy = await startProxy({ config: {} })
-    process.env.TOOLSTORM_SIDECAR = proxy.adminUrl
+    const proxy = closing(await startProxy({ config: {} }))
+    settingEnv({ TOOLSTORM_SIDECAR: proxy.adminUrl })
     // A request the proxy served carries its call id; the tool side reports against it.
-    const upstream = http.createServer((req, res) => {
-      void reportEffect(req, 'shipment', 'o-1').then(() => res.end('ok'))
-    })
+    const upstream = closingServer(
+      http.createServer((req, res) => {
+        void reportEffect(req, 'shipment', 'o-1').then(() => res.end('ok'))
+      }),
+    )
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
-    try {
-      const port = (upstream.address() as { port: number }).port
-      const dispatcher = new (await import('undici')).ProxyAgent({ uri: proxy.url, proxyTunnel: false })
-      await (await (await import('undici')).fetch(`http://127.0.0.1:${port}/ship`, { dispatcher })).text()
-      await dispatcher.close()
-      expect(await reportEffect({ headers: {} }, 'shipment', 'no-call')).toBe(false)
-      await flush()
-      expect(stats()).toEqual({ sent: 1, dropped: 0, skipped: 1, pending: 0 })
-      expect(proxy.storm.report().effects).toMatchObject([{ name: 'shipment', key: 'o-1' }])
-    } finally {
-      await new Promise((resolve) => upstream.close(resolve))
-      delete process.env.TOOLSTORM_SIDECAR
-    }
+    const port = (upstream.address() as { port: number }).port
+    const dispatcher = new (await import('undici')).ProxyAgent({ uri: proxy.url, proxyTunnel: false })
+    await (await (await import('undici')).fetch(`http://127.0.0.1:${port}/ship`, { dispatcher })).text()
+    await dispatcher.close()
+    expect(await reportEffect({ headers: {} }, 'shipment', 'no-call')).toBe(false)
+    await flush()
+    expect(stats()).toEqual({ sent: 1, dropped: 0, skipped: 1, pending: 0 })
+    expect(proxy.storm.report().effects).toMatchObject([{ name: 'shipment', key: 'o-1' }])
   })
 })

@@ -5,22 +5,16 @@
  */
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { reportEffect, stats, ToolstormEffects } from '../../src/effects/toolstorm-effects.js'
 import { createStorm } from '../../src/create-storm.js'
 import { intercept } from '../../src/interceptors/intercept.js'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
-
-const closers: Array<() => Promise<unknown> | void> = []
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close()
-  delete process.env.TOOLSTORM_SIDECAR
-  delete process.env.TOOLSTORM_ADMIN_TOKEN
-})
+import { closing, closingServer, settingEnv } from '../helpers/teardown.js'
 
 /** A tool server that commits a shipment per request and reports it with `report`. */
 async function toolServer(report: (req: http.IncomingMessage, order: string) => Promise<boolean>): Promise<string> {
-  const server = http.createServer((req, res) => {
+  const server = closingServer(http.createServer((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', async () => {
@@ -28,16 +22,13 @@ async function toolServer(report: (req: http.IncomingMessage, order: string) => 
       const reported = await report(req, order)
       res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ reported }))
     })
-  })
+  }))
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  closers.push(() => new Promise<void>((resolve) => server.close(() => resolve())))
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 }
 
 async function proxyTo(target: string): Promise<ProxyServer> {
-  const proxy = await startProxy({ targets: [target], config: { rules: [] } })
-  closers.push(() => proxy.close())
-  return proxy
+  return closing(await startProxy({ targets: [target], config: { rules: [] } }))
 }
 
 const ship = async (base: string, order: string) => (await (await fetch(`${base}/ship`, { method: 'POST', body: JSON.stringify({ order }) })).json()) as { reported: boolean }
@@ -47,8 +38,7 @@ describe('one effects API', () => {
     const before = stats()
     const base = await toolServer((req, order) => reportEffect(req, 'shipment', order))
     const storm = createStorm({ rules: [] })
-    const interception = intercept(storm)
-    closers.push(() => interception.dispose())
+    closing(intercept(storm))
     expect(await ship(base, 'o-1')).toEqual({ reported: true })
     expect(await ship(base, 'o-1')).toEqual({ reported: true })
     expect(storm.report().effects.map((effect) => [effect.name, effect.key, effect.call, effect.identity])).toEqual([
@@ -74,7 +64,7 @@ describe('one effects API', () => {
     const named = await proxyTo(base)
     const newest = await proxyTo(base)
     expect(named.effectsEnv).toEqual({ TOOLSTORM_SIDECAR: named.adminUrl, TOOLSTORM_ADMIN_TOKEN: named.token })
-    Object.assign(process.env, named.effectsEnv)
+    settingEnv(named.effectsEnv)
     expect(await ship(named.url, 'o-3')).toEqual({ reported: true })
     expect(named.storm.report().effects.map((effect) => effect.key)).toEqual(['o-3'])
     expect(newest.storm.report().effects).toEqual([])

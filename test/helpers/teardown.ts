@@ -1,21 +1,28 @@
 /**
  * One teardown for every test: `closing(thing)` closes `thing` when the current test finishes,
  * passed or failed (`onTestFinished`), so no `let x = null` + `afterEach` block is written.
- * Anything with `close()`, `dispose()` or `Symbol.asyncDispose` / `Symbol.dispose` qualifies:
- * proxies, replay servers, upstreams, pools, interceptions, MSW servers, undici agents.
+ * Anything with `close()`, `dispose()`, `shutdown()` or `Symbol.asyncDispose` / `Symbol.dispose`
+ * qualifies: proxies, replay servers, upstreams, pools, interceptions, MSW servers, undici agents,
+ * OpenTelemetry tracer providers.
+ * Beside it: `closingServer` (an `http.Server`), `closingChild` (a child process), `settingEnv`
+ * (environment variables restored) and `temporaryFolder`. Handlers run in reverse order of
+ * registration, so what was made last is closed first.
  */
+import type { ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
 import { mkdtemp, rm } from 'node:fs/promises'
 import type http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { onTestFinished } from 'vitest'
 
-export type Closable = { close(): unknown } | { dispose(): unknown } | { [Symbol.asyncDispose](): PromiseLike<void> } | { [Symbol.dispose](): void }
+export type Closable = { close(): unknown } | { dispose(): unknown } | { shutdown(): unknown } | { [Symbol.asyncDispose](): PromiseLike<void> } | { [Symbol.dispose](): void }
 
 function closeOf(thing: Closable): () => unknown {
   if (Symbol.asyncDispose in thing) return () => thing[Symbol.asyncDispose]()
   if ('close' in thing) return () => thing.close()
   if ('dispose' in thing) return () => thing.dispose()
+  if ('shutdown' in thing) return () => thing.shutdown()
   return () => thing[Symbol.dispose]()
 }
 
@@ -41,4 +48,30 @@ export function closingServer<T extends http.Server>(server: T): T {
     return new Promise<void>((resolve) => server.close(() => resolve()))
   })
   return server
+}
+
+/**
+ * A child process killed (SIGKILL) when the current test finishes, if it still runs, and waited
+ * for: a failed case leaves no process behind, and the next case does not race its exit.
+ */
+export function closingChild<T extends ChildProcess>(child: T): T {
+  onTestFinished(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return
+    const exited = once(child, 'exit')
+    child.kill('SIGKILL')
+    await exited
+  })
+  return child
+}
+
+/** Set environment variables for the current test; each is restored (or deleted) when it finishes. */
+export function settingEnv(vars: Record<string, string>): void {
+  for (const [name, value] of Object.entries(vars)) {
+    const before = process.env[name]
+    onTestFinished(() => {
+      if (before === undefined) delete process.env[name]
+      else process.env[name] = before
+    })
+    process.env[name] = value
+  }
 }

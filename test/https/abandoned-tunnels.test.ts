@@ -3,23 +3,13 @@
  * its socket closed by the server, at once: nothing else would ever close it (issue #14, item 6).
  */
 import net from 'node:net'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished } from 'vitest'
 import { Cassette } from '../../src/cassette/format/cassette.js'
-import { startReplayServer, type ReplayServer } from '../../src/cassette/replay/replay-server.js'
-import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
+import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
+import { startProxy } from '../../src/proxy/proxy-server.js'
 import { exchangeAt } from '../helpers/cassette-fixtures.js'
 import { abandonConnect } from '../helpers/abandon-connect.js'
-
-let proxy: ProxyServer | null = null
-let replay: ReplayServer | null = null
-const sockets: net.Socket[] = []
-afterEach(async () => {
-  for (const socket of sockets.splice(0)) socket.destroy()
-  await proxy?.close()
-  await replay?.close()
-  proxy = null
-  replay = null
-})
+import { closing } from '../helpers/teardown.js'
 
 /** Resolves true when the server closes the client's socket within `ms`. */
 function closedByServer(socket: net.Socket, ms: number): Promise<boolean> {
@@ -36,17 +26,17 @@ function closedByServer(socket: net.Socket, ms: number): Promise<boolean> {
 
 describe('abandoned CONNECT tunnels', () => {
   it('the proxy closes a tunnel whose client half-closed mid-handshake', async () => {
-    proxy = await startProxy({})
+    const proxy = closing(await startProxy({}))
     const socket = await abandonConnect(proxy.url, 'mid-handshake')
-    sockets.push(socket)
+    onTestFinished(() => void socket.destroy())
     expect(await closedByServer(socket, 5_000)).toBe(true)
   })
 
   it('the replay server closes a tunnel whose client half-closed before its CA was made', async () => {
     // Plain-HTTP exchanges only: the CA is made on the first CONNECT, after the client left.
-    replay = await startReplayServer(Cassette.from({}, [exchangeAt(1, { request: { method: 'GET', url: 'http://127.0.0.1:9/items/1', headers: {}, body: null } })]))
+    const replay = closing(await startReplayServer(Cassette.from({}, [exchangeAt(1, { request: { method: 'GET', url: 'http://127.0.0.1:9/items/1', headers: {}, body: null } })])))
     const socket = await abandonConnect(replay.url, 'before-tunnel')
-    sockets.push(socket)
+    onTestFinished(() => void socket.destroy())
     expect(await closedByServer(socket, 5_000)).toBe(true)
   })
 })

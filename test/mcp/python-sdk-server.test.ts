@@ -4,27 +4,19 @@
  * the proxy correlates it with the tool call. Needs the Python `mcp` package: `.ci/run` installs
  * it into `node_modules/.cache/toolstorm-py` (.ci/python-venv.sh; `TOOLSTORM_PYTHON` overrides).
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import net from 'node:net'
 import path from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { contract } from '../../src/contracts/contract.js'
-import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
+import { startProxy } from '../../src/proxy/proxy-server.js'
 import { ROOT } from '../helpers/cli.js'
 import { connectMcpClient } from '../helpers/mcp-server.js'
 import { PYTHON, hasPythonModules } from '../helpers/python.js'
 import { freePort } from '../helpers/redis-server.js'
+import { closing, closingChild } from '../helpers/teardown.js'
 
 const hasPythonSdk = hasPythonModules('mcp')
-
-let proxy: ProxyServer | null = null
-let server: ChildProcess | null = null
-afterEach(async () => {
-  server?.kill()
-  server = null
-  await proxy?.close()
-  proxy = null
-})
 
 async function listening(port: number, deadline: number): Promise<void> {
   for (;;) {
@@ -44,8 +36,8 @@ async function listening(port: number, deadline: number): Promise<void> {
 describe.skipIf(!hasPythonSdk)('a Python SDK MCP server behind the proxy', () => {
   it('reports the commit of a tool call whose answer was lost, so the retry shows as a duplicate effect', async () => {
     const port = await freePort()
-    proxy = await startProxy({ targets: [`http://127.0.0.1:${port}`], config: { rules: [{ name: 'lost', route: 'tools/call create_shipment', kind: 'response_lost', calls: [1] }] } })
-    server = spawn(PYTHON, [path.join(ROOT, 'fixtures/python-mcp-server/server.py'), String(port), proxy.adminUrl], { stdio: 'ignore' })
+    const proxy = closing(await startProxy({ targets: [`http://127.0.0.1:${port}`], config: { rules: [{ name: 'lost', route: 'tools/call create_shipment', kind: 'response_lost', calls: [1] }] } }))
+    closingChild(spawn(PYTHON, [path.join(ROOT, 'fixtures/python-mcp-server/server.py'), String(port), proxy.adminUrl], { stdio: 'ignore' }))
     await listening(port, Date.now() + 20_000)
     const { client } = await connectMcpClient(`${proxy.url}/mcp`)
     await expect(client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-1' } })).rejects.toThrow()

@@ -6,14 +6,9 @@
  */
 import http from 'node:http'
 import type net from 'node:net'
-import { afterEach, expect, it } from 'vitest'
+import { expect, it, onTestFinished } from 'vitest'
 import { createEventStreams, type StreamBatch, type StreamSnapshot } from '../../src/proxy/admin/events.js'
 import { createStorm } from '../../src/create-storm.js'
-
-const cleanups: Array<() => void> = []
-afterEach(() => {
-  for (const cleanup of cleanups.splice(0)) cleanup()
-})
 
 const MAX_PENDING = 50
 const turn = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -27,7 +22,7 @@ it('sends a client that stopped reading one fresh snapshot when it reads again, 
     serverSide = res
     void streams.route(req, res, new URL(req.url ?? '/', 'http://admin'))
   })
-  cleanups.push(() => {
+  onTestFinished(() => {
     streams.close()
     server.closeAllConnections()
     server.close()
@@ -38,7 +33,7 @@ it('sends a client that stopped reading one fresh snapshot when it reads again, 
   // node:http reads the chunked framing; paused, it stops reading the socket as any stuck client.
   let text = ''
   const subscriber = await new Promise<http.IncomingMessage>((resolve, reject) => http.get({ host: '127.0.0.1', port, path: '/events', agent: false }, resolve).on('error', reject))
-  cleanups.push(() => subscriber.destroy())
+  onTestFinished(() => void subscriber.destroy())
   subscriber.setEncoding('utf8')
   subscriber.on('data', (chunk: string) => (text += chunk))
   while (!text.includes('event: snapshot')) await turn(5)

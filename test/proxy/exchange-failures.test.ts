@@ -9,24 +9,15 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { Agent, fetch as undiciFetch } from 'undici'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished } from 'vitest'
 import type { ExchangeObserver } from '../../src/engine/exchange-flow.js'
 import type { ToolstormError } from '../../src/errors.js'
 import { WireServer } from '../../src/proxy/http1/wire-server.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
-import { startHttpsProxied, type HttpsProxied } from '../helpers/https-proxied.js'
+import { startHttpsProxied } from '../helpers/https-proxied.js'
 import { BIN } from '../helpers/cli.js'
-import { startProxied, type Proxied } from '../helpers/proxied.js'
-
-let env: Proxied | null = null
-let https: HttpsProxied | null = null
-let wire: WireServer | null = null
-afterEach(async () => {
-  await env?.close()
-  await https?.close()
-  if (wire) await new Promise((resolve) => wire?.close(resolve))
-  env = https = wire = null
-})
+import { startProxied } from '../helpers/proxied.js'
+import { closing } from '../helpers/teardown.js'
 
 function throwing(hook: keyof ExchangeObserver): ExchangeObserver {
   return {
@@ -38,8 +29,8 @@ function throwing(hook: keyof ExchangeObserver): ExchangeObserver {
 
 async function proxiedWithThrowing(hook: keyof ExchangeObserver) {
   const reported: ToolstormError[] = []
-  env = await startProxied('reverse', { rules: [] }, { observer: throwing(hook), onExchangeError: (error) => reported.push(error) })
-  return reported
+  const env = closing(await startProxied('reverse', { rules: [] }, { observer: throwing(hook), onExchangeError: (error) => reported.push(error) }))
+  return { env, reported }
 }
 
 /** Status, or 'cut' when the client saw the connection break instead of a whole response. */
@@ -58,7 +49,7 @@ describe('exchange failures', () => {
     // urllib does this over an intercepted tunnel: head, 503 from the rule, then the connection closes.
     // The unread body was aborted with an 'error' no one listened for, and that ended the process:
     // so the proxy runs as a process of its own here.
-    env = await startProxied('reverse', { rules: [] })
+    const env = closing(await startProxied('reverse', { rules: [] }))
     const rules = path.join(await mkdtemp(path.join(os.tmpdir(), 'toolstorm-body-')), 'rules.json')
     await writeFile(rules, JSON.stringify({ rules: [{ name: 'down', route: 'POST /ship', kind: 'unavailable' }] }))
     const child = spawn(process.execPath, [BIN, 'proxy', '--target', env.upstream.url, '--rules', rules, '--port', '0', '--admin-port', '0', '--ready-json'], { stdio: ['ignore', 'pipe', 'pipe'] })
@@ -84,33 +75,33 @@ describe('exchange failures', () => {
   })
 
   it('answers 500 with the code when an observer throws before anything was sent, reports it once, and keeps serving', async () => {
-    const reported = await proxiedWithThrowing('onStart')
-    const response = await fetch(`${env!.proxy.url}/items/a`)
+    const { env, reported } = await proxiedWithThrowing('onStart')
+    const response = await fetch(`${env.proxy.url}/items/a`)
     expect(response.status).toBe(500)
     expect(await response.json()).toEqual({ error: { type: 'proxy_error', code: 'ERR_EXCHANGE_FAILED', message: '[toolstorm] The proxy failed while serving this request (ERR_EXCHANGE_FAILED); see its log.' } })
     expect(reported.map((error) => [error.code, error.message])).toEqual([['ERR_EXCHANGE_FAILED', 'Failed to serve "GET /items/a" (in the observer\'s onStart): onStart exploded (E_HOOK). This exchange failed; the proxy keeps serving.']])
-    expect(env!.upstream.hits()).toBe(0)
+    expect(env.upstream.hits()).toBe(0)
     // The hook still throws for every exchange; the proxy still answers each.
-    expect(await outcome(`${env!.proxy.url}/items/b`)).toBe(500)
+    expect(await outcome(`${env.proxy.url}/items/b`)).toBe(500)
     expect(reported).toHaveLength(2)
   })
 
   it('cuts the response when an observer throws on an upstream body chunk (in the pool\'s socket callback), reports it once, and keeps serving', async () => {
-    const reported = await proxiedWithThrowing('onUpstreamBody')
-    expect(await outcome(`${env!.proxy.url}/items/a`)).toBe('cut')
+    const { env, reported } = await proxiedWithThrowing('onUpstreamBody')
+    expect(await outcome(`${env.proxy.url}/items/a`)).toBe('cut')
     expect(reported.map((error) => error.code)).toEqual(['ERR_EXCHANGE_FAILED'])
     expect(reported[0]?.message).toContain('onUpstreamBody exploded (E_HOOK)')
-    expect(await outcome(`${env!.proxy.url}/items/a`)).toBe('cut')
-    expect(env!.upstream.hits()).toBe(2)
+    expect(await outcome(`${env.proxy.url}/items/a`)).toBe('cut')
+    expect(env.upstream.hits()).toBe(2)
   })
 
   it('fails the exchange when an observer throws on a request body chunk (in the client socket\'s callback), reports it once, and keeps serving', async () => {
-    const reported = await proxiedWithThrowing('onRequestBody')
-    const result = await outcome(`${env!.proxy.url}/echo`, { method: 'POST', body: 'hello' })
+    const { env, reported } = await proxiedWithThrowing('onRequestBody')
+    const result = await outcome(`${env.proxy.url}/echo`, { method: 'POST', body: 'hello' })
     expect([500, 502, 'cut']).toContain(result)
     expect(reported.map((error) => error.code)).toEqual(['ERR_EXCHANGE_FAILED'])
     expect(reported[0]?.message).toContain('Failed to serve "POST /echo" (in the observer\'s onRequestBody): onRequestBody exploded (E_HOOK)')
-    const next = await outcome(`${env!.proxy.url}/echo`, { method: 'POST', body: 'again' })
+    const next = await outcome(`${env.proxy.url}/echo`, { method: 'POST', body: 'again' })
     expect([500, 502, 'cut']).toContain(next)
     expect(reported).toHaveLength(2)
   })
@@ -145,8 +136,8 @@ describe('exchange failures', () => {
   })
 
   it('keeps a response the client already got when an observer throws at the end, and reports it once', async () => {
-    const reported = await proxiedWithThrowing('onFinished')
-    const response = await fetch(`${env!.proxy.url}/items/a`)
+    const { env, reported } = await proxiedWithThrowing('onFinished')
+    const response = await fetch(`${env.proxy.url}/items/a`)
     expect(response.status).toBe(200)
     expect(await response.json()).toMatchObject({ id: 'a' })
     await new Promise((resolve) => setTimeout(resolve, 50))
@@ -162,7 +153,7 @@ describe('exchange failures', () => {
       if (++calls === 1) throw new Error('dispatcher exploded')
       return original(options, handler)
     }
-    env = await startProxied('reverse', { rules: [] }, { dispatcher, onExchangeError: (error) => reported.push(error) })
+    const env = closing(await startProxied('reverse', { rules: [] }, { dispatcher, onExchangeError: (error) => reported.push(error) }))
     try {
       expect(await outcome(`${env.proxy.url}/items/a`)).toBe(500)
       expect(reported.map((error) => error.message)).toEqual(['Failed to serve "GET /items/a": dispatcher exploded (Error). This exchange failed; the proxy keeps serving.'])
@@ -174,7 +165,7 @@ describe('exchange failures', () => {
 
   it('answers 500 inside an intercepted HTTPS tunnel when an observer throws, and keeps serving', async () => {
     const reported: ToolstormError[] = []
-    https = await startHttpsProxied({ rules: [] }, { observer: throwing('onStart'), onExchangeError: (error) => reported.push(error) })
+    const https = closing(await startHttpsProxied({ rules: [] }, { observer: throwing('onStart'), onExchangeError: (error) => reported.push(error) }))
     const first = await undiciFetch(`${https.base}/items/a`, { dispatcher: https.dispatcher })
     expect(first.status).toBe(500)
     expect(((await first.json()) as { error: { code: string } }).error.code).toBe('ERR_EXCHANGE_FAILED')
@@ -186,7 +177,8 @@ describe('exchange failures', () => {
   })
 
   it('closes the connection of a request listener that throws, tells exchangeError, and serves the next connection', async () => {
-    wire = new WireServer()
+    const wire = new WireServer()
+    onTestFinished(() => new Promise<void>((resolve) => wire.close(() => resolve())))
     const seen: string[] = []
     let calls = 0
     wire.on('request', (req, res) => {
@@ -194,7 +186,7 @@ describe('exchange failures', () => {
       res.writeHead(200, { 'content-length': 2 }).end('ok')
     })
     wire.on('exchangeError', (error, req, res) => seen.push(`${(error as Error).message} ${req?.url} ${res?.headersSent}`))
-    await new Promise<void>((resolve) => wire!.listen(0, '127.0.0.1', resolve))
+    await new Promise<void>((resolve) => wire.listen(0, '127.0.0.1', resolve))
     const port = wire.address()!.port
     const send = (path: string) =>
       new Promise<string>((resolve) => {

@@ -1,22 +1,12 @@
-import net from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { PortInUseError, ToolstormError } from '../../src/errors.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
+import { test as it } from '../helpers/file-fixtures.js'
 
 // Issue #15 item 5: listening failures that are the caller's mistake are typed errors (exit 2).
-let holder: net.Server
-let taken: number
-beforeAll(async () => {
-  holder = net.createServer()
-  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve))
-  taken = (holder.address() as net.AddressInfo).port
-})
-afterAll(async () => {
-  await new Promise<void>((resolve) => holder.close(() => resolve()))
-})
 
 describe('startProxy on a port in use', () => {
-  it('rejects with PortInUseError naming the server and the option', async () => {
+  it('rejects with PortInUseError naming the server and the option', async ({ taken }) => {
     const data = await startProxy({ port: taken }).catch((error: unknown) => error)
     expect(data).toBeInstanceOf(PortInUseError)
     expect(data).toMatchObject({ code: 'ERR_PORT_IN_USE', server: 'data', port: taken, exitCode: 2, message: `Failed to start the server: port ${taken} on 127.0.0.1 is in use. Pass another port, or port 0 for any free one.` })

@@ -6,38 +6,30 @@
  */
 import http from 'node:http'
 import net, { type AddressInfo } from 'node:net'
-import { afterEach, describe, expect, it } from 'vitest'
-import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
+import { describe, expect, it, onTestFinished } from 'vitest'
+import { startProxy } from '../../src/proxy/proxy-server.js'
+import { closing, closingServer } from '../helpers/teardown.js'
 
 const REQUESTS = 500
 const BODY = Buffer.alloc(64 * 1024, 'a')
-
-let proxy: ProxyServer | null = null
-let upstream: http.Server | null = null
-let client: net.Socket | null = null
-afterEach(async () => {
-  client?.destroy()
-  await proxy?.close()
-  upstream?.closeAllConnections()
-  await new Promise((resolve) => (upstream ? upstream.close(resolve) : resolve(undefined)))
-  proxy = upstream = client = null
-})
 
 describe('pipelining bound', () => {
   it('reaches the upstream a bounded number of times for a client that pipelines 500 GETs and reads nothing, then answers all 500 in order', async () => {
     let requests = 0
     let connections = 0
-    upstream = http.createServer((req, res) => {
-      requests++
-      res.writeHead(200, { 'content-length': BODY.length, 'x-path': req.url })
-      res.end(BODY)
-    })
+    const upstream = closingServer(
+      http.createServer((req, res) => {
+        requests++
+        res.writeHead(200, { 'content-length': BODY.length, 'x-path': req.url })
+        res.end(BODY)
+      }),
+    )
     upstream.on('connection', () => connections++)
-    await new Promise<void>((resolve) => upstream!.listen(0, '127.0.0.1', resolve))
-    proxy = await startProxy({ targets: [`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`] })
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
+    const proxy = closing(await startProxy({ targets: [`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`] }))
 
     const socket = net.connect(Number(new URL(proxy.url).port), '127.0.0.1')
-    client = socket
+    onTestFinished(() => void socket.destroy())
     socket.pause()
     await new Promise((resolve) => socket.once('connect', resolve))
     let heads = ''

@@ -10,15 +10,14 @@ import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
 import { openEvents, type AdminClient, type StreamEvent } from '../helpers/event-stream.js'
 import { hasRedis } from '../helpers/redis-server.js'
 import { useReplicaSetting } from '../helpers/replicas.js'
+import { closing } from '../helpers/teardown.js'
 
 const RULES = { rules: [{ name: 'second-item', route: 'GET /items/*', kind: 'unavailable' as const, calls: [2] }] }
 
 const setting = useReplicaSetting()
-const proxies = setting.proxies
 
 async function replica(): Promise<ProxyServer & AdminClient> {
-  const proxy = await startProxy({ targets: [setting.upstream!.url], config: RULES, state: { url: setting.redis!.url, prefix: 'dash' } })
-  proxies.push(proxy)
+  const proxy = closing(await startProxy({ targets: [setting.upstream!.url], config: RULES, state: { url: setting.redis!.url, prefix: 'dash' } }))
   return Object.assign(proxy, { admin: (path: string, init: RequestInit = {}) => fetch(proxy.adminUrl + path, { ...init, headers: { authorization: `Bearer ${proxy.token}`, ...(init.headers as Record<string, string>) } }) })
 }
 

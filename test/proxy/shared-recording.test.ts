@@ -6,7 +6,7 @@
 import { rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished } from 'vitest'
 import { Cassette, type CassetteExchange } from '../../src/cassette/format/cassette.js'
 import { createCassetteRecorder, type CassetteRecorder } from '../../src/cassette/record/cassette-recorder.js'
 import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
@@ -15,7 +15,9 @@ import { connectRedisState, type RedisRunState } from '../../src/state/redis-run
 import { createStorm } from '../../src/create-storm.js'
 import { ToolstormEffects } from '../../src/effects/toolstorm-effects.js'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
-import { hasRedis, startRedis, type RedisServer } from '../helpers/redis-server.js'
+import { hasRedis } from '../helpers/redis-server.js'
+import { useReplicaSetting } from '../helpers/replicas.js'
+import { closing } from '../helpers/teardown.js'
 import { startUpstream, type Upstream } from '../helpers/upstream.js'
 
 const RULES: StormConfigInput = {
@@ -42,23 +44,7 @@ function sequence(): Step[] {
   return steps
 }
 
-let redis: RedisServer | null = null
-let upstream: Upstream | null = null
-const closers: Array<() => Promise<unknown>> = []
-
-beforeEach(async () => {
-  if (!hasRedis) return
-  redis = await startRedis()
-  upstream = await startUpstream()
-})
-
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close()
-  await upstream?.close()
-  await redis?.close()
-  upstream = null
-  redis = null
-})
+const setting = useReplicaSetting()
 
 interface Recording {
   proxy: ProxyServer
@@ -67,12 +53,12 @@ interface Recording {
 }
 
 /** A proxy recording as `toolstorm proxy --record` does; with `shared`, a replica recording into Redis. */
-async function recordingProxy(shared: boolean, target: Upstream = upstream!): Promise<Recording> {
+async function recordingProxy(shared: boolean, target: Upstream = setting.upstream!): Promise<Recording> {
   const storm = createStorm(RULES)
-  const state = shared ? await connectRedisState(storm, { url: redis!.url, prefix: 'rec' }) : null
+  const state = shared ? await connectRedisState(storm, { url: setting.redis!.url, prefix: 'rec' }) : null
   const recorder = createCassetteRecorder(storm, { source: 'proxy', urlForm: 'origin', targets: [target.url], ...(state ? { shared: state } : {}) })
   const proxy = await startProxy({ targets: [target.url], storm, observer: recorder.observer, ...(state ? { state } : {}) })
-  closers.push(async () => {
+  onTestFinished(async () => {
     await proxy.close()
     await recorder.discard()
     await state?.close()
@@ -116,8 +102,7 @@ function essence(exchange: CassetteExchange) {
 describe.skipIf(!hasRedis)('recording across replicas sharing a run through Redis', () => {
   it('keeps in the cassette a claim posted to another replica, judged against the effect the store holds', async () => {
     let effects: ToolstormEffects | null = null
-    const tool = await startUpstream({ onCommit: async (name, key, request) => void (await effects?.report(request, name, key)) })
-    closers.push(() => tool.close())
+    const tool = closing(await startUpstream({ onCommit: async (name, key, request) => void (await effects?.report(request, name, key)) }))
     const [a, b] = [await recordingProxy(true, tool), await recordingProxy(true, tool)]
     effects = new ToolstormEffects({ sidecarUrl: b.proxy.adminUrl, token: b.proxy.token })
     const shipped = await fetch(`${a.proxy.url}/ship`, { method: 'POST', headers: { 'x-toolstorm-run': 'claimed', 'content-type': 'application/json' }, body: JSON.stringify({ order: 'o-9' }) })
@@ -126,7 +111,7 @@ describe.skipIf(!hasRedis)('recording across replicas sharing a run through Redi
     // The agent says it failed, through replica B; A's cassette holds the claim and its verdict.
     expect(await effects.claim({ tool: 'POST /ship', status: 'failure', run: 'claimed' })).toBe(true)
     const file = path.join(os.tmpdir(), `toolstorm-shared-claims-${process.pid}.cassette.jsonl`)
-    closers.push(() => rm(file, { force: true }))
+    onTestFinished(() => rm(file, { force: true }))
     await a.recorder.save(file)
     const claims = (await Cassette.load(file)).header.claims
     expect(claims).toMatchObject([{ run: 'claimed', id: 1, tool: 'POST /ship', status: 'failure', verdict: 'silent_commit', calls: [1], effects: [{ name: 'shipment', key: 'o-9', call: 1 }] }])
@@ -134,8 +119,7 @@ describe.skipIf(!hasRedis)('recording across replicas sharing a run through Redi
 
   it('assembles one cassette from 3 replicas in call order, equal to one proxy\'s recording, and it replays strictly', async () => {
     // Its own tool server: the replicas' one counts shipments from 1 too.
-    const own = await startUpstream()
-    closers.push(() => own.close())
+    const own = closing(await startUpstream())
     const single = await recordingProxy(false, own)
     const replicas = [await recordingProxy(true), await recordingProxy(true), await recordingProxy(true)]
     const alone = await drive([single.proxy], 'rec-1')
@@ -158,8 +142,7 @@ describe.skipIf(!hasRedis)('recording across replicas sharing a run through Redi
 
     // The assembled cassette replays strictly: the same requests, in the same order, get the recorded answers.
     const cassette = await replicas[0]!.recorder.cassette()
-    const replay = await startReplayServer(Cassette.parse(cassette.toString()))
-    closers.push(() => replay.close())
+    const replay = closing(await startReplayServer(Cassette.parse(cassette.toString())))
     expect(await drive([replay], 'rec-1')).toEqual(alone)
     expect(replay.verdict()).toMatchObject({ passed: true, served: sequence().length, unused: 0 })
   })
@@ -169,7 +152,7 @@ describe.skipIf(!hasRedis)('recording across replicas sharing a run through Redi
     const headers = { 'x-toolstorm-run': 'order' }
     // Call 1 (through A) is still running when call 2 (through B) has finished and been recorded.
     const slow = fetch(`${a.proxy.url}/slow?ms=300`, { headers }).then((response) => response.arrayBuffer())
-    await expect.poll(() => upstream!.hits('/slow'), { timeout: 1000, interval: 5 }).toBe(1)
+    await expect.poll(() => setting.upstream!.hits('/slow'), { timeout: 1000, interval: 5 }).toBe(1)
     await (await fetch(`${b.proxy.url}/items/quick`, { headers })).arrayBuffer()
     await slow
     const cassette = await a.recorder.cassette()
@@ -182,7 +165,7 @@ describe.skipIf(!hasRedis)('recording across replicas sharing a run through Redi
   it('puts an effect reported to another replica on the call it belongs to', async () => {
     const [a, b] = [await recordingProxy(true), await recordingProxy(true)]
     await (await fetch(`${a.proxy.url}/ship`, { method: 'POST', headers: { 'x-toolstorm-run': 'fx' }, body: '{"order":"o-1"}' })).arrayBuffer()
-    const call = upstream!.requests.at(-1)!.headers['x-toolstorm-call']
+    const call = setting.upstream!.requests.at(-1)!.headers['x-toolstorm-call']
     const posted = await fetch(`${b.proxy.adminUrl}/effects`, { method: 'POST', body: JSON.stringify({ name: 'shipment', key: 'o-1', call }) })
     expect(posted.status).toBe(201)
     const cassette = await b.recorder.cassette()

@@ -15,6 +15,7 @@ import { connectRedisState } from '../../src/state/redis-run-state.js'
 import { createStorm } from '../../src/create-storm.js'
 import { hasRedis } from '../helpers/redis-server.js'
 import { useReplicaSetting } from '../helpers/replicas.js'
+import { closing } from '../helpers/teardown.js'
 
 /** The documented bound, plus what a loaded 2-core machine adds (the pause lasts much longer). */
 const BOUND_MS = 2000
@@ -24,9 +25,7 @@ const PAUSE_MS = 6000
 const setting = useReplicaSetting()
 
 async function replica(extra: Partial<ProxyOptions> = {}, config: StormConfigInput = { rules: [] }): Promise<ProxyServer> {
-  const proxy = await startProxy({ targets: [setting.upstream!.url], config, state: { url: setting.redis!.url, prefix: 'silent' }, ...extra })
-  setting.proxies.push(proxy)
-  return proxy
+  return closing(await startProxy({ targets: [setting.upstream!.url], config, state: { url: setting.redis!.url, prefix: 'silent' }, ...extra }))
 }
 
 function admin(proxy: ProxyServer, path: string, init: RequestInit = {}): Promise<Response> {

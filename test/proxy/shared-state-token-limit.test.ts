@@ -6,12 +6,14 @@
  */
 import OpenAI from 'openai'
 import { createClient } from 'redis'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { Report } from '../../src/engine/schema/report.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import { startProxy, type ProxyOptions, type ProxyServer } from '../../src/proxy/proxy-server.js'
-import { hasRedis, startRedis, type RedisServer } from '../helpers/redis-server.js'
-import { startModelUpstream, USAGE, type ModelUpstream } from '../helpers/model-upstream.js'
+import { hasRedis } from '../helpers/redis-server.js'
+import { startModelUpstream, USAGE } from '../helpers/model-upstream.js'
+import { useReplicaSetting } from '../helpers/replicas.js'
+import { closing } from '../helpers/teardown.js'
 import { CHAT } from '../helpers/model-scenario.js'
 
 const CHAT_TOKENS = USAGE.chat.prompt_tokens + USAGE.chat.completion_tokens
@@ -19,25 +21,10 @@ const RUN = 'quota-run'
 const messages = [{ role: 'user' as const, content: 'Say hello.' }]
 const quota = (budget: { tokensPerMinute: number; requestsPerMinute?: number }): StormConfigInput => ({ rules: [{ name: 'quota', route: CHAT, kind: 'token_limit', ...budget }] })
 
-let redis: RedisServer | null = null
-let upstream: ModelUpstream | null = null
-const proxies: ProxyServer[] = []
-
-beforeEach(async () => {
-  if (!hasRedis) return
-  redis = await startRedis()
-  upstream = await startModelUpstream({ gapMs: 2 })
-})
-afterEach(async () => {
-  for (const proxy of proxies.splice(0)) await proxy.close()
-  await upstream?.close()
-  await redis?.close()
-})
+const setting = useReplicaSetting(() => startModelUpstream({ gapMs: 2 }))
 
 async function replica(config: StormConfigInput, extra: Partial<ProxyOptions> = {}): Promise<ProxyServer> {
-  const proxy = await startProxy({ targets: [upstream!.url], config, state: { url: redis!.url, prefix: 'tq' }, ...extra })
-  proxies.push(proxy)
-  return proxy
+  return closing(await startProxy({ targets: [setting.upstream!.url], config, state: { url: setting.redis!.url, prefix: 'tq' }, ...extra }))
 }
 
 const client = (proxy: ProxyServer) => new OpenAI({ apiKey: 'sk-test', baseURL: `${proxy.url}/v1`, maxRetries: 0, timeout: 5_000, defaultHeaders: { 'x-toolstorm-run': RUN } })
@@ -47,7 +34,7 @@ const chat = (proxy: ProxyServer) =>
 
 /** The tokens Redis holds for the run's first window: a finished call's tokens land just after its answer. */
 async function tokensCharged(expected: number): Promise<void> {
-  const redisClient = createClient({ url: redis!.url })
+  const redisClient = createClient({ url: setting.redis!.url })
   await redisClient.connect()
   try {
     let tokens = 0
@@ -101,20 +88,20 @@ describe.skipIf(!hasRedis)('token_limit shared by replicas through --state', () 
     expect(statuses).toEqual([200, 200, 200, 429, 429, 429, 429, 429])
     const refused = answers.filter((answer) => answer.status === 429)
     for (const answer of refused) expect([answer.headers.get('x-ratelimit-limit-requests'), answer.headers.get('x-ratelimit-remaining-requests')]).toEqual(['3', '0'])
-    expect(upstream!.requests.length).toBe(3)
+    expect(setting.upstream!.requests.length).toBe(3)
   })
 
   it('answers a quota call 503 ERR_STATE_UNAVAILABLE while Redis is down, and passes it untouched with --state-unavailable=pass', async () => {
     const failing = await replica(quota({ tokensPerMinute: 1 }))
     const passing = await replica(quota({ tokensPerMinute: 1 }), { stateUnavailable: 'pass' })
-    await redis!.kill()
+    await setting.redis!.kill()
     const refused = await chat(failing)
     expect(refused.status).toBe(503)
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('ERR_STATE_UNAVAILABLE')
-    expect(upstream!.requests.length).toBe(0)
+    expect(setting.upstream!.requests.length).toBe(0)
     // Passed: no rule applies, so a spent budget does not refuse it either.
     expect((await chat(passing)).status).toBe(200)
     expect((await chat(passing)).status).toBe(200)
-    expect(upstream!.requests.length).toBe(2)
+    expect(setting.upstream!.requests.length).toBe(2)
   })
 })

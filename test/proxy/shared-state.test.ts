@@ -2,9 +2,7 @@
  * Proxy replicas share one run's state through a real Redis (Debian's redis-server): the same
  * client sequence alternated over 3 replicas gets the decisions and the report of 1 proxy.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
 import http from 'node:http'
-import os from 'node:os'
 import path from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { createClient } from 'redis'
@@ -18,6 +16,7 @@ import { startProxy, type ProxyOptions, type ProxyServer } from '../../src/proxy
 import { hasRedis, startRedis } from '../helpers/redis-server.js'
 import { startUpstream } from '../helpers/upstream.js'
 import { useReplicaSetting } from '../helpers/replicas.js'
+import { closing, temporaryFolder } from '../helpers/teardown.js'
 
 const RULES: StormConfigInput = {
   seed: 7,
@@ -42,11 +41,9 @@ function sequence(): Array<{ method: string; path: string; headers?: Record<stri
 const sameDecision = (call: CallRecord) => ({ id: call.id, route: call.route, ordinal: call.ordinal, key: call.key, fault: call.fault, injected: call.injected, status: call.status, executed: call.executed })
 
 const setting = useReplicaSetting()
-const proxies = setting.proxies
 
 async function replica(extra: Partial<ProxyOptions> = {}, config: StormConfigInput = RULES): Promise<ProxyServer> {
-  const proxy = await startProxy({ targets: [setting.upstream!.url], config, state: { url: setting.redis!.url, prefix: 'test' }, ...extra })
-  proxies.push(proxy)
+  const proxy = closing(await startProxy({ targets: [setting.upstream!.url], config, state: { url: setting.redis!.url, prefix: 'test' }, ...extra }))
   return proxy
 }
 
@@ -78,8 +75,7 @@ async function settledReport(proxy: ProxyServer, run: string, calls: number): Pr
 
 describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
   it('makes the same decisions over 3 replicas as one proxy in memory', async () => {
-    const single = await startProxy({ targets: [setting.upstream!.url], config: RULES })
-    proxies.push(single)
+    const single = closing(await startProxy({ targets: [setting.upstream!.url], config: RULES }))
     const replicas = [await replica(), await replica(), await replica()]
 
     const alone = await drive([single], 'r1')
@@ -107,8 +103,7 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
     const effects = new ToolstormEffects({ sidecarUrl: c!.adminUrl })
     const tool = await startUpstream({ onCommit: async (name, key, request) => void (await effects.report(request, name, key)) })
     try {
-      const viaA = await startProxy({ targets: [tool.url], config: { rules: [] }, state: { url: setting.redis!.url, prefix: 'test' } })
-      proxies.push(viaA)
+      const viaA = closing(await startProxy({ targets: [tool.url], config: { rules: [] }, state: { url: setting.redis!.url, prefix: 'test' } }))
       const response = await fetch(`${viaA.url}/ship`, { method: 'POST', headers: { 'x-toolstorm-run': 'fx', 'content-type': 'application/json' }, body: JSON.stringify({ order: 'o-9' }) })
       expect(response.status).toBe(201)
       await effects.flush()
@@ -134,8 +129,7 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
     const effects = new ToolstormEffects({ sidecarUrl: c!.adminUrl })
     const tool = await startUpstream({ onCommit: async (name, key, request) => void (await effects.report(request, name, key)) })
     try {
-      const a = await startProxy({ targets: [tool.url], config: { rules: [] }, state: { url: setting.redis!.url, prefix: 'test' } })
-      proxies.push(a)
+      const a = closing(await startProxy({ targets: [tool.url], config: { rules: [] }, state: { url: setting.redis!.url, prefix: 'test' } }))
       const response = await fetch(`${a.url}/ship`, { method: 'POST', headers: { 'x-toolstorm-run': 'claimed', 'content-type': 'application/json' }, body: JSON.stringify({ order: 'o-3' }) })
       expect(response.status).toBe(201)
       await effects.flush()
@@ -172,9 +166,8 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
     await new Promise<void>((resolve) => tool.listen(0, '127.0.0.1', resolve))
     try {
       const target = `http://127.0.0.1:${(tool.address() as AddressInfo).port}`
-      const a = await startProxy({ targets: [target], config: { rules: [] }, state: { url: setting.redis!.url, prefix: 'test' } })
-      const b = await startProxy({ targets: [target], config: { rules: [] }, state: { url: setting.redis!.url, prefix: 'test' } })
-      proxies.push(a, b)
+      const a = closing(await startProxy({ targets: [target], config: { rules: [] }, state: { url: setting.redis!.url, prefix: 'test' } }))
+      const b = closing(await startProxy({ targets: [target], config: { rules: [] }, state: { url: setting.redis!.url, prefix: 'test' } }))
       inner = b.url
       expect((await fetch(`${a.url}/outer`, { headers: { 'x-toolstorm-run': 'tree' } })).status).toBe(200)
       await settledReport(a, 'tree', 2)
@@ -195,8 +188,7 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
     // A draw decides: the running call's rule is filled in by the second script (SELECT).
     const config: StormConfigInput = { seed: 5, rules: [{ name: 'slow-down', route: 'GET /slow', kind: 'latency', delay: 0.01, probability: 0.5 }] }
     const key = ['order-1', 'order-2', 'order-3', 'order-4', 'order-5', 'order-6', 'order-7'].find((candidate) => decide(5, 'slow-down', 'GET /slow', candidate, 0.5))!
-    const single = await startProxy({ targets: [setting.upstream!.url], config })
-    proxies.push(single)
+    const single = closing(await startProxy({ targets: [setting.upstream!.url], config }))
     const [a, b] = [await replica({}, config), await replica({}, config)]
     const running = (report: Report) => report.calls.map((call) => ({ id: call.id, route: call.route, ordinal: call.ordinal, key: call.key, method: call.method, path: new URL(call.url).pathname + new URL(call.url).search, outcome: call.outcome, status: call.status, fault: call.fault, kind: call.kind, parent: call.parent }))
     const headers = { 'x-toolstorm-run': 'busy', 'x-toolstorm-key': key }
@@ -221,19 +213,12 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
   })
 
   it('shares a run through Redis on a unix socket', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-redis-'))
-    const local = await startRedis({ unixSocket: path.join(dir, 'redis.sock') })
-    try {
-      const options = { targets: [setting.upstream!.url], config: { rules: [{ name: 'second', route: 'GET /items/*', kind: 'unavailable' as const, calls: [2] }] }, state: { url: local.url } }
-      const a = await startProxy(options)
-      const b = await startProxy(options)
-      proxies.push(a, b)
-      expect([(await fetch(`${a.url}/items/u`)).status, (await fetch(`${b.url}/items/u`)).status]).toEqual([200, 503])
-    } finally {
-      for (const proxy of proxies.splice(0)) await proxy.close()
-      await local.close()
-      await rm(dir, { recursive: true, force: true })
-    }
+    const dir = await temporaryFolder('toolstorm-redis-')
+    const local = closing(await startRedis({ unixSocket: path.join(dir, 'redis.sock') }))
+    const options = { targets: [setting.upstream!.url], config: { rules: [{ name: 'second', route: 'GET /items/*', kind: 'unavailable' as const, calls: [2] }] }, state: { url: local.url } }
+    const a = closing(await startProxy(options))
+    const b = closing(await startProxy(options))
+    expect([(await fetch(`${a.url}/items/u`)).status, (await fetch(`${b.url}/items/u`)).status]).toEqual([200, 503])
   })
 
   it('lets a run expire --state-ttl seconds after its last call', async () => {
