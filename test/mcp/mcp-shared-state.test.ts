@@ -8,6 +8,7 @@ import type { Report } from '../../src/engine/schema/report.js'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
 import { hasRedis } from '../helpers/redis-server.js'
 import { useReplicaSetting } from '../helpers/replicas.js'
+import { closing } from '../helpers/teardown.js'
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
 const setting = useReplicaSetting()
@@ -21,8 +22,7 @@ describe.skipIf(!hasRedis)('MCP through replicas sharing Redis', () => {
   it('routes each tool call by its tool, fires the rule on its ordinal and records its mcp entry and trace', async () => {
     const config = { mcp: { endpoints: ['/mcp'] }, rules: [{ name: 'broken-second', route: 'tools/call create_shipment', kind: 'tool_error', calls: [2] }] }
     const replicas: ProxyServer[] = []
-    for (let i = 0; i < 2; i++) replicas.push(await startProxy({ targets: [setting.upstream!.url], config, state: { url: setting.redis!.url, prefix: 'mcp' } }))
-    setting.proxies.push(...replicas)
+    for (let i = 0; i < 2; i++) replicas.push(closing(await startProxy({ targets: [setting.upstream!.url], config, state: { url: setting.redis!.url, prefix: 'mcp' } })))
     for (const id of [1, 2, 3]) await (await toolCall(replicas[(id - 1) % 2]!, id)).arrayBuffer()
 
     let report: Report | undefined
