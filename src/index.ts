@@ -28,7 +28,7 @@ export type { Clock } from './engine/clock.js'
 /* Evidence, reports, contracts */
 export { REPORT_KIND } from './engine/schema/report.js'
 export type { Report, CallRecord, EffectRecord, CoverageCounts, ModelCall, McpCall } from './engine/schema/report.js'
-export type { McpRequest, JsonRpcId } from './engine/json-rpc/mcp-request.js'
+export type { McpRequest, JsonRpcId } from './mcp/mcp-request.js'
 export type { McpOptions } from './engine/schema/mcp-section.js'
 export { validateReport } from './report/validate-report.js'
 export { Contract, contract } from './contracts/contract.js'

@@ -4,20 +4,25 @@
  * in-process transport must apply alike. Types, constants and pure functions only: the lowest
  * file of the engine, so any file may import it.
  */
-import type { McpRequest } from './json-rpc/mcp-request.js'
-
 export type HeaderMap = Record<string, string | string[] | undefined>
 
 /** A JSON Schema document (a tool's `outputSchema`). */
 export type JsonSchema = Record<string, unknown>
 
-/** The request as the fault sees it (read-only). */
-export interface RequestView {
+/**
+ * What plug-ins know of a request, on its view for their own hooks: each plug-in adds its field by
+ * declaration merging (src/mcp/mcp-request.ts adds `mcp`). The kernel carries them and reads none.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- plug-ins fill it
+export interface RequestDetails {}
+
+/** The request as the fault sees it (read-only), with what the plug-in that named it added. */
+export interface RequestView extends RequestDetails {
   readonly method: string
   readonly url: string
   readonly headers: HeaderMap
-  /** The MCP message the request carries; null (or absent) for other requests. */
-  readonly mcp?: McpRequest | null
+  /** The route name the plug-in that named the request gave it (MCP: `tools/call create_shipment`); absent when the rules' routes name it. */
+  readonly route?: string | undefined
   /** For an MCP tool call: the `outputSchema` the tool declared in a `tools/list` answer seen at this endpoint. */
   readonly outputSchema?: JsonSchema | null
 }

@@ -15,8 +15,8 @@ import type { Exchange } from './exchange.js'
 import type { ExchangeObserver } from './exchange-flow.js'
 import type { ExchangeTransport } from './exchange-transport.js'
 import type { AnswerEditor, FailureShaper, ResultShaper } from './faults/failure-shape.js'
-import type { HeaderMap, JsonSchema } from './http.js'
-import type { McpRequest } from './json-rpc/mcp-request.js'
+import type { HeaderMap } from './http.js'
+import type { RequestNames } from './request-names.js'
 import type { Storm } from './storm.js'
 import type { AnswerReader } from './streams/stream-end.js'
 import type { DeltaReader } from './streams/deltas.js'
@@ -40,13 +40,7 @@ export interface RequestHead {
   readonly hasBody: boolean
 }
 
-/** What a plug-in learned about a request before it begins: the names the storm routes it by. */
-export interface RequestNames {
-  /** The MCP message it carries: its route is the tool's (`MCP tools/call get_weather`). */
-  readonly mcp?: McpRequest | null
-  /** The `outputSchema` the tool it calls declared (faults that drift a tool's answer use it). */
-  readonly outputSchema?: JsonSchema | null
-}
+export type { RequestNames } from './request-names.js'
 
 /**
  * A plug-in's naming of one request: from its head alone (`names`), or from the first `bodyLimit`

@@ -63,7 +63,7 @@ export function createServe<E extends ServeEntry = ServeEntry>(storm: Storm, opt
     return runExchange(exchange, io, observer, hooks)
   }
   const start = (request: ServeRequest, names: RequestNames | undefined, entry: E): Promise<void> | void => {
-    const begun = begin({ method: request.method, url: request.url, headers: request.headers, mcp: names?.mcp ?? null, outputSchema: names?.outputSchema ?? null, ...(request.run !== undefined ? { run: request.run } : {}) }, entry)
+    const begun = begin({ method: request.method, url: request.url, headers: request.headers, names, ...(request.run !== undefined ? { run: request.run } : {}) }, entry)
     if (!(begun instanceof Promise)) return run(begun, entry)
     return begun.then((exchange) => (exchange ? run(exchange, entry) : undefined))
   }

@@ -13,14 +13,13 @@ import { channels } from './evidence/channels.js'
 import { Exchange } from './exchange.js'
 import { HEADER_CALL, HEADER_KEY, HEADER_RUN, type HeaderMap, headerValue, type RequestView } from './http.js'
 import type { BeginRequest } from './ledger/run-ledger.js'
+import type { RequestNames } from './request-names.js'
 import { MemoryLedger } from './ledger/memory-ledger.js'
 import { exchangeContext } from './exchange-context.js'
 import { FaultRegistry } from './faults/fault-registry.js'
 import { KERNEL_FAULTS } from './faults/kernel-faults.js'
 import type { QuotaVerdict } from './faults/fault.js'
 import { createRedactor, REDACTED, type Redactor } from '../redact/index.js'
-import { mcpCallOf } from './evidence/mcp-call.js'
-import { mcpRouteName, type McpRequest } from './json-rpc/mcp-request.js'
 import { pathName, RouteTable } from './routes.js'
 import { Run } from './run.js'
 import { selectRule } from './rules/select.js'
@@ -117,6 +116,8 @@ export interface DecidedCall {
   readonly onFinish?: ((exchange: Exchange) => void) | undefined
   /** The shared store's verdict on a `token_limit` call (`src/state/redis-token-quota.ts`). */
   readonly quota?: QuotaVerdict | undefined
+  /** What the plug-in that named the request said of it: the call's evidence and trace context. */
+  readonly names?: RequestNames | undefined
 }
 
 export class Storm {
@@ -249,23 +250,24 @@ export class Storm {
     this.ledger.forget(id)
   }
 
-  /** The route name for a request: its MCP message's (`tools/call create_shipment`) when it carries one; else by the routes of `run`'s rules. */
-  routeOf(method: string, url: URL, mcp?: McpRequest | null, run?: string): string {
-    if (mcp) return mcpRouteName(mcp)
+  /** The route name for a request: the one a plug-in `named` it by (MCP: `tools/call create_shipment`); else by the routes of `run`'s rules. */
+  routeOf(method: string, url: URL, named?: string | undefined, run?: string): string {
+    if (named !== undefined) return named
     return (run === undefined ? this.#routes : (this.#runRules.get(run)?.routes ?? this.#routes)).resolve(method, url)
   }
 
   /** A request's `METHOD /path` when a declared route named it (rule globs match it too), else null. */
-  declaredPathOf(route: string, method: string, url: URL, mcp?: McpRequest | null): string | null {
-    if (mcp) return null
+  declaredPathOf(route: string, method: string, url: URL, named?: string | undefined): string | null {
+    if (named !== undefined) return null
     const path = pathName(method, url)
     return path === route ? null : path
   }
 
-  /** The request as faults see it; a tool call carries the `outputSchema` its tool declared. */
+  /** The request as faults see it, with what the plug-in that named it added (a tool call: the `outputSchema` its tool declared). */
   requestView(request: BeginRequest): RequestView {
-    const mcp = request.mcp ?? null
-    return { method: request.method.toUpperCase(), url: request.url.href, headers: request.headers, mcp, outputSchema: request.outputSchema ?? null }
+    const names = request.names
+    const view = { method: request.method.toUpperCase(), url: request.url.href, headers: request.headers, outputSchema: names?.outputSchema ?? null }
+    return names === undefined ? view : { ...names.details, ...view, route: names.route }
   }
 
   /** The run a request belongs to: the one given, else its `x-toolstorm-run`, else the active run, else `default`. */
@@ -279,7 +281,7 @@ export class Storm {
     const run = this.run(runId)
     const id = this.newExchangeId()
     const view = this.requestView(request)
-    const mcp = view.mcp ?? null
+    const named = request.names?.route
     const own = this.#runRules.get(runId)
     const config = own?.config ?? this.#config
     const seed = config.seed
@@ -287,13 +289,13 @@ export class Storm {
       run.budgetRejections++
       return new Exchange({ id, stormId: this.nonce, run, request: view, url: request.url, seed, clock: this.clock })
     }
-    const route = this.routeOf(view.method, request.url, mcp, runId)
+    const route = this.routeOf(view.method, request.url, named, runId)
     const { ordinal, key } = run.reserve(route, headerValue(request.headers, HEADER_KEY) || undefined)
-    const rule = config.rules.length ? selectRule(config.rules, run.coverage, seed, route, ordinal, key, this.declaredPathOf(route, view.method, request.url, mcp)) : null
+    const rule = config.rules.length ? selectRule(config.rules, run.coverage, seed, route, ordinal, key, this.declaredPathOf(route, view.method, request.url, named)) : null
     const parentId = headerValue(request.headers, HEADER_CALL)
     const parent = parentId ? this.ledger.exchange(parentId) : undefined
     const parentCall = parent && parent.run === run && parent.record && !parent.done ? parent.record.id : null
-    const exchange = this.openExchange(run, { id, view, url: request.url, route, ordinal, key, rule, callId: run.callCount + 1, started: roundSeconds(this.clock.now() - run.start), parent: parentCall, seed })
+    const exchange = this.openExchange(run, { id, view, url: request.url, route, ordinal, key, rule, callId: run.callCount + 1, started: roundSeconds(this.clock.now() - run.start), parent: parentCall, seed, names: request.names })
     if (run.calls.length < ITEMIZED_CALLS_LIMIT) run.calls.push(exchange.record as CallRecord)
     else run.droppedCalls++
     this.ledger.remember(id, exchange.entry)
@@ -307,11 +309,11 @@ export class Storm {
 
   /** The call record and exchange of a call whose ordinal, key and rule are decided (by `begin()`, or by a shared state store). */
   openExchange(run: Run, call: DecidedCall): Exchange {
-    const { id, view, url, route, ordinal, key, rule, callId, started, parent, seed, onFinish, quota } = call
+    const { id, view, url, route, ordinal, key, rule, callId, started, parent, seed, onFinish, quota, names } = call
     const record = this.runningRecord(callId, route, ordinal, key, parent, view.method, this.#redactUrl(view.url), started, rule)
-    if (view.mcp) record.mcp = mcpCallOf(view.mcp, this.#redactor)
-    // MCP's own trace context names the tool call's span; the header may name a span below it.
-    const traceparent = view.mcp?.traceparent ?? headerValue(view.headers, 'traceparent')
+    if (names?.evidence) Object.assign(record, names.evidence)
+    // A message's own trace context (MCP's) names the call's span; the header may name a span below it.
+    const traceparent = names?.traceparent ?? headerValue(view.headers, 'traceparent')
     if (traceparent !== undefined) {
       const trace = parseTraceparent(traceparent)
       if (trace) {

@@ -2,7 +2,7 @@
  * JSON-RPC answers toolstorm writes itself for MCP faults, in the shape the MCP SDK clients
  * parse: one JSON object per answer, carrying the request's id.
  */
-import type { JsonRpcId } from '../engine/json-rpc/mcp-request.js'
+import type { JsonRpcId } from './mcp-request.js'
 
 const encoder = new TextEncoder()
 const JSON_HEADERS: Readonly<Record<string, string>> = { 'content-type': 'application/json' }

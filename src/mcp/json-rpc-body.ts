@@ -4,7 +4,7 @@
  * HTTP POST stream, or a piece of one). Used to read a `tools/list` answer, to change a tool's
  * answer (schema drift) and to give a replayed answer the live request's id.
  */
-import type { JsonRpcId } from '../engine/json-rpc/mcp-request.js'
+import type { JsonRpcId } from './mcp-request.js'
 
 type JsonObject = Record<string, unknown>
 

@@ -11,7 +11,7 @@
 import type { McpCall } from '../engine/schema/report.js'
 import { SseSplitter } from '../engine/streams/sse-splitter.js'
 import { createMcpAnswerReader } from './mcp-answer-reader.js'
-import type { JsonRpcId } from '../engine/json-rpc/mcp-request.js'
+import type { JsonRpcId } from './mcp-request.js'
 
 /** Answers waited for per stream; past it the oldest wait is forgotten (its evidence stays unknown). */
 export const MAX_PENDING_ANSWERS = 1000

@@ -16,7 +16,7 @@ import type { Exchange } from '../engine/exchange.js'
 import { type HeaderMap, headerValue } from '../engine/http.js'
 import type { Fault, FaultOutcome } from '../engine/faults/fault.js'
 import { LegacySseStream } from './legacy-sse-stream.js'
-import type { JsonRpcId, McpRequest } from '../engine/json-rpc/mcp-request.js'
+import type { JsonRpcId, McpRequest } from './mcp-request.js'
 
 export const MAX_ENDPOINTS = 100
 export const MAX_SESSIONS = 1000

@@ -8,7 +8,7 @@
 import { JsonPathScanner, type JsonScalar } from '../json/json-path-scanner.js'
 import { SseDecoder } from '../engine/streams/sse-decoder.js'
 import type { McpCall } from '../engine/schema/report.js'
-import type { JsonRpcId } from '../engine/json-rpc/mcp-request.js'
+import type { JsonRpcId } from './mcp-request.js'
 
 const PATHS = ['id', 'method', 'result.isError', 'error.code']
 /** Messages up to this size are parsed with JSON.parse: cheaper than scanning byte by byte. */

@@ -6,7 +6,7 @@
 import { DEFAULT_MCP_OPTIONS, type McpOptions } from '../engine/schema/mcp-section.js'
 import { parseRoutePattern, routePatternMatches, type RoutePattern } from '../engine/route-pattern.js'
 import type { HeaderMap } from '../engine/http.js'
-import type { McpRequest } from '../engine/json-rpc/mcp-request.js'
+import type { McpRequest } from './mcp-request.js'
 import { mcpRequestFromHeaders } from './parse-mcp-request.js'
 
 /**

@@ -8,7 +8,8 @@
  *
  * @see docs/mcp.md
  */
-import type { McpRequest } from '../engine/json-rpc/mcp-request.js'
+import { mcpRouteName, type McpRequest } from './mcp-request.js'
+import { mcpCallOf } from './mcp-call.js'
 import { parseMcpRequest } from './parse-mcp-request.js'
 import type { ExchangePlugin, RequestNames } from '../engine/plugin.js'
 import { LegacySseSessions, legacyMcpRequest, legacySseTransport } from './legacy-sse.js'
@@ -21,6 +22,9 @@ import { toolResultAnswer } from './json-rpc-answer.js'
 import { editToolAnswer } from './tool-answer-edit.js'
 import { mcpRouteProblem } from './mcp-methods.js'
 
+/** A request the plug-in looked at that carries no MCP message: routed as plain HTTP. */
+const NOT_MCP: RequestNames = {}
+
 export function mcpPlugin(): ExchangePlugin {
   const sessions = new LegacySseSessions()
   return {
@@ -31,11 +35,18 @@ export function mcpPlugin(): ExchangePlugin {
       // Only a POST may carry an MCP message: other requests pay one comparison.
       if (method !== 'POST') return null
       const detector = mcpDetector(storm.config.mcp)
-      // A tool call carries the `outputSchema` its tool declared (schema_drift breaks it).
-      const named = (mcp: McpRequest | null): RequestNames => ({
-        mcp,
-        outputSchema: mcp?.method === 'tools/call' && mcp.target !== null ? toolCatalogOf(storm).outputSchema(endpointOf(url), mcp.target) : null,
-      })
+      // The message names the route and fills the call's `mcp` record; a tool call carries the
+      // `outputSchema` its tool declared (schema_drift breaks it).
+      const named = (mcp: McpRequest | null): RequestNames =>
+        mcp === null
+          ? NOT_MCP
+          : {
+              route: mcpRouteName(mcp),
+              details: { mcp },
+              evidence: { mcp: mcpCallOf(mcp, storm.redactor) },
+              traceparent: mcp.traceparent,
+              outputSchema: mcp.method === 'tools/call' && mcp.target !== null ? toolCatalogOf(storm).outputSchema(endpointOf(url), mcp.target) : null,
+            }
       // A body announced over the bound is not read; the 2026-07-28 revision's headers may still name it.
       if (!hasBody || !detector.mayCarry(method, url, headers, sessions)) return { names: named(detector.namedByHeaders(method, url, headers)) }
       return {

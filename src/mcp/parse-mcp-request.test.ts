@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { mcpRouteName } from '../engine/json-rpc/mcp-request.js'
+import { mcpRouteName } from './mcp-request.js'
 import { parseMcpRequest } from './parse-mcp-request.js'
 
 const parse = (value: unknown, session: string | null = null) => parseMcpRequest(Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)), session)

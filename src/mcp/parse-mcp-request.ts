@@ -7,7 +7,7 @@
  * mcpRouteName(call!) // 'tools/call create_shipment'
  * @see docs/mcp.md
  */
-import { targetParamOf, type JsonRpcId, type McpRequest } from '../engine/json-rpc/mcp-request.js'
+import { targetParamOf, type JsonRpcId, type McpRequest } from './mcp-request.js'
 
 const METHOD = /^[\x21-\x7e]{1,100}$/
 

@@ -266,7 +266,7 @@ export class ExchangeCapture {
       seq: entry.seq,
       run: exchange.run.id,
       call: record?.id ?? null,
-      route: record?.route ?? this.storm.routeOf(exchange.request.method, exchange.url, exchange.request.mcp),
+      route: record?.route ?? this.storm.routeOf(exchange.request.method, exchange.url, exchange.request.route),
       ordinal: record?.ordinal ?? null,
       key: record?.key ?? null,
       parent: record?.parent ?? null,

@@ -10,7 +10,7 @@
  */
 import { withAnswerId } from '../../mcp/json-rpc-body.js'
 import { blockData, responseId } from '../../mcp/legacy-sse-stream.js'
-import type { JsonRpcId } from '../../engine/json-rpc/mcp-request.js'
+import type { JsonRpcId } from '../../mcp/mcp-request.js'
 
 /** The legacy session streams being replayed; a replayed POST releases its answer in one of them. */
 export class LegacyAnswerGates {

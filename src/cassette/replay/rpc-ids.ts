@@ -4,7 +4,7 @@
  * replayed answer carries the live request's id instead of the recorded one, in a JSON body or in
  * each event of an event stream.
  */
-import type { JsonRpcId } from '../../engine/json-rpc/mcp-request.js'
+import type { JsonRpcId } from '../../mcp/mcp-request.js'
 import { parseMcpRequest } from '../../mcp/parse-mcp-request.js'
 import type { StoredBody } from '../format/cassette-schema.js'
 import { storedBodyBytes } from '../format/store-body.js'

@@ -12,8 +12,8 @@
 import type { Exchange } from '../exchange.js'
 import type { StormConfig } from '../schema/config.js'
 import type { EffectRecord, Report } from '../schema/report.js'
-import type { HeaderMap, JsonSchema } from '../http.js'
-import type { McpRequest } from '../json-rpc/mcp-request.js'
+import type { HeaderMap } from '../http.js'
+import type { RequestNames } from '../request-names.js'
 import type { StoredClaim } from '../run-claims.js'
 import type { RunFeed } from './run-feed.js'
 
@@ -24,10 +24,8 @@ export interface BeginRequest {
   readonly headers: HeaderMap
   /** Overrides the `x-toolstorm-run` header. */
   readonly run?: string
-  /** The MCP message the body carries (named before it begins by the MCP plug-in, `mcp/mcp-plugin.ts`, through `engine/serve.ts`): it names the route. */
-  readonly mcp?: McpRequest | null
-  /** The `outputSchema` the called tool declared (named by the MCP plug-in with the message). */
-  readonly outputSchema?: JsonSchema | null
+  /** What the plug-in that named the request said of it (`engine/serve.ts` asks them): its route, details and evidence. */
+  readonly names?: RequestNames | undefined
 }
 
 /** A claim to keep (docs/claims.md), already redacted: the store adds when it came and the calls it can speak for (the run's so far). */

@@ -62,3 +62,10 @@ export function mcpRouteName(request: Pick<McpRequest, 'method' | 'target'>): st
   const name = `${request.method} ${target}`
   return name.length > MAX_ROUTE_NAME ? name.slice(0, MAX_ROUTE_NAME) : name
 }
+
+declare module '../engine/http.js' {
+  interface RequestDetails {
+    /** The MCP message the request carries (set by the MCP plug-in); null or absent for other requests. */
+    readonly mcp?: McpRequest | null
+  }
+}

@@ -1,12 +1,12 @@
 /**
- * The report's view of an MCP message (`call.mcp`): built by the storm when the exchange begins,
- * from the message the MCP plug-in named; its outcome is filled in by the MCP observer
- * (src/mcp/mcp-observer.ts) as the answer passes.
+ * The report's view of an MCP message (`call.mcp`, a kernel schema): built by the MCP plug-in when
+ * it names the request (its evidence, which the storm puts on the call's record); its outcome is
+ * filled in by the MCP observer (src/mcp/mcp-observer.ts) as the answer passes.
  */
-import type { JsonValue } from '../../json/canonical-json.js'
-import type { Redactor } from '../../redact/index.js'
-import type { McpCall } from '../schema/report.js'
-import { targetIsUri, type McpRequest } from '../json-rpc/mcp-request.js'
+import type { JsonValue } from '../json/canonical-json.js'
+import type { Redactor } from '../redact/index.js'
+import type { McpCall } from '../engine/schema/report.js'
+import { targetIsUri, type McpRequest } from './mcp-request.js'
 
 /** Arguments larger than this (as JSON) are not stored: reports hold up to 10,000 calls. */
 export const MAX_STORED_ARGUMENTS = 4096

@@ -1,0 +1,27 @@
+/**
+ * What a plug-in says about a request before it begins (engine/plugin.ts `nameRequest`), so the
+ * kernel can route and record a protocol it does not know: the route name, what the plug-in's own
+ * hooks read of it on its view, its entry in the report and the trace context it carries.
+ *
+ * @example
+ * // a gRPC-web plug-in: each method a route of its own, its trace context from the message
+ * const names: RequestNames = { route: 'grpc shipping.Ship/Create', traceparent: '00-…-01' }
+ */
+import type { JsonSchema, RequestDetails } from './http.js'
+import type { CallRecord } from './schema/report.js'
+
+/** A call's protocol entries in the report (`calls[].mcp`): the kernel's schema, filled by a plug-in. */
+export type CallEvidence = Partial<Pick<CallRecord, 'mcp'>>
+
+export interface RequestNames {
+  /** The route the storm routes it by (MCP: `tools/call get_weather`), so its ordinals and draws are its own. Absent: the rules' routes name it. */
+  readonly route?: string | undefined
+  /** What the plug-in's hooks (faults, shapers, observers) read of the request: added to its view (`RequestView`). */
+  readonly details?: RequestDetails | undefined
+  /** Its entries in the call's report record, redacted; a fresh object for each request, as the plug-in's observer may complete it. */
+  readonly evidence?: CallEvidence | undefined
+  /** The trace context the message carries (MCP's `params._meta.traceparent`): it names the call's span before the `traceparent` header. */
+  readonly traceparent?: string | undefined
+  /** The `outputSchema` the tool it calls declared (faults that drift a tool's answer use it). */
+  readonly outputSchema?: JsonSchema | null | undefined
+}
