@@ -1,5 +1,5 @@
 import { defineContractUnit } from '../engine/contracts/check.js'
-import { contradicted, rejudgeClaims } from '../engine/evidence/judge-claims.js'
+import { contradicted, rejudgeClaims } from './claim-verdict.js'
 
 /**
  * What the agent said about each tool call agrees with what committed (docs/claims.md): no

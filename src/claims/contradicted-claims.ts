@@ -2,7 +2,7 @@
  * The claims a report's effects contradict, as `toolstorm check` prints them under the failed
  * "Claims match effects" contract (docs/claims.md).
  */
-import { contradicted, rejudgeClaims } from '../engine/evidence/judge-claims.js'
+import { contradicted, rejudgeClaims } from './claim-verdict.js'
 import type { ReportClaim } from '../engine/schema/claim-schema.js'
 import type { EffectRecord } from '../engine/schema/report.js'
 

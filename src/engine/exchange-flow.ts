@@ -13,8 +13,9 @@ import { type ExchangeTransport, type ForwardOptions, type PassThroughHooks, typ
 import { readBodyDecoded } from './body.js'
 import { observeWriter } from './streams/response-writer.js'
 import { relayStream } from './streams/stream-relay.js'
-import { watchStreamEnd, type AnswerReader, type StreamEnd } from './streams/stream-end.js'
+import { watchStreamEnd, type AnswerReader, type StreamEnd, type StreamEndReaders } from './streams/stream-end.js'
 import type { DeltaReader } from './streams/deltas.js'
+import type { FinalEventTest } from './streams/sse-splitter.js'
 
 /** Refusal when the run's call budget is spent: a harness limit, not an injected fault. */
 export const BUDGET_REFUSAL_STATUS = 503
@@ -104,6 +105,8 @@ export interface ProtocolHooks {
   readonly readAnswer?: AnswerReader | undefined
   /** The reader of a model stream's deltas (model calls). */
   readonly readDelta?: DeltaReader | undefined
+  /** Whether an SSE event ends its stream (model calls: `[DONE]`, `message_stop`). */
+  readonly isFinalEvent?: FinalEventTest | undefined
   /** A replacement answer in the service's shape (MCP's tool result). */
   readonly shapeResult?: ResultShaper | undefined
   /** Where an answer's payload is (MCP's structuredContent). */
@@ -116,18 +119,18 @@ const NO_HOOKS: ProtocolHooks = {}
 export function runExchange(exchange: Exchange, io: ExchangeTransport, wanting?: ExchangeObserver, hooks: ProtocolHooks = NO_HOOKS): Promise<void> | void {
   const observer = wanting?.wants?.(exchange) === false ? undefined : wanting
   if (io.passThrough && exchange.fault === null && exchange.record !== null && observer === undefined) {
-    io.passThrough({ setHeaders: { [HEADER_CALL]: exchange.id }, removeHeaders: CONTROL_HEADERS }, passThroughHooks(exchange, io, hooks.readAnswer))
+    io.passThrough({ setHeaders: { [HEADER_CALL]: exchange.id }, removeHeaders: CONTROL_HEADERS }, passThroughHooks(exchange, io, hooks))
     return
   }
   return runFlow(exchange, io, observer, hooks)
 }
 
-function passThroughHooks(exchange: Exchange, io: ExchangeTransport, readAnswer: AnswerReader | undefined): PassThroughHooks {
+function passThroughHooks(exchange: Exchange, io: ExchangeTransport, readers: StreamEndReaders): PassThroughHooks {
   let end: StreamEnd | null = null
   return {
     upstreamHead(status, headers) {
       recordUpstreamHead(exchange, status, headers)
-      end = watchStreamEnd(exchange, headers, readAnswer)
+      end = watchStreamEnd(exchange, headers, readers)
       return end ? (chunk) => end?.push(chunk) : undefined
     },
     unreachable(error) {
@@ -212,6 +215,7 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
     run: { identity: exchange.run, elapsed: exchange.elapsedSinceStart(), record: exchange.record, ...(exchange.quota ? { quota: exchange.quota } : {}) },
     shapeFailure: hooks.shapeFailure,
     readDelta: hooks.readDelta,
+    isFinalEvent: hooks.isFinalEvent,
     shapeResult: hooks.shapeResult,
     editAnswer: hooks.editAnswer,
   })
@@ -219,7 +223,7 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
   if (fault && rule && fault.phase === 'before-upstream') {
     const outcome = await fault.apply(baseContext())
     if (outcome.injected) exchange.markInjected(outcome.retryAfter)
-    if (await carryOut(exchange, io, outcome.action, hooks.readAnswer)) return
+    if (await carryOut(exchange, io, outcome.action, hooks)) return
     // The client may have left while the fault waited (latency): then nothing is forwarded.
     if (io.signal.aborted) {
       exchange.finish('cancelled', null, 'CLIENT_ABORTED')
@@ -253,7 +257,7 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
   }
   // The source answered with an action instead of a response (a cassette's recorded reset).
   if ('action' in answer) {
-    await carryOut(exchange, io, answer.action, hooks.readAnswer)
+    await carryOut(exchange, io, answer.action, hooks)
     return
   }
   let upstream = answer
@@ -273,7 +277,7 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
     const outcome = await fault.apply({ ...baseContext(), response })
     if (outcome.injected) exchange.markInjected(outcome.retryAfter)
     if (outcome.action.type !== 'pass') {
-      await carryOut(exchange, io, outcome.action, hooks.readAnswer, upstream)
+      await carryOut(exchange, io, outcome.action, hooks, upstream)
       return
     }
     if (buffered !== null) {
@@ -287,8 +291,8 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
   }
 
   // The source decides how its body reaches the client (a cassette's recorded pace and ending).
-  if (upstream.playback) return relayStream(exchange, io, upstream, upstream.playback, hooks.readAnswer)
-  const end = watchStreamEnd(exchange, upstream.headers, hooks.readAnswer)
+  if (upstream.playback) return relayStream(exchange, io, upstream, upstream.playback, hooks)
+  const end = watchStreamEnd(exchange, upstream.headers, hooks)
   try {
     await io.relay(end ? watchedBody(upstream, end) : upstream)
   } catch (error) {
@@ -372,7 +376,7 @@ function observed(exchange: Exchange, io: ExchangeTransport, observer: ExchangeO
 }
 
 /** Carry out a non-pass action; returns whether the exchange is over. */
-async function carryOut(exchange: Exchange, io: ExchangeTransport, action: FaultAction, readAnswer: AnswerReader | undefined, upstream?: UpstreamResponse): Promise<boolean> {
+async function carryOut(exchange: Exchange, io: ExchangeTransport, action: FaultAction, readers: StreamEndReaders, upstream?: UpstreamResponse): Promise<boolean> {
   switch (action.type) {
     case 'pass':
       return false
@@ -385,7 +389,7 @@ async function carryOut(exchange: Exchange, io: ExchangeTransport, action: Fault
       exchange.finish('response', action.status)
       return true
     case 'stream':
-      await relayStream(exchange, io, upstream, action.transform, readAnswer)
+      await relayStream(exchange, io, upstream, action.transform, readers)
       return true
   }
 }

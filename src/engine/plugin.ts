@@ -20,6 +20,7 @@ import type { RequestNames } from './request-names.js'
 import type { Storm } from './storm.js'
 import type { AnswerReader } from './streams/stream-end.js'
 import type { DeltaReader } from './streams/deltas.js'
+import type { FinalEventTest } from './streams/sse-splitter.js'
 import type { Fault } from './faults/fault.js'
 
 /**
@@ -70,6 +71,8 @@ export interface ExchangePlugin {
   editAnswer?: AnswerEditor
   /** The reader of a model stream's deltas (`at: text | tool_arguments`); the first plug-in that reads one wins. */
   readDelta?: DeltaReader
+  /** Whether an SSE event ends its stream (`drop_terminal`, a client leaving after it); yes when any plug-in says so. */
+  isFinalEvent?: FinalEventTest
   /**
    * The fault kinds this plug-in brings (MCP's `tool_error`, model providers' `token_limit`…), on top
    * of the kernel's. A storm's rules may use them once its registry holds them: `src/default-faults.ts`.

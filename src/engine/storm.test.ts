@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { ConfigError, EffectError } from '../errors.js'
+import { type JudgeInput, unjudgedClaims } from './evidence/claims-judge.js'
 import { createStorm, parseConfig } from './storm.js'
 
 const shipUrl = new URL('http://tools.test/ship')
@@ -96,5 +97,24 @@ describe('reports', () => {
     expect(text).not.toContain(token)
     expect(text).not.toContain('hunter2')
     expect(text).toContain('page=2')
+  })
+})
+
+describe('claims', () => {
+  const claim = { tool: 'ship', toolCallId: null, status: 'failure', source: 'api', traceId: null, spanId: null } as const
+
+  it('are reported unverified and joined to no call by a storm given no judge', async () => {
+    const storm = createStorm({ commits: ['ship'] })
+    await storm.ledger.addClaim(claim)
+    expect(storm.report().claims).toEqual([expect.objectContaining({ id: 1, tool: 'ship', status: 'failure', verdict: 'unverified', calls: [], effects: [], commits: false })])
+  })
+
+  it('are judged by the judge the storm was given, with the run and what says a tool commits', async () => {
+    const seen: JudgeInput[] = []
+    const storm = createStorm({ commits: ['ship'] }, { judgeClaims: (input) => (seen.push(input), unjudgedClaims(input).map((judged) => ({ ...judged, verdict: 'confirmed' as const }))) })
+    await storm.ledger.addClaim(claim)
+    expect(storm.report().claims?.map((judged) => judged.verdict)).toEqual(['confirmed'])
+    expect(storm.claimsOf('default')?.map((judged) => judged.verdict)).toEqual(['confirmed'])
+    expect(seen[0]).toMatchObject({ claims: [expect.objectContaining({ tool: 'ship' })], commits: { globs: ['ship'] } })
   })
 })

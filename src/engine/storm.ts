@@ -30,7 +30,7 @@ import type { Rule } from './schema/rule.js'
 import { VERSION } from '../version.js'
 import { docsUrl } from '../docs-url.js'
 import { parseTraceparent } from './evidence/traceparent.js'
-import { judgeClaims } from './evidence/judge-claims.js'
+import { type ClaimsJudge, unjudgedClaims } from './evidence/claims-judge.js'
 import type { RunClaims } from './run-claims.js'
 
 export const DEFAULT_RUN = 'default'
@@ -46,6 +46,15 @@ export interface StormOptions {
   source?: string
   /** The fault kinds its rules may use. Default: the kernel's; `createStorm` from the package root adds the default plug-ins' (src/default-faults.ts). */
   faults?: FaultRegistry
+}
+
+/** A storm's options as the kernel takes them: what the package root's `createStorm` adds (src/create-storm.ts). */
+export interface KernelStormOptions extends StormOptions {
+  /**
+   * Joins each run's claims to its calls and effects and gives their verdicts, each time a report is
+   * made. Default: none (claims are reported `unverified`, joined to no call, docs/extending.md).
+   */
+  judgeClaims?: ClaimsJudge
 }
 
 /** The kernel's own faults, for storms made without a registry (the engine's tests, a bare kernel). */
@@ -66,7 +75,7 @@ export function parseConfig(input: unknown, source = 'config', faults: FaultRegi
 }
 
 /** Create a storm from a config object (validated). */
-export function createStorm(config: StormConfigInput | StormConfig = {}, options: StormOptions = {}): Storm {
+export function createStorm(config: StormConfigInput | StormConfig = {}, options: KernelStormOptions = {}): Storm {
   return new Storm(parseConfig(config, options.source, options.faults), options)
 }
 
@@ -129,9 +138,11 @@ export class Storm {
   /** Redacted URLs by raw URL: agents call the same endpoints over and over. */
   readonly #redactedUrls = new Map<string, string>()
   #seq = 0
+  readonly #judgeClaims: ClaimsJudge
 
-  constructor(config: StormConfig, options: StormOptions = {}) {
+  constructor(config: StormConfig, options: KernelStormOptions = {}) {
     this.faults = options.faults ?? kernelFaults
+    this.#judgeClaims = options.judgeClaims ?? unjudgedClaims
     // A config parsed against other faults fails here, not at its first call.
     for (const rule of config.rules) this.faults.faultFor(rule.kind)
     this.clock = options.clock ?? new RealClock()
@@ -461,7 +472,7 @@ export class Storm {
   }
 
   #judge(claims: RunClaims, run: Pick<Run, 'calls' | 'effects'>, config: StormConfig): Report['claims'] {
-    return judgeClaims({ claims: claims.claims, spanParents: claims.spanParents, calls: run.calls, effects: run.effects, commits: { globs: config.commits, observed: this.ledger.committingRoutes } })
+    return this.#judgeClaims({ claims: claims.claims, spanParents: claims.spanParents, calls: run.calls, effects: run.effects, commits: { globs: config.commits, observed: this.ledger.committingRoutes } })
   }
 }
 

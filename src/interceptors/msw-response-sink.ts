@@ -6,7 +6,7 @@ import { Readable } from 'node:stream'
 import type { ExchangeTransport, UpstreamResponse } from '../engine/exchange-transport.js'
 import type { HeaderMap } from '../engine/http.js'
 import type { ResponseWriter } from '../engine/streams/response-writer.js'
-import { toWebResponse } from '../engine/web-response.js'
+import { toWebResponse } from './web-response.js'
 import { openStreamResponse } from './stream-response-writer.js'
 import { WebRequestSink, type WebRequestRoute } from './web-request-sink.js'
 

@@ -4,7 +4,7 @@
  * body and rate-limit headers, provider-errors.ts). The observer wants only requests recognised
  * as model calls from their head, so other traffic keeps the fast path. It brings the provider
  * faults (`overloaded`, `token_limit`, `duplicate_event`, `drop_usage`) and reads a stream's deltas
- * for `at: text | tool_arguments`.
+ * for `at: text | tool_arguments` and which event ends it (`[DONE]`, `message_stop`: terminal-event.ts).
  *
  * @see docs/streams.md
  */
@@ -13,6 +13,7 @@ import type { ExchangePlugin } from '../engine/plugin.js'
 import { createModelCallObserver } from './model-call-observer.js'
 import { providerError } from './provider-errors.js'
 import { readModelEvent } from './model-events.js'
+import { isTerminalEvent } from './terminal-event.js'
 import { MODEL_CALL_FAULTS } from './faults/model-call-faults.js'
 
 export interface ModelCallsPluginOptions {
@@ -26,6 +27,7 @@ export function modelCallsPlugin(options: ModelCallsPluginOptions = {}): Exchang
     ...(options.record === false ? {} : { observe: (inner) => combineObservers(createModelCallObserver(), inner) }),
     shapeFailure: providerError,
     readDelta: (event) => readModelEvent(event).delta,
+    isFinalEvent: isTerminalEvent,
     faults: MODEL_CALL_FAULTS,
   }
 }

@@ -2,7 +2,7 @@
 import { duplicateEffects, type DuplicateEffect } from '../engine/contracts/duplicate-effects.js'
 import type { CoverageCounts, RecoveryRecord, Report } from '../engine/schema/report.js'
 import { recoveryOf } from '../engine/recovery.js'
-import { contradicted, rejudgeClaims } from '../engine/evidence/judge-claims.js'
+import { contradicted, rejudgeClaims } from '../claims/claim-verdict.js'
 import type { ClaimVerdict } from '../engine/schema/claim-schema.js'
 
 export interface ReportSummary {

@@ -5,7 +5,7 @@
  *   1 vocabulary  HTTP words, a model stream's delta kinds, clocks, globs, route patterns,
  *                 seeded decisions
  *   2 units       rules files (schema/, rules/), faults, byte-level stream parsing, contracts,
- *                 evidence (the claims judged against it among them), runs, their claims and reports,
+ *                 evidence (the claims judge's hook among them), runs, their claims and reports,
  *                 what a plug-in names a request by (request-names.ts)
  *   3 exchange    an exchange, its transport and flow, the stream relay, the storm and its run
  *                 ledger (the storage port: memory here, Redis in src/state)
@@ -25,8 +25,8 @@ const ENGINE = path.join(SRC, 'engine')
 
 /** First match wins; paths are relative to src/engine. */
 const LAYERS: ReadonlyArray<readonly [layer: number, name: string, pattern: RegExp]> = [
-  [1, 'vocabulary', /^(http|clock|closest-name|decision|exchange-context|glob|route-pattern|routes|body|web-response)\.ts$|^schema\/(rule-base|format-issues)\.ts$|^streams\/deltas\.ts$/],
-  [2, 'units', /^(schema|rules|faults|contracts|evidence)\/|^streams\/(sse-decoder|sse-splitter|terminal-event|stream-transform|truncate-transform|event-transform|streamable)\.ts$|^(run|run-claims|recovery|request-names)\.ts$|^streams\/delta-cut-rule\.ts$/],
+  [1, 'vocabulary', /^(http|clock|closest-name|decision|exchange-context|glob|route-pattern|routes|body)\.ts$|^schema\/(rule-base|format-issues)\.ts$|^streams\/deltas\.ts$/],
+  [2, 'units', /^(schema|rules|faults|contracts|evidence)\/|^streams\/(sse-decoder|sse-splitter|stream-transform|truncate-transform|event-transform|streamable)\.ts$|^(run|run-claims|recovery|request-names)\.ts$|^streams\/delta-cut-rule\.ts$/],
   [3, 'exchange', /^(exchange|exchange-transport|exchange-flow|upstream-source|storm)\.ts$|^streams\/|^ledger\//],
   [4, 'front door', /^(plugin|serve)\.ts$/],
 ]
@@ -56,8 +56,11 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * Schema) left for the leaf library src/json/json-drift.ts; the fault keeps its rule and answer: 5,199.
  * The kernel routes and records by what a plug-in names a request (request-names.ts): McpRequest,
  * its route name and the report's MCP record of a call left for src/mcp: 5,131.
+ * The claims judge and what a verdict means left for src/claims (the kernel asks the judge its storm
+ * was given), web-response.ts for src/interceptors, and which SSE event ends a stream for the
+ * model-calls plug-in (isFinalEvent): 5001.
  */
-const ENGINE_LINES = 5_131
+const ENGINE_LINES = 5001
 
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']

@@ -8,7 +8,7 @@ import { recoveryOf } from '../../src/engine/recovery.js'
 import type { CallRecord, CoverageCounts, EffectRecord, RecoveryRecord, Report } from '../../src/engine/schema/report.js'
 import type { RunStats, RunSummary, StreamBatch, StreamSnapshot } from '../../src/proxy/admin/events.js'
 import type { ReportClaim } from '../../src/engine/schema/claim-schema.js'
-import { rejudgeClaims } from '../../src/engine/evidence/judge-claims.js'
+import { rejudgeClaims } from '../../src/claims/claim-verdict.js'
 import { formatContradictedClaims } from '../../src/claims/contradicted-claims.js'
 
 /** Rows kept in the page; later exchanges are counted, not listed. */

@@ -18,6 +18,7 @@ import type { BaseRule } from '../schema/rule-base.js'
 import type { RequestView, ResponseView } from '../http.js'
 import type { AnswerEditor, FailureShaper, ResultShaper } from './failure-shape.js'
 import type { DeltaReader } from '../streams/deltas.js'
+import type { FinalEventTest } from '../streams/sse-splitter.js'
 
 /** The run a call belongs to, for faults that keep a budget per run (`token_limit`). */
 export interface RunView {
@@ -80,6 +81,8 @@ export interface FaultContext<R extends BaseRule = BaseRule> {
   readonly shapeFailure?: FailureShaper | undefined
   /** What delta a model stream's event carries (the plug-ins', for `at: text | tool_arguments`); absent: none is read. */
   readonly readDelta?: DeltaReader | undefined
+  /** Whether an SSE event ends its stream (the plug-ins', model providers' `[DONE]`, `message_stop`); absent: none does. */
+  readonly isFinalEvent?: FinalEventTest | undefined
   /** A `replace` answer in the service's own shape (the plug-ins', MCP's tool result); absent: plain JSON. */
   readonly shapeResult?: ResultShaper | undefined
   /** Where an answer's payload is, for faults that edit it (the plug-ins', MCP's structuredContent); absent: the whole body. */

@@ -3,7 +3,7 @@
  * a comment, or a piece of an oversized one) whether it is sent, held back a while, dropped, or
  * whether the stream stops there. Blocks go out as soon as they are complete.
  */
-import { SseSplitter, type SsePiece } from './sse-splitter.js'
+import { type FinalEventTest, SseSplitter, type SsePiece } from './sse-splitter.js'
 import type { CutAt } from './deltas.js'
 export type { CutAt } from './deltas.js'
 import type { StreamPiece, StreamStep, StreamTransform } from './stream-transform.js'
@@ -26,13 +26,15 @@ export interface EventRule {
 
 export class EventTransform implements StreamTransform {
   readonly #rule: EventRule
-  readonly #splitter = new SseSplitter()
+  readonly #splitter: SseSplitter
   #events = 0
   #changed = false
   #dropped = false
 
-  constructor(rule: EventRule) {
+  /** `isFinal`: which events end the stream, for a rule that decides on `piece.terminal`. */
+  constructor(rule: EventRule, isFinal?: FinalEventTest) {
     this.#rule = rule
+    this.#splitter = new SseSplitter(isFinal)
   }
 
   get changed(): boolean {

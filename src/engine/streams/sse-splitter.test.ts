@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import { MAX_HELD_BYTES, SseSplitter, type SsePiece } from './sse-splitter.js'
+import { isTerminalEvent } from '../../model-calls/terminal-event.js'
+import { type FinalEventTest, MAX_HELD_BYTES, SseSplitter, type SsePiece } from './sse-splitter.js'
 
 const text = (bytes: Uint8Array) => Buffer.from(bytes).toString('utf8')
 
-/** Feed `stream` in the given chunks and collect the pieces, merging partial ones into their block. */
-function split(chunks: Uint8Array[]): Array<Omit<SsePiece, 'bytes'> & { text: string }> {
-  const splitter = new SseSplitter()
+/** Feed `stream` in the given chunks and collect the pieces, merging partial ones into their block (final events as the model providers end theirs, by default). */
+function split(chunks: Uint8Array[], isFinal: FinalEventTest | null = isTerminalEvent): Array<Omit<SsePiece, 'bytes'> & { text: string }> {
+  const splitter = new SseSplitter(isFinal ?? undefined)
   const pieces = chunks.flatMap((chunk) => splitter.push(chunk))
   const rest = splitter.flush()
   if (rest) pieces.push(rest)
@@ -80,6 +81,15 @@ describe('SseSplitter', () => {
         [null, false, false, true],
       ])
     }
+  })
+
+  it('marks no event final without a final-event test: SSE itself has no final event', () => {
+    for (const chunks of splits(OPENAI_CHAT.join(''))) expect(split(chunks, null).map((p) => p.terminal)).toEqual([false, false, false, false])
+  })
+
+  it('marks the events the given test names final, as a plug-in for another protocol would', () => {
+    const stream = 'event: progress\ndata: {"n":1}\n\nevent: end\ndata: {"ok":true}\n\n'
+    for (const chunks of splits(stream)) expect(split(chunks, (event) => event === 'end').map((p) => [p.event, p.terminal])).toEqual([['progress', false], ['end', true]])
   })
 
   it('returns an unfinished block as an incomplete piece at the end', () => {

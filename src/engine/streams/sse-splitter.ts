@@ -9,12 +9,18 @@
  * followed by a LF as one line break, so they see the same events).
  */
 import { SseDecoder } from './sse-decoder.js'
-import { isTerminalEvent } from './terminal-event.js'
 
 /** A block larger than this is passed on in pieces rather than held whole. */
 export const MAX_HELD_BYTES = 4 * 1024 * 1024
 /** How much of an event's data is kept to recognise it. */
 const DATA_HEAD_BYTES = 256
+
+/**
+ * Whether an event, by its `event:` name and the first bytes of its data, ends its stream (a model
+ * provider's `[DONE]` or `message_stop`). SSE itself has no final event: a plug-in says
+ * (`ExchangePlugin.isFinalEvent`, the model-calls plug-in's src/model-calls/terminal-event.ts).
+ */
+export type FinalEventTest = (event: string | null, dataHead: string) => boolean
 
 /** What is known about a block. */
 export interface SseBlockInfo {
@@ -22,7 +28,7 @@ export interface SseBlockInfo {
   readonly dispatches: boolean
   /** Its `event:` name, when it has one. */
   readonly event: string | null
-  /** Whether it is a stream's final event: `[DONE]`, `message_stop`, `response.completed` (…). */
+  /** Whether it is a stream's final event, as the reader's `FinalEventTest` says (false without one). */
   readonly terminal: boolean
 }
 
@@ -36,17 +42,20 @@ export interface SsePiece extends SseBlockInfo {
 /** Reads what each block is (dispatched, its event name, final or not) as its bytes pass, holding none of them. */
 export class SseBlockReader {
   readonly #decoder: SseDecoder
+  readonly #isFinal: FinalEventTest | undefined
   #dispatches = false
   #event: string | null = null
   #dataHead: number[] = []
 
   /** `onBlockEnd` hears each block as its blank line passes: where it ends in the current chunk, and what it was. */
-  constructor(onBlockEnd: (end: number, info: SseBlockInfo) => void) {
+  constructor(onBlockEnd: (end: number, info: SseBlockInfo) => void, isFinal?: FinalEventTest) {
+    this.#isFinal = isFinal
     this.#decoder = new SseDecoder({
       dataLine: () => {
         this.#dispatches = true
       },
       data: (fragment) => {
+        if (!isFinal) return
         for (let i = 0; i < fragment.length && this.#dataHead.length < DATA_HEAD_BYTES; i++) this.#dataHead.push(fragment[i] as number)
       },
       event: (name) => {
@@ -67,7 +76,7 @@ export class SseBlockReader {
 
   /** What the block in progress is, as far as it arrived. */
   current(): SseBlockInfo {
-    return { dispatches: this.#dispatches, event: this.#event, terminal: this.#dispatches && isTerminalEvent(this.#event, Buffer.from(this.#dataHead).toString('utf8')) }
+    return { dispatches: this.#dispatches, event: this.#event, terminal: this.#dispatches && this.#isFinal !== undefined && this.#isFinal(this.#event, Buffer.from(this.#dataHead).toString('utf8')) }
   }
 }
 
@@ -78,8 +87,9 @@ export class SseSplitter {
   /** Blocks the current chunk completed: where each ends, and what it was. */
   #ended: Array<{ end: number; info: SseBlockInfo }> = []
 
-  constructor() {
-    this.#blocks = new SseBlockReader((end, info) => this.#ended.push({ end, info }))
+  /** `isFinal`: which events end the stream (pieces' `terminal`); without it, none does. */
+  constructor(isFinal?: FinalEventTest) {
+    this.#blocks = new SseBlockReader((end, info) => this.#ended.push({ end, info }), isFinal)
   }
 
   /** The pieces this chunk completes (or, for an oversized block, passes on). */

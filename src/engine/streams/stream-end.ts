@@ -1,15 +1,15 @@
 /**
  * Whether a client got the event that ends its event stream: a model provider's final event
- * (`[DONE]`, `message_stop`, `response.completed`: terminal-event.ts) or, for an MCP request, the
- * JSON-RPC answer to that request's id (read by the MCP plug-in's `readAnswer`). A client that
- * closes right after it (the openai SDK, MCP clients) got a complete response: the call is recorded
- * as one, not as cancelled.
+ * (`[DONE]`, `message_stop`, `response.completed`: the model-calls plug-in's `isFinalEvent`) or,
+ * for an MCP request, the JSON-RPC answer to that request's id (the MCP plug-in's `readAnswer`).
+ * A client that closes right after it (the openai SDK, MCP clients) got a complete response: the
+ * call is recorded as one, not as cancelled.
  *
  * Fed the bytes as they are handed to the client; a compressed stream is not read (never ends).
  */
 import { type HeaderMap, headerValue, type RequestView } from '../http.js'
 import type { Exchange } from '../exchange.js'
-import { SseBlockReader } from './sse-splitter.js'
+import { type FinalEventTest, SseBlockReader } from './sse-splitter.js'
 
 export interface StreamEnd {
   /** Bytes the client was handed, in order (the caller may reuse `chunk` once this returns). */
@@ -25,20 +25,26 @@ export interface StreamEnd {
  */
 export type AnswerReader = (request: RequestView, contentType: string, onAnswer: () => void) => ((chunk: Buffer) => void) | null
 
+/** The plug-ins' readers of where a stream ends: a request's own answer, a stream's final event. */
+export interface StreamEndReaders {
+  readonly readAnswer?: AnswerReader | undefined
+  readonly isFinalEvent?: FinalEventTest | undefined
+}
+
 /**
- * A watch over the response `headers` start, for `exchange`; null unless it is an event stream it
- * can read. `readAnswer`: the plug-ins' reader of a request's own answer.
+ * A watch over the response `headers` start, for `exchange`; null unless it is an event stream
+ * one of `readers` can read.
  */
-export function watchStreamEnd(exchange: Exchange, headers: HeaderMap, readAnswer?: AnswerReader): StreamEnd | null {
+export function watchStreamEnd(exchange: Exchange, headers: HeaderMap, { readAnswer, isFinalEvent }: StreamEndReaders = {}): StreamEnd | null {
   const type = (headerValue(headers, 'content-type') ?? '').toLowerCase()
   if (!type.startsWith('text/event-stream')) return null
   const encoding = (headerValue(headers, 'content-encoding') ?? '').toLowerCase()
   if (encoding !== '' && encoding !== 'identity') return null
-  return (readAnswer && answerWatch(readAnswer, exchange.request, type)) ?? finalEventWatch()
+  return (readAnswer && answerWatch(readAnswer, exchange.request, type)) ?? (isFinalEvent ? finalEventWatch(isFinalEvent) : null)
 }
 
 /** A model stream's final event. */
-function finalEventWatch(): StreamEnd {
+function finalEventWatch(isFinal: FinalEventTest): StreamEnd {
   const watch = {
     reached: false,
     push(chunk: Uint8Array) {
@@ -47,7 +53,7 @@ function finalEventWatch(): StreamEnd {
   }
   const blocks = new SseBlockReader((_end, block) => {
     if (block.terminal) watch.reached = true
-  })
+  }, isFinal)
   return watch
 }
 

@@ -10,7 +10,7 @@ import type { ExchangeTransport, UpstreamResponse } from '../exchange-transport.
 import type { HeaderMap } from '../http.js'
 import type { StreamStep, StreamTransform } from './stream-transform.js'
 import type { ResponseWriter } from './response-writer.js'
-import { watchStreamEnd, type AnswerReader } from './stream-end.js'
+import { watchStreamEnd, type StreamEndReaders } from './stream-end.js'
 
 /** Response headers that no longer hold once the body is changed. */
 const STALE_HEADERS = new Set(['content-length', 'content-md5', 'digest', 'etag', 'transfer-encoding'])
@@ -18,9 +18,9 @@ const STALE_HEADERS = new Set(['content-length', 'content-md5', 'digest', 'etag'
 /**
  * Relay `upstream` to the client through `transform` and finish the exchange.
  * A transport without `open()` relays the body unchanged (the fault then does not trigger).
- * `readAnswer`: the plug-ins' reader of a request's own answer (stream-end.ts).
+ * `readers`: the plug-ins' readers of where the stream ends (stream-end.ts).
  */
-export async function relayStream(exchange: Exchange, io: ExchangeTransport, upstream: UpstreamResponse | undefined, transform: StreamTransform, readAnswer?: AnswerReader): Promise<void> {
+export async function relayStream(exchange: Exchange, io: ExchangeTransport, upstream: UpstreamResponse | undefined, transform: StreamTransform, readers?: StreamEndReaders): Promise<void> {
   if (!upstream) throw new ToolstormError('ERR_INTERNAL', `Failed to relay a stream for "${exchange.request.method} ${exchange.record?.url ?? ''}": the fault returned a stream action before the upstream answered. Give stream faults the on-response phase.`)
   const status = upstream.status
   if (!io.open) {
@@ -35,7 +35,7 @@ export async function relayStream(exchange: Exchange, io: ExchangeTransport, ups
   }
   const writer = io.open(status, headers)
   // Whether the client got the stream's final event: leaving after it, it got the whole answer.
-  const end = watchStreamEnd(exchange, upstream.headers, readAnswer)
+  const end = watchStreamEnd(exchange, upstream.headers, readers)
   const iterator = upstream.body[Symbol.asyncIterator]()
   let upstreamDone = false
   let bytes = 0

@@ -1,6 +1,7 @@
 /**
- * Which SSE events end a model provider's stream. A client that never sees one knows (or should
- * know) that the answer is incomplete.
+ * Which SSE events end a model provider's stream: the model-calls plug-in's `isFinalEvent`, which
+ * the kernel asks (`drop_terminal`, a client leaving after the end). A client that never sees one
+ * knows (or should know) that the answer is incomplete.
  *
  * - OpenAI chat completions (and most OpenAI-compatible servers): `data: [DONE]`.
  * - Anthropic messages: `event: message_stop`.

@@ -12,29 +12,13 @@
  *
  * @see docs/claims.md
  */
-import { globMatches } from '../glob.js'
-import type { CallRecord, EffectRecord } from '../schema/report.js'
-import type { ClaimVerdict, ReportClaim } from '../schema/claim-schema.js'
-import type { StoredClaim } from '../run-claims.js'
+import { globMatches } from '../engine/glob.js'
+import type { ReportClaim } from '../engine/schema/claim-schema.js'
+import type { CommitKnowledge, JudgeInput } from '../engine/evidence/claims-judge.js'
+import { verdictOf } from './claim-verdict.js'
 
 /** Ancestors followed from a call's span before giving up (a cycle in hostile input ends there too). */
 const MAX_DEPTH = 256
-
-/** What says a tool commits: the rules file's `commits` globs, and routes an effect was seen on. */
-export interface CommitKnowledge {
-  /** Globs over route names (and `METHOD /path`), as rules' `route`. */
-  readonly globs: readonly string[]
-  /** Routes this storm has seen an effect committed on, in any run. */
-  readonly observed: ReadonlySet<string>
-}
-
-export interface JudgeInput {
-  readonly claims: readonly StoredClaim[]
-  readonly spanParents: ReadonlyMap<string, string>
-  readonly calls: readonly Pick<CallRecord, 'id' | 'route' | 'method' | 'url' | 'trace' | 'mcp'>[]
-  readonly effects: readonly Pick<EffectRecord, 'name' | 'key' | 'call'>[]
-  readonly commits: CommitKnowledge
-}
 
 type JoinCall = JudgeInput['calls'][number]
 
@@ -94,28 +78,6 @@ export function judgeClaims(input: JudgeInput): ReportClaim[] {
       commits,
     }
   })
-}
-
-/**
- * A saved report's claims with their verdicts judged again from its trace (each claim's calls,
- * the effects those calls committed), never taken from the verdict stored in the file: what
- * `claimsMatchEffects()` and `inspect` read.
- */
-export function rejudgeClaims(report: { readonly claims?: readonly ReportClaim[] | undefined; readonly effects: readonly Pick<EffectRecord, 'call'>[] }): ReportClaim[] {
-  const committedCalls = new Set(report.effects.map((effect) => effect.call))
-  return (report.claims ?? []).map((claim) => ({ ...claim, verdict: verdictOf(claim.status, claim.calls.some((call) => committedCalls.has(call)), claim.commits) }))
-}
-
-/** Whether a verdict says the agent's account is wrong. */
-export function contradicted(verdict: ClaimVerdict): boolean {
-  return verdict === 'silent_commit' || verdict === 'phantom_success'
-}
-
-/** The verdict for a claimed status, given whether anything committed under it and whether its tool commits. */
-export function verdictOf(status: 'success' | 'failure', committed: boolean, commits: boolean): ClaimVerdict {
-  if (committed) return status === 'success' ? 'confirmed' : 'silent_commit'
-  if (!commits) return 'unverified'
-  return status === 'success' ? 'phantom_success' : 'confirmed'
 }
 
 /** Whether `spanId` is `ancestor` or one of its descendants, by the links the run holds. */

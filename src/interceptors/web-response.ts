@@ -3,7 +3,7 @@
  * (the interceptors, MSW handlers, cassette replay in-process, the demo's memory transport).
  * No Node imports: the browser lab bundles it.
  */
-import type { HeaderMap } from './http.js'
+import type { HeaderMap } from '../engine/http.js'
 
 /** Statuses a `Response` must be built without a body (the Fetch standard's null body statuses, and 103). */
 export const NULL_BODY_STATUSES: ReadonlySet<number> = new Set([101, 103, 204, 205, 304])
