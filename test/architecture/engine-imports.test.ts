@@ -35,8 +35,8 @@ const LAYERS: ReadonlyArray<readonly [layer: number, name: string, pattern: RegE
 const PROXY_SERVER_ENGINE_IMPORTS = 4
 
 /**
- * The most lines of non-test TypeScript the engine may hold (8,222 before #23; the goal is 5,000:
- * what is left above it is the stream and MCP faults, which move out behind plug-ins next).
+ * The most lines of non-test TypeScript the engine may hold (8,222 before #23, which asked for at
+ * most 5,000). Lower it when lines leave; raising it needs a reason written here.
  * #25 added effectsRequireApproval (the unit and the lines naming each unapproved effect): 6,482.
  * The cassette format's schema and the JSON Schema generator left for src/cassette and src/report
  * (nothing in the kernel reads a cassette): 6,218.
@@ -58,9 +58,9 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * its route name and the report's MCP record of a call left for src/mcp: 5,131.
  * The claims judge and what a verdict means left for src/claims (the kernel asks the judge its storm
  * was given), web-response.ts for src/interceptors, and which SSE event ends a stream for the
- * model-calls plug-in (isFinalEvent): 5001.
+ * model-calls plug-in (isFinalEvent): 5,001. Two trace-id checks nothing called: 4,991.
  */
-const ENGINE_LINES = 5001
+const ENGINE_LINES = 4_991
 
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']

@@ -35,13 +35,3 @@ export function parseTraceparent(value: string | null | undefined): TraceContext
   if (traceId === ZERO_TRACE || parentSpanId === ZERO_SPAN) return null
   return { traceId, parentSpanId }
 }
-
-/** Whether `id` is a valid trace id (32 lowercase hex digits, not all zero). */
-export function isTraceId(id: string): boolean {
-  return /^[0-9a-f]{32}$/.test(id) && id !== ZERO_TRACE
-}
-
-/** Whether `id` is a valid span id (16 lowercase hex digits, not all zero). */
-export function isSpanId(id: string): boolean {
-  return /^[0-9a-f]{16}$/.test(id) && id !== ZERO_SPAN
-}
