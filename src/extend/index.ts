@@ -16,6 +16,8 @@ export type { Fault, FaultPhase, FaultContext, FaultAction, FaultOutcome } from 
 
 /* Plug-ins and the front door every transport calls (engine/plugin.ts, engine/serve.ts) */
 export type { ExchangePlugin, RequestHead, RequestNames, Naming } from '../engine/plugin.js'
+export type { RequestDetails } from '../engine/http.js'
+export type { CallEvidence } from '../engine/request-names.js'
 export { defaultPlugins } from '../default-plugins.js'
 export type { DefaultPluginOptions } from '../default-plugins.js'
 export { createServe } from '../engine/serve.js'
