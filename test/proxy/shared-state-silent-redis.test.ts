@@ -47,6 +47,17 @@ async function pauseRedis(ms: number): Promise<() => Promise<void>> {
   }
 }
 
+/** Wait until the run's first `count` calls are written to the store (none listed as running). */
+async function finishedInStore(proxy: ProxyServer, run: string, count: number): Promise<void> {
+  let report: Report | undefined
+  for (let attempt = 0; attempt < 100; attempt++) {
+    report = (await (await admin(proxy, `/report?run=${run}`)).json()) as Report
+    if (report.calls.length >= count && report.calls.every((call) => call.outcome !== 'running')) return
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  expect.fail(`the run's ${count} call(s) were not written to the store: ${JSON.stringify(report?.calls)}`)
+}
+
 async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number }> {
   const started = performance.now()
   const value = await work()
@@ -57,6 +68,8 @@ describe.skipIf(!hasRedis)('a connected but silent Redis', () => {
   it('answers an exchange 503 ERR_STATE_UNAVAILABLE within the bound, forwards nothing, and counts it', async () => {
     const proxy = await replica()
     expect((await fetch(`${proxy.url}/items/a`, { headers: { 'x-toolstorm-run': 'paused' } })).status).toBe(200)
+    // The call is written to Redis after its answer: wait until it is, or the pause would meet it (and count it).
+    await finishedInStore(proxy, 'paused', 1)
     const resume = await pauseRedis(PAUSE_MS)
     const { value: refused, ms } = await timed(() => fetch(`${proxy.url}/items/b`, { headers: { 'x-toolstorm-run': 'paused' } }))
     expect(refused.status).toBe(503)
