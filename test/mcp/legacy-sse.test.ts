@@ -88,16 +88,16 @@ describe('the legacy HTTP+SSE transport (2024-11-05) through the proxy', () => {
   })
 
   it('delays the answer event, not the POST: the server runs the call at once, the client gets its result later', async () => {
-    const scenario = await mcpScenario('reverse', { rules: [{ name: 'slow', route: 'tools/call get_quote', kind: 'latency', delay: 0.5 }] }, LEGACY)
+    const scenario = await mcpScenario('reverse', { rules: [{ name: 'slow', route: 'tools/call get_quote', kind: 'latency', delay: 1 }] }, LEGACY)
     const { client } = await scenario.connectLegacy()
     const started = performance.now()
     const result = await client.callTool({ name: 'get_quote', arguments: { order_id: 'o-1' } })
-    expect(performance.now() - started).toBeGreaterThanOrEqual(480)
+    expect(performance.now() - started).toBeGreaterThanOrEqual(980)
     expect(result.content).toEqual([{ type: 'text', text: JSON.stringify({ order_id: 'o-1', price: 12.5 }) }])
     const call = scenario.report().calls.find((c) => c.route === 'tools/call get_quote')
     expect(call).toMatchObject({ status: 202, executed: true, injected: true, mcp: { outcome: 'result' } })
-    // The POST was forwarded and accepted before the delay ran out.
-    expect(call!.elapsed).toBeLessThan(0.4)
+    // The POST was forwarded and accepted before the delay ran out (the margin is for a loaded machine).
+    expect(call!.elapsed).toBeLessThan(0.9)
   })
 
   it('drifts the structuredContent of the answer event, so the SDK client refuses it against the tool\'s outputSchema', async () => {
