@@ -18,23 +18,27 @@ const MAX_CHECKS = 100
 const count = z.int({ error: 'expected a nonnegative integer' }).min(0, { error: 'expected a nonnegative integer' })
 const name = z.string().min(1).max(200)
 
-export const contractCheckSchema = z.discriminatedUnion(
-  'type',
-  [
-    z.strictObject({ type: z.literal('requireTriggered'), names: z.array(name).max(100).default([]) }),
-    z.strictObject({ type: z.literal('noDuplicateEffects') }),
-    z.strictObject({ type: z.literal('atMostCalls'), count, route: name.optional() }),
-    z.strictObject({ type: z.literal('atMostEffects'), name, count, key: name.optional() }),
-    z.strictObject({ type: z.literal('atMostModelCalls'), count }),
-    z.strictObject({ type: z.literal('atMostTokens'), count, kind: z.enum(TOKEN_KINDS as [TokenKind, ...TokenKind[]]).default('total') }),
-    z.strictObject({ type: z.literal('maxRecoveryTokens'), count }),
-    z.strictObject({ type: z.literal('retryAfterRespected') }),
-    z.strictObject({ type: z.literal('claimsMatchEffects') }),
-    z.strictObject({ type: z.literal('effectsRequireApproval'), effect: name, route: name }),
-    z.strictObject({ type: z.literal('check'), name, passed: z.boolean(), detail: z.string().max(2000).default('') }),
-  ],
-  { error: 'expected "type" to be one of "requireTriggered", "noDuplicateEffects", "atMostCalls", "atMostEffects", "atMostModelCalls", "atMostTokens", "maxRecoveryTokens", "retryAfterRespected", "claimsMatchEffects", "effectsRequireApproval", "check"' },
-)
+/** One schema per check `type`: a `Contract` method's parameters, and `check` for a client's own verdict. */
+const CHECK_SCHEMAS = [
+  z.strictObject({ type: z.literal('requireTriggered'), names: z.array(name).max(100).default([]) }),
+  z.strictObject({ type: z.literal('noDuplicateEffects') }),
+  z.strictObject({ type: z.literal('atMostCalls'), count, route: name.optional() }),
+  z.strictObject({ type: z.literal('atMostEffects'), name, count, key: name.optional() }),
+  z.strictObject({ type: z.literal('atMostModelCalls'), count }),
+  z.strictObject({ type: z.literal('atMostTokens'), count, kind: z.enum(TOKEN_KINDS as [TokenKind, ...TokenKind[]]).default('total') }),
+  z.strictObject({ type: z.literal('maxRecoveryTokens'), count }),
+  z.strictObject({ type: z.literal('retryAfterRespected') }),
+  z.strictObject({ type: z.literal('claimsMatchEffects') }),
+  z.strictObject({ type: z.literal('effectsRequireApproval'), effect: name, route: name }),
+  z.strictObject({ type: z.literal('check'), name, passed: z.boolean(), detail: z.string().max(2000).default('') }),
+] as const
+
+/** The `type`s a request may carry, read from the schemas so the error below cannot fall behind them. */
+export const CONTRACT_CHECK_TYPES: readonly string[] = CHECK_SCHEMAS.map((schema) => schema.shape.type.value)
+
+export const contractCheckSchema = z.discriminatedUnion('type', CHECK_SCHEMAS, {
+  error: `expected "type" to be one of ${CONTRACT_CHECK_TYPES.map((type) => `"${type}"`).join(', ')}`,
+})
 
 export const contractRequestSchema = z.strictObject({ checks: z.array(contractCheckSchema).max(MAX_CHECKS, { error: `expected at most ${MAX_CHECKS} checks` }) })
 
@@ -88,6 +92,11 @@ export function runContract(report: Report, checks: readonly ContractCheckReques
       case 'check':
         built.check(check.name, check.passed, check.detail)
         break
+      default: {
+        // A schema added above without its case here fails to compile instead of being skipped.
+        const unhandled: never = check
+        throw new TypeError(`Unhandled contract check ${JSON.stringify(unhandled)}`)
+      }
     }
   }
   return built.toJSON()
