@@ -168,8 +168,9 @@ export function createAdminHandler(context: AdminContext): http.RequestListener 
             const effect = await ledger.effect(body.name, body.key, call, { trusted: hasValidToken(req, url, context.token) })
             return sendJson(res, 201, { ok: true, effect })
           } catch (error) {
-            // A commit that could not be recorded: contracts on effects must not pass without it.
-            await ledger.refuseEffect(error instanceof ToolstormError ? error.message : String(error), call).catch(() => {})
+            // A commit that could not be recorded: contracts on effects must not pass without it. The
+            // reason goes into reports, redacted as everything there is.
+            await ledger.refuseEffect(storm.redactor.text(error instanceof ToolstormError ? error.message : String(error)), call).catch(() => {})
             throw error
           }
         }
