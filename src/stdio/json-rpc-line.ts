@@ -62,8 +62,9 @@ const INTERNAL_ERROR = -32603
  * on one line; else the JSON-RPC error standing for it: a `504` (timeout) is the SDKs' request
  * timeout `-32001`, anything else (`rate_limit`'s 429, a replay refusal's 422) an internal error
  * `-32603` whose message is the answer's own and whose `data` names the HTTP status it stood for.
+ * `error`: that JSON-RPC error's code when the line stands for the answer (null: the body itself).
  */
-export function answerLine(id: JsonRpcId, status: number, body: Uint8Array | null): Buffer {
+export function answerLine(id: JsonRpcId, status: number, body: Uint8Array | null): { line: Buffer; error: number | null } {
   let parsed: unknown = null
   if (body && body.length) {
     try {
@@ -77,13 +78,13 @@ export function answerLine(id: JsonRpcId, status: number, body: Uint8Array | nul
     if (message.jsonrpc === '2.0' && message.id === id && message.method === undefined && ('result' in message || 'error' in message)) {
       // JSON.stringify never writes a raw newline: a pretty-printed body comes out on one line.
       const text = Buffer.from(body!.buffer, body!.byteOffset, body!.byteLength)
-      return text.includes(0x0a) ? Buffer.from(JSON.stringify(message)) : Buffer.from(text)
+      return { line: text.includes(0x0a) ? Buffer.from(JSON.stringify(message)) : Buffer.from(text), error: null }
     }
   }
   const said = messageOf(parsed)
   const code = status === 504 ? REQUEST_TIMEOUT : INTERNAL_ERROR
   const text = `${status === 504 ? 'Request timed out' : 'Internal error'}${said ? `: ${said}` : ''} (toolstorm: HTTP ${status})`
-  return Buffer.from(JSON.stringify({ jsonrpc: '2.0', id, error: { code, message: text, data: { toolstorm: { status } } } }))
+  return { line: Buffer.from(JSON.stringify({ jsonrpc: '2.0', id, error: { code, message: text, data: { toolstorm: { status } } } })), error: code }
 }
 
 /** The message of a toolstorm or provider error body (`{ error: { message } }`), if any. */

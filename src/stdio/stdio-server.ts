@@ -161,7 +161,7 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
       .catch((error: unknown) => {
         // A bug or a throwing hook: this call fails as the proxy fails an exchange; the connection goes on.
         warn(`Failed to serve a request (id ${JSON.stringify(id)}): ${(error as Error)?.message ?? String(error)}`)
-        write(answerLine(id, 500, null))
+        write(answerLine(id, 500, null).line)
       })
       .finally(() => {
         running.delete(served)

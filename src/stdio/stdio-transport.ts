@@ -80,7 +80,14 @@ export function stdioTransport(exchange: Exchange, request: StdioRequest, link: 
     ...(upstream.settle ? { settle: () => upstream.settle!() } : {}),
     async respond({ status, body }) {
       if (link.lostAnswer === 'silent' && exchange.fault?.type === 'timeout') return
-      link.write(answerLine(id, status, body))
+      const answer = answerLine(id, status, body)
+      link.write(answer.line)
+      // The observers saw the HTTP-shaped answer; the client got the JSON-RPC error standing for it.
+      const call = exchange.record?.mcp
+      if (answer.error !== null && call) {
+        call.outcome = 'error'
+        call.errorCode = answer.error
+      }
     },
     async relay(response: UpstreamResponse) {
       const chunks: Uint8Array[] = []
