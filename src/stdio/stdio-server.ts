@@ -13,6 +13,7 @@
  *
  * @example
  * const server = startStdioServer({ storm, input: process.stdin, output: process.stdout, command: ['npx', '-y', '@modelcontextprotocol/server-memory'] })
+ * server.listen()
  * const end = await server.ended // the client left, or the server exited
  */
 import type { Readable, Writable } from 'node:stream'
@@ -86,6 +87,8 @@ export interface StdioServer {
   readonly stats: Readonly<StdioStats>
   /** Resolves once the connection ended and every exchange finished. */
   readonly ended: Promise<StdioEnd>
+  /** Start reading the client's messages (the server is started already: its pid is known). */
+  listen(): void
   /** Stop: `signal` goes on to the server (a second stop kills it). */
   stop(signal: NodeJS.Signals): void
 }
@@ -204,22 +207,26 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
     escalate(child)
   }
 
-  const splitter = new LineSplitter(fromClient)
-  input.on('data', (chunk: Buffer) => splitter.push(chunk))
-  input.on('end', () => {
-    splitter.end()
-    clientClosed()
-  })
-  input.on('error', clientClosed)
-  // The client stopped reading (EPIPE): no answer can reach it any more.
-  output.on('error', clientClosed)
-
   child?.start()
+  let listening = false
 
   return {
     child,
     stats,
     ended,
+    listen() {
+      if (listening) return
+      listening = true
+      const splitter = new LineSplitter(fromClient)
+      input.on('data', (chunk: Buffer) => splitter.push(chunk))
+      input.on('end', () => {
+        splitter.end()
+        clientClosed()
+      })
+      input.on('error', clientClosed)
+      // The client stopped reading (EPIPE): no answer can reach it any more.
+      output.on('error', clientClosed)
+    },
     stop(signal) {
       if (!child) {
         ending ??= 'stopped'

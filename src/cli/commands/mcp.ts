@@ -160,6 +160,8 @@ export const mcpCommand: CommandModule<object, McpArgs> = {
     }
     if (args['ready-file'] !== undefined) await writeFileAtomic(args['ready-file'], JSON.stringify(ready) + '\n')
     printError(`toolstorm mcp ${server.child ? `→ ${command.join(' ')} (pid ${server.child.pid ?? '?'})` : `replaying ${args.replay}`} · admin ${admin.url} · token ${admin.token}`)
+    // Announced first: a program that waits for the ready file sees it before its first answer.
+    server.listen()
 
     const end = await server.ended
     dispose()
