@@ -97,6 +97,8 @@ export interface StdioServer {
 const EXIT_GRACE_MS = 2_000
 /** How long exchanges still running get to finish when the connection ended. */
 const SETTLE_MS = 2_000
+/** How long cancelled exchanges get to record their end. */
+const ABORTED_MS = 200
 const NEWLINE = Buffer.from('\n')
 
 export function startStdioServer(options: StdioServerOptions): StdioServer {
@@ -194,8 +196,14 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
     finishing = true
     ending ??= reason
     input.pause()
-    for (const controller of cancels.values()) controller.abort(Object.assign(new Error('The connection ended'), { code: 'CLIENT_ABORTED' }))
-    void settle([...running]).then(() => resolveEnded({ reason: ending!, exit: child?.exit ?? null, ...(endError ? { error: endError } : {}) }))
+    void (async () => {
+      // Exchanges end by themselves first (a server that exited failed what it owed, as MCP_SERVER_EXITED);
+      // what still waits then (a fault's delay, a silently lost answer) ends as cancelled.
+      await settle([...running], SETTLE_MS)
+      for (const controller of cancels.values()) controller.abort(Object.assign(new Error('The connection ended'), { code: 'CLIENT_ABORTED' }))
+      await settle([...running], ABORTED_MS)
+      resolveEnded({ reason: ending!, exit: child?.exit ?? null, ...(endError ? { error: endError } : {}) })
+    })()
   }
 
   /** The client closed the connection: the server's stdin is closed too, then it is stopped as the SDK clients stop theirs. */
@@ -249,10 +257,11 @@ function escalate(child: ChildServer): void {
   })
 }
 
-/** Wait for `promises`, at most `SETTLE_MS`. */
-async function settle(promises: Promise<void>[]): Promise<void> {
+/** Wait for `promises`, at most `ms`. */
+async function settle(promises: Promise<void>[], ms: number): Promise<void> {
+  if (promises.length === 0) return
   let timer: NodeJS.Timeout | undefined
-  await Promise.race([Promise.allSettled(promises), new Promise((resolve) => (timer = setTimeout(resolve, SETTLE_MS)))])
+  await Promise.race([Promise.allSettled(promises), new Promise((resolve) => (timer = setTimeout(resolve, ms)))])
   clearTimeout(timer)
 }
 

@@ -64,6 +64,8 @@ export interface RawServer {
   stderr(): string
   /** Close stdin; resolves with how the process exited. */
   end(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+  /** Resolves with how the process exited (stdin left open). */
+  exited(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>
 }
 
 /** `command` spoken to with raw JSON-RPC lines. */
@@ -95,6 +97,10 @@ export function rawServer(command: readonly string[], env: Record<string, string
     stderr: () => stderr,
     async end() {
       child.stdin!.end()
+      const [code, signal] = await exited
+      return { code, signal }
+    },
+    async exited() {
       const [code, signal] = await exited
       return { code, signal }
     },

@@ -211,7 +211,8 @@ function exitAsServer(end: StdioEnd, command: readonly string[]): void {
   }
   const exit = end.exit
   if (!exit) return
-  if (end.reason === 'server-exited' || end.reason === 'fault') printError(`the MCP server ${end.reason === 'fault' ? 'was ended by the fault' : 'exited'} (${describeExit(exit)})`)
+  if (end.reason === 'fault') printError(`the MCP server was ended by the fault (${describeExit(exit)})`)
+  else if (end.reason === 'server-exited' || exit.code !== 0) printError(`the MCP server exited (${describeExit(exit)})`)
   if (exit.signal) {
     // The same signal, so the client sees what a direct launch shows; the exit code stands in if it is caught.
     process.exitCode = 128 + (constants.signals[exit.signal] ?? 0)
