@@ -17,8 +17,9 @@ import { createStorm } from '../create-storm.js'
 import type { BeginRequest, Storm } from '../engine/storm.js'
 import { HEADER_RUN } from '../engine/http.js'
 import { parseAdminHosts } from './admin/admin-hosts.js'
-import { adminHandler, adminToken, createAdminHttpServer } from './admin/admin-service.js'
-import { createDataPlaneServer, failExchange, sendProxyError } from './data-plane-server.js'
+import { adminHandler } from './admin/admin-service.js'
+import { adminToken, createAdminHttpServer } from './admin/admin-http-server.js'
+import { answerClientError, createDataPlaneServer, failExchange, sendProxyError } from './data-plane-server.js'
 import { guardObserver, printExchangeFailure } from './exchange-failure.js'
 import { DASHBOARD_PATH } from './admin/dashboard.js'
 import type { RequestBody, WireRequest } from './http1/wire-request.js'
@@ -116,6 +117,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
 
   const server = createDataPlaneServer(report)
   const admin = createAdminHttpServer()
+  admin.on('clientError', answerClientError)
 
   // Where each request goes; requests addressed to the server itself (HTTP_PROXY clients) included.
   const router = new RequestRouter(targets, host, { routesItself: source.routesItself === true, selfName: options.selfName ?? 'proxy' })

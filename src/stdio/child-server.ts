@@ -8,7 +8,8 @@
  * new one is initialized with the client's own `initialize` request and `notifications/initialized`
  * (the client does not know it restarted), so it answers the next calls, with its state lost.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
+import { spawnServer, type SpawnedServer } from './spawn-server.js'
 import { SESSION_NOT_FOUND } from '../mcp/faults/session-expired.js'
 import { rpcErrorAnswer } from '../mcp/json-rpc-answer.js'
 import type { JsonRpcId } from '../mcp/mcp-request.js'
@@ -79,32 +80,33 @@ export class ChildServer {
     return this.#exit
   }
 
-  start(): void {
-    const [file, ...args] = this.command as [string, ...string[]]
-    const child = spawn(file, args, { stdio: ['pipe', 'pipe', 'inherit'], env: this.#options.env })
+  /** Start the server, or take over `spawned`, launched earlier with this command. */
+  start(spawned: SpawnedServer = spawnServer(this.command, this.#options.env)): void {
+    const child = spawned.process
     this.#process = child
     const lines = new LineSplitter((line) => this.#fromServer(line))
     child.stdout!.on('data', (chunk: Buffer) => lines.push(chunk))
     child.stdout!.on('end', () => lines.end())
-    // A write after the server died fails with EPIPE: its exit is reported by `close`.
-    child.stdin!.on('error', () => undefined)
     let failed = false
-    child.once('error', (error: NodeJS.ErrnoException) => {
-      if (failed || child.pid !== undefined) return
+    const onError = (error: NodeJS.ErrnoException) => {
       failed = true
       this.#options.onSpawnError(error)
-    })
+    }
+    // `close`: the process ended and its stdout is read to the end (every answer it wrote was seen).
+    const onClose = (exit: ChildExit) => {
+      if (failed || this.#replaced.has(child)) return
+      this.#exit = exit
+      this.#failWaiting(new ServerExitedError(`The MCP server exited (${describeExit(exit)}) before it answered.`))
+      this.#options.onExit(exit)
+    }
     this.#exited = new Promise((resolve) => {
-      // `close`: the process ended and its stdout is read to the end (every answer it wrote was seen).
-      child.once('close', (code, signal) => {
-        const exit = { code, signal }
-        resolve(exit)
-        if (failed || this.#replaced.has(child)) return
-        this.#exit = exit
-        this.#failWaiting(new ServerExitedError(`The MCP server exited (${describeExit(exit)}) before it answered.`))
-        this.#options.onExit(exit)
-      })
+      if (spawned.closed) return resolve(spawned.closed)
+      child.once('close', (code, signal) => resolve({ code, signal }))
     })
+    // What happened before the take-over is reported now, in order.
+    if (spawned.error) queueMicrotask(() => onError(spawned.error!))
+    else child.once('error', (error: NodeJS.ErrnoException) => child.pid === undefined && onError(error))
+    void this.#exited.then(onClose)
   }
 
   /** Write one message line to the server. */
@@ -116,7 +118,8 @@ export class ChildServer {
 
   /** Note the client's handshake messages as they pass, for a restart. */
   noteHandshake(message: StdioMessage): void {
-    if (message.kind === 'request' && message.method === 'initialize') this.#initialize = message.message
+    // A copy: the message itself gets the call id in its _meta when it is forwarded.
+    if (message.kind === 'request' && message.method === 'initialize') this.#initialize = structuredClone(message.message)
     else if (message.kind === 'notification' && message.method === 'notifications/initialized') this.#initialized = Buffer.from(JSON.stringify(message.message))
   }
 

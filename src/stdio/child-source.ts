@@ -17,11 +17,14 @@ import type { ForwardOptions, UpstreamExchange, UpstreamResponse } from '../engi
 import { HEADER_CALL } from '../engine/http.js'
 import type { SourceRequest, UpstreamSource } from '../engine/upstream-source.js'
 import type { ChildServer } from './child-server.js'
+import type { JsonRpcId } from '../mcp/mcp-request.js'
 import { readStdioLine, withMeta } from './json-rpc-line.js'
 
 /** A request the stdio front door made: its line is at hand (no stream to read it from). */
 export interface StdioSourceRequest extends SourceRequest {
   readonly line?: Buffer
+  /** The line's message, already parsed (it is changed here: the call id goes into its `_meta`). */
+  readonly message?: Record<string, unknown>
 }
 
 const JSON_HEAD = { 'content-type': 'application/json' } as const
@@ -39,9 +42,10 @@ async function forward(child: ChildServer, request: StdioSourceRequest, options:
   // The body is forwarded at once and whole: observers see it as a proxy's would.
   options.onRequestBody?.(line)
   options.onRequestBody?.(null)
-  const message = readStdioLine(line)
+  const message = request.message ? { id: request.message.id as JsonRpcId, message: request.message } : readStdioLine(line)
   // The front door makes exchanges of requests only; anything else would wait for an answer that never comes.
-  if (message.kind !== 'request') throw Object.assign(new Error('not a JSON-RPC request'), { code: 'MCP_NOT_A_REQUEST' })
+  if ('kind' in message && message.kind !== 'request') throw Object.assign(new Error('not a JSON-RPC request'), { code: 'MCP_NOT_A_REQUEST' })
+  if (!('id' in message)) throw Object.assign(new Error('not a JSON-RPC request'), { code: 'MCP_NOT_A_REQUEST' })
   const answer = child.answer(message.id, request.signal)
   // A fault may end the exchange without reading the answer (crash): its failure is no one's then.
   answer.catch(() => undefined)

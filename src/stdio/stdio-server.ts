@@ -30,6 +30,7 @@ import { ChildServer, describeExit, type ChildExit } from './child-server.js'
 import { childSource } from './child-source.js'
 import { answerLine, readStdioLine, type StdioMessage } from './json-rpc-line.js'
 import { LineSplitter } from './line-splitter.js'
+import type { SpawnedServer } from './spawn-server.js'
 import { STDIO_HEADERS, STDIO_URL, stdioTransport, type LostAnswer, type StdioLink } from './stdio-transport.js'
 
 export interface StdioServerOptions {
@@ -42,6 +43,8 @@ export interface StdioServerOptions {
   readonly command?: readonly string[] | undefined
   /** The server's environment (default: the wrapper's). */
   readonly env?: NodeJS.ProcessEnv | undefined
+  /** The server, already launched with `command` and `env` (spawn-server.ts): taken over instead of launched. */
+  readonly spawned?: SpawnedServer | undefined
   /** Where answers come from first (a cassette); the server answers what it passes on. Default: the server. */
   readonly source?: UpstreamSource | undefined
   /** The user's observer (a cassette recorder). */
@@ -153,11 +156,11 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
   const report = (error: Parameters<typeof printExchangeFailure>[0]) => printExchangeFailure(error)
   const serve = createServe<ServeEntry>(storm, { plugins: options.plugins ?? defaultPlugins(), observer: options.observer, guard: (observer) => guardObserver(observer, report) })
 
-  const serveRequest = (line: Buffer, id: JsonRpcId) => {
+  const serveRequest = (line: Buffer, id: JsonRpcId, message: Record<string, unknown>) => {
     stats.requests++
     const controller = new AbortController()
     cancels.set(id, controller)
-    const request = { id, line, signal: controller.signal }
+    const request = { id, line, message, signal: controller.signal }
     const entry: ServeEntry = {
       readBody: (limit) => Promise.resolve({ bytes: line.length <= limit ? line : null }),
       open: (exchange) => stdioTransport(exchange, request, link, source, live),
@@ -179,7 +182,7 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
     if (ending) return
     const message: StdioMessage = readStdioLine(line)
     child?.noteHandshake(message)
-    if (message.kind === 'request') return serveRequest(line, message.id)
+    if (message.kind === 'request') return serveRequest(line, message.id, message.message)
     if (message.kind === 'notification' && message.method === 'notifications/cancelled') {
       // The client gave up on a request: its exchange ends as cancelled (a fault's wait stops).
       const params = message.message.params as { requestId?: unknown } | undefined
@@ -215,7 +218,7 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
     escalate(child)
   }
 
-  child?.start()
+  child?.start(options.spawned)
   let listening = false
 
   return {

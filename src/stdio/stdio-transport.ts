@@ -50,6 +50,8 @@ export interface StdioLink {
 export interface StdioRequest {
   readonly id: JsonRpcId
   readonly line: Buffer
+  /** The line's message, parsed. */
+  readonly message: Record<string, unknown>
   /** Aborts when the client cancels the request (`notifications/cancelled`) or leaves. */
   readonly signal: AbortSignal
 }
@@ -57,7 +59,7 @@ export interface StdioRequest {
 /** The transport of `exchange`, answering `request` over `link`, its answer from `source` (`live` behind it). */
 export function stdioTransport(exchange: Exchange, request: StdioRequest, link: StdioLink, source: UpstreamSource, live: UpstreamSource): ExchangeTransport {
   if (exchange.fault?.type === 'session_expired') exchange.adaptFault(restartingExpiry(exchange.fault, link.child))
-  const { id, line, signal } = request
+  const { id, line, signal, message } = request
   const sourceRequest: StdioSourceRequest = {
     exchange,
     method: 'POST',
@@ -66,6 +68,7 @@ export function stdioTransport(exchange: Exchange, request: StdioRequest, link: 
     upstream: null,
     signal,
     line,
+    message,
     takeBody(onChunk) {
       onChunk?.(line)
       onChunk?.(null)

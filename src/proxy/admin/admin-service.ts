@@ -10,8 +10,7 @@
  * await admin.close()
  */
 import http from 'node:http'
-import { randomBytes } from 'node:crypto'
-import { ConfigError } from '../../errors.js'
+import type { AddressInfo } from 'node:net'
 import type { Storm } from '../../engine/storm.js'
 import type { RunLedger } from '../../engine/ledger/run-ledger.js'
 import type { RedisRunState } from '../../state/redis-run-state.js'
@@ -21,6 +20,7 @@ import { claimRoutes } from './claim-routes.js'
 import { createDashboard, DASHBOARD_PATH, type Dashboard } from './dashboard.js'
 import { runRoutes } from './run-routes.js'
 import { answerClientError } from '../data-plane-server.js'
+import { adminToken, createAdminHttpServer } from './admin-http-server.js'
 import { closeServers, formatOrigin, listenServer, LOOPBACK } from '../server-pair.js'
 
 type AdminRoute = NonNullable<AdminContext['extraRoutes']>[number]
@@ -49,19 +49,6 @@ export function adminHandler(options: AdminRoutesOptions): { handler: http.Reque
   return { handler, dashboard }
 }
 
-/** The admin API's HTTP server, with the proxy's limits. */
-export function createAdminHttpServer(): http.Server {
-  const admin = http.createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 60_000, headersTimeout: 30_000 })
-  admin.on('clientError', answerClientError)
-  return admin
-}
-
-/** A random admin token, or the one given (at least 16 characters). */
-export function adminToken(given: string | undefined, selfName: string): string {
-  if (given !== undefined && given.length < 16) throw new ConfigError(`Failed to start the ${selfName}: --admin-token must be at least 16 characters.`, { code: 'ERR_USAGE' })
-  return given ?? randomBytes(24).toString('base64url')
-}
-
 export interface AdminServiceOptions extends Omit<AdminRoutesOptions, 'token' | 'allowedHosts'> {
   readonly host?: string | undefined
   /** 0 (default) picks a free one. */
@@ -70,6 +57,8 @@ export interface AdminServiceOptions extends Omit<AdminRoutesOptions, 'token' | 
   readonly allowHosts?: readonly string[] | undefined
   /** For messages (`MCP wrapper`). */
   readonly selfName?: string | undefined
+  /** A server already listening (`host`, `port` are then where it listens): `toolstorm mcp` binds it before it loads the rest. */
+  readonly server?: http.Server | undefined
 }
 
 export interface AdminService {
@@ -86,9 +75,10 @@ export async function startAdminService(options: AdminServiceOptions): Promise<A
   const token = adminToken(options.token, options.selfName ?? 'admin API')
   const allowedHosts = parseAdminHosts([...(LOOPBACK.has(host) ? [] : [host]), ...(options.allowHosts ?? [])], 'adminAllowHosts')
   const { handler, dashboard } = adminHandler({ ...options, token, allowedHosts })
-  const server = createAdminHttpServer()
+  const server = options.server ?? createAdminHttpServer()
+  server.on('clientError', answerClientError)
   server.on('request', handler)
-  const address = await listenServer(server, options.port ?? 0, host, 'admin')
+  const address = options.server ? (server.address() as AddressInfo) : await listenServer(server, options.port ?? 0, host, 'admin')
   const url = formatOrigin(host, address.port)
   let closing: Promise<void> | null = null
   return {
