@@ -66,4 +66,30 @@ describe.skipIf(!hasPythonModules('mcp'))('toolstorm mcp with the Python SDK\'s 
     expect(extra[4]).toMatchObject({ error: 'MCPError', code: -32603 })
     expect((extra[4] as { message: string }).message).toMatch(/toolstorm: HTTP 422/)
   })
+
+  it('tool_error, rpc_error and timeout answer per tool; crash ends the session as a dead server does', async () => {
+    const folder = await temporaryFolder('toolstorm-stdio-py-')
+    const rules = path.join(folder, 'rules.json')
+    await writeFile(
+      rules,
+      JSON.stringify({
+        rules: [
+          { name: 'graph-fails', route: 'tools/call read_graph', kind: 'tool_error', message: 'graph on fire', calls: [1] },
+          { name: 'search-breaks', route: 'tools/call search_nodes', kind: 'rpc_error', code: -32603, message: 'boom' },
+          { name: 'open-hangs', route: 'tools/call open_nodes', kind: 'timeout', delay: 0.2 },
+          { name: 'die', route: 'tools/call create_entities', kind: 'crash' },
+        ],
+      }),
+    )
+    const results = await pythonSession(
+      wrappedCommand(MEMORY_SERVER, ['--rules', rules]),
+      [['call', 'read_graph', {}], ['call', 'read_graph', {}], ['call', 'search_nodes', { query: 'x' }], ['call', 'open_nodes', { names: ['x'] }], ['call', 'create_entities', ADA]],
+      { MEMORY_FILE_PATH: path.join(folder, 'memory.jsonl') },
+    )
+    expect(results[1]).toMatchObject({ content: [{ type: 'text', text: 'graph on fire' }], is_error: true })
+    expect(results[2]).toMatchObject({ structured_content: { entities: [], relations: [] }, is_error: false })
+    expect(results[3]).toEqual({ error: 'MCPError', code: -32603, message: 'boom' })
+    expect(results[4]).toEqual({ error: 'MCPError', code: -32001, message: 'Request timed out: Upstream request timed out. (toolstorm: HTTP 504)' })
+    expect(results[5]).toEqual({ error: 'MCPError', code: -32000, message: 'Connection closed' })
+  })
 })
