@@ -81,11 +81,26 @@ class ToolstormWarning(UserWarning):
 
 
 def _call_id(source):
-    """The x-toolstorm-call value of a request, a header mapping, a WSGI environ, or a string."""
+    """The x-toolstorm-call value of a request, a header mapping, a WSGI environ, a string, or an
+    MCP tool's ``Context`` (or its ``request_context``): over stdio (``toolstorm mcp``) the id
+    travels in the request's ``_meta``, over HTTP in its headers."""
     if source is None:
         return None
     if isinstance(source, str):
         return source or None
+    context = source
+    try:
+        context = getattr(source, "request_context", source)
+    except Exception:  # noqa: BLE001 - a Context outside a request raises; it carries no call then
+        return None
+    if context is not source or hasattr(context, "meta"):
+        value = _meta_value(getattr(context, "meta", None))
+        if value:
+            return value
+        request = getattr(context, "request", None)
+        if request is None:
+            return None
+        source = request
     headers = getattr(source, "headers", source)
     getter = getattr(headers, "get", None)
     if getter is None:
@@ -104,6 +119,18 @@ def _refusal(error):
         return ": " + str(message)[:300]
     except Exception:  # noqa: BLE001 - a reason is a nicety; the status says enough
         return ""
+
+
+def _meta_value(meta):
+    """The call id in a request's ``_meta``: a mapping (mcp 2.x), or a model whose extra fields hold it (mcp 1.x)."""
+    if meta is None:
+        return None
+    if isinstance(meta, dict):
+        value = meta.get(CALL_HEADER)
+    else:
+        extra = getattr(meta, "model_extra", None) or {}
+        value = extra.get(CALL_HEADER) if isinstance(extra, dict) else None
+    return value if isinstance(value, str) and value else None
 
 
 class ToolstormEffects:
