@@ -62,8 +62,12 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * #36: effect reports the admin API refused are counted in the runs they concern (the port's
  * refuseEffect, the report's refusedEffects) and fail the checks on effects, which must not pass on
  * evidence that could not be recorded: 5,020.
+ * #41: a run continued by a later process (`toolstorm mcp --state-dir`: a reconnecting agent's new
+ * launch) reads and sets the rules in force and the first call they decide, and effect identities
+ * are kept by a digest of the raw pair (shared with the Redis store), so a saved run holds no raw
+ * value: 5,038.
  */
-const ENGINE_LINES = 5_020
+const ENGINE_LINES = 5_038
 
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']

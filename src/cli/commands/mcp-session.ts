@@ -3,8 +3,11 @@
  * bound: the storm, the cassette, the recorder, the admin API's routes, the stdio server, and the
  * end: files written, the verdict, the exit as the server's.
  */
+import { existsSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
 import { constants } from 'node:os'
 import type http from 'node:http'
+import path from 'node:path'
 import { ERROR_CODES } from '../../errors.js'
 import { Cassette } from '../../cassette/format/cassette.js'
 import { createCassetteRecorder } from '../../cassette/record/cassette-recorder.js'
@@ -18,6 +21,8 @@ import { LOOPBACK } from '../../proxy/server-pair.js'
 import { startStdioServer, type StdioEnd } from '../../stdio/stdio-server.js'
 import { describeExit } from '../../stdio/child-server.js'
 import type { SpawnedServer } from '../../stdio/spawn-server.js'
+import type { RunLock } from '../../stdio/run-lock.js'
+import { configDigest, continueRun, saveRun, type ContinuedRun } from '../../stdio/run-state.js'
 import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { VERSION } from '../../version.js'
 import { keepHeapWarm } from '../keep-heap-warm.js'
@@ -31,26 +36,38 @@ export interface McpStart {
   readonly admin: http.Server
   readonly token: string
   readonly spawned: SpawnedServer | null
+  /** `--state-dir`: the run this launch continues, held until it is saved. */
+  readonly lock: RunLock | null
 }
 
 export async function runMcpSession(args: McpArgs, command: readonly string[], start: McpStart): Promise<void> {
   keepHeapWarm()
   const storm = await stormFromArgs({ ...args, target: [] } as unknown as ProxyArgs)
   if (!LOOPBACK.has(args.host)) printError(`the admin API listens on ${args.host}: anyone who can reach it can change the rules. Keep the admin token secret.`)
+  const recordFile = args.record !== undefined ? path.resolve(args.record) : null
+  // A continued run (--state-dir): what the earlier launches saved, read before the first call.
+  const config = start.lock ? configDigest(storm) : ''
+  const continued: ContinuedRun = start.lock ? await continueRun(storm, { file: start.lock.stateFile, config, record: recordFile }) : { launch: 1, continued: false, record: null }
+  if (continued.replaced) printError(continued.replaced)
   const cassette = args.replay !== undefined ? await Cassette.load(args.replay) : null
-  const config = storm.config
   const replay = cassette
     ? replaySource(cassette, {
         order: args.order,
         allowUnused: args['allow-unused'],
         allowRepeats: args['allow-repeats'],
         live: args.live.map(String),
-        redactor: createRedactor({ keys: [...cassette.header.redaction.keys, ...config.redact.keys], secrets: config.redact.secrets }),
+        redactor: createRedactor({ keys: [...cassette.header.redaction.keys, ...storm.config.redact.keys], secrets: storm.config.redact.secrets }),
       })
     : null
   // Stored as a reverse proxy stores them (origin-form URLs), matched by method, tool and arguments.
   const recorder = args.record !== undefined ? createCassetteRecorder(storm, { file: args.record, source: 'proxy', urlForm: 'origin' }) : null
   await recorder?.ready()
+  if (recorder && continued.continued && continued.record !== null) {
+    // The earlier launches recorded: into this file, their exchanges come first; elsewhere, they stay there.
+    if (continued.record !== recordFile) printError(`the earlier launches of this run recorded into ${continued.record}; this one records into ${recordFile} alone`)
+    else if (!existsSync(recordFile)) printError(`the earlier launches of this run recorded into ${recordFile}, which is gone: their exchanges are not in this recording`)
+    else await recorder.continueFrom(await Cassette.load(recordFile))
+  }
   const admin = await startAdminService({
     storm,
     host: args.host,
@@ -60,7 +77,6 @@ export async function runMcpSession(args: McpArgs, command: readonly string[], s
     routes: [...(recorder ? [cassetteAdminRoute(recorder)] : []), ...(replay ? [replayAdminRoute(replay.session, 'replay')] : [])],
   }).catch(async (error: unknown) => {
     await recorder?.discard()
-    start.spawned?.process.kill('SIGTERM')
     throw error
   })
   const server = startStdioServer({
@@ -74,6 +90,7 @@ export async function runMcpSession(args: McpArgs, command: readonly string[], s
     source: replay ?? undefined,
     observer: recorder?.observer,
     lostAnswer: args['lost-answer'],
+    launch: continued.launch,
     warn: printError,
   })
   const dispose = onStopRequest((reason) => server.stop(reason === 'SIGINT' ? 'SIGINT' : 'SIGTERM'), { exitWithParent: args['exit-with-parent'] })
@@ -88,9 +105,10 @@ export async function runMcpSession(args: McpArgs, command: readonly string[], s
     dashboardUrl: admin.dashboardUrl,
     server: server.child ? { command, pid: server.child.pid } : null,
     ...(args.record !== undefined ? { cassette: { file: args.record, mode: 'record' as const } } : args.replay !== undefined ? { cassette: { file: args.replay, mode: 'replay' as const, exchanges: cassette!.exchanges.length } } : {}),
+    ...(start.lock ? { launch: { number: continued.launch, stateFile: start.lock.stateFile } } : {}),
   }
   if (args['ready-file'] !== undefined) await writeFileAtomic(args['ready-file'], JSON.stringify(ready) + '\n')
-  printError(`toolstorm mcp ${server.child ? `→ ${command.join(' ')} (pid ${server.child.pid ?? '?'})` : `replaying ${args.replay}`} · admin ${admin.url} · token ${admin.token}`)
+  printError(`toolstorm mcp ${server.child ? `→ ${command.join(' ')} (pid ${server.child.pid ?? '?'})` : `replaying ${args.replay}`} · admin ${admin.url} · token ${admin.token}${continued.continued ? ` · launch ${continued.launch} of the run saved in ${start.lock!.stateFile}` : ''}`)
   // Announced first: a program that waits for the ready file sees it before its first answer.
   server.listen()
 
@@ -105,6 +123,18 @@ export async function runMcpSession(args: McpArgs, command: readonly string[], s
   if (args.report !== undefined) {
     await writeFileAtomic(args.report, JSON.stringify(await reportDocument(storm.ledger), null, 2) + '\n')
     printError(`report written to ${args.report}`)
+  }
+  if (start.lock) {
+    // Saved before the process ends: the client sees the connection close only then, so a launch it makes next finds the run.
+    try {
+      await saveRun(storm, { file: start.lock.stateFile, config, launch: continued.launch, record: recordFile })
+    } catch (error) {
+      // An older state must not be continued as if it held this launch's calls.
+      await rm(start.lock.stateFile, { force: true }).catch(() => undefined)
+      printError(`Failed to save the run to ${start.lock.stateFile}: ${(error as Error).message}. The next launch begins a new run (this launch's report holds every call so far).`)
+    } finally {
+      start.lock.release()
+    }
   }
   if (server.stats.serverNonJson > 0) printError(`the MCP server wrote ${server.stats.serverNonJson} line(s) to stdout that are not JSON-RPC messages (relayed to the client)`)
   // Nothing more will be read: a client still connected does not keep the process alive.
