@@ -3,80 +3,46 @@
  * bound: the storm, the cassette, the recorder, the admin API's routes, the stdio server, and the
  * end: files written, the verdict, the exit as the server's.
  */
-import { existsSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { constants } from 'node:os'
-import type http from 'node:http'
 import path from 'node:path'
-import { ERROR_CODES } from '../../errors.js'
-import { Cassette } from '../../cassette/format/cassette.js'
-import { createCassetteRecorder } from '../../cassette/record/cassette-recorder.js'
-import { cassetteAdminRoute } from '../../cassette/record/cassette-admin-route.js'
-import { replaySource } from '../../cassette/replay/replay-source.js'
-import { replayAdminRoute } from '../../cassette/replay/replay-server.js'
-import { formatReplayTable } from '../../cassette/replay/replay-session.js'
-import { createRedactor } from '../../redact/index.js'
 import { startAdminService } from '../../proxy/admin/admin-service.js'
 import { LOOPBACK } from '../../proxy/server-pair.js'
 import { startStdioServer, type StdioEnd } from '../../stdio/stdio-server.js'
 import { describeExit } from '../../stdio/child-server.js'
-import type { SpawnedServer } from '../../stdio/spawn-server.js'
-import type { RunLock } from '../../stdio/run-lock.js'
 import { configDigest, continueRun, saveRun, type ContinuedRun } from '../../stdio/run-state.js'
 import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { VERSION } from '../../version.js'
 import { keepHeapWarm } from '../keep-heap-warm.js'
 import { printError } from '../output.js'
 import { onStopRequest } from '../stop-request.js'
-import { cassetteWritten, reportDocument, stormFromArgs, type ProxyArgs } from './proxy.js'
+import { reportDocument, stormFromArgs } from '../storm-from-args.js'
 import type { McpArgs, McpReadyInfo } from './mcp.js'
+import type { Launched } from './mcp-launch.js'
 
-/** What mcp.ts did first: the admin API's server bound (not yet answering), its token, the server launched. */
-export interface McpStart {
-  readonly admin: http.Server
-  readonly token: string
-  readonly spawned: SpawnedServer | null
-  /** `--state-dir`: the run this launch continues, held until it is saved. */
-  readonly lock: RunLock | null
-}
+/** What mcp.ts did first (mcp-launch.ts): the run taken, the admin API's server bound (not yet answering), its token, the server launched. */
+export type McpStart = Launched
 
 export async function runMcpSession(args: McpArgs, command: readonly string[], start: McpStart): Promise<void> {
   keepHeapWarm()
-  const storm = await stormFromArgs({ ...args, target: [] } as unknown as ProxyArgs)
+  const storm = await stormFromArgs(args)
   if (!LOOPBACK.has(args.host)) printError(`the admin API listens on ${args.host}: anyone who can reach it can change the rules. Keep the admin token secret.`)
   const recordFile = args.record !== undefined ? path.resolve(args.record) : null
   // A continued run (--state-dir): what the earlier launches saved, read before the first call.
   const config = start.lock ? configDigest(storm) : ''
   const continued: ContinuedRun = start.lock ? await continueRun(storm, { file: start.lock.stateFile, config, record: recordFile }) : { launch: 1, continued: false, record: null }
   if (continued.replaced) printError(continued.replaced)
-  const cassette = args.replay !== undefined ? await Cassette.load(args.replay) : null
-  const replay = cassette
-    ? replaySource(cassette, {
-        order: args.order,
-        allowUnused: args['allow-unused'],
-        allowRepeats: args['allow-repeats'],
-        live: args.live.map(String),
-        redactor: createRedactor({ keys: [...cassette.header.redaction.keys, ...storm.config.redact.keys], secrets: storm.config.redact.secrets }),
-      })
-    : null
-  // Stored as a reverse proxy stores them (origin-form URLs), matched by method, tool and arguments.
-  const recorder = args.record !== undefined ? createCassetteRecorder(storm, { file: args.record, source: 'proxy', urlForm: 'origin' }) : null
-  await recorder?.ready()
-  if (recorder && continued.continued && continued.record !== null) {
-    // The earlier launches recorded: into this file, their exchanges come first; elsewhere, they stay there.
-    if (continued.record !== recordFile) printError(`the earlier launches of this run recorded into ${continued.record}; this one records into ${recordFile} alone`)
-    else if (!existsSync(recordFile)) printError(`the earlier launches of this run recorded into ${recordFile}, which is gone: their exchanges are not in this recording`)
-    else await recorder.continueFrom(await Cassette.load(recordFile))
-  }
+  // The cassette side only when it is used: a plain wrapper does not load it.
+  const cassette = args.record !== undefined || args.replay !== undefined ? await (await import('./mcp-cassette.js')).mcpCassette(args, storm, continued, recordFile) : null
   const admin = await startAdminService({
     storm,
     host: args.host,
     server: start.admin,
     token: start.token,
     selfName: 'MCP wrapper',
-    routes: [...(recorder ? [cassetteAdminRoute(recorder)] : []), ...(replay ? [replayAdminRoute(replay.session, 'replay')] : [])],
+    routes: cassette?.routes ?? [],
   }).catch(async (error: unknown) => {
-    await recorder?.discard()
+    await cassette?.discard()
     throw error
   })
   const server = startStdioServer({
@@ -87,8 +53,8 @@ export async function runMcpSession(args: McpArgs, command: readonly string[], s
     spawned: start.spawned ?? undefined,
     // Where the server reports its commits (the effects helpers read them), as the proxy's effectsEnv; a restart gets them too.
     env: { ...process.env, TOOLSTORM_SIDECAR: admin.url, TOOLSTORM_ADMIN_TOKEN: admin.token },
-    source: replay ?? undefined,
-    observer: recorder?.observer,
+    source: cassette?.source,
+    observer: cassette?.observer,
     lostAnswer: args['lost-answer'],
     launch: continued.launch,
     warn: printError,
@@ -104,7 +70,7 @@ export async function runMcpSession(args: McpArgs, command: readonly string[], s
     token: admin.token,
     dashboardUrl: admin.dashboardUrl,
     server: server.child ? { command, pid: server.child.pid } : null,
-    ...(args.record !== undefined ? { cassette: { file: args.record, mode: 'record' as const } } : args.replay !== undefined ? { cassette: { file: args.replay, mode: 'replay' as const, exchanges: cassette!.exchanges.length } } : {}),
+    ...(cassette ? { cassette: cassette.ready } : {}),
     ...(start.lock ? { launch: { number: continued.launch, stateFile: start.lock.stateFile } } : {}),
   }
   if (args['ready-file'] !== undefined) await writeFileAtomic(args['ready-file'], JSON.stringify(ready) + '\n')
@@ -115,11 +81,7 @@ export async function runMcpSession(args: McpArgs, command: readonly string[], s
   const end = await server.ended
   dispose()
   await admin.close()
-  await replay?.close()
-  if (recorder && args.record !== undefined) {
-    await recorder.close()
-    for (const line of cassetteWritten(args.record, recorder, null)) printError(line)
-  }
+  await cassette?.close()
   if (args.report !== undefined) {
     await writeFileAtomic(args.report, JSON.stringify(await reportDocument(storm.ledger), null, 2) + '\n')
     printError(`report written to ${args.report}`)
@@ -140,15 +102,10 @@ export async function runMcpSession(args: McpArgs, command: readonly string[], s
   // Nothing more will be read: a client still connected does not keep the process alive.
   process.stdin.destroy()
   await flushed(process.stdout)
-  if (replay) {
-    const verdict = replay.session.verdict()
-    printError(verdict.message)
-    if (!verdict.passed) {
-      for (const line of formatReplayTable(verdict.rows).split('\n')) process.stderr.write(`  ${line}\n`)
-      process.stderr.write(`  (${verdict.code})\n`)
-      process.exitCode = ERROR_CODES[verdict.code as keyof typeof ERROR_CODES].exit
-      return
-    }
+  const failed = cassette?.verdict() ?? null
+  if (failed !== null) {
+    process.exitCode = failed
+    return
   }
   exitAsServer(end, command)
 }

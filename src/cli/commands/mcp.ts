@@ -11,15 +11,10 @@
  * This module is what the CLI loads first: it binds the admin port and launches the server, then
  * loads the rest (mcp-session.ts).
  */
-import path from 'node:path'
 import type { Argv, CommandModule } from 'yargs'
 import { ConfigError } from '../../errors.js'
-import { adminToken, createAdminHttpServer } from '../../proxy/admin/admin-http-server.js'
-import { formatOrigin, listenServer } from '../../proxy/server-pair.js'
-import { spawnServer } from '../../stdio/spawn-server.js'
-import { acquireRunLock, type RunLock } from '../../stdio/run-lock.js'
 import { LISTEN_PORT, numberOption } from '../numeric-options.js'
-import { printError } from '../output.js'
+import { claimLaunch, undoLaunch } from './mcp-launch.js'
 
 /** The seed's bound (`SEED_LIMIT` of the rules schema, not imported: this module stays light). */
 const SEED_LIMIT = Number.MAX_SAFE_INTEGER
@@ -90,23 +85,15 @@ export const mcpCommand: CommandModule<object, McpArgs> = {
   async handler(args) {
     const command = (args['--'] ?? []).map(String)
     checkArgs(args, command)
-    // The server is launched before the rest of toolstorm loads, so their starts overlap: it only
-    // needs where to report effects, so the admin port is bound first (its routes come later).
-    // A continued run is held by one launch at a time: the previous one may still be saving it,
-    // and still hold the admin port and the server's resources, so this comes first.
-    const lock: RunLock | null = args['state-dir'] !== undefined ? await acquireRunLock(path.resolve(args['state-dir']), command, { onWait: (pid) => printError(`waiting for the previous toolstorm mcp (pid ${pid}) to save the run in ${args['state-dir']}...`) }) : null
-    const token = adminToken(args['admin-token'], 'MCP wrapper')
-    const admin = createAdminHttpServer()
-    const address = await listenServer(admin, args['admin-port'], args.host, 'admin')
-    const env = { ...process.env, TOOLSTORM_SIDECAR: formatOrigin(args.host, address.port), TOOLSTORM_ADMIN_TOKEN: token }
-    const spawned = command.length ? spawnServer(command, env) : null
+    // The server is launched before the rest of toolstorm loads, so their starts overlap (mcp-launch.ts):
+    // by bin/toolstorm.js before this parser ran, when the command line is plain enough to read there.
+    const launched = await claimLaunch({ host: args.host, adminPort: args['admin-port'], adminToken: args['admin-token'], stateDir: args['state-dir'], command })
     try {
       const { runMcpSession } = await import('./mcp-session.js')
-      await runMcpSession(args, command, { admin, token, spawned, lock })
+      await runMcpSession(args, command, launched)
     } catch (error) {
       // A start that failed (a damaged state, a cassette that does not load) leaves nothing running.
-      spawned?.process.kill('SIGTERM')
-      admin.close()
+      undoLaunch(launched)
       throw error
     }
   },
