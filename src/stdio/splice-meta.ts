@@ -62,10 +62,12 @@ function skipValue(line: Buffer, at: number): number {
 }
 
 /**
- * Where the value of the last member named `name` of the object opening at `open` starts (JSON.parse
- * keeps the last of duplicate keys), and where the object closes; -1 for what is not found.
+ * Where the value of the member named `name` of the object opening at `open` starts, and where the
+ * object closes (-1 for what is not found). JSON.parse keeps the last of duplicate keys, so the
+ * scan stops at the first one only when the quoted name does not occur again in the rest of the
+ * line (one native search): a large value after it is then never stepped through.
  */
-function findMember(line: Buffer, open: number, name: Buffer): { value: number; close: number } {
+function findMember(line: Buffer, open: number, name: Buffer, quoted: Buffer): { value: number; close: number } {
   let value = -1
   let at = skipSpace(line, open + 1)
   if (line[at] === CLOSE_BRACE) return { value, close: at }
@@ -77,7 +79,10 @@ function findMember(line: Buffer, open: number, name: Buffer): { value: number; 
     at = skipSpace(line, keyEnd)
     if (line[at] !== COLON) return { value: -1, close: -1 }
     at = skipSpace(line, at + 1)
-    if (matches) value = at
+    if (matches) {
+      value = at
+      if (line.indexOf(quoted, keyEnd) === -1) return { value, close: 0 }
+    }
     at = skipValue(line, at)
     if (at === -1) return { value: -1, close: -1 }
     at = skipSpace(line, at)
@@ -88,7 +93,9 @@ function findMember(line: Buffer, open: number, name: Buffer): { value: number; 
 }
 
 const PARAMS = Buffer.from('params')
+const QUOTED_PARAMS = Buffer.from('"params"')
 const META = Buffer.from('_meta')
+const QUOTED_META = Buffer.from('"_meta"')
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value)
@@ -101,21 +108,22 @@ export function spliceMeta(line: Buffer, message: Record<string, unknown>, key: 
   if (line[open] !== OPEN_BRACE) return null
   const params = message.params
   if (params === undefined) {
-    const top = findMember(line, open, PARAMS)
-    if (top.close === -1 || top.value !== -1) return null
+    // No params member in any spelling (an escaped key would have parsed as one): add it at the end.
+    const top = findMember(line, open, PARAMS, QUOTED_PARAMS)
+    if (top.close <= 0 || top.value !== -1) return null
     return insert(line, top.close, `${skipSpace(line, open + 1) === top.close ? '' : ','}"params":{"_meta":{${member}}}`)
   }
   if (!isObject(params)) return null
-  const top = findMember(line, open, PARAMS)
+  const top = findMember(line, open, PARAMS, QUOTED_PARAMS)
   if (top.value === -1 || line[top.value] !== OPEN_BRACE) return null
   const meta = params._meta
   if (meta === undefined) {
-    const inParams = findMember(line, top.value, META)
-    if (inParams.close === -1 || inParams.value !== -1) return null
-    return insert(line, top.value + 1, `"_meta":{${member}}${inParams.close === skipSpace(line, top.value + 1) ? '' : ','}`)
+    // No _meta member in any spelling: it goes first, and nothing else in params is read.
+    const empty = line[skipSpace(line, top.value + 1)] === CLOSE_BRACE
+    return insert(line, top.value + 1, `"_meta":{${member}}${empty ? '' : ','}`)
   }
   if (!isObject(meta) || Object.hasOwn(meta, key)) return null
-  const inParams = findMember(line, top.value, META)
+  const inParams = findMember(line, top.value, META, QUOTED_META)
   if (inParams.value === -1 || line[inParams.value] !== OPEN_BRACE) return null
   const empty = line[skipSpace(line, inParams.value + 1)] === CLOSE_BRACE
   return insert(line, inParams.value + 1, empty ? member : `${member},`)

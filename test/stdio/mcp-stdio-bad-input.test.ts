@@ -34,8 +34,9 @@ describe('toolstorm mcp: a server that goes wrong', () => {
   it('a command line the parser refuses after the server was launched early: exit 2, and the server is stopped (nothing left running)', async () => {
     const folder = await temporaryFolder('toolstorm-stdio-')
     const pidFile = path.join(folder, 'server.pid')
-    // Launched by bin/toolstorm.js before the parser ran (mcp-launch.ts), then refused by it.
-    const server = [process.execPath, '-e', `require('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000)`]
+    // Launched by bin/toolstorm.js before the parser ran (mcp-launch.ts), then refused by it: a
+    // shell that names itself at once (within milliseconds; the parser loads for hundreds) and waits.
+    const server = ['/bin/sh', '-c', `echo $$ > ${JSON.stringify(pidFile)}; exec sleep 60`]
     const result = await runCli(['mcp', '--clock', 'sundial', '--', ...server])
     expect(result.code).toBe(2)
     expect(result.stderr).toContain('sundial')

@@ -12,24 +12,7 @@ import type { Report } from '../../src/engine/schema/report.js'
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { runCli } from '../helpers/cli.js'
 import { temporaryFolder } from '../helpers/teardown.js'
-import { connectSdk, FILESYSTEM_SERVER, NOTES_SERVER, rawServer, readJson, textOf, wrappedCommand, type SdkConnection } from '../helpers/stdio-mcp.js'
-
-async function rulesFile(folder: string, rules: unknown[], name = 'rules.json'): Promise<string> {
-  const file = path.join(folder, name)
-  await writeFile(file, JSON.stringify({ seed: 7, rules }))
-  return file
-}
-
-/** Resolves once the client's connection closed (the wrapper exited). */
-function closed(connection: SdkConnection): Promise<void> {
-  return new Promise((resolve) => {
-    const before = connection.client.onclose
-    connection.client.onclose = () => {
-      before?.()
-      resolve()
-    }
-  })
-}
+import { closed, connectSdk, FILESYSTEM_SERVER, NOTES_SERVER, rawServer, readJson, rulesFile, textOf, wrappedCommand } from '../helpers/stdio-mcp.js'
 
 /** The McpError code a call failed with, or null when it resolved. */
 async function failureCode(call: Promise<unknown>): Promise<number | null> {
