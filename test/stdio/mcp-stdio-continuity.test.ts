@@ -152,6 +152,25 @@ describe('toolstorm mcp --state-dir: one run across reconnects', () => {
     ])
   })
 
+  it('without --state-dir a relaunch is a new run: the rule fires again on its call #1, and the launch that replaces the report says so', async () => {
+    const folder = await temporaryFolder('toolstorm-stdio-')
+    const report = path.join(folder, 'report.json')
+    const rules = await rulesFile(folder, [{ name: 'lost-count', route: 'tools/call count', kind: 'response_lost', calls: [1] }])
+    const launch = async () => {
+      const connection = await connectSdk(wrappedCommand(NOTES_SERVER, ['--rules', rules, '--report', report]))
+      const ended = closed(connection)
+      expect(await failureCode(connection.client.callTool({ name: 'count', arguments: {} }))).toBe(ErrorCode.ConnectionClosed)
+      await ended
+      return connection.stderr()
+    }
+    expect(await launch()).not.toContain('it replaced the one there')
+    expect(await launch()).toContain(`report written to ${report} (it replaced the one there, which this launch's calls do not include: if that was an earlier launch of this server, give --state-dir to make the launches one run)`)
+    expect((await readJson<Report>(report)).calls.map((call) => [call.route, call.ordinal, call.fault, call.mcp?.session])).toEqual([
+      ['initialize', 1, null, 'stdio-1'],
+      ['tools/call count', 1, 'lost-count', 'stdio-1'],
+    ])
+  })
+
   it('a launch under other rules begins a new run (and says so); a state file that is not one fails the start, naming it', async () => {
     const folder = await temporaryFolder('toolstorm-stdio-')
     const report = path.join(folder, 'report.json')

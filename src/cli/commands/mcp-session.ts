@@ -3,6 +3,7 @@
  * bound: the storm, the cassette, the recorder, the admin API's routes, the stdio server, and the
  * end: files written, the verdict, the exit as the server's.
  */
+import { existsSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { constants } from 'node:os'
 import path from 'node:path'
@@ -83,8 +84,10 @@ export async function runMcpSession(args: McpArgs, command: readonly string[], s
   await admin.close()
   await cassette?.close()
   if (args.report !== undefined) {
+    // A relaunched server's wrapper writes the same file: without --state-dir the earlier launches' calls are lost, said here.
+    const replaced = !start.lock && existsSync(args.report)
     await writeFileAtomic(args.report, JSON.stringify(await reportDocument(storm.ledger), null, 2) + '\n')
-    printError(`report written to ${args.report}`)
+    printError(`report written to ${args.report}${replaced ? ' (it replaced the one there, which this launch\'s calls do not include: if that was an earlier launch of this server, give --state-dir to make the launches one run)' : ''}`)
   }
   if (start.lock) {
     // Saved before the process ends: the client sees the connection close only then, so a launch it makes next finds the run.
