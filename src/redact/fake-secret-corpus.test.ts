@@ -181,6 +181,8 @@ const CARRIERS: Record<string, (carried: string) => string> = {
   'OAuth server metadata': (c) => redactor.body(JSON.stringify({ issuer: 'https://auth.example', authorization_endpoint: c, token_endpoint: `${c}/token`, token_endpoint_auth_methods_supported: [c] }), 'application/json'),
   'OAuth resource metadata': (c) => redactor.body(JSON.stringify({ resource: 'https://mcp.example/mcp', authorization_servers: [c] }), 'application/json'),
   'OAuth client registration': (c) => redactor.body(JSON.stringify({ client_id: 'c-1', token_endpoint_auth_method: c, client_secret_expires_at: c }), 'application/json'),
+  'WWW-Authenticate auth-param': (c) => JSON.stringify(redactor.headers({ 'WWW-Authenticate': `Bearer resource_metadata="http://127.0.0.1:4000/prm", error_description="${c.replace(/["\\]/g, '')}"` })),
+  'WWW-Authenticate token68': (c) => JSON.stringify(redactor.headers({ 'www-authenticate': [`Basic realm="x", Bearer ${c}`, `Negotiate ${c}`] })),
   'form field named like a protocol field': (c) => redactor.body(`grant_type=authorization_code&token_endpoint_auth_method=${encodeURIComponent(c)}`, 'application/x-www-form-urlencoded'),
 }
 

@@ -45,6 +45,13 @@ describe('protocol fields that only look like secrets', () => {
     expect(redactor.json(registration)).toEqual({ ...registration, client_secret: REDACTED, registration_access_token: REDACTED })
   })
 
+  it('keeps the auth-params of a WWW-Authenticate challenge (resource_metadata, RFC 9728), and still redacts a credential in one', () => {
+    const challenge = 'Bearer error="invalid_token", resource_metadata="http://127.0.0.1:4000/custom/prm.json", scope="mcp"'
+    expect(redactor.headers({ 'WWW-Authenticate': challenge })).toEqual({ 'WWW-Authenticate': challenge })
+    const token = 'eyJhbGciOiJIUzI1NiJ9.' + Buffer.from(JSON.stringify({ sub: shapeless() })).toString('base64url') + '.' + shapeless()
+    expect(redactor.headers({ 'www-authenticate': [`Bearer ${token}`, `Bearer realm="x", password=${shapeless()}`] })).toEqual({ 'www-authenticate': [`Bearer ${REDACTED}`, `Bearer realm="x", password=${REDACTED}`] })
+  })
+
   it('still redacts every credential of a token answer and of a login form, whatever its shape', () => {
     const answer = { access_token: shapeless(), refresh_token: shapeless(), id_token: shapeless(), token_type: 'Bearer', expires_in: 3600, scope: 'mcp' }
     expect(redactor.json(answer)).toEqual({ ...answer, access_token: REDACTED, refresh_token: REDACTED, id_token: REDACTED })
