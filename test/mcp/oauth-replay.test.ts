@@ -17,15 +17,18 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js'
 import { fetch as undiciFetch, ProxyAgent } from 'undici'
 import { describe, expect, it } from 'vitest'
-import type { Cassette } from '../../src/cassette/format/cassette.js'
+import { Cassette } from '../../src/cassette/format/cassette.js'
 import { storedBodyBytes } from '../../src/cassette/format/store-body.js'
 import { createCassetteRecorder } from '../../src/cassette/record/cassette-recorder.js'
 import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
 import { createStorm } from '../../src/create-storm.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
 import { REDACTED } from '../../src/redact/index.js'
+import path from 'node:path'
+import { runCli } from '../helpers/cli.js'
 import { startOAuthMcpServer } from '../helpers/oauth-mcp-server.js'
-import { closing } from '../helpers/teardown.js'
+import { PYTHON, PYTHON_MCP_CLIENT, hasPythonModules, printedJson } from '../helpers/python.js'
+import { closing, temporaryFolder } from '../helpers/teardown.js'
 
 const REDIRECT = 'http://127.0.0.1:1/oauth/callback'
 /** What changes every authorization: PKCE's challenge and verifier, and the state. */
@@ -165,4 +168,24 @@ describe('MCP OAuth in record and replay (forward mode)', () => {
     expect(verdict.message).toContain('POST http://127.0.0.1:')
     expect(verdict.message).toMatch(/\/token"[^]*body differs at \$\.code_verifier: "[^"]+" ≠ "[^"]+"/)
   })
+})
+
+describe.skipIf(!hasPythonModules('mcp'))('MCP OAuth in record and replay, with the Python SDK client (toolstorm record / replay, forward mode)', () => {
+  it('replays the flow to the Python client, which checks the state its redirect gives back', async () => {
+    const server = await startOAuthMcpServer()
+    const file = path.join(await temporaryFolder('toolstorm-oauth-'), 'oauth.cassette.jsonl')
+    const pkce = ['--ignore-query', 'state', '--ignore-query', 'code_challenge', '--ignore-body-field', 'code_verifier']
+    const recorded = await runCli(['record', file, '--port', '0', '--admin-port', '0', ...pkce, '--', PYTHON, PYTHON_MCP_CLIENT, 'oauth', server.url])
+    expect(recorded.code, recorded.stderr).toBe(0)
+    const live = printedJson<{ result: string; access_token: string }>(recorded.stdout)
+    expect(live.result).toBe('private notes')
+    const cassette = await Cassette.load(file)
+    expect(JSON.stringify(cassette.exchanges)).not.toContain(live.access_token)
+    const asked = server.asked.length
+    const replayed = await runCli(['replay', file, '--port', '0', '--admin-port', '0', '--', PYTHON, PYTHON_MCP_CLIENT, 'oauth', server.url])
+    expect(replayed.code, replayed.stderr).toBe(0)
+    expect(printedJson(replayed.stdout)).toEqual({ result: 'private notes', access_token: REDACTED })
+    expect(replayed.stderr).toContain(`Replayed ${cassette.exchanges.length} of ${cassette.exchanges.length} exchange(s)`)
+    expect(server.asked.length).toBe(asked)
+  }, 90_000)
 })

@@ -13,15 +13,18 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import type { Cassette } from '../../src/cassette/format/cassette.js'
+import { Cassette } from '../../src/cassette/format/cassette.js'
 import { storedBodyBytes } from '../../src/cassette/format/store-body.js'
 import { createCassetteRecorder } from '../../src/cassette/record/cassette-recorder.js'
 import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
 import { createStorm } from '../../src/create-storm.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
 import { REDACTED } from '../../src/redact/index.js'
+import path from 'node:path'
+import { runCli } from '../helpers/cli.js'
 import { connectMcpClient } from '../helpers/mcp-server.js'
-import { closing, closingServer } from '../helpers/teardown.js'
+import { PYTHON, PYTHON_MCP_CLIENT, hasPythonModules, printedJson } from '../helpers/python.js'
+import { closing, closingServer, temporaryFolder } from '../helpers/teardown.js'
 
 /** An SDK server whose `sync_orders` tool reports its progress, one notification per order, on the call's event stream. */
 async function startProgressServer(): Promise<string> {
@@ -101,4 +104,19 @@ describe('MCP progress in record and replay', () => {
     expect(replayed.progress).toEqual(recorded.progress)
     expect(replay.verdict()).toMatchObject({ passed: true, served: recorded.cassette.exchanges.length })
   })
+})
+
+describe.skipIf(!hasPythonModules('mcp'))('MCP progress in record and replay, with the Python SDK client (toolstorm record / replay, forward mode)', () => {
+  it('replays the progress of a tool call to the Python client', async () => {
+    const url = `${await startProgressServer()}/mcp`
+    const file = path.join(await temporaryFolder('toolstorm-progress-'), 'progress.cassette.jsonl')
+    const recorded = await runCli(['record', file, '--port', '0', '--admin-port', '0', '--', PYTHON, PYTHON_MCP_CLIENT, 'progress', url])
+    expect(recorded.code, recorded.stderr).toBe(0)
+    const live = printedJson<{ progress: unknown[]; result: string }>(recorded.stdout)
+    expect(live).toEqual({ progress: [[1, 3, 'order 1'], [2, 3, 'order 2'], [3, 3, 'order 3']], result: 'synced 3' })
+    expect(JSON.stringify((await Cassette.load(file)).exchanges)).not.toContain(REDACTED)
+    const replayed = await runCli(['replay', file, '--port', '0', '--admin-port', '0', '--', PYTHON, PYTHON_MCP_CLIENT, 'progress', url])
+    expect(replayed.code, replayed.stderr).toBe(0)
+    expect(printedJson(replayed.stdout)).toEqual(live)
+  }, 60_000)
 })
