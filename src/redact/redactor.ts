@@ -11,7 +11,8 @@
  * replay run the same redactor.
  * @note Known over-redactions: any field whose name has a secret word loses its value, even
  * when that value is harmless (`token` in OpenAI logprobs, `signature` in reasoning blocks,
- * `session` objects, `authorization_endpoint` in OIDC metadata, `password_min_length`);
+ * `session` objects, `password_min_length`; protocol fields such as `progressToken` and OAuth
+ * metadata are kept: protocol-fields.ts);
  * `Token`/`Bearer`/`Basic` followed by a token-like word (`Token abc=def`) loses the word;
  * a base64 or percent-encoded run that decodes to text holding a secret is replaced whole.
  * @note Known gaps: standalone secrets without a recognisable shape (an AWS secret access key,
