@@ -10,7 +10,6 @@
  * (the proxy refuses the rebound Host, #37); from the cassette, the scenarios listed below.
  */
 import { spawn } from 'node:child_process'
-import net from 'node:net'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createCassetteRecorder } from '../../src/cassette/record/cassette-recorder.js'
@@ -18,7 +17,7 @@ import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
 import { createStorm } from '../../src/create-storm.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
 import { ROOT } from '../helpers/cli.js'
-import { freePort } from '../helpers/redis-server.js'
+import { freePort, waitForPort } from '../helpers/redis-server.js'
 import { closing, closingChild, temporaryFolder } from '../helpers/teardown.js'
 
 const NODE_MAJOR = Number(process.versions.node.split('.')[0])
@@ -46,25 +45,10 @@ function passed(results: Results): string[] {
   return [...results].filter(([, ok]) => ok).map(([name]) => name)
 }
 
-async function listening(port: number, deadline: number): Promise<void> {
-  for (;;) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = net.connect(port, '127.0.0.1', () => {
-        socket.destroy()
-        resolve(true)
-      })
-      socket.on('error', () => resolve(false))
-    })
-    if (open) return
-    if (Date.now() > deadline) throw new Error(`server-everything did not listen on ${port}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
-
 async function startEverything(): Promise<string> {
   const port = await freePort()
   closingChild(spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: 'ignore' }))
-  await listening(port, Date.now() + 20_000)
+  await waitForPort(port, Date.now() + 20_000, 'server-everything')
   return `http://127.0.0.1:${port}`
 }
 

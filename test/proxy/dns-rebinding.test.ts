@@ -12,7 +12,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { describe, expect, it } from 'vitest'
 import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
-import { BIN, runCli } from '../helpers/cli.js'
+import { BIN } from '../helpers/cli.js'
 import { recordMcpSession } from '../helpers/mcp-recording.js'
 import { connectMcpClient } from '../helpers/mcp-server.js'
 import { closing, closingChild, closingServer } from '../helpers/teardown.js'
@@ -161,14 +161,5 @@ describe('toolstorm proxy --allow-host', () => {
     await withCli([], { TOOLSTORM_ALLOW_HOSTS: 'elsewhere.example, toolstorm' }, server.origin, async (url) => {
       expect((await post(`${url}/mcp`, { host: 'elsewhere.example' })).status).toBe(200)
     })
-  })
-
-  it('exits 2 naming the flag or the variable for an entry that is not a host name', async () => {
-    const flag = await runCli(['proxy', '--port', '0', '--admin-port', '0', '--allow-host', 'http://toolstorm'])
-    expect(flag.code).toBe(2)
-    expect(flag.stderr).toContain('Failed to read --allow-host: expected a host name (toolstorm), a suffix (*.svc.cluster.local), an IP address or *, got "http://toolstorm".')
-    const variable = await runCli(['proxy', '--port', '0', '--admin-port', '0'], { env: { TOOLSTORM_ALLOW_HOSTS: 'ok bad/name' } })
-    expect(variable.code).toBe(2)
-    expect(variable.stderr).toContain('Failed to read TOOLSTORM_ALLOW_HOSTS: expected a host name (toolstorm), a suffix (*.svc.cluster.local), an IP address or *, got "bad/name".')
   })
 })
