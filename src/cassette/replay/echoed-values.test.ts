@@ -20,20 +20,20 @@ function rewritten(plan: EchoPlan | null, text: string): { text: string; unresto
 describe('echoed values in replayed answers', () => {
   it('gives each progress notification the live call\'s token, recorded as another or redacted', () => {
     for (const recorded of [3, REDACTED]) {
-      const plan = echoPlan({ url: '/mcp', contentType: JSON_TYPE, body: call(recorded) }, live('/mcp', call(9)), NO_IGNORE)
+      const plan = echoPlan({ url: '/mcp', contentType: JSON_TYPE, body: call(recorded) }, live('/mcp', call(9)), NO_IGNORE, progressEvent(recorded))
       expect(rewritten(plan, progressEvent(recorded))).toEqual({ text: progressEvent(9), unrestored: [] })
     }
   })
 
   it('restores a redacted value only where the answer echoes a redacted field of the same name', () => {
     const recorded = JSON.stringify({ user: 'ann', tenant_secret: REDACTED })
-    const plan = echoPlan({ url: '/login', contentType: JSON_TYPE, body: recorded }, live('/login', JSON.stringify({ user: 'ann', tenant_secret: 't-1' })), NO_IGNORE)
     const answer = JSON.stringify({ tenant_secret: REDACTED, access_token: REDACTED, note: REDACTED })
+    const plan = echoPlan({ url: '/login', contentType: JSON_TYPE, body: recorded }, live('/login', JSON.stringify({ user: 'ann', tenant_secret: 't-1' })), NO_IGNORE, answer)
     expect(JSON.parse(rewritten(plan, answer).text)).toEqual({ tenant_secret: 't-1', access_token: REDACTED, note: REDACTED })
   })
 
   it('gives an ignored query value (OAuth state) back in the redirect, and leaves the rest of it as recorded', () => {
-    const plan = echoPlan({ url: '/authorize?client_id=c&state=s-rec&code_challenge=x', contentType: undefined, body: null }, live('/authorize?client_id=c&state=s%2Flive&code_challenge=y', null), { ignoreQuery: ['state', 'code_challenge'], ignoreBodyFields: [] })
+    const plan = echoPlan({ url: '/authorize?client_id=c&state=s-rec&code_challenge=x', contentType: undefined, body: null }, live('/authorize?client_id=c&state=s%2Flive&code_challenge=y', null), { ignoreQuery: ['state', 'code_challenge'], ignoreBodyFields: [] }, 'http://127.0.0.1:9/cb?code=c-1&state=s-rec#f')
     expect(plan).not.toBeNull()
     expect(echoLocation('http://127.0.0.1:9/cb?code=c-1&state=s-rec#f', plan as EchoPlan, () => undefined)).toBe('http://127.0.0.1:9/cb?code=c-1&state=s%2Flive#f')
     expect(echoLocation('http://127.0.0.1:9/cb?code=c-1&state=other', plan as EchoPlan, () => undefined)).toBe('http://127.0.0.1:9/cb?code=c-1&state=other')
@@ -41,16 +41,16 @@ describe('echoed values in replayed answers', () => {
 
   it('reports an echo it cannot restore: the live request holds two tokens, or its body was not read whole', () => {
     const twoTokens = JSON.stringify({ params: { _meta: { progressToken: 1 } }, extra: { progressToken: 2 } })
-    const ambiguous = echoPlan({ url: '/mcp', contentType: JSON_TYPE, body: call(REDACTED) }, live('/mcp', twoTokens), NO_IGNORE)
+    const ambiguous = echoPlan({ url: '/mcp', contentType: JSON_TYPE, body: call(REDACTED) }, live('/mcp', twoTokens), NO_IGNORE, progressEvent(REDACTED))
     expect(rewritten(ambiguous, progressEvent(REDACTED))).toEqual({ text: progressEvent(REDACTED), unrestored: ['progressToken'] })
-    const unread = echoPlan({ url: '/mcp', contentType: JSON_TYPE, body: call(3) }, live('/mcp', null, JSON_TYPE, false), NO_IGNORE)
+    const unread = echoPlan({ url: '/mcp', contentType: JSON_TYPE, body: call(3) }, live('/mcp', null, JSON_TYPE, false), NO_IGNORE, progressEvent(3))
     expect(rewritten(unread, progressEvent(3)).unrestored).toEqual(['progressToken'])
   })
 
-  it('plans nothing for an exchange that echoes nothing, without reading the live body', () => {
+  it('plans nothing for an answer that holds none of the names, without reading the live body', () => {
     let read = false
-    const plan = echoPlan({ url: '/items/1', contentType: JSON_TYPE, body: '{"a":1}' }, { url: '/items/1', contentType: JSON_TYPE, complete: true, body: () => ((read = true), '{"a":1}') }, NO_IGNORE)
-    expect(plan).toBeNull()
+    const body = () => ((read = true), call(9))
+    expect(echoPlan({ url: '/mcp', contentType: JSON_TYPE, body: call(3) }, { url: '/mcp', contentType: JSON_TYPE, complete: true, body }, { ignoreQuery: ['state'], ignoreBodyFields: [] }, '{"result":{}}')).toBeNull()
     expect(read).toBe(false)
   })
 

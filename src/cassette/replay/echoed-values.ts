@@ -100,11 +100,18 @@ export interface LiveEchoSource {
   body(): string | null
 }
 
-/** What to rewrite in the answer to `live` of the exchange recorded for `recorded`, or null when nothing. */
-export function echoPlan(recorded: EchoSource, live: LiveEchoSource, match: Pick<MatchOptions, 'ignoreQuery' | 'ignoreBodyFields'>): EchoPlan | null {
-  // Cheap tests first: most exchanges have none of these names, and their bodies are not read again.
+/**
+ * What to rewrite in the recorded answer (`answer`: its text, body and `Location`) to `live` of the
+ * exchange recorded for `recorded`, or null when nothing.
+ */
+export function echoPlan(recorded: EchoSource, live: LiveEchoSource, match: Pick<MatchOptions, 'ignoreQuery' | 'ignoreBodyFields'>, answer: string): EchoPlan | null {
+  // Cheap tests first: most answers hold none of these names, and no body is parsed again for them.
   const recordedText = recorded.url + (recorded.body ?? '')
-  const mayEcho = recordedText.includes(PROGRESS_TOKEN) || recordedText.includes(REDACTED) || match.ignoreQuery.length > 0 || match.ignoreBodyFields.length > 0
+  const mayEcho =
+    (answer.includes(PROGRESS_TOKEN) && recordedText.includes(PROGRESS_TOKEN)) ||
+    (answer.includes(REDACTED) && recordedText.includes(REDACTED)) ||
+    match.ignoreQuery.some((name) => answer.includes(name)) ||
+    match.ignoreBodyFields.some((name) => answer.includes(name))
   if (!mayEcho) return null
   const before = valuesByName(recorded)
   const now = valuesByName({ url: live.url, contentType: live.contentType, body: live.complete ? live.body() : null })

@@ -149,6 +149,12 @@ interface ServedRequest {
   readonly body: BodyCapture
 }
 
+/** A recorded answer as text for the echo test: its `Location` and its body (none when binary). */
+function answerText(exchange: CassetteExchange): string {
+  const location = exchange.response?.headers.location
+  return `${typeof location === 'string' ? location : ''}\n${storedBodyText(exchange.response?.body ?? null) ?? ''}`
+}
+
 /**
  * How the recorded answer is rewritten for the live request (a piece at a time): the live JSON-RPC
  * id (rpc-ids.ts) and the values it echoes (echoed-values.ts); echoes it could not restore are
@@ -162,6 +168,7 @@ function answerRewrite(exchange: CassetteExchange, request: SourceRequest, sessi
     { url: exchange.request.url, contentType: headerOf(exchange.request.headers, 'content-type'), body: storedBodyText(exchange.request.body) },
     { url: request.rawUrl, contentType: headerOf(request.headers, 'content-type'), complete: live.body.complete && !encoded, body: () => (encoded ? null : live.body.bytes().toString('utf8')) },
     session.matchOptions,
+    answerText(exchange),
   )
   const unrestored = new Set<string>()
   const note = (name: string) => void unrestored.add(name)
