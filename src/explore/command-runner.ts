@@ -19,12 +19,15 @@ import { AdminApiError, ToolstormError } from '../errors.js'
 import { startProxy, type ProxyOptions, type ProxyServer } from '../proxy/proxy-server.js'
 import type { RunOutcome, RunRequest, VariationRunner } from './runner.js'
 import { OutputTail } from './output-tail.js'
+import { shellWord } from './counterexamples.js'
 
 /** The proxy options explore passes on (where it listens, its targets, HTTPS); the rest are explore's. */
 export type ExploreProxyOptions = Omit<ProxyOptions, 'storm' | 'config' | 'observer' | 'record' | 'adminRoutes' | 'state' | 'source'>
 
 export interface CommandRunnerOptions {
   readonly command: readonly string[]
+  /** How messages name the command (redacted); default its words. */
+  readonly label?: string
   /** The proxy's own rules: named routes, redaction, MCP endpoints (its `rules` must be empty). */
   readonly base: StormConfigInput
   readonly proxy?: ExploreProxyOptions
@@ -113,7 +116,7 @@ export async function startCommandRunner(options: CommandRunnerOptions): Promise
     })
 
   return {
-    label: options.command.join(' '),
+    label: options.label ?? options.command.map(shellWord).join(' '),
     howToConnect: [
       `HTTP_PROXY / HTTPS_PROXY (set for the command, naming its run: Python's clients, curl, Node with NODE_USE_ENV_PROXY=1 or undici's ProxyAgent read them; check NO_PROXY does not exempt your hosts)`,
       `TOOLSTORM_PROXY_URL as the base URL of your clients (with --target; it names the run: ${proxy.url}/_run/<id>)`,

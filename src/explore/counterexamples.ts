@@ -6,6 +6,8 @@
  */
 import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
+import { Cassette } from '../cassette/format/cassette.js'
+import { parseConfig } from '../create-storm.js'
 import { writeFileAtomic } from '../io/write-file-atomic.js'
 import type { ExploreResult, ExploreVariationResult } from './explore-result.js'
 import { describeVariation, rulesFor, type Variation } from './variation.js'
@@ -74,6 +76,16 @@ function readme(variation: ExploreVariationResult, described: string, commands: 
   ].join('\n')
 }
 
+/**
+ * The run's cassette with the run's own rules and seed in its header: a proxy's recording names the
+ * proxy's rules there, and `toolstorm check` rebuilds the run's coverage from the header's rules.
+ */
+function withRunRules(text: string, rules: ReturnType<typeof rulesFor>, id: string): string {
+  const cassette = Cassette.parse(text, `the recording of ${id}`)
+  const config = parseConfig(rules, `the rules of ${id}`)
+  return Cassette.from({ ...cassette.header, seed: config.seed, routes: config.routes, rules: config.rules }, cassette.exchanges, `the counterexample ${id}`).toString()
+}
+
 /** Write the counterexamples; returns the result with each failure's folder. */
 export async function writeCounterexamples(result: ExploreResult, options: CounterexampleOptions): Promise<ExploreResult> {
   const variations: ExploreVariationResult[] = []
@@ -85,9 +97,11 @@ export async function writeCounterexamples(result: ExploreResult, options: Count
     }
     const folder = path.join(options.dir, variation.id)
     await mkdir(folder, { recursive: true })
-    const cassette = options.cassettes.get(variation.id)
+    const recorded = options.cassettes.get(variation.id)
     const commands = reproduceCommands(variation, folder, options)
-    await writeFileAtomic(path.join(folder, 'rules.json'), JSON.stringify(rulesFor(found, options.base), null, 2) + '\n')
+    const rules = rulesFor(found, options.base)
+    await writeFileAtomic(path.join(folder, 'rules.json'), JSON.stringify(rules, null, 2) + '\n')
+    const cassette = recorded ? withRunRules(recorded, rules, variation.id) : undefined
     if (cassette) await writeFileAtomic(path.join(folder, 'cassette.jsonl'), cassette)
     const row = { ...variation, counterexample: folder }
     await writeFileAtomic(path.join(folder, 'variation.json'), JSON.stringify({ ...row, reproduce: commands }, null, 2) + '\n')

@@ -28,7 +28,7 @@ import { Scheduler, type Executed, type Progress } from './scheduler.js'
 import { FaultSpace } from './space.js'
 import { contractOf, exitCheck, type ExploreChecks } from './verdict.js'
 import { applyKnown, type KnownFailures } from './known-failures.js'
-import { writeCounterexamples } from './counterexamples.js'
+import { shellWord, writeCounterexamples } from './counterexamples.js'
 
 export interface ExploreOptions {
   /** The command to explore (`['python', 'agent.py']`): each variation is one run of it next to a proxy. */
@@ -141,8 +141,9 @@ export async function explore(options: ExploreOptions): Promise<ExploreOutcome> 
   const runTimeout = options.runTimeout ?? 60
   const checks = options.checks ?? {}
   const began = performance.now()
+  const shownCommand = options.command ? redactedWords(options.command, base.redact) : null
   const runner: VariationRunner = options.command
-    ? await startCommandRunner({ command: options.command, base: { routes: base.routes, redact: base.redact, mcp: base.mcp, seed }, ...(options.proxy ? { proxy: options.proxy } : {}), ...(options.env ? { env: options.env } : {}), ...(options.onOutput ? { onOutput: options.onOutput } : {}) })
+    ? await startCommandRunner({ command: options.command, label: shownCommand!.map(shellWord).join(' '), base: { routes: base.routes, redact: base.redact, mcp: base.mcp, seed }, ...(options.proxy ? { proxy: options.proxy } : {}), ...(options.env ? { env: options.env } : {}), ...(options.onOutput ? { onOutput: options.onOutput } : {}) })
     : await startInProcessRunner({ run: options.run!, base: { routes: base.routes, redact: base.redact, mcp: base.mcp, seed }, ...(options.intercept ? { intercept: options.intercept } : {}), ...(options.clock ? { clock: options.clock } : {}) })
   const abort = () => runner.abort()
   options.signal?.addEventListener('abort', abort)
@@ -180,7 +181,7 @@ export async function explore(options: ExploreOptions): Promise<ExploreOutcome> 
       version: 1,
       kind: EXPLORE_KIND,
       toolstorm: VERSION,
-      command: options.command ? redactCommand(options.command, base.redact) : 'in-process',
+      command: shownCommand ? shownCommand.map(shellWord).join(' ') : 'in-process',
       seed,
       depth,
       maxOrdinal,
@@ -203,7 +204,7 @@ export async function explore(options: ExploreOptions): Promise<ExploreOutcome> 
     if (options.known) result = applyKnown(result, options.known)
     if (options.out) {
       const cassettes = new Map(scheduler.executed.filter((executed) => executed.cassette !== null).map((executed) => [executed.variation.id, executed.cassette!]))
-      result = await writeCounterexamples(result, { dir: options.out, cassettes, command: options.command ?? null, rerunFlags: options.rerunFlags ?? [], rules: (id) => scheduler.executed.find((executed) => executed.variation.id === id)?.variation ?? null, base: runBase })
+      result = await writeCounterexamples(result, { dir: options.out, cassettes, command: shownCommand, rerunFlags: options.rerunFlags ?? [], rules: (id) => scheduler.executed.find((executed) => executed.variation.id === id)?.variation ?? null, base: runBase })
     }
     return { result }
   } finally {
@@ -218,7 +219,7 @@ function checkBaseline(baseline: RunOutcome, runner: VariationRunner, checks: Ex
   const tail = baseline.output ? `\n--- the last lines it printed ---\n${baseline.output}` : '\n(it printed nothing)'
   if (ended) throw new ToolstormError('ERR_EXPLORE_BASELINE', `Failed to explore ${runner.label}: with no fault injected, ${ended.check.toLowerCase()}: ${ended.detail}. Explore needs a run that passes without faults (Filibuster's first step): fix the agent or its assertion first.${tail}`)
   if (baseline.report.calls.length === 0) {
-    throw new ToolstormError('ERR_EXPLORE_NO_TRAFFIC', `Failed to explore ${runner.label}: it passed, but sent nothing through the proxy, so there is nothing to break. Point its clients at the proxy with:\n${runner.howToConnect.map((line) => `  - ${line}`).join('\n')}${tail}`)
+    throw new ToolstormError('ERR_EXPLORE_NO_TRAFFIC', `Failed to explore ${runner.label}: it exited 0, but sent nothing through the proxy, so there is nothing to break. Point its clients at the proxy with:\n${runner.howToConnect.map((line) => `  - ${line}`).join('\n')}${tail}`)
   }
   const contract = contractOf(baseline.report, checks)
   const failing = contract.checks.filter((check) => !check.passed)
@@ -243,10 +244,10 @@ function round(seconds: number): number {
   return Math.round(seconds * 1000) / 1000
 }
 
-/** A command as the outputs show it: credential shapes and the rules' secrets redacted. */
-function redactCommand(command: readonly string[], redact: { keys: readonly string[]; secrets: readonly string[] }): string {
+/** A command's words as outputs show them: credential shapes and the rules' secrets redacted. */
+function redactedWords(command: readonly string[], redact: { keys: readonly string[]; secrets: readonly string[] }): string[] {
   const redactor = createRedactor({ keys: [...redact.keys], secrets: [...redact.secrets] })
-  return command.map((word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)).map((word) => redactor.text(word)).join(' ')
+  return command.map((word) => redactor.text(word))
 }
 
 function variationResult(executed: Executed): ExploreVariationResult {

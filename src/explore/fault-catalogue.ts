@@ -108,7 +108,7 @@ export function faultsNamed(names: readonly string[], table: readonly FaultChoic
     }
     const candidates = [...new Set([...table.map((fault) => fault.name), ...DEFAULT_FAULTS.map((fault) => fault.name), ...defaultFaults.kinds])]
     const near = closestName(name, candidates)
-    throw new ConfigError(`Failed to read ${where}: unknown fault "${name}".${near ? ` Did you mean "${near}"?` : ''} Use a fault of the table (${table.map((fault) => fault.name).join(', ')}) or a fault kind (toolstorm rules --help lists them; docs/explore.md#the-faults).`, { code: 'ERR_USAGE' })
+    throw new ConfigError(`Failed to read ${where}: unknown fault "${name}".${near ? ` Did you mean "${near}"?` : ''} Use a fault of the table (${table.map((fault) => fault.name).join(', ')}) or a fault kind (docs/rules.md#faults-and-their-phases).`, { code: 'ERR_USAGE' })
   }
   return chosen
 }
