@@ -10,7 +10,7 @@ import { Cassette } from '../cassette/format/cassette.js'
 import { parseConfig } from '../create-storm.js'
 import { writeFileAtomic } from '../io/write-file-atomic.js'
 import type { ExploreResult, ExploreVariationResult } from './explore-result.js'
-import { describeVariation, rulesFor, type Variation } from './variation.js'
+import { describeVariation, rulesFor, type RunBase, type Variation } from './variation.js'
 
 export interface CounterexampleOptions {
   readonly dir: string
@@ -21,7 +21,7 @@ export interface CounterexampleOptions {
   /** Explore's flags that change the space (`--faults`, `--config`, `--target` …), repeated in the live command. */
   readonly rerunFlags: readonly string[]
   readonly rules: (id: string) => Variation | null
-  readonly base: { readonly seed: number; readonly routes: Readonly<Record<string, string>> }
+  readonly base: RunBase
 }
 
 /** A word as a POSIX shell reads it back. */

@@ -13,7 +13,7 @@ import { ConfigError, ToolstormError } from '../errors.js'
 import { parseConfig } from '../create-storm.js'
 import { defaultPlugins } from '../default-plugins.js'
 import { createRedactor } from '../redact/index.js'
-import type { StormConfigInput } from '../engine/schema/config.js'
+import type { StormConfig, StormConfigInput } from '../engine/schema/config.js'
 import type { DeltaReader } from '../engine/streams/deltas.js'
 import { VERSION } from '../version.js'
 import { fn, object, optionsSchema, checkOptions, type OptionsShape } from '../options/check-options.js'
@@ -42,7 +42,7 @@ export interface ExploreOptions {
   /** `run` mode: a clock per run (a `VirtualClock` for a lab). */
   clock?: InProcessOptions['clock']
   /** The proxy's own rules: named routes, redaction, MCP endpoints. Its `rules` must be empty: explore makes them. */
-  rules?: StormConfigInput
+  rules?: StormConfigInput | StormConfig
   /** The explore config (a file name, or the document): the fault table, per route. */
   config?: string | ExploreConfigInput
   /** Only these faults of the table (or fault kinds): `['timeout', 'response_lost']`. */
@@ -149,8 +149,8 @@ export async function explore(options: ExploreOptions): Promise<ExploreOutcome> 
   options.signal?.addEventListener('abort', abort)
   try {
     const readers = deltaReaders()
-    const runBase = { seed, routes: base.routes }
-    const baseline = await runner.run({ run: BASELINE_RUN, rules: { version: 1, ...runBase, rules: [] }, timeoutMs: runTimeout * 1000 })
+    const runBase = { seed, routes: base.routes, maxCalls: base.maxCalls }
+    const baseline = await runner.run({ run: BASELINE_RUN, rules: { version: 1, seed, routes: base.routes, ...(base.maxCalls ? { maxCalls: base.maxCalls } : {}), rules: [] }, timeoutMs: runTimeout * 1000 })
     checkBaseline(baseline, runner, checks, runTimeout)
     const baselineExchanges = await runner.exchanges(BASELINE_RUN)
     const baselineSites = callSitesOf(baselineExchanges, BASELINE_RUN, readers)

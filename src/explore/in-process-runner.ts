@@ -57,7 +57,7 @@ export async function startInProcessRunner(options: InProcessOptions): Promise<V
     async run(request: RunRequest): Promise<RunOutcome> {
       // A task of its own before intercepting: the interception's scope must not reach the caller's.
       await Promise.resolve()
-      const storm = createStorm({ ...options.base, seed: request.rules.seed, routes: { ...request.rules.routes }, rules: [...request.rules.rules] }, options.clock ? { clock: options.clock() } : {})
+      const storm = createStorm({ ...options.base, seed: request.rules.seed, routes: { ...request.rules.routes }, ...(request.rules.maxCalls ? { maxCalls: request.rules.maxCalls } : {}), rules: [...request.rules.rules] }, options.clock ? { clock: options.clock() } : {})
       const recorder = createCassetteRecorder(storm, { source: 'in-process' })
       kept.set(request.run, { recorder })
       const controller = new AbortController()

@@ -14,6 +14,7 @@ export interface RunRules {
   readonly version: 1
   readonly seed: number
   readonly routes: Readonly<Record<string, string>>
+  readonly maxCalls?: number
   readonly rules: readonly RuleInput[]
 }
 

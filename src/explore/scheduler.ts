@@ -18,7 +18,7 @@ import type { CallSite } from './call-sites.js'
 import { siteName } from './call-sites.js'
 import type { RunOutcome, VariationRunner } from './runner.js'
 import type { FaultSpace, Skip } from './space.js'
-import { describeVariation, rulesFor, stepRuleName, stepSetKey, type Variation } from './variation.js'
+import { describeVariation, rulesFor, type RunBase, stepRuleName, stepSetKey, type Variation } from './variation.js'
 import { verdictOf, type ExploreChecks, type Verdict } from './verdict.js'
 import { ToolstormError } from '../errors.js'
 
@@ -45,7 +45,7 @@ export interface Progress {
 export interface SchedulerOptions {
   readonly space: FaultSpace
   readonly runner: VariationRunner
-  readonly base: { readonly seed: number; readonly routes: Readonly<Record<string, string>> }
+  readonly base: RunBase
   readonly depth: 1 | 2
   readonly jobs: number
   readonly maxRuns?: number | undefined

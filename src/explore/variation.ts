@@ -68,12 +68,20 @@ export function stepRuleName(index: number, step: FaultStep): string {
   return `explore ${index + 1}: ${step.fault.name} ${siteName(step.site)}`.slice(0, 100)
 }
 
+/** What every run's rules share: the seed, the named routes and the call budget of the proxy's rules. */
+export interface RunBase {
+  readonly seed: number
+  readonly routes: Readonly<Record<string, string>>
+  readonly maxCalls?: number | null
+}
+
 /** The run's rules file: the base routes, the seed, one rule per step at its call site. */
-export function rulesFor(variation: Variation, base: { seed: number; routes: Readonly<Record<string, string>> }): { version: 1; seed: number; routes: Record<string, string>; rules: RuleInput[] } {
+export function rulesFor(variation: Variation, base: RunBase): { version: 1; seed: number; routes: Record<string, string>; maxCalls?: number; rules: RuleInput[] } {
   return {
     version: 1,
     seed: base.seed,
     routes: { ...base.routes },
+    ...(base.maxCalls ? { maxCalls: base.maxCalls } : {}),
     rules: variation.steps.map((step, index) => ({ name: stepRuleName(index, step), route: exactRouteGlob(step.site.route), calls: [step.site.ordinal], ...step.fault.rule }) as RuleInput),
   }
 }

@@ -144,7 +144,7 @@ export const exploreCommand: CommandModule<object, ExploreArgs> = {
       const { result } = await explore({
         command,
         proxy: { targets: args.target, host: args.host, ...https.options },
-        ...(base ? { rules: { routes: base.routes, redact: base.redact, mcp: base.mcp, seed: base.seed } } : {}),
+        ...(base ? { rules: base } : {}),
         ...(args.config ? { config: args.config } : {}),
         ...(args.faults.length ? { faults: args.faults } : {}),
         routes: args.route.map(String),
