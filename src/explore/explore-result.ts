@@ -36,6 +36,8 @@ export const exploreStepSchema = z.strictObject({
   fault: z.string(),
   /** The rule fields it injects: its kind and parameters. */
   rule: z.record(z.string(), z.json()),
+  /** The rule's name in the run's rules (it seeds the fault's own choices, as `schema_drift`'s fields). */
+  ruleName: z.string(),
 })
 
 export const failedCheckSchema = z.strictObject({ check: z.string(), detail: z.string() })

@@ -29,6 +29,7 @@ import { FaultSpace } from './space.js'
 import { contractOf, exitCheck, type ExploreChecks } from './verdict.js'
 import { applyKnown, type KnownFailures } from './known-failures.js'
 import { shellWord, writeCounterexamples } from './counterexamples.js'
+import { stepRuleName } from './variation.js'
 
 export interface ExploreOptions {
   /** The command to explore (`['python', 'agent.py']`): each variation is one run of it next to a proxy. */
@@ -257,7 +258,7 @@ function variationResult(executed: Executed): ExploreVariationResult {
   return {
     id: variation.id,
     origin: variation.origin,
-    steps: variation.steps.map((step) => ({ route: step.site.route, ordinal: step.site.ordinal, fault: step.fault.name, rule: { ...step.fault.rule } as ExploreResult['faults'][number]['rule'] })),
+    steps: variation.steps.map((step, index) => ({ route: step.site.route, ordinal: step.site.ordinal, fault: step.fault.name, rule: { ...step.fault.rule } as ExploreResult['faults'][number]['rule'], ruleName: stepRuleName(index, step) })),
     run: outcome.run,
     status: verdict.status,
     fired: verdict.fired,

@@ -43,6 +43,8 @@ interface Step {
   route: string
   ordinal: number
   rule: Record<string, unknown>
+  /** The rule's name: it seeds what a fault chooses (schema_drift's fields), so the same rule has the same name. */
+  ruleName: string
 }
 
 function runChild(command: readonly string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<number | null> {
@@ -72,7 +74,7 @@ export async function byHand(command: readonly string[], runs: ReadonlyArray<rea
       const index = next++
       const steps = runs[index]!
       const run = `hand-${index}`
-      const names = steps.map((_, at) => `hand ${at}`)
+      const names = steps.map((step) => step.ruleName)
       const put = await admin('PUT', `/rules?run=${run}`, { rules: steps.map((step, at) => ({ ...step.rule, name: names[at], route: step.route, calls: [step.ordinal] })) })
       if (!put.ok) throw new Error(`PUT /rules?run=${run}: ${put.status} ${await put.text()}`)
       const url = new URL(proxy.url)

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest'
 import { BIN, ROOT } from '../helpers/cli.js'
 import { PYTHON, hasPythonModules } from '../helpers/python.js'
 import { temporaryFolder } from '../helpers/teardown.js'
+import { describeOf } from '../../src/explore/format-matrix.js'
 import { byHand, exploreCli, matrixOf } from './explore-cli.js'
 
 const AGENT = [PYTHON, path.join(ROOT, 'fixtures/explore/agent.py')]
@@ -24,7 +25,8 @@ function tableFor(route: string): string[] {
   return [...ANY, 'schema_drift']
 }
 
-describe.skipIf(!canRun)('explore: a Python agent with known bugs', () => {
+// Each case runs the agent some 30-70 times (explore, then by hand): minutes on a loaded 2-core machine.
+describe.skipIf(!canRun)('explore: a Python agent with known bugs', { timeout: 240_000 }, () => {
   it('finds exactly the failures one rule per run finds by hand, a fallback route among them, and a fault that cannot fire as not exercised', async () => {
     const explored = await exploreCli(['--jobs', '4'], AGENT)
     expect(explored.code, explored.stderr).toBe(1)
@@ -42,7 +44,8 @@ describe.skipIf(!canRun)('explore: a Python agent with known bugs', () => {
     expect(fallbacks.every((variation) => variation.steps[0]!.route === 'GET /inventory/SKU-1' && variation.id.startsWith(`${cache!.found}-`))).toBe(true)
     // By hand: each variation's rules on a run of its own, judged by exit code and duplicate effects.
     const hand = await byHand(AGENT, result.variations.map((variation) => variation.steps))
-    expect(result.variations.map((variation) => variation.status)).toEqual(hand)
+    const named = (statuses: readonly string[]) => result.variations.map((variation, index) => `${describeOf(variation)}: ${statuses[index]}`)
+    expect(named(result.variations.map((variation) => variation.status))).toEqual(named(hand))
     // What the bugs are, as explore names them.
     const failing = result.variations.filter((variation) => variation.status === 'fail')
     const lost = failing.find((variation) => variation.steps[0]!.route === 'POST /shipments' && variation.steps[0]!.fault === 'response_lost')
