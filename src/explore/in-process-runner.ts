@@ -13,7 +13,7 @@ import { createStorm } from '../create-storm.js'
 import type { Clock } from '../engine/clock.js'
 import type { StormConfigInput } from '../engine/schema/config.js'
 import type { Storm } from '../engine/storm.js'
-import { intercept, type InterceptOptions } from '../interceptors/intercept.js'
+import { interceptFor, type InterceptOptions } from '../interceptors/intercept.js'
 import type { RunOutcome, RunRequest, VariationRunner } from './runner.js'
 
 /** What the explored function is given. */
@@ -62,7 +62,8 @@ export async function startInProcessRunner(options: InProcessOptions): Promise<V
       kept.set(request.run, { recorder })
       const controller = new AbortController()
       running.add(controller)
-      const interception = intercept(storm, { ...options.intercept, observer: recorder.observer })
+      // Each run owns its interception, as the vitest fixture's tests do: concurrent runs are separate branches, never nested (interception-scopes.ts).
+      const interception = interceptFor({ run: request.run }, storm, { ...options.intercept, observer: recorder.observer })
       const started = performance.now()
       let exit: RunOutcome['exit'] = { code: 0, signal: null, timedOut: false }
       let output = ''
