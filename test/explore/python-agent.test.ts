@@ -85,7 +85,7 @@ describe.skipIf(!canRun)('explore: a Python agent with known bugs', { timeout: 2
 
   it('hands back a counterexample whose cassette reproduces the failure offline, and whose --only command reproduces it live', async () => {
     const out = await temporaryFolder('toolstorm-cx-')
-    const explored = await exploreCli(['--faults', 'timeout,response_lost', '--route', 'POST /*', '--out', out, '--junit', path.join(out, 'junit.xml')], AGENT)
+    const explored = await exploreCli(['--faults', 'timeout,response_lost', '--route', 'POST /*', '--out', out, '--junit', path.join(out, 'junit.xml'), '--html', path.join(out, 'explore.html')], AGENT)
     expect(explored.code).toBe(1)
     const failures = explored.result!.variations.filter((variation) => variation.status === 'fail')
     const model = failures.find((variation) => variation.steps[0]!.route === 'POST /v1/chat/completions')!
@@ -114,6 +114,11 @@ describe.skipIf(!canRun)('explore: a Python agent with known bugs', { timeout: 2
     expect(Number(junitFailures)).toBe(failures.length)
     expect(cases).toContainEqual(['POST /shipments', `response_lost #1 [${lost.id}]`, ['failure']])
     expect(cases.filter(([, , children]) => children.includes('failure')).length).toBe(failures.length)
+    // The page: self-contained (no script, no request), the matrix, and each failure's timeline with its effects.
+    const page = await readFile(path.join(out, 'explore.html'), 'utf8')
+    expect(page).not.toMatch(/<script|<link|src=|url\(|https?:\/\/(?!toolstorm)/i)
+    expect(page).toContain(`<h3 id="v-${lost.id}">response_lost on POST /shipments #1`)
+    expect(page).toMatch(/<td>shipment order-7 <small>\(identity 1\)<\/small><\/td>[\s\S]*<td>shipment order-7 <small>\(identity 1\)<\/small><\/td>/)
   })
 
   it('with --baseline passes when every failure is known, and fails on a new one; --allow accepts one', async () => {
