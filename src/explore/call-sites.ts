@@ -17,6 +17,8 @@ export interface CallKind {
   readonly json: boolean
   /** The answer was an event stream. */
   readonly stream: boolean
+  /** The events of that stream, as the client received them (0: not a stream). */
+  readonly events: number
   /** A model call: its API, whether it streamed, and which deltas its stream carried. */
   readonly model: { readonly api: string; readonly provider: string; readonly streamed: boolean; readonly deltas: readonly DeltaKind[] } | null
   /** An MCP message: its method, the tool it calls, and whether it travelled on a session. */
@@ -76,7 +78,8 @@ export function callKindOf(exchange: CassetteExchange, readDeltas: readonly Delt
   // An MCP tool's JSON is its structuredContent (the only part schema_drift edits); anything else JSON by its content type.
   const json = mcp ? mcp.method === 'tools/call' && bodyBytes(answer?.body).includes('"structuredContent"') : !stream && /[/+]json\b/.test(contentType)
   const write = mcp ? mcp.method === 'tools/call' : model === null && WRITE_METHODS.has(method)
-  return { method, write, json, stream, model, mcp }
+  const events = stream ? (exchange.response?.stream?.events.length ?? 0) : 0
+  return { method, write, json, stream, events, model, mcp }
 }
 
 /**
@@ -107,5 +110,5 @@ export function callsPerRoute(sites: readonly CallSite[]): Map<string, number> {
 export function describeKind(kind: CallKind): string {
   if (kind.model) return `model call (${kind.model.api}${kind.model.streamed ? ', streamed' : ''})`
   if (kind.mcp) return `MCP ${kind.mcp.method}${kind.mcp.tool ? ` ${kind.mcp.tool}` : ''}${kind.mcp.session ? ', session' : ''}`
-  return [kind.write ? 'write' : 'read', ...(kind.json ? ['JSON'] : []), ...(kind.stream ? ['stream'] : [])].join(', ')
+  return [kind.write ? 'write' : 'read', ...(kind.json ? ['JSON'] : []), ...(kind.stream ? [`stream of ${kind.events} event(s)`] : [])].join(', ')
 }

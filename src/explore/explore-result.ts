@@ -17,6 +17,7 @@ export const callKindSchema = z.strictObject({
   write: z.boolean(),
   json: z.boolean(),
   stream: z.boolean(),
+  events: z.int().min(0),
   model: z.strictObject({ api: z.string(), provider: z.string(), streamed: z.boolean(), deltas: z.array(z.enum(['text', 'tool_arguments'])) }).nullable(),
   mcp: z.strictObject({ method: z.string(), tool: z.string().nullable(), id: z.boolean(), session: z.boolean() }).nullable(),
 })

@@ -38,6 +38,8 @@ const APPLIES: Readonly<Record<string, (kind: CallKind) => boolean>> = {
 /** Whether `fault` can act on a call of `kind`. */
 export function faultApplies(fault: FaultChoice, kind: CallKind): boolean {
   const at = fault.rule.at
+  // A stream fault counting events acts past its `after`-th: a stream with no more (an MCP answer's one event) ends first.
+  if ((fault.rule.kind === 'stream_cut' || fault.rule.kind === 'stream_stall') && at === undefined && kind.events <= Number(fault.rule.after ?? 0)) return false
   if (typeof at === 'string' && (fault.rule.kind === 'stream_cut' || fault.rule.kind === 'stream_stall' || fault.rule.kind === 'duplicate_event')) {
     if (!kind.model?.deltas.includes(at as 'text' | 'tool_arguments')) return false
   }

@@ -7,6 +7,7 @@
 import type { ExploreResult, ExploreVariationResult } from './explore-result.js'
 import type { Progress } from './scheduler.js'
 import { describeVariation } from './variation.js'
+import { describeKind } from './call-sites.js'
 
 const STATUS: Record<ExploreVariationResult['status'], string> = { pass: 'PASS', fail: 'FAIL', 'not-exercised': 'not exercised' }
 
@@ -83,11 +84,6 @@ export function describeOf(variation: ExploreVariationResult): string {
   return describeVariation({ steps: variation.steps.map((step) => ({ site: step, fault: { name: step.fault } })) })
 }
 
-function describeKind(kind: ExploreResult['sites'][number]['kind']): string {
-  if (kind.model) return `model call, ${kind.model.api}${kind.model.streamed ? ', streamed' : ''}`
-  if (kind.mcp) return `MCP ${kind.mcp.method}${kind.mcp.tool ? ` ${kind.mcp.tool}` : ''}`
-  return [kind.write ? 'write' : 'read', ...(kind.json ? ['JSON'] : []), ...(kind.stream ? ['stream'] : [])].join(', ')
-}
 
 /** One plain line per finished variation (not a TTY). */
 export function formatProgressLine(progress: Progress): string {
