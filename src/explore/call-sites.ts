@@ -106,9 +106,9 @@ export function callsPerRoute(sites: readonly CallSite[]): Map<string, number> {
   return counts
 }
 
-/** One short phrase for a call's kind: `write, JSON`, `model call (chat.completions, streamed)`, `MCP tools/call get_weather`. */
+/** One short phrase for a call's kind: `write, JSON`, `model call, chat.completions, streamed`, `MCP tools/call get_weather`. */
 export function describeKind(kind: CallKind): string {
-  if (kind.model) return `model call (${kind.model.api}${kind.model.streamed ? ', streamed' : ''})`
+  if (kind.model) return `model call, ${kind.model.api}${kind.model.streamed ? ', streamed' : ''}`
   if (kind.mcp) return `MCP ${kind.mcp.method}${kind.mcp.tool ? ` ${kind.mcp.tool}` : ''}${kind.mcp.session ? ', session' : ''}`
   return [kind.write ? 'write' : 'read', ...(kind.json ? ['JSON'] : []), ...(kind.stream ? [`stream of ${kind.events} event(s)`] : [])].join(', ')
 }
