@@ -5,6 +5,7 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { benchCassette } from './cassette.js'
 import { benchDashboard } from './dashboard.js'
+import { benchExplore } from './explore.js'
 import { benchMcpRouting } from './mcp-routing.js'
 import { benchPipelining } from './pipelining.js'
 import { benchProxyThroughput } from './proxy-throughput.js'
@@ -23,6 +24,7 @@ const suites: Record<string, () => Promise<Record<string, unknown>>> = {
   scale: () => benchScale(quick ? { rounds: 1, seconds: 2 } : { rounds: 3, seconds: 4 }),
   mcp: () => benchMcpRouting(quick ? { rounds: 1, seconds: 2, connections: 10 } : { rounds: 3, seconds: 3, connections: 10 }),
   dashboard: () => benchDashboard(quick ? { rounds: 1, exchanges: 5_000 } : { rounds: 3, exchanges: 10_000 }),
+  explore: () => benchExplore(quick ? { rounds: 1 } : { rounds: 3 }),
   soak: () => benchSoak(quick ? { rounds: 3, requests: 10_000 } : { rounds: 6, requests: 50_000 }),
 }
 
