@@ -109,6 +109,8 @@ export class Scheduler {
         }
         this.#started++
         results[index] = await this.#execute(variation)
+        // A run killed because explore was stopped proves nothing: it is not run, not a failure.
+        if (results[index] === null) notRun.set('stopped', [...(notRun.get('stopped') ?? []), variation.id])
       }
     }
     await Promise.all(Array.from({ length: Math.max(1, Math.min(this.#options.jobs, fresh.length)) }, worker))
@@ -131,11 +133,15 @@ export class Scheduler {
     return this.#stop
   }
 
-  async #execute(variation: Variation): Promise<Executed> {
+  async #execute(variation: Variation): Promise<Executed | null> {
     const { runner, space } = this.#options
     const run = runIdOf(variation)
     const rules = rulesFor(variation, this.#options.base)
     const outcome = await runner.run({ run, rules, timeoutMs: this.#options.runTimeoutMs })
+    if (this.#options.signal?.aborted) {
+      await runner.forget(run)
+      return null
+    }
     const verdict = verdictOf({ report: outcome.report, exit: outcome.exit, rules: variation.steps.map((step, index) => stepRuleName(index, step)), checks: this.#options.checks, timeoutSeconds: this.#options.runTimeoutMs / 1000 })
     // Kinds of call for routes no run reached before: from this run's recording, before it is forgotten.
     const newRoutes = outcome.report.calls.some((call) => !space.knows(call.route))

@@ -3,15 +3,17 @@
  * exit code, before anything is explored; a run that hangs is killed, fails, and keeps what it
  * recorded.
  */
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { existsSync } from 'node:fs'
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { Cassette } from '../../src/cassette/format/cassette.js'
-import { exploreResultSchema } from '../../src/explore/explore-result.js'
-import { ROOT, runCli } from '../helpers/cli.js'
+import { exploreResultSchema, type ExploreResult } from '../../src/explore/explore-result.js'
+import { BIN, ROOT, runCli } from '../helpers/cli.js'
 import { PYTHON, hasPythonModules } from '../helpers/python.js'
-import { temporaryFolder } from '../helpers/teardown.js'
+import { closingChild, temporaryFolder } from '../helpers/teardown.js'
 import { exploreCli } from './explore-cli.js'
 
 describe('explore: bad input', () => {
@@ -83,6 +85,22 @@ describe('explore: bad input', () => {
       ['GET /status', 503, 'unavailable'],
     ])
     expect(exploreResultSchema.safeParse(JSON.parse(await readFile(path.join(explored.dir, 'result.json'), 'utf8'))).success).toBe(true)
+  })
+
+  it.skipIf(!hasPythonModules('json'))('on SIGINT kills the runs under way, counts them as stopped (not failed), and still writes its outputs (exit 130)', async () => {
+    const dir = await temporaryFolder('toolstorm-stop-')
+    const json = path.join(dir, 'result.json')
+    // The one variation hangs once its fault fires; --verbose shows its output as it comes.
+    const child = closingChild(spawn(process.execPath, [BIN, 'explore', '--verbose', '--json', json, '--faults', 'unavailable', '--route', 'GET /status', '--', PYTHON, path.join(ROOT, 'fixtures/explore/hanging-agent.py')], { stdio: ['ignore', 'pipe', 'pipe'] }))
+    let stderr = ''
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    await vi.waitFor(() => expect(stderr).toMatch(/\[explore-[0-9a-f]{8}\] waiting for the status to come back/), { timeout: 30_000, interval: 100 })
+    child.kill('SIGINT')
+    const [code] = (await once(child, 'exit')) as [number | null]
+    expect(code, stderr).toBe(130)
+    const result = JSON.parse(await readFile(json, 'utf8')) as ExploreResult
+    expect(result.variations.filter((variation) => variation.status === 'fail')).toEqual([])
+    expect(result.skipped.find((skip) => skip.reason === 'stopped')?.variations).toBeGreaterThan(0)
   })
 
   it('prints the JSON Schema of its --json output', async () => {
