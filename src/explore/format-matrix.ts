@@ -23,11 +23,11 @@ const SKIP_WORDS: Record<ExploreResult['skipped'][number]['reason'], string> = {
   stopped: 'stopped',
 }
 
-/** `recovery +2 calls · 1 model · 350 tok · 0.41 s`, or `not recovered`. */
+/** `recovery +2 calls · 1 model · 350 tok · 0.41 s`, or, when a faulted route never answered a success again, `no later success (+2 calls …)`. */
 export function formatRecovery(recovery: ExploreVariationResult['recovery']): string {
   if (!recovery) return ''
   const cost = `+${recovery.calls} call${recovery.calls === 1 ? '' : 's'} · ${recovery.modelCalls} model · ${recovery.tokens} tok`
-  return recovery.recovered && recovery.seconds !== null ? `recovery ${cost} · ${recovery.seconds.toFixed(2)} s` : `not recovered (${cost})`
+  return recovery.recovered && recovery.seconds !== null ? `recovery ${cost} · ${recovery.seconds.toFixed(2)} s` : `no later success on the route (${cost})`
 }
 
 function siteOf(variation: ExploreVariationResult): string {
