@@ -41,9 +41,21 @@ export interface ProxyArgs extends HttpsArgs, ReadyArgs {
 }
 
 
+/** The HTTPS flags of every proxy-running command (docs/https.md). */
+export function httpsFlags<T>(yargs: Argv<T>): Argv<T> {
+  return yargs
+    // HTTPS (docs/https.md) ---------------------------------------------------------------
+    .option('ca-dir', { type: 'string', describe: 'Forward mode: folder of the CA that intercepts HTTPS, created on first use (default: the folder "toolstorm ca" uses)' })
+    .option('connect-port', { ...numberListOption('connect-port', { min: 1, max: 65_535 }), describe: 'Also allow CONNECT to this port (443 always is; repeatable)' })
+    .option('tunnel-unmatched', { type: 'boolean', default: false, describe: 'Tunnel HTTPS to hosts no rule can apply to untouched, instead of intercepting every host' })
+    .option('upstream-ca', { type: 'string', array: true, default: [] as string[], describe: 'Also trust this CA (PEM file) when verifying upstream HTTPS servers (repeatable)' })
+    .option('insecure-skip-upstream-tls-verification', { type: 'boolean', default: false, describe: 'DANGEROUS: do not verify upstream HTTPS certificates' })
+}
+
 /** The options every proxy-running command shares (proxy, record, replay). */
 export function proxyOptions<T>(yargs: Argv<T>): Argv<T & ProxyArgs> {
-  return readyOptions(yargs)
+  return httpsFlags(
+    readyOptions(yargs)
     .option('target', { type: 'string', array: true, default: [] as string[], describe: 'Reverse mode: upstream URL, or name=URL mounted at /name/ (repeatable). Without it: forward mode (HTTP_PROXY).' })
     .option('port', { ...numberOption('port', LISTEN_PORT), default: 8787, describe: 'Proxy port (0 picks a free one)' })
     .option('host', { type: 'string', default: '127.0.0.1', describe: 'Interface to listen on (loopback unless you say otherwise)' })
@@ -55,13 +67,8 @@ export function proxyOptions<T>(yargs: Argv<T>): Argv<T & ProxyArgs> {
     .option('allow-host', { type: 'string', array: true, describe: 'Also serve requests addressed to the proxy by this host name (DNS-rebinding check of Host): toolstorm, *.svc.cluster.local, or * (repeatable; default: $TOOLSTORM_ALLOW_HOSTS)' })
     .option('report', { type: 'string', describe: 'Write the report here on shutdown (atomically)' })
     .option('clock', { choices: ['real', 'virtual'] as const, default: 'real' as const, describe: 'virtual: latency faults advance time instead of waiting (tests only)' })
-    .option('exit-with-parent', { type: 'boolean', default: true, describe: 'Stop (writing the report and cassette) when the process that started this one exits; --no-exit-with-parent keeps it running' })
-    // HTTPS (docs/https.md) ---------------------------------------------------------------
-    .option('ca-dir', { type: 'string', describe: 'Forward mode: folder of the CA that intercepts HTTPS, created on first use (default: the folder "toolstorm ca" uses)' })
-    .option('connect-port', { ...numberListOption('connect-port', { min: 1, max: 65_535 }), describe: 'Also allow CONNECT to this port (443 always is; repeatable)' })
-    .option('tunnel-unmatched', { type: 'boolean', default: false, describe: 'Tunnel HTTPS to hosts no rule can apply to untouched, instead of intercepting every host' })
-    .option('upstream-ca', { type: 'string', array: true, default: [] as string[], describe: 'Also trust this CA (PEM file) when verifying upstream HTTPS servers (repeatable)' })
-    .option('insecure-skip-upstream-tls-verification', { type: 'boolean', default: false, describe: 'DANGEROUS: do not verify upstream HTTPS certificates' })
+    .option('exit-with-parent', { type: 'boolean', default: true, describe: 'Stop (writing the report and cassette) when the process that started this one exits; --no-exit-with-parent keeps it running' }),
+  )
     // Before yargs' validation: it would call the token's letters unknown flags (-A -b -c …).
     .middleware((args) => refuseEmptyToken(args['admin-token']), true) as unknown as Argv<T & ProxyArgs>
 }
