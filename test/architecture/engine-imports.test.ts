@@ -60,8 +60,10 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * was given), web-response.ts for src/interceptors, and which SSE event ends a stream for the
  * model-calls plug-in (isFinalEvent): 5,001. Two trace-id checks nothing called: 4,991.
  * #36: `after` of stream_cut and stream_stall defaults by `at` (afterOf, the faults' own schema): 5,001.
+ * #36: a stream a fault cut is read on for its usage, whatever the upstream's pace (read-on.ts, the
+ * exchange's ending apart from its close, `outliveClient`, `storm.settled()`): 5,087.
  */
-const ENGINE_LINES = 5_001
+const ENGINE_LINES = 5_087
 
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']
