@@ -64,7 +64,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "toolstorm(rules=None, seed=None, require_triggered=True): the test's toolstorm rules, as toolstorm.rules(...) would set them")
-    config.addinivalue_line("markers", "toolstorm_cassette(path=None, record_mode=None, normalize=None, live=(), replay_only=()): record the test's traffic into a cassette, or replay it strictly (path relative to the test file; default cassettes/<module>/<test>.jsonl); normalize: ids,timestamps,uuids or none; live / replay_only: route globs a replay sends to the network, or the only ones it replays")
+    config.addinivalue_line("markers", "toolstorm_cassette(path=None, record_mode=None, normalize=None, normalize_pattern=None, normalize_path=None, live=(), replay_only=()): record the test's traffic into a cassette, or replay it strictly (path relative to the test file; default cassettes/<module>/<test>.jsonl); normalize: ids,timestamps,uuids or none; normalize_pattern / normalize_path: regular expressions (SHP-\\d+) and JSON paths ($.messages[*].content) whose values compare equal; live / replay_only: route globs a replay sends to the network, or the only ones it replays")
 
 
 def _proxy_args(config: pytest.Config) -> List[str]:
@@ -175,6 +175,8 @@ def toolstorm(request: pytest.FixtureRequest) -> Generator[Run, None, None]:
                 cwd=config.invocation_params.dir,
                 args=_proxy_args(config),
                 normalize=normalize,
+                normalize_pattern=kwargs.get("normalize_pattern"),
+                normalize_path=kwargs.get("normalize_path"),
                 live=[*_globs(kwargs.get("live")), *config.getoption("--toolstorm-live")],
                 replay_only=[*_globs(kwargs.get("replay_only")), *config.getoption("--toolstorm-replay-only")],
             )

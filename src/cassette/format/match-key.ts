@@ -12,7 +12,7 @@ import type { JsonValue } from '../../json/canonical-json.js'
 import { mediaType } from '../../redact/redact-body.js'
 import { safePercentDecode } from '../../redact/encoded-secrets.js'
 import type { MatchOptions, Normaliser, StoredBody, StoredHeaders } from './cassette-schema.js'
-import { normaliseJson } from './normalisers.js'
+import { normaliseJson, normaliseText, type UserNormalisers } from './normalisers.js'
 import { headerOf } from './store-headers.js'
 
 /** A request as stored (or as replay normalises a live one). */
@@ -123,10 +123,10 @@ function isJson(contentType: string | undefined): boolean {
  * A JSON body as replay compares it (without a JSON-RPC request's id, normalised), or undefined when it is
  * not whole JSON text (then its bytes are compared).
  */
-export function comparableJson(body: StoredBody | null, contentType: string | undefined, normalize: readonly Normaliser[] = []): JsonValue | undefined {
+export function comparableJson(body: StoredBody | null, contentType: string | undefined, normalize: readonly Normaliser[] = [], user: UserNormalisers = {}): JsonValue | undefined {
   if (body === null || body.encoding !== 'utf8' || body.truncated || !isJson(contentType)) return undefined
   try {
-    return normaliseJson(withoutRpcId(JSON.parse(body.data) as JsonValue), normalize)
+    return normaliseJson(withoutRpcId(JSON.parse(body.data) as JsonValue), normalize, user)
   } catch {
     // Not JSON after all: compare the text.
     return undefined
@@ -137,11 +137,12 @@ export function comparableJson(body: StoredBody | null, contentType: string | un
  * A digest of the body: JSON compares by content (key order and spacing aside), anything else byte
  * for byte; a body cut at the body limit by its length on the wire and its stored prefix.
  */
-export function bodyDigest(body: StoredBody | null, contentType: string | undefined, ignoreFields: readonly string[] = [], normalize: readonly Normaliser[] = []): string | null {
+export function bodyDigest(body: StoredBody | null, contentType: string | undefined, ignoreFields: readonly string[] = [], normalize: readonly Normaliser[] = [], user: UserNormalisers = {}): string | null {
   if (body === null) return null
-  const json = comparableJson(body, contentType, normalize)
+  const json = comparableJson(body, contentType, normalize, user)
   // A body past the limit matches only when its length on the wire and its stored prefix both do.
-  const canonical = json !== undefined ? 'json:' + sortedJson(json, ignoreFields.length ? new Set(ignoreFields) : null) : `${body.encoding}:${body.truncated ? `prefix of ${body.size}:` : ''}${body.data}`
+  const text = body.encoding === 'utf8' && !body.truncated ? normaliseText(body.data, user) : body.data
+  const canonical = json !== undefined ? 'json:' + sortedJson(json, ignoreFields.length ? new Set(ignoreFields) : null) : `${body.encoding}:${body.truncated ? `prefix of ${body.size}:` : ''}${text}`
   return createHash('sha256').update(canonical).digest('base64url')
 }
 
@@ -150,7 +151,7 @@ export function matchView(request: RequestShape, options: MatchOptions): MatchVi
   const { origin, path, query } = splitUrl(request.url)
   const method = request.method.toUpperCase()
   const normalisedQuery = normaliseQuery(query, options.ignoreQuery)
-  const digest = request.bodyUnknown ? ANY_BODY : bodyDigest(request.body, headerOf(request.headers, 'content-type'), options.ignoreBodyFields, options.normalize)
+  const digest = request.bodyUnknown ? ANY_BODY : bodyDigest(request.body, headerOf(request.headers, 'content-type'), options.ignoreBodyFields, options.normalize, options)
   const headers = options.headers.map((name) => {
     const value = request.headers[name.toLowerCase()]
     return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value
