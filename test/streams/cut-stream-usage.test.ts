@@ -95,3 +95,12 @@ it('reads a cut stream on only up to its bound: usage sent past 4 MiB is not wai
   expect(call).toMatchObject({ outcome: 'error', error: 'STREAM_CUT', cut: { events: 1 } })
   expect(call?.model).toMatchObject({ inputTokens: null, outputTokens: null })
 })
+
+it('a proxy closed right after the cut finishes reading first, within its close grace (150 ms apart)', async () => {
+  const scenario = await scenarios.start('reverse', { rules: [{ name: 'cut', route: CHAT, kind: 'stream_cut', after: 2 }] }, { gapMs: 150 })
+  const client = new OpenAI({ apiKey: 'sk-test', baseURL: `${scenario.base}/v1`, maxRetries: 0, timeout: 10_000 })
+  const { error } = await drain(await client.chat.completions.create({ model: 'gpt-x', messages, stream: true, stream_options: { include_usage: true } }))
+  expect(error?.message).toBe('terminated')
+  await scenario.proxy!.close()
+  expect(scenario.storm.report().calls[0]?.model).toMatchObject({ inputTokens: USAGE.chat.prompt_tokens, outputTokens: USAGE.chat.completion_tokens })
+})
