@@ -59,11 +59,14 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * The claims judge and what a verdict means left for src/claims (the kernel asks the judge its storm
  * was given), web-response.ts for src/interceptors, and which SSE event ends a stream for the
  * model-calls plug-in (isFinalEvent): 5,001. Two trace-id checks nothing called: 4,991.
- * #36: `after` of stream_cut and stream_stall defaults by `at` (afterOf, the faults' own schema): 5,001.
- * #36: a stream a fault cut is read on for its usage, whatever the upstream's pace (read-on.ts, the
- * exchange's ending apart from its close, `outliveClient`, `storm.settled()`): 5,087.
+ * #36: effect reports the admin API refused are counted in the runs they concern (the port's
+ * refuseEffect, the report's refusedEffects) and fail the checks on effects, which must not pass on
+ * evidence that could not be recorded: 5,020.
+ * #36: `after` of stream_cut and stream_stall defaults by `at` (afterOf, the faults' own schema), and
+ * a stream a fault cut is read on for its usage, whatever the upstream's pace (read-on.ts, the
+ * exchange's ending apart from its close, `outliveClient`, `storm.settled()`): 5,116.
  */
-const ENGINE_LINES = 5_087
+const ENGINE_LINES = 5_116
 
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']

@@ -32,7 +32,7 @@ import { createCassetteRecorder, type CassetteRecorder } from '../record/cassett
 import { mergeSession } from './merge-session.js'
 import { replayReport, type ReplayReport } from './replay-report.js'
 import { formatReplayTable, type ReplaySession, type ReplayVerdict } from './replay-session.js'
-import { replaySource } from './replay-source.js'
+import { replaySource, type ReplayMode } from './replay-source.js'
 
 
 
@@ -56,6 +56,28 @@ export interface ReplayServer {
   [Symbol.asyncDispose](): Promise<void>
 }
 
+/**
+ * The admin routes a replay adds: `GET /report` (with no run) is the replay report, `GET /verdict`
+ * the verdict so far, with its table as `toolstorm replay` prints it (the pytest plugin's failure
+ * message). The replay server and `toolstorm mcp --replay` serve them.
+ */
+export function replayAdminRoute(session: ReplaySession, mode: ReplayServerMode | ReplayMode): (req: IncomingMessage, res: ServerResponse, url: URL) => boolean {
+  return (req, res, url) => {
+    if (req.method !== 'GET') return false
+    // `/report?run=ID` is the run's report, as in the proxy (the dashboard exports it).
+    if (url.pathname === '/report' && !url.searchParams.has('run')) {
+      sendJson(res, 200, replayReport(session, mode))
+      return true
+    }
+    if (url.pathname === '/verdict') {
+      const { passed, code, message, expected, served, unused, truncated, rows } = session.verdict()
+      sendJson(res, 200, { passed, code, message, expected, served, unused, truncated, rows, table: formatReplayTable(rows) })
+      return true
+    }
+    return false
+  }
+}
+
 function holdsHttps(cassette: Cassette): boolean {
   return cassette.exchanges.some((exchange) => /^https:\/\//i.test(exchange.request.url))
 }
@@ -73,21 +95,7 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
     mode === 'update'
       ? createCassetteRecorder(storm, { source: 'proxy', urlForm: 'origin', targets: options.targets ?? [], bodyLimit: cassette.header.bodyLimit, match: session.matchOptions })
       : null
-  const replayRoutes = (req: IncomingMessage, res: ServerResponse, url: URL): boolean => {
-    if (req.method !== 'GET') return false
-    // `/report?run=ID` is the run's report, as in the proxy (the dashboard exports it).
-    if (url.pathname === '/report' && !url.searchParams.has('run')) {
-      sendJson(res, 200, replayReport(session, mode))
-      return true
-    }
-    if (url.pathname === '/verdict') {
-      // `table`: expected vs seen as `toolstorm replay` prints it, for a failure message elsewhere (the pytest plugin's).
-      const { passed, code, message, expected, served, unused, truncated, rows } = session.verdict()
-      sendJson(res, 200, { passed, code, message, expected, served, unused, truncated, rows, table: formatReplayTable(rows) })
-      return true
-    }
-    return false
-  }
+  const replayRoutes = replayAdminRoute(session, mode)
   const proxy = await startProxy({
     source,
     storm,

@@ -159,13 +159,22 @@ export function createAdminHandler(context: AdminContext): http.RequestListener 
           await ledger.reset(run)
           return sendJson(res, 200, { ok: true, reset: run ?? 'all' })
         case 'POST /effects': {
-          const body = parseJsonBody(await readBody(req, 16 * 1024), 'POST /effects') as { name?: unknown; key?: unknown; call?: unknown }
-          if (typeof body !== 'object' || body === null || typeof body.call !== 'string') {
-            throw new AdminApiError('ERR_EFFECT_INVALID', 'Failed to record an effect: expected {"name": string, "key": string, "call": "<x-toolstorm-call value>"}.')
+          let call: string | undefined
+          try {
+            const body = parseJsonBody(await readBody(req, 16 * 1024), 'POST /effects') as { name?: unknown; key?: unknown; call?: unknown }
+            if (typeof body !== 'object' || body === null || typeof body.call !== 'string') {
+              throw new AdminApiError('ERR_EFFECT_INVALID', 'Failed to record an effect: expected {"name": string, "key": string, "call": "<x-toolstorm-call value>"}.')
+            }
+            call = body.call
+            // The exchange id is the capability; the token lets an effect name an exchange that ended.
+            const effect = await ledger.effect(body.name, body.key, call, { trusted: hasValidToken(req, url, context.token) })
+            return sendJson(res, 201, { ok: true, effect })
+          } catch (error) {
+            // A commit that could not be recorded: contracts on effects must not pass without it. The
+            // reason goes into reports, redacted as everything there is.
+            await ledger.refuseEffect(storm.redactor.text(error instanceof ToolstormError ? error.message : String(error)), call).catch(() => {})
+            throw error
           }
-          // The exchange id is the capability; the token lets an effect name an exchange that ended.
-          const effect = await ledger.effect(body.name, body.key, body.call, { trusted: hasValidToken(req, url, context.token) })
-          return sendJson(res, 201, { ok: true, effect })
         }
         case 'POST /clock/advance': {
           if (!(storm.clock instanceof VirtualClock)) throw new AdminApiError('ERR_STATE', 'Failed to advance the clock: this proxy runs on real time (start it with --clock virtual).')
