@@ -6,7 +6,7 @@
 import { errorBody } from '../error-body.js'
 import { exchangeContext } from './exchange-context.js'
 import type { Exchange } from './exchange.js'
-import { CONTROL_HEADERS, errorCode, flattenHeaders, HEADER_CALL, type HeaderMap, type ResponseView, retryAfterSeconds } from './http.js'
+import { CONTROL_HEADERS, errorCode, flattenHeaders, HEADER_CALL, type HeaderMap, type RequestView, type ResponseView, retryAfterSeconds } from './http.js'
 import type { FaultAction, FaultContext } from './faults/fault.js'
 import type { AnswerEditor, FailureShaper, ResultShaper } from './faults/failure-shape.js'
 import { type ExchangeTransport, type ForwardOptions, type PassThroughHooks, type SourceAction, type UpstreamResponse } from './exchange-transport.js'
@@ -107,6 +107,8 @@ export interface ProtocolHooks {
   readonly readDelta?: DeltaReader | undefined
   /** Whether an SSE event ends its stream (model calls: `[DONE]`, `message_stop`). */
   readonly isFinalEvent?: FinalEventTest | undefined
+  /** Whether a stream a fault cut is read on for what it sends last (model calls: the usage). */
+  readonly readsOnAfterCut?: ((request: RequestView) => boolean) | undefined
   /** A replacement answer in the service's shape (MCP's tool result). */
   readonly shapeResult?: ResultShaper | undefined
   /** Where an answer's payload is (MCP's structuredContent). */
@@ -347,7 +349,7 @@ function observeUpstream(exchange: Exchange, upstream: UpstreamResponse, observe
       if (!ended) listener(null)
     }
   }
-  return { status: upstream.status, headers: upstream.headers, body: tee(), ...(upstream.playback ? { playback: upstream.playback } : {}) }
+  return { status: upstream.status, headers: upstream.headers, body: tee(), ...(upstream.playback ? { playback: upstream.playback } : {}), ...(upstream.outliveClient ? { outliveClient: upstream.outliveClient } : {}) }
 }
 
 /** The transport, with what the client receives reported to the observer. */
@@ -376,7 +378,7 @@ function observed(exchange: Exchange, io: ExchangeTransport, observer: ExchangeO
 }
 
 /** Carry out a non-pass action; returns whether the exchange is over. */
-async function carryOut(exchange: Exchange, io: ExchangeTransport, action: FaultAction, readers: StreamEndReaders, upstream?: UpstreamResponse): Promise<boolean> {
+async function carryOut(exchange: Exchange, io: ExchangeTransport, action: FaultAction, readers: ProtocolHooks, upstream?: UpstreamResponse): Promise<boolean> {
   switch (action.type) {
     case 'pass':
       return false

@@ -29,6 +29,11 @@ export interface UpstreamResponse {
    * a stream fault's transform. Absent: the body is relayed as it comes.
    */
   readonly playback?: StreamTransform
+  /**
+   * Let the body outlive the client: it no longer stops when the client leaves, so the flow can
+   * read on after a fault cut the client (stream-relay.ts). Returns how to stop it. Absent: not read on.
+   */
+  readonly outliveClient?: () => (reason: Error) => void
 }
 
 /**

@@ -34,7 +34,7 @@ import { createLiveSource } from './live-source.js'
 import { createSocketTransport, type SinkRoute } from './socket-sink.js'
 import { beginInLedger } from './begin-in-ledger.js'
 import type { RedisRunState } from '../state/redis-run-state.js'
-import { closePair, formatOrigin, listenPair, LOOPBACK } from './server-pair.js'
+import { CLOSE_GRACE_MS, closePair, formatOrigin, listenPair, LOOPBACK } from './server-pair.js'
 import { createUpstreamClient } from './upstream-client.js'
 import { RequestRouter } from './request-router.js'
 import { createUpstreamFailures } from './upstream-failures.js'
@@ -227,6 +227,10 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
       await source.close?.()
       // CONNECT tunnels are not the servers' sockets: the handler closes them with the servers.
       await closePair(server, admin, { close: () => connect?.close(), destroyAll: () => connect?.destroyAll() })
+      // A cut model stream still read on for its usage (read-on.ts) ends first, within the close grace.
+      let grace: NodeJS.Timeout | undefined
+      await Promise.race([storm.settled(), new Promise((resolve) => (grace = setTimeout(resolve, CLOSE_GRACE_MS)))])
+      clearTimeout(grace)
       await client.close().catch(() => undefined)
       if (ownsState) await shareState?.close()
       state = 'closed'

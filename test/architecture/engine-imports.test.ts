@@ -62,8 +62,11 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * #36: effect reports the admin API refused are counted in the runs they concern (the port's
  * refuseEffect, the report's refusedEffects) and fail the checks on effects, which must not pass on
  * evidence that could not be recorded: 5,020.
+ * #36: `after` of stream_cut and stream_stall defaults by `at` (afterOf, the faults' own schema), and
+ * a stream a fault cut is read on for its usage, whatever the upstream's pace (read-on.ts, the
+ * exchange's ending apart from its close, `outliveClient`, `storm.settled()`): 5,116.
  */
-const ENGINE_LINES = 5_020
+const ENGINE_LINES = 5_116
 
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']

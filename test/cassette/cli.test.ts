@@ -176,7 +176,7 @@ describe('inspect, check and bad cassettes', { timeout: 120_000 }, () => {
     const lines = good.split('\n')
     const cases: Array<[string, string, string]> = [
       ['truncated', good.slice(0, good.length - 30), 'line 4 ends without a newline, so the file is truncated'],
-      ['wrong-version', good.replace('"version":3', '"version":4'), 'line 1: $.version: expected cassette version 1, 2 or 3, got 4'],
+      ['wrong-version', good.replace('"version":4', '"version":5'), 'line 1: $.version: expected cassette version 1, 2, 3 or 4, got 5'],
       ['hand-edited', [lines[0], lines[1]!.replace('"status":429', '"status":"429"'), ...lines.slice(2)].join('\n'), 'line 2: $.response.status: expected number, received string'],
       ['missing-line', [lines[0], lines[1], lines[3], ''].join('\n'), 'line 3: $.seq: expected 2 (positions are contiguous)'],
     ]

@@ -61,7 +61,7 @@ describe('toolstorm check', () => {
   it('fails a run with duplicate commits and passes the resilient one', async () => {
     const result = await runCli(['check', single])
     expect(result.code).toBe(1)
-    expect(result.stdout).toBe('FAIL\n✓ Fault exercised: lost-receipt: Triggered 1 time(s)\n✗ No duplicate side effects: 1 duplicate effect(s) across 2 commits\n    shipment key "order-1729" committed 2 times (calls 2, 3)\n✓ Call budget: 3 / 100 calls\n')
+    expect(result.stdout).toBe('FAIL\n✓ Fault exercised: lost-receipt: Triggered 1 time(s)\n✗ No duplicate side effects: 1 duplicate effect(s) across 2 commits\n    shipment key "order-1729" committed 2 times (calls 2, 3)\n✓ Call budget: 3 / 8 calls\n')
     const resilient = path.join(dir, 'resilient.json')
     await runCli(['demo', '--policy', 'resilient', '--output', resilient])
     expect((await runCli(['check', resilient])).code).toBe(0)

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { bodyDigest, describeDifference, matchView, normaliseQuery, splitUrl } from './match-key.js'
+import { defaultMatchOptions } from './cassette-schema.js'
 
-const OPTIONS = { headers: [], ignoreQuery: [], ignoreBodyFields: [], normalize: [] }
+const OPTIONS = defaultMatchOptions()
 const json = (data: string) => ({ encoding: 'utf8' as const, data, size: data.length, truncated: false })
 
 describe('match keys', () => {

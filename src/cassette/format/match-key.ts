@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto'
 import type { JsonValue } from '../../json/canonical-json.js'
 import { mediaType } from '../../redact/redact-body.js'
 import type { MatchOptions, Normaliser, StoredBody, StoredHeaders } from './cassette-schema.js'
-import { normaliseJson } from './normalisers.js'
+import { normaliseJson, normaliseText, type UserNormalisers } from './normalisers.js'
 import { comparableForm, decodePairs } from './form-body.js'
 import { headerOf } from './store-headers.js'
 
@@ -132,10 +132,10 @@ function isJson(contentType: string | undefined): boolean {
  * A JSON body as replay compares it (without a JSON-RPC request's id, normalised), or undefined when it is
  * not whole JSON text (then its bytes are compared).
  */
-export function comparableJson(body: StoredBody | null, contentType: string | undefined, normalize: readonly Normaliser[] = []): JsonValue | undefined {
+export function comparableJson(body: StoredBody | null, contentType: string | undefined, normalize: readonly Normaliser[] = [], user: UserNormalisers = {}): JsonValue | undefined {
   if (body === null || body.encoding !== 'utf8' || body.truncated || !isJson(contentType)) return undefined
   try {
-    return normaliseJson(withoutRpcId(JSON.parse(body.data) as JsonValue), normalize)
+    return normaliseJson(withoutRpcId(JSON.parse(body.data) as JsonValue), normalize, user)
   } catch {
     // Not JSON after all: compare the text.
     return undefined
@@ -146,8 +146,14 @@ export function comparableJson(body: StoredBody | null, contentType: string | un
  * A body as replay compares it field by field: JSON (comparableJson), or a form body's fields
  * (form-body.ts); undefined when its bytes are compared.
  */
-export function comparableBody(body: StoredBody | null, contentType: string | undefined, normalize: readonly Normaliser[] = []): JsonValue | undefined {
-  return comparableJson(body, contentType, normalize) ?? comparableForm(body, contentType)
+export function comparableBody(body: StoredBody | null, contentType: string | undefined, normalize: readonly Normaliser[] = [], user: UserNormalisers = {}): JsonValue | undefined {
+  return comparableJson(body, contentType, normalize, user) ?? comparableFormWith(body, contentType, user)
+}
+
+/** A form body's fields with the user's patterns and paths applied to their values. */
+function comparableFormWith(body: StoredBody | null, contentType: string | undefined, user: UserNormalisers): JsonValue | undefined {
+  const form = comparableForm(body, contentType)
+  return form === undefined ? undefined : normaliseJson(form, [], user)
 }
 
 /**
@@ -155,13 +161,14 @@ export function comparableBody(body: StoredBody | null, contentType: string | un
  * minus `ignoreFields`), anything else byte for byte; a body cut at the body limit by its length
  * on the wire and its stored prefix.
  */
-export function bodyDigest(body: StoredBody | null, contentType: string | undefined, ignoreFields: readonly string[] = [], normalize: readonly Normaliser[] = []): string | null {
+export function bodyDigest(body: StoredBody | null, contentType: string | undefined, ignoreFields: readonly string[] = [], normalize: readonly Normaliser[] = [], user: UserNormalisers = {}): string | null {
   if (body === null) return null
-  const json = comparableJson(body, contentType, normalize)
-  const form = json === undefined ? comparableForm(body, contentType) : undefined
+  const json = comparableJson(body, contentType, normalize, user)
+  const form = json === undefined ? comparableFormWith(body, contentType, user) : undefined
   const drop = ignoreFields.length ? new Set(ignoreFields) : null
   // A body past the limit matches only when its length on the wire and its stored prefix both do.
-  const canonical = json !== undefined ? 'json:' + sortedJson(json, drop) : form !== undefined ? 'form:' + sortedJson(form, drop) : `${body.encoding}:${body.truncated ? `prefix of ${body.size}:` : ''}${body.data}`
+  const text = body.encoding === 'utf8' && !body.truncated ? normaliseText(body.data, user) : body.data
+  const canonical = json !== undefined ? 'json:' + sortedJson(json, drop) : form !== undefined ? 'form:' + sortedJson(form, drop) : `${body.encoding}:${body.truncated ? `prefix of ${body.size}:` : ''}${text}`
   return createHash('sha256').update(canonical).digest('base64url')
 }
 
@@ -170,7 +177,7 @@ export function matchView(request: RequestShape, options: MatchOptions): MatchVi
   const { origin, path, query } = splitUrl(request.url)
   const method = request.method.toUpperCase()
   const normalisedQuery = normaliseQuery(query, options.ignoreQuery)
-  const digest = request.bodyUnknown ? ANY_BODY : bodyDigest(request.body, headerOf(request.headers, 'content-type'), options.ignoreBodyFields, options.normalize)
+  const digest = request.bodyUnknown ? ANY_BODY : bodyDigest(request.body, headerOf(request.headers, 'content-type'), options.ignoreBodyFields, options.normalize, options)
   const headers = options.headers.map((name) => {
     const value = request.headers[name.toLowerCase()]
     return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value

@@ -225,6 +225,8 @@ export class ReplaySession {
       ignoreQuery: options.match?.ignoreQuery ?? recorded.ignoreQuery,
       ignoreBodyFields: options.match?.ignoreBodyFields ?? recorded.ignoreBodyFields,
       normalize: options.match?.normalize ?? recorded.normalize,
+      normalizePatterns: options.match?.normalizePatterns ?? recorded.normalizePatterns,
+      normalizePaths: options.match?.normalizePaths ?? recorded.normalizePaths,
     }
     this.#redactor = options.redactor ?? createRedactor({ keys: cassette.header.redaction.keys })
     this.#pathsOnly = cassette.exchanges.length > 0 && cassette.exchanges.every((exchange) => exchange.request.url.startsWith('/'))
@@ -430,7 +432,7 @@ export class ReplaySession {
         if (candidates.length === 0) candidates = [this.#size - 1]
       }
     }
-    const seenJson = seen.body === undefined ? undefined : comparableBody(seen.body, seen.contentType, this.#match.normalize)
+    const seenJson = seen.body === undefined ? undefined : comparableBody(seen.body, seen.contentType, this.#match.normalize, this.#match)
     let best: { position: number; score: number; diff: ReturnType<typeof bodyDiff> } | null = null
     for (const position of candidates) {
       const request = (this.cassette.exchanges[position] as CassetteExchange).request
@@ -438,7 +440,7 @@ export class ReplaySession {
       let diff: ReturnType<typeof bodyDiff>
       if (seen.body === undefined || request.bodyUnknown) diff = { paths: [], morePaths: 0, bytes: null, score: 0 }
       else {
-        const recordedJson = comparableBody(request.body, headerOf(request.headers, 'content-type'), this.#match.normalize)
+        const recordedJson = comparableBody(request.body, headerOf(request.headers, 'content-type'), this.#match.normalize, this.#match)
         const json = recordedJson !== undefined && seenJson !== undefined ? { expected: recordedJson, seen: seenJson } : null
         diff = bodyDiff(request.body, seen.body, json, this.#match.ignoreBodyFields)
       }

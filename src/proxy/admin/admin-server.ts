@@ -137,6 +137,8 @@ export function createAdminHandler(context: AdminContext): http.RequestListener 
       switch (`${req.method} ${url.pathname}`) {
         // A run nothing happened in yet (a test that made no call) has an empty report.
         case 'GET /report':
+          // A cut model stream's tokens are final once the proxy read its upstream on (bounded).
+          await storm.settled(run)
           return sendJson(res, 200, await ledger.report(run))
         case 'GET /runs':
           return sendJson(res, 200, { runs: await ledger.runs() })

@@ -75,6 +75,7 @@ export function runRoutes(storm: Storm, shared: RedisRunState | null = null): Ro
           return true
         case 'POST /contract': {
           const checks = parseContractRequest(parseJsonBody(await readBody(req), 'POST /contract'), 'POST /contract')
+          await storm.settled(run ?? undefined)
           const report = shared ? await shared.report(run ?? undefined) : storm.report(run ?? undefined)
           sendJson(res, 200, { run: report.run, ...runContract(report, checks) })
           return true
