@@ -138,18 +138,26 @@ function chaos(proxyPort: number, upstreamPort: number): Promise<unknown[]> {
     const socket = await openSocket(proxyPort)
     socket.on('error', () => undefined)
     socket.write(`CONNECT 127.0.0.1:${upstreamPort} HTTP/1.1\r\nhost: 127.0.0.1:${upstreamPort}\r\nproxy-authorization: ${credentials('chaos')}\r\n\r\n`)
-    await new Promise<void>((resolve) => {
-      socket.once('data', () => resolve())
-      socket.once('close', () => resolve())
-    })
+    // Bounded: a TLS socket over a connection that is already gone may never say so.
+    await Promise.race([
+      pause(3_000),
+      new Promise<void>((resolve) => {
+        socket.once('data', () => resolve())
+        socket.once('close', () => resolve())
+      }),
+    ])
     let inner: net.Socket = socket
     if (secure) {
       inner = tls.connect({ socket, servername: 'localhost', rejectUnauthorized: false })
       inner.on('error', () => undefined)
-      await new Promise<void>((resolve) => {
-        inner.once('secureConnect', () => resolve())
-        inner.once('close', () => resolve())
-      })
+      const tunnel = inner
+      await Promise.race([
+        pause(3_000),
+        new Promise<void>((resolve) => {
+          tunnel.once('secureConnect', () => resolve())
+          tunnel.once('close', () => resolve())
+        }),
+      ])
     }
     inner.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1:${upstreamPort}\r\n${bigBody}`)
     await pause(50)
