@@ -28,6 +28,7 @@ export const ERROR_CODES = {
   ERR_CLAIM_LIMIT: { exit: 2, status: 429, summary: 'The claim limit (10,000 per run) was reached.' },
   ERR_OTLP_INVALID: { exit: 2, status: 400, summary: 'An OTLP trace export (`POST /v1/traces`) is not a valid protobuf or JSON ExportTraceServiceRequest, or has another content type.' },
   ERR_UPSTREAM_UNREACHABLE: { exit: 2, status: 502, summary: 'The upstream could not be reached or failed before answering.' },
+  ERR_HOST_NOT_ALLOWED: { exit: 2, status: 403, summary: 'A request addressed to the data plane named another site in its Host header (a DNS-rebinding page does): it was not forwarded; --allow-host allows more names.' },
   ERR_REQUEST_UNROUTABLE: { exit: 2, status: 400, summary: 'The data plane could not route a request (malformed Host or target, the wrong form for the mode, no mounted target, or a request that would loop back to toolstorm).' },
   ERR_INTERCEPT_AMBIGUOUS: { exit: 2, status: 421, summary: 'In-process interceptions of separate async tasks (test.concurrent) were active and a request was made outside all of them: no storm owns it.' },
   ERR_REQUEST_MALFORMED: { exit: 2, status: 400, summary: 'The data plane could not read a request: the HTTP parser refused its head, it had no Host, an Expect other than 100-continue, or it took too long (400, 417, 431, 408).' },

@@ -23,6 +23,7 @@ const COMMAND_MODULES: Record<string, () => Promise<CommandModule<any, any>>> = 
   ca: async () => (await import('./commands/ca.js')).caCommand,
   record: async () => (await import('./commands/record.js')).recordCommand,
   replay: async () => (await import('./commands/replay.js')).replayCommand,
+  mcp: async () => (await import('./commands/mcp.js')).mcpCommand,
   har: async () => (await import('./commands/har.js')).harCommand,
   lab: async () => (await import('./commands/lab.js')).labCommand,
   scenarios: async () => (await import('./commands/scenarios.js')).scenariosCommand,

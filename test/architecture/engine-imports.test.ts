@@ -59,10 +59,13 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * The claims judge and what a verdict means left for src/claims (the kernel asks the judge its storm
  * was given), web-response.ts for src/interceptors, and which SSE event ends a stream for the
  * model-calls plug-in (isFinalEvent): 5,001. Two trace-id checks nothing called: 4,991.
- * #36: an upstream that breaks off after receiving the request is passed on as a reset, which only
- * the flow can decide (it records the call and tells the fast path not to answer): 5,011.
+ * #36: effect reports the admin API refused are counted in the runs they concern (the port's
+ * refuseEffect, the report's refusedEffects) and fail the checks on effects, which must not pass on
+ * evidence that could not be recorded: 5,020. An upstream that breaks off after receiving the
+ * request is passed on as a reset, which only the flow can decide (it records the call and tells
+ * the fast path not to answer): 5,040.
  */
-const ENGINE_LINES = 5_011
+const ENGINE_LINES = 5_040
 
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']

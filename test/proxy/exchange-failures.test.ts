@@ -56,7 +56,7 @@ describe('exchange failures', () => {
     try {
       const ready = JSON.parse(await new Promise<string>((resolve) => child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString())))) as { url: string; port: number }
       const answer = await new Promise<string>((resolve, reject) => {
-        const socket = net.connect(ready.port, '127.0.0.1', () => socket.write('POST /ship HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n'))
+        const socket = net.connect(ready.port, '127.0.0.1', () => socket.write('POST /ship HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10\r\n\r\n'))
         let head = ''
         socket.on('data', (chunk: Buffer) => {
           head += chunk.toString('latin1')
@@ -190,7 +190,7 @@ describe('exchange failures', () => {
     const port = wire.address()!.port
     const send = (path: string) =>
       new Promise<string>((resolve) => {
-        const socket = net.connect(port, '127.0.0.1', () => socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`))
+        const socket = net.connect(port, '127.0.0.1', () => socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`))
         let reply = ''
         socket.on('data', (chunk: Buffer) => (reply += chunk.toString('latin1')))
         socket.on('close', () => resolve(reply))

@@ -9,7 +9,7 @@ import { loadConfigFile } from '../../io/load-config-file.js'
 import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { startProxy, type ProxyOptions, type ProxyServer } from '../../proxy/proxy-server.js'
 import { LOOPBACK } from '../../proxy/server-pair.js'
-import { parseAdminHosts, splitAdminHosts } from '../../proxy/admin/admin-hosts.js'
+import { parseAllowedHosts, splitAllowedHosts } from '../../proxy/allowed-hosts.js'
 import { VERSION } from '../../version.js'
 import { httpsOptionsFromArgs, interceptionLine, type HttpsArgs } from '../https-args.js'
 import { keepHeapWarm } from '../keep-heap-warm.js'
@@ -34,6 +34,7 @@ export interface ProxyArgs extends HttpsArgs, AdminTokenArgs {
   rules?: string
   seed?: number
   'admin-allow-host'?: string[]
+  'allow-host'?: string[]
   report?: string
   clock: 'real' | 'virtual'
   'exit-with-parent': boolean
@@ -50,6 +51,7 @@ export function proxyOptions<T>(yargs: Argv<T>): Argv<T & ProxyArgs> {
     .option('rules', { type: 'string', describe: 'Rules file (JSON or YAML)' })
     .option('seed', { ...numberOption('seed', { min: -SEED_LIMIT, max: SEED_LIMIT, expected: 'an integer within ±(2^53−1)' }), describe: 'Seed (overrides the rules file)' })
     .option('admin-allow-host', { type: 'string', array: true, describe: 'Also answer the admin API addressed by this host name: toolstorm, *.svc.cluster.local, or * (repeatable; default: $TOOLSTORM_ADMIN_HOSTS)' })
+    .option('allow-host', { type: 'string', array: true, describe: 'Also serve requests addressed to the proxy by this host name (DNS-rebinding check of Host): toolstorm, *.svc.cluster.local, or * (repeatable; default: $TOOLSTORM_ALLOW_HOSTS)' })
     .option('report', { type: 'string', describe: 'Write the report here on shutdown (atomically)' })
     .option('clock', { choices: ['real', 'virtual'] as const, default: 'real' as const, describe: 'virtual: latency faults advance time instead of waiting (tests only)' })
     .option('exit-with-parent', { type: 'boolean', default: true, describe: 'Stop (writing the report and cassette) when the process that started this one exits; --no-exit-with-parent keeps it running' })
@@ -69,18 +71,27 @@ function refuseEmptyToken(token: string | undefined): void {
 }
 
 /** Where and how the proxy listens, from the shared proxy flags. */
-export function listenOptionsFromArgs(args: ProxyArgs): Pick<ProxyOptions, 'targets' | 'host' | 'port' | 'adminPort' | 'adminToken' | 'adminAllowHosts'> {
+export function listenOptionsFromArgs(args: ProxyArgs): Pick<ProxyOptions, 'targets' | 'host' | 'port' | 'adminPort' | 'adminToken' | 'adminAllowHosts' | 'allowHosts'> {
   const token = args['admin-token']
-  return { targets: args.target, host: args.host, port: args.port, adminPort: args['admin-port'], ...(token !== undefined ? { adminToken: token } : {}), ...adminHostsFromArgs(args) }
+  const adminHosts = hostsFromArgs(args['admin-allow-host'], '--admin-allow-host', 'TOOLSTORM_ADMIN_HOSTS')
+  const dataHosts = hostsFromArgs(args['allow-host'], '--allow-host', 'TOOLSTORM_ALLOW_HOSTS')
+  return {
+    targets: args.target,
+    host: args.host,
+    port: args.port,
+    adminPort: args['admin-port'],
+    ...(token !== undefined ? { adminToken: token } : {}),
+    ...(adminHosts ? { adminAllowHosts: adminHosts } : {}),
+    ...(dataHosts ? { allowHosts: dataHosts } : {}),
+  }
 }
 
-/** `--admin-allow-host`, else `TOOLSTORM_ADMIN_HOSTS` (comma- or space-separated), checked here so the error names where the bad entry came from. */
-function adminHostsFromArgs(args: ProxyArgs): Pick<ProxyOptions, 'adminAllowHosts'> {
-  const flag = args['admin-allow-host']
-  const [entries, source] = flag?.length ? [flag, '--admin-allow-host'] : [splitAdminHosts(process.env.TOOLSTORM_ADMIN_HOSTS), 'TOOLSTORM_ADMIN_HOSTS']
-  if (entries.length === 0) return {}
-  parseAdminHosts(entries, source)
-  return { adminAllowHosts: entries }
+/** Host names from a flag, else its variable (comma- or space-separated), checked here so the error names where the bad entry came from. */
+function hostsFromArgs(flag: string[] | undefined, flagName: string, variable: string): string[] | null {
+  const [entries, source] = flag?.length ? [flag, flagName] : [splitAllowedHosts(process.env[variable]), variable]
+  if (entries.length === 0) return null
+  parseAllowedHosts(entries, source)
+  return entries
 }
 
 /** Build the storm from --rules/--seed/--clock, printing the rules' lint warnings. */
