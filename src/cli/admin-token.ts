@@ -1,5 +1,5 @@
 /**
- * What the banner of `proxy`, `record` and `replay` says about the admin token (#36). It shows the
+ * What the banner of `proxy`, `record`, `replay` and `mcp` says about the admin token (#36). It shows the
  * token only when toolstorm made it (a token given with `--admin-token` is the user's own: never
  * echoed), and only to a terminal unless `--print-admin-token` asks: output that is not a terminal
  * is a log, and a log collector keeps what it gets. Programs read the token from `--ready-json` or
@@ -21,7 +21,7 @@ export function adminTokenOptions<T>(yargs: Argv<T>): Argv<T & AdminTokenArgs> {
 }
 
 /** How the banner names the token: the token itself, or where to find it. `toStderr`: the banner goes to stderr (else stdout). */
-export function adminTokenShown(args: AdminTokenArgs, toStderr: boolean): { shown: boolean; instead: string } {
+export function adminTokenShown(args: Pick<AdminTokenArgs, 'admin-token' | 'print-admin-token'> & Partial<ReadyArgs>, toStderr: boolean): { shown: boolean; instead: string } {
   if (args['admin-token'] !== undefined) return { shown: false, instead: 'the one given with --admin-token' }
   const terminal = (args['ready-json'] || toStderr ? process.stderr : process.stdout).isTTY === true
   if (terminal || args['print-admin-token']) return { shown: true, instead: '' }

@@ -1,5 +1,5 @@
 /**
- * The admin token in the banner of `toolstorm proxy`, `record` and `replay` (#36 item 12): it was
+ * The admin token in the banner of `toolstorm proxy`, `record`, `replay` and `mcp` (#36 item 12): it was
  * printed at every start, also when the user gave it (`--admin-token`), and so landed in every CI
  * log and log collector. Now a given token is never printed, and a generated one only to a
  * terminal or when `--print-admin-token` asks; programs read it from `--ready-json` / `--ready-file`.
@@ -10,11 +10,19 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { BIN, runCli } from '../helpers/cli.js'
 import { closingChild, temporaryFolder } from '../helpers/teardown.js'
+import { NOTES_SERVER, rawServer, wrappedCommand } from '../helpers/stdio-mcp.js'
 import { startCli } from '../ui/spawn-cli.js'
 
 const GIVEN = 'given-token-0123456789abcdef'
 /** Reverse mode on a port nothing answers: three banner lines (proxy, token, dashboard), no CA line. */
 const PROXY = ['proxy', '--target', 'http://127.0.0.1:9', '--port', '0', '--admin-port', '0']
+
+async function until(done: () => boolean): Promise<void> {
+  for (let waited = 0; !done(); waited += 50) {
+    if (waited > 20_000) throw new Error('waited 20 s')
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
 
 async function readyToken(file: string): Promise<string> {
   return (JSON.parse(await readFile(file, 'utf8')) as { token: string }).token
@@ -99,6 +107,21 @@ describe('the admin token in the banner', () => {
     expect(result.stdout).toMatch(/^[\w-]{16,}$/)
     expect(result.stderr).toContain('admin token: generated, not printed')
     expect(result.stderr).not.toContain(result.stdout)
+  })
+
+  it('toolstorm mcp: its stderr (an MCP client\'s log) names neither a given nor a generated token, unless asked', async () => {
+    const dir = await temporaryFolder('toolstorm-token-')
+    const ready = path.join(dir, 'ready.json')
+    const given = rawServer(wrappedCommand(NOTES_SERVER, [`--admin-token=${GIVEN}`]))
+    const generated = rawServer(wrappedCommand(NOTES_SERVER, ['--ready-file', ready]))
+    const asked = rawServer(wrappedCommand(NOTES_SERVER, ['--print-admin-token', '--ready-file', `${ready}.asked`]))
+    await Promise.all([given, generated, asked].map((server) => until(() => server.stderr().includes('toolstorm mcp'))))
+    await Promise.all([given.end(), generated.end(), asked.end()])
+    expect(given.stderr()).toMatch(/· token the one given with --admin-token/)
+    expect(given.stderr()).not.toContain(GIVEN)
+    expect(generated.stderr()).toMatch(/· token generated, not printed/)
+    expect(generated.stderr()).not.toContain(await readyToken(ready))
+    expect(asked.stderr()).toContain(`· token ${await readyToken(`${ready}.asked`)}`)
   })
 
   it('replay: a generated token is not printed into output that is not a terminal', async () => {
