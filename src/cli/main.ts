@@ -8,7 +8,7 @@ import { hideBin } from 'yargs/helpers'
 import { VERSION } from '../version.js'
 import { ConfigError, PortInUseError } from '../errors.js'
 import { explainUsage, type ParsingState } from './explain-usage.js'
-import { reportError } from './output.js'
+import { dropOutputWhenPipeCloses, reportError } from './output.js'
 
 /**
  * Each command's module, in the order `--help` lists them. Only the command named on the command
@@ -67,6 +67,7 @@ export function cliParser(argv: readonly string[], commands: readonly CommandMod
 }
 
 export async function main(argv: string[] = hideBin(process.argv)): Promise<number> {
+  dropOutputWhenPipeCloses()
   const named = argv[0] !== undefined && Object.hasOwn(COMMAND_MODULES, argv[0]) ? [argv[0]] : undefined
   const commands = await loadCommands(named)
   try {

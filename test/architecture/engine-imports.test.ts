@@ -64,9 +64,11 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * evidence that could not be recorded: 5,020.
  * #36: `after` of stream_cut and stream_stall defaults by `at` (afterOf, the faults' own schema), and
  * a stream a fault cut is read on for its usage, whatever the upstream's pace (read-on.ts, the
- * exchange's ending apart from its close, `outliveClient`, `storm.settled()`): 5,116.
+ * exchange's ending apart from its close, `outliveClient`, `storm.settled()`): 5,116. An upstream
+ * that breaks off after receiving the request is passed on as a reset, which only the flow can
+ * decide (it records the call and tells the fast path not to answer): 5,136.
  */
-const ENGINE_LINES = 5_116
+const ENGINE_LINES = 5_136
 
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']

@@ -47,7 +47,7 @@ it('exits within its grace with its report after resets, a subscriber that stopp
       ],
     }),
   )
-  const child = spawn(process.execPath, [BIN, 'proxy', '--target', `http://127.0.0.1:${(upstream.address() as net.AddressInfo).port}`, '--port', '0', '--admin-port', '0', '--rules', rules, '--report', report], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [BIN, 'proxy', '--target', `http://127.0.0.1:${(upstream.address() as net.AddressInfo).port}`, '--port', '0', '--admin-port', '0', '--rules', rules, '--report', report, '--print-admin-token'], { stdio: ['ignore', 'pipe', 'pipe'] })
   onTestFinished(() => void child.kill('SIGKILL'))
   let stdout = ''
   let stderr = ''

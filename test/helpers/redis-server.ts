@@ -5,9 +5,10 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import net from 'node:net'
+import { runsHere } from './skipped-groups.js'
 
-export const REDIS_SERVER = '/usr/bin/redis-server'
-export const hasRedis = existsSync(REDIS_SERVER) || Boolean(process.env.CI)
+export const REDIS_SERVER = process.env.TOOLSTORM_REDIS_SERVER ?? '/usr/bin/redis-server'
+export const hasRedis = runsHere('the Redis (shared state) tests', existsSync(REDIS_SERVER), `no redis-server at ${REDIS_SERVER}: apt-get install redis-server`)
 
 export interface RedisServer {
   readonly port: number

@@ -74,7 +74,7 @@ describe('admin API Host check in a cluster', () => {
 describe('toolstorm proxy --admin-allow-host', () => {
   /** Start the CLI, wait for its admin URL and token, run `use`, then stop it. */
   async function withCli(args: string[], env: NodeJS.ProcessEnv, use: (adminUrl: string, token: string) => Promise<void>): Promise<void> {
-    const child = spawn(process.execPath, [BIN, 'proxy', '--target', 'http://127.0.0.1:9', '--port', '0', '--admin-port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } })
+    const child = spawn(process.execPath, [BIN, 'proxy', '--target', 'http://127.0.0.1:9', '--port', '0', '--admin-port', '0', '--print-admin-token', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } })
     let stdout = ''
     const started = new Promise<[string, string]>((resolve, reject) => {
       child.stdout.on('data', (chunk: Buffer) => {

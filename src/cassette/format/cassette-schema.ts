@@ -170,7 +170,7 @@ function exchangeSchemas<Body extends z.ZodType>(body: Body) {
     fault: storedFaultSchema.nullable(),
     /** Seconds the client was told to wait, injected or real. */
     retryAfter: seconds.nullable(),
-    /** A stable code for transport failures (`ECONNRESET`, `UPSTREAM_UNREACHABLE`, `CLIENT_ABORTED`). */
+    /** A stable code for transport failures (`ECONNRESET`, `UPSTREAM_UNREACHABLE`, `UPSTREAM_RESET`, `CLIENT_ABORTED`). */
     error: z.string().nullable(),
     /** Commits the tool side reported for this exchange (evidence; replay never performs them). */
     effects: z.array(storedEffectSchema).max(10_000),

@@ -23,6 +23,7 @@ import { VERSION } from '../../version.js'
 import { keepHeapWarm } from '../keep-heap-warm.js'
 import { printError } from '../output.js'
 import { onStopRequest } from '../stop-request.js'
+import { adminTokenShown } from '../admin-token.js'
 import { cassetteWritten, reportDocument, stormFromArgs, type ProxyArgs } from './proxy.js'
 import type { McpArgs, McpReadyInfo } from './mcp.js'
 
@@ -90,7 +91,9 @@ export async function runMcpSession(args: McpArgs, command: readonly string[], s
     ...(args.record !== undefined ? { cassette: { file: args.record, mode: 'record' as const } } : args.replay !== undefined ? { cassette: { file: args.replay, mode: 'replay' as const, exchanges: cassette!.exchanges.length } } : {}),
   }
   if (args['ready-file'] !== undefined) await writeFileAtomic(args['ready-file'], JSON.stringify(ready) + '\n')
-  printError(`toolstorm mcp ${server.child ? `→ ${command.join(' ')} (pid ${server.child.pid ?? '?'})` : `replaying ${args.replay}`} · admin ${admin.url} · token ${admin.token}`)
+  // The token only as the proxy's banner shows it (admin-token.ts): an MCP client's log is not a terminal.
+  const token = adminTokenShown(args, true)
+  printError(`toolstorm mcp ${server.child ? `→ ${command.join(' ')} (pid ${server.child.pid ?? '?'})` : `replaying ${args.replay}`} · admin ${admin.url} · token ${token.shown ? admin.token : token.instead}`)
   // Announced first: a program that waits for the ready file sees it before its first answer.
   server.listen()
 

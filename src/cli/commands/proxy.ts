@@ -15,7 +15,8 @@ import { httpsOptionsFromArgs, interceptionLine, type HttpsArgs } from '../https
 import { keepHeapWarm } from '../keep-heap-warm.js'
 import { LISTEN_PORT, numberListOption, numberOption } from '../numeric-options.js'
 import { printError } from '../output.js'
-import { announceReady, readyInfo, readyOptions, type ReadyArgs } from '../ready.js'
+import { announceReady, readyInfo, readyOptions } from '../ready.js'
+import { adminTokenLines, adminTokenOptions, adminTokenShown, type AdminTokenArgs } from '../admin-token.js'
 import { onStopRequest, type StopOptions } from '../stop-request.js'
 import { recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
 import type { CassetteRecorder } from '../../cassette/record/cassette-recorder.js'
@@ -25,14 +26,13 @@ import type { RedisRunState } from '../../state/redis-run-state.js'
 import type { RunLedger } from '../../engine/ledger/run-ledger.js'
 import { stateFromArgs, stateOptions, type StateArgs } from '../state-args.js'
 
-export interface ProxyArgs extends HttpsArgs, ReadyArgs {
+export interface ProxyArgs extends HttpsArgs, AdminTokenArgs {
   target: string[]
   port: number
   host: string
   'admin-port': number
   rules?: string
   seed?: number
-  'admin-token'?: string
   'admin-allow-host'?: string[]
   'allow-host'?: string[]
   report?: string
@@ -55,14 +55,13 @@ export function httpsFlags<T>(yargs: Argv<T>): Argv<T> {
 /** The options every proxy-running command shares (proxy, record, replay). */
 export function proxyOptions<T>(yargs: Argv<T>): Argv<T & ProxyArgs> {
   return httpsFlags(
-    readyOptions(yargs)
+    adminTokenOptions(readyOptions(yargs))
     .option('target', { type: 'string', array: true, default: [] as string[], describe: 'Reverse mode: upstream URL, or name=URL mounted at /name/ (repeatable). Without it: forward mode (HTTP_PROXY).' })
     .option('port', { ...numberOption('port', LISTEN_PORT), default: 8787, describe: 'Proxy port (0 picks a free one)' })
     .option('host', { type: 'string', default: '127.0.0.1', describe: 'Interface to listen on (loopback unless you say otherwise)' })
     .option('admin-port', { ...numberOption('admin-port', LISTEN_PORT), default: 8788, describe: 'Admin API port (0 picks a free one)' })
     .option('rules', { type: 'string', describe: 'Rules file (JSON or YAML)' })
     .option('seed', { ...numberOption('seed', { min: -SEED_LIMIT, max: SEED_LIMIT, expected: 'an integer within ±(2^53−1)' }), describe: 'Seed (overrides the rules file)' })
-    .option('admin-token', { type: 'string', describe: 'Admin bearer token (default: random, printed at start)' })
     .option('admin-allow-host', { type: 'string', array: true, describe: 'Also answer the admin API addressed by this host name: toolstorm, *.svc.cluster.local, or * (repeatable; default: $TOOLSTORM_ADMIN_HOSTS)' })
     .option('allow-host', { type: 'string', array: true, describe: 'Also serve requests addressed to the proxy by this host name (DNS-rebinding check of Host): toolstorm, *.svc.cluster.local, or * (repeatable; default: $TOOLSTORM_ALLOW_HOSTS)' })
     .option('report', { type: 'string', describe: 'Write the report here on shutdown (atomically)' })
@@ -138,14 +137,15 @@ export function cassetteWritten(file: string, recorder: CassetteRecorder, shared
   return cut ? [written, cut] : [written]
 }
 
-/** The banner: where the proxy listens, its token and dashboard, and (`caDir`) the CA that intercepts HTTPS. */
-export function describeProxy(proxy: ProxyServer, caDir: string | null): string[] {
+/**
+ * The banner: where the proxy listens, its token (only a generated one, to a terminal or when asked:
+ * admin-token.ts) and dashboard, and (`caDir`) the CA that intercepts HTTPS. `toStderr`: where it goes.
+ */
+export function describeProxy(proxy: ProxyServer, caDir: string | null, args: AdminTokenArgs, toStderr: boolean): string[] {
   const where = proxy.mode === 'reverse' ? `reverse → ${proxy.targets.map((t) => (t.name ? `/${t.name}/ → ${t.url.href}` : t.url.href)).join(', ')}` : 'forward mode (set HTTP_PROXY)'
   return [
     `toolstorm proxy ${proxy.url} (${where}) · admin ${proxy.adminUrl}`,
-    `admin token: ${proxy.token}  (Authorization: Bearer <token>; tool servers report effects to ${proxy.adminUrl}/effects)`,
-    // The token rides in the fragment: browsers never send it to the server or in a Referer.
-    ...(proxy.dashboardUrl ? [`dashboard: ${proxy.dashboardUrl}#token=${proxy.token}`] : []),
+    ...adminTokenLines(proxy.token, adminTokenShown(args, toStderr), `Authorization: Bearer <token>; tool servers report effects to ${proxy.adminUrl}/effects`, proxy.dashboardUrl),
     ...interceptionLine(caDir),
   ]
 }
@@ -211,7 +211,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & StateA
       }
       await shared?.close()
     }, { exitWithParent: args['exit-with-parent'] })
-    await announceReady(args, describeProxy(proxy, https.caDir), readyInfo('proxy', proxy, args.record ? { file: args.record, mode: 'record' } : undefined))
+    await announceReady(args, describeProxy(proxy, https.caDir, args, false), readyInfo('proxy', proxy, args.record ? { file: args.record, mode: 'record' } : undefined))
     await stopped
   },
 }
