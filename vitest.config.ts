@@ -9,6 +9,8 @@ const repeatExclude = process.env.TOOLSTORM_CI_REPEAT ? ['test/docs/**', 'test/c
 
 export default defineConfig({
   test: {
+    // The default output, and one line at the end naming the test groups skipped for something missing on this machine.
+    reporters: ['default', './test/helpers/skipped-groups.ts'],
     projects: [
       {
         test: {

@@ -200,3 +200,46 @@ def test_a_cassette_replays_the_model_with_the_tool_live_and_tolerates_new_ids_w
     marked = suite.runpytest("-p", "no:cacheprovider", "-s")
     marked.assert_outcomes(passed=1)
     marked.stdout.fnmatch_lines(["*FIRST 429*", "*MODEL 0 SHIPPED o-1*"])
+
+
+IDS_LOOP = """
+import json, secrets, urllib.request
+import openai, pytest
+
+@pytest.mark.toolstorm_cassette("cassettes/ids.jsonl", live=["POST /ship"]MARKER)
+def test_loop(toolstorm, model_server, shipping_server):
+    ship = urllib.request.Request(toolstorm.url(shipping_server.url) + "/ship", data=json.dumps({"order": "o-1"}).encode(), method="POST")
+    receipt = json.loads(urllib.request.urlopen(ship, timeout=10).read())
+    # The tool's own ids, new in every run: no named normaliser knows them.
+    result = json.dumps({**receipt, "id": "SHP-%04d" % secrets.randbelow(10000), "ref": "ord_" + secrets.token_hex(4)})
+    client = openai.OpenAI(base_url=toolstorm.url(model_server.url + "/v1"), api_key="sk-test", max_retries=0)
+    client.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "ship o-1"}, {"role": "tool", "tool_call_id": "call_1", "content": result}])
+    print("MODEL", model_server.hits())
+"""
+
+
+def test_a_cassette_replays_a_tools_own_ids_with_the_markers_normalize_pattern_or_normalize_path(suite):
+    header = lambda: json.loads((suite.path / "cassettes" / "ids.jsonl").read_text().splitlines()[0])["match"]
+    suite.makepyfile(test_ids=IDS_LOOP.replace("MARKER", ""))
+    suite.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    strict = suite.runpytest("-p", "no:cacheprovider")
+    strict.assert_outcomes(failed=1)
+    strict.stdout.fnmatch_lines(["*ERR_CASSETTE_MISMATCH*", "*$.messages[[]1].content*"])
+
+    suite.makepyfile(test_ids=IDS_LOOP.replace("MARKER", ', normalize_pattern=[r"SHP-\\d+", r"ord_[0-9a-f]+"]'))
+    suite.runpytest("-p", "no:cacheprovider", "--toolstorm-record-mode=all").assert_outcomes(passed=1)
+    assert header()["normalizePatterns"] == [r"SHP-\d+", r"ord_[0-9a-f]+"]
+    replayed = suite.runpytest("-p", "no:cacheprovider", "-s")
+    replayed.assert_outcomes(passed=1)
+    replayed.stdout.fnmatch_lines(["*MODEL 0*"])
+
+    suite.makepyfile(test_ids=IDS_LOOP.replace("MARKER", ', normalize_path="$.messages[1].content"'))
+    suite.runpytest("-p", "no:cacheprovider", "--toolstorm-record-mode=all").assert_outcomes(passed=1)
+    assert (header()["normalizePatterns"], header()["normalizePaths"]) == ([], ["$.messages[1].content"])
+    suite.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+    # A malformed one stops the test before it runs, with the CLI's message naming the flag.
+    suite.makepyfile(test_ids=IDS_LOOP.replace("MARKER", ', normalize_pattern="SHP-(\\\\d+"'))
+    bad = suite.runpytest("-p", "no:cacheprovider")
+    bad.assert_outcomes(errors=1)
+    bad.stdout.fnmatch_lines(["*--normalize-pattern: expected a regular expression that matches something*got /SHP-(\\d+/*"])

@@ -26,15 +26,15 @@ def test_openai_raises_rate_limit_error_with_the_429_error_object(toolstorm, mod
     assert model_server.hits() == 0
 
 
-def test_openai_retries_a_500_and_succeeds(toolstorm, model_server):
+def test_openai_retries_a_503_and_succeeds(toolstorm, model_server):
     toolstorm.rules([{"name": "down", "route": CHAT, "kind": "unavailable", "calls": [1]}])
     client = openai.OpenAI(base_url=toolstorm.url(model_server.url + "/v1"), api_key="sk-test", max_retries=2)
     answer = client.chat.completions.create(model="gpt-test", messages=HI)
     assert answer.choices[0].message.content.startswith("Hello, world!")
-    assert [(call["status"], call["injected"]) for call in toolstorm.report()["calls"]] == [(500, True), (200, False)]
+    assert [(call["status"], call["injected"]) for call in toolstorm.report()["calls"]] == [(503, True), (200, False)]
 
 
-@pytest.mark.parametrize("kind, status", [("unavailable", 500), ("overloaded", 503), ("timeout", 504)])
+@pytest.mark.parametrize("kind, status", [("unavailable", 503), ("overloaded", 503), ("timeout", 504)])
 def test_openai_raises_internal_server_error(toolstorm, model_server, kind, status):
     toolstorm.rules([{"name": kind, "route": CHAT, "kind": kind}])
     client = openai.OpenAI(base_url=toolstorm.url(model_server.url + "/v1"), api_key="sk-test", max_retries=0)
@@ -72,3 +72,11 @@ def test_anthropic_raises_overloaded_error_on_529_and_its_retry_waits_the_advert
     calls = toolstorm.report()["calls"]
     assert [(call["status"], call["injected"]) for call in calls] == [(529, True), (200, False)]
     toolstorm.contract().retry_after_respected().at_most_model_calls(2).assert_valid()
+
+
+def test_anthropic_raises_internal_server_error_on_unavailable_with_503_as_on_any_route(toolstorm, model_server):
+    toolstorm.rules([{"name": "down", "route": MESSAGES, "kind": "unavailable"}])
+    client = anthropic.Anthropic(base_url=toolstorm.url(model_server.url), api_key="sk-ant-test", max_retries=0)
+    with pytest.raises(anthropic.InternalServerError) as raised:
+        client.messages.create(model="claude-test", max_tokens=16, messages=HI)
+    assert (raised.value.status_code, raised.value.body["error"]["type"]) == (503, "api_error")

@@ -8,7 +8,7 @@ import { hideBin } from 'yargs/helpers'
 import { VERSION } from '../version.js'
 import { ConfigError, PortInUseError } from '../errors.js'
 import { explainUsage, type ParsingState } from './explain-usage.js'
-import { reportError } from './output.js'
+import { dropOutputWhenPipeCloses, reportError } from './output.js'
 
 /**
  * Each command's module, in the order `--help` lists them. Only the command named on the command
@@ -19,6 +19,7 @@ import { reportError } from './output.js'
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const COMMAND_MODULES: Record<string, () => Promise<CommandModule<any, any>>> = {
   demo: async () => (await import('./commands/demo.js')).demoCommand,
+  explore: async () => (await import('./commands/explore.js')).exploreCommand,
   proxy: async () => (await import('./commands/proxy.js')).proxyCommand,
   ca: async () => (await import('./commands/ca.js')).caCommand,
   record: async () => (await import('./commands/record.js')).recordCommand,
@@ -66,6 +67,7 @@ export function cliParser(argv: readonly string[], commands: readonly CommandMod
 }
 
 export async function main(argv: string[] = hideBin(process.argv)): Promise<number> {
+  dropOutputWhenPipeCloses()
   const named = argv[0] !== undefined && Object.hasOwn(COMMAND_MODULES, argv[0]) ? [argv[0]] : undefined
   const commands = await loadCommands(named)
   try {

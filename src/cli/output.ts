@@ -1,6 +1,23 @@
 /** Printing for the CLI: results to stdout, diagnostics with the `[toolstorm]` prefix to stderr. */
 import { ERROR_CODES, MESSAGE_PREFIX, ToolstormError } from '../errors.js'
 
+/**
+ * A reader that stops reading (`toolstorm inspect FILE | head`) closes the pipe: the next write
+ * fails with EPIPE, and unheard that 'error' ended the process with a stack trace (#36). Set once
+ * for every command (main.ts): the rest of the output is dropped, the command runs to its end and
+ * keeps its exit code (a failed check still exits 1 under `set -o pipefail`). Other errors of the
+ * stream are not this case and are left alone.
+ */
+export function dropOutputWhenPipeCloses(streams: readonly NodeJS.WriteStream[] = [process.stdout, process.stderr]): void {
+  for (const stream of streams) {
+    let closed = false
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (!closed && error.code !== 'EPIPE') throw error
+      closed = true
+    })
+  }
+}
+
 export function printLine(line = ''): void {
   process.stdout.write(line + '\n')
 }

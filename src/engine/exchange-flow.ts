@@ -6,7 +6,7 @@
 import { errorBody } from '../error-body.js'
 import { exchangeContext } from './exchange-context.js'
 import type { Exchange } from './exchange.js'
-import { CONTROL_HEADERS, errorCode, flattenHeaders, HEADER_CALL, type HeaderMap, type ResponseView, retryAfterSeconds } from './http.js'
+import { CONTROL_HEADERS, errorCode, flattenHeaders, HEADER_CALL, type HeaderMap, type RequestView, type ResponseView, retryAfterSeconds } from './http.js'
 import type { FaultAction, FaultContext } from './faults/fault.js'
 import type { AnswerEditor, FailureShaper, ResultShaper } from './faults/failure-shape.js'
 import { type ExchangeTransport, type ForwardOptions, type PassThroughHooks, type SourceAction, type UpstreamResponse } from './exchange-transport.js'
@@ -107,6 +107,8 @@ export interface ProtocolHooks {
   readonly readDelta?: DeltaReader | undefined
   /** Whether an SSE event ends its stream (model calls: `[DONE]`, `message_stop`). */
   readonly isFinalEvent?: FinalEventTest | undefined
+  /** Whether a stream a fault cut is read on for what it sends last (model calls: the usage). */
+  readonly readsOnAfterCut?: ((request: RequestView) => boolean) | undefined
   /** A replacement answer in the service's shape (MCP's tool result). */
   readonly shapeResult?: ResultShaper | undefined
   /** Where an answer's payload is (MCP's structuredContent). */
@@ -133,8 +135,8 @@ function passThroughHooks(exchange: Exchange, io: ExchangeTransport, readers: St
       end = watchStreamEnd(exchange, headers, readers)
       return end ? (chunk) => end?.push(chunk) : undefined
     },
-    unreachable(error) {
-      return unreachableResponse(exchange, error, io)
+    failedBeforeHead(error) {
+      return passOnBreak(exchange, error, io) ? null : unreachableResponse(exchange, error, io)
     },
     done(outcome, status, error) {
       // A client that leaves once its stream's final event reached it got the whole answer.
@@ -150,6 +152,20 @@ function recordUpstreamHead(exchange: Exchange, status: number, headers: HeaderM
   exchange.markUpstreamStatus(status)
   const advertised = retryAfterSeconds(status, headers)
   if (advertised !== null) exchange.noteRetryAfter(advertised)
+}
+
+/**
+ * An upstream that received the request, then reset or closed the connection without answering (it
+ * may have committed): a transparent proxy passes the break on, so the client is reset, as the
+ * upstream itself would leave it, and the call is recorded executed with what the upstream did (#36).
+ */
+function passOnBreak(exchange: Exchange, error: unknown, io: ExchangeTransport): boolean {
+  const code = UPSTREAM_BREAKS.get(errorCode(error))
+  if (code === undefined) return false
+  exchange.markExecuted()
+  io.reset()
+  exchange.finish('reset', null, code)
+  return true
 }
 
 /** Record an unreachable upstream and build the 502 the client gets. */
@@ -252,7 +268,7 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
       : await io.forward(options)
   } catch (error) {
     if (io.signal.aborted || errorCode(error) === 'UND_ERR_ABORTED') throw error
-    await io.respond(unreachableResponse(exchange, error, io))
+    if (!passOnBreak(exchange, error, io)) await io.respond(unreachableResponse(exchange, error, io))
     return
   }
   // The source answered with an action instead of a response (a cassette's recorded reset).
@@ -347,7 +363,7 @@ function observeUpstream(exchange: Exchange, upstream: UpstreamResponse, observe
       if (!ended) listener(null)
     }
   }
-  return { status: upstream.status, headers: upstream.headers, body: tee(), ...(upstream.playback ? { playback: upstream.playback } : {}) }
+  return { status: upstream.status, headers: upstream.headers, body: tee(), ...(upstream.playback ? { playback: upstream.playback } : {}), ...(upstream.outliveClient ? { outliveClient: upstream.outliveClient } : {}) }
 }
 
 /** The transport, with what the client receives reported to the observer. */
@@ -376,7 +392,7 @@ function observed(exchange: Exchange, io: ExchangeTransport, observer: ExchangeO
 }
 
 /** Carry out a non-pass action; returns whether the exchange is over. */
-async function carryOut(exchange: Exchange, io: ExchangeTransport, action: FaultAction, readers: StreamEndReaders, upstream?: UpstreamResponse): Promise<boolean> {
+async function carryOut(exchange: Exchange, io: ExchangeTransport, action: FaultAction, readers: ProtocolHooks, upstream?: UpstreamResponse): Promise<boolean> {
   switch (action.type) {
     case 'pass':
       return false
@@ -396,4 +412,6 @@ async function carryOut(exchange: Exchange, io: ExchangeTransport, action: Fault
 
 /** An upstream certificate that fails verification stops the request before a byte of it is sent. */
 const TLS_VERIFY_ERRORS = ['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'CERT_UNTRUSTED', 'CERT_REVOKED', 'ERR_TLS_CERT_ALTNAME_INVALID']
+/** How an upstream breaks off after the request (the pool's UPSTREAM_CLOSED, undici's UND_ERR_SOCKET: a close), as the report names it. */
+const UPSTREAM_BREAKS = new Map([['ECONNRESET', 'UPSTREAM_RESET'], ['EPIPE', 'UPSTREAM_RESET'], ['UPSTREAM_CLOSED', 'UPSTREAM_CLOSED'], ['UND_ERR_SOCKET', 'UPSTREAM_CLOSED']])
 const CONNECT_ERRORS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'ECONNRESET_BEFORE_SEND', ...TLS_VERIFY_ERRORS])

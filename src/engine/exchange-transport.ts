@@ -29,6 +29,11 @@ export interface UpstreamResponse {
    * a stream fault's transform. Absent: the body is relayed as it comes.
    */
   readonly playback?: StreamTransform
+  /**
+   * Let the body outlive the client: it no longer stops when the client leaves, so the flow can
+   * read on after a fault cut the client (stream-relay.ts). Returns how to stop it. Absent: not read on.
+   */
+  readonly outliveClient?: () => (reason: Error) => void
 }
 
 /**
@@ -112,8 +117,12 @@ export interface ExchangeTransport extends UpstreamExchange, ClientSink {}
 export interface PassThroughHooks {
   /** The upstream answered with this head. Returns where to show each body chunk as it is written to the client, when the flow wants them (an event stream, for its final event). */
   upstreamHead(status: number, headers: HeaderMap): ((chunk: Uint8Array) => void) | undefined
-  /** The upstream could not be reached: the transport sends this response instead. */
-  unreachable(error: unknown): { status: number; headers: Record<string, string>; body: Uint8Array }
+  /**
+   * The upstream failed before its head. Returns the response the transport sends instead (an
+   * unreachable upstream's 502), or null when the flow passed the failure on itself (an upstream
+   * that broke off after receiving the request: the client was reset) and nothing is sent.
+   */
+  failedBeforeHead(error: unknown): { status: number; headers: Record<string, string>; body: Uint8Array } | null
   /** The exchange ended for the client (`error`: the upstream broke off mid-body, the client saw a reset). */
   done(outcome: 'response' | 'reset' | 'cancelled' | 'error', status: number | null, error?: string): void
 }

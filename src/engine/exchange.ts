@@ -62,6 +62,7 @@ export class Exchange {
   /** A shared state store's verdict on a `token_limit` call (null: none, the fault counts in memory). */
   readonly quota: QuotaVerdict | null
   readonly #onFinish: ((exchange: Exchange) => void) | undefined
+  #ended = false
 
   constructor(init: ExchangeInit) {
     this.id = init.id
@@ -126,16 +127,27 @@ export class Exchange {
     if (this.record && this.record.retryAfter === null) this.record.retryAfter = seconds
   }
 
-  /** End the exchange. Later calls are ignored: the first ending is what the client saw. */
-  finish(outcome: ExchangeOutcome, status: number | null, error: string | null = null): void {
-    if (this.entry.done) return
-    this.entry.done = true
+  /**
+   * Record how the exchange ended for the client, before it is finished: the flow still reads the
+   * upstream (a cut model stream's usage). The first ending is kept; `finish` then closes it.
+   */
+  end(outcome: ExchangeOutcome, status: number | null, error: string | null = null): void {
     const record = this.record
-    if (!record) return
+    if (this.entry.done || this.#ended || !record) return
+    this.#ended = true
     record.outcome = outcome
     record.status = status
     record.error = error
     record.elapsed = Math.max(0, roundSeconds(this.elapsedSinceStart() - record.started))
+  }
+
+  /** End the exchange and close it. Later calls are ignored: the first ending is what the client saw. */
+  finish(outcome: ExchangeOutcome, status: number | null, error: string | null = null): void {
+    if (this.entry.done) return
+    this.end(outcome, status, error)
+    this.entry.done = true
+    const record = this.record
+    if (!record) return
     if (channels.exchangeEnd.hasSubscribers) channels.exchangeEnd.publish({ run: this.run.id, exchangeId: this.id, call: record })
     this.#onFinish?.(this)
   }

@@ -15,7 +15,7 @@ import type { Exchange } from './exchange.js'
 import type { ExchangeObserver } from './exchange-flow.js'
 import type { ExchangeTransport } from './exchange-transport.js'
 import type { AnswerEditor, FailureShaper, ResultShaper } from './faults/failure-shape.js'
-import type { HeaderMap } from './http.js'
+import type { HeaderMap, RequestView } from './http.js'
 import type { RequestNames } from './request-names.js'
 import type { Storm } from './storm.js'
 import type { AnswerReader } from './streams/stream-end.js'
@@ -73,6 +73,8 @@ export interface ExchangePlugin {
   readDelta?: DeltaReader
   /** Whether an SSE event ends its stream (`drop_terminal`, a client leaving after it); yes when any plug-in says so. */
   isFinalEvent?: FinalEventTest
+  /** Whether a stream a fault cut is read on to its end (model calls: for the usage the provider sends last); yes when any plug-in says so. */
+  readsOnAfterCut?: (request: RequestView) => boolean
   /**
    * The fault kinds this plug-in brings (MCP's `tool_error`, model providers' `token_limit`…), on top
    * of the kernel's. A storm's rules may use them once its registry holds them: `src/default-faults.ts`.

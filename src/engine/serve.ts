@@ -85,11 +85,13 @@ function protocolHooks(plugins: readonly ExchangePlugin[]): ProtocolHooks {
   const finalTests = plugins.flatMap((plugin) => (plugin.isFinalEvent ? [plugin.isFinalEvent] : []))
   const resultShapers = plugins.flatMap((plugin) => (plugin.shapeResult ? [plugin.shapeResult] : []))
   const editors = plugins.flatMap((plugin) => (plugin.editAnswer ? [plugin.editAnswer] : []))
+  const readingOn = plugins.flatMap((plugin) => (plugin.readsOnAfterCut ? [plugin.readsOnAfterCut] : []))
   return {
     shapeFailure: shapers.length < 2 ? shapers[0] : (request, failure, options) => firstOf(shapers, (shape) => shape(request, failure, options)),
     readAnswer: readers.length < 2 ? readers[0] : (request, type, onAnswer) => firstOf(readers, (read) => read(request, type, onAnswer)),
     readDelta: deltaReaders.length < 2 ? deltaReaders[0] : (event) => firstOf(deltaReaders, (read) => read(event)),
     isFinalEvent: finalTests.length < 2 ? finalTests[0] : (event, dataHead) => finalTests.some((test) => test(event, dataHead)),
+    readsOnAfterCut: readingOn.length < 2 ? readingOn[0] : (request) => readingOn.some((reads) => reads(request)),
     shapeResult: resultShapers.length < 2 ? resultShapers[0] : (request, value) => firstOf(resultShapers, (shape) => shape(request, value)),
     // null is an editor's answer here (its request, nothing to edit): the next is asked only on undefined.
     editAnswer: editors.length < 2 ? editors[0] : (request, body, edit) => editors.reduce<Uint8Array | null | undefined>((found, editor) => (found !== undefined ? found : editor(request, body, edit)), undefined),

@@ -22,6 +22,7 @@ import type { QuotaVerdict } from './faults/fault.js'
 import { createRedactor, REDACTED, type Redactor } from '../redact/index.js'
 import { pathName, RouteTable } from './routes.js'
 import { Run } from './run.js'
+import { callsSettled } from './streams/read-on.js'
 import { selectRule } from './rules/select.js'
 import { ITEMIZED_CALLS_LIMIT, type StormConfig, type StormConfigInput } from './schema/config.js'
 import { formatIssues } from './schema/format-issues.js'
@@ -429,6 +430,11 @@ export class Storm {
       rules: config.rules.map((rule) => redactRule(rule, this.#redactor)),
       redact: { keys: [...config.redact.keys], secrets: config.redact.secrets.map(() => REDACTED) },
     })
+  }
+
+  /** Once no call of the run (of any run, unnamed) is still read on after a cut (streams/read-on.ts): its tokens are then final. */
+  settled(id?: string): Promise<void> {
+    return callsSettled((id === undefined ? [...this.ledger.all()] : [this.ledger.find(id)]).flatMap((run) => run?.calls ?? []))
   }
 
   /** A detached snapshot of one run as a versioned report. */

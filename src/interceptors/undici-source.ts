@@ -35,14 +35,24 @@ class UndiciExchange implements UpstreamExchange {
     if (payload) headers['content-length'] = String(payload.length)
     const upstream = request.upstream
     const url = upstream ? upstream.origin + upstream.path : request.rawUrl
+    // The upstream follows the client's signal until the flow reads it on after a cut (outliveClient).
+    const client = request.signal
+    const upstreamSignal = new AbortController()
+    const follow = () => upstreamSignal.abort(client.reason)
+    if (client.aborted) follow()
+    else client.addEventListener('abort', follow, { once: true })
     const response = await undiciRequest(url, {
       method: request.method as Dispatcher.HttpMethod,
       headers,
       body: payload,
-      signal: request.signal,
+      signal: upstreamSignal.signal,
       ...(this.#dispatcher ? { dispatcher: this.#dispatcher } : {}),
     })
-    return { status: response.statusCode, headers: response.headers, body: response.body }
+    const outliveClient = () => {
+      client.removeEventListener('abort', follow)
+      return (reason: Error) => upstreamSignal.abort(reason)
+    }
+    return { status: response.statusCode, headers: response.headers, body: response.body, outliveClient }
   }
 }
 

@@ -11,7 +11,7 @@
 import { combineObservers } from '../engine/exchange-flow.js'
 import type { ExchangePlugin } from '../engine/plugin.js'
 import { createModelCallObserver } from './model-call-observer.js'
-import { providerError } from './provider-errors.js'
+import { modelEndpointOf, providerError } from './provider-errors.js'
 import { readModelEvent } from './model-events.js'
 import { isTerminalEvent } from './terminal-event.js'
 import { MODEL_CALL_FAULTS } from './faults/model-call-faults.js'
@@ -24,7 +24,8 @@ export interface ModelCallsPluginOptions {
 export function modelCallsPlugin(options: ModelCallsPluginOptions = {}): ExchangePlugin {
   return {
     name: 'model-calls',
-    ...(options.record === false ? {} : { observe: (inner) => combineObservers(createModelCallObserver(), inner) }),
+    // Recording, a cut model stream is read on for the usage its provider sends last (docs/streams.md).
+    ...(options.record === false ? {} : { observe: (inner) => combineObservers(createModelCallObserver(), inner), readsOnAfterCut: (request) => modelEndpointOf(request) !== null }),
     shapeFailure: providerError,
     readDelta: (event) => readModelEvent(event).delta,
     isFinalEvent: isTerminalEvent,

@@ -13,7 +13,7 @@ describe('providerError', () => {
     expect(providerError(view('http://x/v1/embeddings'), 'rate_limit', { identity })).toBeNull()
     expect(providerError(view('http://x/v1/chat/completions'), 'overloaded', { identity })?.status).toBe(503)
     expect(providerError(view('http://x/v1/messages'), 'overloaded', { identity })?.status).toBe(529)
-    expect(providerError(view('http://x/messages', { 'anthropic-version': '2023-06-01' }), 'unavailable', { identity })?.status).toBe(500)
+    expect(providerError(view('http://x/messages', { 'anthropic-version': '2023-06-01' }), 'unavailable', { identity })?.status).toBe(503)
   })
 
   it('derives the request id from its identity, so a seed gives the same ids', () => {

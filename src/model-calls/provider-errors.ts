@@ -9,10 +9,10 @@
  * providers' API references document them:
  * - OpenAI: `{"error":{"message","type","param","code"}}`, `x-request-id: req_…`; a 429 carries
  *   `x-ratelimit-{limit,remaining,reset}-{requests,tokens}` (resets as durations: `1s`, `6m0s`,
- *   `120ms`), `retry-after` and `retry-after-ms`; 500 `server_error`; 503 "overloaded".
+ *   `120ms`), `retry-after` and `retry-after-ms`; 503 `server_error` ("not ready yet", "overloaded").
  * - Anthropic: `{"type":"error","error":{"type","message"},"request_id"}`, `request-id: req_…`;
  *   429 `rate_limit_error` with `anthropic-ratelimit-{requests,tokens}-{limit,remaining,reset}`
- *   (resets as RFC 3339 times) and `retry-after`; 500 `api_error`; 504 `timeout_error`;
+ *   (resets as RFC 3339 times) and `retry-after`; 503 `api_error`; 504 `timeout_error`;
  *   529 `overloaded_error`.
  * @see ../../docs/streams.md#failures-shaped-like-the-providers
  */
@@ -63,8 +63,9 @@ function openaiError(failure: ShapedFailure, options: FailureShapeOptions): Shap
       const message = `Rate limit reached on ${dimension}${figures}. Please try again in ${openaiDuration(wait)}.`
       return error(429, message, options.exceeded ?? 'requests', 'rate_limit_exceeded')
     }
+    // 503 on every route (docs/rules.md): a kind keeps its status; only the body takes the provider's shape.
     case 'unavailable':
-      return error(500, 'The server had an error while processing your request. Sorry about that!', 'server_error', null)
+      return error(503, 'The server is overloaded or not ready yet.', 'server_error', null)
     case 'overloaded':
       Object.assign(headers, retryHeaders(options.retryAfter))
       return error(503, 'The engine is currently overloaded, please try again later.', 'server_error', null)
@@ -95,7 +96,7 @@ function anthropicError(failure: ShapedFailure, options: FailureShapeOptions): S
       return error(429, 'rate_limit_error', message)
     }
     case 'unavailable':
-      return error(500, 'api_error', 'Internal server error')
+      return error(503, 'api_error', 'Service unavailable')
     case 'overloaded':
       Object.assign(headers, retryHeaders(options.retryAfter))
       return error(529, 'overloaded_error', 'Overloaded')

@@ -42,10 +42,16 @@ class LiveExchange implements UpstreamExchange {
     const upstream = request.upstream
     if (!upstream) return Promise.resolve(unroutable(request))
     const response = new DispatchedResponse()
-    // The client left: stop the upstream exchange (its connection is not reused mid-body).
+    // The client left: stop the upstream exchange (its connection is not reused mid-body), unless
+    // the flow reads it on after a cut (outliveClient).
     const signal = request.signal
     if (signal.aborted) return Promise.reject(signal.reason)
-    signal.addEventListener('abort', () => response.abort(signal.reason as Error), { once: true })
+    const follow = () => response.abort(signal.reason as Error)
+    signal.addEventListener('abort', follow, { once: true })
+    response.outliveClient = () => {
+      signal.removeEventListener('abort', follow)
+      return (reason) => response.abort(reason)
+    }
     const body = request.takeBody(options.onRequestBody)
     return sendUpstream(this.#client, { origin: upstream.origin, path: upstream.path, method: request.method, headers: forwardHeaders(request.headers, upstream, options), body }, response)
   }

@@ -107,7 +107,10 @@ export function passThrough(pool: UpstreamClient, upstream: UpstreamTarget, req:
       held = null
       if (flush) clearImmediate(flush)
       if (sink.gone() || errorCode(error) === 'UND_ERR_ABORTED') return hooks.done('cancelled', status || null)
-      if (status === 0 && !res.headersSent) return sink.respond(hooks.unreachable(error))
+      if (status === 0 && !res.headersSent) {
+        const reply = hooks.failedBeforeHead(error)
+        return reply ? sink.respond(reply) : undefined
+      }
       // The upstream died mid-body: the client must see a broken connection, never a clean end.
       resetOrDestroy(socket)
       hooks.done('error', null, errorCode(error))

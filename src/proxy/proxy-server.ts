@@ -16,7 +16,7 @@ import { checkProxyOptions, type ProxyOptions } from './proxy-options.js'
 import { createStorm } from '../create-storm.js'
 import type { BeginRequest, Storm } from '../engine/storm.js'
 import { HEADER_RUN } from '../engine/http.js'
-import { parseAdminHosts } from './admin/admin-hosts.js'
+import { isAllowedHostHeader, parseAllowedHosts } from './allowed-hosts.js'
 import { adminHandler } from './admin/admin-service.js'
 import { adminToken, createAdminHttpServer } from './admin/admin-http-server.js'
 import { answerClientError, createDataPlaneServer, failExchange, sendProxyError } from './data-plane-server.js'
@@ -34,7 +34,7 @@ import { createLiveSource } from './live-source.js'
 import { createSocketTransport, type SinkRoute } from './socket-sink.js'
 import { beginInLedger } from './begin-in-ledger.js'
 import type { RedisRunState } from '../state/redis-run-state.js'
-import { closePair, formatOrigin, listenPair, LOOPBACK } from './server-pair.js'
+import { CLOSE_GRACE_MS, closePair, formatOrigin, listenPair, LOOPBACK } from './server-pair.js'
 import { createUpstreamClient } from './upstream-client.js'
 import { RequestRouter } from './request-router.js'
 import { createUpstreamFailures } from './upstream-failures.js'
@@ -92,7 +92,9 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   // The kinds a rule may use are the kernel's and those the plug-ins bring (their own `faults`).
   const storm = options.storm ?? createStorm(options.config ?? {}, { ...(options.clock ? { clock: options.clock } : {}), ...(options.plugins ? { faults: faultRegistryOf(options.plugins) } : {}) })
   const token = adminToken(options.adminToken, options.selfName ?? 'proxy')
-  const allowedHosts = parseAdminHosts([...(LOOPBACK.has(host) ? [] : [host]), ...(options.adminAllowHosts ?? [])], 'adminAllowHosts')
+  const listenHost = LOOPBACK.has(host) ? [] : [host]
+  const allowedHosts = parseAllowedHosts([...listenHost, ...(options.adminAllowHosts ?? [])], 'adminAllowHosts')
+  const dataPlaneHosts = parseAllowedHosts([...listenHost, ...(options.allowHosts ?? [])], 'allowHosts')
   const upstreamTls = upstreamConnectOptions(options)
   if (upstreamTls && options.dispatcher !== undefined) throw new ConfigError('Failed to start the proxy: upstreamCa and insecureSkipUpstreamTlsVerification configure the proxy\'s own dispatcher. Set the TLS options on your dispatcher instead.', { code: 'ERR_USAGE' })
   const report = options.onExchangeError ?? printExchangeFailure
@@ -160,6 +162,13 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
     // Where it goes, and the run its address names (a /_run/<id>/ prefix, proxy credentials): request-router.ts.
     const route = router.route(req)
     if (route.type === 'refuse') return sendProxyError(res, route.status, 'ERR_REQUEST_UNROUTABLE', route.message)
+    // An origin-form request is addressed to this server, so its Host must name it: the upstream
+    // gets the target's Host and can no longer refuse a DNS-rebinding page's name itself.
+    // Absolute-form requests (and those in CONNECT tunnels, served elsewhere) name their target.
+    const hostHeader = req.headers.host
+    if (req.url.startsWith('/') && hostHeader !== undefined && !isAllowedHostHeader(hostHeader, dataPlaneHosts)) {
+      return sendProxyError(res, 403, 'ERR_HOST_NOT_ALLOWED', `Failed to serve "${req.method} ${storm.redactor.url(req.url)}": its Host header "${hostHeader}" names another site, as a web page's request does after DNS rebinding, so it was not forwarded. Address the ${options.selfName ?? 'proxy'} by a loopback address or the --host it listens on, or allow the name with --allow-host (TOOLSTORM_ALLOW_HOSTS).`)
+    }
     serve(req, res, route.upstream, route.clientUrl, route.rawUrl, route.run)
   })
   const leaves = caSource && new LeafCertificates(caSource)
@@ -218,6 +227,10 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
       await source.close?.()
       // CONNECT tunnels are not the servers' sockets: the handler closes them with the servers.
       await closePair(server, admin, { close: () => connect?.close(), destroyAll: () => connect?.destroyAll() })
+      // A cut model stream still read on for its usage (read-on.ts) ends first, within the close grace.
+      let grace: NodeJS.Timeout | undefined
+      await Promise.race([storm.settled(), new Promise((resolve) => (grace = setTimeout(resolve, CLOSE_GRACE_MS)))])
+      clearTimeout(grace)
       await client.close().catch(() => undefined)
       if (ownsState) await shareState?.close()
       state = 'closed'

@@ -19,7 +19,7 @@ export interface PairedServer {
 export const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1'])
 
 /** In-flight exchanges get this long to finish on close; then their sockets are closed. */
-const CLOSE_GRACE_MS = 2_000
+export const CLOSE_GRACE_MS = 2_000
 
 export function formatOrigin(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`

@@ -27,6 +27,7 @@ import type { FlowControl, UpstreamClient } from './upstream-client.js'
 import { passThrough } from './pass-through.js'
 
 const CLIENT_GONE = new Error('The client closed the connection.')
+const ignoreError = () => undefined
 
 /**
  * A pass-through stage that shows each chunk of `body` to `onChunk` (then `null`) on its way on (a
@@ -54,6 +55,10 @@ function tap(body: Readable, onChunk: (chunk: Uint8Array | null) => void): Reada
     },
   })
   body.on('error', (error) => stage.destroy(error))
+  // A stage nobody reads (a fault answered first; the rest of the body is read only to be dropped)
+  // still fails when the client leaves mid-body, and an 'error' no one hears would end the process
+  // (#36). Whoever forwards the stage listens for itself.
+  stage.on('error', ignoreError)
   return body.pipe(stage)
 }
 

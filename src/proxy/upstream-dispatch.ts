@@ -28,6 +28,8 @@ export class DispatchedResponse implements UpstreamResponse {
   #sinkDone: { resolve: () => void; reject: (error: Error) => void } | null = null
   #wake: (() => void) | null = null
   #taps: Array<(chunk: Buffer | null, error?: Error) => void> = []
+  /** Set by the source that ties this response to its client (live-source.ts). */
+  outliveClient?: () => (reason: Error) => void
 
   constructor() {
     this.body = { [Symbol.asyncIterator]: () => this.#iterate() }

@@ -13,7 +13,10 @@
  */
 import { existsSync } from 'node:fs'
 import path from 'node:path'
+import { z } from 'zod'
 import { Cassette } from '../cassette/format/cassette.js'
+import { matchOptionsSchema, type MatchOptions } from '../cassette/format/cassette-schema.js'
+import { checkOptions, object, optionsSchema } from '../options/check-options.js'
 import { createCassetteRecorder, type CassetteRecorder } from '../cassette/record/cassette-recorder.js'
 import { inProcessSource, replayStorm } from '../cassette/replay/replay-cassette.js'
 import type { CassetteReplayOptions } from '../cassette/replay/replay-options.js'
@@ -36,7 +39,20 @@ export interface UseCassetteOptions extends Pick<CassetteReplayOptions, 'order' 
   mode?: CassetteMode
   /** Rules (and seed) the recording runs with: their faults are recorded as what the client got. */
   config?: StormConfigInput
+  /**
+   * Matching (`normalize`, `normalizePatterns`, `normalizePaths`, …): kept in the header when
+   * recording; when replaying, instead of the header's (docs/cassettes.md#normalisers).
+   */
+  match?: Partial<MatchOptions>
 }
+
+const useCassetteOptionsSchema = optionsSchema<UseCassetteOptions>({
+  mode: z.enum(['auto', 'replay', 'record']),
+  config: object('a rules config ({ rules, seed, … })'),
+  match: matchOptionsSchema.partial(),
+  order: z.enum(['strict', 'any']),
+  allowTruncated: z.boolean(),
+})
 
 export interface TestCassette {
   readonly name: string
@@ -84,6 +100,7 @@ export function createUseCassette(context: CassetteTestContext): { useCassette: 
   const active: Array<{ interception: Interception; recorder: CassetteRecorder | null; session: ReplaySession | null; close(): Promise<void> }> = []
   const useCassette: UseCassette = async (name, options = {}) => {
     if (!NAME.test(name)) throw new ConfigError(`Failed to use the cassette ${JSON.stringify(name)}: a name is letters, digits, ".", "_" and "-" (it names a file next to the test).`, { code: 'ERR_USAGE' })
+    checkOptions('useCassette()', useCassetteOptionsSchema, options)
     const file = cassettePathFor(context.testFile, name)
     const exists = existsSync(file)
     const mode = resolveMode(options.mode ?? 'auto', exists, context)
@@ -92,14 +109,14 @@ export function createUseCassette(context: CassetteTestContext): { useCassette: 
     }
     if (mode === 'record') {
       const storm = createStorm(options.config ?? {})
-      const recorder = createCassetteRecorder(storm, { file, urlForm: 'origin' })
+      const recorder = createCassetteRecorder(storm, { file, urlForm: 'origin', ...(options.match ? { match: options.match } : {}) })
       await recorder.ready()
       const interception = interceptFor(context.owner, storm, { observer: recorder.observer })
       active.push({ interception, recorder, session: null, close: () => recorder.close() })
       return { name, file, mode, storm, session: null }
     }
     const cassette = await Cassette.load(file)
-    const replayOptions = { ...(options.order ? { order: options.order } : {}), ...(options.allowTruncated ? { allowTruncated: true } : {}) }
+    const replayOptions = { ...(options.order ? { order: options.order } : {}), ...(options.allowTruncated ? { allowTruncated: true } : {}), ...(options.match ? { match: options.match } : {}) }
     const storm = replayStorm(cassette, replayOptions)
     const source = inProcessSource(cassette, replayOptions, storm)
     // Model calls are in the cassette already.

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { runCli } from '../helpers/cli.js'
 import { startModelUpstream, TOOL_TURNS, type ModelUpstream } from '../helpers/model-upstream.js'
+import { AGENT_SCRIPT } from '../helpers/agent-loop.js'
 
 let dir: string
 let model: ModelUpstream
@@ -41,25 +42,7 @@ beforeAll(async () => {
   toolUrl = `http://127.0.0.1:${(tool.address() as AddressInfo).port}`
   // The agent: the model through toolstorm, the tool directly (it is not in the cassette).
   agent = path.join(dir, 'agent.mjs')
-  await writeFile(
-    agent,
-    `const prompt = process.argv[2]
-const tools = [{ type: 'function', function: { name: 'ship', parameters: { type: 'object' } } }]
-const messages = [{ role: 'user', content: prompt }]
-for (let turn = 1; turn <= 5; turn++) {
-  const answer = await fetch(process.env.TOOLSTORM_PROXY_URL + '/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-test', messages, tools }) })
-  if (answer.status !== 200) { console.log('model answered', answer.status); process.exit(3) }
-  const message = (await answer.json()).choices[0].message
-  messages.push(message)
-  if (!message.tool_calls) { console.log('agent:', message.content); process.exit(0) }
-  for (const call of message.tool_calls) {
-    const result = await fetch(process.env.TOOL_URL + '/ship', { method: 'POST', headers: { 'content-type': 'application/json' }, body: call.function.arguments })
-    messages.push({ role: 'tool', tool_call_id: call.id, content: await result.text() })
-  }
-}
-process.exit(4)
-`,
-  )
+  await writeFile(agent, AGENT_SCRIPT)
 })
 afterAll(async () => {
   await model.close()

@@ -161,10 +161,10 @@ describe('inspect, check and bad cassettes', { timeout: 120_000 }, () => {
     const { file } = await recordAgent()
     const inspect = await runCli(['inspect', file])
     expect(inspect.code).toBe(0)
-    expect(inspect.stdout).toMatch(/^Valid cassette v1: 3 exchanges, 0 effects \(recorded \S+ via proxy\)\n {2}outcomes: response 3; statuses: 200 1, 201 1, 429 1\nValid report v1 \(run default\): 3 calls, 0 effects\n/)
+    expect(inspect.stdout).toMatch(/^Valid cassette v3: 3 exchanges, 0 effects \(recorded \S+ via proxy\)\n {2}outcomes: response 3; statuses: 200 1, 201 1, 429 1\nValid report v1 \(run default\): 3 calls, 0 effects\n/)
     expect(inspect.stdout).toContain('rule busy: eligible 1, selected 1, triggered 1')
     const json = JSON.parse((await runCli(['inspect', file, '--json'])).stdout)
-    expect(json).toMatchObject({ cassette: { exchanges: 3, faults: { rate_limit: 1 } }, calls: 3, routes: { 'GET /items/a': 2, 'POST /ship': 1 } })
+    expect(json).toMatchObject({ cassette: { version: 3, exchanges: 3, faults: { rate_limit: 1 } }, calls: 3, routes: { 'GET /items/a': 2, 'POST /ship': 1 } })
     expect((await runCli(['check', file])).code).toBe(0)
     const over = await runCli(['check', file, '--max-calls', '2'])
     expect(over.code).toBe(1)
@@ -176,7 +176,7 @@ describe('inspect, check and bad cassettes', { timeout: 120_000 }, () => {
     const lines = good.split('\n')
     const cases: Array<[string, string, string]> = [
       ['truncated', good.slice(0, good.length - 30), 'line 4 ends without a newline, so the file is truncated'],
-      ['wrong-version', good.replace('"version":3', '"version":4'), 'line 1: $.version: expected cassette version 1, 2 or 3, got 4'],
+      ['wrong-version', good.replace('"version":4', '"version":5'), 'line 1: $.version: expected cassette version 1, 2, 3 or 4, got 5'],
       ['hand-edited', [lines[0], lines[1]!.replace('"status":429', '"status":"429"'), ...lines.slice(2)].join('\n'), 'line 2: $.response.status: expected number, received string'],
       ['missing-line', [lines[0], lines[1], lines[3], ''].join('\n'), 'line 3: $.seq: expected 2 (positions are contiguous)'],
     ]

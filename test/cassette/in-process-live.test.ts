@@ -17,6 +17,7 @@ import { replayCassette } from '../../src/cassette/replay/replay-cassette.js'
 import { createStorm } from '../../src/create-storm.js'
 import { intercept } from '../../src/interceptors/intercept.js'
 import { startModelUpstream, TOOL_TURNS } from '../helpers/model-upstream.js'
+import { agentLoop } from '../helpers/agent-loop.js'
 
 let tool: http.Server
 let toolUrl: string
@@ -26,22 +27,7 @@ const toolCalls: string[] = []
 let recordedCalls: string[]
 
 /** The agent: model, then each tool call it asks for, until the model answers in text. */
-async function agent(): Promise<string> {
-  const tools = [{ type: 'function', function: { name: 'ship', parameters: { type: 'object' } } }]
-  const messages: unknown[] = [{ role: 'user', content: 'Ship 2 boxes to Lyon.' }]
-  for (let turn = 1; turn <= 5; turn++) {
-    const answer = await fetch(`${modelUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-test', messages, tools }) })
-    if (answer.status !== 200) return `model answered ${answer.status}: ${await answer.text()}`
-    const message = ((await answer.json()) as { choices: Array<{ message: { content: string | null; tool_calls?: Array<{ id: string; function: { arguments: string } }> } }> }).choices[0]!.message
-    messages.push(message)
-    if (!message.tool_calls) return `agent: ${message.content}`
-    for (const call of message.tool_calls) {
-      const result = await fetch(`${toolUrl}/ship`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: call.function.arguments })
-      messages.push({ role: 'tool', tool_call_id: call.id, content: await result.text() })
-    }
-  }
-  return 'no answer'
-}
+const agent = () => agentLoop(modelUrl, toolUrl, 'Ship 2 boxes to Lyon.')
 
 /** The agent's answer; `release` (the replay's dispose) runs however the agent ends. */
 async function agentWhile(release: () => void): Promise<string> {

@@ -130,7 +130,8 @@ describe('record and replay a streamed chat with a cut in the middle', () => {
     expect(seen).toMatchObject({ chunks: ['', WORDS[0], WORDS[1]], error: 'TypeError: terminated' })
     const exchange = cassette.exchanges[0]!
     expect(exchange).toMatchObject({ outcome: 'error', error: 'STREAM_CUT', cut: { events: 3 }, fault: { rule: 'cut', kind: 'stream_cut', injected: true } })
-    expect(exchange.model).toEqual({ provider: 'openai', api: 'chat.completions', model: answered('gpt-x'), inputTokens: null, outputTokens: null, streamed: true })
+    // The client never got the usage chunk; the proxy read the cut stream on, and the line waited for it.
+    expect(exchange.model).toEqual({ provider: 'openai', api: 'chat.completions', model: answered('gpt-x'), inputTokens: USAGE.chat.prompt_tokens, outputTokens: USAGE.chat.completion_tokens, streamed: true })
     const { events, end } = streamOf(exchange)
     expect(events).toHaveLength(3)
     // Each event is one SSE block of the stored body, in order.
@@ -303,12 +304,13 @@ describe('toolstorm record and replay of a streamed chat', { timeout: 120_000 },
     const fromCassette = await runCli(['inspect', file])
     const fromReport = await runCli(['inspect', report])
     const modelLines = (text: string) => text.split('\n').filter((line) => /^ {2}(model calls|tokens|streams cut):/.test(line))
-    expect(modelLines(fromCassette.stdout)).toEqual([`  model calls: 3 (1 streamed): ${answered('gpt-x')} 3`, '  tokens: 22 input, 14 output (1 call(s) without usage)', '  streams cut: 1'])
+    expect(modelLines(fromCassette.stdout)).toEqual([`  model calls: 3 (1 streamed): ${answered('gpt-x')} 3`, '  tokens: 33 input, 21 output', '  streams cut: 1'])
     expect(modelLines(fromCassette.stdout)).toEqual(modelLines(fromReport.stdout))
     expect(fromCassette.stdout).toContain('  event streams: 1 (recorded event by event; replay --speed recorded keeps their timing)')
-    const check = await runCli(['check', file, '--max-model-calls', '3', '--max-tokens', '35'])
+    // The cut call counts what the provider sent for its whole answer.
+    const check = await runCli(['check', file, '--max-model-calls', '3', '--max-tokens', '53'])
     expect(check.code).toBe(1)
-    expect(check.stdout).toContain('✗ Token budget: 36 / 35 tokens; 1 model call(s) broke off before reporting usage')
+    expect(check.stdout).toContain('✗ Token budget: 54 / 53 tokens')
     // Prompts and outputs stay in the cassette (redacted), never in the reports rebuilt from it.
     expect(await readFile(file, 'utf8')).toContain('Say hello.')
     expect(JSON.stringify(cassette.toReports())).not.toMatch(/Say hello|Hello, world/)

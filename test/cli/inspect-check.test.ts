@@ -1,8 +1,12 @@
+import { execFile } from 'node:child_process'
 import { mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runCli } from '../helpers/cli.js'
+import { BIN, ROOT, runCli } from '../helpers/cli.js'
+
+const run = promisify(execFile)
 
 let dir: string
 let comparison: string
@@ -20,6 +24,14 @@ afterAll(async () => {
 })
 
 describe('toolstorm inspect', () => {
+  it('names the version a cassette file has (it said v1 for every cassette)', async () => {
+    const result = await runCli(['inspect', path.join(ROOT, 'fixtures/cassettes/v2-before-claims.cassette.jsonl')])
+    expect(result.code).toBe(0)
+    expect(result.stdout).toMatch(/^Valid cassette v2: 3 exchanges/)
+    const json = JSON.parse((await runCli(['inspect', path.join(ROOT, 'fixtures/cassettes/v2-before-claims.cassette.jsonl'), '--json'])).stdout) as { cassette: { version: number } }
+    expect(json.cassette.version).toBe(2)
+  })
+
   it('summarises every run of a comparison', async () => {
     const result = await runCli(['inspect', comparison])
     expect(result.code).toBe(0)
@@ -57,11 +69,36 @@ describe('toolstorm inspect', () => {
   })
 })
 
+describe('output cut short by its reader (#36)', () => {
+  // Each prints over 64 KiB (a pipe's buffer), so it is still writing when `head` closes the pipe.
+  it.each([
+    ['inspect FILE --json', async () => ['inspect', await manyRuns(), '--json']],
+    ['schema report', async () => ['schema', 'report']],
+  ])('`toolstorm %s | head -1` prints its first line and exits 0, without an EPIPE stack trace', async (_name, args) => {
+    const command = [process.execPath, BIN, ...(await args())].map((word) => `'${word}'`).join(' ')
+    const result = await run('bash', ['-c', `set -o pipefail; ${command} | head -1`]).then(
+      ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    )
+    expect(result.stderr).toBe('')
+    expect(result).toMatchObject({ code: 0, stdout: '{\n' })
+  })
+})
+
+/** A report set of 100 runs (the most a file may hold), each the demo's run: `inspect --json` prints about 110 KB of it. */
+async function manyRuns(): Promise<string> {
+  const file = path.join(dir, 'many-runs.json')
+  const demo = JSON.parse(await readFile(single, 'utf8')) as { report: { run: string } }
+  const runs = Array.from({ length: 100 }, (_, index) => ({ run: `run-${index}`, report: { ...demo.report, run: `run-${index}` } }))
+  await writeFile(file, JSON.stringify({ version: 1, kind: 'toolstorm.report-set', toolstorm: '0.1.0', runs }))
+  return file
+}
+
 describe('toolstorm check', () => {
   it('fails a run with duplicate commits and passes the resilient one', async () => {
     const result = await runCli(['check', single])
     expect(result.code).toBe(1)
-    expect(result.stdout).toBe('FAIL\n✓ Fault exercised: lost-receipt: Triggered 1 time(s)\n✗ No duplicate side effects: 1 duplicate effect(s) across 2 commits\n    shipment key "order-1729" committed 2 times (calls 2, 3)\n✓ Call budget: 3 / 100 calls\n')
+    expect(result.stdout).toBe('FAIL\n✓ Fault exercised: lost-receipt: Triggered 1 time(s)\n✗ No duplicate side effects: 1 duplicate effect(s) across 2 commits\n    shipment key "order-1729" committed 2 times (calls 2, 3)\n✓ Call budget: 3 / 8 calls\n')
     const resilient = path.join(dir, 'resilient.json')
     await runCli(['demo', '--policy', 'resilient', '--output', resilient])
     expect((await runCli(['check', resilient])).code).toBe(0)

@@ -47,7 +47,7 @@ it('exits within its grace with its report after resets, a subscriber that stopp
       ],
     }),
   )
-  const child = spawn(process.execPath, [BIN, 'proxy', '--target', `http://127.0.0.1:${(upstream.address() as net.AddressInfo).port}`, '--port', '0', '--admin-port', '0', '--rules', rules, '--report', report], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [BIN, 'proxy', '--target', `http://127.0.0.1:${(upstream.address() as net.AddressInfo).port}`, '--port', '0', '--admin-port', '0', '--rules', rules, '--report', report, '--print-admin-token'], { stdio: ['ignore', 'pipe', 'pipe'] })
   onTestFinished(() => void child.kill('SIGKILL'))
   let stdout = ''
   let stderr = ''
@@ -86,7 +86,7 @@ it('exits within its grace with its report after resets, a subscriber that stopp
   client.resume()
   await new Promise((resolve) => client.once('connect', resolve))
   const arrived = new Promise<void>((resolve) => (onHeld = resolve))
-  client.write('POST /ship HTTP/1.1\r\nhost: shop\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}')
+  client.write('POST /ship HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}')
   await arrived
   child.kill('SIGSTOP')
   client.end()

@@ -27,7 +27,7 @@ describe('toolstorm proxy', () => {
     const rules = path.join(dir, 'rules.json')
     const report = path.join(dir, 'out', 'report.json')
     await writeFile(rules, JSON.stringify({ seed: 7, rules: [{ name: 'busy', route: 'GET /items/*', kind: 'rate_limit', calls: [1], delay: 1 }] }))
-    const proc = startCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--rules', rules, '--report', report])
+    const proc = startCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--rules', rules, '--report', report, '--print-admin-token'])
     const [first, second] = await proc.firstLines
     const match = /^toolstorm proxy (http:\/\/127\.0\.0\.1:\d+) \(reverse → (\S+)\) · admin (http:\/\/127\.0\.0\.1:\d+)$/.exec(first!)
     expect(match?.[2]).toBe(`${upstream.url}/`)

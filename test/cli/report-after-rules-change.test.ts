@@ -22,7 +22,7 @@ describe('the shutdown report after PUT /rules mid-run', () => {
     const rules = path.join(dir, 'rules.json')
     const report = path.join(dir, 'report.json')
     await writeFile(rules, JSON.stringify({ seed: 1, rules: [MODEL_429] }))
-    const proxy = await startCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--rules', rules, '--report', report], 2)
+    const proxy = await startCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--rules', rules, '--report', report, '--print-admin-token'], 2)
     const url = servedUrl(proxy)
     const admin = /· admin (\S+)$/.exec(proxy.lines[0] as string)?.[1] as string
     const token = /^admin token: (\S+)/.exec(proxy.lines[1] as string)?.[1] as string
@@ -75,7 +75,7 @@ describe('the shutdown report after PUT /rules mid-run', () => {
 
   it('fails check, not the reading of the report, when a rule in force earlier never fired', async ({ dir, upstream }) => {
     const report = path.join(dir, 'unfired.json')
-    const proxy = await startCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--report', report], 2)
+    const proxy = await startCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--report', report, '--print-admin-token'], 2)
     const admin = /· admin (\S+)$/.exec(proxy.lines[0] as string)?.[1] as string
     const token = /^admin token: (\S+)/.exec(proxy.lines[1] as string)?.[1] as string
     try {

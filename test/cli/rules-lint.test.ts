@@ -61,7 +61,7 @@ describe('toolstorm rules and a METHOD /path glob on a declared route (#29)', ()
 describe('toolstorm proxy with rules that can never fire', () => {
   it('warns at start and on PUT /rules, and check says the rule was never eligible and which routes were seen', async ({ dir, upstream, never }) => {
     const report = path.join(dir, 'report.json')
-    const child = spawn(process.execPath, [BIN, 'proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--rules', never, '--report', report], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [BIN, 'proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--rules', never, '--report', report, '--print-admin-token'], { stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk))

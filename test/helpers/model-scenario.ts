@@ -26,7 +26,7 @@ export interface ModelScenario {
   /** Extra `fetch` options for this transport (the forward-mode dispatcher), for SDK `fetchOptions` and raw fetch. */
   readonly fetchOptions: { dispatcher?: ProxyAgent }
   report(): Report
-  /** The report once no call is running any more (the proxy sees a client leave a moment later). */
+  /** The report once no call is running or read on any more (the proxy sees a client leave a moment later). */
   settled(): Promise<Report>
   close(): Promise<void>
 }
@@ -35,9 +35,12 @@ async function settle(storm: Storm): Promise<Report> {
   const deadline = performance.now() + 3_000
   while (true) {
     const report = storm.report()
-    if (report.calls.every((call) => call.outcome !== 'running') || performance.now() > deadline) return report
+    if (report.calls.every((call) => call.outcome !== 'running') || performance.now() > deadline) break
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
+  // A cut model stream's record is final once its upstream was read on (read-on.ts).
+  await storm.settled()
+  return storm.report()
 }
 
 export async function startModelScenario(transport: Transport, config: StormConfigInput, options: ModelUpstreamOptions & { observer?: ExchangeObserver; clock?: Clock } = {}): Promise<ModelScenario> {

@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { ROOT } from './cli.js'
+import { runsHere } from './skipped-groups.js'
 
 export const PYTHON = process.env.TOOLSTORM_PYTHON ?? path.join(ROOT, 'node_modules/.cache/toolstorm-py/bin/python')
 
@@ -22,7 +23,7 @@ export function hasPythonModules(...modules: string[]): boolean {
     importable.set(key, known)
   }
   // In CI the venv is installed by .ci/run: a missing one is a failure, not a skip.
-  return known || Boolean(process.env.CI)
+  return runsHere('the tests with Python clients', known, existsSync(PYTHON) ? `${PYTHON} cannot import ${modules.join(', ')}: bash .ci/python-venv.sh` : `no test venv at ${PYTHON}: bash .ci/python-venv.sh`)
 }
 
 function tryImport(modules: string[]): boolean {
@@ -32,4 +33,14 @@ function tryImport(modules: string[]): boolean {
   } catch {
     return false
   }
+}
+
+/** The MCP client of the Python SDK the record/replay tests drive (`client.py progress|oauth URL`). */
+export const PYTHON_MCP_CLIENT = path.join(ROOT, 'fixtures/python-mcp-client/client.py')
+
+/** The last JSON line a command printed (toolstorm's own lines come around it). */
+export function printedJson<T>(stdout: string): T {
+  const line = stdout.split('\n').reverse().find((candidate) => candidate.startsWith('{'))
+  if (line === undefined) throw new Error(`the command printed no JSON line:\n${stdout}`)
+  return JSON.parse(line) as T
 }

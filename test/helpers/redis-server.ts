@@ -5,9 +5,10 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import net from 'node:net'
+import { runsHere } from './skipped-groups.js'
 
-export const REDIS_SERVER = '/usr/bin/redis-server'
-export const hasRedis = existsSync(REDIS_SERVER) || Boolean(process.env.CI)
+export const REDIS_SERVER = process.env.TOOLSTORM_REDIS_SERVER ?? '/usr/bin/redis-server'
+export const hasRedis = runsHere('the Redis (shared state) tests', existsSync(REDIS_SERVER), `no redis-server at ${REDIS_SERVER}: apt-get install redis-server`)
 
 export interface RedisServer {
   readonly port: number
@@ -30,7 +31,8 @@ export function freePort(): Promise<number> {
   })
 }
 
-function waitForPort(port: number, deadline: number): Promise<void> {
+/** Resolves once something listens on `port` on 127.0.0.1 (`what` names it in the error past the deadline). */
+export function waitForPort(port: number, deadline: number, what = 'redis-server'): Promise<void> {
   return new Promise((resolve, reject) => {
     const attempt = () => {
       const socket = net.connect(port, '127.0.0.1')
@@ -40,7 +42,7 @@ function waitForPort(port: number, deadline: number): Promise<void> {
       })
       socket.once('error', () => {
         socket.destroy()
-        if (Date.now() > deadline) reject(new Error(`redis-server did not listen on ${port} within the deadline`))
+        if (Date.now() > deadline) reject(new Error(`${what} did not listen on ${port} within the deadline`))
         else setTimeout(attempt, 20)
       })
     }

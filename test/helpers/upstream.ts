@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto'
 import http from 'node:http'
 import https from 'node:https'
 import zlib from 'node:zlib'
-import type { AddressInfo } from 'node:net'
+import type { AddressInfo, Socket } from 'node:net'
 
 export interface SeenRequest {
   method: string
@@ -124,16 +124,29 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
   }
 }
 
-/** A server that resets every connection after reading the request: the real failure to compare with. */
-export async function startResettingServer(): Promise<{ url: string; close(): Promise<void> }> {
-  const server = http.createServer((req) => {
-    req.resume()
-    req.on('end', () => req.socket.resetAndDestroy())
-  })
+/**
+ * A server that resets every connection after reading the request (the real failure to compare
+ * with), or with `close` closes it (FIN) without a byte of answer; with `tls`, over HTTPS.
+ * `received`: `METHOD /path body` of each request.
+ */
+export async function startResettingServer(options: { close?: boolean; tls?: { key: string; cert: string } } = {}): Promise<{ url: string; received: string[]; close(): Promise<void> }> {
+  const received: string[] = []
+  const listener: http.RequestListener = (req) => {
+    let body = ''
+    req.on('data', (chunk: Buffer) => (body += chunk))
+    req.on('end', () => {
+      received.push(`${req.method} ${req.url} ${body}`)
+      if (options.close) return void req.socket.destroy()
+      // Under TLS the TCP socket beneath is the one reset.
+      ;((req.socket as { _parent?: Socket })._parent ?? req.socket).resetAndDestroy()
+    })
+  }
+  const server = options.tls ? https.createServer(options.tls, listener) : http.createServer(listener)
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
+    received,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections()

@@ -51,6 +51,26 @@ for (const transport of TRANSPORTS) {
       expect(call).toMatchObject({ injected: true, outcome: 'error', error: 'STREAM_CUT', cut: { events: 2, at: 'tool_arguments', deltas: 1 } })
     })
 
+    it('cuts an OpenAI chat stream inside the arguments by default (`at: tool_arguments`, no `after`): after the first non-empty piece (#36 item 8)', async () => {
+      const client = await openai(transport, { rules: [{ name: 'cut', route: CHAT, kind: 'stream_cut', at: 'tool_arguments' }] })
+      const { items, error } = await drain(await client.chat.completions.create({ model: 'gpt-x', messages, tools: chatTools, stream: true }))
+      // The first chunk names the tool with `arguments: ''`; the client holds the first real piece of the JSON.
+      expect(chatArguments(items)).toBe(TOOL.arguments[0])
+      expect(error?.message).toBe('terminated')
+      expect((await scenario!.settled()).calls[0]).toMatchObject({ injected: true, error: 'STREAM_CUT', cut: { events: 2, at: 'tool_arguments', deltas: 1 } })
+    })
+
+    it('cuts an Anthropic stream inside the tool_use input by default (`at: tool_arguments`, no `after`) (#36 item 8)', async () => {
+      const client = await anthropic(transport, { rules: [{ name: 'cut', route: MESSAGES, kind: 'stream_cut', at: 'tool_arguments' }] })
+      const stream = client.messages.stream({ ...claude, tools: claudeTools })
+      const partial: string[] = []
+      stream.on('inputJson', (delta) => partial.push(delta))
+      const error = await stream.finalMessage().catch((e: Error) => e)
+      expect(partial).toEqual([TOOL.arguments[0]])
+      expect((error as Error).message).toBe('terminated')
+      expect((await scenario!.settled()).calls[0]).toMatchObject({ injected: true, error: 'STREAM_CUT', cut: { events: 3, at: 'tool_arguments', deltas: 1 } })
+    })
+
     it('cuts an OpenAI Responses stream inside the function call\'s arguments: the stream helper rejects with "terminated"', async () => {
       const client = await openai(transport, { rules: [{ name: 'cut', route: RESPONSES, kind: 'stream_cut', at: 'tool_arguments', after: 2 }] })
       const stream = client.responses.stream({ model: 'gpt-r', input: 'Weather in Paris?', tools: responseTools })

@@ -30,8 +30,8 @@ for (const transport of TRANSPORTS) {
   describe(`model calls faulted before the provider (${transport})`, () => {
     it.each([
       ['rate_limit', 429],
-      // The provider's own statuses (provider-errors.test.ts): OpenAI's outage is a 500.
-      ['unavailable', 500],
+      // The kinds' statuses, the same on every route; the bodies are the provider's (provider-errors.test.ts).
+      ['unavailable', 503],
       ['overloaded', 503],
       ['timeout', 504],
     ] as const)('%s records the requested model and stream flag', async (kind, status) => {

@@ -38,7 +38,8 @@ for (const transport of WITHOUT_MSW) {
       expect(s.upstream.requests).toHaveLength(1)
       const call = (await s.settled()).calls[0]
       expect(call).toMatchObject({ injected: true, outcome: 'error', status: 200, error: 'STREAM_CUT', cut: { events: 3 } })
-      expect(call?.model).toEqual({ provider: 'openai', api: 'chat.completions', model: answered('gpt-x'), inputTokens: null, outputTokens: null, streamed: true })
+      // The client never got the usage chunk; the upstream's rest was read on after the cut, and the call records it.
+      expect(call?.model).toEqual({ provider: 'openai', api: 'chat.completions', model: answered('gpt-x'), inputTokens: USAGE.chat.prompt_tokens, outputTokens: USAGE.chat.completion_tokens, streamed: true })
     })
 
     it('surfaces a cut Responses stream as an OpenAIError from the stream helper', async () => {

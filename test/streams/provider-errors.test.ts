@@ -63,7 +63,7 @@ for (const transport of TRANSPORTS) {
     })
 
     it.each([
-      ['unavailable', 500, 'The server had an error while processing your request. Sorry about that!'],
+      ['unavailable', 503, 'The server is overloaded or not ready yet.'],
       ['overloaded', 503, 'The engine is currently overloaded, please try again later.'],
       ['timeout', 504, 'Gateway timeout: the request took too long to process.'],
     ] as const)('raises openai InternalServerError on %s (%i, server_error)', async (kind, status, message) => {
@@ -107,13 +107,25 @@ for (const transport of TRANSPORTS) {
     })
 
     it.each([
-      ['unavailable', Anthropic.InternalServerError, 500, 'api_error', 'Internal server error'],
+      ['unavailable', Anthropic.ServiceUnavailableError, 503, 'api_error', 'Service unavailable'],
       ['timeout', Anthropic.GatewayTimeoutError, 504, 'timeout_error', 'Request timed out'],
     ] as const)('raises Anthropic\'s typed error on %s', async (kind, type, status, errorType, message) => {
       const client = await anthropic(transport, { rules: [{ name: kind, route: MESSAGES, kind }] })
       const error = (await client.messages.create(claude).catch((e: unknown) => e)) as InstanceType<typeof Anthropic.APIError>
       expect(error).toBeInstanceOf(type)
       expect([error.status, error.type, error.apiMessage]).toEqual([status, errorType, message])
+    })
+
+    it('answers unavailable 503 on a model call as on any other route, each body in its own shape (#36 item 9)', async () => {
+      scenario = await scenarios.start(transport, { rules: [{ name: 'down', route: '*', kind: 'unavailable' }] })
+      const post = (path: string, headers: Record<string, string> = {}) =>
+        fetch(`${scenario!.base}${path}`, { method: 'POST', body: JSON.stringify({ model: 'm', messages }), headers: { 'content-type': 'application/json', ...headers }, ...(scenario!.fetchOptions as RequestInit) })
+      const answers = [await post('/v1/chat/completions'), await post('/v1/messages', { 'anthropic-version': '2023-06-01' }), await post('/v1/embeddings')]
+      expect(answers.map((response) => response.status)).toEqual([503, 503, 503])
+      const [chat, messagesApi, other] = await Promise.all(answers.map((response) => response.json()))
+      expect(chat).toEqual({ error: { message: 'The server is overloaded or not ready yet.', type: 'server_error', param: null, code: null } })
+      expect(messagesApi).toMatchObject({ type: 'error', error: { type: 'api_error', message: 'Service unavailable' } })
+      expect(other).toEqual({ error: { type: 'service_unavailable', message: 'Service unavailable.' } })
     })
 
     it('keeps the generic answers on a route that is not a model call', async () => {

@@ -5,6 +5,7 @@
  */
 import { existsSync } from 'node:fs'
 import { chromium, type Browser } from 'playwright-core'
+import { runsHere } from '../helpers/skipped-groups.js'
 
 export const CHROMIUM = process.env.TOOLSTORM_CHROMIUM ?? '/usr/bin/chromium'
 
@@ -12,7 +13,7 @@ export const CHROMIUM = process.env.TOOLSTORM_CHROMIUM ?? '/usr/bin/chromium'
  * Whether the browser tests run: when Chromium is installed (`apt-get install chromium`; .ci/run
  * does it), and always in CI, where a missing browser must fail rather than skip.
  */
-export const hasChromium = existsSync(CHROMIUM) || Boolean(process.env.CI)
+export const hasChromium = runsHere('the browser tests', existsSync(CHROMIUM), `no Chromium at ${CHROMIUM}: apt-get install chromium`)
 
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage']
 

@@ -58,7 +58,7 @@ export async function measureDashboardLoad(exchanges: number): Promise<Dashboard
     upstream = await startUpstream()
     const rules = path.join(dir, 'rules.json')
     await writeFile(rules, JSON.stringify({ seed: 3, rules: [{ name: 'flaky', route: 'GET /items/*', kind: 'unavailable', probability: 0.1 }] }))
-    proxy = await startCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--rules', rules], 3)
+    proxy = await startCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--rules', rules, '--print-admin-token'], 3)
     chromium = await launchChromium()
     const proxyUrl = /^toolstorm proxy (\S+) /.exec(proxy.lines[0] as string)?.[1] as string
     const dashboardUrl = /^dashboard: (\S+)$/.exec(proxy.lines[2] as string)?.[1] as string

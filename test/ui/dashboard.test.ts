@@ -47,7 +47,7 @@ beforeAll(async () => {
   })
   const rules = path.join(dir, 'rules.json')
   await writeFile(rules, JSON.stringify(RULES))
-  proxy = await startCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--rules', rules], 3)
+  proxy = await startCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--rules', rules, '--print-admin-token'], 3)
   proxyUrl = /^toolstorm proxy (\S+) /.exec(proxy.lines[0] as string)?.[1] as string
   adminUrl = / · admin (\S+)$/.exec(proxy.lines[0] as string)?.[1] as string
   token = /^admin token: (\S+) /.exec(proxy.lines[1] as string)?.[1] as string
@@ -282,7 +282,7 @@ describe.skipIf(!hasChromium)('the live dashboard', () => {
 describe.skipIf(!hasChromium)('the dashboard of a recording proxy', () => {
   it('exports the run\'s cassette and warns that bodies in it were cut at the body limit', async () => {
     const file = path.join(dir, 'recording.cassette.jsonl')
-    const recording = await startCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--record', file, '--body-limit', '100000'], 3)
+    const recording = await startCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--record', file, '--body-limit', '100000', '--print-admin-token'], 3)
     try {
       const url = /^toolstorm proxy (\S+) /.exec(recording.lines[0] as string)?.[1] as string
       const dashboard = /^dashboard: (\S+)$/.exec(recording.lines[2] as string)?.[1] as string

@@ -56,13 +56,18 @@ async function runSpec(env: Record<string, string>, args: string[] = []): Promis
 const READ = 'a read replays from its cassette'
 const SHIP = 'a shipment replays only while the order is the recorded one'
 const MISSING = 'a cassette that must replay but was never recorded is an error naming its file'
+const ANY_ORDER = 'a shipment whose order id a pattern normalises replays whatever the order'
+const MALFORMED = 'a malformed normaliser is refused naming the option'
 
 describe('useCassette in the vitest fixture', { timeout: 120_000 }, () => {
   it('records on the first run, replays strictly after with the table in a failure, and re-records with -u', async () => {
     const first = await runSpec({})
     expect(first.code).toBe(0)
     expect(first.results[MISSING]?.status).toBe('passed')
-    expect(upstream.requests.map((r) => r.url)).toEqual(['/items/a', '/ship'])
+    expect(first.results[MALFORMED]?.status).toBe('passed')
+    expect(upstream.requests.map((r) => r.url)).toEqual(['/items/a', '/ship', '/ship'])
+    const anyOrder = await Cassette.load(path.join(CASSETTES, 'use-cassette.spec.ts', 'ship-any-order.cassette.jsonl'))
+    expect(anyOrder.header.match.normalizePatterns).toEqual(['o-\\d+'])
     const ship = path.join(CASSETTES, 'use-cassette.spec.ts', 'ship.cassette.jsonl')
     const recorded = await Cassette.load(ship)
     expect(recorded.exchanges.map((e) => [e.request.method, e.request.url, e.response?.status])).toEqual([['POST', '/ship', 201]])
@@ -72,16 +77,18 @@ describe('useCassette in the vitest fixture', { timeout: 120_000 }, () => {
     expect(diverged.code).toBe(1)
     expect(diverged.results[READ]?.status).toBe('passed')
     expect(diverged.results[SHIP]?.status).toBe('failed')
+    // The user's pattern, kept in its cassette's header, makes the other order id compare equal.
+    expect(diverged.results[ANY_ORDER]?.status).toBe('passed')
     const failure = diverged.results[SHIP]?.failureMessages.join('\n') ?? ''
     expect(failure).toContain('CassetteMismatchError: Failed to replay "POST')
     expect(failure).toMatch(/req\s+#\s+expected\s+seen\s+result/)
     expect(failure).toContain('"o-1" ≠ "o-2"')
-    expect(upstream.requests).toHaveLength(2)
+    expect(upstream.requests).toHaveLength(3)
 
     // -u (vitest's --update) records both again.
     const updated = await runSpec({ TOOLSTORM_TEST_ORDER: 'o-2' }, ['-u'])
     expect(updated.code).toBe(0)
-    expect(upstream.requests.map((r) => r.url)).toEqual(['/items/a', '/ship', '/items/a', '/ship'])
+    expect(upstream.requests.map((r) => r.url)).toEqual(['/items/a', '/ship', '/ship', '/items/a', '/ship', '/ship'])
     expect((await Cassette.load(ship)).exchanges[0]!.request.body?.data).toContain('"order":"o-2"')
   })
 })

@@ -66,8 +66,10 @@ class CassetteSession:
 
     def start(self, *, args: Iterable[str] = (), normalize: Union[None, str, Sequence[str]] = None, live: Sequence[str] = (), replay_only: Sequence[str] = (), **proxy_options: Any) -> Proxy:
         """Start the process. ``normalize``: normalisers a recording keeps in the header, or a replay
-        uses instead (``"none"``). ``live`` / ``replay_only``: route globs a replay (or an update)
-        sends to the network instead of the cassette, under the test's rules; a recording ignores them."""
+        uses instead (``"none"``); ``normalize_pattern`` / ``normalize_path`` (in ``proxy_options``):
+        the user's regular expressions and JSON paths, the same way. ``live`` / ``replay_only``: route
+        globs a replay (or an update) sends to the network instead of the cassette, under the test's
+        rules; a recording ignores them."""
         if normalize is not None:
             proxy_options["normalize"] = normalize
         self.live = (live,) if isinstance(live, str) else tuple(live)

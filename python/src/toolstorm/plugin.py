@@ -41,7 +41,7 @@ _counter = itertools.count(1)
 #: entry here, and the fixture reads it.
 MARKER_KEYWORDS: Mapping[str, Tuple[str, ...]] = {
     "toolstorm": ("rules", "seed", "require_triggered", "max_calls", "routes"),
-    "toolstorm_cassette": ("path", "record_mode", "normalize", "live", "replay_only"),
+    "toolstorm_cassette": ("path", "record_mode", "normalize", "normalize_pattern", "normalize_path", "live", "replay_only"),
 }
 
 
@@ -74,7 +74,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "toolstorm(rules=None, seed=None, require_triggered=True, max_calls=None, routes=None): the test's toolstorm rules, as toolstorm.rules(...) would set them (the test must use the toolstorm fixture; an unknown keyword fails it)")
-    config.addinivalue_line("markers", "toolstorm_cassette(path=None, record_mode=None, normalize=None, live=(), replay_only=()): record the test's traffic into a cassette, or replay it strictly (path relative to the test file; default cassettes/<module>/<test>.jsonl); normalize: ids,timestamps,uuids or none; live / replay_only: route globs a replay sends to the network, or the only ones it replays")
+    config.addinivalue_line("markers", "toolstorm_cassette(path=None, record_mode=None, normalize=None, normalize_pattern=None, normalize_path=None, live=(), replay_only=()): record the test's traffic into a cassette, or replay it strictly (path relative to the test file; default cassettes/<module>/<test>.jsonl); normalize: ids,timestamps,uuids or none; normalize_pattern / normalize_path: regular expressions (SHP-\\d+) and JSON paths ($.messages[*].content) whose values compare equal; live / replay_only: route globs a replay sends to the network, or the only ones it replays")
 
 
 def _proxy_args(config: pytest.Config) -> List[str]:
@@ -206,6 +206,8 @@ def toolstorm(request: pytest.FixtureRequest) -> Generator[Run, None, None]:
                 cwd=config.invocation_params.dir,
                 args=_proxy_args(config),
                 normalize=normalize,
+                normalize_pattern=kwargs.get("normalize_pattern"),
+                normalize_path=kwargs.get("normalize_path"),
                 live=[*_globs(kwargs.get("live")), *config.getoption("--toolstorm-live")],
                 replay_only=[*_globs(kwargs.get("replay_only")), *config.getoption("--toolstorm-replay-only")],
             )

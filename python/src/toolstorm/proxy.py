@@ -109,6 +109,8 @@ class Proxy:
         replay_mode: str = "replay",
         url_form: Optional[str] = None,
         normalize: Union[None, str, Sequence[str]] = None,
+        normalize_pattern: Union[None, str, Sequence[str]] = None,
+        normalize_path: Union[None, str, Sequence[str]] = None,
         live: Sequence[str] = (),
         replay_only: Sequence[str] = (),
         args: Iterable[str] = (),
@@ -141,6 +143,10 @@ class Proxy:
         if normalize is not None:
             # Recording: kept in the cassette header. Replay: instead of the header's (none: no normaliser).
             command += ["--normalize", ",".join(normalise_names(normalize))]
+        # Regular expressions and JSON paths the CLI checks (a bad one: it exits 2 naming the flag).
+        for flag, values in (("--normalize-pattern", normalize_pattern), ("--normalize-path", normalize_path)):
+            for value in [values] if isinstance(values, str) else values or ():
+                command += [flag, value]
         if (live or replay_only) and replay is None:
             raise ValueError("Proxy(live=…, replay_only=…): live routes are for a replay (replay=…).")
         for glob in [live] if isinstance(live, str) else live:

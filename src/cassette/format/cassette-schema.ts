@@ -11,15 +11,17 @@ import { defaultFaults, ruleSchema } from '../../default-faults.js'
 import { seedSchema } from '../../engine/schema/rule-base.js'
 import { cutSchema, mcpCallSchema, modelCallSchema } from '../../engine/schema/report.js'
 import { callTraceSchema, reportClaimSchema } from '../../engine/schema/claim-schema.js'
+import { JSON_PATH_SYNTAX, parseJsonPath } from './json-path.js'
 
 export const CASSETTE_KIND = 'toolstorm.cassette'
 /**
  * The version written. Version 2 may keep a body in a file beside the cassette (`storedBodyFileSchema`);
- * version 3 may hold the recorded run's claims in the header (`claims`). Versions 1 (every body
- * inline) and 2 are still read.
+ * version 3 may hold the recorded run's claims in the header (`claims`); version 4 the user's
+ * normalisers (`match.normalizePatterns`, `match.normalizePaths`). Versions 1 (every body inline),
+ * 2 and 3 are still read.
  */
-export const CASSETTE_VERSION = 3
-export const CASSETTE_VERSIONS = [1, 2, 3] as const
+export const CASSETTE_VERSION = 4
+export const CASSETTE_VERSIONS = [1, 2, 3, 4] as const
 /** Claims one cassette may hold, over all its runs (a report holds 10,000 per run). */
 export const MAX_CASSETTE_CLAIMS = 100_000
 /**
@@ -168,7 +170,7 @@ function exchangeSchemas<Body extends z.ZodType>(body: Body) {
     fault: storedFaultSchema.nullable(),
     /** Seconds the client was told to wait, injected or real. */
     retryAfter: seconds.nullable(),
-    /** A stable code for transport failures (`ECONNRESET`, `UPSTREAM_UNREACHABLE`, `CLIENT_ABORTED`). */
+    /** A stable code for transport failures (`ECONNRESET`, `UPSTREAM_UNREACHABLE`, `UPSTREAM_RESET`, `CLIENT_ABORTED`). */
     error: z.string().nullable(),
     /** Commits the tool side reported for this exchange (evidence; replay never performs them). */
     effects: z.array(storedEffectSchema).max(10_000),
@@ -198,6 +200,37 @@ export const NORMALISERS = ['ids', 'timestamps', 'uuids'] as const
 export const normaliserSchema = z.enum(NORMALISERS, { error: `expected one of ${NORMALISERS.join(', ')}` })
 export type Normaliser = z.infer<typeof normaliserSchema>
 
+/** User normalisers one cassette may hold, of each kind. */
+export const MAX_USER_NORMALISERS = 100
+
+/** Why `source` cannot be a pattern normaliser, or null: a JavaScript regular expression that matches something. */
+function patternProblem(source: string): string | null {
+  try {
+    return new RegExp(source).test('') ? 'it matches the empty string' : null
+  } catch (error) {
+    return (error as Error).message
+  }
+}
+
+/** A regular expression (JavaScript syntax) whose matches replay treats as equal: `SHP-\d+`. */
+export const normalisePatternSchema = z
+  .string({ error: 'expected a regular expression' })
+  .min(1, { error: 'expected a regular expression' })
+  .max(1000, { error: 'expected a regular expression of at most 1000 characters' })
+  .superRefine((source, context) => {
+    const problem = patternProblem(source)
+    if (problem) context.addIssue({ code: 'custom', message: `expected a regular expression that matches something (JavaScript syntax, such as SHP-\\d+), got /${source}/: ${problem}` })
+  })
+
+/** A JSON path whose values replay treats as equal: `$.messages[*].content`. */
+export const normalisePathSchema = z
+  .string({ error: 'expected a JSON path' })
+  .max(1000, { error: 'expected a JSON path of at most 1000 characters' })
+  .superRefine((path, context) => {
+    const parsed = parseJsonPath(path)
+    if (typeof parsed === 'string') context.addIssue({ code: 'custom', message: `expected a JSON path (${JSON_PATH_SYNTAX}, as "$.messages[*].content"), got ${JSON.stringify(path)}: ${parsed}` })
+  })
+
 export const matchOptionsSchema = z.strictObject({
   /** Request headers compared in replay (lowercase names); redacted values compare equal. */
   headers: z.array(z.string().min(1)).max(100).default([]),
@@ -211,7 +244,16 @@ export const matchOptionsSchema = z.strictObject({
    * record time. Absent in cassettes written before they existed: none.
    */
   normalize: z.array(normaliserSchema).max(NORMALISERS.length).default([]),
+  /**
+   * Version 4: the user's own, over the whole JSON body (and the patterns over a text body):
+   * regular expressions whose matches, and JSON paths whose values, compare equal. Absent: none.
+   */
+  normalizePatterns: z.array(normalisePatternSchema).max(MAX_USER_NORMALISERS).default([]),
+  normalizePaths: z.array(normalisePathSchema).max(MAX_USER_NORMALISERS).default([]),
 })
+
+/** Matching as recorded when nothing was chosen: exact, no normaliser. */
+export const defaultMatchOptions = (): MatchOptions => ({ headers: [], ignoreQuery: [], ignoreBodyFields: [], normalize: [], normalizePatterns: [], normalizePaths: [] })
 
 /**
  * A claim of the recorded run, as its report held it when the cassette was written (judged then,
@@ -221,7 +263,7 @@ export const cassetteClaimSchema = reportClaimSchema.extend({ run: z.string().mi
 
 export const cassetteHeaderSchema = z.strictObject({
   $schema: z.string().optional(),
-  version: z.union([z.literal(1), z.literal(2), z.literal(3)], { error: 'expected cassette version 1, 2 or 3' }),
+  version: z.union([z.literal(1), z.literal(2), z.literal(3), z.literal(4)], { error: 'expected cassette version 1, 2, 3 or 4' }),
   kind: z.literal(CASSETTE_KIND, { error: `expected "${CASSETTE_KIND}"` }),
   toolstorm: z.string(),
   /** When recording started (ISO 8601); exchange timings are relative to their run. */

@@ -101,6 +101,8 @@ export class CassetteValidator {
       this.#fail(line, lines[0] as string, lines.join('\n'))
     }
     if (parsed.data.claims && parsed.data.version < 3) this.#fail(line, `$.claims: claims in the header need cassette version 3 (the header says ${parsed.data.version})`)
+    const { normalizePatterns, normalizePaths } = parsed.data.match
+    if ((normalizePatterns.length || normalizePaths.length) && parsed.data.version < 4) this.#fail(line, `$.match: normalizePatterns and normalizePaths need cassette version 4 (the header says ${parsed.data.version})`)
     this.#header = parsed.data as CassetteHeader
     return null
   }

@@ -41,8 +41,8 @@ describe('cassettes', () => {
   })
 
   it('refuses a wrong version, naming the line and the field', () => {
-    expect(refusal(text([exchangeAt(1)], { version: 4 }))).toBe(
-      'Failed to load the cassette bad.cassette.jsonl: line 1: $.version: expected cassette version 1, 2 or 3, got 4 (this toolstorm reads versions 1, 2 and 3; a newer toolstorm wrote it?). Record it again, or fix that line (see https://github.com/toolstorm/toolstorm/blob/main/docs/cassettes.md).',
+    expect(refusal(text([exchangeAt(1)], { version: 5 }))).toBe(
+      'Failed to load the cassette bad.cassette.jsonl: line 1: $.version: expected cassette version 1, 2, 3 or 4, got 5 (this toolstorm reads versions 1, 2, 3 and 4; a newer toolstorm wrote it?). Record it again, or fix that line (see https://github.com/toolstorm/toolstorm/blob/main/docs/cassettes.md).',
     )
   })
 

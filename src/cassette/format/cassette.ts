@@ -8,7 +8,7 @@
  * await cassette.save('copy.cassette.jsonl')
  */
 import { CassetteError } from '../../errors.js'
-import { CASSETTE_KIND, CASSETTE_VERSION, DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT, type CassetteExchange, type CassetteHeader } from './cassette-schema.js'
+import { CASSETTE_KIND, CASSETTE_VERSION, DEFAULT_BODY_LIMIT, defaultMatchOptions, MAX_BODY_LIMIT, type CassetteExchange, type CassetteHeader } from './cassette-schema.js'
 import type { Report } from '../../engine/schema/report.js'
 import { readJsonLines } from '../../io/read-json-lines.js'
 import { writeLinesAtomic } from '../../io/write-lines-atomic.js'
@@ -48,7 +48,7 @@ export function cassetteHeader(input: CassetteHeaderInput, exchanges: number): C
     routes: input.routes ?? {},
     rules: input.rules ?? [],
     bodyLimit: input.bodyLimit ?? DEFAULT_BODY_LIMIT,
-    match: input.match ?? { headers: [], ignoreQuery: [], ignoreBodyFields: [], normalize: [] },
+    match: input.match ?? defaultMatchOptions(),
     redaction: input.redaction ?? { keys: [], secrets: 0 },
     ...(input.claims?.length ? { claims: input.claims } : {}),
   }

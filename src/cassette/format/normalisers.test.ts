@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { bodyDigest } from './match-key.js'
 import { normaliseJson } from './normalisers.js'
+import { parseJsonPath } from './json-path.js'
 import type { Normaliser } from './cassette-schema.js'
 import type { JsonValue } from '../../json/canonical-json.js'
 
@@ -52,5 +53,59 @@ describe('normalisers', () => {
     const call = (request: string, ts: number) => ({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'ship', arguments: { request, ts, boxes: 2 } } })
     expect(digest(call('5f0c8f5e-0000-4000-8000-000000000001', 1764657900))).toBe(digest(call('5f0c8f5e-0000-4000-8000-000000000002', 1764660000123)))
     expect(digest({ ...call('x', 1), method: 'tools/list' })).not.toBe(digest({ ...call('y', 1), method: 'tools/list' }))
+  })
+})
+
+describe("the user's normalisers", () => {
+  const user = (normalizePatterns: string[], normalizePaths: string[] = []) => ({ normalizePatterns, normalizePaths })
+
+  it('replace a pattern anywhere in the body, numbered by first appearance, inside JSON text too', () => {
+    const body = (a: string, b: string) => ({ shipment: a, note: `see ${b}`, messages: [{ role: 'tool', content: JSON.stringify({ id: a, again: a }) }] })
+    expect(normaliseJson(body('SHP-0001', 'SHP-0002'), [], user(['SHP-\\d+']))).toEqual({
+      shipment: '<match:1>',
+      note: 'see <match:2>',
+      messages: [{ role: 'tool', content: '{"id":"<match:1>","again":"<match:1>"}' }],
+    })
+    const digestOf = (value: unknown, patterns: string[]) => bodyDigest(json(value), 'application/json', [], [], user(patterns))
+    expect(digestOf(body('SHP-4821', 'SHP-77'), ['SHP-\\d+'])).toBe(digestOf(body('SHP-0001', 'SHP-2'), ['SHP-\\d+']))
+    // References that disagree still differ.
+    expect(digestOf(body('SHP-1', 'SHP-1'), ['SHP-\\d+'])).not.toBe(digestOf(body('SHP-1', 'SHP-2'), ['SHP-\\d+']))
+    expect(digestOf(body('SHP-4821', 'SHP-77'), [])).not.toBe(digestOf(body('SHP-0001', 'SHP-2'), []))
+  })
+
+  it('apply patterns to a text body that is not JSON', () => {
+    const text = (data: string) => ({ encoding: 'utf8' as const, data, size: data.length, truncated: false })
+    const digestOf = (data: string) => bodyDigest(text(data), 'text/plain', [], [], user(['ord_[0-9a-f]+']))
+    expect(digestOf('order=ord_9f8e7d shipped')).toBe(digestOf('order=ord_0011aa shipped'))
+    expect(digestOf('order=ord_9f8e7d shipped')).not.toBe(digestOf('order=ord_0011aa held'))
+  })
+
+  it('replace the values a JSON path reaches, at any depth with `..`, and nothing else', () => {
+    const body: { model: string; messages: Array<Record<string, JsonValue>>; 'odd key': number } = { model: 'm', messages: [{ role: 'user', content: 'hi' }, { role: 'tool', content: 'SHP-1', meta: { content: 'x' } }], 'odd key': 1 }
+    expect(normaliseJson(body, [], user([], ['$.messages[*].content']))).toEqual({ ...body, messages: [{ role: 'user', content: '<path>' }, { role: 'tool', content: '<path>', meta: { content: 'x' } }] })
+    expect(normaliseJson(body, [], user([], ['$.messages[1].content', "$['odd key']"]))).toEqual({ ...body, messages: [body.messages[0], { ...body.messages[1], content: '<path>' }], 'odd key': '<path>' })
+    expect(normaliseJson(body, [], user([], ['$..content']))).toEqual({ ...body, messages: [{ role: 'user', content: '<path>' }, { role: 'tool', content: '<path>', meta: { content: '<path>' } }] })
+    expect(normaliseJson(body, [], user([], ['$.nothing.here', '$.messages[9]']))).toBe(body)
+  })
+})
+
+describe('parseJsonPath', () => {
+  it.each([
+    ['$.messages[*].content', [{ key: 'messages' }, { any: true }, { key: 'content' }]],
+    ["$['a b'][0].*", [{ key: 'a b' }, { index: 0 }, { any: true }]],
+    ['$..id', [{ deep: 'id' }]],
+    ['$..*', [{ deep: null }]],
+  ])('reads %s', (path, segments) => {
+    expect(parseJsonPath(path)).toEqual(segments)
+  })
+
+  it.each([
+    ['messages', 'a path starts with $'],
+    ['$', '"$" alone names the whole body'],
+    ['$.a[?(@.b)]', 'unexpected "[?(@.b)]"'],
+    ['$..', '".." takes a name or * at ".."'],
+    ['$.a[-1]', 'unexpected "[-1]"'],
+  ])('refuses %s: %s', (path, why) => {
+    expect(parseJsonPath(path)).toBe(why)
   })
 })

@@ -14,9 +14,14 @@
  * Ids and UUIDs are numbered in order of first appearance within one body (`<id:1>`, `<uuid:2>`),
  * so a body that refers to the same id twice (a tool call and its result) still differs from one
  * whose references disagree; timestamps all become `<timestamp>`.
+ *
+ * The user's own (`match.normalizePatterns`, `match.normalizePaths`) apply to the whole body: a
+ * path's values become `<path>` (first), a pattern's matches in any string `<match:1>`, numbered
+ * as ids are (last); a text body that is not JSON gets the patterns too.
  */
 import type { JsonValue } from '../../json/canonical-json.js'
-import type { Normaliser } from './cassette-schema.js'
+import type { MatchOptions, Normaliser } from './cassette-schema.js'
+import { parseJsonPath, replaceAtPath, type PathSegment } from './json-path.js'
 
 /** Tool-call ids (`call_`, `toolu_`, `fc_`) and response/message ids (`resp_`, `msg_`, `chatcmpl-`, `rs_`) as providers mint them. */
 const ID = /\b(?:(?:call|toolu|fc|resp|msg|rs)_|chatcmpl-)[A-Za-z0-9_-]{6,}/g
@@ -31,13 +36,39 @@ function isEpoch(value: number): boolean {
   return Number.isInteger(value) && ((value >= 1e9 && value < 1e10) || (value >= 1e12 && value < 1e13))
 }
 
+/** The user's normalisers, as a cassette header or a replay's options hold them. */
+export type UserNormalisers = Partial<Pick<MatchOptions, 'normalizePatterns' | 'normalizePaths'>>
+
+/** Compiled once per source (a cassette's few), bounded. */
+const compiled = new Map<string, RegExp | PathSegment[]>()
+function compiledOnce<T extends RegExp | PathSegment[]>(key: string, make: () => T): T {
+  let found = compiled.get(key) as T | undefined
+  if (found === undefined) {
+    if (compiled.size >= 1000) compiled.clear()
+    compiled.set(key, (found = make()))
+  }
+  return found
+}
+const patternsOf = (user: UserNormalisers) => (user.normalizePatterns ?? []).map((source) => compiledOnce(`p${source}`, () => new RegExp(source, 'g')))
+const pathsOf = (user: UserNormalisers) =>
+  (user.normalizePaths ?? []).map((path) =>
+    compiledOnce(`j${path}`, () => {
+      const parsed = parseJsonPath(path)
+      if (typeof parsed === 'string') throw new Error(`Invalid JSON path ${JSON.stringify(path)}: ${parsed}`)
+      return parsed
+    }),
+  )
+
 class Renamer {
   readonly #ids = new Map<string, string>()
   readonly #uuids = new Map<string, string>()
+  readonly #matches = new Map<string, string>()
   readonly #names: ReadonlySet<Normaliser>
+  readonly #patterns: readonly RegExp[]
 
-  constructor(names: readonly Normaliser[]) {
+  constructor(names: readonly Normaliser[], patterns: readonly RegExp[] = []) {
     this.#names = new Set(names)
+    this.#patterns = patterns
   }
 
   #numbered(map: Map<string, string>, kind: string, value: string): string {
@@ -60,6 +91,7 @@ class Renamer {
     if (this.#names.has('ids')) out = out.replace(ID, (id) => this.#numbered(this.#ids, 'id', id))
     if (this.#names.has('uuids')) out = out.replace(UUID, (uuid) => this.#numbered(this.#uuids, 'uuid', uuid.toLowerCase()))
     if (this.#names.has('timestamps')) out = out.replace(ISO_TIME, '<timestamp>')
+    for (const pattern of this.#patterns) out = out.replace(pattern, (found) => this.#numbered(this.#matches, 'match', found))
     return out
   }
 
@@ -74,8 +106,25 @@ class Renamer {
   }
 }
 
-/** `value` (a parsed request body) with the named normalisers applied in their scopes; the same object when none apply. */
-export function normaliseJson(value: JsonValue, names: readonly Normaliser[]): JsonValue {
+/**
+ * `value` (a parsed request body) with the named normalisers applied in their scopes, and the
+ * user's over the whole body; the same object when none apply.
+ */
+export function normaliseJson(value: JsonValue, names: readonly Normaliser[], user: UserNormalisers = {}): JsonValue {
+  let out = value
+  for (const path of pathsOf(user)) out = replaceAtPath(out, path, '<path>')
+  out = normaliseNamed(out, names)
+  const patterns = patternsOf(user)
+  return patterns.length ? new Renamer([], patterns).value(out, null) : out
+}
+
+/** A text body that is not JSON, with the user's patterns applied. */
+export function normaliseText(text: string, user: UserNormalisers): string {
+  const patterns = patternsOf(user)
+  return patterns.length ? new Renamer([], patterns).string(text) : text
+}
+
+function normaliseNamed(value: JsonValue, names: readonly Normaliser[]): JsonValue {
   if (names.length === 0 || value === null || typeof value !== 'object' || Array.isArray(value)) return value
   const renamer = new Renamer(names)
   let out: Record<string, JsonValue> | null = null

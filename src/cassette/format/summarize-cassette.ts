@@ -1,9 +1,11 @@
 /** A short summary of a cassette for `inspect`: what was recorded and how each exchange ended. */
 import { CutBodyTally } from './cut-bodies.js'
 import type { Cassette } from './cassette.js'
+import type { CassetteHeader } from './cassette-schema.js'
 
 export interface CassetteSummary {
-  readonly version: 1
+  /** The cassette file's format version (its header's), not a version of this summary. */
+  readonly version: CassetteHeader['version']
   readonly kind: 'toolstorm.cassette'
   readonly source: string
   readonly recorded: string
@@ -41,7 +43,7 @@ export function summarizeCassette(cassette: Cassette): CassetteSummary {
     if (exchange.response?.stream) streams++
   }
   return {
-    version: 1,
+    version: cassette.header.version,
     kind: 'toolstorm.cassette',
     source: cassette.header.source,
     recorded: cassette.header.recorded,
@@ -60,7 +62,7 @@ export function summarizeCassette(cassette: Cassette): CassetteSummary {
 export function formatCassetteSummary(summary: CassetteSummary): string[] {
   const list = (counts: Record<string, number>) => Object.entries(counts).map(([name, count]) => `${name} ${count}`).join(', ') || 'none'
   const lines = [
-    `Valid cassette v1: ${summary.exchanges} exchanges, ${summary.effects} effects (recorded ${summary.recorded} via ${summary.source})`,
+    `Valid cassette v${summary.version}: ${summary.exchanges} exchanges, ${summary.effects} effects (recorded ${summary.recorded} via ${summary.source})`,
     `  outcomes: ${list(summary.outcomes)}; statuses: ${list(summary.statuses)}`,
   ]
   if (summary.truncatedBodies) lines.push(`  truncated bodies: ${summary.truncatedBodies} (cut at the body limit: only a prefix is stored; replay breaks such a response off after it and fails unless --allow-truncated)`)

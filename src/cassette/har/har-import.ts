@@ -18,6 +18,7 @@ import type { Redactor } from '../../redact/index.js'
 import {
   DEFAULT_BODY_LIMIT,
   cassetteHeaderSchema,
+  defaultMatchOptions,
   storedBodySchema,
   storedEffectSchema,
   storedFaultSchema,
@@ -271,7 +272,7 @@ export async function importHar(document: unknown, options: ImportHarOptions = {
       routes: previous.routes ?? { ...config.routes },
       rules: previous.rules ?? [],
       bodyLimit: limit,
-      match: previous.match ?? { headers: [], ignoreQuery: [], ignoreBodyFields: [], normalize: [] },
+      match: previous.match ?? defaultMatchOptions(),
       redaction: { keys: [...new Set([...(previous.redaction?.keys ?? []), ...config.redact.keys])], secrets: config.redact.secrets.length },
       // The recorded claims (already redacted by the recording) survive the round trip, unjudged.
       ...(previous.claims ? { claims: previous.claims } : {}),

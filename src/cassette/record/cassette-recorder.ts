@@ -21,7 +21,7 @@
  * await recorder.save('incident.cassette.jsonl')
  */
 import type { ExchangeObserver, ObserverFront } from '../../engine/exchange-flow.js'
-import { DEFAULT_BODY_LIMIT, MAX_CASSETTE_CLAIMS, type CassetteClaim, type CassetteHeader } from '../format/cassette-schema.js'
+import { DEFAULT_BODY_LIMIT, defaultMatchOptions, MAX_CASSETTE_CLAIMS, type CassetteClaim, type CassetteHeader } from '../format/cassette-schema.js'
 import type { Storm } from '../../engine/storm.js'
 import { StateError } from '../../errors.js'
 import { Cassette, cassetteHeader } from '../format/cassette.js'
@@ -121,7 +121,7 @@ export class CassetteRecorder {
         // The report of a run that does not exist is empty and cheap: only its redacted rules are used.
         rules: storm.report(NO_RUN).rules,
         bodyLimit: this.#bodyLimit,
-        match: { headers: [], ignoreQuery: [], ignoreBodyFields: [], normalize: [], ...this.#options.match },
+        match: { ...defaultMatchOptions(), ...this.#options.match },
         redaction: { keys: [...config.redact.keys], secrets: config.redact.secrets.length },
         claims: this.#claims(),
       },

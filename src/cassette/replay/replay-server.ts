@@ -86,7 +86,7 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
   checkOptions('startReplayServer()', replayServerOptionsSchema, options)
   const mode = options.mode ?? 'replay'
   const forwarding = mode !== 'replay'
-  const { mode: _mode, host: _host, port: _port, adminPort: _adminPort, adminToken: _token, adminAllowHosts: _allowHosts, targets: _targets, storm: _storm, updateFile: _file, dispatcher: _dispatcher, ca: _ca, connectPorts: _ports, onCertificateRefused: _refused, upstreamCa: _upstreamCa, insecureSkipUpstreamTlsVerification: _insecure, warn: _warn, ...replayOptions } = options
+  const { mode: _mode, host: _host, port: _port, adminPort: _adminPort, adminToken: _token, adminAllowHosts: _adminHosts, allowHosts: _allowHosts, targets: _targets, storm: _storm, updateFile: _file, dispatcher: _dispatcher, ca: _ca, connectPorts: _ports, onCertificateRefused: _refused, upstreamCa: _upstreamCa, insecureSkipUpstreamTlsVerification: _insecure, warn: _warn, ...replayOptions } = options
   const source = replaySource(cassette, { ...replayOptions, mode })
   const session = source.session
   const storm = options.storm ?? createStorm({ redact: { keys: cassette.header.redaction.keys } })
@@ -108,6 +108,7 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
     ...(options.adminPort !== undefined ? { adminPort: options.adminPort } : {}),
     ...(options.adminToken !== undefined ? { adminToken: options.adminToken } : {}),
     ...(options.adminAllowHosts ? { adminAllowHosts: options.adminAllowHosts } : {}),
+    ...(options.allowHosts ? { allowHosts: options.allowHosts } : {}),
     ...(options.targets ? { targets: options.targets } : {}),
     ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
     // Making a key takes up to a second: only at start when the cassette holds HTTPS exchanges.

@@ -12,7 +12,7 @@ const COUNT = { min: 0, max: Number.MAX_SAFE_INTEGER, expected: 'a nonnegative i
 
 interface CheckArgs {
   file: string
-  'max-calls': number
+  'max-calls'?: number
   'max-model-calls'?: number
   'max-tokens'?: number
   'max-recovery-tokens'?: number
@@ -44,7 +44,7 @@ export const checkCommand: CommandModule<object, CheckArgs> = {
   builder: (yargs: Argv) =>
     yargs
       .positional('file', { type: 'string', demandOption: true, describe: 'Report, demo run or comparison (JSON), or a cassette (JSON Lines)' })
-      .option('max-calls', { ...numberOption('max-calls', COUNT), default: 100, describe: 'Fail when more calls were made (refusals included)' })
+      .option('max-calls', { ...numberOption('max-calls', COUNT), describe: "Fail when more calls were made (refusals included); default: the rules' maxCalls, when they set one, else no call budget" })
       .option('max-model-calls', { ...numberOption('max-model-calls', COUNT), describe: 'Fail when more model calls were made' })
       .option('max-tokens', { ...numberOption('max-tokens', COUNT), describe: 'Fail when the model calls used more tokens (input + output), or reported no usage' })
       .option('max-recovery-tokens', { ...numberOption('max-recovery-tokens', COUNT), describe: 'Fail when recovering from any one triggered fault took more tokens, or a recovery reported no usage' })
@@ -59,7 +59,10 @@ export const checkCommand: CommandModule<object, CheckArgs> = {
     const { reports } = await readReportsOrCassette(args.file)
     // The contract is rebuilt from the trace, never taken from a verdict stored in the file.
     const results = reports.map((report) => {
-      const checks = contract(report).requireTriggered().noDuplicateEffects().atMostCalls(maxCalls)
+      const checks = contract(report).requireTriggered().noDuplicateEffects()
+      // A budget applies only when someone set one: the flag, else the run's rules (`maxCalls`). None by default.
+      const budget = maxCalls ?? report.maxCalls
+      if (budget !== null) checks.atMostCalls(budget)
       if (maxModelCalls !== undefined) checks.atMostModelCalls(maxModelCalls)
       if (maxTokens !== undefined) checks.atMostTokens(maxTokens)
       if (maxRecovery !== undefined) checks.maxRecoveryTokens(maxRecovery)

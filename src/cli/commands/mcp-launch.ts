@@ -104,7 +104,7 @@ function sameOptions(a: LaunchOptions, b: LaunchOptions): boolean {
 
 /** The options of `toolstorm mcp` that take a value, and those that do not (the parser's list, mcp.ts). */
 const VALUED = new Set(['rules', 'seed', 'report', 'host', 'admin-port', 'admin-token', 'ready-file', 'clock', 'record', 'order', 'live', 'lost-answer', 'state-dir'])
-const FLAGS = new Set(['exit-with-parent', 'no-exit-with-parent', 'allow-unused', 'no-allow-unused', 'allow-repeats', 'no-allow-repeats'])
+const FLAGS = new Set(['exit-with-parent', 'no-exit-with-parent', 'allow-unused', 'no-allow-unused', 'allow-repeats', 'no-allow-repeats', 'print-admin-token', 'no-print-admin-token'])
 
 /**
  * The launch options in `argv`, read as the parser reads them (`--name value`, `--name=value`,

@@ -17,6 +17,7 @@ import { VERSION } from '../../version.js'
 import { keepHeapWarm } from '../keep-heap-warm.js'
 import { printError } from '../output.js'
 import { onStopRequest } from '../stop-request.js'
+import { adminTokenShown } from '../admin-token.js'
 import { reportDocument, stormFromArgs } from '../storm-from-args.js'
 import type { McpArgs, McpReadyInfo } from './mcp.js'
 import type { Launched } from './mcp-launch.js'
@@ -75,7 +76,9 @@ export async function runMcpSession(args: McpArgs, command: readonly string[], s
     ...(start.lock ? { launch: { number: continued.launch, stateFile: start.lock.stateFile } } : {}),
   }
   if (args['ready-file'] !== undefined) await writeFileAtomic(args['ready-file'], JSON.stringify(ready) + '\n')
-  printError(`toolstorm mcp ${server.child ? `→ ${command.join(' ')} (pid ${server.child.pid ?? '?'})` : `replaying ${args.replay}`} · admin ${admin.url} · token ${admin.token}${continued.continued ? ` · launch ${continued.launch} of the run saved in ${start.lock!.stateFile}` : ''}`)
+  // The token only as the proxy's banner shows it (admin-token.ts): an MCP client's log is not a terminal.
+  const token = adminTokenShown(args, true)
+  printError(`toolstorm mcp ${server.child ? `→ ${command.join(' ')} (pid ${server.child.pid ?? '?'})` : `replaying ${args.replay}`} · admin ${admin.url} · token ${token.shown ? admin.token : token.instead}${continued.continued ? ` · launch ${continued.launch} of the run saved in ${start.lock!.stateFile}` : ''}`)
   // Announced first: a program that waits for the ready file sees it before its first answer.
   server.listen()
 

@@ -23,6 +23,7 @@ export interface McpArgs {
   host: string
   'admin-port': number
   'admin-token'?: string
+  'print-admin-token': boolean
   rules?: string
   seed?: number
   report?: string
@@ -68,7 +69,8 @@ export const mcpCommand: CommandModule<object, McpArgs> = {
       .option('report', { type: 'string', describe: 'Write the report here when the connection ends (atomically)' })
       .option('host', { type: 'string', default: '127.0.0.1', describe: 'Interface the admin API listens on (loopback unless you say otherwise)' })
       .option('admin-port', { ...numberOption('admin-port', LISTEN_PORT), default: 0, describe: 'Admin API port (default 0: a free one, named on stderr and in --ready-file)' })
-      .option('admin-token', { type: 'string', describe: 'Admin bearer token (default: random)' })
+      .option('admin-token', { type: 'string', describe: 'Admin bearer token (default: random, named on stderr only when it is a terminal)' })
+      .option('print-admin-token', { type: 'boolean', default: false, describe: 'Name a generated admin token on stderr even when it is not a terminal (a log)' })
       .option('ready-file', { type: 'string', describe: 'Once running, write the admin URL, token and server pid here as JSON (atomically, owner-only)' })
       .option('clock', { choices: ['real', 'virtual'] as const, default: 'real' as const, describe: 'virtual: latency faults advance time instead of waiting (tests only)' })
       .option('exit-with-parent', { type: 'boolean', default: true, describe: 'Stop when the process that started this one exits' })

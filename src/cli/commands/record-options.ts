@@ -4,7 +4,8 @@
 import type { Argv } from 'yargs'
 import { createCassetteRecorder, type CassetteRecorder } from '../../cassette/record/cassette-recorder.js'
 import type { SharedCassetteBackend } from '../../cassette/record/shared-line-store.js'
-import { DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT, NORMALISERS, type MatchOptions, type Normaliser } from '../../cassette/format/cassette-schema.js'
+import type { z } from 'zod'
+import { DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT, MAX_USER_NORMALISERS, NORMALISERS, normalisePathSchema, normalisePatternSchema, type MatchOptions, type Normaliser } from '../../cassette/format/cassette-schema.js'
 import type { Storm } from '../../engine/storm.js'
 import { numberOption } from '../numeric-options.js'
 
@@ -14,6 +15,8 @@ export interface MatchArgs {
   'ignore-body-field': string[]
   /** `none`: no normaliser, not even the cassette header's (replay). */
   normalize: Normaliser[] | 'none'
+  'normalize-pattern': string[]
+  'normalize-path': string[]
 }
 
 export interface RecordArgs extends MatchArgs {
@@ -37,13 +40,28 @@ function parseNormalisers(value: unknown): Normaliser[] | 'none' {
   return [...new Set(names as Normaliser[])]
 }
 
-/** `--match-header`, `--ignore-query`, `--ignore-body-field`, `--normalize`. */
+/** Each value of a repeatable user-normaliser flag, checked by the header's own schema: a usage error (exit 2) names the flag. */
+function checkedWith(flag: string, schema: z.ZodType<string>) {
+  return (value: unknown): string[] => {
+    const values = (Array.isArray(value) ? value : [value]).map(String)
+    if (values.length > MAX_USER_NORMALISERS) throw new Error(`--${flag}: at most ${MAX_USER_NORMALISERS}, got ${values.length}`)
+    for (const item of values) {
+      const checked = schema.safeParse(item)
+      if (!checked.success) throw new Error(`--${flag}: ${checked.error.issues[0]?.message ?? 'invalid'}`)
+    }
+    return values
+  }
+}
+
+/** `--match-header`, `--ignore-query`, `--ignore-body-field`, `--normalize`, `--normalize-pattern`, `--normalize-path`. */
 export function matchOptions<T>(yargs: Argv<T>): Argv<T & MatchArgs> {
   return yargs
     .option('match-header', { type: 'string', array: true, default: [] as string[], describe: 'Request header replay compares too (repeatable)' })
     .option('ignore-query', { type: 'string', array: true, default: [] as string[], describe: 'Query parameter replay ignores (repeatable)' })
-    .option('ignore-body-field', { type: 'string', array: true, default: [] as string[], describe: 'JSON body field replay ignores, at any depth (repeatable)' })
-    .option('normalize', { type: 'string', array: true, default: [] as string[], coerce: parseNormalisers, describe: `Values replay treats as equal in model and MCP tool calls: ${NORMALISERS.join(', ')} (comma-separated; kept in the cassette header), or none (replay: not even the header's)` }) as unknown as Argv<T & MatchArgs>
+    .option('ignore-body-field', { type: 'string', array: true, default: [] as string[], describe: 'Body field replay ignores: a JSON key at any depth, or a form field (repeatable)' })
+    .option('normalize', { type: 'string', array: true, default: [] as string[], coerce: parseNormalisers, describe: `Values replay treats as equal in model and MCP tool calls: ${NORMALISERS.join(', ')} (comma-separated; kept in the cassette header), or none (replay: not even the header's, the patterns and paths too)` })
+    .option('normalize-pattern', { type: 'string', array: true, default: [] as string[], coerce: checkedWith('normalize-pattern', normalisePatternSchema), describe: "Regular expression whose matches replay treats as equal anywhere in a request body, as 'SHP-\\d+' (repeatable; kept in the cassette header; on replay, instead of the header's)" })
+    .option('normalize-path', { type: 'string', array: true, default: [] as string[], coerce: checkedWith('normalize-path', normalisePathSchema), describe: "JSON path whose values replay treats as equal in a JSON request body, as '$.messages[*].content' (repeatable; kept in the cassette header; on replay, instead of the header's)" }) as unknown as Argv<T & MatchArgs>
 }
 
 /** `--body-limit`, `--exclude-header` and the matching options. */
@@ -61,7 +79,9 @@ export function matchFromArgs(args: MatchArgs): Partial<MatchOptions> {
     ...(args['match-header'].length ? { headers: args['match-header'].map(String) } : {}),
     ...(args['ignore-query'].length ? { ignoreQuery: args['ignore-query'].map(String) } : {}),
     ...(args['ignore-body-field'].length ? { ignoreBodyFields: args['ignore-body-field'].map(String) } : {}),
-    ...(args.normalize === 'none' ? { normalize: [] } : args.normalize.length ? { normalize: args.normalize } : {}),
+    ...(args.normalize === 'none' ? { normalize: [], normalizePatterns: [], normalizePaths: [] } : args.normalize.length ? { normalize: args.normalize } : {}),
+    ...(args['normalize-pattern'].length ? { normalizePatterns: args['normalize-pattern'] } : {}),
+    ...(args['normalize-path'].length ? { normalizePaths: args['normalize-path'] } : {}),
   }
 }
 

@@ -59,11 +59,11 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs & 
   let code = 0
   const ready = readyInfo('record', proxy, { file, mode: 'record' })
   if (command.length) {
-    await announceReady(args, describeProxy(proxy, https.caDir), ready, banner)
+    await announceReady(args, describeProxy(proxy, https.caDir, args, banner === printError), ready, banner)
     code = await runCommand(command, commandEnvironment({ proxyUrl: proxy.url, adminUrl: proxy.adminUrl, adminToken: proxy.token }), { exitWithParent: args['exit-with-parent'] })
   } else {
     const stopped = untilStopRequested({ exitWithParent: args['exit-with-parent'] })
-    await announceReady(args, describeProxy(proxy, https.caDir), ready, banner)
+    await announceReady(args, describeProxy(proxy, https.caDir, args, banner === printError), ready, banner)
     await stopped
   }
   await proxy.close()

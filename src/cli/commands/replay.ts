@@ -22,6 +22,7 @@ import { commandEnvironment, runCommand } from '../run-command.js'
 import { untilStopRequested } from '../stop-request.js'
 import { keepHeapWarm } from '../keep-heap-warm.js'
 import { announceReady, readyInfo } from '../ready.js'
+import { adminTokenLines, adminTokenShown } from '../admin-token.js'
 import { listenOptionsFromArgs, proxyOptions, stormFromArgs, type ProxyArgs } from './proxy.js'
 import { matchFromArgs, recordOptions, type RecordArgs } from './record-options.js'
 import { commandAfterDashes, runRecording } from './record.js'
@@ -97,7 +98,7 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
     const banner = command.length ? printError : printLine
     const lines = [
       `toolstorm replay ${replay.url} (${cassette.exchanges.length} exchanges from ${args.file}, mode ${replay.mode}, order ${replay.session.order}) · admin ${replay.adminUrl}`,
-      `admin token: ${replay.token}  (GET ${replay.adminUrl}/report for the verdict)`,
+      ...adminTokenLines(replay.token, adminTokenShown(args, banner === printError), `GET ${replay.adminUrl}/report for the verdict`, null),
       ...interceptionLine(caDir),
     ]
     let code = 0

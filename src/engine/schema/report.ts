@@ -83,7 +83,7 @@ export function callSchemaFor(kinds: readonly [string, ...string[]]) {
     injected: z.boolean(),
     /** Seconds the client was told to wait (`retry-after-ms` or `Retry-After`), injected or real. */
     retryAfter: seconds.nullable(),
-    /** A stable code for transport failures (`ECONNRESET`, `UPSTREAM_UNREACHABLE`, `CLIENT_ABORTED`). */
+    /** A stable code for transport failures (`ECONNRESET`, `UPSTREAM_UNREACHABLE`, `UPSTREAM_RESET`, `CLIENT_ABORTED`). */
     error: z.string().nullable(),
     /** Set when the call was a model call (see docs/streams.md). */
     model: modelCallSchema.nullable().optional(),

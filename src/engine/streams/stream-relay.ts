@@ -7,10 +7,11 @@
 import { ToolstormError } from '../../errors.js'
 import type { Exchange } from '../exchange.js'
 import type { ExchangeTransport, UpstreamResponse } from '../exchange-transport.js'
-import type { HeaderMap } from '../http.js'
+import type { HeaderMap, RequestView } from '../http.js'
 import type { StreamStep, StreamTransform } from './stream-transform.js'
 import type { ResponseWriter } from './response-writer.js'
 import { watchStreamEnd, type StreamEndReaders } from './stream-end.js'
+import { readOn } from './read-on.js'
 
 /** Response headers that no longer hold once the body is changed. */
 const STALE_HEADERS = new Set(['content-length', 'content-md5', 'digest', 'etag', 'transfer-encoding'])
@@ -18,9 +19,10 @@ const STALE_HEADERS = new Set(['content-length', 'content-md5', 'digest', 'etag'
 /**
  * Relay `upstream` to the client through `transform` and finish the exchange.
  * A transport without `open()` relays the body unchanged (the fault then does not trigger).
- * `readers`: the plug-ins' readers of where the stream ends (stream-end.ts).
+ * `readers`: the plug-ins' readers of where the stream ends (stream-end.ts), and whether a cut
+ * stream is read on (read-on.ts).
  */
-export async function relayStream(exchange: Exchange, io: ExchangeTransport, upstream: UpstreamResponse | undefined, transform: StreamTransform, readers?: StreamEndReaders): Promise<void> {
+export async function relayStream(exchange: Exchange, io: ExchangeTransport, upstream: UpstreamResponse | undefined, transform: StreamTransform, readers?: StreamEndReaders & { readsOnAfterCut?: ((request: RequestView) => boolean) | undefined }): Promise<void> {
   if (!upstream) throw new ToolstormError('ERR_INTERNAL', `Failed to relay a stream for "${exchange.request.method} ${exchange.record?.url ?? ''}": the fault returned a stream action before the upstream answered. Give stream faults the on-response phase.`)
   const status = upstream.status
   if (!io.open) {
@@ -51,6 +53,7 @@ export async function relayStream(exchange: Exchange, io: ExchangeTransport, ups
   }
 
   let step: StreamStep
+  let stop: ((reason: Error) => void) | undefined
   try {
     while (true) {
       const next = await iterator.next()
@@ -64,6 +67,8 @@ export async function relayStream(exchange: Exchange, io: ExchangeTransport, ups
       await send(step)
       if (step.next !== 'continue') break
     }
+    // The client is cut before the upstream ended: a plug-in may want the rest (a model stream's usage comes last).
+    if (!upstreamDone && step.next !== 'end' && readers?.readsOnAfterCut?.(exchange.request)) stop = upstream.outliveClient?.()
   } catch (error) {
     if (writer.closed.aborted) {
       // The client left: closing what is left of the response tells observers the body ended here.
@@ -77,8 +82,9 @@ export async function relayStream(exchange: Exchange, io: ExchangeTransport, ups
     throw error
   } finally {
     // Stop reading an upstream whose rest the client will never get (this releases its connection).
-    if (!upstreamDone) await iterator.return?.().catch(() => undefined)
+    if (!upstreamDone && !stop) await iterator.return?.().catch(() => undefined)
   }
+  const reading = stop ? readOn(iterator, stop, exchange.record) : null
 
   if (transform.truncated && exchange.record) {
     const at = transform.cutAt
@@ -93,21 +99,23 @@ export async function relayStream(exchange: Exchange, io: ExchangeTransport, ups
       return
     case 'abort':
       writer.abort()
-      exchange.finish('error', status, 'STREAM_CUT')
-      return
+      return close(exchange, reading, 'error', status, 'STREAM_CUT')
     case 'reset':
       writer.reset()
-      exchange.finish('reset', status, 'ECONNRESET')
-      return
-    case 'stall':
-      if (await hold(exchange, writer, step.holdSeconds ?? 0)) {
-        writer.abort()
-        exchange.finish('cancelled', status, 'CLIENT_ABORTED')
-        return
-      }
+      return close(exchange, reading, 'reset', status, 'ECONNRESET')
+    case 'stall': {
+      const left = await hold(exchange, writer, step.holdSeconds ?? 0)
       writer.abort()
-      exchange.finish('error', status, 'STREAM_CUT')
+      return left ? close(exchange, reading, 'cancelled', status, 'CLIENT_ABORTED') : close(exchange, reading, 'error', status, 'STREAM_CUT')
+    }
   }
+}
+
+/** The client's ending is recorded at once; the exchange closes once the upstream was read on. */
+async function close(exchange: Exchange, reading: Promise<void> | null, outcome: 'error' | 'reset' | 'cancelled', status: number, error: string): Promise<void> {
+  exchange.end(outcome, status, error)
+  await reading
+  exchange.finish(outcome, status, error)
 }
 
 /** Hold the connection until the client leaves (true) or `seconds` pass (false; 0 waits for the client). */

@@ -31,7 +31,7 @@ import { parseDocument } from '../../io/read-input-file.js'
 import { VERSION } from '../../version.js'
 import { hasValidToken, isAllowedHost } from './admin-auth.js'
 import { checkAdminQuery } from './admin-query.js'
-import type { AdminHosts } from './admin-hosts.js'
+import type { AllowedHosts } from '../allowed-hosts.js'
 import type { RunLedger } from '../../engine/ledger/run-ledger.js'
 
 /** Admin request bodies are small JSON documents. */
@@ -41,7 +41,7 @@ export interface AdminContext {
   readonly storm: Storm
   readonly token: string
   /** Host names besides loopback that may address the admin server (the --host it listens on, --admin-allow-host). */
-  readonly allowedHosts: AdminHosts
+  readonly allowedHosts: AllowedHosts
   /** Extra routes (dashboard, events) handled before the built-in ones; return true when handled. */
   readonly extraRoutes?: Array<(req: http.IncomingMessage, res: http.ServerResponse, url: URL) => boolean | Promise<boolean>>
   /** Routes answered without the token (the dashboard's static page; never data). Host/Origin are still checked. */
@@ -137,6 +137,8 @@ export function createAdminHandler(context: AdminContext): http.RequestListener 
       switch (`${req.method} ${url.pathname}`) {
         // A run nothing happened in yet (a test that made no call) has an empty report.
         case 'GET /report':
+          // A cut model stream's tokens are final once the proxy read its upstream on (bounded).
+          await storm.settled(run)
           return sendJson(res, 200, await ledger.report(run))
         case 'GET /runs':
           return sendJson(res, 200, { runs: await ledger.runs() })

@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net'
 import type { Storm } from '../../engine/storm.js'
 import type { RunLedger } from '../../engine/ledger/run-ledger.js'
 import type { RedisRunState } from '../../state/redis-run-state.js'
-import { parseAdminHosts, type AdminHosts } from './admin-hosts.js'
+import { parseAllowedHosts, type AllowedHosts } from '../allowed-hosts.js'
 import { createAdminHandler, type AdminContext } from './admin-server.js'
 import { claimRoutes } from './claim-routes.js'
 import { createDashboard, DASHBOARD_PATH, type Dashboard } from './dashboard.js'
@@ -27,7 +27,7 @@ type AdminRoute = NonNullable<AdminContext['extraRoutes']>[number]
 export interface AdminRoutesOptions {
   readonly storm: Storm
   readonly token: string
-  readonly allowedHosts: AdminHosts
+  readonly allowedHosts: AllowedHosts
   /** Where runs are kept (default: the storm's memory). */
   readonly ledger?: RunLedger | undefined
   /** The shared state store, with `--state`. */
@@ -72,7 +72,7 @@ export interface AdminService {
 export async function startAdminService(options: AdminServiceOptions): Promise<AdminService> {
   const host = options.host ?? '127.0.0.1'
   const token = adminToken(options.token, options.selfName ?? 'admin API')
-  const allowedHosts = parseAdminHosts([...(LOOPBACK.has(host) ? [] : [host]), ...(options.allowHosts ?? [])], 'adminAllowHosts')
+  const allowedHosts = parseAllowedHosts([...(LOOPBACK.has(host) ? [] : [host]), ...(options.allowHosts ?? [])], 'adminAllowHosts')
   const { handler, dashboard } = adminHandler({ ...options, token, allowedHosts })
   const server = options.server ?? createAdminHttpServer()
   server.on('clientError', answerClientError)

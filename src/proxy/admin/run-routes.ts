@@ -76,6 +76,7 @@ export function runRoutes(storm: Storm, shared: RedisRunState | null = null): Ro
           // The contract units are loaded with the first contract asked for, not at every start.
           const { parseContractRequest, runContract } = await import('../../contracts/contract-request.js')
           const checks = parseContractRequest(parseJsonBody(await readBody(req), 'POST /contract'), 'POST /contract')
+          await storm.settled(run ?? undefined)
           const report = shared ? await shared.report(run ?? undefined) : storm.report(run ?? undefined)
           sendJson(res, 200, { run: report.run, ...runContract(report, checks) })
           return true
