@@ -3,7 +3,7 @@ import { prescan } from './mcp-launch.js'
 
 describe('prescan: what toolstorm mcp can launch before its command line is parsed', () => {
   it('reads the launch options as the parser would, with its defaults', () => {
-    expect(prescan(['--rules', 'r.yaml', '--state-dir=/tmp/s', '--admin-port', '8790', '--live', 'a', '--live', 'b', '--no-exit-with-parent', '--', 'npx', '-y', 'server', '--', 'x'])).toEqual({
+    expect(prescan(['--rules', 'r.yaml', '--state-dir=/tmp/s', '--admin-port', '8790', '--live', 'a', '--live', 'b', '--no-exit-with-parent', '--print-admin-token', '--', 'npx', '-y', 'server', '--', 'x'])).toEqual({
       host: '127.0.0.1',
       adminPort: 8790,
       adminToken: undefined,
