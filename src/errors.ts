@@ -39,6 +39,7 @@ export const ERROR_CODES = {
   ERR_ADMIN_QUERY_INVALID: { exit: 2, status: 400, summary: 'An admin request has a query parameter its endpoint does not take.' },
   ERR_STATE: { exit: 2, status: 409, summary: 'An API was used in the wrong lifecycle state.' },
   ERR_STATE_UNAVAILABLE: { exit: 2, status: 503, summary: 'The shared state store (Redis, `--state`) could not be reached: at start the proxy exits; during traffic an exchange is answered 503 (or passed through with --state-unavailable=pass).' },
+  ERR_STATE_LOCKED: { exit: 2, status: 409, summary: 'Another `toolstorm mcp` holds the run of this server in its `--state-dir`, and did not give it up in time.' },
   ERR_PEER_MISSING: { exit: 2, status: 500, summary: 'An optional peer dependency (msw) that this API needs is not installed.' },
   ERR_EXCHANGE_FAILED: { exit: 3, status: 500, summary: 'An exception escaped while the proxy served one exchange (a hook that threw, or a bug); that exchange failed, the proxy went on.' },
   ERR_PORT_IN_USE: { exit: 2, status: 500, summary: 'A server could not listen: another process holds its port.' },

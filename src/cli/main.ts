@@ -71,11 +71,24 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<numb
   const named = argv[0] !== undefined && Object.hasOwn(COMMAND_MODULES, argv[0]) ? [argv[0]] : undefined
   const commands = await loadCommands(named)
   try {
-    await cliParser(argv, commands).parseAsync()
+    await withoutHelpCache(cliParser(argv, commands)).parseAsync()
   } catch (error) {
     // Every command that listens takes its ports as --port and --admin-port.
     if (error instanceof PortInUseError) return reportError(error.withOption(error.server === 'admin' ? '--admin-port' : '--port'))
     return reportError(error)
   }
   return typeof process.exitCode === 'number' ? process.exitCode : 0
+}
+
+/**
+ * yargs renders the command's whole help text once its handler has started (so that a later
+ * `showHelp()` can print it): 15-50 ms of wrapping and measuring text, on every command's start,
+ * for a help text that is never shown (usage errors are explained by `explainUsage`, before the
+ * handler). Skipped through yargs' internal usage instance; if a yargs version lacks it, nothing changes.
+ */
+function withoutHelpCache(cli: Argv): Argv {
+  const internal = (cli as unknown as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: unknown } } }).getInternalMethods?.()
+  const usage = internal?.getUsageInstance?.()
+  if (usage && typeof usage.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => undefined
+  return cli
 }

@@ -61,7 +61,7 @@ export function mcpPlugin(): ExchangePlugin {
     observe: (inner, storm) => withMcpEvidence(inner, toolCatalogOf(storm)),
     wrapTransport: (exchange, io) => legacySseTransport(sessions, exchange, io),
     // `replace` on a tool call answers as the tool: its result, with the request's id.
-    shapeResult: (request, value) => (request.mcp && request.mcp.id !== null ? toolResultAnswer(request.mcp.id, value) : null),
+    shapeResult: (request, value) => (request.mcp && request.mcp.id !== null ? toolResultAnswer(request.mcp.id, value, request.mcp.protocolVersion) : null),
     // `schema_drift` on a tool call drifts its structured content, not the JSON-RPC envelope.
     editAnswer: editToolAnswer,
     // The answer to the request's id ends its stream: a client may leave right after it.

@@ -16,7 +16,7 @@ import { ClaimError, ConfigError, EffectError, StateUnavailableError, ToolstormE
 import { decide } from '../engine/decision.js'
 import { Exchange } from '../engine/exchange.js'
 import { ruleMatches } from '../engine/rules/select.js'
-import type { Run } from '../engine/run.js'
+import { identityDigest, type Run } from '../engine/run.js'
 import { ITEMIZED_CALLS_LIMIT, type StormConfig } from '../engine/schema/config.js'
 import type { CallRecord, CoverageCounts, EffectRecord, Report } from '../engine/schema/report.js'
 import { MAX_CASSETTE_CLAIMS, type CassetteClaim, type CassetteExchange, type CassetteHeader } from '../cassette/format/cassette-schema.js'
@@ -354,7 +354,7 @@ export class RedisRunState implements RunLedger {
     const safeName = redactor.text(name)
     const safeKey = redactor.text(key as string)
     // The identity is of the raw pair; only its digest reaches Redis.
-    const digest = createHash('sha256').update(JSON.stringify([name, key])).digest('base64url')
+    const digest = identityDigest(name, key as string)
     const reply = (await this.#eval(EFFECT_SCRIPT, [keys.state, keys.exchanges, keys.effects], [
       this.#ttlMs,
       call,

@@ -31,7 +31,7 @@ import { childSource } from './child-source.js'
 import { answerLine, readStdioLine, type StdioMessage } from './json-rpc-line.js'
 import { LineSplitter } from './line-splitter.js'
 import type { SpawnedServer } from './spawn-server.js'
-import { STDIO_HEADERS, STDIO_URL, stdioTransport, type LostAnswer, type StdioLink } from './stdio-transport.js'
+import { stdioHeaders, STDIO_URL, stdioTransport, type LostAnswer, type StdioLink } from './stdio-transport.js'
 
 export interface StdioServerOptions {
   readonly storm: Storm
@@ -53,6 +53,11 @@ export interface StdioServerOptions {
   readonly plugins?: readonly ExchangePlugin[] | undefined
   /** What a lost answer does (default `close`: the connection ends as a crashed server's). */
   readonly lostAnswer?: LostAnswer | undefined
+  /**
+   * This connection's number in its run (default 1; a continued run's later launches count on):
+   * the report's `mcp.session` of its calls is `stdio-<launch>`.
+   */
+  readonly launch?: number | undefined
   /** Diagnostics (default: stderr). */
   readonly warn?: ((message: string) => void) | undefined
 }
@@ -154,6 +159,7 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
     },
   }
   const report = (error: Parameters<typeof printExchangeFailure>[0]) => printExchangeFailure(error)
+  const headers = stdioHeaders(options.launch ?? 1)
   const serve = createServe<ServeEntry>(storm, { plugins: options.plugins ?? defaultPlugins(), observer: options.observer, guard: (observer) => guardObserver(observer, report) })
 
   const serveRequest = (line: Buffer, id: JsonRpcId, message: Record<string, unknown>) => {
@@ -165,7 +171,7 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
       readBody: (limit) => Promise.resolve({ bytes: line.length <= limit ? line : null }),
       open: (exchange) => stdioTransport(exchange, request, link, source, live),
     }
-    const served = Promise.resolve(serve({ method: 'POST', url: STDIO_URL, headers: STDIO_HEADERS, hasBody: true }, entry))
+    const served = Promise.resolve(serve({ method: 'POST', url: STDIO_URL, headers, hasBody: true }, entry))
       .catch((error: unknown) => {
         // A bug or a throwing hook: this call fails as the proxy fails an exchange; the connection goes on.
         warn(`Failed to serve a request (id ${JSON.stringify(id)}): ${(error as Error)?.message ?? String(error)}`)

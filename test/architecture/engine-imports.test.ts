@@ -67,8 +67,12 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * exchange's ending apart from its close, `outliveClient`, `storm.settled()`): 5,116. An upstream
  * that breaks off after receiving the request is passed on as a reset, which only the flow can
  * decide (it records the call and tells the fast path not to answer): 5,136.
+ * #41: a run continued by a later process (`toolstorm mcp --state-dir`: a reconnecting agent's new
+ * launch) reads and sets the rules in force and the first call they decide, and effect identities
+ * are kept by a digest of the raw pair (shared with the Redis store), so a saved run holds no raw
+ * value: 5,154.
  */
-const ENGINE_LINES = 5_136
+const ENGINE_LINES = 5_154
 
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']

@@ -41,7 +41,7 @@ export class CassetteRecorder {
   readonly observer: ExchangeObserver
   readonly #options: CassetteRecorderOptions
   readonly #bodyLimit: number
-  readonly #recorded = new Date().toISOString()
+  #recorded = new Date().toISOString()
   readonly #capture: ExchangeCapture
   readonly #writer: CassetteWriter
   #state: RecorderState = 'recording'
@@ -142,6 +142,20 @@ export class CassetteRecorder {
       }
     }
     return claims
+  }
+
+  /**
+   * Keep `earlier`'s exchanges first: what was recorded in the same run before this recorder
+   * (`toolstorm mcp --state-dir`: an earlier launch of a continued run). Call before any exchange.
+   */
+  async continueFrom(earlier: Cassette): Promise<void> {
+    if (this.#capture.size > 0) throw new StateError('Failed to continue a recording: exchanges were recorded already. Continue from the earlier cassette before the first exchange.')
+    this.#recorded = earlier.header.recorded
+    for (const exchange of earlier.exchanges) {
+      this.#runs.add(exchange.run)
+      await this.#writer.append(exchange, exchange.run)
+    }
+    this.#capture.continueAfter(earlier.exchanges.length)
   }
 
   /** Replace the cassette file with a complete snapshot of the exchanges written so far. */

@@ -1,16 +1,10 @@
 import type { Argv, CommandModule } from 'yargs'
 import { ConfigError } from '../../errors.js'
-import { RealClock, VirtualClock } from '../../engine/clock.js'
-import { SEED_LIMIT, type StormConfig } from '../../engine/schema/config.js'
-import { createStorm, parseConfig } from '../../create-storm.js'
-import type { Storm } from '../../engine/storm.js'
-import { formatRuleWarning, lintRules } from '../../lint/lint-rules.js'
-import { loadConfigFile } from '../../io/load-config-file.js'
+import { SEED_LIMIT } from '../../engine/schema/config.js'
 import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { startProxy, type ProxyOptions, type ProxyServer } from '../../proxy/proxy-server.js'
 import { LOOPBACK } from '../../proxy/server-pair.js'
 import { parseAllowedHosts, splitAllowedHosts } from '../../proxy/allowed-hosts.js'
-import { VERSION } from '../../version.js'
 import { httpsOptionsFromArgs, interceptionLine, type HttpsArgs } from '../https-args.js'
 import { keepHeapWarm } from '../keep-heap-warm.js'
 import { LISTEN_PORT, numberListOption, numberOption } from '../numeric-options.js'
@@ -19,12 +13,13 @@ import { announceReady, readyInfo, readyOptions } from '../ready.js'
 import { adminTokenLines, adminTokenOptions, adminTokenShown, type AdminTokenArgs } from '../admin-token.js'
 import { onStopRequest, type StopOptions } from '../stop-request.js'
 import { recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
-import type { CassetteRecorder } from '../../cassette/record/cassette-recorder.js'
 import { cassetteAdminRoute } from '../../cassette/record/cassette-admin-route.js'
-import { describeCutBodies } from '../../cassette/format/cut-bodies.js'
-import type { RedisRunState } from '../../state/redis-run-state.js'
-import type { RunLedger } from '../../engine/ledger/run-ledger.js'
 import { stateFromArgs, stateOptions, type StateArgs } from '../state-args.js'
+import { reportDocument, stormFromArgs } from '../storm-from-args.js'
+import { cassetteWritten } from '../cassette-written.js'
+
+// The storm, report and cassette lines every proxy-running command shares, from a module that does not load the proxy.
+export { cassetteWritten, reportDocument, stormFromArgs }
 
 export interface ProxyArgs extends HttpsArgs, AdminTokenArgs {
   target: string[]
@@ -99,42 +94,6 @@ function hostsFromArgs(flag: string[] | undefined, flagName: string, variable: s
   if (entries.length === 0) return null
   parseAllowedHosts(entries, source)
   return entries
-}
-
-/** Build the storm from --rules/--seed/--clock, printing the rules' lint warnings. */
-export async function stormFromArgs(args: ProxyArgs): Promise<Storm> {
-  let config: StormConfig = args.rules ? await loadConfigFile(args.rules) : parseConfig({})
-  if (args.seed !== undefined) config = { ...config, seed: args.seed }
-  for (const warning of lintRules(config)) printError(`warning: ${formatRuleWarning(warning)}`)
-  return createStorm(config, { clock: args.clock === 'virtual' ? new VirtualClock() : new RealClock() })
-}
-
-/** The report document for every run a ledger keeps (with `--state`, every replica's): one report, or `{runs: [{report}]}`. */
-export async function reportDocument(ledger: RunLedger): Promise<unknown> {
-  const ids = await ledger.runIds()
-  const reports = new Map<string, unknown>()
-  for (const id of ids.length ? ids : [undefined]) reports.set(id ?? '', await ledger.report(id))
-  return reportSet(ids, (id) => reports.get(id ?? ''))
-}
-
-function reportSet(ids: string[], report: (id: string | undefined) => unknown): unknown {
-  if (ids.length <= 1) return report(ids[0])
-  return { version: 1, kind: 'toolstorm.report-set', toolstorm: VERSION, runs: ids.map((id) => ({ run: id, report: report(id) })) }
-}
-
-/**
- * The lines printed once a cassette is written (or left as it was, when nothing was recorded):
- * where, with a shared store what the bounds refused, and the bodies cut at the body limit (never
- * silent: their replay breaks off).
- */
-export function cassetteWritten(file: string, recorder: CassetteRecorder, shared: RedisRunState | null): string[] {
-  if (recorder.keptPrevious) return [`no exchange recorded: the cassette ${file} was left as it was`]
-  const refused = shared?.cassetteRefused ?? 0
-  const written = shared
-    ? `cassette written to ${file} (every replica's exchanges of the runs this one served; it recorded ${recorder.size})${refused ? `; ${refused} exchanges were over the run's bound in Redis and are missing` : ''}`
-    : `cassette written to ${file} (${recorder.size} exchanges)`
-  const cut = describeCutBodies(recorder.cutBodies, recorder.bodyLimit)
-  return cut ? [written, cut] : [written]
 }
 
 /**

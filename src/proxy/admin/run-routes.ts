@@ -17,7 +17,6 @@
  */
 import type http from 'node:http'
 import { AdminApiError, ConfigError } from '../../errors.js'
-import { parseContractRequest, runContract } from '../../contracts/contract-request.js'
 import { lintRules } from '../../lint/lint-rules.js'
 import { parseConfig, type Storm } from '../../engine/storm.js'
 import type { RedisRunState } from '../../state/redis-run-state.js'
@@ -74,6 +73,8 @@ export function runRoutes(storm: Storm, shared: RedisRunState | null = null): Ro
           sendJson(res, 200, { ok: true, run: null })
           return true
         case 'POST /contract': {
+          // The contract units are loaded with the first contract asked for, not at every start.
+          const { parseContractRequest, runContract } = await import('../../contracts/contract-request.js')
           const checks = parseContractRequest(parseJsonBody(await readBody(req), 'POST /contract'), 'POST /contract')
           await storm.settled(run ?? undefined)
           const report = shared ? await shared.report(run ?? undefined) : storm.report(run ?? undefined)

@@ -1,0 +1,42 @@
+/**
+ * What every command that runs a storm shares (proxy, record, replay, mcp, har): the storm from
+ * `--rules`/`--seed`/`--clock`, and the report document written at the end. Apart from proxy.ts
+ * so a command that runs no proxy (`toolstorm mcp`) does not load the data plane.
+ */
+import { RealClock, VirtualClock } from '../engine/clock.js'
+import type { StormConfig } from '../engine/schema/config.js'
+import { createStorm, parseConfig } from '../create-storm.js'
+import type { Storm } from '../engine/storm.js'
+import { formatRuleWarning, lintRules } from '../lint/lint-rules.js'
+import { loadConfigFile } from '../io/load-config-file.js'
+import { VERSION } from '../version.js'
+import { printError } from './output.js'
+import type { RunLedger } from '../engine/ledger/run-ledger.js'
+
+/** What the storm is made from. */
+export interface StormArgs {
+  rules?: string | undefined
+  seed?: number | undefined
+  clock: 'real' | 'virtual'
+}
+
+/** Build the storm from --rules/--seed/--clock, printing the rules' lint warnings. */
+export async function stormFromArgs(args: StormArgs): Promise<Storm> {
+  let config: StormConfig = args.rules ? await loadConfigFile(args.rules) : parseConfig({})
+  if (args.seed !== undefined) config = { ...config, seed: args.seed }
+  for (const warning of lintRules(config)) printError(`warning: ${formatRuleWarning(warning)}`)
+  return createStorm(config, { clock: args.clock === 'virtual' ? new VirtualClock() : new RealClock() })
+}
+
+/** The report document for every run a ledger keeps (with `--state`, every replica's): one report, or `{runs: [{report}]}`. */
+export async function reportDocument(ledger: RunLedger): Promise<unknown> {
+  const ids = await ledger.runIds()
+  const reports = new Map<string, unknown>()
+  for (const id of ids.length ? ids : [undefined]) reports.set(id ?? '', await ledger.report(id))
+  return reportSet(ids, (id) => reports.get(id ?? ''))
+}
+
+function reportSet(ids: string[], report: (id: string | undefined) => unknown): unknown {
+  if (ids.length <= 1) return report(ids[0])
+  return { version: 1, kind: 'toolstorm.report-set', toolstorm: VERSION, runs: ids.map((id) => ({ run: id, report: report(id) })) }
+}
