@@ -6,9 +6,10 @@
  * without it every launch is a new run, where the retry is call #1 again and lost again, and the
  * report of the last launch knows nothing of the commits.
  */
+import { readdirSync, readFileSync } from 'node:fs'
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { MultiServerMCPClient } from '@langchain/mcp-adapters'
 import type { Report } from '../../src/engine/schema/report.js'
 import { temporaryFolder } from '../helpers/teardown.js'
@@ -40,6 +41,17 @@ async function noteWithOneRetry(client: MultiServerMCPClient): Promise<Attempt[]
   return attempts
 }
 
+/** The pids of processes whose command line names `text` (Linux /proc). */
+function processesNaming(text: string): number[] {
+  return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text)
+    } catch {
+      return false // gone meanwhile
+    }
+  }).map(Number)
+}
+
 async function session(stateDir: boolean): Promise<{ attempts: Attempt[]; notes: string; report: Report }> {
   const folder = await temporaryFolder('toolstorm-langchain-')
   const report = path.join(folder, 'report.json')
@@ -56,8 +68,11 @@ async function session(stateDir: boolean): Promise<{ attempts: Attempt[]; notes:
   } finally {
     await client.close()
   }
-  // The launch the adapters made last writes its report when it ends.
-  await new Promise((resolve) => setTimeout(resolve, 1_000))
+  // The launch the adapters made last writes its report (and saves the run) when it ends. The
+  // adapters' close() does not always end a launch their restart made (one may still be starting):
+  // what is left of this folder's launches is stopped as a client stops a server, then awaited.
+  for (const pid of processesNaming(folder)) process.kill(pid, 'SIGTERM')
+  await vi.waitFor(() => expect(processesNaming(folder)).toEqual([]), { timeout: 20_000, interval: 50 })
   return { attempts, notes: await readFile(notes, 'utf8'), report: await readJson<Report>(report) }
 }
 
