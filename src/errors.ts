@@ -20,6 +20,7 @@ export const ERROR_CODES = {
   ERR_CASSETTE_UNUSED: { exit: 1, status: 422, summary: 'Strict replay ended with recorded exchanges that were never requested.' },
   ERR_CASSETTE_TRUNCATED: { exit: 1, status: 409, summary: 'Replay served responses whose bodies were cut at the body limit when recorded (they break off); --allow-truncated accepts them.' },
   ERR_CASSETTE_BODY_FILE: { exit: 2, status: 400, summary: 'A body file beside a cassette is missing or does not hold the recorded bytes.' },
+  ERR_CASSETTE_EXISTS: { exit: 2, status: 409, summary: 'A recording would have to replace a file it did not write (not a cassette, or one recorded with other matching options); --overwrite replaces it.' },
   ERR_CONTRACT_FAILED: { exit: 1, status: 409, summary: 'A contract check failed.' },
   ERR_CONTRACT_EMPTY: { exit: 1, status: 409, summary: 'A contract with no checks cannot establish correctness.' },
   ERR_EFFECT_INVALID: { exit: 2, status: 400, summary: 'An effect report is malformed or refers to no known exchange.' },

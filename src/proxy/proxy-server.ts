@@ -101,6 +101,12 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   if (upstreamTls && options.dispatcher !== undefined) throw new ConfigError('Failed to start the proxy: upstreamCa and insecureSkipUpstreamTlsVerification configure the proxy\'s own dispatcher. Set the TLS options on your dispatcher instead.', { code: 'ERR_USAGE' })
   const report = options.onExchangeError ?? printExchangeFailure
   const { observer, recorder } = proxyObservers(storm, { record: options.record, observer: options.observer, targets: options.targets ?? [] })
+  // Whether the recording appends to a cassette there (or refuses a file it may not touch) is known before the first request.
+  const recording = await recorder?.ready().catch(async (error: unknown) => {
+    await recorder.discard()
+    throw error
+  })
+  if (recording) options.warn?.(recording.message)
   const client = createUpstreamClient({ dispatcher: options.dispatcher, tls: upstreamTls, onHandlerError: report })
   const failures = createUpstreamFailures((url) => storm.redactor.url(url), options.warn)
   const live = createLiveSource(client, failures)

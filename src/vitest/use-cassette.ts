@@ -92,7 +92,8 @@ export function createUseCassette(context: CassetteTestContext): { useCassette: 
     }
     if (mode === 'record') {
       const storm = createStorm(options.config ?? {})
-      const recorder = createCassetteRecorder(storm, { file, urlForm: 'origin' })
+      // Recording again (mode record, -u) means a new cassette, not another segment of the old one.
+      const recorder = createCassetteRecorder(storm, { file, urlForm: 'origin', overwrite: true })
       await recorder.ready()
       const interception = interceptFor(context.owner, storm, { observer: recorder.observer })
       active.push({ interception, recorder, session: null, close: () => recorder.close() })

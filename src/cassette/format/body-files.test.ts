@@ -4,7 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CassetteError, type ToolstormError } from '../../errors.js'
-import { exchangeAt } from '../../../test/helpers/cassette-fixtures.js'
+import { asOlderVersion, exchangeAt } from '../../../test/helpers/cassette-fixtures.js'
 import type { CassetteExchange, StoredBody } from './cassette-schema.js'
 import { BODY_FILE_THRESHOLD, bodiesFolderFor } from './body-files.js'
 import { Cassette } from './cassette.js'
@@ -46,7 +46,7 @@ describe('body files beside a cassette', () => {
     await cassette.save(file)
 
     const [header, first, second, third] = await lines(file)
-    expect(header!.version).toBe(3)
+    expect(header!.version).toBe(4)
     expect(first!.response.body).toEqual({ encoding: 'base64', file: expect.stringMatching(/^sha256-[0-9a-f]{64}$/), bytes: 200_000, size: 201_000, truncated: true })
     expect(second!.response.body).toEqual({ encoding: 'utf8', file: expect.stringMatching(/^sha256-[0-9a-f]{64}\.gz$/), bytes: Buffer.byteLength(json), size: Buffer.byteLength(json), truncated: false })
     expect(second!.request.body.file).toMatch(/^sha256-[0-9a-f]{64}$/)
@@ -119,7 +119,7 @@ describe('body files beside a cassette', () => {
     const file = path.join(dir, 'v1.cassette.jsonl')
     await Cassette.from({}, [withBody(1, binary(randomBytes(100_000)))]).save(file)
     const saved = await readFile(file, 'utf8')
-    await writeFile(file, saved.replace('"version":3', '"version":1'))
+    await writeFile(file, asOlderVersion(saved, 1))
     const error = await refusal(file)
     expect(error.code).toBe('ERR_CASSETTE_INVALID')
     expect(error.message).toContain('line 2: $.response.body.file: a body in a body file needs cassette version 2 (the header says 1)')
@@ -130,13 +130,13 @@ describe('body files beside a cassette', () => {
     const file = path.join(dir, 'old.cassette.jsonl')
     const big = binary(randomBytes(100_000))
     const current = Cassette.from({}, [withBody(1, big)])
-    await writeFile(file, current.toString().replace('"version":3', '"version":1'))
+    await writeFile(file, asOlderVersion(current.toString(), 1))
     const old = await Cassette.load(file)
     expect(old.header.version).toBe(1)
     expect(old.exchanges).toEqual(current.exchanges)
     await old.save(file)
     const [header, line] = await lines(file)
-    expect(header!.version).toBe(3)
+    expect(header!.version).toBe(4)
     expect(line!.response.body.file).toMatch(/^sha256-/)
     expect((await Cassette.load(file)).exchanges).toEqual(current.exchanges)
   })

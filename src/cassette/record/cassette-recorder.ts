@@ -6,9 +6,10 @@
  * redacted request, what the client received (or the fault), the upstream's own answer when the
  * client did not get it unchanged, timings and the effects the tool side reported for it.
  *
- * With a `file`, lines go to an append-only journal and the cassette is replaced atomically by a
- * complete snapshot about once a second (less often as it grows) and on `close()`, so a
- * `kill -9` leaves the previous complete cassette or a newer complete one, never a torn file.
+ * With a `file`, each line is appended to the cassette itself (version 4, append-only): the file is
+ * a valid cassette at every moment, and a `kill -9` loses nothing written before it. A recorder
+ * never replaces a cassette it did not write: it appends to it as its next segment (a restart on
+ * the same file), or replaces it with `overwrite`; `ready()` says which.
  *
  * A recorder is an observer and a writer: `ExchangeCapture` (exchange-capture.ts) turns each
  * finished exchange into a line, `CassetteWriter` (cassette-writer.ts) keeps the lines durably;
@@ -26,6 +27,7 @@ import type { Storm } from '../../engine/storm.js'
 import { StateError } from '../../errors.js'
 import { Cassette, cassetteHeader } from '../format/cassette.js'
 import { CassetteWriter } from './cassette-writer.js'
+import type { RecordingStart } from './open-cassette-file.js'
 import type { CutBodies } from '../format/cut-bodies.js'
 import { ExchangeCapture } from './exchange-capture.js'
 import { cassetteRecorderOptionsSchema, type CassetteRecorderOptions } from './recorder-options.js'
@@ -35,6 +37,8 @@ import { checkOptions } from '../../options/check-options.js'
 export type RecorderState = 'recording' | 'closing' | 'closed'
 
 const NO_RUN = '\u0000toolstorm-recorder'
+/** Runs whose claims are followed (the most recent): a recording that runs for days sees many more. */
+const RUNS_REMEMBERED = 10_000
 
 export class CassetteRecorder {
   readonly storm: Storm
@@ -48,18 +52,19 @@ export class CassetteRecorder {
   #closing: Promise<void> = Promise.resolve()
   /** Where the observer was given (`startProxy` says so): the defaults of `source`, `urlForm` and `targets`. */
   #front: ObserverFront | null = null
-  /** Runs whose exchanges were recorded, in first-seen order: their claims go in the header. */
+  /** Runs whose exchanges were recorded, in first-seen order (the last 10,000): their claims are kept with the cassette. */
   readonly #runs = new Set<string>()
-  /** The journal could not be opened: close() and save() report it. */
+  /** The file could not be opened: close() and save() report it. */
   #storeFailure: unknown = null
+  /** With a `file`, once ready: what was done with it. */
+  #started: RecordingStart | null = null
 
   constructor(storm: Storm, options: CassetteRecorderOptions = {}) {
     this.storm = storm
     this.#options = options
     const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT
     this.#bodyLimit = limit
-    this.#writer = new CassetteWriter({ file: options.file, shared: options.shared, header: (count) => this.#header(count), snapshotIntervalMs: options.snapshotIntervalMs })
-    this.#writer.ready().catch((error: unknown) => (this.#storeFailure ??= error))
+    this.#writer = new CassetteWriter({ file: options.file, shared: options.shared, header: (count) => this.#header(count), overwrite: options.overwrite, checkpointMs: options.checkpointMs })
     this.#capture = new ExchangeCapture(storm, {
       bodyLimit: limit,
       exclude: new Set((options.excludeHeaders ?? []).map((name) => name.toLowerCase())),
@@ -67,16 +72,34 @@ export class CassetteRecorder {
       urlForm: () => options.urlForm ?? (this.#front?.targets.length ? 'origin' : 'absolute'),
       attached: (front) => (this.#front = front),
       write: (exchange, run) => {
-        this.#runs.add(run)
+        if (!this.#runs.has(run)) {
+          this.#runs.add(run)
+          if (this.#runs.size > RUNS_REMEMBERED) this.#runs.delete(this.#runs.keys().next().value as string)
+        }
         return this.#writer.append(exchange, run)
       },
+      lateEffects: (seq, effects) => this.#writer.lateEffects(seq, effects),
     })
     this.observer = this.#capture.observer
   }
 
-  /** Resolves once the recorder can write (its journal is open); rejects with why it cannot. */
-  async ready(): Promise<void> {
-    await this.#writer.ready()
+  /**
+   * Resolves once the recorder can write; with a `file`, with what it did with it (`created`,
+   * `appended` as the next segment of the cassette there, or `replaced` with `overwrite`) and a
+   * line saying so. Rejects with why it cannot (`ERR_CASSETTE_EXISTS`: a file it may not append to).
+   */
+  async ready(): Promise<RecordingStart | null> {
+    try {
+      return (this.#started = await this.#writer.ready())
+    } catch (error) {
+      this.#storeFailure ??= error
+      throw error
+    }
+  }
+
+  /** With a `file`, once `ready()` resolved: what was done with it (created, appended to, replaced). */
+  get started(): RecordingStart | null {
+    return this.#started
   }
 
   get readyState(): RecorderState {
@@ -130,7 +153,7 @@ export class CassetteRecorder {
   }
 
   /**
-   * The recorded runs' claims, judged now (each snapshot and the final write judge them again, so
+   * The recorded runs' claims, judged now (each checkpoint and the final write judge them again, so
    * effects reported late still count); already redacted, as the run keeps them.
    */
   #claims(): CassetteClaim[] {
@@ -144,14 +167,14 @@ export class CassetteRecorder {
     return claims
   }
 
-  /** Replace the cassette file with a complete snapshot of the exchanges written so far. */
-  snapshot(): Promise<void> {
-    return this.#writer.snapshot()
+  /** Append what changed (claims, rules) and make the file durable now, as the writer does about once a second. */
+  checkpoint(): Promise<void> {
+    return this.#writer.checkpoint()
   }
 
   /**
    * Stop recording: exchanges still running get `graceMs` to finish (then they are stored as
-   * cancelled), and with a `file` the cassette is written atomically. Safe to call twice.
+   * cancelled), and with a `file` the cassette gets its last claims and its end line. Safe to call twice.
    */
   async close(options: { graceMs?: number } = {}): Promise<void> {
     if (this.#state !== 'recording') {
@@ -161,10 +184,10 @@ export class CassetteRecorder {
     this.#state = 'closing'
     this.#closing = (async () => {
       this.#capture.stop()
-      this.#writer.stopSnapshots()
+      this.#writer.stopCheckpoints()
       await this.#capture.drain(options.graceMs ?? 2000)
       try {
-        await this.#writer.finish(this.#capture.patchLate())
+        await this.#writer.finish()
       } finally {
         this.#capture.dispose()
         this.#state = 'closed'
@@ -176,7 +199,7 @@ export class CassetteRecorder {
     await this.#closing
   }
 
-  /** Stop recording without writing anything (the cassette file is left as it was). */
+  /** Stop recording without finishing the file (what was appended stays, a valid cassette). */
   async discard(): Promise<void> {
     if (this.#state === 'closed') return
     this.#state = 'closed'
@@ -187,13 +210,13 @@ export class CassetteRecorder {
   /** The recorded cassette, in memory, every body inline (stops nothing; call `close()` first for a final state). */
   async cassette(): Promise<Cassette> {
     await this.#capture.settled()
-    return this.#writer.cassette(this.#capture.patchLate())
+    return this.#writer.cassette()
   }
 
   /** Write the cassette recorded so far to `file`, atomically (large bodies in body files beside it, as `Cassette.save`). */
   async save(file: string): Promise<void> {
     if (this.#state === 'closing') throw new StateError('Failed to save the cassette: the recorder is closing. Await close() first.')
-    // A closed file recorder has written its cassette and removed its journal: copy the cassette.
+    // A closed file recorder has finished its cassette: copy it.
     if (this.#state === 'closed' && this.#options.file) return (await Cassette.load(this.#options.file)).save(file)
     await this.#capture.settled()
     const failure = this.#capture.failure ?? this.#storeFailure

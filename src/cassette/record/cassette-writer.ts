@@ -1,64 +1,101 @@
 /**
- * The recorder's writer half: where finished exchanges' lines go and how the cassette file is
- * kept whole. With a `file`, lines go to an append-only journal (large bodies to body files) and
- * the cassette is replaced atomically by a complete snapshot about once a second (less often as
- * it grows) and on `finish()`, so a `kill -9` leaves the previous complete cassette or a newer
- * complete one, never a torn file. With a shared store, Redis holds the lines; else memory does.
+ * The recorder's writer half: where finished exchanges' lines go. With a `file`, the cassette
+ * itself, append-only (cassette-appender.ts): each line written once, the file valid at every
+ * moment and after a `kill -9`, fsynced about once a second; claims and rule changes are appended
+ * as they change. With a shared store, Redis holds the lines; else memory does.
  */
-import { existsSync } from 'node:fs'
-import type { CassetteExchange, CassetteFileExchange, CassetteHeader } from '../format/cassette-schema.js'
+import type { CassetteClaim, CassetteExchange, CassetteFileExchange, CassetteHeader, SegmentSettings, StoredEffect } from '../format/cassette-schema.js'
 import { ToolstormError } from '../../errors.js'
-import { BodyFileReader, BodyFileWriter, bodiesFolderFor, hasBodyFiles } from '../format/body-files.js'
+import { BodyFileWriter, bodiesFolderFor } from '../format/body-files.js'
 import { Cassette } from '../format/cassette.js'
 import { CutBodyTally, type CutBodies } from '../format/cut-bodies.js'
-import { JournalLineStore, MemoryLineStore, journalPathFor, type LineStore } from './cassette-journal.js'
+import { CassetteAppender } from './cassette-appender.js'
+import type { RecordingStart } from './open-cassette-file.js'
 import { SharedLineStore, type SharedCassetteBackend } from './shared-line-store.js'
 
 export interface CassetteWriterOptions {
   readonly file?: string | undefined
   readonly shared?: SharedCassetteBackend | undefined
-  /** The cassette's header line for `count` exchanges. */
+  /** The cassette's header (in memory: with its claims) for `count` exchanges. */
   readonly header: (count: number) => CassetteHeader
-  /** Milliseconds between snapshots (default 1000; a snapshot never takes more than ~10% of the time). */
-  readonly snapshotIntervalMs?: number | undefined
+  /** Replace a file already there instead of appending to it. */
+  readonly overwrite?: boolean | undefined
+  /** Milliseconds between checkpoints: fsync, changed claims and rules (default 1000). */
+  readonly checkpointMs?: number | undefined
 }
 
-/** Rewrites a stored line as it is read back (effects reported after it was written). */
-export type LinePatch = ((line: string) => string) | undefined
+/** Runs whose last written claims are remembered, to append only those that changed. */
+const CLAIMS_REMEMBERED = 10_000
 
 export class CassetteWriter {
   readonly #options: CassetteWriterOptions
   readonly #cut = new CutBodyTally()
-  /** With a file (and no shared store): large bodies go to body files as each line is made, so the journal and snapshots stay small. */
+  /** With a file (and no shared store): large bodies go to body files as each line is made. */
   readonly #bodies: BodyFileWriter | null
-  #store: LineStore | null = null
-  readonly #storeReady: Promise<LineStore>
-  #snapshots = true
+  #appender: Promise<CassetteAppender> | null = null
+  readonly #shared: SharedLineStore | null
+  /** In memory (no file, no shared store): the lines, and effects reported after them. */
+  readonly #memory: string[] = []
+  readonly #late = new Map<number, StoredEffect[]>()
   #timer: NodeJS.Timeout | null = null
-  #snapshotting: Promise<void> | null = null
-  #snapshotCount = 0
+  #checkpointing: Promise<void> | null = null
+  /** The claims last appended per run (JSON), so only changes are written. */
+  readonly #claimsWritten = new Map<string, string>()
   #keptPrevious = false
+  #finished = false
 
   constructor(options: CassetteWriterOptions) {
     this.#options = options
     const { file, shared } = options
+    this.#shared = shared ? new SharedLineStore(shared, () => JSON.stringify(options.header(0))) : null
     this.#bodies = file && !shared ? new BodyFileWriter(bodiesFolderFor(file)) : null
-    const store = shared ? Promise.resolve(new SharedLineStore(shared, () => JSON.stringify(options.header(0)))) : file ? JournalLineStore.create(journalPathFor(file)) : Promise.resolve(new MemoryLineStore())
-    this.#storeReady = store.then((ready) => (this.#store = ready))
-    if (file && !shared) this.#schedule(options.snapshotIntervalMs ?? 1000)
+    if (this.#bodies) this.#schedule()
   }
 
-  /** Resolves once lines can be kept (the journal is open); rejects with why they cannot. */
-  ready(): Promise<LineStore> {
-    return this.#storeReady
+  /**
+   * The file, opened on first use (`ready()` or the first line): by then the front door the
+   * recorder was given to has said where it sits, so the header names the source and targets.
+   */
+  #open(): Promise<CassetteAppender> | null {
+    const file = this.#options.file
+    if (!file || this.#shared) return null
+    if (!this.#appender) {
+      this.#appender = CassetteAppender.open(file, this.#options.header(0), { overwrite: this.#options.overwrite ?? false })
+      this.#appender.catch(() => undefined)
+    }
+    return this.#appender
   }
 
-  /** Keep one exchange's line. */
+  /** Resolves once lines can be kept (with a file: what was done with it); rejects with why they cannot. */
+  async ready(): Promise<RecordingStart | null> {
+    const appender = this.#open()
+    return appender ? (await appender).start : null
+  }
+
+  /** Keep one exchange's line (`stored.seq`: its place in this recording). */
   async append(stored: CassetteExchange, run: string): Promise<void> {
     this.#cut.add(stored)
-    const line = JSON.stringify(this.#bodies ? await this.#bodies.exchange(stored) : stored)
-    const store = this.#store ?? (await this.#storeReady)
-    await store.append(line, run)
+    if (this.#shared) return this.#shared.append(JSON.stringify(stored), run)
+    const opening = this.#open()
+    if (!opening) {
+      this.#memory.push(JSON.stringify(stored))
+      return
+    }
+    const appender = await opening
+    const line: CassetteFileExchange = await (this.#bodies as BodyFileWriter).exchange({ ...stored, seq: appender.after + stored.seq })
+    await appender.append(JSON.stringify(line))
+  }
+
+  /** Effects reported after the line of the exchange at `seq` (its place in this recording) was written. */
+  async lateEffects(seq: number, effects: readonly StoredEffect[]): Promise<void> {
+    if (this.#shared) return
+    const opening = this.#open()
+    if (!opening) {
+      this.#late.set(seq, [...(this.#late.get(seq) ?? []), ...effects])
+      return
+    }
+    const appender = await opening
+    await appender.effects(appender.after + seq, effects)
   }
 
   /**
@@ -66,8 +103,7 @@ export class CassetteWriter {
    * of the cassette written, every replica's exchanges included.
    */
   get cutBodies(): CutBodies {
-    const shared = this.#store instanceof SharedLineStore ? this.#store.written : null
-    return shared ?? this.#cut.summary()
+    return this.#shared?.written ?? this.#cut.summary()
   }
 
   /** After `finish()`: nothing was recorded and the cassette file already there was left as it was. */
@@ -75,90 +111,114 @@ export class CassetteWriter {
     return this.#keptPrevious
   }
 
-  #schedule(delayMs: number): void {
+  /** Bytes of cassette lines this recording wrote to its file (not counting body files). */
+  async bytesWritten(): Promise<number> {
+    return this.#appender ? (await this.#appender).written : 0
+  }
+
+  #schedule(): void {
     this.#timer = setTimeout(() => {
       this.#timer = null
-      const started = performance.now()
-      void this.snapshot().finally(() => {
-        if (!this.#snapshots) return
-        // Keep snapshot I/O to about a tenth of the time, however large the cassette grows.
-        this.#schedule(Math.max(this.#options.snapshotIntervalMs ?? 1000, (performance.now() - started) * 10))
+      void this.checkpoint().finally(() => {
+        if (!this.#finished) this.#schedule()
       })
-    }, delayMs)
+    }, this.#options.checkpointMs ?? 1000)
     this.#timer.unref()
   }
 
-  /** No more periodic snapshots (one running still ends). */
-  stopSnapshots(): void {
-    this.#snapshots = false
+  /**
+   * Append what changed since the last checkpoint (claims, the rules), then make it durable: body
+   * files, then the cassette. A failure (a full disk, for a moment) is retried at the next one;
+   * `finish()` reports its own.
+   */
+  checkpoint(): Promise<void> {
+    this.#checkpointing ??= (async () => {
+      try {
+        await this.#appendChanges()
+        await this.#bodies?.sync()
+        await (await this.#appender)?.sync()
+      } catch {
+        // the next checkpoint, or finish(), tries again
+      } finally {
+        this.#checkpointing = null
+      }
+    })()
+    return this.#checkpointing
+  }
+
+  async #appendChanges(): Promise<void> {
+    const appender = await this.#appender
+    // A recording that appended nothing leaves the file as it was.
+    if (!appender || appender.count === 0) return
+    const header = this.#options.header(appender.count)
+    const { toolstorm, source, targets, seed, clock, maxCalls, routes, rules, bodyLimit, redaction } = header
+    await appender.settings({ toolstorm, source, targets, seed, clock, maxCalls, routes, rules, bodyLimit, redaction } satisfies SegmentSettings)
+    const byRun = new Map<string, Array<Omit<CassetteClaim, 'run'>>>()
+    for (const { run, ...claim } of header.claims ?? []) byRun.set(run, [...(byRun.get(run) ?? []), claim])
+    for (const [run, claims] of byRun) {
+      const text = JSON.stringify(claims)
+      if (this.#claimsWritten.get(run) === text) continue
+      this.#claimsWritten.delete(run)
+      this.#claimsWritten.set(run, text)
+      if (this.#claimsWritten.size > CLAIMS_REMEMBERED) this.#claimsWritten.delete(this.#claimsWritten.keys().next().value as string)
+      await appender.claims(run, claims)
+    }
+  }
+
+  /** Stop checkpoints (one running still ends). */
+  stopCheckpoints(): void {
+    this.#finished = true
     if (this.#timer) clearTimeout(this.#timer)
   }
 
-  /** Replace the cassette file with a complete snapshot of the lines kept so far. */
-  snapshot(): Promise<void> {
-    const file = this.#options.file
-    if (!file) return Promise.resolve()
-    this.#snapshotting ??= (async () => {
-      try {
-        const store = await this.#storeReady
-        if (store.count === this.#snapshotCount || store.count === 0) return
-        const count = store.count
-        await store.writeTo(file, JSON.stringify(this.#options.header(count)), undefined, this.#beforeRename)
-        this.#snapshotCount = count
-      } catch {
-        // A failed snapshot (a full disk, for a moment) leaves the previous one in place; the
-        // next snapshot or finish() writes everything again, and finish() reports its own failure.
-      } finally {
-        this.#snapshotting = null
-      }
-    })()
-    return this.#snapshotting
-  }
-
-  /** Write the final cassette (with a file), atomically; nothing recorded keeps the file already there (#29). */
-  async finish(patch: LinePatch): Promise<void> {
-    this.stopSnapshots()
-    await this.#snapshotting
-    const { file, shared } = this.#options
-    const store = await this.#storeReady
-    this.#keptPrevious = file !== undefined && !shared && store.count === 0 && existsSync(file)
-    if (!file || this.#keptPrevious) return
+  /** Finish the cassette: with a file, its last claims and its end line; with a shared store, the merged cassette. */
+  async finish(): Promise<void> {
+    this.stopCheckpoints()
+    await this.#checkpointing
+    const { file } = this.#options
+    if (!file) return
     try {
-      await store.writeTo(file, JSON.stringify(this.#options.header(store.count)), patch, this.#beforeRename)
-      // The cassette in place no longer needs the body files of the one it replaced.
-      await this.#bodies?.sweep()
+      if (this.#shared) {
+        await this.#shared.writeTo(file)
+        return
+      }
+      const appender = await (this.#open() as Promise<CassetteAppender>)
+      await this.#appendChanges()
+      await this.#bodies?.sync()
+      this.#keptPrevious = appender.untouched
+      await appender.close(true)
+      // A replaced cassette's body files no line refers to any more.
+      if (appender.start.action === 'replaced') await this.#bodies?.sweep()
     } catch (error) {
       if (error instanceof ToolstormError) throw error
       const code = (error as NodeJS.ErrnoException).code ?? String(error)
-      throw new ToolstormError('ERR_FILE_UNWRITABLE', `Failed to write the cassette ${file}: ${code}. ${shared ? 'Redis holds every exchange: write it with toolstorm report --state URL --cassette FILE.' : `The previous snapshot (if any) is intact, and the journal ${journalPathFor(file)} holds every exchange.`}`, { cause: error })
+      throw new ToolstormError('ERR_FILE_UNWRITABLE', `Failed to write the cassette ${file}: ${code}. ${this.#shared ? 'Redis holds every exchange: write it with toolstorm report --state URL --cassette FILE.' : 'Every exchange appended before this is in the file.'}`, { cause: error })
     }
   }
 
-  /** Release the journal (with a file). */
+  /** Release the file without finishing it (its lines so far stay, valid). */
   async dispose(): Promise<void> {
-    this.stopSnapshots()
-    const store = await this.#storeReady.catch(() => null)
-    await store?.dispose()
+    this.stopCheckpoints()
+    const appender = await this.#appender?.catch(() => null)
+    await appender?.close(false).catch(() => undefined)
+    await this.#shared?.dispose()
   }
 
-  /** Body files are made durable before the cassette that refers to them is renamed into place. */
-  readonly #beforeRename = async (): Promise<void> => {
-    await this.#bodies?.sync()
-  }
-
-  /** The cassette kept so far, in memory, every body inline. */
-  async cassette(patch: LinePatch): Promise<Cassette> {
-    const store = await this.#storeReady
+  /** The cassette kept so far, in memory, every body inline (with a file: the whole file, earlier segments included). */
+  async cassette(): Promise<Cassette> {
     // Every replica's exchanges, under the header the store assembles (with the claims it holds).
-    if (store instanceof SharedLineStore) return store.assemble()
-    const exchanges: unknown[] = []
-    const bodies = this.#bodies ? new BodyFileReader(this.#options.file as string, this.#bodies.folder) : null
-    let number = 1
-    for await (const line of store.lines()) {
-      const exchange = JSON.parse(patch ? patch(line) : line) as CassetteFileExchange
-      number++
-      exchanges.push(bodies && hasBodyFiles(exchange) ? await bodies.exchange(exchange, number) : exchange)
+    if (this.#shared) return this.#shared.assemble()
+    const opening = this.#open()
+    if (opening) {
+      const appender = await opening
+      await appender.sync()
+      return Cassette.load(appender.file)
     }
-    return Cassette.from(this.#options.header(exchanges.length), exchanges, this.#options.file ?? '<recording>')
+    const exchanges = this.#memory.map((line) => {
+      const exchange = JSON.parse(line) as CassetteExchange
+      const late = this.#late.get(exchange.seq)
+      return late ? { ...exchange, effects: [...exchange.effects, ...late] } : exchange
+    })
+    return Cassette.from(this.#options.header(exchanges.length), exchanges, '<recording>')
   }
 }

@@ -10,8 +10,14 @@ import { MAX_BODY_LIMIT, matchOptionsSchema, type MatchOptions } from '../format
 import type { SharedCassetteBackend } from './shared-line-store.js'
 
 export interface CassetteRecorderOptions {
-  /** Keep the cassette in this file as you go (snapshots) and write it on `close()`. */
+  /**
+   * Append each exchange to this cassette file as it finishes (version 4, append-only: valid at every
+   * moment). A cassette already there is appended to, as its next segment; anything else there is
+   * refused (`ERR_CASSETTE_EXISTS`) unless `overwrite`.
+   */
   file?: string
+  /** Replace whatever `file` holds instead of appending to the cassette there. Default false. */
+  overwrite?: boolean
   /** How the traffic was captured (header `source`). Default: `proxy` when given to `startProxy`, else `in-process`. */
   source?: 'proxy' | 'in-process'
   /**
@@ -36,17 +42,18 @@ export interface CassetteRecorderOptions {
   /**
    * Proxy replicas sharing runs through Redis (`--state`): lines go to the run's cassette stream
    * in Redis, and the cassette written (`file`, `save()`, `cassette()`) holds every replica's
-   * exchanges of the runs this recorder saw, in call order. No journal and no snapshots: Redis
-   * holds every finished exchange.
+   * exchanges of the runs this recorder saw, in call order, written when it closes: Redis holds
+   * every finished exchange until then.
    */
   shared?: SharedCassetteBackend
-  /** Milliseconds between snapshots while recording (default 1000; a snapshot never takes more than ~10% of the time). */
-  snapshotIntervalMs?: number
+  /** Milliseconds between checkpoints while recording with a `file`: fsync, and the claims and rules that changed (default 1000). */
+  checkpointMs?: number
 }
 
 /** `CassetteRecorderOptions` as `createCassetteRecorder()` checks it. */
 export const cassetteRecorderOptionsSchema = optionsSchema<CassetteRecorderOptions>({
   file: z.string().min(1),
+  overwrite: z.boolean(),
   source: z.enum(['proxy', 'in-process']),
   urlForm: z.enum(['origin', 'absolute']),
   targets: z.array(z.string()),
@@ -55,5 +62,5 @@ export const cassetteRecorderOptionsSchema = optionsSchema<CassetteRecorderOptio
   includeHeaders: z.array(z.string()),
   match: matchOptionsSchema.partial(),
   shared: object<SharedCassetteBackend>('a shared cassette store (a connected RedisRunState)'),
-  snapshotIntervalMs: z.number().positive(),
+  checkpointMs: z.number().positive(),
 })

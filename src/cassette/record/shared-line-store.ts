@@ -6,7 +6,6 @@
  */
 import type { CassetteExchange, CassetteHeader } from '../format/cassette-schema.js'
 import { Cassette } from '../format/cassette.js'
-import type { LineStore } from './cassette-journal.js'
 import { cutBodiesOf, type CutBodies } from '../format/cut-bodies.js'
 
 /** What the recorder needs of the shared state store (RedisRunState). */
@@ -15,7 +14,7 @@ export interface SharedCassetteBackend {
   assembleCassette(runs: readonly string[] | null): Promise<{ header: CassetteHeader | null; exchanges: CassetteExchange[]; dropped: number }>
 }
 
-export class SharedLineStore implements LineStore {
+export class SharedLineStore {
   readonly #backend: SharedCassetteBackend
   readonly #header: () => string
   /** Runs this replica recorded (their header is in Redis once the first append went out). */

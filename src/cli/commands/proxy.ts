@@ -113,9 +113,12 @@ function reportSet(ids: string[], report: (id: string | undefined) => unknown): 
 export function cassetteWritten(file: string, recorder: CassetteRecorder, shared: RedisRunState | null): string[] {
   if (recorder.keptPrevious) return [`no exchange recorded: the cassette ${file} was left as it was`]
   const refused = shared?.cassetteRefused ?? 0
+  const start = recorder.started
   const written = shared
     ? `cassette written to ${file} (every replica's exchanges of the runs this one served; it recorded ${recorder.size})${refused ? `; ${refused} exchanges were over the run's bound in Redis and are missing` : ''}`
-    : `cassette written to ${file} (${recorder.size} exchanges)`
+    : start?.action === 'appended'
+      ? `cassette written to ${file} (${recorder.size} exchanges appended as segment ${start.segment}; ${start.previous + recorder.size} in all)`
+      : `cassette written to ${file} (${recorder.size} exchanges)`
   const cut = describeCutBodies(recorder.cutBodies, recorder.bodyLimit)
   return cut ? [written, cut] : [written]
 }
@@ -166,7 +169,8 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & StateA
     const https = await httpsOptionsFromArgs(args, { recording: args.record !== undefined, announced: args['ready-json'] || args['ready-file'] !== undefined })
     // With --state, every replica records into Redis and the file holds every replica's exchanges.
     const recorder = args.record ? recorderFromArgs(storm, args.record, args, shared) : null
-    await recorder?.ready()
+    const opened = await recorder?.ready()
+    if (opened) printError(opened.message)
     const proxy = await startProxy({
       ...listenOptionsFromArgs(args),
       storm,

@@ -18,6 +18,7 @@ export interface MatchArgs {
 
 export interface RecordArgs extends MatchArgs {
   'body-limit': number
+  overwrite: boolean
   'url-form'?: 'origin' | 'absolute'
   'exclude-header': string[]
   'include-header': string[]
@@ -50,6 +51,7 @@ export function matchOptions<T>(yargs: Argv<T>): Argv<T & MatchArgs> {
 export function recordOptions<T>(yargs: Argv<T>): Argv<T & RecordArgs> {
   return matchOptions(yargs)
     .option('body-limit', { ...numberOption('body-limit', { min: 0, max: MAX_BODY_LIMIT }), default: DEFAULT_BODY_LIMIT, describe: 'Bytes stored per body (default 16 MiB); a longer body keeps a prefix marked truncated, is reported at stop, and breaks off in replay' })
+    .option('overwrite', { type: 'boolean', default: false, describe: 'Replace the file instead of appending to the cassette there (a recording appends to an existing cassette as its next segment, and refuses any other file)' })
     .option('exclude-header', { type: 'string', array: true, default: [] as string[], describe: 'Header never stored (repeatable); secret headers are stored as [REDACTED] anyway' })
     .option('url-form', { choices: ['origin', 'absolute'] as const, describe: 'How request URLs are stored: origin (path and query; replay matches whatever host the client names) or absolute (scheme, host and port must match too). Default: origin with --target, absolute in forward mode' })
     .option('include-header', { type: 'string', array: true, default: [] as string[], describe: 'Store only these headers (repeatable allow-list); secret ones are still redacted' }) as unknown as Argv<T & RecordArgs>
@@ -70,6 +72,7 @@ export function recorderFromArgs(storm: Storm, file: string, args: RecordArgs & 
   return createCassetteRecorder(storm, {
     ...(shared ? { shared } : {}),
     file,
+    overwrite: args.overwrite,
     source: 'proxy',
     urlForm: args['url-form'] ?? (args.target.length ? 'origin' : 'absolute'),
     targets: args.target,

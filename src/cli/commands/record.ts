@@ -44,7 +44,8 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs & 
     await shared?.close()
     throw error
   }
-  await recorder.ready().catch(giveUp)
+  const opened = await recorder.ready().catch(giveUp)
+  if (opened) printError(opened.message)
   const proxy = await startProxy({
     ...listenOptionsFromArgs(args),
     storm,
