@@ -25,7 +25,7 @@ import {
   type StoredBodyFile,
   type StoredEffect,
 } from './cassette-schema.js'
-import { segmentLinesSchema, type CassetteSegment, type SegmentLines } from './segment-lines.js'
+import { segmentLinesSchema, type CassetteSegment, type Continuation, type SegmentLines } from './segment-lines.js'
 import { docsUrl } from '../../docs-url.js'
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
@@ -65,6 +65,8 @@ export class CassetteValidator {
   #settings: Partial<CassetteHeader> = {}
   /** The largest body limit any segment declared (bounds each line's length). */
   #bodyLimit = 0
+  /** Version 4: runs that go on from another part, where they resume. */
+  readonly continuations: Continuation[] = []
   /** Whether each exchange reached the upstream, by `seq` − 1 (an effect needs one that did). */
   readonly #executed: boolean[] = []
 
@@ -175,6 +177,14 @@ export class CassetteValidator {
         // A later line for the run replaces the earlier one: keep insertion order by deleting first.
         this.#claims.delete(key)
         this.#claims.set(key, mark.claims.map((claim) => ({ run: mark.run, ...claim })))
+        break
+      }
+      case 'continues': {
+        if ((this.#calls.get(mark.run) ?? 0) > 0) this.#fail(line, `$.run: run "${mark.run}" already has calls here (a run continues from another part before its first call in this one)`)
+        this.#calls.set(mark.run, mark.calls)
+        this.#ordinals.set(mark.run, new Map(Object.entries(mark.ordinals)))
+        const { line: _line, ...continuation } = mark
+        this.continuations.push({ ...continuation, seq: this.#count + 1 })
         break
       }
       case 'end':

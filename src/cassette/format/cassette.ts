@@ -9,7 +9,7 @@
  */
 import { CassetteError } from '../../errors.js'
 import { CASSETTE_KIND, CASSETTE_VERSION, DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT, type CassetteClaim, type CassetteExchange, type CassetteFileHeader, type CassetteHeader, type StoredEffect } from './cassette-schema.js'
-import type { CassetteSegment, ClaimsLine, EndLine, SegmentLine } from './segment-lines.js'
+import type { CassetteSegment, ClaimsLine, Continuation, ContinuesLine, EndLine, SegmentLine } from './segment-lines.js'
 import type { Report } from '../../engine/schema/report.js'
 import { readJsonLines } from '../../io/read-json-lines.js'
 import { writeLinesAtomic } from '../../io/write-lines-atomic.js'
@@ -93,13 +93,16 @@ export class Cassette {
   readonly segments: readonly CassetteSegment[]
   /** Bytes at the end of the file that were not a complete line (a write a `kill -9` interrupted), skipped. Version 4 only. */
   readonly interruptedBytes: number
+  /** Runs that go on from another part of a rotated recording: their call ids and ordinals resume where that part left them. */
+  readonly continuations: readonly Continuation[]
 
-  private constructor(header: CassetteHeader, exchanges: readonly CassetteExchange[], source: string, segments?: readonly CassetteSegment[], interruptedBytes = 0) {
+  private constructor(header: CassetteHeader, exchanges: readonly CassetteExchange[], source: string, segments?: readonly CassetteSegment[], interruptedBytes = 0, continuations: readonly Continuation[] = []) {
     this.header = header
     this.exchanges = exchanges
     this.source = source
     this.segments = segments?.length ? segments : [{ started: header.recorded, first: 1, exchanges: exchanges.length, ended: true }]
     this.interruptedBytes = interruptedBytes
+    this.continuations = continuations
   }
 
   /**
@@ -126,7 +129,7 @@ export class Cassette {
       if (exchange) exchanges.push(hasBodyFiles(exchange) ? await bodies.exchange(exchange, number) : (exchange as CassetteExchange))
     }
     const header = validator.end(last)
-    return new Cassette(header, withLateEffects(exchanges, validator.lateEffects), file, validator.segments, interrupted)
+    return new Cassette(header, withLateEffects(exchanges, validator.lateEffects), file, validator.segments, interrupted, validator.continuations)
   }
 
   /** Parse cassette text (JSON Lines) already in memory. */
@@ -148,7 +151,7 @@ export class Cassette {
       interrupted = Buffer.byteLength(partial)
     }
     const header = validator.end(lines.length)
-    return new Cassette(header, withLateEffects(exchanges, validator.lateEffects), source, validator.segments, interrupted)
+    return new Cassette(header, withLateEffects(exchanges, validator.lateEffects), source, validator.segments, interrupted, validator.continuations)
   }
 
   /** Build a cassette from exchanges (validated as if loaded). `exchanges` in the header is set for you. */
@@ -206,6 +209,8 @@ export class Cassette {
   /** The file's lines: strings, or an exchange (so `save` can move its large bodies into files). */
   *#fileLines(): Generator<string | CassetteExchange> {
     const { header, exchanges, segments } = this
+    const continuations = new Map<number, Continuation[]>()
+    for (const continuation of this.continuations) continuations.set(continuation.seq, [...(continuations.get(continuation.seq) ?? []), continuation])
     yield JSON.stringify(fileHeader(header))
     let written = 0
     for (const [index, segment] of segments.entries()) {
@@ -214,7 +219,10 @@ export class Cassette {
         yield JSON.stringify({ line: 'segment', started: segment.started, after: written, settings, ...(segment.recovered ? { recovered: segment.recovered } : {}) } satisfies SegmentLine)
       }
       const end = index === segments.length - 1 ? exchanges.length : Math.min(exchanges.length, written + segment.exchanges)
-      for (; written < end; written++) yield exchanges[written] as CassetteExchange
+      for (; written < end; written++) {
+        for (const { seq: _seq, ...rest } of continuations.get(written + 1) ?? []) yield JSON.stringify({ line: 'continues', ...rest } satisfies ContinuesLine)
+        yield exchanges[written] as CassetteExchange
+      }
       if (index === segments.length - 1) for (const line of claimsLines(header.claims ?? [])) yield JSON.stringify(line)
       // The same cassette makes the same file: an end time only when one was recorded.
       if (segment.ended) yield JSON.stringify({ line: 'end', ...(segment.endedAt ? { ended: segment.endedAt } : {}), exchanges: written } satisfies EndLine)

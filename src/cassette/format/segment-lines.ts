@@ -9,6 +9,7 @@
  * | `{"line":"settings",…}` | the rules changed while recording (`PUT /rules`): the settings from here on |
  * | `{"line":"effects",…}` | commits reported after exchange `seq`'s line was written |
  * | `{"line":"claims",…}` | a run's claims as judged when written; a later line for the run replaces them |
+ * | `{"line":"continues",…}` | a run whose earlier calls are in another part of a rotated recording goes on here: its call ids and ordinals continue |
  * | `{"line":"end",…}` | the recorder closed the file cleanly, after this many exchanges |
  *
  * A line counts once its newline is written: a version 4 file may end in an incomplete line (the
@@ -52,6 +53,17 @@ export const claimsLineSchema = z.strictObject({
   claims: z.array(reportClaimSchema).max(10_000),
 })
 
+export const continuesLineSchema = z.strictObject({
+  line: z.literal('continues'),
+  run: z.string().min(1).max(200),
+  /** The part (a file beside this one) holding the run's earlier calls. */
+  from: z.string().min(1),
+  /** Calls of the run before its next one here. */
+  calls: z.int().min(1),
+  /** Per-route ordinals the run had reached. */
+  ordinals: z.record(z.string(), z.int().min(1)),
+})
+
 export const endLineSchema = z.strictObject({
   line: z.literal('end'),
   /** When the recorder closed the file (ISO 8601); absent in a file written whole (`Cassette.save`). */
@@ -60,8 +72,8 @@ export const endLineSchema = z.strictObject({
   exchanges: z.int().min(0),
 })
 
-export const segmentLinesSchema = z.discriminatedUnion('line', [segmentLineSchema, settingsLineSchema, effectsLineSchema, claimsLineSchema, endLineSchema], {
-  error: 'expected "line" to be segment, settings, effects, claims or end',
+export const segmentLinesSchema = z.discriminatedUnion('line', [segmentLineSchema, settingsLineSchema, effectsLineSchema, claimsLineSchema, continuesLineSchema, endLineSchema], {
+  error: 'expected "line" to be segment, settings, effects, claims, continues or end',
 })
 
 /** Any line of a cassette file: the header, an exchange, or (version 4) one of the lines above. */
@@ -72,6 +84,12 @@ export type SettingsLine = z.infer<typeof settingsLineSchema>
 export type EffectsLine = z.infer<typeof effectsLineSchema>
 export type ClaimsLine = z.infer<typeof claimsLineSchema>
 export type EndLine = z.infer<typeof endLineSchema>
+export type ContinuesLine = z.infer<typeof continuesLineSchema>
+
+/** A run that goes on from another part: where its calls resume (`seq`: its first exchange here). */
+export interface Continuation extends Omit<ContinuesLine, 'line'> {
+  readonly seq: number
+}
 export type SegmentLines = z.infer<typeof segmentLinesSchema>
 
 /** One recording in a cassette: the first starts with the header, each later one with a segment line. */

@@ -11,7 +11,7 @@
 import { promises as fs } from 'node:fs'
 import { ToolstormError } from '../../errors.js'
 import type { CassetteClaim, CassetteHeader, SegmentSettings, StoredEffect } from '../format/cassette-schema.js'
-import type { EndLine, SegmentLine } from '../format/segment-lines.js'
+import type { ContinuesLine, EndLine, SegmentLine } from '../format/segment-lines.js'
 import { openCassetteFile, settingsOf, type RecordingStart } from './open-cassette-file.js'
 
 export class CassetteAppender {
@@ -79,6 +79,11 @@ export class CassetteAppender {
   /** A run's claims as judged now (a later line for the run replaces this one). */
   claims(run: string, claims: readonly Omit<CassetteClaim, 'run'>[]): Promise<void> {
     return this.#write([JSON.stringify({ line: 'claims', run, claims })])
+  }
+
+  /** A run whose earlier calls are in another part goes on here (before its first exchange here). */
+  continues(line: Omit<ContinuesLine, 'line'>): Promise<void> {
+    return this.#write([JSON.stringify({ line: 'continues', ...line } satisfies ContinuesLine)])
   }
 
   /** The settings now (`PUT /rules` changed the rules): a settings line when they differ from the last written. */

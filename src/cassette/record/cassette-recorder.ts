@@ -24,7 +24,7 @@
 import type { ExchangeObserver, ObserverFront } from '../../engine/exchange-flow.js'
 import { DEFAULT_BODY_LIMIT, MAX_CASSETTE_CLAIMS, type CassetteClaim, type CassetteHeader } from '../format/cassette-schema.js'
 import type { Storm } from '../../engine/storm.js'
-import { StateError } from '../../errors.js'
+import { ConfigError, StateError } from '../../errors.js'
 import { Cassette, cassetteHeader } from '../format/cassette.js'
 import { CassetteWriter } from './cassette-writer.js'
 import type { RecordingStart } from './open-cassette-file.js'
@@ -64,7 +64,7 @@ export class CassetteRecorder {
     this.#options = options
     const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT
     this.#bodyLimit = limit
-    this.#writer = new CassetteWriter({ file: options.file, shared: options.shared, header: (count) => this.#header(count), overwrite: options.overwrite, checkpointMs: options.checkpointMs })
+    this.#writer = new CassetteWriter({ file: options.file, shared: options.shared, header: (count) => this.#header(count), overwrite: options.overwrite, checkpointMs: options.checkpointMs, rotation: options.rotate ?? null })
     this.#capture = new ExchangeCapture(storm, {
       bodyLimit: limit,
       exclude: new Set((options.excludeHeaders ?? []).map((name) => name.toLowerCase())),
@@ -122,6 +122,16 @@ export class CassetteRecorder {
    */
   get cutBodies(): CutBodies {
     return this.#writer.cutBodies
+  }
+
+  /** With a `file`: the files this recording wrote to (the file, or its rotated parts), in order. */
+  files(): Promise<string[]> {
+    return this.#writer.files()
+  }
+
+  /** With a `file`: bytes of lines this recording wrote (not counting body files). */
+  bytesWritten(): Promise<number> {
+    return this.#writer.bytesWritten()
   }
 
   /** Bytes stored per body at most. */
@@ -231,5 +241,7 @@ export class CassetteRecorder {
  */
 export function createCassetteRecorder(storm: Storm, options: CassetteRecorderOptions = {}): CassetteRecorder {
   checkOptions('createCassetteRecorder()', cassetteRecorderOptionsSchema, options)
+  if (options.rotate && !options.file) throw new ConfigError('Failed to create the recorder: rotate needs a file (the parts are named after it).', { code: 'ERR_CONFIG_INVALID' })
+  if (options.rotate && options.shared) throw new ConfigError('Failed to create the recorder: rotate is not supported with a shared store (--state): the replicas\' cassette is written once, at stop.', { code: 'ERR_CONFIG_INVALID' })
   return new CassetteRecorder(storm, options)
 }

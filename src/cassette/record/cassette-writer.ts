@@ -2,15 +2,16 @@
  * The recorder's writer half: where finished exchanges' lines go. With a `file`, the cassette
  * itself, append-only (cassette-appender.ts): each line written once, the file valid at every
  * moment and after a `kill -9`, fsynced about once a second; claims and rule changes are appended
- * as they change. With a shared store, Redis holds the lines; else memory does.
+ * as they change; with rotation, a series of parts and their index (cassette-parts.ts). With a
+ * shared store, Redis holds the lines; else memory does.
  */
-import type { CassetteClaim, CassetteExchange, CassetteFileExchange, CassetteHeader, SegmentSettings, StoredEffect } from '../format/cassette-schema.js'
+import type { CassetteClaim, CassetteExchange, CassetteHeader, SegmentSettings, StoredEffect } from '../format/cassette-schema.js'
 import { ToolstormError } from '../../errors.js'
-import { BodyFileWriter, bodiesFolderFor } from '../format/body-files.js'
 import { Cassette } from '../format/cassette.js'
 import { CutBodyTally, type CutBodies } from '../format/cut-bodies.js'
-import { CassetteAppender } from './cassette-appender.js'
+import { CassetteParts, type RotationOptions } from './cassette-parts.js'
 import type { RecordingStart } from './open-cassette-file.js'
+import { settingsOf } from './open-cassette-file.js'
 import { SharedLineStore, type SharedCassetteBackend } from './shared-line-store.js'
 
 export interface CassetteWriterOptions {
@@ -22,6 +23,8 @@ export interface CassetteWriterOptions {
   readonly overwrite?: boolean | undefined
   /** Milliseconds between checkpoints: fsync, changed claims and rules (default 1000). */
   readonly checkpointMs?: number | undefined
+  /** With a file: rotate into parts (cassette-parts.ts). */
+  readonly rotation?: RotationOptions | null | undefined
 }
 
 /** Runs whose last written claims are remembered, to append only those that changed. */
@@ -30,9 +33,8 @@ const CLAIMS_REMEMBERED = 10_000
 export class CassetteWriter {
   readonly #options: CassetteWriterOptions
   readonly #cut = new CutBodyTally()
-  /** With a file (and no shared store): large bodies go to body files as each line is made. */
-  readonly #bodies: BodyFileWriter | null
-  #appender: Promise<CassetteAppender> | null = null
+  /** With a file (and no shared store): the file or its parts, opened on first use. */
+  #parts: Promise<CassetteParts> | null = null
   readonly #shared: SharedLineStore | null
   /** In memory (no file, no shared store): the lines, and effects reported after them. */
   readonly #memory: string[] = []
@@ -48,22 +50,26 @@ export class CassetteWriter {
     this.#options = options
     const { file, shared } = options
     this.#shared = shared ? new SharedLineStore(shared, () => JSON.stringify(options.header(0))) : null
-    this.#bodies = file && !shared ? new BodyFileWriter(bodiesFolderFor(file)) : null
-    if (this.#bodies) this.#schedule()
+    if (file && !shared) this.#schedule()
   }
 
   /**
    * The file, opened on first use (`ready()` or the first line): by then the front door the
    * recorder was given to has said where it sits, so the header names the source and targets.
    */
-  #open(): Promise<CassetteAppender> | null {
+  #open(): Promise<CassetteParts> | null {
     const file = this.#options.file
     if (!file || this.#shared) return null
-    if (!this.#appender) {
-      this.#appender = CassetteAppender.open(file, this.#options.header(0), { overwrite: this.#options.overwrite ?? false })
-      this.#appender.catch(() => undefined)
+    if (!this.#parts) {
+      this.#parts = CassetteParts.open(file, this.#options.header, { overwrite: this.#options.overwrite ?? false, rotation: this.#options.rotation ?? null })
+      this.#parts.catch(() => undefined)
     }
-    return this.#appender
+    return this.#parts
+  }
+
+  /** With a file: the files this recording wrote to (one, or its parts). */
+  async files(): Promise<string[]> {
+    return (await this.#parts?.catch(() => null))?.files ?? []
   }
 
   /** Resolves once lines can be kept (with a file: what was done with it); rejects with why they cannot. */
@@ -81,9 +87,7 @@ export class CassetteWriter {
       this.#memory.push(JSON.stringify(stored))
       return
     }
-    const appender = await opening
-    const line: CassetteFileExchange = await (this.#bodies as BodyFileWriter).exchange({ ...stored, seq: appender.after + stored.seq })
-    await appender.append(JSON.stringify(line))
+    await (await opening).append(stored, run, stored.seq)
   }
 
   /** Effects reported after the line of the exchange at `seq` (its place in this recording) was written. */
@@ -94,8 +98,7 @@ export class CassetteWriter {
       this.#late.set(seq, [...(this.#late.get(seq) ?? []), ...effects])
       return
     }
-    const appender = await opening
-    await appender.effects(appender.after + seq, effects)
+    await (await opening).lateEffects(seq, effects)
   }
 
   /**
@@ -111,9 +114,9 @@ export class CassetteWriter {
     return this.#keptPrevious
   }
 
-  /** Bytes of cassette lines this recording wrote to its file (not counting body files). */
+  /** Bytes of cassette lines this recording wrote to its files (not counting body files). */
   async bytesWritten(): Promise<number> {
-    return this.#appender ? (await this.#appender).written : 0
+    return (await this.#parts?.catch(() => null))?.written ?? 0
   }
 
   #schedule(): void {
@@ -134,9 +137,8 @@ export class CassetteWriter {
   checkpoint(): Promise<void> {
     this.#checkpointing ??= (async () => {
       try {
-        await this.#appendChanges()
-        await this.#bodies?.sync()
-        await (await this.#appender)?.sync()
+        const parts = await this.#parts
+        if (parts) await parts.checkpoint(...this.#changes())
       } catch {
         // the next checkpoint, or finish(), tries again
       } finally {
@@ -146,23 +148,19 @@ export class CassetteWriter {
     return this.#checkpointing
   }
 
-  async #appendChanges(): Promise<void> {
-    const appender = await this.#appender
-    // A recording that appended nothing leaves the file as it was.
-    if (!appender || appender.count === 0) return
-    const header = this.#options.header(appender.count)
-    const { toolstorm, source, targets, seed, clock, maxCalls, routes, rules, bodyLimit, redaction } = header
-    await appender.settings({ toolstorm, source, targets, seed, clock, maxCalls, routes, rules, bodyLimit, redaction } satisfies SegmentSettings)
+  /** The settings now, each run's claims, and whether a run's claims changed since they were last written. */
+  #changes(): [SegmentSettings, Map<string, Array<Omit<CassetteClaim, 'run'>>>, (run: string, claims: string) => boolean] {
+    const header = this.#options.header(0)
     const byRun = new Map<string, Array<Omit<CassetteClaim, 'run'>>>()
     for (const { run, ...claim } of header.claims ?? []) byRun.set(run, [...(byRun.get(run) ?? []), claim])
-    for (const [run, claims] of byRun) {
-      const text = JSON.stringify(claims)
-      if (this.#claimsWritten.get(run) === text) continue
+    const changed = (run: string, text: string): boolean => {
+      if (this.#claimsWritten.get(run) === text) return false
       this.#claimsWritten.delete(run)
       this.#claimsWritten.set(run, text)
       if (this.#claimsWritten.size > CLAIMS_REMEMBERED) this.#claimsWritten.delete(this.#claimsWritten.keys().next().value as string)
-      await appender.claims(run, claims)
+      return true
     }
+    return [settingsOf(header), byRun, changed]
   }
 
   /** Stop checkpoints (one running still ends). */
@@ -182,13 +180,11 @@ export class CassetteWriter {
         await this.#shared.writeTo(file)
         return
       }
-      const appender = await (this.#open() as Promise<CassetteAppender>)
-      await this.#appendChanges()
-      await this.#bodies?.sync()
-      this.#keptPrevious = appender.untouched
-      await appender.close(true)
+      const parts = await (this.#open() as Promise<CassetteParts>)
+      await parts.close(...this.#changes())
+      this.#keptPrevious = parts.untouched
       // A replaced cassette's body files no line refers to any more.
-      if (appender.start.action === 'replaced') await this.#bodies?.sweep()
+      await parts.sweepReplaced()
     } catch (error) {
       if (error instanceof ToolstormError) throw error
       const code = (error as NodeJS.ErrnoException).code ?? String(error)
@@ -199,8 +195,8 @@ export class CassetteWriter {
   /** Release the file without finishing it (its lines so far stay, valid). */
   async dispose(): Promise<void> {
     this.stopCheckpoints()
-    const appender = await this.#appender?.catch(() => null)
-    await appender?.close(false).catch(() => undefined)
+    const parts = await this.#parts?.catch(() => null)
+    await parts?.dispose().catch(() => undefined)
     await this.#shared?.dispose()
   }
 
@@ -210,9 +206,14 @@ export class CassetteWriter {
     if (this.#shared) return this.#shared.assemble()
     const opening = this.#open()
     if (opening) {
-      const appender = await opening
-      await appender.sync()
-      return Cassette.load(appender.file)
+      const parts = await opening
+      await parts.flush()
+      if (parts.files.length === 1) return Cassette.load(parts.files[0] as string)
+      // Rotated: this recording's parts as one cassette (a run continued in the next part keeps its call ids).
+      const loaded = await Promise.all(parts.files.map((file) => Cassette.load(file)))
+      const exchanges = loaded.flatMap((cassette) => cassette.exchanges).map((exchange, index) => ({ ...exchange, seq: index + 1 }))
+      const { version: _v, kind: _k, exchanges: _n, ...header } = (loaded.at(-1) as Cassette).header
+      return Cassette.from({ ...header, claims: loaded.flatMap((cassette) => cassette.header.claims ?? []) }, exchanges, parts.currentFile)
     }
     const exchanges = this.#memory.map((line) => {
       const exchange = JSON.parse(line) as CassetteExchange

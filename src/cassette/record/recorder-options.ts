@@ -18,6 +18,11 @@ export interface CassetteRecorderOptions {
   file?: string
   /** Replace whatever `file` holds instead of appending to the cassette there. Default false. */
   overwrite?: boolean
+  /**
+   * Record into parts `STEM-0001.jsonl`, `STEM-0002.jsonl`… beside `file`, with an index
+   * `STEM.index.jsonl` saying where each run is (cassette-parts.ts, docs/incidents.md#rotation).
+   */
+  rotate?: RecorderRotation
   /** How the traffic was captured (header `source`). Default: `proxy` when given to `startProxy`, else `in-process`. */
   source?: 'proxy' | 'in-process'
   /**
@@ -50,10 +55,29 @@ export interface CassetteRecorderOptions {
   checkpointMs?: number
 }
 
+/** Rotation (`rotate`): at least one of `maxBytes` and `everyMs`. */
+export interface RecorderRotation {
+  /** A new part once the current one holds this many bytes of lines. */
+  maxBytes?: number
+  /** A new part after this many milliseconds. */
+  everyMs?: number
+  /** Parts kept at most (the oldest deleted first). Default: all. */
+  keep?: number
+  /** A run with no exchange for this long is done with the part it is in (default 30,000). */
+  runIdleMs?: number
+  /** The most a part waits for its active runs after the next one started (default 10 × runIdleMs). */
+  drainMs?: number
+}
+
+const rotationSchema = z
+  .strictObject({ maxBytes: z.int().min(1024).optional(), everyMs: z.number().min(1000).optional(), keep: z.int().min(1).optional(), runIdleMs: z.number().positive().optional(), drainMs: z.number().positive().optional() })
+  .refine((rotation) => rotation.maxBytes !== undefined || rotation.everyMs !== undefined, { error: 'expected maxBytes or everyMs (when to start the next part)' })
+
 /** `CassetteRecorderOptions` as `createCassetteRecorder()` checks it. */
 export const cassetteRecorderOptionsSchema = optionsSchema<CassetteRecorderOptions>({
   file: z.string().min(1),
   overwrite: z.boolean(),
+  rotate: rotationSchema,
   source: z.enum(['proxy', 'in-process']),
   urlForm: z.enum(['origin', 'absolute']),
   targets: z.array(z.string()),

@@ -21,6 +21,7 @@ import { recordOptions, recorderFromArgs, type RecordArgs } from './record-optio
 import type { CassetteRecorder } from '../../cassette/record/cassette-recorder.js'
 import { cassetteAdminRoute } from '../../cassette/record/cassette-admin-route.js'
 import { describeCutBodies } from '../../cassette/format/cut-bodies.js'
+import { indexFileFor } from '../../cassette/record/cassette-parts.js'
 import type { RedisRunState } from '../../state/redis-run-state.js'
 import type { RunLedger } from '../../engine/ledger/run-ledger.js'
 import { stateFromArgs, stateOptions, type StateArgs } from '../state-args.js'
@@ -110,8 +111,13 @@ function reportSet(ids: string[], report: (id: string | undefined) => unknown): 
  * where, with a shared store what the bounds refused, and the bodies cut at the body limit (never
  * silent: their replay breaks off).
  */
-export function cassetteWritten(file: string, recorder: CassetteRecorder, shared: RedisRunState | null): string[] {
+export async function cassetteWritten(file: string, recorder: CassetteRecorder, shared: RedisRunState | null): Promise<string[]> {
   if (recorder.keptPrevious) return [`no exchange recorded: the cassette ${file} was left as it was`]
+  const files = await recorder.files()
+  if (files.length > 1 || (files[0] !== undefined && files[0] !== file)) {
+    const cut = describeCutBodies(recorder.cutBodies, recorder.bodyLimit)
+    return [`cassette parts written: ${files.join(', ')} (${recorder.size} exchanges; where each run is: ${indexFileFor(file)})`, ...(cut ? [cut] : [])]
+  }
   const refused = shared?.cassetteRefused ?? 0
   const start = recorder.started
   const written = shared
@@ -187,7 +193,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & StateA
     const stopped = stopOnSignals(proxy, async () => {
       if (recorder && args.record) {
         await recorder.close()
-        for (const line of cassetteWritten(args.record, recorder, shared)) printError(line)
+        for (const line of await cassetteWritten(args.record, recorder, shared)) printError(line)
       }
       if (args.report) {
         // With --state: the run as every replica saw it.

@@ -70,7 +70,7 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs & 
   await proxy.close()
   try {
     await recorder.close()
-    for (const line of cassetteWritten(file, recorder, shared)) printError(line)
+    for (const line of await cassetteWritten(file, recorder, shared)) printError(line)
     if (args.report) {
       const document = await reportDocument(shared ?? storm.ledger)
       await writeFileAtomic(args.report, JSON.stringify(document, null, 2) + '\n')
