@@ -520,6 +520,11 @@ export class RedisRunState implements RunLedger {
     }
   }
 
+  /** True for the one replica that claims `name` first (SET NX, living as long as a run's keys): one incident per run between replicas. */
+  async claimOnce(name: string): Promise<boolean> {
+    return (await this.#command(() => this.#client.set(`${this.#prefix}:once:${name}`, '1', { NX: true, PX: Number(this.#ttlMs) }))) === 'OK'
+  }
+
   /** Lines this replica recorded that the run's bounds refused (they are counted in Redis too). */
   get cassetteRefused(): number {
     return this.#cassetteRefused

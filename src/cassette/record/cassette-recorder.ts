@@ -22,7 +22,7 @@
  * await recorder.save('incident.cassette.jsonl')
  */
 import type { ExchangeObserver, ObserverFront } from '../../engine/exchange-flow.js'
-import { DEFAULT_BODY_LIMIT, MAX_CASSETTE_CLAIMS, type CassetteClaim, type CassetteHeader } from '../format/cassette-schema.js'
+import { DEFAULT_BODY_LIMIT, MAX_CASSETTE_CLAIMS, type CassetteClaim, type CassetteExchange, type CassetteHeader, type StoredEffect } from '../format/cassette-schema.js'
 import type { Storm } from '../../engine/storm.js'
 import { ConfigError, StateError } from '../../errors.js'
 import { Cassette, cassetteHeader } from '../format/cassette.js'
@@ -35,6 +35,12 @@ import { checkOptions } from '../../options/check-options.js'
 
 
 export type RecorderState = 'recording' | 'closing' | 'closed'
+
+/** Told of each exchange line as it is made (`position`: its place in this recording), and of effects reported after it. */
+export interface RecorderListener {
+  exchange(exchange: CassetteExchange, run: string): void
+  lateEffects?(position: number, effects: readonly StoredEffect[]): void
+}
 
 const NO_RUN = '\u0000toolstorm-recorder'
 /** Runs whose claims are followed (the most recent): a recording that runs for days sees many more. */
@@ -58,13 +64,14 @@ export class CassetteRecorder {
   #storeFailure: unknown = null
   /** With a `file`, once ready: what was done with it. */
   #started: RecordingStart | null = null
+  readonly #listeners: RecorderListener[] = []
 
   constructor(storm: Storm, options: CassetteRecorderOptions = {}) {
     this.storm = storm
     this.#options = options
     const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT
     this.#bodyLimit = limit
-    this.#writer = new CassetteWriter({ file: options.file, shared: options.shared, header: (count) => this.#header(count), overwrite: options.overwrite, checkpointMs: options.checkpointMs, rotation: options.rotate ?? null })
+    this.#writer = new CassetteWriter({ file: options.file, shared: options.shared, header: (count) => this.#header(count), overwrite: options.overwrite, checkpointMs: options.checkpointMs, rotation: options.rotate ?? null, memory: options.memory ?? true })
     this.#capture = new ExchangeCapture(storm, {
       bodyLimit: limit,
       exclude: new Set((options.excludeHeaders ?? []).map((name) => name.toLowerCase())),
@@ -76,9 +83,13 @@ export class CassetteRecorder {
           this.#runs.add(run)
           if (this.#runs.size > RUNS_REMEMBERED) this.#runs.delete(this.#runs.keys().next().value as string)
         }
+        for (const listener of this.#listeners) listener.exchange(exchange, run)
         return this.#writer.append(exchange, run)
       },
-      lateEffects: (seq, effects) => this.#writer.lateEffects(seq, effects),
+      lateEffects: (seq, effects) => {
+        for (const listener of this.#listeners) listener.lateEffects?.(seq, effects)
+        return this.#writer.lateEffects(seq, effects)
+      },
     })
     this.observer = this.#capture.observer
   }
@@ -139,7 +150,22 @@ export class CassetteRecorder {
     return this.#bodyLimit
   }
 
-  #header(exchanges: number): CassetteHeader {
+  /** Resolves once the lines of every exchange started so far are made (and handed to listeners). */
+  settled(): Promise<void> {
+    return this.#capture.settled()
+  }
+
+  /** Be told of each exchange line as it is made (the flight recorder, src/incidents, keeps windows of them). */
+  listen(listener: RecorderListener): void {
+    this.#listeners.push(listener)
+  }
+
+  /** The header of a cassette of `count` exchanges of these runs only (their claims), as this recorder writes it. */
+  headerFor(runs: readonly string[], count: number): CassetteHeader {
+    return { ...this.#header(count, runs) }
+  }
+
+  #header(exchanges: number, runs: Iterable<string> = this.#runs): CassetteHeader {
     const { storm } = this
     const config = storm.config
     return cassetteHeader(
@@ -156,7 +182,7 @@ export class CassetteRecorder {
         bodyLimit: this.#bodyLimit,
         match: { headers: [], ignoreQuery: [], ignoreBodyFields: [], normalize: [], ...this.#options.match },
         redaction: { keys: [...config.redact.keys], secrets: config.redact.secrets.length },
-        claims: this.#claims(),
+        claims: this.#claims(runs),
       },
       exchanges,
     )
@@ -166,9 +192,9 @@ export class CassetteRecorder {
    * The recorded runs' claims, judged now (each checkpoint and the final write judge them again, so
    * effects reported late still count); already redacted, as the run keeps them.
    */
-  #claims(): CassetteClaim[] {
+  #claims(runs: Iterable<string>): CassetteClaim[] {
     const claims: CassetteClaim[] = []
-    for (const run of this.#runs) {
+    for (const run of runs) {
       for (const claim of this.storm.claimsOf(run) ?? []) {
         if (claims.length >= MAX_CASSETTE_CLAIMS) return claims
         claims.push({ run, ...claim })

@@ -23,6 +23,8 @@ export interface CassetteWriterOptions {
   readonly overwrite?: boolean | undefined
   /** Milliseconds between checkpoints: fsync, changed claims and rules (default 1000). */
   readonly checkpointMs?: number | undefined
+  /** Without a file or shared store: keep lines in memory (default true); false keeps them nowhere. */
+  readonly memory?: boolean | undefined
   /** With a file: rotate into parts (cassette-parts.ts). */
   readonly rotation?: RotationOptions | null | undefined
 }
@@ -84,7 +86,7 @@ export class CassetteWriter {
     if (this.#shared) return this.#shared.append(JSON.stringify(stored), run)
     const opening = this.#open()
     if (!opening) {
-      this.#memory.push(JSON.stringify(stored))
+      if (this.#options.memory !== false) this.#memory.push(JSON.stringify(stored))
       return
     }
     await (await opening).append(stored, run, stored.seq)

@@ -16,6 +16,11 @@ export interface CassetteRecorderOptions {
    * refused (`ERR_CASSETTE_EXISTS`) unless `overwrite`.
    */
   file?: string
+  /**
+   * Without a `file` or `shared` store: keep the lines in memory for `save()` and `cassette()`
+   * (default true). False keeps them nowhere: only listeners (`recorder.listen`) see them.
+   */
+  memory?: boolean
   /** Replace whatever `file` holds instead of appending to the cassette there. Default false. */
   overwrite?: boolean
   /**
@@ -77,6 +82,7 @@ const rotationSchema = z
 export const cassetteRecorderOptionsSchema = optionsSchema<CassetteRecorderOptions>({
   file: z.string().min(1),
   overwrite: z.boolean(),
+  memory: z.boolean(),
   rotate: rotationSchema,
   source: z.enum(['proxy', 'in-process']),
   urlForm: z.enum(['origin', 'absolute']),

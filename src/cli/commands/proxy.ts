@@ -17,7 +17,8 @@ import { LISTEN_PORT, numberListOption, numberOption } from '../numeric-options.
 import { printError } from '../output.js'
 import { announceReady, readyInfo, readyOptions, type ReadyArgs } from '../ready.js'
 import { onStopRequest, type StopOptions } from '../stop-request.js'
-import { recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
+import { incidentsFromArgs, recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
+import type { FlightRecorder } from '../../incidents/flight-recorder.js'
 import type { CassetteRecorder } from '../../cassette/record/cassette-recorder.js'
 import { cassetteAdminRoute } from '../../cassette/record/cassette-admin-route.js'
 import { describeCutBodies } from '../../cassette/format/cut-bodies.js'
@@ -129,6 +130,15 @@ export async function cassetteWritten(file: string, recorder: CassetteRecorder, 
   return cut ? [written, cut] : [written]
 }
 
+/** The line printed at stop with `--incidents`: what was kept, evicted, and where. */
+export function describeIncidents(flight: FlightRecorder): string {
+  const { store, counts } = flight
+  const evicted = store.evicted ? `; ${store.evicted} older ones deleted for the bounds (--max-incidents ${store.maxIncidents}, --max-bytes ${store.maxBytes})` : ''
+  const large = store.tooLarge ? `; ${store.tooLarge} not kept, each alone over --max-bytes` : ''
+  const dropped = counts.droppedExchanges ? `; ${counts.droppedExchanges} exchanges left out of runs' windows (--window-exchanges, --window-seconds)` : ''
+  return `incidents: ${counts.kept} of ${counts.decided} runs kept in ${store.dir} (${store.incidents.length} there now, ${store.bytes} bytes)${evicted}${large}${dropped}`
+}
+
 /** The banner: where the proxy listens, its token and dashboard, and (`caDir`) the CA that intercepts HTTPS. */
 export function describeProxy(proxy: ProxyServer, caDir: string | null): string[] {
   const where = proxy.mode === 'reverse' ? `reverse → ${proxy.targets.map((t) => (t.name ? `/${t.name}/ → ${t.url.href}` : t.url.href)).join(', ')}` : 'forward mode (set HTTP_PROXY)'
@@ -177,6 +187,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & StateA
     const recorder = args.record ? recorderFromArgs(storm, args.record, args, shared) : null
     const opened = await recorder?.ready()
     if (opened) printError(opened.message)
+    const incidents = incidentsFromArgs(args, recorder)
     const proxy = await startProxy({
       ...listenOptionsFromArgs(args),
       storm,
@@ -184,6 +195,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & StateA
       warn: printError,
       ...(shared ? { state: shared, stateUnavailable: args['state-unavailable'] } : {}),
       ...(recorder ? { observer: recorder.observer, adminRoutes: [cassetteAdminRoute(recorder)] } : {}),
+      ...(incidents ? { incidents } : {}),
     }).catch(async (error: unknown) => {
       await recorder?.discard()
       await shared?.close()
@@ -195,6 +207,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & StateA
         await recorder.close()
         for (const line of await cassetteWritten(args.record, recorder, shared)) printError(line)
       }
+      if (proxy.incidents) printError(describeIncidents(proxy.incidents))
       if (args.report) {
         // With --state: the run as every replica saw it.
         const document = await reportDocument(shared ?? storm.ledger)
