@@ -35,6 +35,7 @@ export const ERROR_CODES = {
   ERR_CA_INVALID: { exit: 2, status: 500, summary: 'The local certificate authority folder is incomplete, damaged, expired or unsafe.' },
   ERR_ADMIN_UNAUTHORIZED: { exit: 2, status: 401, summary: 'An admin request carried no valid bearer token.' },
   ERR_ADMIN_FORBIDDEN: { exit: 2, status: 403, summary: 'An admin request came with a Host or Origin that is not allowed.' },
+  ERR_RUN_EVICTED: { exit: 2, status: 410, summary: 'A run was evicted: the proxy keeps the last --max-runs runs (1,000 by default), and its report is gone.' },
   ERR_ADMIN_NOT_FOUND: { exit: 2, status: 404, summary: 'No such admin endpoint or run.' },
   ERR_ADMIN_QUERY_INVALID: { exit: 2, status: 400, summary: 'An admin request has a query parameter its endpoint does not take.' },
   ERR_STATE: { exit: 2, status: 409, summary: 'An API was used in the wrong lifecycle state.' },

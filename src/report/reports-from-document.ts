@@ -1,13 +1,25 @@
 /**
- * The reports inside a document: a standalone report, a demo run (`{report, …}`) or a
- * comparison (`{runs: [{report}, …]}`), each fully validated.
+ * The reports inside a document: a standalone report, a demo run (`{report, …}`), a comparison
+ * or a report set (`{runs: [{report}, …]}`, any number of runs), each fully validated. A report
+ * set may say runs were left out of it (`omitted`: evicted before it was written).
  */
 import { ReportError } from '../errors.js'
 import type { JsonValue } from '../json/canonical-json.js'
 import type { Report } from '../engine/schema/report.js'
 import { validateReport } from './validate-report.js'
 
-const MAX_RUNS = 100
+/** What a report set says it left out. */
+export interface OmittedRuns {
+  readonly runs: number
+  readonly reason: string
+}
+
+/** The `omitted` a report set declares, or null. */
+export function omittedRuns(document: JsonValue): OmittedRuns | null {
+  if (document === null || typeof document !== 'object' || Array.isArray(document) || !('omitted' in document)) return null
+  const omitted = document.omitted as { runs?: unknown; reason?: unknown } | null
+  return omitted && typeof omitted.runs === 'number' && typeof omitted.reason === 'string' ? { runs: omitted.runs, reason: omitted.reason } : null
+}
 
 export function reportsFromDocument(document: JsonValue, source: string): Report[] {
   if (document === null || typeof document !== 'object' || Array.isArray(document)) {
@@ -15,7 +27,7 @@ export function reportsFromDocument(document: JsonValue, source: string): Report
   }
   if ('runs' in document) {
     const runs = document.runs
-    if (!Array.isArray(runs) || runs.length < 1 || runs.length > MAX_RUNS) throw new ReportError(`Failed to read ${source}: $.runs: expected a list of 1–${MAX_RUNS} run records.`)
+    if (!Array.isArray(runs) || runs.length < 1) throw new ReportError(`Failed to read ${source}: $.runs: expected a list of run records (at least one).`)
     return runs.map((run, index) => {
       if (run === null || typeof run !== 'object' || Array.isArray(run) || !('report' in run)) throw new ReportError(`Failed to read ${source}: $.runs[${index}]: expected a run record with a "report".`)
       return validateReport(run.report, source, `$.runs[${index}].report`)

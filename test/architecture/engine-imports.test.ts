@@ -59,8 +59,10 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * The claims judge and what a verdict means left for src/claims (the kernel asks the judge its storm
  * was given), web-response.ts for src/interceptors, and which SSE event ends a stream for the
  * model-calls plug-in (isFinalEvent): 5,001. Two trace-id checks nothing called: 4,991.
+ * #40: runs are never silently forgotten: the memory ledger's bound became an option (maxRuns,
+ * --max-runs) and an evicted run is remembered by id and answered ERR_RUN_EVICTED, not an empty report: 5,013.
  */
-const ENGINE_LINES = 4_991
+const ENGINE_LINES = 5_013
 
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']

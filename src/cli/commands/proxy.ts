@@ -25,6 +25,7 @@ import { describeCutBodies } from '../../cassette/format/cut-bodies.js'
 import { indexFileFor } from '../../cassette/record/cassette-parts.js'
 import type { RedisRunState } from '../../state/redis-run-state.js'
 import type { RunLedger } from '../../engine/ledger/run-ledger.js'
+import { DEFAULT_MAX_RUNS, MemoryLedger } from '../../engine/ledger/memory-ledger.js'
 import { stateFromArgs, stateOptions, type StateArgs } from '../state-args.js'
 
 export interface ProxyArgs extends HttpsArgs, ReadyArgs {
@@ -39,6 +40,7 @@ export interface ProxyArgs extends HttpsArgs, ReadyArgs {
   report?: string
   clock: 'real' | 'virtual'
   'exit-with-parent': boolean
+  'max-runs': number
 }
 
 
@@ -54,6 +56,7 @@ export function proxyOptions<T>(yargs: Argv<T>): Argv<T & ProxyArgs> {
     .option('admin-token', { type: 'string', describe: 'Admin bearer token (default: random, printed at start)' })
     .option('admin-allow-host', { type: 'string', array: true, describe: 'Also answer the admin API addressed by this host name: toolstorm, *.svc.cluster.local, or * (repeatable; default: $TOOLSTORM_ADMIN_HOSTS)' })
     .option('report', { type: 'string', describe: 'Write the report here on shutdown (atomically)' })
+    .option('max-runs', { ...numberOption('max-runs', { min: 1, max: 10_000_000 }), default: DEFAULT_MAX_RUNS, describe: 'Runs kept in memory at most; past it the oldest is evicted (its report then answers ERR_RUN_EVICTED, and --report says how many were left out)' })
     .option('clock', { choices: ['real', 'virtual'] as const, default: 'real' as const, describe: 'virtual: latency faults advance time instead of waiting (tests only)' })
     .option('exit-with-parent', { type: 'boolean', default: true, describe: 'Stop (writing the report and cassette) when the process that started this one exits; --no-exit-with-parent keeps it running' })
     // HTTPS (docs/https.md) ---------------------------------------------------------------
@@ -91,20 +94,34 @@ export async function stormFromArgs(args: ProxyArgs): Promise<Storm> {
   let config: StormConfig = args.rules ? await loadConfigFile(args.rules) : parseConfig({})
   if (args.seed !== undefined) config = { ...config, seed: args.seed }
   for (const warning of lintRules(config)) printError(`warning: ${formatRuleWarning(warning)}`)
-  return createStorm(config, { clock: args.clock === 'virtual' ? new VirtualClock() : new RealClock() })
+  const storm = createStorm(config, { clock: args.clock === 'virtual' ? new VirtualClock() : new RealClock() })
+  storm.ledger.maxRuns = args['max-runs']
+  return storm
 }
 
-/** The report document for every run a ledger keeps (with `--state`, every replica's): one report, or `{runs: [{report}]}`. */
+/**
+ * The report document for every run a ledger keeps (with `--state`, every replica's): one report,
+ * or `{runs: [{report}]}`; when runs were evicted before it was written, a report set that says how
+ * many (`omitted`), so a reader never takes it for every run.
+ */
 export async function reportDocument(ledger: RunLedger): Promise<unknown> {
   const ids = await ledger.runIds()
   const reports = new Map<string, unknown>()
   for (const id of ids.length ? ids : [undefined]) reports.set(id ?? '', await ledger.report(id))
-  return reportSet(ids, (id) => reports.get(id ?? ''))
+  const evicted = ledger instanceof MemoryLedger ? ledger.evictedRuns : 0
+  const omitted = evicted ? { runs: evicted, reason: `evicted: this proxy kept the last ${(ledger as MemoryLedger).maxRuns} runs (--max-runs)` } : null
+  return reportSet(ids, (id) => reports.get(id ?? ''), omitted)
 }
 
-function reportSet(ids: string[], report: (id: string | undefined) => unknown): unknown {
-  if (ids.length <= 1) return report(ids[0])
-  return { version: 1, kind: 'toolstorm.report-set', toolstorm: VERSION, runs: ids.map((id) => ({ run: id, report: report(id) })) }
+function reportSet(ids: string[], report: (id: string | undefined) => unknown, omitted: { runs: number; reason: string } | null): unknown {
+  if (ids.length <= 1 && !omitted) return report(ids[0])
+  return { version: 1, kind: 'toolstorm.report-set', toolstorm: VERSION, runs: ids.map((id) => ({ run: id, report: report(id) })), ...(omitted ? { omitted } : {}) }
+}
+
+/** The line printed when runs were left out of a report. */
+export function describeOmitted(document: unknown): string | null {
+  const omitted = (document as { omitted?: { runs: number; reason: string } } | null)?.omitted
+  return omitted ? `warning: ${omitted.runs} runs are not in the report (${omitted.reason}); see docs/incidents.md#runs-are-never-silently-forgotten` : null
 }
 
 /**
@@ -213,6 +230,8 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & StateA
         const document = await reportDocument(shared ?? storm.ledger)
         await writeFileAtomic(args.report, JSON.stringify(document, null, 2) + '\n')
         printError(`report written to ${args.report}`)
+        const omitted = describeOmitted(document)
+        if (omitted) printError(omitted)
       }
       await shared?.close()
     }, { exitWithParent: args['exit-with-parent'] })

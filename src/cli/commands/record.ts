@@ -11,7 +11,7 @@ import { httpsOptionsFromArgs } from '../https-args.js'
 import { printError, printLine } from '../output.js'
 import { commandEnvironment, runCommand } from '../run-command.js'
 import { untilStopRequested } from '../stop-request.js'
-import { cassetteWritten, describeIncidents, describeProxy, listenOptionsFromArgs, proxyOptions, reportDocument, stormFromArgs, type ProxyArgs } from './proxy.js'
+import { cassetteWritten, describeIncidents, describeOmitted, describeProxy, listenOptionsFromArgs, proxyOptions, reportDocument, stormFromArgs, type ProxyArgs } from './proxy.js'
 import { ConfigError } from '../../errors.js'
 import { stateFromArgs, stateOptions, type StateArgs } from '../state-args.js'
 import { incidentsFromArgs, recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
@@ -77,6 +77,8 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs & 
       const document = await reportDocument(shared ?? storm.ledger)
       await writeFileAtomic(args.report, JSON.stringify(document, null, 2) + '\n')
       printError(`report written to ${args.report}`)
+      const omitted = describeOmitted(document)
+      if (omitted) printError(omitted)
     }
   } finally {
     await shared?.close()
