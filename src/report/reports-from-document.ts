@@ -14,6 +14,12 @@ export interface OmittedRuns {
   readonly reason: string
 }
 
+/** What a replay's report says of the replay itself (the served runs are its `reports`), or null for any other document. */
+export function replayVerdictOf(document: JsonValue): { passed: boolean; code: string | null; message: string } | null {
+  if (document === null || typeof document !== 'object' || Array.isArray(document) || document.kind !== 'toolstorm.replay') return null
+  return { passed: document.passed === true, code: typeof document.code === 'string' ? document.code : null, message: typeof document.message === 'string' ? document.message : '' }
+}
+
 /** The `omitted` a report set declares, or null. */
 export function omittedRuns(document: JsonValue): OmittedRuns | null {
   if (document === null || typeof document !== 'object' || Array.isArray(document) || !('omitted' in document)) return null
@@ -24,6 +30,12 @@ export function omittedRuns(document: JsonValue): OmittedRuns | null {
 export function reportsFromDocument(document: JsonValue, source: string): Report[] {
   if (document === null || typeof document !== 'object' || Array.isArray(document)) {
     throw new ReportError(`Failed to read ${source}: $: expected a report, a demo run or a comparison (a JSON object).`)
+  }
+  // A replay's report (`toolstorm replay --report`): the runs as it served them.
+  if (document.kind === 'toolstorm.replay') {
+    const reports = document.reports
+    if (!Array.isArray(reports) || reports.length === 0) throw new ReportError(`Failed to read ${source}: $.reports: expected the runs the replay served (a replay report of toolstorm before #40 has none; replay again to get one).`)
+    return reports.map((report, index) => validateReport(report, source, `$.reports[${index}]`))
   }
   if ('runs' in document) {
     const runs = document.runs

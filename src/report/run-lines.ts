@@ -4,8 +4,9 @@
  * worth a look among thousands; `--failed` keeps only those.
  */
 import { duplicateEffects } from '../engine/contracts/duplicate-effects.js'
-import type { Report } from '../engine/schema/report.js'
-import { runWentWrong } from './what-went-wrong.js'
+import type { EffectRecord, Report } from '../engine/schema/report.js'
+import type { CassetteExchange, CassetteHeader } from '../cassette/format/cassette-schema.js'
+import { callWentWrong, reportWentWrong, runWentWrong, type WhatWentWrong } from './what-went-wrong.js'
 
 export interface RunLine {
   readonly run: string
@@ -43,6 +44,63 @@ export function runLine(report: Report): RunLine {
     why: [...new Set(wrong.map((item) => item.why))],
     detail: wrong.slice(0, 5).map((item) => item.detail),
   }
+}
+
+/** Counts of one run, gathered exchange by exchange. */
+interface Tally {
+  readonly run: string
+  calls: number
+  readonly statuses: Record<string, number>
+  readonly faults: Record<string, number>
+  readonly effects: EffectRecord[]
+  readonly wrong: WhatWentWrong[]
+}
+
+/**
+ * The lines of a cassette's runs straight from its exchanges, in one pass (no report is built and
+ * validated per run: on 100,000 exchanges in 25,000 runs that took longer than loading them). A run
+ * whose calls begin at 1 again is a new one (`run~2`), as in the cassette's reports.
+ */
+export function runLinesOfCassette(cassette: { readonly header: CassetteHeader; readonly exchanges: readonly CassetteExchange[] }): RunLine[] {
+  const tallies: Tally[] = []
+  const current = new Map<string, Tally>()
+  const epochs = new Map<string, number>()
+  const open = (run: string): Tally => {
+    const epoch = (epochs.get(run) ?? 0) + 1
+    epochs.set(run, epoch)
+    const tally: Tally = { run: epoch === 1 ? run : `${run}~${epoch}`, calls: 0, statuses: {}, faults: {}, effects: [], wrong: [] }
+    tallies.push(tally)
+    current.set(run, tally)
+    return tally
+  }
+  for (const exchange of cassette.exchanges) {
+    let tally = current.get(exchange.run) ?? open(exchange.run)
+    if (exchange.call === 1 && tally.calls > 0) tally = open(exchange.run)
+    tally.calls++
+    const status = exchange.outcome === 'response' && exchange.response ? String(exchange.response.status) : exchange.outcome
+    tally.statuses[status] = (tally.statuses[status] ?? 0) + 1
+    if (exchange.fault?.injected) tally.faults[exchange.fault.kind] = (tally.faults[exchange.fault.kind] ?? 0) + 1
+    for (const effect of exchange.effects) tally.effects.push({ ...effect, call: exchange.call ?? 0 })
+    const upstreamStatus = exchange.upstream?.status ?? (exchange.executed && exchange.response ? exchange.response.status : null)
+    tally.wrong.push(...callWentWrong({ id: exchange.call, route: exchange.route, outcome: exchange.outcome, executed: exchange.executed, error: exchange.error, upstreamStatus, fault: exchange.fault?.rule ?? null, kind: exchange.fault?.kind ?? null, injected: exchange.fault?.injected ?? false }))
+  }
+  const claims = new Map<string, NonNullable<Report['claims']>>()
+  for (const { run, ...claim } of cassette.header.claims ?? []) claims.set(run, [...(claims.get(run) ?? []), claim])
+  return tallies.map((tally) => {
+    const own = claims.get(tally.run)
+    const wrong = [...tally.wrong, ...reportWentWrong({ effects: tally.effects, ...(own ? { claims: own } : {}) })]
+    return {
+      run: tally.run,
+      verdict: wrong.length ? 'failed' : 'ok',
+      calls: tally.calls,
+      statuses: tally.statuses,
+      faults: tally.faults,
+      effects: tally.effects.length,
+      duplicates: duplicateEffects({ effects: tally.effects }).length,
+      why: [...new Set(wrong.map((item) => item.why))],
+      detail: wrong.slice(0, 5).map((item) => item.detail),
+    }
+  })
 }
 
 /** The line as text: `FAIL run-017  2 calls  200×1 500×1  effects 1  upstream_error: call 2 (POST /ship): the upstream answered 500`. */

@@ -61,8 +61,9 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * model-calls plug-in (isFinalEvent): 5,001. Two trace-id checks nothing called: 4,991.
  * #40: runs are never silently forgotten: the memory ledger's bound became an option (maxRuns,
  * --max-runs) and an evicted run is remembered by id and answered ERR_RUN_EVICTED, not an empty report: 5,013.
+ * response_lost with a `status` (the upstream commits, the client gets a 500 or 504, staging's failure): 5,024.
  */
-const ENGINE_LINES = 5_013
+const ENGINE_LINES = 5_024
 
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']

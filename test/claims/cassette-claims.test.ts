@@ -36,7 +36,7 @@ describe('claims in the cassette', () => {
       await env.close()
     }
     const cassette = await Cassette.load(file)
-    expect(cassette.header.version).toBe(3)
+    expect(cassette.header.version).toBe(4)
     expect(cassette.header.claims?.map((c) => [c.run, c.toolCallId, c.status, c.verdict, c.calls, c.effects.map((e) => [e.call, e.key.length > 0])])).toEqual([
       ['default', 'call_1', 'failure', 'silent_commit', [1], [[1, true]]],
       ['default', 'call_2', 'success', 'confirmed', [2], [[2, true]]],

@@ -6,6 +6,7 @@
  * shared store, Redis holds the lines; else memory does.
  */
 import type { CassetteClaim, CassetteExchange, CassetteHeader, SegmentSettings, StoredEffect } from '../format/cassette-schema.js'
+import { rm } from 'node:fs/promises'
 import { ToolstormError } from '../../errors.js'
 import { Cassette } from '../format/cassette.js'
 import { CutBodyTally, type CutBodies } from '../format/cut-bodies.js'
@@ -194,11 +195,13 @@ export class CassetteWriter {
     }
   }
 
-  /** Release the file without finishing it (its lines so far stay, valid). */
+  /** Release the file without finishing it (its lines so far stay, valid; a new file with none is removed). */
   async dispose(): Promise<void> {
     this.stopCheckpoints()
     const parts = await this.#parts?.catch(() => null)
     await parts?.dispose().catch(() => undefined)
+    // A recording that never started (its proxy could not listen) leaves no empty cassette behind.
+    if (parts && parts.start.action === 'created' && parts.count === 0) for (const file of parts.files) await rm(file, { force: true })
     await this.#shared?.dispose()
   }
 

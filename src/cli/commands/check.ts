@@ -56,7 +56,7 @@ export const checkCommand: CommandModule<object, CheckArgs> = {
     const maxModelCalls = args['max-model-calls']
     const maxTokens = args['max-tokens']
     const maxRecovery = args['max-recovery-tokens']
-    const { reports, omitted } = await readReportsOrCassette(args.file)
+    const { reports, omitted, replay } = await readReportsOrCassette(args.file)
     if (omitted) printError(`warning: ${omitted.runs} runs are not in ${args.file} (${omitted.reason}): the contract runs on the others`)
     // The contract is rebuilt from the trace, never taken from a verdict stored in the file.
     const results = reports.map((report) => {
@@ -67,6 +67,8 @@ export const checkCommand: CommandModule<object, CheckArgs> = {
       // On by default once the agent reported claims: a silent commit or a phantom success fails the run.
       if (report.claims?.length && args.claims) checks.claimsMatchEffects()
       for (const approval of args['require-approval']) checks.effectsRequireApproval(approval)
+      // A replay's report: the replay itself must have matched its cassette (its contracts are run again above).
+      if (replay && replay.code !== 'ERR_CONTRACT_FAILED') checks.check('Replay matched its cassette', replay.passed, replay.message)
       return checks.toJSON()
     })
     // Which effects were committed twice (the check's detail only counts them): listed in text, and in JSON.
