@@ -71,7 +71,7 @@ export class CassetteRecorder {
     this.#options = options
     const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT
     this.#bodyLimit = limit
-    this.#writer = new CassetteWriter({ file: options.file, shared: options.shared, header: (count) => this.#header(count), overwrite: options.overwrite, checkpointMs: options.checkpointMs, rotation: options.rotate ?? null, memory: options.memory ?? true })
+    this.#writer = new CassetteWriter({ file: options.file, shared: options.shared, header: (count) => this.#header(count), overwrite: options.overwrite, checkpointMs: options.checkpointMs, rotation: options.rotate ?? null, memory: options.memory ?? true, replica: storm.nonce })
     this.#capture = new ExchangeCapture(storm, {
       bodyLimit: limit,
       exclude: new Set((options.excludeHeaders ?? []).map((name) => name.toLowerCase())),
@@ -133,6 +133,11 @@ export class CassetteRecorder {
    */
   get cutBodies(): CutBodies {
     return this.#writer.cutBodies
+  }
+
+  /** With a shared store (`--state`), after `close()`: other replicas still record into this cassette, and the last of them to stop writes it. */
+  get leftToOthers(): { others: number } | null {
+    return this.#writer.leftToOthers
   }
 
   /** With a `file`: the files this recording wrote to (the file, or its rotated parts), in order. */

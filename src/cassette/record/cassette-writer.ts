@@ -7,6 +7,7 @@
  */
 import type { CassetteClaim, CassetteExchange, CassetteHeader, SegmentSettings, StoredEffect } from '../format/cassette-schema.js'
 import { rm } from 'node:fs/promises'
+import path from 'node:path'
 import { ToolstormError } from '../../errors.js'
 import { Cassette } from '../format/cassette.js'
 import { CutBodyTally, type CutBodies } from '../format/cut-bodies.js'
@@ -26,6 +27,8 @@ export interface CassetteWriterOptions {
   readonly checkpointMs?: number | undefined
   /** Without a file or shared store: keep lines in memory (default true); false keeps them nowhere. */
   readonly memory?: boolean | undefined
+  /** With a shared store: this replica's id among those recording into a file of the same name. */
+  readonly replica?: string | undefined
   /** With a file: rotate into parts (cassette-parts.ts). */
   readonly rotation?: RotationOptions | null | undefined
 }
@@ -52,8 +55,9 @@ export class CassetteWriter {
   constructor(options: CassetteWriterOptions) {
     this.#options = options
     const { file, shared } = options
-    this.#shared = shared ? new SharedLineStore(shared, () => JSON.stringify(options.header(0))) : null
-    if (file && !shared) this.#schedule()
+    // Replicas recording into a file of one name coordinate who writes it (its name, this storm's nonce).
+    this.#shared = shared ? new SharedLineStore(shared, () => JSON.stringify(options.header(0)), file && options.replica ? { name: path.basename(file), replica: options.replica } : null) : null
+    if (file) this.#schedule()
   }
 
   /**
@@ -77,6 +81,7 @@ export class CassetteWriter {
 
   /** Resolves once lines can be kept (with a file: what was done with it); rejects with why they cannot. */
   async ready(): Promise<RecordingStart | null> {
+    await this.#shared?.beat()
     const appender = this.#open()
     return appender ? (await appender).start : null
   }
@@ -112,6 +117,11 @@ export class CassetteWriter {
     return this.#shared?.written ?? this.#cut.summary()
   }
 
+  /** With a shared store, after `finish()`: other replicas still record into this cassette, and the last to stop writes it. */
+  get leftToOthers(): { others: number } | null {
+    return this.#shared?.leftToOthers ?? null
+  }
+
   /** After `finish()`: nothing was recorded and the cassette file already there was left as it was. */
   get keptPrevious(): boolean {
     return this.#keptPrevious
@@ -140,6 +150,7 @@ export class CassetteWriter {
   checkpoint(): Promise<void> {
     this.#checkpointing ??= (async () => {
       try {
+        await this.#shared?.beat()
         const parts = await this.#parts
         if (parts) await parts.checkpoint(...this.#changes())
       } catch {

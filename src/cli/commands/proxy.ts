@@ -131,6 +131,8 @@ export function describeOmitted(document: unknown): string | null {
  */
 export async function cassetteWritten(file: string, recorder: CassetteRecorder, shared: RedisRunState | null): Promise<string[]> {
   if (recorder.keptPrevious) return [`no exchange recorded: the cassette ${file} was left as it was`]
+  const left = recorder.leftToOthers
+  if (left) return [`cassette not written here: ${left.others} other replica(s) still record into ${file} (by its name), and the last of them to stop writes every replica's runs into it; toolstorm report --state URL --cassette FILE writes it any time`]
   const files = await recorder.files()
   if (files.length > 1 || (files[0] !== undefined && files[0] !== file)) {
     const cut = describeCutBodies(recorder.cutBodies, recorder.bodyLimit)
