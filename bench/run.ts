@@ -5,7 +5,9 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { benchCassette } from './cassette.js'
 import { benchDashboard } from './dashboard.js'
+import { benchExplore } from './explore.js'
 import { benchMcpRouting } from './mcp-routing.js'
+import { benchMcpStdio } from './mcp-stdio.js'
 import { benchPipelining } from './pipelining.js'
 import { benchProxyThroughput } from './proxy-throughput.js'
 import { benchScale } from './scale.js'
@@ -27,7 +29,9 @@ const suites: Record<string, () => Promise<Record<string, unknown>>> = {
   pipelining: () => benchPipelining(quick ? { requests: 2_000, stallMs: 2_000 } : { requests: 5_000, stallMs: 4_000 }),
   scale: () => benchScale(quick ? { rounds: 1, seconds: 2 } : { rounds: 3, seconds: 4 }),
   mcp: () => benchMcpRouting(quick ? { rounds: 1, seconds: 2, connections: 10 } : { rounds: 3, seconds: 3, connections: 10 }),
+  'mcp-stdio': () => benchMcpStdio(quick ? { rounds: 2, calls: 500, starts: 3 } : { rounds: 5, calls: 2_000, starts: 10 }),
   dashboard: () => benchDashboard(quick ? { rounds: 1, exchanges: 5_000 } : { rounds: 3, exchanges: 10_000 }),
+  explore: () => benchExplore(quick ? { rounds: 1 } : { rounds: 3 }),
   soak: () => benchSoak(quick ? { rounds: 3, requests: 10_000 } : { rounds: 6, requests: 50_000 }),
   record: () => benchRecord({ minutes: minutes ?? (quick ? 2 : 30), samples: 6, runsPerSecond: 6, baselineMinutes: quick ? 0.5 : 2 }),
 }

@@ -29,6 +29,7 @@ export const ERROR_CODES = {
   ERR_CLAIM_LIMIT: { exit: 2, status: 429, summary: 'The claim limit (10,000 per run) was reached.' },
   ERR_OTLP_INVALID: { exit: 2, status: 400, summary: 'An OTLP trace export (`POST /v1/traces`) is not a valid protobuf or JSON ExportTraceServiceRequest, or has another content type.' },
   ERR_UPSTREAM_UNREACHABLE: { exit: 2, status: 502, summary: 'The upstream could not be reached or failed before answering.' },
+  ERR_HOST_NOT_ALLOWED: { exit: 2, status: 403, summary: 'A request addressed to the data plane named another site in its Host header (a DNS-rebinding page does): it was not forwarded; --allow-host allows more names.' },
   ERR_REQUEST_UNROUTABLE: { exit: 2, status: 400, summary: 'The data plane could not route a request (malformed Host or target, the wrong form for the mode, no mounted target, or a request that would loop back to toolstorm).' },
   ERR_INTERCEPT_AMBIGUOUS: { exit: 2, status: 421, summary: 'In-process interceptions of separate async tasks (test.concurrent) were active and a request was made outside all of them: no storm owns it.' },
   ERR_REQUEST_MALFORMED: { exit: 2, status: 400, summary: 'The data plane could not read a request: the HTTP parser refused its head, it had no Host, an Expect other than 100-continue, or it took too long (400, 417, 431, 408).' },
@@ -43,6 +44,10 @@ export const ERROR_CODES = {
   ERR_PEER_MISSING: { exit: 2, status: 500, summary: 'An optional peer dependency (msw) that this API needs is not installed.' },
   ERR_EXCHANGE_FAILED: { exit: 3, status: 500, summary: 'An exception escaped while the proxy served one exchange (a hook that threw, or a bug); that exchange failed, the proxy went on.' },
   ERR_PORT_IN_USE: { exit: 2, status: 500, summary: 'A server could not listen: another process holds its port.' },
+  ERR_EXPLORE_BASELINE: { exit: 2, status: 409, summary: '`toolstorm explore`: the command failed, hung or broke a contract with no fault injected, so no fault can be blamed.' },
+  ERR_EXPLORE_NO_TRAFFIC: { exit: 2, status: 409, summary: '`toolstorm explore`: the command sent nothing through the proxy, so there was nothing to break.' },
+  ERR_EXPLORE_UNKNOWN_VARIATION: { exit: 2, status: 404, summary: '`toolstorm explore --only`: no variation of that id in this agent\'s fault space.' },
+  ERR_COMMAND_NOT_FOUND: { exit: 127, status: 500, summary: 'The command to run could not be started (not found, not executable).' },
   ERR_INTERNAL: { exit: 3, status: 500, summary: 'A bug in toolstorm. Please report it.' },
 } as const satisfies Record<string, { exit: number; status: number; summary: string }>
 

@@ -22,9 +22,14 @@ on record before your response reaches the proxy.
 
 Where reports go: the sidecar URL given to ``ToolstormEffects(sidecar_url=...)``,
 ``set_sidecar(url)`` or ``configure(sidecar_url=...)``, else TOOLSTORM_SIDECAR (the proxy's admin
-URL) as it is when the report is sent, else http://127.0.0.1:8788. The URL can change at any time
-(a test suite starts a proxy on a new port per session); TOOLSTORM_ADMIN_TOKEN is read the same way
-(optional: the call id alone is enough to report for that call).
+URL) as it is when the report is sent, else the newest ``toolstorm.Proxy`` running in this process,
+else http://127.0.0.1:8788. The URL can change at any time (a test suite starts a proxy on a new
+port per session); TOOLSTORM_ADMIN_TOKEN is read the same way (optional: the call id alone is
+enough to report for that call).
+
+An effect that could not be recorded (no sidecar answered, or it refused the report) is a commit
+the contracts will not see: every helper in the process counts them, ``undelivered()`` says how
+many and why the last one failed, and the pytest plugin fails a test during which one was lost.
 
 The agent's side reports claims the same way, ``report_claim(tool, "success" | "failure")``: what
 it concluded about a tool call, held against the commits under it (docs/claims.md). Claims need
@@ -34,17 +39,41 @@ the admin token (TOOLSTORM_ADMIN_TOKEN) and are sent only when a sidecar is name
 import json
 import logging
 import os
+import sys
 import threading
 import time
+import types
 import urllib.error
 import urllib.request
 import warnings
 
-__all__ = ["ToolstormEffects", "ToolstormWarning", "report_effect", "report_claim", "stats", "flush", "configure", "CALL_HEADER", "DEFAULT_SIDECAR"]
+__all__ = ["ToolstormEffects", "ToolstormWarning", "report_effect", "report_claim", "stats", "flush", "configure", "undelivered", "registry", "CALL_HEADER", "DEFAULT_SIDECAR"]
 
 CALL_HEADER = "x-toolstorm-call"
 DEFAULT_SIDECAR = "http://127.0.0.1:8788"
 _log = logging.getLogger("toolstorm")
+_REGISTRY = "_toolstorm_effects_registry"
+
+
+def registry():
+    """What every copy of this helper in the process shares (this file copied next to a server and
+    ``toolstorm.effects`` are two modules): the proxies running here (``toolstorm.Proxy`` adds
+    itself to ``sidecars`` while it runs, newest last) and the count of effects not recorded."""
+    shared = sys.modules.get(_REGISTRY)
+    if shared is None:
+        candidate = types.ModuleType(_REGISTRY)
+        candidate.lock = threading.Lock()
+        candidate.sidecars = []  # (admin URL, token), newest last
+        candidate.undelivered = {"effects": 0, "last": None}
+        shared = sys.modules.setdefault(_REGISTRY, candidate)
+    return shared
+
+
+def undelivered():
+    """Effects reported in this process (by any helper) that no sidecar recorded: ``{"effects": n, "last": why}``."""
+    shared = registry()
+    with shared.lock:
+        return dict(shared.undelivered)
 
 
 class ToolstormWarning(UserWarning):
@@ -52,11 +81,26 @@ class ToolstormWarning(UserWarning):
 
 
 def _call_id(source):
-    """The x-toolstorm-call value of a request, a header mapping, a WSGI environ, or a string."""
+    """The x-toolstorm-call value of a request, a header mapping, a WSGI environ, a string, or an
+    MCP tool's ``Context`` (or its ``request_context``): over stdio (``toolstorm mcp``) the id
+    travels in the request's ``_meta``, over HTTP in its headers."""
     if source is None:
         return None
     if isinstance(source, str):
         return source or None
+    context = source
+    try:
+        context = getattr(source, "request_context", source)
+    except Exception:  # noqa: BLE001 - a Context outside a request raises; it carries no call then
+        return None
+    if context is not source or hasattr(context, "meta"):
+        value = _meta_value(getattr(context, "meta", None))
+        if value:
+            return value
+        request = getattr(context, "request", None)
+        if request is None:
+            return None
+        source = request
     headers = getattr(source, "headers", source)
     getter = getattr(headers, "get", None)
     if getter is None:
@@ -66,6 +110,27 @@ def _call_id(source):
         if value:
             return value[0] if isinstance(value, (list, tuple)) else value
     return None
+
+
+def _refusal(error):
+    """The reason a sidecar gave for refusing a report (its JSON error message), or nothing."""
+    try:
+        message = json.loads(error.read(4096).decode("utf-8"))["error"]["message"]
+        return ": " + str(message)[:300]
+    except Exception:  # noqa: BLE001 - a reason is a nicety; the status says enough
+        return ""
+
+
+def _meta_value(meta):
+    """The call id in a request's ``_meta``: a mapping (mcp 2.x), or a model whose extra fields hold it (mcp 1.x)."""
+    if meta is None:
+        return None
+    if isinstance(meta, dict):
+        value = meta.get(CALL_HEADER)
+    else:
+        extra = getattr(meta, "model_extra", None) or {}
+        value = extra.get(CALL_HEADER) if isinstance(extra, dict) else None
+    return value if isinstance(value, str) and value else None
 
 
 class ToolstormEffects:
@@ -85,7 +150,21 @@ class ToolstormEffects:
     @property
     def sidecar_url(self):
         """The admin URL reports go to now."""
-        return (self._sidecar or os.environ.get("TOOLSTORM_SIDECAR") or DEFAULT_SIDECAR).rstrip("/")
+        return self._target()[0] or DEFAULT_SIDECAR
+
+    def _target(self):
+        """The sidecar named (passed, else TOOLSTORM_SIDECAR, else the newest proxy running in this
+        process; None when none) and the token to send (passed, else TOOLSTORM_ADMIN_TOKEN, else that proxy's)."""
+        token = self._token if self._token is not None else os.environ.get("TOOLSTORM_ADMIN_TOKEN")
+        named = self._sidecar or os.environ.get("TOOLSTORM_SIDECAR")
+        if named:
+            return named.rstrip("/"), token
+        shared = registry()
+        with shared.lock:
+            running = shared.sidecars[-1] if shared.sidecars else None
+        if running is not None:
+            return running[0].rstrip("/"), token if token is not None else running[1]
+        return None, token
 
     def set_sidecar(self, sidecar_url, token=None):
         """Send later reports to ``sidecar_url`` (None: back to TOOLSTORM_SIDECAR); ``token`` likewise."""
@@ -112,10 +191,10 @@ class ToolstormEffects:
         toolstorm holds it against the effects committed under it (docs/claims.md). Needs the
         admin token (``token``, or TOOLSTORM_ADMIN_TOKEN); goes to ``run``, else TOOLSTORM_RUN,
         else the proxy's active run. Skipped when no sidecar is named (no ``sidecar_url``, no
-        TOOLSTORM_SIDECAR): an agent in production sends nothing. Returns True once it is on
+        TOOLSTORM_SIDECAR, no proxy running in this process): an agent in production sends nothing. Returns True once it is on
         record, False when skipped or dropped. Never raises.
         """
-        if not (self._sidecar or os.environ.get("TOOLSTORM_SIDECAR")):
+        if self._target()[0] is None:
             with self._lock:
                 self._stats["skipped"] += 1
             return False
@@ -134,8 +213,8 @@ class ToolstormEffects:
             self._stats["pending"] += 1
         ok = False
         problem = None
-        url = self.sidecar_url + path
-        token = self._token if self._token is not None else os.environ.get("TOOLSTORM_ADMIN_TOKEN")
+        sidecar, token = self._target()
+        url = (sidecar or DEFAULT_SIDECAR) + path
         try:
             body = json.dumps(payload).encode("utf-8")
             headers = {"content-type": "application/json"}
@@ -148,9 +227,15 @@ class ToolstormEffects:
                 ok = response.status == 201
                 problem = None if ok else "HTTP %d" % response.status
         except urllib.error.HTTPError as error:
-            problem = "HTTP %d" % error.code
+            problem = "HTTP %d%s" % (error.code, _refusal(error))
         except Exception as error:  # noqa: BLE001 - fail-open: nothing may escape into the tool server
             problem = type(error).__name__ + ": " + str(error)
+        message = None if ok else "toolstorm: could not report %s to %s (%s)" % (what, url, problem)
+        if message is not None and path == "/effects":
+            shared = registry()
+            with shared.lock:
+                shared.undelivered["effects"] += 1
+                shared.undelivered["last"] = message
         with self._lock:
             self._stats["pending"] -= 1
             self._stats["sent" if ok else "dropped"] += 1
@@ -159,7 +244,7 @@ class ToolstormEffects:
                 self._warned = True
             self._idle.notify_all()
         if warn:
-            message = "toolstorm: could not report %s to %s (%s); further failures are counted in stats() silently." % (what, url, problem)
+            message += "; further failures are counted in stats() and undelivered() silently."
             warnings.warn(message, ToolstormWarning, stacklevel=3)
             _log.warning(message)
         return ok

@@ -59,7 +59,8 @@ def test_no_cli_anywhere_says_how_to_install_it(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(CliNotFoundError) as error:
         find_cli(cwd=tmp_path)
-    assert "npm i -D toolstorm" in str(error.value) and "TOOLSTORM_BIN" in str(error.value)
+    assert "not on the npm registry yet" in str(error.value) and "TOOLSTORM_BIN" in str(error.value)
+    assert "\n    (cd ../toolstorm && npm ci && npm pack)\n    npm i -D ../toolstorm/toolstorm-*.tgz\n" in str(error.value)
     monkeypatch.setenv("TOOLSTORM_BIN", str(tmp_path / "missing.js"))
     with pytest.raises(CliNotFoundError, match="TOOLSTORM_BIN is .*missing.js.*which is not a file"):
         find_cli(cwd=tmp_path)

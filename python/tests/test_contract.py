@@ -1,5 +1,5 @@
-"""Contracts from Python are evaluated by the proxy: the same names, details and verdicts as in
-TypeScript (docs/contracts.md), with bad arguments refused when a check is added."""
+"""Contracts from Python are evaluated by the proxy: the same names, details, verdicts and the lines
+a failing check names as in TypeScript (docs/contracts.md), with bad arguments refused when a check is added."""
 
 import pytest
 import requests
@@ -39,12 +39,17 @@ def test_every_check_runs_on_the_run_s_evidence(toolstorm, shipping_server, mode
         ("Order confirmed", True, "shipment 2"),
     ]
     assert contract.passed is False
+    # What a failing check names comes with it, as `toolstorm check` prints it (#36).
+    assert [check.get("details") for check in contract.checks[1:4]] == [['shipment key "o-1" committed 2 times (calls 1, 2)'], None, ["call 1  POST /ship  reset  [lost-ack]", "call 2  POST /ship  response 201"]]
     with pytest.raises(AssertionError) as failed:
         contract.assert_valid()
     assert str(failed.value) == (
         "toolstorm contract failed\n"
         "No duplicate side effects: 1 duplicate effect(s) across 2 commits\n"
+        '    shipment key "o-1" committed 2 times (calls 1, 2)\n'
         "Call budget: POST /ship: 2 / 1 calls\n"
+        "    call 1  POST /ship  reset  [lost-ack]\n"
+        "    call 2  POST /ship  response 201\n"
         "Effect budget: shipment: 2 / 1 committed effects\n"
         "Token budget: input: 11 / 10 tokens"
     )

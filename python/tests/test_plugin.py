@@ -1,23 +1,8 @@
 """The plugin as a user's suite sees it, run with pytester: what fails, how, and what is written."""
 
 import json
-import os
-from pathlib import Path
 
 import pytest
-
-@pytest.fixture
-def suite(pytester, monkeypatch):
-    """A pytester folder with the fake servers importable, as a user's tests folder would have its own.
-    Its runs are subprocesses (``runpytest`` is ``runpytest_subprocess`` here): a second in-process
-    session would share this one's imported modules."""
-    import servers
-
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(Path(servers.__file__).parent), os.environ.get("PYTHONPATH")])))
-    pytester.makeconftest('pytest_plugins = ["upstreams"]\n')
-    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
-    pytester.runpytest = pytester.runpytest_subprocess
-    return pytester
 
 
 def test_a_misspelled_route_fails_the_test_naming_the_rule_its_route_and_the_closest_route_seen(suite):

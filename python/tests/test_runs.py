@@ -5,6 +5,7 @@ run at all (the active run). Runs used at once never see each other's calls or r
 import asyncio
 import json
 import os
+import re
 import urllib.request
 
 import httpx
@@ -52,9 +53,8 @@ def test_traffic_that_names_no_run_is_the_running_test_s(toolstorm, toolstorm_pr
     assert routes(toolstorm.report()) == [("POST /ship", 503)]
 
 
-async def test_runs_used_at_once_never_see_each_other(toolstorm_proxy, shipping_server, monkeypatch):
+async def test_runs_used_at_once_never_see_each_other(toolstorm_proxy, shipping_server):
     # Two runs of one proxy at the same time (two tests of a suite running concurrently would be the same).
-    monkeypatch.setenv("TOOLSTORM_SIDECAR", toolstorm_proxy.sidecar_url)
     runs = [toolstorm_proxy.run(), toolstorm_proxy.run()]
     runs[0].rules([DOWN_FIRST])
     runs[1].rules([{"name": "busy", "route": "POST /ship", "kind": "rate_limit", "calls": [2]}])
@@ -108,7 +108,11 @@ def test_effects_require_approval_fails_on_a_shipment_made_while_the_approval_ro
         assert requests.post(f"{shipping_server.url}/ship", json={"order": order}, proxies=proxies, timeout=10).status_code == 201
     checked = toolstorm.contract().effects_require_approval("shipment", "GET /approve")
     assert checked.passed is False
-    assert checked.checks == [{"name": "Approval required: shipment", "passed": False, "detail": '1 of 2 "shipment" effect(s) committed without a 2xx answer from "GET /approve" before them (first: key "a", call 2)'}]
+    [check] = checked.checks
+    details = check.pop("details")
+    assert check == {"name": "Approval required: shipment", "passed": False, "detail": '1 of 2 "shipment" effect(s) committed without a 2xx answer from "GET /approve" before them (first: key "a", call 2)'}
+    # It names the effect, the call that committed it and what the approval route answered before it.
+    assert len(details) == 1 and re.fullmatch(r'shipment key "a" committed by call 2 \(POST /ship\) at \d+\.\d{3}s: no 2xx answer from "GET /approve" before it \(asked: call 1 response 503 \[approval-down\]\)', details[0])
     try:
         toolstorm.contract().effects_require_approval("shipment", "")
     except ValueError as error:

@@ -19,10 +19,12 @@ import { reportError } from './output.js'
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const COMMAND_MODULES: Record<string, () => Promise<CommandModule<any, any>>> = {
   demo: async () => (await import('./commands/demo.js')).demoCommand,
+  explore: async () => (await import('./commands/explore.js')).exploreCommand,
   proxy: async () => (await import('./commands/proxy.js')).proxyCommand,
   ca: async () => (await import('./commands/ca.js')).caCommand,
   record: async () => (await import('./commands/record.js')).recordCommand,
   replay: async () => (await import('./commands/replay.js')).replayCommand,
+  mcp: async () => (await import('./commands/mcp.js')).mcpCommand,
   har: async () => (await import('./commands/har.js')).harCommand,
   lab: async () => (await import('./commands/lab.js')).labCommand,
   scenarios: async () => (await import('./commands/scenarios.js')).scenariosCommand,

@@ -15,6 +15,11 @@ export interface CommandEnv {
   /** Admin API (`TOOLSTORM_SIDECAR`, which the effects helpers read). */
   adminUrl: string
   adminToken: string
+  /**
+   * The run the command's requests belong to (`toolstorm explore`): `TOOLSTORM_RUN`, the proxy URL
+   * with the run in its credentials, and `TOOLSTORM_PROXY_URL` as the run's base URL (`/_run/<id>`).
+   */
+  run?: string
 }
 
 /**
@@ -25,16 +30,26 @@ export interface CommandEnv {
  * them as if they came directly (docs/cassettes.md#the-commands-environment).
  */
 export function commandEnvironment(env: CommandEnv): NodeJS.ProcessEnv {
+  // A run is named by the proxy credentials (docs/proxy.md#runs-parallel-workers-on-one-proxy); the password is any.
+  const proxy = env.run === undefined ? env.proxyUrl : withRunCredentials(env.proxyUrl, env.run)
   return {
     ...process.env,
-    TOOLSTORM_PROXY_URL: env.proxyUrl,
+    TOOLSTORM_PROXY_URL: env.run === undefined ? env.proxyUrl : `${env.proxyUrl}/_run/${env.run}`,
     TOOLSTORM_SIDECAR: env.adminUrl,
     TOOLSTORM_ADMIN_TOKEN: env.adminToken,
-    HTTP_PROXY: env.proxyUrl,
-    http_proxy: env.proxyUrl,
-    HTTPS_PROXY: env.proxyUrl,
-    https_proxy: env.proxyUrl,
+    ...(env.run === undefined ? {} : { TOOLSTORM_RUN: env.run }),
+    HTTP_PROXY: proxy,
+    http_proxy: proxy,
+    HTTPS_PROXY: proxy,
+    https_proxy: proxy,
   }
+}
+
+function withRunCredentials(proxyUrl: string, run: string): string {
+  const url = new URL(proxyUrl)
+  url.username = run
+  url.password = 'run'
+  return url.href.replace(/\/$/, '')
 }
 
 /**

@@ -54,7 +54,7 @@ export function parseContractRequest(input: unknown, source: string): ContractCh
   return result.data.checks
 }
 
-/** Run the checks on `report`, in order. An empty list does not pass, as an empty `contract()` does not. */
+/** Run the checks on `report`, in order, with what failing checks name (`details`). An empty list does not pass, as an empty `contract()` does not. */
 export function runContract(report: Report, checks: readonly ContractCheckRequest[]): ContractResult {
   const built = contract(report)
   for (const check of checks) {
@@ -99,5 +99,5 @@ export function runContract(report: Report, checks: readonly ContractCheckReques
       }
     }
   }
-  return built.toJSON()
+  return built.toResult()
 }

@@ -22,15 +22,21 @@ function formatCalls(calls: Report['calls']): string[] {
   return lines
 }
 
+/** A check as `toJSON()` (and the admin API's `POST /contract`) gives it: a failing one also lists what it names. */
+export interface CheckResult extends Check {
+  /** What a failing check names, one line each (the duplicated effects' keys and calls, the calls over a budget); absent otherwise. */
+  readonly details?: readonly string[]
+}
+
 export interface ContractResult {
   readonly passed: boolean
-  readonly checks: readonly Check[]
+  readonly checks: readonly CheckResult[]
 }
 
 export class Contract {
   readonly #report: Report
   readonly #checks: Check[] = []
-  /** What a failing check names, beyond its one-line detail (kept out of `checks` and `toJSON()`). */
+  /** What a failing check names, beyond its one-line detail (in `failures()` and `toResult()`, not in `checks` or `toJSON()`). */
   readonly #naming = new Map<Check, string[]>()
 
   constructor(report: Report) {
@@ -132,6 +138,20 @@ export class Contract {
 
   toJSON(): ContractResult {
     return { passed: this.passed, checks: this.#checks.map((check) => ({ ...check })) }
+  }
+
+  /**
+   * `toJSON()` with what each failing check names as `details` (absent when it names nothing):
+   * the admin API's `POST /contract` answer, so a client in another language prints the same lines.
+   */
+  toResult(): ContractResult {
+    return {
+      passed: this.passed,
+      checks: this.#checks.map((check) => {
+        const details = this.#naming.get(check)
+        return details?.length ? { ...check, details: [...details] } : { ...check }
+      }),
+    }
   }
 
   /**

@@ -104,14 +104,30 @@ export function effectsRegistry(): EffectsRegistry {
 }
 const REGISTRY = Symbol.for('toolstorm.effects.registry')
 
-function callIdOf(source: { headers?: HeaderBag } | HeaderBag | string | null | undefined): string | undefined {
+/**
+ * The call id of what a tool server has at hand: a request (its headers), a header bag, the id
+ * itself, or an MCP SDK handler's `extra`: over stdio the id travels in the request's
+ * `params._meta` (`extra._meta`, or that `_meta` itself), over HTTP in the headers
+ * (`extra.requestInfo`).
+ */
+function callIdOf(source: CallSource): string | undefined {
   if (typeof source === 'string') return source || undefined
   if (!source) return undefined
+  const meta = (source as { _meta?: unknown })._meta
+  if (meta !== null && typeof meta === 'object') {
+    const value = (meta as Record<string, unknown>)[HEADER_CALL]
+    if (typeof value === 'string' && value) return value
+  }
+  const info = (source as { requestInfo?: unknown }).requestInfo
+  if (info !== null && typeof info === 'object' && 'headers' in info) return callIdOf(info as { headers?: HeaderBag })
   const headers = ('headers' in source && source.headers ? source.headers : source) as HeaderBag
   if (typeof (headers as { get?: unknown }).get === 'function') return (headers as { get(name: string): string | null }).get(HEADER_CALL) ?? undefined
   const value = (headers as Record<string, string | string[] | undefined>)[HEADER_CALL]
   return Array.isArray(value) ? value[0] : value
 }
+
+/** What `report` takes to find the call: see `callIdOf`. */
+export type CallSource = { headers?: HeaderBag } | { _meta?: unknown } | { requestInfo?: unknown } | HeaderBag | string | null | undefined
 
 interface Sidecar {
   readonly url: URL
@@ -142,7 +158,7 @@ export class ToolstormEffects {
    * Report that the request being served committed the logical effect `(name, key)`.
    * Resolves `true` once it is on record, `false` when skipped or dropped. Never rejects.
    */
-  report(request: { headers?: HeaderBag } | HeaderBag | string | null | undefined, name: string, key: string): Promise<boolean> {
+  report(request: CallSource, name: string, key: string): Promise<boolean> {
     const call = callIdOf(request)
     if (!call) {
       this.#stats.skipped++
@@ -271,7 +287,7 @@ function sharedEffects(): ToolstormEffects {
 }
 
 /** Report an effect with a shared helper configured from the environment. */
-export function reportEffect(request: { headers?: HeaderBag } | HeaderBag | string | null | undefined, name: string, key: string): Promise<boolean> {
+export function reportEffect(request: CallSource, name: string, key: string): Promise<boolean> {
   return sharedEffects().report(request, name, key)
 }
 

@@ -2,7 +2,7 @@
  * One run's state: ordinals, keys, calls, effects and coverage. Parallel test workers sharing a
  * proxy each get their own run (`x-toolstorm-run`), so they never shift each other's schedules.
  */
-import type { CallRecord, CoverageCounts, EarlierRules, EffectRecord } from './schema/report.js'
+import type { CallRecord, CoverageCounts, EarlierRules, EffectRecord, RefusedEffects } from './schema/report.js'
 import type { Rule } from './schema/rule.js'
 import { RunClaims } from './run-claims.js'
 
@@ -27,6 +27,8 @@ export class Run {
   readonly identities = new Map<string, number>()
   readonly coverage = new Map<string, CoverageCounts>()
   budgetRejections = 0
+  /** Effect reports refused while this run was kept: contracts on effects cannot pass then. */
+  refusedEffects: RefusedEffects | null = null
   /** Calls made after the itemized limit. */
   droppedCalls = 0
   /** Keys sent explicitly per route (default `#n` keys are unique by construction). */
@@ -92,6 +94,12 @@ export class Run {
     }
     explicit.add(key)
     return { ordinal, key }
+  }
+
+  /** Count an effect report the admin API refused (its reason kept for the first). */
+  refuseEffect(reason: string): void {
+    if (this.refusedEffects) this.refusedEffects.count++
+    else this.refusedEffects = { count: 1, first: reason.slice(0, 300) }
   }
 
   /** The per-run identity of a raw (name, key) pair, assigned in first-seen order. */

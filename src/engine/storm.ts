@@ -437,7 +437,7 @@ export class Storm {
   }
 
   /** A detached report of a run's state under the rules in force, and those its earlier calls began under (a shared store passes the merged state). */
-  reportOf(run: Pick<Run, 'id' | 'coverage' | 'calls' | 'droppedCalls' | 'effects' | 'budgetRejections'> & Partial<Pick<Run, 'earlierRules' | 'claims'>>): Report {
+  reportOf(run: Pick<Run, 'id' | 'coverage' | 'calls' | 'droppedCalls' | 'effects' | 'budgetRejections'> & Partial<Pick<Run, 'earlierRules' | 'claims' | 'refusedEffects'>>): Report {
     const config = this.configOf(run.id)
     const recovery = recoveryOf(run.calls)
     const rules = config.rules.map((rule) => redactRule(rule, this.#redactor))
@@ -458,6 +458,7 @@ export class Storm {
       droppedCalls: run.droppedCalls,
       effects: run.effects,
       budgetRejections: run.budgetRejections,
+      ...(run.refusedEffects ? { refusedEffects: run.refusedEffects } : {}),
       ...(recovery.length ? { recovery } : {}),
       ...(run.claims?.size ? { claims: this.#judge(run.claims, run, config) } : {}),
       ...(run.claims?.hasSpans ? { spans: run.claims.spanCounts() } : {}),

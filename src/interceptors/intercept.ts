@@ -114,8 +114,10 @@ function recordEffect(storm: Storm, call: string, name: string, key: string): bo
   try {
     storm.effect(name, key, { call })
     return true
-  } catch {
-    // The helper is fail-open: a refused effect (the run's limit) is counted as dropped.
+  } catch (error) {
+    // The helper is fail-open: a refused effect (the run's limit, a bad name) is counted as dropped,
+    // and in the run, whose contracts on effects then cannot pass.
+    void storm.ledger.refuseEffect((error as Error).message, call)
     return false
   }
 }

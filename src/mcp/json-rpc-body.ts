@@ -76,14 +76,23 @@ export function jsonRpcMessages(bytes: Uint8Array): JsonObject[] {
  * answer's event keeps its other fields (`event:`, `id:`) and gets its data on one line.
  */
 export function editJsonRpcAnswer(bytes: Uint8Array, id: JsonRpcId, edit: (answer: JsonObject) => boolean): Uint8Array | null {
+  return editJsonMessages(bytes, (message) => isAnswerTo(message, id) && edit(message))
+}
+
+/**
+ * `bytes` (a JSON body, or an event stream or a piece of one) with each JSON object in it (the
+ * whole body, or an event's data) changed by `edit` (which mutates it and says whether it did), or
+ * null when `edit` changed none; edited events get their data on one line, as above.
+ */
+export function editJsonMessages(bytes: Uint8Array, edit: (message: JsonObject) => boolean): Uint8Array | null {
   const text = decoder.decode(bytes)
   const whole = parseObject(text)
-  if (whole) return isAnswerTo(whole, id) && edit(whole) ? encoder.encode(JSON.stringify(whole)) : null
+  if (whole) return edit(whole) ? encoder.encode(JSON.stringify(whole)) : null
   const lines = text.split('\n')
   let changed = false
   for (const event of eventsOf(lines)) {
     const message = parseObject(dataOf(lines, event))
-    if (!message || !isAnswerTo(message, id) || !edit(message)) continue
+    if (!message || !edit(message)) continue
     const [first, ...rest] = event.dataLines as [number, ...number[]]
     const cr = (lines[first] as string).endsWith('\r') ? '\r' : ''
     lines[first] = `data: ${JSON.stringify(message)}${cr}`

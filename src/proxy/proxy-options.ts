@@ -40,6 +40,14 @@ export interface ProxyOptions {
    * any). Loopback names, the `host` it listens on and IP literals always pass. Default none.
    */
   adminAllowHosts?: readonly string[]
+  /**
+   * Host names the data plane also answers to in requests addressed to it (origin-form: reverse
+   * mode, a replay server's own address), against DNS rebinding; the same forms as
+   * `adminAllowHosts`. Loopback names, the `host` it listens on and IP literals always pass.
+   * Absolute-form requests and requests inside CONNECT tunnels name their target in `Host`: never
+   * checked. Default none.
+   */
+  allowHosts?: readonly string[]
   /** Rules, seed and routes (validated), or a ready storm. */
   config?: StormConfigInput | StormConfig
   storm?: Storm
@@ -123,6 +131,7 @@ export const proxyOptionsSchema = optionsSchema<ProxyOptions>({
   adminPort: port,
   adminToken: z.string(),
   adminAllowHosts: hostList,
+  allowHosts: hostList,
   config: object('a rules config object'),
   storm: object('a storm (createStorm())'),
   clock: object('a clock (RealClock, VirtualClock)'),

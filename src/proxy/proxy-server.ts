@@ -8,23 +8,20 @@
  * await proxy.close()
  */
 import { effectsRegistry } from '../effects/toolstorm-effects.js'
-import http from 'node:http'
 import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
-import { randomBytes } from 'node:crypto'
 import { ConfigError } from '../errors.js'
 import { createServe, type ServeEntry } from '../engine/serve.js'
 import { checkProxyOptions, type ProxyOptions } from './proxy-options.js'
 import { createStorm } from '../create-storm.js'
 import type { BeginRequest, Storm } from '../engine/storm.js'
 import { HEADER_RUN } from '../engine/http.js'
-import { parseAdminHosts } from './admin/admin-hosts.js'
-import { createAdminHandler } from './admin/admin-server.js'
-import { runRoutes } from './admin/run-routes.js'
-import { claimRoutes } from './admin/claim-routes.js'
+import { isAllowedHostHeader, parseAllowedHosts } from './allowed-hosts.js'
+import { adminHandler } from './admin/admin-service.js'
+import { adminToken, createAdminHttpServer } from './admin/admin-http-server.js'
 import { answerClientError, createDataPlaneServer, failExchange, sendProxyError } from './data-plane-server.js'
 import { guardObserver, printExchangeFailure } from './exchange-failure.js'
-import { createDashboard, DASHBOARD_PATH } from './admin/dashboard.js'
+import { DASHBOARD_PATH } from './admin/dashboard.js'
 import type { RequestBody, WireRequest } from './http1/wire-request.js'
 import { defaultPlugins } from '../default-plugins.js'
 import { faultRegistryOf } from '../default-faults.js'
@@ -99,9 +96,10 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   const targets = parseTargets(options.targets ?? [])
   // The kinds a rule may use are the kernel's and those the plug-ins bring (their own `faults`).
   const storm = options.storm ?? createStorm(options.config ?? {}, { ...(options.clock ? { clock: options.clock } : {}), ...(options.plugins ? { faults: faultRegistryOf(options.plugins) } : {}) })
-  const token = options.adminToken ?? randomBytes(24).toString('base64url')
-  if (options.adminToken !== undefined && options.adminToken.length < 16) throw new ConfigError(`Failed to start the ${options.selfName ?? 'proxy'}: --admin-token must be at least 16 characters.`, { code: 'ERR_USAGE' })
-  const allowedHosts = parseAdminHosts([...(LOOPBACK.has(host) ? [] : [host]), ...(options.adminAllowHosts ?? [])], 'adminAllowHosts')
+  const token = adminToken(options.adminToken, options.selfName ?? 'proxy')
+  const listenHost = LOOPBACK.has(host) ? [] : [host]
+  const allowedHosts = parseAllowedHosts([...listenHost, ...(options.adminAllowHosts ?? [])], 'adminAllowHosts')
+  const dataPlaneHosts = parseAllowedHosts([...listenHost, ...(options.allowHosts ?? [])], 'allowHosts')
   const upstreamTls = upstreamConnectOptions(options)
   if (upstreamTls && options.dispatcher !== undefined) throw new ConfigError('Failed to start the proxy: upstreamCa and insecureSkipUpstreamTlsVerification configure the proxy\'s own dispatcher. Set the TLS options on your dispatcher instead.', { code: 'ERR_USAGE' })
   const report = options.onExchangeError ?? printExchangeFailure
@@ -131,11 +129,11 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   const shareState = options.state === undefined ? null : 'begin' in options.state ? options.state : await (await import('../state/redis-run-state.js')).connectRedisState(storm, options.state)
 
   const server = createDataPlaneServer(report)
-  const admin = http.createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 60_000, headersTimeout: 30_000 })
+  const admin = createAdminHttpServer()
+  admin.on('clientError', answerClientError)
 
   // Where each request goes; requests addressed to the server itself (HTTP_PROXY clients) included.
   const router = new RequestRouter(targets, host, { routesItself: source.routesItself === true, selfName: options.selfName ?? 'proxy' })
-  admin.on('clientError', answerClientError)
   // One front door for every request, direct or from inside a CONNECT tunnel (engine/serve.ts).
   // Where runs are kept: the storm's memory, or the shared store; nothing below asks which.
   const ledger = shareState ?? storm.ledger
@@ -175,6 +173,13 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
     // Where it goes, and the run its address names (a /_run/<id>/ prefix, proxy credentials): request-router.ts.
     const route = router.route(req)
     if (route.type === 'refuse') return sendProxyError(res, route.status, 'ERR_REQUEST_UNROUTABLE', route.message)
+    // An origin-form request is addressed to this server, so its Host must name it: the upstream
+    // gets the target's Host and can no longer refuse a DNS-rebinding page's name itself.
+    // Absolute-form requests (and those in CONNECT tunnels, served elsewhere) name their target.
+    const hostHeader = req.headers.host
+    if (req.url.startsWith('/') && hostHeader !== undefined && !isAllowedHostHeader(hostHeader, dataPlaneHosts)) {
+      return sendProxyError(res, 403, 'ERR_HOST_NOT_ALLOWED', `Failed to serve "${req.method} ${storm.redactor.url(req.url)}": its Host header "${hostHeader}" names another site, as a web page's request does after DNS rebinding, so it was not forwarded. Address the ${options.selfName ?? 'proxy'} by a loopback address or the --host it listens on, or allow the name with --allow-host (TOOLSTORM_ALLOW_HOSTS).`)
+    }
     serve(req, res, route.upstream, route.clientUrl, route.rawUrl, route.run)
   })
   const leaves = caSource && new LeafCertificates(caSource)
@@ -208,7 +213,6 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
     socket.resume()
   }
 
-  const dashboard = options.dashboard === false ? null : createDashboard(storm, { publishRules: (config) => ledger.publishRules(config), events: { feed: ledger } })
   const warn = options.warn
   const incidents =
     options.incidents && incidentLines
@@ -217,8 +221,8 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
           onError: (error) => warn?.(`an incident could not be kept: ${(error as Error).message}`),
         })
       : null
-  const extraRoutes = [runRoutes(storm, shareState), claimRoutes(storm, ledger), ...(incidents ? [incidentRoutes(incidents)] : []), ...(dashboard?.routes ?? []), ...(options.adminRoutes ?? [])]
-  admin.on('request', createAdminHandler({ storm, token, allowedHosts, ledger, extraRoutes, ...(dashboard ? { publicRoutes: dashboard.publicRoutes } : {}) }))
+  const { handler: adminRequests, dashboard } = adminHandler({ storm, token, allowedHosts, ledger, state: shareState, dashboard: options.dashboard !== false, routes: [...(incidents ? [incidentRoutes(incidents)] : []), ...(options.adminRoutes ?? [])] })
+  admin.on('request', adminRequests)
 
   const { address, adminAddress, self: selfHost } = await listenPair(server, admin, host, options.port ?? 0, options.adminPort ?? 0).catch(async (error: unknown) => {
     if (ownsState) await shareState?.close()

@@ -25,7 +25,8 @@ export function formatOrigin(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`
 }
 
-function listen(server: PairedServer, port: number, host: string, role: 'data' | 'admin'): Promise<AddressInfo> {
+/** Listen on `host:port`; a refusal is a typed error naming the server's role. */
+export function listenServer(server: PairedServer, port: number, host: string, role: 'data' | 'admin'): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
     const fail = (error: Error) => reject(listenError(error, { host, port, server: role }) as Error)
     server.once('error', fail)
@@ -45,10 +46,10 @@ export interface ListeningPair {
 
 /** Listen on both ports; when the admin port is refused, the data plane is closed again. */
 export async function listenPair(server: PairedServer, admin: PairedServer, host: string, port: number, adminPort: number): Promise<ListeningPair> {
-  const address = await listen(server, port, host, 'data')
+  const address = await listenServer(server, port, host, 'data')
   let adminAddress: AddressInfo
   try {
-    adminAddress = await listen(admin, adminPort, host, 'admin')
+    adminAddress = await listenServer(admin, adminPort, host, 'admin')
   } catch (error) {
     server.close()
     throw error
@@ -63,17 +64,20 @@ interface TunnelSockets {
 }
 
 /** Stop accepting, let in-flight exchanges finish within the grace period, then close what is left. */
-export async function closePair(server: PairedServer, admin: PairedServer, tunnels: TunnelSockets | null): Promise<void> {
-  const stopped = Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), new Promise<void>((resolve) => admin.close(() => resolve()))])
-  server.closeIdleConnections()
-  admin.closeIdleConnections()
+export function closePair(server: PairedServer, admin: PairedServer, tunnels: TunnelSockets | null): Promise<void> {
+  return closeServers([server, admin], tunnels)
+}
+
+/** `closePair` for any number of servers (an admin API alone: `toolstorm mcp`). */
+export async function closeServers(servers: readonly PairedServer[], tunnels: TunnelSockets | null): Promise<void> {
+  const stopped = Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))))
+  for (const server of servers) server.closeIdleConnections()
   tunnels?.close()
   // Not unref'd: what is left may be sockets that no longer read (the client's FIN was seen) and
   // whose timeouts are unref'd; then the event loop empties, `stopped` never settles, and a CLI
   // awaiting it exits 13 without its verdict. The grace is what ends the wait, so it keeps the process alive.
   const grace = setTimeout(() => {
-    server.closeAllConnections()
-    admin.closeAllConnections()
+    for (const server of servers) server.closeAllConnections()
     tunnels?.destroyAll()
   }, CLOSE_GRACE_MS)
   await stopped

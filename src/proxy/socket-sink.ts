@@ -54,6 +54,10 @@ function tap(body: Readable, onChunk: (chunk: Uint8Array | null) => void): Reada
     },
   })
   body.on('error', (error) => stage.destroy(error))
+  // As the body itself (RequestBody._destroy): the error is for the stage's readers. A stage no one
+  // reads (a fault answered before the upstream was asked, then the client left mid-body) has none
+  // but pipe()'s own, which re-throws it: that ended the process.
+  stage.on('error', () => {})
   return body.pipe(stage)
 }
 

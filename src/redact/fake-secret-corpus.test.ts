@@ -173,6 +173,17 @@ const CARRIERS: Record<string, (carried: string) => string> = {
   'base64 body inside JSON': (c) => redactor.body(JSON.stringify({ data: Buffer.from(`{"note":"${c.replace(/\n/g, '\\n')}"}`).toString('base64') }), 'application/json'),
   'multipart field': (c) =>
     redactor.body(`--b1\r\nContent-Disposition: form-data; name="note"\r\n\r\nsee ${c}\r\n--b1--\r\n`, 'multipart/form-data; boundary=b1'),
+  // Protocol fields whose names only look like secrets keep their values (protocol-fields.ts, #37):
+  // a credential under one of them is still found by its shape.
+  'MCP progressToken': (c) => redactor.body(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'sync', arguments: {}, _meta: { progressToken: c } } }), 'application/json'),
+  'MCP progress notification': (c) => redactor.body(sse(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: c, progress: 1, total: 4 } })), 'text/event-stream'),
+  'MCP cursor': (c) => redactor.body(JSON.stringify({ jsonrpc: '2.0', id: 2, result: { tools: [], nextCursor: c } }), 'application/json'),
+  'OAuth server metadata': (c) => redactor.body(JSON.stringify({ issuer: 'https://auth.example', authorization_endpoint: c, token_endpoint: `${c}/token`, token_endpoint_auth_methods_supported: [c] }), 'application/json'),
+  'OAuth resource metadata': (c) => redactor.body(JSON.stringify({ resource: 'https://mcp.example/mcp', authorization_servers: [c] }), 'application/json'),
+  'OAuth client registration': (c) => redactor.body(JSON.stringify({ client_id: 'c-1', token_endpoint_auth_method: c, client_secret_expires_at: c }), 'application/json'),
+  'WWW-Authenticate auth-param': (c) => JSON.stringify(redactor.headers({ 'WWW-Authenticate': `Bearer resource_metadata="http://127.0.0.1:4000/prm", error_description="${c.replace(/["\\]/g, '')}"` })),
+  'WWW-Authenticate token68': (c) => JSON.stringify(redactor.headers({ 'www-authenticate': [`Basic realm="x", Bearer ${c}`, `Negotiate ${c}`] })),
+  'form field named like a protocol field': (c) => redactor.body(`grant_type=authorization_code&token_endpoint_auth_method=${encodeURIComponent(c)}`, 'application/x-www-form-urlencoded'),
 }
 
 const matrix = Object.keys(SHAPES).flatMap((shape) => Object.keys(CARRIERS).map((carrier) => [shape, carrier] as const))

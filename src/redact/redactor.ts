@@ -11,7 +11,8 @@
  * replay run the same redactor.
  * @note Known over-redactions: any field whose name has a secret word loses its value, even
  * when that value is harmless (`token` in OpenAI logprobs, `signature` in reasoning blocks,
- * `session` objects, `authorization_endpoint` in OIDC metadata, `password_min_length`);
+ * `session` objects, `password_min_length`; protocol fields such as `progressToken` and OAuth
+ * metadata are kept: protocol-fields.ts);
  * `Token`/`Bearer`/`Basic` followed by a token-like word (`Token abc=def`) loses the word;
  * a base64 or percent-encoded run that decodes to text holding a secret is replaced whole.
  * @note Known gaps: standalone secrets without a recognisable shape (an AWS secret access key,
@@ -27,6 +28,7 @@ import { redactCredentialShapes } from './credential-patterns.js'
 import { redactBase64Runs, redactPercentEncodedRuns } from './encoded-secrets.js'
 import { createLiteralScrubber } from './literal-secrets.js'
 import { redactBody } from './redact-body.js'
+import { CHALLENGE_HEADERS, redactChallenge } from './redact-challenge.js'
 import { redactJson } from './redact-json.js'
 import { redactUrl } from './redact-url.js'
 import { REDACTED, sameLengthMask } from './redacted-marker.js'
@@ -47,7 +49,7 @@ export interface Redactor {
   json(value: JsonValue): JsonValue
   /** Free text: credential-shaped substrings and literals replaced. */
   text(value: string): string
-  /** Header map (case of names preserved): secret headers' whole values become REDACTED (arrays keep their length), `Location`/`Content-Location`/`Referer` go through url(), other values through text(); undefined values are dropped. */
+  /** Header map (case of names preserved): secret headers' whole values become REDACTED (arrays keep their length), `Location`/`Content-Location`/`Referer` go through url(), `WWW-Authenticate`/`Proxy-Authenticate` through text() one auth-param at a time (redact-challenge.ts), other values through text(); undefined values are dropped. */
   headers(h: Record<string, string | string[] | undefined>): Record<string, string | string[]>
   /** A URL (absolute or origin-form path+query): userinfo password (and username) replaced, query parameters with secret names get REDACTED values, other query values and path segments go through text() after percent-decoding and are re-encoded only if changed. Returns the URL as a string; keeps it parseable. */
   url(u: string): string
@@ -124,8 +126,10 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
       for (const [name, value] of Object.entries(h)) {
         if (value === undefined) continue
         const secret = isSecretName(name)
-        const asUrl = URL_HEADERS.has(name.toLowerCase())
-        const one = (v: string): string => (secret ? REDACTED : asUrl ? redactUrl(v, redactor) : scrub(v, 0))
+        const lower = name.toLowerCase()
+        const asUrl = URL_HEADERS.has(lower)
+        const challenge = CHALLENGE_HEADERS.has(lower)
+        const one = (v: string): string => (secret ? REDACTED : asUrl ? redactUrl(v, redactor) : challenge ? redactChallenge(v, (text) => scrub(text, 0)) : scrub(v, 0))
         // defineProperty keeps a `__proto__` header an own property.
         Object.defineProperty(out, name, { value: Array.isArray(value) ? value.map(one) : one(value), enumerable: true, writable: true, configurable: true })
       }

@@ -11,7 +11,10 @@
  *    `token` (not `tokens`, and not a pagination or usage counter such as `next_token` or
  *    `token_count`);
  * 3. ends in `apikey`/`api_key`, or its last word is `key` with a word before it, unless that
- *    word marks an ordinary identifier (`idempotency_key`, `cache_key`, `public_key`, …).
+ *    word marks an ordinary identifier (`idempotency_key`, `cache_key`, `public_key`, …);
+ * and is not a protocol field that only looks like a secret (protocol-fields.ts: MCP's
+ * `progressToken`, OAuth metadata such as `token_endpoint` and `authorization_servers`), unless
+ * the user's keys name it.
  *
  * @note `signature` and `sig` count as secret: in presigned URLs (S3 `X-Amz-Signature`,
  * GCS `X-Goog-Signature`, Azure SAS `sig`) the signature is the bearer credential. The cost
@@ -21,6 +24,8 @@
  * i18n keys, object-storage keys) and credentials stored under it are still caught by the
  * credential-shape scan.
  */
+
+import { isProtocolField } from './protocol-fields.js'
 
 /** ToolStorm's default secret keys (spec §5.5), in normalised form. */
 export const DEFAULT_SECRET_KEYS: readonly string[] = [
@@ -40,6 +45,8 @@ export const DEFAULT_SECRET_KEYS: readonly string[] = [
   'client_secret',
   'session_token',
 ]
+
+const DEFAULT_KEYS: ReadonlySet<string> = new Set(DEFAULT_SECRET_KEYS)
 
 // Substrings that make any name secret, wherever they appear.
 const SECRET_SUBSTRINGS = [
@@ -153,9 +160,9 @@ function isSecretByShape(normalised: string): boolean {
   return false
 }
 
-/** Build a predicate for secret names from the default keys plus `extraKeys`. */
+/** Build a predicate for secret names from the default keys plus `extraKeys` (which win over the protocol fields). */
 export function createSecretNameMatcher(extraKeys: readonly string[] = []): (name: string) => boolean {
-  const exact = new Set([...DEFAULT_SECRET_KEYS, ...extraKeys.map(normaliseSecretName)])
+  const userKeys = new Set(extraKeys.map(normaliseSecretName))
   // Bodies repeat the same few keys many times; a small cache keeps the scan cheap.
   const cache = new Map<string, boolean>()
   return (name: string): boolean => {
@@ -164,7 +171,7 @@ export function createSecretNameMatcher(extraKeys: readonly string[] = []): (nam
     const cached = cache.get(name)
     if (cached !== undefined) return cached
     const normalised = normaliseSecretName(name)
-    const secret = exact.has(normalised) || isSecretByShape(normalised)
+    const secret = userKeys.has(normalised) || (!isProtocolField(normalised) && (DEFAULT_KEYS.has(normalised) || isSecretByShape(normalised)))
     if (cache.size >= 4096) cache.clear()
     cache.set(name, secret)
     return secret

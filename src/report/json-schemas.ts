@@ -2,8 +2,9 @@
 import { z } from 'zod'
 import { cassetteLineSchema } from '../cassette/format/segment-lines.js'
 import { configSchema, reportSchema } from '../default-faults.js'
+import { exploreResultSchema } from '../explore/explore-result.js'
 
-export const JSON_SCHEMA_NAMES = ['rules', 'report', 'cassette'] as const
+export const JSON_SCHEMA_NAMES = ['rules', 'report', 'cassette', 'explore'] as const
 export type JsonSchemaName = (typeof JSON_SCHEMA_NAMES)[number]
 
 const SCHEMAS = {
@@ -11,6 +12,7 @@ const SCHEMAS = {
   report: { schema: reportSchema, io: 'output', title: 'toolstorm report' },
   // A cassette is JSON Lines: each line is the header, one exchange, or (version 4) a segment, settings, effects, claims or end line.
   cassette: { schema: cassetteLineSchema, io: 'output', title: 'toolstorm cassette line (JSON Lines: a header, then one exchange per line, and version 4\'s segment, settings, effects, claims and end lines)' },
+  explore: { schema: exploreResultSchema, io: 'output', title: 'toolstorm explore result (--json)' },
 } as const
 
 export function jsonSchemaFor(name: JsonSchemaName): Record<string, unknown> {

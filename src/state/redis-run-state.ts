@@ -23,7 +23,7 @@ import { MAX_CASSETTE_CLAIMS, type CassetteClaim, type CassetteExchange, type Ca
 import type { Rule } from '../engine/schema/rule.js'
 import { checkEffectInput, DEFAULT_RUN, MAX_EFFECTS, type BeginRequest, type Storm } from '../engine/storm.js'
 import { HEADER_CALL, HEADER_KEY, headerValue } from '../engine/http.js'
-import { BEGIN_SCRIPT, CASSETTE_SCRIPT, EFFECT_SCRIPT, FINISH_SCRIPT, SELECT_SCRIPT } from './redis-scripts.js'
+import { BEGIN_SCRIPT, CASSETTE_SCRIPT, EFFECT_SCRIPT, FINISH_SCRIPT, REFUSED_SCRIPT, SELECT_SCRIPT } from './redis-scripts.js'
 import { DEFAULT_STATE_PREFIX, DEFAULT_STATE_TTL_SECONDS, MAX_SHARED_CASSETTE_BYTES, type RedisStateOptions } from './state-options.js'
 import { SharedRules } from './shared-rules.js'
 import { RedisClaimLog } from './redis-claims.js'
@@ -376,6 +376,15 @@ export class RedisRunState implements RunLedger {
     return JSON.parse(reply[1] as string) as EffectRecord
   }
 
+  /** Count a refused effect report in the run its call id names, else in every run the store keeps. */
+  async refuseEffect(reason: string, call?: string): Promise<void> {
+    const named = call === undefined ? null : runOfExchange(call)
+    const counted = named !== null && (await this.#eval(REFUSED_SCRIPT, [this.#runKeys(named).state], [reason.slice(0, 300)])) === 1
+    if (counted) return
+    const ids = await this.#command(() => this.#client.zRange(this.#runsKey, 0, -1))
+    await Promise.all(ids.map((id) => this.#eval(REFUSED_SCRIPT, [this.#runKeys(id).state], [reason.slice(0, 300)])))
+  }
+
   /** Whether Redis holds state for `run`. */
   async hasRun(run: string): Promise<boolean> {
     return (await this.#command(() => this.#client.exists(this.#runKeys(run).state))) === 1
@@ -435,7 +444,8 @@ export class RedisRunState implements RunLedger {
       droppedCalls: Math.max(0, counter('calls') - ITEMIZED_CALLS_LIMIT),
       budgetRejections: counter('budget'),
       claims,
-    } satisfies Pick<Run, 'id' | 'coverage' | 'calls' | 'droppedCalls' | 'effects' | 'budgetRejections' | 'claims'>)
+      refusedEffects: state.refused ? { count: counter('refused'), first: state.refusedFirst ?? '' } : null,
+    } satisfies Pick<Run, 'id' | 'coverage' | 'calls' | 'droppedCalls' | 'effects' | 'budgetRejections' | 'claims' | 'refusedEffects'>)
     const missed = counter('unavailable') + (this.#unavailable.get(runId) ?? 0)
     return { report: missed > 0 ? { ...report, stateUnavailable: missed } : report, cursor, exists: state.start !== undefined }
   }

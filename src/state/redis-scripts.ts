@@ -163,6 +163,14 @@ redis.call('PEXPIRE', KEYS[3], ARGV[1])
 return {1, effect}
 `
 
+/** REFUSED: count a refused effect report in a run that still exists (its first reason kept). */
+export const REFUSED_SCRIPT = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HINCRBY', KEYS[1], 'refused', 1)
+redis.call('HSETNX', KEYS[1], 'refusedFirst', ARGV[1])
+return 1
+`
+
 /**
  * CASSETTE: append one recorded exchange (a cassette line, redacted and bounded as the
  * single-process recorder stores it) to the run's cassette stream; refused and counted beyond

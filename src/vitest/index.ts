@@ -97,4 +97,5 @@ expect.extend(stormMatchers)
 
 export { expect, describe } from 'vitest'
 export { stormMatchers, type StormLike } from './matchers.js'
+export { exploreTests } from './explore-tests.js'
 export { cassettePathFor, type CassetteMode, type TestCassette, type UseCassette, type UseCassetteOptions } from './use-cassette.js'

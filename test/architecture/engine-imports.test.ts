@@ -59,11 +59,15 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * The claims judge and what a verdict means left for src/claims (the kernel asks the judge its storm
  * was given), web-response.ts for src/interceptors, and which SSE event ends a stream for the
  * model-calls plug-in (isFinalEvent): 5,001. Two trace-id checks nothing called: 4,991.
+ * #36: effect reports the admin API refused are counted in the runs they concern (the port's
+ * refuseEffect, the report's refusedEffects) and fail the checks on effects, which must not pass on
+ * evidence that could not be recorded: 5,020.
  * #40: runs are never silently forgotten: the memory ledger's bound became an option (maxRuns,
- * --max-runs) and an evicted run is remembered by id and answered ERR_RUN_EVICTED, not an empty report: 5,013.
- * response_lost with a `status` (the upstream commits, the client gets a 500 or 504, staging's failure): 5,024.
+ * --max-runs) and an evicted run is remembered by id and answered ERR_RUN_EVICTED, not an empty
+ * report (+22); response_lost with a `status` (the upstream commits, the client gets a 500 or 504,
+ * staging's failure) (+11): 5,053.
  */
-const ENGINE_LINES = 5_024
+const ENGINE_LINES = 5_053
 
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']

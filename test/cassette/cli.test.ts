@@ -2,9 +2,10 @@ import { spawn } from 'node:child_process'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Cassette } from '../../src/cassette/format/cassette.js'
-import { BIN, runCli } from '../helpers/cli.js'
+import { BIN, ROOT, runCli } from '../helpers/cli.js'
 import { startUpstream, type Upstream } from '../helpers/upstream.js'
 
 let dir: string
@@ -94,6 +95,27 @@ http.get({ host: proxy.hostname, port: proxy.port, path: '${upstream.url}/items/
     const result = await runCli(['record', file, ...server, '--', process.execPath, script], { env: { TOOLSTORM_CA_DIR: path.join(dir, 'ca') } })
     expect(result.code).toBe(0)
     expect((await Cassette.load(file)).exchanges.map((e) => e.request.url)).toEqual([`${upstream.url}/items/fwd`])
+  })
+
+  it("gives the command the proxy's sidecar: a tool server it starts reports its effects there, and check sees them (#36)", async () => {
+    const file = path.join(dir, 'effects.cassette.jsonl')
+    const script = path.join(dir, 'tool-and-agent.mjs')
+    // A tool server configured from the environment (reportEffect, as the docs say) and an agent that ships one order twice, through HTTP_PROXY.
+    await writeFile(script, `import http from 'node:http'
+import { reportEffect } from ${JSON.stringify(pathToFileURL(path.join(ROOT, 'dist/effects/toolstorm-effects.js')).href)}
+const tool = http.createServer(async (req, res) => { await reportEffect(req, 'shipment', 'o-1'); res.writeHead(201).end() })
+await new Promise((resolve) => tool.listen(0, '127.0.0.1', resolve))
+const target = 'http://127.0.0.1:' + tool.address().port
+const proxy = new URL(process.env.HTTP_PROXY)
+for (let i = 0; i < 2; i++) await new Promise((resolve) => http.request({ host: proxy.hostname, port: proxy.port, method: 'POST', path: target + '/ship', headers: { host: new URL(target).host } }, (res) => res.resume().on('end', resolve)).end())
+tool.close()
+`)
+    const recorded = await runCli(['record', file, ...server, '--', process.execPath, script], { env: { TOOLSTORM_CA_DIR: path.join(dir, 'ca'), TOOLSTORM_SIDECAR: '', TOOLSTORM_ADMIN_TOKEN: '' } })
+    expect(recorded.code, recorded.stderr).toBe(0)
+    expect(recorded.stderr).not.toContain('could not report')
+    const checked = await runCli(['check', file, '--json'])
+    expect(checked.code).toBe(1)
+    expect(JSON.parse(checked.stdout).duplicates).toEqual([{ name: 'shipment', key: 'o-1', count: 2, calls: [1, 2] }])
   })
 
   it('serves until SIGTERM without a command, then exits with the verdict and writes the replay report', async () => {

@@ -86,7 +86,7 @@ it('exits within its grace with its report after resets, a subscriber that stopp
   client.resume()
   await new Promise((resolve) => client.once('connect', resolve))
   const arrived = new Promise<void>((resolve) => (onHeld = resolve))
-  client.write('POST /ship HTTP/1.1\r\nhost: shop\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}')
+  client.write('POST /ship HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}')
   await arrived
   child.kill('SIGSTOP')
   client.end()

@@ -7,6 +7,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { reportEffect, stats, ToolstormEffects } from '../../src/effects/toolstorm-effects.js'
+import { contract } from '../../src/contracts/contract.js'
 import { createStorm } from '../../src/create-storm.js'
 import { intercept } from '../../src/interceptors/intercept.js'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
@@ -47,6 +48,18 @@ describe('one effects API', () => {
     ])
     const after = stats()
     expect({ sent: after.sent - before.sent, dropped: after.dropped - before.dropped }).toEqual({ sent: 2, dropped: 0 })
+  })
+
+  it('an effect the in-process storm refuses is counted in its run, and the contracts on effects fail', async () => {
+    const effects = new ToolstormEffects({ warn: () => undefined })
+    // The tool server names its effect after the whole order: past the 200 characters an effect name may have.
+    const base = await toolServer((req, order) => effects.report(req, order, 'k'))
+    const storm = createStorm({ rules: [] })
+    closing(intercept(storm))
+    expect(await ship(base, 'o'.repeat(201))).toEqual({ reported: false })
+    expect(storm.report().refusedEffects).toEqual({ count: 1, first: 'Failed to record an effect: name and key must be strings of 1–200 characters.' })
+    expect(contract(storm.report()).noDuplicateEffects().passed).toBe(false)
+    expect(effects.stats()).toMatchObject({ sent: 0, dropped: 1 })
   })
 
   it('a helper made before the proxy started reports to it: the sidecar is resolved per report', async () => {

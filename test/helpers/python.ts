@@ -33,3 +33,13 @@ function tryImport(modules: string[]): boolean {
     return false
   }
 }
+
+/** The MCP client of the Python SDK the record/replay tests drive (`client.py progress|oauth URL`). */
+export const PYTHON_MCP_CLIENT = path.join(ROOT, 'fixtures/python-mcp-client/client.py')
+
+/** The last JSON line a command printed (toolstorm's own lines come around it). */
+export function printedJson<T>(stdout: string): T {
+  const line = stdout.split('\n').reverse().find((candidate) => candidate.startsWith('{'))
+  if (line === undefined) throw new Error(`the command printed no JSON line:\n${stdout}`)
+  return JSON.parse(line) as T
+}

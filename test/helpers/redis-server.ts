@@ -30,7 +30,8 @@ export function freePort(): Promise<number> {
   })
 }
 
-function waitForPort(port: number, deadline: number): Promise<void> {
+/** Resolves once something listens on `port` on 127.0.0.1 (`what` names it in the error past the deadline). */
+export function waitForPort(port: number, deadline: number, what = 'redis-server'): Promise<void> {
   return new Promise((resolve, reject) => {
     const attempt = () => {
       const socket = net.connect(port, '127.0.0.1')
@@ -40,7 +41,7 @@ function waitForPort(port: number, deadline: number): Promise<void> {
       })
       socket.once('error', () => {
         socket.destroy()
-        if (Date.now() > deadline) reject(new Error(`redis-server did not listen on ${port} within the deadline`))
+        if (Date.now() > deadline) reject(new Error(`${what} did not listen on ${port} within the deadline`))
         else setTimeout(attempt, 20)
       })
     }

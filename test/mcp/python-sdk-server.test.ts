@@ -5,7 +5,6 @@
  * it into `node_modules/.cache/toolstorm-py` (.ci/python-venv.sh; `TOOLSTORM_PYTHON` overrides).
  */
 import { spawn } from 'node:child_process'
-import net from 'node:net'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { contract } from '../../src/contracts/contract.js'
@@ -13,32 +12,17 @@ import { startProxy } from '../../src/proxy/proxy-server.js'
 import { ROOT } from '../helpers/cli.js'
 import { connectMcpClient } from '../helpers/mcp-server.js'
 import { PYTHON, hasPythonModules } from '../helpers/python.js'
-import { freePort } from '../helpers/redis-server.js'
+import { freePort, waitForPort } from '../helpers/redis-server.js'
 import { closing, closingChild } from '../helpers/teardown.js'
 
 const hasPythonSdk = hasPythonModules('mcp')
-
-async function listening(port: number, deadline: number): Promise<void> {
-  for (;;) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = net.connect(port, '127.0.0.1', () => {
-        socket.destroy()
-        resolve(true)
-      })
-      socket.on('error', () => resolve(false))
-    })
-    if (open) return
-    if (Date.now() > deadline) throw new Error(`the Python MCP server did not listen on ${port}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
 
 describe.skipIf(!hasPythonSdk)('a Python SDK MCP server behind the proxy', () => {
   it('reports the commit of a tool call whose answer was lost, so the retry shows as a duplicate effect', async () => {
     const port = await freePort()
     const proxy = closing(await startProxy({ targets: [`http://127.0.0.1:${port}`], config: { rules: [{ name: 'lost', route: 'tools/call create_shipment', kind: 'response_lost', calls: [1] }] } }))
     closingChild(spawn(PYTHON, [path.join(ROOT, 'fixtures/python-mcp-server/server.py'), String(port), proxy.adminUrl], { stdio: 'ignore' }))
-    await listening(port, Date.now() + 20_000)
+    await waitForPort(port, Date.now() + 20_000, 'the Python MCP server')
     const { client } = await connectMcpClient(`${proxy.url}/mcp`)
     await expect(client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-1' } })).rejects.toThrow()
     const retried = await client.callTool({ name: 'create_shipment', arguments: { order_id: 'o-1' } })

@@ -1,7 +1,8 @@
 /**
  * The package as npm users get it: `npm pack`, then installs of the tarball into fresh projects
  * next to the test stack npm gives today, each running a small suite of its own
- * (test/packaging/projects). msw and vitest come from the registry; the tarball packs the dist/
+ * (test/packaging/projects). toolstorm is not on the registry yet, so this is also the install
+ * README.md documents; a Python project gets the package from a git URL, as docs/python.md says. msw and vitest come from the registry; the tarball packs the dist/
  * that `npm test` has just built (`--ignore-scripts`: a prepack build here would rewrite dist/
  * under the other projects' running tests).
  */
@@ -12,6 +13,7 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ROOT } from '../helpers/cli.js'
+import { hasPythonModules, PYTHON } from '../helpers/python.js'
 
 const run = promisify(execFile)
 const PROJECTS = path.join(ROOT, 'test/packaging/projects')
@@ -172,6 +174,45 @@ describe('a CommonJS tool server without msw or vitest (Node 20)', () => {
       ['shipment', 'o-1', 2],
     ])
     expect(checked.intercepted).toEqual([429, 200])
+  })
+})
+
+describe.skipIf(!hasPythonModules('venv'))('a Python project installed as README "Install in your project" says (Node 20)', () => {
+  it('pip installs the package from a git URL (#subdirectory=python), which finds the CLI of the tarball and runs a pytest suite', async () => {
+    // The repository as a git remote serves it: this checkout's python/ and helpers/python/ (python/src/toolstorm/effects.py links there), committed.
+    const repo = path.join(work, 'py-repo')
+    const files = (await run('git', ['ls-files', '-z', 'python', 'helpers/python'], { cwd: ROOT })).stdout.split('\0').filter(Boolean)
+    await Promise.all(files.map((file) => cp(path.join(ROOT, file), path.join(repo, file), { verbatimSymlinks: true })))
+    const git = (...args: string[]) => run('git', ['-c', 'user.name=toolstorm-test', '-c', 'user.email=test@toolstorm.invalid', ...args], { cwd: repo })
+    await git('init', '-q')
+    await git('add', '-A')
+    await git('commit', '-q', '-m', 'python/ and helpers/python/ of this checkout')
+    const venv = path.join(work, 'py-venv')
+    await run(PYTHON, ['-m', 'venv', venv])
+    // pytest and requests at the versions the repository's own Python tests pin.
+    const pins = (await readFile(path.join(ROOT, '.ci/python-requirements.txt'), 'utf8')).split('\n').filter((line) => /^(pytest|requests)==/.test(line))
+    const pip = await exec('bash', ['-c', `source "${ROOT}/.ci/pip-index-args.sh" && "${venv}/bin/pip" install -q --disable-pip-version-check "\${index_args[@]}" "git+file://${repo}#subdirectory=python" ${pins.join(' ')}`], { cwd: work, timeoutMs: 300_000 })
+    expect(pip.code, pip.stderr).toBe(0)
+    // No TOOLSTORM_BIN: the package finds node_modules/.bin/toolstorm of the project the tarball went into.
+    await cp(path.join(PROJECTS, 'python-suite/test_installed.py'), path.join(projects.cjs.dir, 'test_installed.py'))
+    const env = { PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin`, TOOLSTORM_BIN: '', TOOLSTORM_SIDECAR: '', TOOLSTORM_ADMIN_TOKEN: '', TOOLSTORM_RUN: '', PYTHONPATH: '', TOOLSTORM_CA_DIR: path.join(work, 'ca') }
+    const suite = await exec(path.join(venv, 'bin/python'), ['-m', 'pytest', '-p', 'no:cacheprovider', '-q', 'test_installed.py'], { cwd: projects.cjs.dir, env })
+    expect(suite.code, suite.stdout + suite.stderr).toBe(0)
+    expect(suite.stdout).toMatch(/2 passed/)
+
+    // Without a CLI, the package says how to install it: the commands README.md and docs/python.md give.
+    const bare = path.join(work, 'no-cli')
+    await mkdir(bare)
+    const missing = await exec(path.join(venv, 'bin/python'), ['-c', 'import toolstorm\ntry:\n    toolstorm.find_cli()\nexcept toolstorm.CliNotFoundError as error:\n    print(error)'], { cwd: bare, env })
+    const steps = missing.stdout.split('\n').filter((line) => line.startsWith('    ')).map((line) => line.trim())
+    expect(steps).toEqual(['git clone https://github.com/toolstorm/toolstorm.git ../toolstorm', '(cd ../toolstorm && npm ci && npm pack)', 'npm i -D ../toolstorm/toolstorm-*.tgz'])
+    for (const doc of ['README.md', 'docs/python.md', 'python/README.md']) {
+      const text = await readFile(path.join(ROOT, doc), 'utf8')
+      for (const step of steps) expect(text, doc).toContain(`\n${step}`)
+      expect(text, doc).toContain('pip install "git+https://github.com/toolstorm/toolstorm.git#subdirectory=python"')
+      // No command installs from a registry that does not have it.
+      expect(text, doc).not.toMatch(/^(npm i(nstall)? (-D )?toolstorm|pip install toolstorm)\b/m)
+    }
   })
 })
 

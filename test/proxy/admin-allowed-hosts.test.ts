@@ -105,12 +105,16 @@ describe('toolstorm proxy --admin-allow-host', () => {
     })
   })
 
-  it('exits 2 naming the flag or the variable for an entry that is not a host name', async () => {
-    const flag = await runCli(['proxy', '--port', '0', '--admin-port', '0', '--admin-allow-host', 'http://toolstorm'])
+  // The data plane's list (--allow-host, test/proxy/dns-rebinding.test.ts) is read by the same code.
+  it.each([
+    ['--admin-allow-host', 'TOOLSTORM_ADMIN_HOSTS'],
+    ['--allow-host', 'TOOLSTORM_ALLOW_HOSTS'],
+  ])('exits 2 naming %s or %s for an entry that is not a host name', async (option, variableName) => {
+    const flag = await runCli(['proxy', '--port', '0', '--admin-port', '0', option, 'http://toolstorm'])
     expect(flag.code).toBe(2)
-    expect(flag.stderr).toContain('Failed to read --admin-allow-host: expected a host name (toolstorm), a suffix (*.svc.cluster.local), an IP address or *, got "http://toolstorm".')
-    const variable = await runCli(['proxy', '--port', '0', '--admin-port', '0'], { env: { TOOLSTORM_ADMIN_HOSTS: 'ok,bad/name' } })
+    expect(flag.stderr).toContain(`Failed to read ${option}: expected a host name (toolstorm), a suffix (*.svc.cluster.local), an IP address or *, got "http://toolstorm".`)
+    const variable = await runCli(['proxy', '--port', '0', '--admin-port', '0'], { env: { [variableName]: 'ok,bad/name' } })
     expect(variable.code).toBe(2)
-    expect(variable.stderr).toContain('Failed to read TOOLSTORM_ADMIN_HOSTS: expected a host name (toolstorm), a suffix (*.svc.cluster.local), an IP address or *, got "bad/name".')
+    expect(variable.stderr).toContain(`Failed to read ${variableName}: expected a host name (toolstorm), a suffix (*.svc.cluster.local), an IP address or *, got "bad/name".`)
   })
 })

@@ -1,5 +1,6 @@
 import http from 'node:http'
 import { describe, expect, it } from 'vitest'
+import { contract } from '../../src/contracts/contract.js'
 import { startProxied } from '../helpers/proxied.js'
 import { closing } from '../helpers/teardown.js'
 
@@ -98,6 +99,31 @@ describe('admin API', () => {
     const ok = await fetch(`${env.proxy.adminUrl}/effects`, { method: 'POST', body: JSON.stringify({ name: 'note', key: 'n-1', call }) })
     expect(ok.status).toBe(201)
     expect((await env.report()).effects).toMatchObject([{ name: 'note', key: 'n-1', call: 1 }])
+  })
+  it('counts a refused effect report in the run its call names, else in every run kept then, and the contracts on effects fail', async () => {
+    const env = closing(await startProxied('reverse'))
+    const callIn = async (run: string) => ((await (await fetch(`${env.base}/echo`, { method: 'POST', body: 'x', headers: { 'x-toolstorm-run': run } })).json()) as { headers: Record<string, string> }).headers['x-toolstorm-call'] as string
+    const post = (body: string) => fetch(`${env.proxy.adminUrl}/effects`, { method: 'POST', body })
+    const [a, b] = [await callIn('a'), await callIn('b')]
+    expect((await post(JSON.stringify({ name: 'shipment', key: 'o-1', call: a }))).status).toBe(201)
+    // A call id no exchange of this proxy has (stale, or another proxy's) and a malformed body name no run: every run kept counts them.
+    expect((await post(JSON.stringify({ name: 'shipment', key: 'o-2', call: 'made-up' }))).status).toBe(400)
+    expect((await post('{"name":')).status).toBe(400)
+    // One naming a call is that call's run's alone.
+    expect((await post(JSON.stringify({ name: 'x'.repeat(201), key: 'o-3', call: b }))).status).toBe(400)
+    // A run begun after them has nothing refused.
+    await callIn('c')
+    expect((await env.report('a')).refusedEffects).toEqual({ count: 2, first: 'Failed to record an effect: the call id names no live exchange. Pass the x-toolstorm-call header of the request being served.' })
+    expect((await env.report('b')).refusedEffects).toMatchObject({ count: 3 })
+    expect((await env.report('c')).refusedEffects).toBeUndefined()
+    const checks = [{ type: 'noDuplicateEffects' }, { type: 'atMostEffects', name: 'shipment', count: 1 }, { type: 'effectsRequireApproval', effect: 'shipment', route: 'GET /ok' }, { type: 'atMostCalls', count: 5 }]
+    const answer = (await (await env.admin('/contract?run=a', { method: 'POST', body: JSON.stringify({ checks }) })).json()) as { passed: boolean; checks: Array<{ passed: boolean; detail: string }> }
+    expect(answer.passed).toBe(false)
+    expect(answer.checks.map((check) => check.passed)).toEqual([false, false, false, true])
+    expect(answer.checks[0]!.detail).toBe(
+      '0 duplicate effect(s) across 1 commits, but 2 effect report(s) were refused while the run was kept, so its effects may be incomplete (first: Failed to record an effect: the call id names no live exchange. Pass the x-toolstorm-call header of the request being served.)',
+    )
+    expect(contract(await env.report('c')).noDuplicateEffects().passed).toBe(true)
   })
 })
 

@@ -102,7 +102,7 @@ describe('response bodies through the proxy', () => {
     const ids = Array.from({ length: 110 }, (_, i) => i + 1)
     const size = (id: number) => 80 * 1024 + id * 64
     client.pause()
-    client.write(ids.map((id) => `GET /b?id=${id}&size=${size(id)} HTTP/1.1\r\nhost: x\r\n\r\n`).join(''))
+    client.write(ids.map((id) => `GET /b?id=${id}&size=${size(id)} HTTP/1.1\r\nhost: localhost\r\n\r\n`).join(''))
     // Meanwhile the socket's buffers fill and the proxy's writes queue up behind them.
     await new Promise((resolve) => setTimeout(resolve, 300))
     const raw: Buffer[] = []

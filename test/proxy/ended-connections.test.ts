@@ -111,11 +111,11 @@ describe('the data plane keeps nothing of connections that ended', () => {
     const { tool, model } = await upstreams()
     const { url, sockets } = await proxyWith({ rules: [{ name: 'drop', route: 'GET /ticks/ticks', kind: 'drop_terminal' }] }, { targets: [`ticks=${model.url}`, tool.url] })
     const pool = upstreamSockets(model.url)
-    const partial = 'POST /ship HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"order":'
+    const partial = 'POST /ship HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"order":'
     await times(N / 2, () => rawClient(url, partial, 'fin'))
     await times(N / 2, () => rawClient(url, partial, 'rst'))
     // A long stream, left after its head and first events: on the fast path (no rule) and under a stream rule.
-    const stream = (path: string) => `GET ${path} HTTP/1.1\r\nhost: x\r\n\r\n`
+    const stream = (path: string) => `GET ${path} HTTP/1.1\r\nhost: localhost\r\n\r\n`
     await times(N / 2, (i) => rawClient(url, stream('/ticks/plain?bytes=200000'), i % 2 ? 'rst' : 'fin', 200))
     await times(N / 2, (i) => rawClient(url, stream('/ticks/ticks?count=50'), i % 2 ? 'rst' : 'fin', 200))
     await expectAllCollected(sockets, 2 * N)

@@ -20,12 +20,12 @@ function raw(port: number, bytes: string): Promise<string> {
 
 describe('proxy hardening', () => {
   it.each([
-    ['duplicate Content-Length', 'POST /ship HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd'],
-    ['Content-Length with Transfer-Encoding', 'POST /ship HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'],
-    ['an obfuscated Transfer-Encoding', 'POST /ship HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked-false\r\n\r\n1\r\nA\r\n0\r\n\r\nGET /flag HTTP/1.1\r\nHost: x\r\n\r\n'],
-    ['a header without a colon', 'GET /items/a HTTP/1.1\r\nHost: x\r\nbroken header\r\n\r\n'],
-    ['a NUL in a header value', 'GET /items/a HTTP/1.1\r\nHost: x\r\nX-A: a\u0000b\r\n\r\n'],
-    ['an invalid chunk size', 'POST /ship HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0x5\r\nhello\r\n0\r\n\r\n'],
+    ['duplicate Content-Length', 'POST /ship HTTP/1.1\r\nHost: localhost\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd'],
+    ['Content-Length with Transfer-Encoding', 'POST /ship HTTP/1.1\r\nHost: localhost\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'],
+    ['an obfuscated Transfer-Encoding', 'POST /ship HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked-false\r\n\r\n1\r\nA\r\n0\r\n\r\nGET /flag HTTP/1.1\r\nHost: localhost\r\n\r\n'],
+    ['a header without a colon', 'GET /items/a HTTP/1.1\r\nHost: localhost\r\nbroken header\r\n\r\n'],
+    ['a NUL in a header value', 'GET /items/a HTTP/1.1\r\nHost: localhost\r\nX-A: a\u0000b\r\n\r\n'],
+    ['an invalid chunk size', 'POST /ship HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n0x5\r\nhello\r\n0\r\n\r\n'],
   ])('answers 400 to %s and never reaches the upstream', async (_name, bytes) => {
     const env = closing(await startProxied('reverse', { rules: [] }))
     const reply = await raw(Number(new URL(env.proxy.url).port), bytes)
@@ -35,7 +35,7 @@ describe('proxy hardening', () => {
 
   it('answers 431 to oversized headers', async () => {
     const env = closing(await startProxied('reverse', { rules: [] }))
-    const reply = await raw(Number(new URL(env.proxy.url).port), `GET /items/a HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)
+    const reply = await raw(Number(new URL(env.proxy.url).port), `GET /items/a HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)
     expect(reply.startsWith('HTTP/1.1 431 Request Header Fields Too Large')).toBe(true)
     expect(env.upstream.hits()).toBe(0)
   })
@@ -45,7 +45,7 @@ describe('proxy hardening', () => {
 
   it('answers 431 to a request of more than 2000 header lines instead of forwarding it without its Content-Length and body', async () => {
     const env = closing(await startProxied('reverse', { rules: [] }))
-    const reply = await raw(Number(new URL(env.proxy.url).port), `POST /echo HTTP/1.1\r\nHost: x\r\n${manyLines(2100)}Content-Length: 5\r\n\r\nhello`)
+    const reply = await raw(Number(new URL(env.proxy.url).port), `POST /echo HTTP/1.1\r\nHost: localhost\r\n${manyLines(2100)}Content-Length: 5\r\n\r\nhello`)
     expect(reply.startsWith('HTTP/1.1 431 Request Header Fields Too Large')).toBe(true)
     expect(env.upstream.hits()).toBe(0)
   })
@@ -94,7 +94,7 @@ describe('proxy hardening', () => {
     const proxy = closing(await startProxy({ targets: [`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`] }))
     const socket = net.connect(Number(new URL(proxy.url).port), '127.0.0.1')
     await new Promise<void>((resolve) => socket.once('connect', () => resolve()))
-    socket.write('POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n' + 'a'.repeat(1000))
+    socket.write('POST /upload HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100000\r\n\r\n' + 'a'.repeat(1000))
     await new Promise((resolve) => setTimeout(resolve, 150))
     socket.destroy()
     const connections = () => new Promise<number>((resolve) => upstream.getConnections((_e, n) => resolve(n)))
@@ -111,7 +111,7 @@ describe('proxy hardening', () => {
     const port = Number(new URL(env.proxy.url).port)
     const reply = await raw(
       port,
-      'POST /echo HTTP/1.1\r\nHost: x\r\nConnection: close, X-Secret-Hop\r\nX-Secret-Hop: 1\r\nKeep-Alive: timeout=5\r\nTE: trailers\r\nProxy-Authorization: Basic YTpi\r\nX-Toolstorm-Key: order-1\r\nX-Toolstorm-Run: w9\r\nX-End-To-End: kept\r\nContent-Length: 2\r\n\r\nhi',
+      'POST /echo HTTP/1.1\r\nHost: localhost\r\nConnection: close, X-Secret-Hop\r\nX-Secret-Hop: 1\r\nKeep-Alive: timeout=5\r\nTE: trailers\r\nProxy-Authorization: Basic YTpi\r\nX-Toolstorm-Key: order-1\r\nX-Toolstorm-Run: w9\r\nX-End-To-End: kept\r\nContent-Length: 2\r\n\r\nhi',
     )
     const body = JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4)) as { headers: Record<string, string>; body: string }
     expect(body.body).toBe('hi')

@@ -54,7 +54,7 @@ describe('malformed requests', () => {
   it('reverse mode forwards a path that starts with // as that path, to its target (not to a host named in the path)', async () => {
     const port = portOf(reverse)
     const before = upstream.requests.length
-    const reply = await rawExchange(port, 'GET //x/items/a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+    const reply = await rawExchange(port, 'GET //x/items/a HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n')
     expect(reply).toMatch(/^HTTP\/1\.1 \d{3} /)
     expect(upstream.requests.slice(before).map((r) => r.url)).toEqual(['//x/items/a'])
     expect(reverse.child.exitCode).toBeNull()
@@ -78,11 +78,11 @@ describe('malformed requests', () => {
 describe('requests the parser refuses (#29)', () => {
   const bodyOf = (reply: string) => JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4)) as { error: { type: string; code: string; message: string } }
   it.each([
-    ['two Content-Length headers', 'GET /items/a HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n', 400, 'Duplicate Content-Length (HPE_UNEXPECTED_CONTENT_LENGTH)'],
+    ['two Content-Length headers', 'GET /items/a HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n', 400, 'Duplicate Content-Length (HPE_UNEXPECTED_CONTENT_LENGTH)'],
     ['a header name with a space', 'GET /items/a HTTP/1.1\r\nHo st: x\r\n\r\n', 400, 'Invalid header token (HPE_INVALID_HEADER_TOKEN)'],
     ['no Host', 'GET /items/a HTTP/1.1\r\n\r\n', 400, 'an HTTP/1.1 request needs a Host header'],
-    ['an unknown expectation', 'GET /items/a HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\n\r\n', 417, '"Expect: 200-ok" is not supported (only 100-continue is)'],
-    ['a head over 16 KiB', `GET /items/a HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`, 431, 'the request head is over 16384 bytes or 2000 lines'],
+    ['an unknown expectation', 'GET /items/a HTTP/1.1\r\nHost: localhost\r\nExpect: 200-ok\r\n\r\n', 417, '"Expect: 200-ok" is not supported (only 100-continue is)'],
+    ['a head over 16 KiB', `GET /items/a HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`, 431, 'the request head is over 16384 bytes or 2000 lines'],
   ])('answers %s with the JSON error body naming what was wrong', async (_name, bytes, status, why) => {
     const reply = await rawExchange(portOf(reverse), bytes)
     expect(reply).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `))

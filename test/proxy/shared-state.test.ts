@@ -119,6 +119,10 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
       const forged = await fetch(`${a!.adminUrl}/effects`, { method: 'POST', body: JSON.stringify({ name: 'x', key: 'y', call: 'abc-1-zzzz.Zng' }) })
       expect(forged.status).toBe(400)
       expect(((await forged.json()) as { error: { code: string } }).error.code).toBe('ERR_EFFECT_INVALID')
+      // The refusal is on record in the run the id names, for every replica: contracts on effects cannot pass.
+      expect((await settledReport(b!, 'fx', 1)).refusedEffects).toEqual({ count: 1, first: expect.stringContaining('no exchange "abc-1-zzzz.Zng"') })
+      const verdict = await (await admin(c!, '/contract?run=fx', { method: 'POST', body: JSON.stringify({ checks: [{ type: 'noDuplicateEffects' }] }) })).json()
+      expect(verdict).toMatchObject({ passed: false, checks: [{ detail: expect.stringContaining('but 1 effect report(s) were refused while the run was kept') }] })
     } finally {
       await tool.close()
     }

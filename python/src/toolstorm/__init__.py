@@ -1,7 +1,7 @@
 """toolstorm for Python: drive the toolstorm proxy (faults at the network boundary, commit
 evidence, contracts, cassettes) from Python, and a pytest plugin whose ``toolstorm`` fixture gives
 each test a run of its own. Standard library only; the proxy itself is the Node CLI
-(``npm i -D toolstorm``). See docs/python.md.
+(installed from a packed tarball while it is not on the npm registry: docs/python.md#install).
 """
 
 from ._cli import find_cli

@@ -21,7 +21,16 @@ from typing import Any, Deque, Dict, List, Mapping, Optional, Sequence
 
 from .errors import CliNotFoundError, ProxyStartError
 
-INSTALL_HINT = "npm i -D toolstorm"
+#: How to install the CLI while toolstorm is not on the npm registry: build its package from the
+#: repository (npm runs the prepack build of a packed tarball, not of a git dependency), then install
+#: the file. The same lines as README.md ("Install in your project") and docs/python.md; the
+#: packaging test (test/packaging/install-tarball.test.ts) holds the three to each other.
+INSTALL_STEPS = (
+    "git clone https://github.com/toolstorm/toolstorm.git ../toolstorm",
+    "(cd ../toolstorm && npm ci && npm pack)",
+    "npm i -D ../toolstorm/toolstorm-*.tgz",
+)
+INSTALL_HINT = "\n".join(INSTALL_STEPS)
 _JS_SUFFIXES = (".js", ".mjs", ".cjs")
 
 
@@ -75,10 +84,12 @@ def find_cli(cwd: Optional[os.PathLike] = None, environ: Optional[Mapping[str, s
     on_path = shutil.which("toolstorm", path=env.get("PATH"))
     if on_path:
         return _command_for(Path(on_path))
+    steps = "".join(f"\n    {step}" for step in INSTALL_STEPS)
     raise CliNotFoundError(
         "Failed to start toolstorm: the toolstorm CLI was not found (TOOLSTORM_BIN, node_modules/.bin/toolstorm in "
-        f"{here} or a parent, toolstorm on PATH). Install it in your project:\n\n    {INSTALL_HINT}\n\n"
-        "or set TOOLSTORM_BIN to its path."
+        f"{here} or a parent, toolstorm on PATH). toolstorm is not on the npm registry yet: from your project's "
+        f"folder, build its package from the repository and install it:\n{steps}\n\n"
+        "or set TOOLSTORM_BIN to the CLI (bin/toolstorm.js of a clone)."
     )
 
 

@@ -4,7 +4,8 @@ TypeScript run one implementation: the same check names, details and verdicts (d
     toolstorm.contract().require_triggered().no_duplicate_effects().at_most_calls(2).assert_valid()
 
 A check with a bad argument raises ``ValueError`` when it is added. ``assert_valid()`` raises an
-``AssertionError`` listing every failing check; an empty contract does not pass.
+``AssertionError`` listing every failing check, each with what it names (the effects committed
+twice with their calls, the calls over a budget); an empty contract does not pass.
 """
 
 from __future__ import annotations
@@ -93,7 +94,8 @@ class Contract:
         return self._add({"type": "check", "name": name, "passed": passed, "detail": detail})
 
     def result(self) -> Dict[str, Any]:
-        """``{"passed": bool, "checks": [{"name", "passed", "detail"}]}`` on the run as it is now."""
+        """``{"passed": bool, "checks": [{"name", "passed", "detail", "details"?}]}`` on the run as it is now
+        (``details``: what a failing check names, one line each, as ``toolstorm check`` prints it)."""
         return self._evaluate(list(self._checks))
 
     @property
@@ -112,5 +114,6 @@ class Contract:
             raise AssertionError("An empty contract cannot establish correctness. Add at least one check.")
         failing = [check for check in checks if not check["passed"]]
         if failing:
-            lines = "\n".join(f"{check['name']}: {check['detail']}" for check in failing)
+            # Each failing check, and under it what it names (the effects committed twice, the calls over a budget), as `toolstorm check` prints it.
+            lines = "\n".join(f"{check['name']}: {check['detail']}" + "".join(f"\n    {line}" for line in check.get("details", ())) for check in failing)
             raise AssertionError(f"toolstorm contract failed\n{lines}")

@@ -18,6 +18,7 @@ its route and the closest route seen; ``require_triggered=False`` opts out. Cass
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import json
 import os
@@ -25,14 +26,23 @@ import re
 import shlex
 import threading
 from pathlib import Path
-from typing import Any, Dict, Generator, List, Optional
+from typing import Any, Dict, Generator, List, Mapping, Optional, Tuple
 
 import pytest
 
+from . import effects
 from .cassette import RECORD_MODES, CassetteError, CassetteSession
 from .proxy import Proxy, Run
 
 _counter = itertools.count(1)
+
+#: The keywords each marker takes; the first may also be given as its one positional argument. A
+#: keyword not listed fails the test (a misspelled option must not be ignored): a new option is one
+#: entry here, and the fixture reads it.
+MARKER_KEYWORDS: Mapping[str, Tuple[str, ...]] = {
+    "toolstorm": ("rules", "seed", "require_triggered", "max_calls", "routes"),
+    "toolstorm_cassette": ("path", "record_mode", "normalize", "live", "replay_only"),
+}
 
 
 class _TestState:
@@ -63,7 +73,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "toolstorm(rules=None, seed=None, require_triggered=True): the test's toolstorm rules, as toolstorm.rules(...) would set them")
+    config.addinivalue_line("markers", "toolstorm(rules=None, seed=None, require_triggered=True, max_calls=None, routes=None): the test's toolstorm rules, as toolstorm.rules(...) would set them (the test must use the toolstorm fixture; an unknown keyword fails it)")
     config.addinivalue_line("markers", "toolstorm_cassette(path=None, record_mode=None, normalize=None, live=(), replay_only=()): record the test's traffic into a cassette, or replay it strictly (path relative to the test file; default cassettes/<module>/<test>.jsonl); normalize: ids,timestamps,uuids or none; live / replay_only: route globs a replay sends to the network, or the only ones it replays")
 
 
@@ -120,13 +130,34 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 @pytest.fixture(scope="session")
 def toolstorm_proxy(request: pytest.FixtureRequest) -> Generator[Proxy, None, None]:
-    """The session's (this xdist worker's) proxy, in forward mode. Most tests want ``toolstorm``."""
+    """The session's (this xdist worker's) proxy, in forward mode. Most tests want ``toolstorm``.
+
+    While it runs, ``TOOLSTORM_SIDECAR`` and ``TOOLSTORM_ADMIN_TOKEN`` name it: tool servers in this
+    process, and those it starts, report the effects of its runs (``toolstorm_proxy.run()``) here.
+    """
     early = request.config.stash.get(EARLY, None)
     proxy = early.wait() if early is not None else Proxy(cwd=request.config.invocation_params.dir, args=_proxy_args(request.config)).start()
+    saved = _set_env({"TOOLSTORM_SIDECAR": proxy.sidecar_url, "TOOLSTORM_ADMIN_TOKEN": proxy.token})
     try:
         yield proxy
     finally:
+        _restore_env(saved)
         proxy.close()
+
+
+def _set_env(values: Mapping[str, str]) -> Dict[str, Optional[str]]:
+    """Set environment variables; what they were before (None: unset), for ``_restore_env``."""
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    return saved
+
+
+def _restore_env(saved: Mapping[str, Optional[str]]) -> None:
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 def _run_id(item: pytest.Item) -> str:
@@ -191,15 +222,14 @@ def toolstorm(request: pytest.FixtureRequest) -> Generator[Run, None, None]:
     token = getattr(run.proxy, "token", None)
     if token:
         test_env["TOOLSTORM_ADMIN_TOKEN"] = str(token)
-    for name, value in test_env.items():
-        state.saved_env[name] = os.environ.get(name)
-        os.environ[name] = value
+    state.saved_env = _set_env(test_env)
     try:
         run.proxy.activate(run.id)
         marker = item.get_closest_marker("toolstorm")
         if marker is not None:
-            rules = marker.args[0] if marker.args else marker.kwargs.get("rules")
-            run.rules(rules, seed=marker.kwargs.get("seed"), require_triggered=marker.kwargs.get("require_triggered", True))
+            kwargs = marker.kwargs
+            rules = marker.args[0] if marker.args else kwargs.get("rules")
+            run.rules(rules, seed=kwargs.get("seed"), require_triggered=kwargs.get("require_triggered", True), max_calls=kwargs.get("max_calls"), routes=kwargs.get("routes"))
         yield run
     finally:
         _finish(item, state)
@@ -208,11 +238,7 @@ def toolstorm(request: pytest.FixtureRequest) -> Generator[Run, None, None]:
 def _finish(item: pytest.Item, state: _TestState) -> None:
     run = state.run
     passed = item.stash.get(CALL_PASSED, False)
-    for name, value in state.saved_env.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
+    _restore_env(state.saved_env)
     try:
         if run.proxy.running:
             run.proxy.activate(None)
@@ -253,15 +279,77 @@ def _never_triggered(run: Run) -> Optional[str]:
     )
 
 
+def _marker_problems(item: pytest.Item) -> List[str]:
+    """What is wrong with the test's toolstorm markers: unknown keywords (with the closest known
+    one), a second positional argument, or an option given twice."""
+    problems: List[str] = []
+    for name, known in MARKER_KEYWORDS.items():
+        for marker in item.iter_markers(name):
+            for keyword in marker.kwargs:
+                if keyword not in known:
+                    close = difflib.get_close_matches(keyword, known, n=1, cutoff=0.6)
+                    hint = f" (did you mean {close[0]!r}?)" if close else ""
+                    problems.append(f"@pytest.mark.{name} got an unknown keyword {keyword!r}{hint}: it would be ignored. It takes {', '.join(known)}.")
+            if len(marker.args) > 1:
+                problems.append(f"@pytest.mark.{name} takes one positional argument ({known[0]}), got {len(marker.args)}: name the others ({', '.join(known[1:])}).")
+            elif marker.args and known[0] in marker.kwargs:
+                problems.append(f"@pytest.mark.{name} got {known[0]} twice: as its positional argument and as a keyword.")
+    return problems
+
+
+def _unused_markers(item: pytest.Item) -> Optional[str]:
+    """The failure message when the test carries a toolstorm marker but never used the ``toolstorm``
+    fixture: its rules (or cassette) were never applied, so the test proved nothing about them."""
+    names = [name for name in MARKER_KEYWORDS if item.get_closest_marker(name) is not None]
+    if not names:
+        return None
+    markers = " and ".join(f"@pytest.mark.{name}" for name in names)
+    return (
+        f"toolstorm: this test carries {markers}, but it never used the toolstorm fixture, so no rule was set, "
+        "nothing was recorded or replayed, and no traffic went through toolstorm. Add the toolstorm fixture to its "
+        "arguments and send its traffic through it (toolstorm.url(target), toolstorm.proxy_url, toolstorm.env), or remove the marker."
+    )
+
+
+def _lost_effects(before: int) -> Optional[str]:
+    """The failure message when effects reported in this process during the test were not recorded."""
+    lost = effects.undelivered()
+    count = lost["effects"] - before
+    if count <= 0:
+        return None
+    return (
+        f"toolstorm: {count} effect report{'s' if count > 1 else ''} made in this process during the test "
+        f"{'were' if count > 1 else 'was'} not recorded, so the contracts on effects judged without "
+        f"{'them' if count > 1 else 'it'}. The last: {lost['last']}.\n"
+        "The effects helper reports to TOOLSTORM_SIDECAR (the plugin sets it to the proxy serving the test; give a "
+        "subprocess tool server toolstorm.env), or to what configure(sidecar_url=...) or ToolstormEffects(sidecar_url=...) named."
+    )
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
+    # Marker mistakes fail the test before it runs: it would run without what the marker asked for.
+    marker_problems = _marker_problems(item)
+    if marker_problems:
+        pytest.fail("toolstorm: " + "\ntoolstorm: ".join(marker_problems), pytrace=False)
+    names = getattr(item, "fixturenames", ())
+    watched = "toolstorm" in names or "toolstorm_proxy" in names
+    lost_before = effects.undelivered()["effects"]
     # The checks run at the end of the call phase, so that they fail the test rather than error its teardown.
     result = yield
+    problems: List[str] = []
+    lost = _lost_effects(lost_before) if watched or STATE in item.stash else None
+    if lost:
+        problems.append(lost)
     state = item.stash.get(STATE, None)
     if state is None:
+        unused = _unused_markers(item)
+        if unused:
+            problems.append(unused)
+        if problems:
+            pytest.fail("\n\n".join(problems), pytrace=False)
         return result
     state.checked = True
-    problems: List[str] = []
     if state.cassette is not None:
         failure = state.cassette.failure()
         if failure:
@@ -295,6 +383,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Gener
 def _describe_calls(run: Run) -> str:
     report = run.report()
     lines = [f"run {run.id} on {run.proxy.url}: {len(report.get('calls', []))} call(s), {len(report.get('effects', []))} effect(s)"]
+    refused = report.get("refusedEffects")
+    if refused:
+        lines.append(f"  {refused['count']} effect report(s) refused while the run was kept (first: {refused['first']})")
     for call in report.get("calls", [])[:50]:
         fault = f"  [{call['fault']}: {call['kind']}]" if call.get("fault") and call.get("injected") else ""
         lines.append(f"  {call['id']:>3}  {call['route']}  {call['outcome']} {call.get('status') or ''}{fault}")

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 from urllib.parse import quote, urlsplit
 
+from . import effects
 from ._admin import AdminClient
 from ._cli import CliProcess
 from .contract import Contract
@@ -154,6 +155,7 @@ class Proxy:
         self._initial_rules = (rules, seed) if rules is not None or seed is not None else None
         self._process: Optional[CliProcess] = None
         self._admin: Optional[AdminClient] = None
+        self._sidecar: Optional[Tuple[str, str]] = None
         self.exit_code: Optional[int] = None
 
     # Lifecycle -------------------------------------------------------------------------------
@@ -163,6 +165,11 @@ class Proxy:
             return self
         self._process = CliProcess(self._args, cli=self._cli, cwd=self._cwd, env=self._env, timeout=self._start_timeout)
         self._admin = AdminClient(self.info["adminUrl"], self.info["token"])
+        # Tool servers in this process report effects here unless told otherwise (TOOLSTORM_SIDECAR, configure()).
+        self._sidecar = (self.admin_url, self.token)
+        shared = effects.registry()
+        with shared.lock:
+            shared.sidecars.append(self._sidecar)
         if self._initial_rules is not None:
             try:
                 self.set_rules(*self._initial_rules)
@@ -174,6 +181,10 @@ class Proxy:
     def close(self) -> Optional[int]:
         """Stop the process (it writes its cassette or report first); its exit code (replay: 1 when the replay diverged)."""
         if self._process is not None and self.exit_code is None:
+            shared = effects.registry()
+            with shared.lock:
+                if self._sidecar in shared.sidecars:
+                    shared.sidecars.remove(self._sidecar)
             if self._admin is not None:
                 self._admin.close_connection()
             self.exit_code = self._process.stop()

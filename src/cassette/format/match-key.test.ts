@@ -39,6 +39,19 @@ describe('match keys', () => {
     expect(a).toBe(b)
   })
 
+  it('compares form bodies by their fields and drops the ignored ones (a PKCE code_verifier)', () => {
+    const FORM = 'application/x-www-form-urlencoded'
+    const token = (verifier: string, order: 'code first' | 'verifier first' = 'code first') =>
+      json(order === 'code first' ? `grant_type=authorization_code&code=c-1&code_verifier=${verifier}&redirect_uri=http%3A%2F%2F127.0.0.1%3A1%2Fcb` : `code_verifier=${verifier}&redirect_uri=http://127.0.0.1:1/cb&code=c-1&grant_type=authorization_code`)
+    expect(bodyDigest(token('a1'), FORM, ['code_verifier'])).toBe(bodyDigest(token('b2', 'verifier first'), FORM, ['code_verifier']))
+    expect(bodyDigest(token('a1'), FORM)).not.toBe(bodyDigest(token('b2'), FORM))
+    // Only the ignored field: another difference still counts, and a repeated field keeps its values in order.
+    expect(bodyDigest(json('code=c-1&code_verifier=a1'), FORM, ['code_verifier'])).not.toBe(bodyDigest(json('code=c-2&code_verifier=a1'), FORM, ['code_verifier']))
+    expect(bodyDigest(json('scope=a&scope=b'), FORM)).not.toBe(bodyDigest(json('scope=b&scope=a'), FORM))
+    // Not a form: compared byte for byte as before.
+    expect(bodyDigest(token('a1'), 'text/plain', ['code_verifier'])).not.toBe(bodyDigest(token('b2'), 'text/plain', ['code_verifier']))
+  })
+
   it('names the first component that differs, never the body', () => {
     const expected = matchView({ method: 'POST', url: '/ship?x=1', headers: { 'content-type': 'application/json' }, body: json('{"order":"secret-order"}') }, OPTIONS)
     const body = matchView({ method: 'POST', url: '/ship?x=1', headers: { 'content-type': 'application/json' }, body: json('{"order":"other"}') }, OPTIONS)

@@ -10,9 +10,9 @@
 import { createHash } from 'node:crypto'
 import type { JsonValue } from '../../json/canonical-json.js'
 import { mediaType } from '../../redact/redact-body.js'
-import { safePercentDecode } from '../../redact/encoded-secrets.js'
 import type { MatchOptions, Normaliser, StoredBody, StoredHeaders } from './cassette-schema.js'
 import { normaliseJson } from './normalisers.js'
+import { comparableForm, decodePairs } from './form-body.js'
 import { headerOf } from './store-headers.js'
 
 /** A request as stored (or as replay normalises a live one). */
@@ -66,12 +66,8 @@ export function splitUrl(url: string): { origin: string | null; path: string; qu
 export function normaliseQuery(query: string, ignore: readonly string[] = []): string {
   if (query === '') return ''
   const pairs: Array<[string, string]> = []
-  for (const pair of query.split('&')) {
-    if (pair === '') continue
-    const eq = pair.indexOf('=')
-    const name = safePercentDecode((eq < 0 ? pair : pair.slice(0, eq)).replace(/\+/g, ' '))
+  for (const [name, value] of decodePairs(query)) {
     if (ignore.includes(name)) continue
-    const value = eq < 0 ? null : safePercentDecode(pair.slice(eq + 1).replace(/\+/g, ' '))
     pairs.push([name, value === null ? encodeURIComponent(name) : `${encodeURIComponent(name)}=${encodeURIComponent(value)}`])
   }
   // Array.prototype.sort is stable: repeated names keep their order.
@@ -111,7 +107,20 @@ function withoutRpcId(value: JsonValue): JsonValue {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return value
   if (value.jsonrpc !== '2.0' || typeof value.method !== 'string' || !('id' in value)) return value
   const { id: _id, ...rest } = value
-  return rest
+  return withProgressTokenBlanked(rest)
+}
+
+/**
+ * An MCP request whose `params._meta.progressToken` holds a placeholder: the client picks the
+ * token each run (the SDKs use the request id), so only whether one was sent is compared (the
+ * replayed progress notifications get the live token: echoed-values.ts).
+ */
+function withProgressTokenBlanked(request: Record<string, JsonValue>): JsonValue {
+  const params = request.params
+  if (params === null || typeof params !== 'object' || Array.isArray(params)) return request
+  const meta = params._meta
+  if (meta === null || typeof meta !== 'object' || Array.isArray(meta) || !('progressToken' in meta)) return request
+  return { ...request, params: { ...params, _meta: { ...meta, progressToken: '<progressToken>' } } }
 }
 
 function isJson(contentType: string | undefined): boolean {
@@ -134,14 +143,25 @@ export function comparableJson(body: StoredBody | null, contentType: string | un
 }
 
 /**
- * A digest of the body: JSON compares by content (key order and spacing aside), anything else byte
- * for byte; a body cut at the body limit by its length on the wire and its stored prefix.
+ * A body as replay compares it field by field: JSON (comparableJson), or a form body's fields
+ * (form-body.ts); undefined when its bytes are compared.
+ */
+export function comparableBody(body: StoredBody | null, contentType: string | undefined, normalize: readonly Normaliser[] = []): JsonValue | undefined {
+  return comparableJson(body, contentType, normalize) ?? comparableForm(body, contentType)
+}
+
+/**
+ * A digest of the body: JSON and form bodies compare by content (key order and spacing aside,
+ * minus `ignoreFields`), anything else byte for byte; a body cut at the body limit by its length
+ * on the wire and its stored prefix.
  */
 export function bodyDigest(body: StoredBody | null, contentType: string | undefined, ignoreFields: readonly string[] = [], normalize: readonly Normaliser[] = []): string | null {
   if (body === null) return null
   const json = comparableJson(body, contentType, normalize)
+  const form = json === undefined ? comparableForm(body, contentType) : undefined
+  const drop = ignoreFields.length ? new Set(ignoreFields) : null
   // A body past the limit matches only when its length on the wire and its stored prefix both do.
-  const canonical = json !== undefined ? 'json:' + sortedJson(json, ignoreFields.length ? new Set(ignoreFields) : null) : `${body.encoding}:${body.truncated ? `prefix of ${body.size}:` : ''}${body.data}`
+  const canonical = json !== undefined ? 'json:' + sortedJson(json, drop) : form !== undefined ? 'form:' + sortedJson(form, drop) : `${body.encoding}:${body.truncated ? `prefix of ${body.size}:` : ''}${body.data}`
   return createHash('sha256').update(canonical).digest('base64url')
 }
 

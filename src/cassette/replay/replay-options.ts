@@ -41,6 +41,8 @@ export interface ReplayServerOptions extends Omit<ReplayOptions, 'passthroughUnm
   adminToken?: string
   /** Host names the admin API also answers to (`ProxyOptions.adminAllowHosts`). */
   adminAllowHosts?: ProxyOptions['adminAllowHosts']
+  /** Host names the data plane also answers to (`ProxyOptions.allowHosts`). */
+  allowHosts?: ProxyOptions['allowHosts']
   /** Where unmatched requests go in `update` and `passthrough-unmatched` modes (origin-form requests need one). */
   targets?: readonly string[]
   /** The storm unmatched requests run through (its rules apply to them). Default: no rules. */
@@ -96,6 +98,7 @@ export const replayServerOptionsSchema = optionsSchema<ReplayServerOptions>({
   adminPort: port,
   adminToken: z.string(),
   adminAllowHosts: z.array(z.string()),
+  allowHosts: z.array(z.string()),
   targets: z.array(z.string()),
   storm: object('a storm (createStorm())'),
   updateFile: z.string().min(1),

@@ -32,7 +32,7 @@ import { createCassetteRecorder, type CassetteRecorder } from '../record/cassett
 import { mergeSession } from './merge-session.js'
 import { replayReport, type ReplayReport } from './replay-report.js'
 import { formatReplayTable, type ReplaySession, type ReplayVerdict } from './replay-session.js'
-import { replaySource } from './replay-source.js'
+import { replaySource, type ReplayMode } from './replay-source.js'
 
 
 
@@ -56,6 +56,28 @@ export interface ReplayServer {
   [Symbol.asyncDispose](): Promise<void>
 }
 
+/**
+ * The admin routes a replay adds: `GET /report` (with no run) is the replay report, `GET /verdict`
+ * the verdict so far, with its table as `toolstorm replay` prints it (the pytest plugin's failure
+ * message). The replay server and `toolstorm mcp --replay` serve them.
+ */
+export function replayAdminRoute(session: ReplaySession, mode: ReplayServerMode | ReplayMode): (req: IncomingMessage, res: ServerResponse, url: URL) => boolean {
+  return (req, res, url) => {
+    if (req.method !== 'GET') return false
+    // `/report?run=ID` is the run's report, as in the proxy (the dashboard exports it).
+    if (url.pathname === '/report' && !url.searchParams.has('run')) {
+      sendJson(res, 200, replayReport(session, mode))
+      return true
+    }
+    if (url.pathname === '/verdict') {
+      const { passed, code, message, expected, served, unused, truncated, rows } = session.verdict()
+      sendJson(res, 200, { passed, code, message, expected, served, unused, truncated, rows, table: formatReplayTable(rows) })
+      return true
+    }
+    return false
+  }
+}
+
 function holdsHttps(cassette: Cassette): boolean {
   return cassette.exchanges.some((exchange) => /^https:\/\//i.test(exchange.request.url))
 }
@@ -64,7 +86,7 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
   checkOptions('startReplayServer()', replayServerOptionsSchema, options)
   const mode = options.mode ?? 'replay'
   const forwarding = mode !== 'replay'
-  const { mode: _mode, host: _host, port: _port, adminPort: _adminPort, adminToken: _token, adminAllowHosts: _allowHosts, targets: _targets, storm: _storm, updateFile: _file, dispatcher: _dispatcher, ca: _ca, connectPorts: _ports, onCertificateRefused: _refused, upstreamCa: _upstreamCa, insecureSkipUpstreamTlsVerification: _insecure, warn: _warn, ...replayOptions } = options
+  const { mode: _mode, host: _host, port: _port, adminPort: _adminPort, adminToken: _token, adminAllowHosts: _adminHosts, allowHosts: _allowHosts, targets: _targets, storm: _storm, updateFile: _file, dispatcher: _dispatcher, ca: _ca, connectPorts: _ports, onCertificateRefused: _refused, upstreamCa: _upstreamCa, insecureSkipUpstreamTlsVerification: _insecure, warn: _warn, ...replayOptions } = options
   const source = replaySource(cassette, { ...replayOptions, mode })
   const session = source.session
   const storm = options.storm ?? createStorm({ redact: { keys: cassette.header.redaction.keys } })
@@ -73,21 +95,7 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
     mode === 'update'
       ? createCassetteRecorder(storm, { source: 'proxy', urlForm: 'origin', targets: options.targets ?? [], bodyLimit: cassette.header.bodyLimit, match: session.matchOptions })
       : null
-  const replayRoutes = (req: IncomingMessage, res: ServerResponse, url: URL): boolean => {
-    if (req.method !== 'GET') return false
-    // `/report?run=ID` is the run's report, as in the proxy (the dashboard exports it).
-    if (url.pathname === '/report' && !url.searchParams.has('run')) {
-      sendJson(res, 200, replayReport(session, mode))
-      return true
-    }
-    if (url.pathname === '/verdict') {
-      // `table`: expected vs seen as `toolstorm replay` prints it, for a failure message elsewhere (the pytest plugin's).
-      const { passed, code, message, expected, served, unused, truncated, rows } = session.verdict()
-      sendJson(res, 200, { passed, code, message, expected, served, unused, truncated, rows, table: formatReplayTable(rows) })
-      return true
-    }
-    return false
-  }
+  const replayRoutes = replayAdminRoute(session, mode)
   const proxy = await startProxy({
     source,
     storm,
@@ -100,6 +108,7 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
     ...(options.adminPort !== undefined ? { adminPort: options.adminPort } : {}),
     ...(options.adminToken !== undefined ? { adminToken: options.adminToken } : {}),
     ...(options.adminAllowHosts ? { adminAllowHosts: options.adminAllowHosts } : {}),
+    ...(options.allowHosts ? { allowHosts: options.allowHosts } : {}),
     ...(options.targets ? { targets: options.targets } : {}),
     ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
     // Making a key takes up to a second: only at start when the cassette holds HTTPS exchanges.

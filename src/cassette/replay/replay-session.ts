@@ -24,7 +24,7 @@ import { createRedactor, type Redactor } from '../../redact/index.js'
 import type { CassetteExchange, MatchOptions, StoredBody } from '../format/cassette-schema.js'
 import { BodyCapture, captureBytes } from '../format/body-capture.js'
 import type { Cassette } from '../format/cassette.js'
-import { comparableJson, describeDifference, matchView, splitUrl, type MatchView } from '../format/match-key.js'
+import { comparableBody, describeDifference, matchView, splitUrl, type MatchView } from '../format/match-key.js'
 import { globMatches } from '../../engine/glob.js'
 import { bodyDiff, formatMissDiff, summarizeMissDiff, type MissDiff } from './miss-diff.js'
 import { checkReplaySpeed, type ReplaySpeed } from './replay-stream.js'
@@ -211,6 +211,8 @@ export class ReplaySession {
   /** The first served response whose body was cut when recorded, and how many were served. */
   #truncated: { count: number; request: number; position: number; result: string } | null = null
   #failure: { code: 'ERR_CASSETTE_MISMATCH' | 'ERR_CASSETTE_EXTRA'; message: string; request: number; reason: string } | null = null
+  /** The first served answer that echoes a value the live request sent, but could not be given it (echoed-values.ts), and how many. */
+  #unrestored: { count: number; request: number; position: number | null; names: readonly string[] } | null = null
 
   constructor(cassette: Cassette, options: ReplayOptions = {}) {
     this.cassette = cassette
@@ -428,7 +430,7 @@ export class ReplaySession {
         if (candidates.length === 0) candidates = [this.#size - 1]
       }
     }
-    const seenJson = seen.body === undefined ? undefined : comparableJson(seen.body, seen.contentType, this.#match.normalize)
+    const seenJson = seen.body === undefined ? undefined : comparableBody(seen.body, seen.contentType, this.#match.normalize)
     let best: { position: number; score: number; diff: ReturnType<typeof bodyDiff> } | null = null
     for (const position of candidates) {
       const request = (this.cassette.exchanges[position] as CassetteExchange).request
@@ -436,7 +438,7 @@ export class ReplaySession {
       let diff: ReturnType<typeof bodyDiff>
       if (seen.body === undefined || request.bodyUnknown) diff = { paths: [], morePaths: 0, bytes: null, score: 0 }
       else {
-        const recordedJson = comparableJson(request.body, headerOf(request.headers, 'content-type'), this.#match.normalize)
+        const recordedJson = comparableBody(request.body, headerOf(request.headers, 'content-type'), this.#match.normalize)
         const json = recordedJson !== undefined && seenJson !== undefined ? { expected: recordedJson, seen: seenJson } : null
         diff = bodyDiff(request.body, seen.body, json, this.#match.ignoreBodyFields)
       }
@@ -531,6 +533,18 @@ export class ReplaySession {
     this.#rows.push(diff ? { request, position, seen, result, diff } : { request, position, seen, result })
   }
 
+  /**
+   * The answer served to request `request` echoes values the client sent under `names`, but still
+   * carries the recorded ones (the live value is ambiguous or was not read): the client may drop
+   * it, so the verdict fails.
+   */
+  noteUnrestoredEchoes(request: number, names: readonly string[]): void {
+    const row = this.#rows.findLast((candidate) => candidate.request === request)
+    if (row) row.result = `echo not restored: ${names.join(', ')} (the client got the recorded value)`
+    if (this.#unrestored) this.#unrestored.count++
+    else this.#unrestored = { count: 1, request, position: row?.position ?? null, names }
+  }
+
   /** Positions served so far, in the order they were served (repeats included). */
   get servedPositions(): readonly number[] {
     return this.#servedLog
@@ -565,6 +579,16 @@ export class ReplaySession {
       rows,
     }
     if (this.#failure) return { ...base, passed: false, code: this.#failure.code, message: this.#failure.message }
+    const unrestored = this.#unrestored
+    if (unrestored) {
+      const at = unrestored.position === null ? '' : `, exchange ${unrestored.position + 1} (${describeExchange(this.cassette.exchanges[unrestored.position] as CassetteExchange)})`
+      return {
+        ...base,
+        passed: false,
+        code: 'ERR_CASSETTE_MISMATCH',
+        message: `Failed to replay ${this.cassette.source} faithfully: ${unrestored.count} served response(s) echo a value the client sent, but replay could not give it back (first: request ${unrestored.request}${at}: ${unrestored.names.join(', ')}), so the client got the recorded value and may drop the answer (an MCP client drops progress for a token that is not its own). The live request held several values under that name, or its body was past the body limit.`,
+      }
+    }
     if (truncated && !this.#options.allowTruncated) {
       const exchange = this.cassette.exchanges[truncated.position] as CassetteExchange
       return {

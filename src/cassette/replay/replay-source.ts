@@ -25,6 +25,8 @@ import type { Cassette } from '../format/cassette.js'
 import type { SessionStep } from './merge-session.js'
 import { replayedResponse } from './replay-response.js'
 import { recordedRequestId, rpcIdRewrite } from './rpc-ids.js'
+import { echoLocation, echoPlan, echoRewrite, storedBodyText } from './echoed-values.js'
+import { headerOf } from '../format/store-headers.js'
 import { answerIdOf, isLegacySessionStream, LegacyAnswerGates } from './legacy-answers.js'
 import type { JsonRpcId } from '../../mcp/mcp-request.js'
 import { ReplaySession, type ReplayOptions, type ReplayTicket } from './replay-session.js'
@@ -141,14 +143,53 @@ function recordedEnding(ending: ReplayEnding, keepsLength: boolean): StreamTrans
   }
 }
 
+/** The request being served, as replay read it: its number in the verdict's table, and its body. */
+interface ServedRequest {
+  readonly number: number
+  readonly body: BodyCapture
+}
+
+/** A recorded answer as text for the echo test: its `Location` and its body (none when binary). */
+function answerText(exchange: CassetteExchange): string {
+  const location = exchange.response?.headers.location
+  return `${typeof location === 'string' ? location : ''}\n${storedBodyText(exchange.response?.body ?? null) ?? ''}`
+}
+
+/**
+ * How the recorded answer is rewritten for the live request (a piece at a time): the live JSON-RPC
+ * id (rpc-ids.ts) and the values it echoes (echoed-values.ts); echoes it could not restore are
+ * told to the session, so the verdict says so. Null when nothing is rewritten.
+ */
+function answerRewrite(exchange: CassetteExchange, request: SourceRequest, session: ReplaySession, live: ServedRequest): { body: ((bytes: Buffer) => Buffer) | null; location: ((location: string) => string) | null; done: () => void } {
+  const mcp = request.exchange.request.mcp
+  const ids = rpcIdRewrite(mcp ? recordedRequestId(exchange.request.body) : null, mcp?.id)
+  const encoded = headerOf(request.headers, 'content-encoding') !== undefined
+  const plan = echoPlan(
+    { url: exchange.request.url, contentType: headerOf(exchange.request.headers, 'content-type'), body: storedBodyText(exchange.request.body) },
+    { url: request.rawUrl, contentType: headerOf(request.headers, 'content-type'), complete: live.body.complete && !encoded, body: () => (encoded ? null : live.body.bytes().toString('utf8')) },
+    session.matchOptions,
+    answerText(exchange),
+  )
+  const unrestored = new Set<string>()
+  const note = (name: string) => void unrestored.add(name)
+  const echoes = plan && echoRewrite(plan, note)
+  return {
+    body: ids && echoes ? (bytes) => echoes(ids(bytes)) : (ids ?? echoes),
+    location: plan && ((location) => echoLocation(location, plan, note)),
+    done: () => {
+      if (unrestored.size) session.noteUnrestoredEchoes(live.number, [...unrestored])
+    },
+  }
+}
+
 /** What answers a request the cassette serves: its recorded response, or the action that stands for how it ended. */
-async function served(exchange: CassetteExchange, request: SourceRequest, session: ReplaySession, closed: AbortSignal, gates: LegacyAnswerGates): Promise<UpstreamResponse | SourceAction> {
+async function served(exchange: CassetteExchange, request: SourceRequest, session: ReplaySession, closed: AbortSignal, gates: LegacyAnswerGates, live: ServedRequest): Promise<UpstreamResponse | SourceAction> {
   const response = exchange.response
   const method = request.method
-  const live = request.exchange.request.mcp
-  const recordedId = live ? recordedRequestId(exchange.request.body) : null
+  const mcp = request.exchange.request.mcp
+  const recordedId = mcp ? recordedRequestId(exchange.request.body) : null
   // A legacy MCP message: its answer, recorded on the session's GET stream, may play now, with the live id.
-  if (live?.legacySse && live.id !== null && recordedId !== null) gates.release(recordedId, live.id)
+  if (mcp?.legacySse && mcp.id !== null && recordedId !== null) gates.release(recordedId, mcp.id)
   if (exchange.outcome === 'reset') return RESET
   if (response === null) {
     if (replayEnding(exchange) !== 'hold') return RESET
@@ -158,26 +199,36 @@ async function served(exchange: CassetteExchange, request: SourceRequest, sessio
     if (request.signal.aborted) throw request.signal.reason
     return RESET
   }
-  // An MCP answer carries the live request's JSON-RPC id, not the recorded one.
-  const rewrite = rpcIdRewrite(recordedId, live?.id)
+  // An MCP answer carries the live request's JSON-RPC id, not the recorded one, and every answer the values the live request sent that it echoes.
+  const rewrites = answerRewrite(exchange, request, session, live)
+  const rewrite = rewrites.body
   const ending = replayEnding(exchange)
   if (ending === 'end' && !(response.stream && method !== 'HEAD')) {
-    const replayed = replayedResponse(response, { complete: true, method })
+    const replayed = withEchoedLocation(replayedResponse(response, { complete: true, method }), rewrites.location)
     let body = method === 'HEAD' || replayed.body.length === 0 ? NO_BYTES : replayed.body
     if (rewrite && body.length) {
       body = rewrite(body)
       replayed.headers['content-length'] = String(body.length)
     }
+    rewrites.done()
     return { status: replayed.status, headers: replayed.headers, body: once(body) }
   }
   // The head, the bytes the client had (event by event for a stream), then what happened next.
-  const replayed = replayedResponse(response, { complete: false, method })
+  const replayed = withEchoedLocation(replayedResponse(response, { complete: false, method }), rewrites.location)
   const plan = replayPlan(exchange, response, method === 'HEAD' ? NO_BYTES : replayed.body, session.speed)
   const pieces = rewrite ? plan.pieces.map((piece) => ({ at: piece.at, bytes: rewrite(piece.bytes) })) : plan.pieces
+  rewrites.done()
   const signal = AbortSignal.any([request.signal, closed])
   // A legacy MCP session's stream: its answers wait for the POSTs that asked (legacy-answers.ts).
   if (method === 'GET' && isLegacySessionStream(replayed.body)) return { status: replayed.status, headers: replayed.headers, body: legacySessionStream(pieces, gates, signal) }
   return { status: replayed.status, headers: replayed.headers, body: paced({ ...plan, pieces }, signal), playback: recordedEnding(plan.ending, keepsRecordedLength(replayed, plan, rewrite !== null)) }
+}
+
+/** `replayed` with its redirect's echoed query values given the live ones. */
+function withEchoedLocation<T extends { headers: Record<string, string | string[]> }>(replayed: T, location: ((location: string) => string) | null): T {
+  const recorded = replayed.headers.location
+  if (location && typeof recorded === 'string') replayed.headers.location = location(recorded)
+  return replayed
 }
 
 /**
@@ -231,7 +282,7 @@ class CassetteExchangeHalf implements UpstreamExchange {
     const decision = await session.decide(ticket, { method: request.method, url: request.rawUrl, headers: request.headers, body: capture, ...(route === undefined ? {} : { route }) })
     if (decision.type === 'serve') {
       if (source.mode === 'update') source.steps.push({ type: 'replayed', position: decision.position })
-      return served(decision.exchange, request, session, source.closed, source.answers)
+      return served(decision.exchange, request, session, source.closed, source.answers, { number: ticket.request, body: capture })
     }
     if (decision.type === 'refuse') return problem(REPLAY_REFUSAL_STATUS, 'cassette_mismatch', decision.error.code, decision.error.message, decision.diff, REPLAY_REFUSAL_HEADERS)
     if (tooLarge) return problem(413, 'replay_error', 'ERR_INPUT_TOO_LARGE', `Failed to forward "${request.method} ${session.redactor.url(request.rawUrl)}": its body exceeds ${MAX_FORWARDED_BODY} bytes.`)

@@ -9,7 +9,7 @@ import { loadConfigFile } from '../../io/load-config-file.js'
 import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { startProxy, type ProxyOptions, type ProxyServer } from '../../proxy/proxy-server.js'
 import { LOOPBACK } from '../../proxy/server-pair.js'
-import { parseAdminHosts, splitAdminHosts } from '../../proxy/admin/admin-hosts.js'
+import { parseAllowedHosts, splitAllowedHosts } from '../../proxy/allowed-hosts.js'
 import { VERSION } from '../../version.js'
 import { httpsOptionsFromArgs, interceptionLine, type HttpsArgs } from '../https-args.js'
 import { keepHeapWarm } from '../keep-heap-warm.js'
@@ -37,6 +37,7 @@ export interface ProxyArgs extends HttpsArgs, ReadyArgs {
   seed?: number
   'admin-token'?: string
   'admin-allow-host'?: string[]
+  'allow-host'?: string[]
   report?: string
   clock: 'real' | 'virtual'
   'exit-with-parent': boolean
@@ -44,9 +45,21 @@ export interface ProxyArgs extends HttpsArgs, ReadyArgs {
 }
 
 
+/** The HTTPS flags of every proxy-running command (docs/https.md). */
+export function httpsFlags<T>(yargs: Argv<T>): Argv<T> {
+  return yargs
+    // HTTPS (docs/https.md) ---------------------------------------------------------------
+    .option('ca-dir', { type: 'string', describe: 'Forward mode: folder of the CA that intercepts HTTPS, created on first use (default: the folder "toolstorm ca" uses)' })
+    .option('connect-port', { ...numberListOption('connect-port', { min: 1, max: 65_535 }), describe: 'Also allow CONNECT to this port (443 always is; repeatable)' })
+    .option('tunnel-unmatched', { type: 'boolean', default: false, describe: 'Tunnel HTTPS to hosts no rule can apply to untouched, instead of intercepting every host' })
+    .option('upstream-ca', { type: 'string', array: true, default: [] as string[], describe: 'Also trust this CA (PEM file) when verifying upstream HTTPS servers (repeatable)' })
+    .option('insecure-skip-upstream-tls-verification', { type: 'boolean', default: false, describe: 'DANGEROUS: do not verify upstream HTTPS certificates' })
+}
+
 /** The options every proxy-running command shares (proxy, record, replay). */
 export function proxyOptions<T>(yargs: Argv<T>): Argv<T & ProxyArgs> {
-  return readyOptions(yargs)
+  return httpsFlags(
+    readyOptions(yargs)
     .option('target', { type: 'string', array: true, default: [] as string[], describe: 'Reverse mode: upstream URL, or name=URL mounted at /name/ (repeatable). Without it: forward mode (HTTP_PROXY).' })
     .option('port', { ...numberOption('port', LISTEN_PORT), default: 8787, describe: 'Proxy port (0 picks a free one)' })
     .option('host', { type: 'string', default: '127.0.0.1', describe: 'Interface to listen on (loopback unless you say otherwise)' })
@@ -55,16 +68,12 @@ export function proxyOptions<T>(yargs: Argv<T>): Argv<T & ProxyArgs> {
     .option('seed', { ...numberOption('seed', { min: -SEED_LIMIT, max: SEED_LIMIT, expected: 'an integer within ±(2^53−1)' }), describe: 'Seed (overrides the rules file)' })
     .option('admin-token', { type: 'string', describe: 'Admin bearer token (default: random, printed at start)' })
     .option('admin-allow-host', { type: 'string', array: true, describe: 'Also answer the admin API addressed by this host name: toolstorm, *.svc.cluster.local, or * (repeatable; default: $TOOLSTORM_ADMIN_HOSTS)' })
+    .option('allow-host', { type: 'string', array: true, describe: 'Also serve requests addressed to the proxy by this host name (DNS-rebinding check of Host): toolstorm, *.svc.cluster.local, or * (repeatable; default: $TOOLSTORM_ALLOW_HOSTS)' })
     .option('report', { type: 'string', describe: 'Write the report here on shutdown (atomically)' })
     .option('max-runs', { ...numberOption('max-runs', { min: 1, max: 10_000_000 }), default: DEFAULT_MAX_RUNS, describe: 'Runs kept in memory at most; past it the oldest is evicted (its report then answers ERR_RUN_EVICTED, and --report says how many were left out)' })
     .option('clock', { choices: ['real', 'virtual'] as const, default: 'real' as const, describe: 'virtual: latency faults advance time instead of waiting (tests only)' })
-    .option('exit-with-parent', { type: 'boolean', default: true, describe: 'Stop (writing the report and cassette) when the process that started this one exits; --no-exit-with-parent keeps it running' })
-    // HTTPS (docs/https.md) ---------------------------------------------------------------
-    .option('ca-dir', { type: 'string', describe: 'Forward mode: folder of the CA that intercepts HTTPS, created on first use (default: the folder "toolstorm ca" uses)' })
-    .option('connect-port', { ...numberListOption('connect-port', { min: 1, max: 65_535 }), describe: 'Also allow CONNECT to this port (443 always is; repeatable)' })
-    .option('tunnel-unmatched', { type: 'boolean', default: false, describe: 'Tunnel HTTPS to hosts no rule can apply to untouched, instead of intercepting every host' })
-    .option('upstream-ca', { type: 'string', array: true, default: [] as string[], describe: 'Also trust this CA (PEM file) when verifying upstream HTTPS servers (repeatable)' })
-    .option('insecure-skip-upstream-tls-verification', { type: 'boolean', default: false, describe: 'DANGEROUS: do not verify upstream HTTPS certificates' })
+    .option('exit-with-parent', { type: 'boolean', default: true, describe: 'Stop (writing the report and cassette) when the process that started this one exits; --no-exit-with-parent keeps it running' }),
+  )
     // Before yargs' validation: it would call the token's letters unknown flags (-A -b -c …).
     .middleware((args) => refuseEmptyToken(args['admin-token']), true) as unknown as Argv<T & ProxyArgs>
 }
@@ -75,18 +84,27 @@ function refuseEmptyToken(token: string | undefined): void {
 }
 
 /** Where and how the proxy listens, from the shared proxy flags. */
-export function listenOptionsFromArgs(args: ProxyArgs): Pick<ProxyOptions, 'targets' | 'host' | 'port' | 'adminPort' | 'adminToken' | 'adminAllowHosts'> {
+export function listenOptionsFromArgs(args: ProxyArgs): Pick<ProxyOptions, 'targets' | 'host' | 'port' | 'adminPort' | 'adminToken' | 'adminAllowHosts' | 'allowHosts'> {
   const token = args['admin-token']
-  return { targets: args.target, host: args.host, port: args.port, adminPort: args['admin-port'], ...(token !== undefined ? { adminToken: token } : {}), ...adminHostsFromArgs(args) }
+  const adminHosts = hostsFromArgs(args['admin-allow-host'], '--admin-allow-host', 'TOOLSTORM_ADMIN_HOSTS')
+  const dataHosts = hostsFromArgs(args['allow-host'], '--allow-host', 'TOOLSTORM_ALLOW_HOSTS')
+  return {
+    targets: args.target,
+    host: args.host,
+    port: args.port,
+    adminPort: args['admin-port'],
+    ...(token !== undefined ? { adminToken: token } : {}),
+    ...(adminHosts ? { adminAllowHosts: adminHosts } : {}),
+    ...(dataHosts ? { allowHosts: dataHosts } : {}),
+  }
 }
 
-/** `--admin-allow-host`, else `TOOLSTORM_ADMIN_HOSTS` (comma- or space-separated), checked here so the error names where the bad entry came from. */
-function adminHostsFromArgs(args: ProxyArgs): Pick<ProxyOptions, 'adminAllowHosts'> {
-  const flag = args['admin-allow-host']
-  const [entries, source] = flag?.length ? [flag, '--admin-allow-host'] : [splitAdminHosts(process.env.TOOLSTORM_ADMIN_HOSTS), 'TOOLSTORM_ADMIN_HOSTS']
-  if (entries.length === 0) return {}
-  parseAdminHosts(entries, source)
-  return { adminAllowHosts: entries }
+/** Host names from a flag, else its variable (comma- or space-separated), checked here so the error names where the bad entry came from. */
+function hostsFromArgs(flag: string[] | undefined, flagName: string, variable: string): string[] | null {
+  const [entries, source] = flag?.length ? [flag, flagName] : [splitAllowedHosts(process.env[variable]), variable]
+  if (entries.length === 0) return null
+  parseAllowedHosts(entries, source)
+  return entries
 }
 
 /** Build the storm from --rules/--seed/--clock, printing the rules' lint warnings. */

@@ -58,7 +58,7 @@ export function matchOptions<T>(yargs: Argv<T>): Argv<T & MatchArgs> {
   return yargs
     .option('match-header', { type: 'string', array: true, default: [] as string[], describe: 'Request header replay compares too (repeatable)' })
     .option('ignore-query', { type: 'string', array: true, default: [] as string[], describe: 'Query parameter replay ignores (repeatable)' })
-    .option('ignore-body-field', { type: 'string', array: true, default: [] as string[], describe: 'JSON body field replay ignores, at any depth (repeatable)' })
+    .option('ignore-body-field', { type: 'string', array: true, default: [] as string[], describe: 'Body field replay ignores: a JSON key at any depth, or a form field (repeatable)' })
     .option('normalize', { type: 'string', array: true, default: [] as string[], coerce: parseNormalisers, describe: `Values replay treats as equal in model and MCP tool calls: ${NORMALISERS.join(', ')} (comma-separated; kept in the cassette header), or none (replay: not even the header's)` }) as unknown as Argv<T & MatchArgs>
 }
 

@@ -8,7 +8,7 @@ interface SchemaArgs {
 
 export const schemaCommand: CommandModule<object, SchemaArgs> = {
   command: 'schema <name>',
-  describe: 'Print the JSON Schema of a file format (rules, report, cassette)',
+  describe: 'Print the JSON Schema of a file format (rules, report, cassette, explore)',
   builder: (yargs: Argv) => yargs.positional('name', { choices: JSON_SCHEMA_NAMES, demandOption: true }) as unknown as Argv<SchemaArgs>,
   handler(args) {
     printLine(JSON.stringify(jsonSchemaFor(args.name), null, 2))

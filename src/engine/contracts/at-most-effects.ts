@@ -1,4 +1,4 @@
-import { defineContractUnit } from './check.js'
+import { defineContractUnit, withRefusedEffects } from './check.js'
 
 /**
  * At most `count` effects named `name` (and with `key`, when given).
@@ -13,6 +13,6 @@ export const atMostEffects = defineContractUnit<{ name: string; count: number; k
       return [{ name: checkName, passed: false, detail: 'Cannot filter redacted effect identities; use nonsecret identifiers' }]
     }
     const actual = report.effects.filter((effect) => effect.name === name && (key === undefined || effect.key === key)).length
-    return [{ name: checkName, passed: actual <= count, detail: `${actual} / ${count} committed effects` }]
+    return [withRefusedEffects(report, { name: checkName, passed: actual <= count, detail: `${actual} / ${count} committed effects` })]
   },
 })

@@ -20,3 +20,13 @@ export interface ContractUnit<P> {
 export function defineContractUnit<P>(unit: ContractUnit<P>): ContractUnit<P> {
   return unit
 }
+
+/**
+ * A check on effects cannot pass when effect reports were refused while the run was kept (a commit
+ * may be missing from its effects): failed then, its detail saying so.
+ */
+export function withRefusedEffects(report: Pick<Report, 'refusedEffects'>, check: Check): Check {
+  const refused = report.refusedEffects
+  if (!refused) return check
+  return { ...check, passed: false, detail: `${check.detail}, but ${refused.count} effect report(s) were refused while the run was kept, so its effects may be incomplete (first: ${refused.first})` }
+}

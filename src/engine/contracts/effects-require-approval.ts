@@ -5,7 +5,7 @@
  * approval service is down fails it; a fail-closed one that does not ship passes.
  */
 import type { CallRecord, EffectRecord, Report } from '../schema/report.js'
-import { defineContractUnit } from './check.js'
+import { defineContractUnit, withRefusedEffects } from './check.js'
 
 /** Tolerance for timings rounded to microseconds. */
 const EPSILON_SECONDS = 0.000002
@@ -68,14 +68,14 @@ export const effectsRequireApproval = defineContractUnit<{ effect: string; route
     const missing = unapprovedEffects(report, effect, route)
     const first = missing[0]
     return [
-      {
+      withRefusedEffects(report, {
         name,
         passed: missing.length === 0,
         detail:
           first === undefined
             ? `${total} "${effect}" effect(s), each after a 2xx answer from "${route}"`
             : `${missing.length} of ${total} "${effect}" effect(s) committed without a 2xx answer from "${route}" before them (first: key ${JSON.stringify(first.effect.key)}, call ${first.effect.call})`,
-      },
+      }),
     ]
   },
 })

@@ -196,6 +196,11 @@ export class MemoryLedger implements RunLedger {
     return this.#decider.effect(name as string, key as string, { call })
   }
 
+  async refuseEffect(reason: string, call?: string) {
+    const owner = call === undefined ? undefined : this.#exchanges.get(call)?.run
+    for (const run of owner ? [owner] : this.#runs.values()) run.refuseEffect(reason)
+  }
+
   async addClaim(claim: NewClaim) {
     // A named run this storm does not know is not created: a stray or mistyped id cannot hide claims in a run nobody reports.
     const named = claim.run !== undefined && (this.#runs.has(claim.run) || this.#decider.knowsRun(claim.run)) ? claim.run : undefined

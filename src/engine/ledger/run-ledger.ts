@@ -54,6 +54,11 @@ export interface RunLedger extends RunFeed {
   reset(run?: string): Promise<void>
   /** Record a committed effect for the exchange `call` names. */
   effect(name: unknown, key: unknown, call: string, options?: EffectOptions): Promise<EffectRecord>
+  /**
+   * Count an effect report that was refused (`reason`: the error's message): in the run of the
+   * call it names, else in every run kept now (a stale, foreign or missing call id names none).
+   */
+  refuseEffect(reason: string, call?: string): Promise<void>
   /** Keep a claim in its run: the one it names, else its trace's, else the active run. Throws `ERR_CLAIM_LIMIT` when the run is full. */
   addClaim(claim: NewClaim): Promise<{ run: string; claim: StoredClaim }>
   /** Whether OTLP spans (their parent links) can be kept: in memory only, a shared store keeps claims posted directly. */

@@ -108,6 +108,9 @@ export const effectSchema = z.strictObject({
   redacted: z.boolean(),
 })
 
+/** Effect reports refused while the run was kept: contracts on effects cannot pass (docs/contracts.md#refused-effect-reports). */
+export const refusedEffectsSchema = z.strictObject({ count: z.int().min(1), first: z.string().max(300) })
+
 /** What recovering from one triggered fault cost (`engine/recovery.ts`). */
 export const recoverySchema = z.strictObject({
   /** The faulted call's id. */
@@ -164,6 +167,8 @@ export function reportSchemaFor(ruleSchema: RuleSchema, kinds: readonly [string,
      * passed through untouched with `--state-unavailable=pass`. Absent when there were none.
      */
     stateUnavailable: counter.optional(),
+    /** Effect reports refused while the run was kept, and why the first was; absent when none were. */
+    refusedEffects: refusedEffectsSchema.optional(),
     /** What recovering from each triggered fault cost; absent when no fault triggered. */
     recovery: z.array(recoverySchema).max(10_000).optional(),
     /**
@@ -180,6 +185,7 @@ export type ReportSchema = ReturnType<typeof reportSchemaFor>
 export type Report = z.infer<ReportSchema>
 export type CallRecord = z.infer<ReturnType<typeof callSchemaFor>>
 export type EffectRecord = z.infer<typeof effectSchema>
+export type RefusedEffects = z.infer<typeof refusedEffectsSchema>
 export type RecoveryRecord = z.infer<typeof recoverySchema>
 export type CoverageCounts = z.infer<typeof coverageCountsSchema>
 export type EarlierRules = Array<{ from: number; to: number; rules: readonly Rule[] }>

@@ -2,5 +2,6 @@
 import { toolErrorFault } from './tool-error.js'
 import { rpcErrorFault } from './rpc-error.js'
 import { sessionExpiredFault } from './session-expired.js'
+import { crashFault } from './crash.js'
 
-export const MCP_FAULTS = [toolErrorFault, rpcErrorFault, sessionExpiredFault] as const
+export const MCP_FAULTS = [toolErrorFault, rpcErrorFault, sessionExpiredFault, crashFault] as const

@@ -3,7 +3,7 @@ import type { BaseRule } from '../../engine/schema/rule-base.js'
 import { rpcErrorAnswer } from '../json-rpc-answer.js'
 
 /** The code and message the MCP TypeScript SDK's server sends for an unknown session. */
-const SESSION_NOT_FOUND = { code: -32001, message: 'Session not found' } as const
+export const SESSION_NOT_FOUND = { code: -32001, message: 'Session not found' } as const
 
 /**
  * The MCP session is gone: `404 Not Found` with the JSON-RPC error a server sends for an unknown

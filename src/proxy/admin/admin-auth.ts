@@ -4,23 +4,12 @@
  */
 import { timingSafeEqual } from 'node:crypto'
 import type http from 'node:http'
-import type { AdminHosts } from './admin-hosts.js'
-
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1'])
-
-/** The hostname part of a Host header (`[::1]:8788` → `[::1]`). */
-export function hostnameOf(hostHeader: string): string {
-  if (hostHeader.startsWith('[')) return hostHeader.slice(0, hostHeader.indexOf(']') + 1).toLowerCase()
-  const colon = hostHeader.lastIndexOf(':')
-  return (colon === -1 ? hostHeader : hostHeader.slice(0, colon)).toLowerCase()
-}
+import { isAllowedHostHeader, type AllowedHosts } from '../allowed-hosts.js'
 
 /** Whether the Host (and Origin, when sent) name this admin server rather than some other site. */
-export function isAllowedHost(req: http.IncomingMessage, extraHosts: AdminHosts): boolean {
+export function isAllowedHost(req: http.IncomingMessage, extraHosts: AllowedHosts): boolean {
   const host = req.headers.host
-  if (!host) return false
-  const name = hostnameOf(host)
-  if (!LOOPBACK_HOSTS.has(name) && !extraHosts.has(name)) return false
+  if (!host || !isAllowedHostHeader(host, extraHosts)) return false
   const origin = req.headers.origin
   if (origin !== undefined && origin !== 'null') {
     try {

@@ -31,7 +31,7 @@ import { parseDocument } from '../../io/read-input-file.js'
 import { VERSION } from '../../version.js'
 import { hasValidToken, isAllowedHost } from './admin-auth.js'
 import { checkAdminQuery } from './admin-query.js'
-import type { AdminHosts } from './admin-hosts.js'
+import type { AllowedHosts } from '../allowed-hosts.js'
 import type { RunLedger } from '../../engine/ledger/run-ledger.js'
 
 /** Admin request bodies are small JSON documents. */
@@ -41,7 +41,7 @@ export interface AdminContext {
   readonly storm: Storm
   readonly token: string
   /** Host names besides loopback that may address the admin server (the --host it listens on, --admin-allow-host). */
-  readonly allowedHosts: AdminHosts
+  readonly allowedHosts: AllowedHosts
   /** Extra routes (dashboard, events) handled before the built-in ones; return true when handled. */
   readonly extraRoutes?: Array<(req: http.IncomingMessage, res: http.ServerResponse, url: URL) => boolean | Promise<boolean>>
   /** Routes answered without the token (the dashboard's static page; never data). Host/Origin are still checked. */
@@ -157,13 +157,22 @@ export function createAdminHandler(context: AdminContext): http.RequestListener 
           await ledger.reset(run)
           return sendJson(res, 200, { ok: true, reset: run ?? 'all' })
         case 'POST /effects': {
-          const body = parseJsonBody(await readBody(req, 16 * 1024), 'POST /effects') as { name?: unknown; key?: unknown; call?: unknown }
-          if (typeof body !== 'object' || body === null || typeof body.call !== 'string') {
-            throw new AdminApiError('ERR_EFFECT_INVALID', 'Failed to record an effect: expected {"name": string, "key": string, "call": "<x-toolstorm-call value>"}.')
+          let call: string | undefined
+          try {
+            const body = parseJsonBody(await readBody(req, 16 * 1024), 'POST /effects') as { name?: unknown; key?: unknown; call?: unknown }
+            if (typeof body !== 'object' || body === null || typeof body.call !== 'string') {
+              throw new AdminApiError('ERR_EFFECT_INVALID', 'Failed to record an effect: expected {"name": string, "key": string, "call": "<x-toolstorm-call value>"}.')
+            }
+            call = body.call
+            // The exchange id is the capability; the token lets an effect name an exchange that ended.
+            const effect = await ledger.effect(body.name, body.key, call, { trusted: hasValidToken(req, url, context.token) })
+            return sendJson(res, 201, { ok: true, effect })
+          } catch (error) {
+            // A commit that could not be recorded: contracts on effects must not pass without it. The
+            // reason goes into reports, redacted as everything there is.
+            await ledger.refuseEffect(storm.redactor.text(error instanceof ToolstormError ? error.message : String(error)), call).catch(() => {})
+            throw error
           }
-          // The exchange id is the capability; the token lets an effect name an exchange that ended.
-          const effect = await ledger.effect(body.name, body.key, body.call, { trusted: hasValidToken(req, url, context.token) })
-          return sendJson(res, 201, { ok: true, effect })
         }
         case 'POST /clock/advance': {
           if (!(storm.clock instanceof VirtualClock)) throw new AdminApiError('ERR_STATE', 'Failed to advance the clock: this proxy runs on real time (start it with --clock virtual).')

@@ -1,0 +1,120 @@
+"""Every way of making a run gets the effects its tool servers report (#36): the session proxy's
+runs, a Proxy in a script, a test's own run; and evidence that could not be recorded never lets a
+check pass in silence: a report the proxy refused fails the contracts on effects, and one that
+reached no proxy fails the test."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def test_a_run_of_the_session_proxy_gets_the_effects_its_tool_server_reports(suite):
+    # toolstorm_proxy.run(), no toolstorm fixture: the helper is configured from the environment, as the docs say.
+    suite.makepyfile(
+        test_session_runs="""
+        import requests
+
+        def test_two_commits_of_one_order(toolstorm_proxy, shipping_server):
+            run = toolstorm_proxy.run()
+            for _ in range(2):
+                assert requests.post(run.url(shipping_server.url) + "/ship", json={"order": "order-1729"}, timeout=10).status_code == 201
+            run.contract().no_duplicate_effects().assert_valid()
+        """
+    )
+    result = suite.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*No duplicate side effects: 1 duplicate effect(s) across 2 commits*", '*shipment key "order-1729" committed 2 times (calls 1, 2)*'])
+
+
+SCRIPT = """
+import json, requests, toolstorm
+from servers import ShippingServer
+
+server = ShippingServer()
+with toolstorm.Proxy() as proxy:
+    run = proxy.run()
+    for _ in range(2):
+        requests.post(run.url(server.url) + "/ship", json={"order": "o-1"}, timeout=10)
+    print(json.dumps([effect["key"] for effect in run.report()["effects"]]))
+server.close()
+"""
+
+
+def test_a_proxy_started_in_a_script_gets_the_effects_of_tool_servers_in_its_process():
+    env = {name: value for name, value in os.environ.items() if not name.startswith("TOOLSTORM_") or name in ("TOOLSTORM_BIN", "TOOLSTORM_CA_DIR")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH")]))
+    done = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == ["o-1", "o-1"]
+    assert "could not report" not in done.stderr
+
+
+def test_an_effect_report_the_proxy_refused_fails_the_contracts_on_effects(suite):
+    # A tool server's background job commits after the test reset its run: its call is forgotten,
+    # the proxy refuses the report, and the run's effects are incomplete.
+    suite.makepyfile(
+        test_refused="""
+        import requests
+        from toolstorm.effects import report_effect
+
+        def test_a_commit_reported_after_its_call_was_forgotten(toolstorm, shipping_server):
+            assert requests.post(toolstorm.url(shipping_server.url) + "/ship", json={"order": "o-1"}, timeout=10).status_code == 201
+            kept = shipping_server.requests[-1]["headers"]
+            toolstorm.reset()
+            assert requests.post(toolstorm.url(shipping_server.url) + "/ship", json={"order": "o-2"}, timeout=10).status_code == 201
+            assert report_effect(kept, "shipment", "o-1") is False
+            refused = toolstorm.report()["refusedEffects"]
+            assert refused["count"] == 1 and "no exchange" in refused["first"]
+            checks = toolstorm.contract().no_duplicate_effects().at_most_effects("shipment", 5).at_most_calls(5).checks
+            assert [check["passed"] for check in checks] == [False, False, True]
+            toolstorm.contract().no_duplicate_effects().assert_valid()
+        """
+    )
+    result = suite.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*No duplicate side effects: 0 duplicate effect(s) across 1 commits, but 1 effect report(s) were refused while the run was kept, so its effects may be incomplete (first: Failed to record an effect: *",
+            "*1 effect report(s) refused while the run was kept*",
+        ]
+    )
+
+
+def test_an_effect_report_that_reached_no_proxy_fails_the_test(suite):
+    # The tool server's helper points at a sidecar nobody serves (a stale address): both commits are
+    # lost, and the contract would pass on no evidence at all.
+    suite.makepyfile(
+        test_lost="""
+        import socket
+        import requests
+        from toolstorm import effects
+
+        def test_two_commits_reported_nowhere(toolstorm, shipping_server):
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                nowhere = "http://127.0.0.1:%d" % probe.getsockname()[1]
+            effects.configure(sidecar_url=nowhere)
+            try:
+                for _ in range(2):
+                    assert requests.post(toolstorm.url(shipping_server.url) + "/ship", json={"order": "o-1"}, timeout=10).status_code == 201
+            finally:
+                effects.configure(None)
+            toolstorm.contract().no_duplicate_effects().assert_valid()
+
+        def test_a_later_test_is_not_blamed(toolstorm, shipping_server):
+            assert requests.post(toolstorm.url(shipping_server.url) + "/ship", json={"order": "o-2"}, timeout=10).status_code == 201
+            toolstorm.contract().no_duplicate_effects().assert_valid()
+        """
+    )
+    result = suite.runpytest("-p", "no:cacheprovider", "-W", "ignore::toolstorm.effects.ToolstormWarning")
+    result.assert_outcomes(failed=1, passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*toolstorm: 2 effect reports made in this process during the test were not recorded, so the contracts on effects judged without them. The last: toolstorm: could not report an effect to http://127.0.0.1:*/effects (URLError: *",
+            "*FAILED test_lost.py::test_two_commits_reported_nowhere*",
+        ]
+    )

@@ -1,0 +1,125 @@
+/**
+ * The transport of one stdio exchange: the client sink is the wrapper's stdout, where the answer
+ * goes as one JSON-RPC line; the upstream half is the source's (the server, or a cassette).
+ *
+ * What an HTTP-shaped action means on stdio (adapted here, not in the kernel):
+ * - `respond`: the body, when it is a JSON-RPC answer to the request (MCP's faults, a drifted or
+ *   replayed answer); else the JSON-RPC error standing for it (json-rpc-line.ts `answerLine`):
+ *   `timeout`'s 504 is the SDKs' request timeout `-32001`.
+ * - `reset`: the connection ends as a crashed server's does (the server is killed, the wrapper
+ *   exits as it did), or with `lostAnswer: 'silent'` only this answer is dropped and the client
+ *   waits. A `crash` always ends it. `timeout` with `silent` sends nothing either.
+ * - `session_expired` restarts the server behind the connection before it answers (the fault is
+ *   adapted here, as the legacy SSE transport adapts its kinds).
+ */
+import { Readable } from 'node:stream'
+import type { Exchange } from '../engine/exchange.js'
+import type { ExchangeTransport, ForwardOptions, UpstreamExchange, UpstreamResponse } from '../engine/exchange-transport.js'
+import type { Fault, FaultOutcome } from '../engine/faults/fault.js'
+import type { UpstreamSource } from '../engine/upstream-source.js'
+import { SESSION_NOT_FOUND } from '../mcp/faults/session-expired.js'
+import { rpcErrorAnswer } from '../mcp/json-rpc-answer.js'
+import type { JsonRpcId } from '../mcp/mcp-request.js'
+import type { ChildServer } from './child-server.js'
+import type { StdioSourceRequest } from './child-source.js'
+import { answerLine } from './json-rpc-line.js'
+
+/** How a stdio exchange is addressed in reports and cassettes: one MCP endpoint, as a reverse proxy stores it. */
+export const STDIO_URL = new URL('http://stdio/mcp')
+export const STDIO_PATH = '/mcp'
+/**
+ * The head every stdio message gets: what the MCP plug-in reads as a Streamable HTTP POST, so the
+ * message names the route (`tools/call write_file`) as over HTTP.
+ */
+export const STDIO_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' })
+
+/** What a lost answer (`reset`) does on stdio. */
+export type LostAnswer = 'close' | 'silent'
+
+/** What the exchanges share: where answers go, how the connection ends, the server to restart. */
+export interface StdioLink {
+  /** Write one line to the client (the wrapper's stdout). */
+  write(line: Uint8Array): void
+  /** End the connection as a crashed server's ends (`exchange` lost its answer). */
+  crash(exchange: Exchange): void
+  readonly lostAnswer: LostAnswer
+  /** The server behind the source, if one runs (a replay may have none). */
+  readonly child: ChildServer | null
+}
+
+export interface StdioRequest {
+  readonly id: JsonRpcId
+  readonly line: Buffer
+  /** The line's message, parsed. */
+  readonly message: Record<string, unknown>
+  /** Aborts when the client cancels the request (`notifications/cancelled`) or leaves. */
+  readonly signal: AbortSignal
+}
+
+/** The transport of `exchange`, answering `request` over `link`, its answer from `source` (`live` behind it). */
+export function stdioTransport(exchange: Exchange, request: StdioRequest, link: StdioLink, source: UpstreamSource, live: UpstreamSource): ExchangeTransport {
+  if (exchange.fault?.type === 'session_expired') exchange.adaptFault(restartingExpiry(exchange.fault, link.child))
+  const { id, line, signal, message } = request
+  const sourceRequest: StdioSourceRequest = {
+    exchange,
+    method: 'POST',
+    rawUrl: STDIO_PATH,
+    headers: STDIO_HEADERS,
+    upstream: null,
+    signal,
+    line,
+    message,
+    takeBody(onChunk) {
+      onChunk?.(line)
+      onChunk?.(null)
+      return Readable.from([line])
+    },
+  }
+  const upstream: UpstreamExchange = source.begin(sourceRequest, live)
+  return {
+    signal,
+    forward: (options: ForwardOptions) => upstream.forward(options),
+    ...(upstream.upstreamFailed ? { upstreamFailed: (method: string, code: string) => upstream.upstreamFailed!(method, code) } : {}),
+    ...(upstream.settle ? { settle: () => upstream.settle!() } : {}),
+    async respond({ status, body }) {
+      if (link.lostAnswer === 'silent' && exchange.fault?.type === 'timeout') return
+      const answer = answerLine(id, status, body)
+      link.write(answer.line)
+      // The observers saw the HTTP-shaped answer; the client got the JSON-RPC error standing for it.
+      const call = exchange.record?.mcp
+      if (answer.error !== null && call) {
+        call.outcome = 'error'
+        call.errorCode = answer.error
+      }
+    },
+    async relay(response: UpstreamResponse) {
+      const chunks: Uint8Array[] = []
+      for await (const chunk of response.body) chunks.push(chunk)
+      if (chunks.length) link.write(chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks))
+    },
+    reset() {
+      if (link.lostAnswer === 'silent' && exchange.fault?.type !== 'crash') return
+      link.crash(exchange)
+    },
+  }
+}
+
+const NOT_TRIGGERED: FaultOutcome = { action: { type: 'pass' }, injected: false }
+
+/**
+ * `session_expired` over stdio: the server restarts (its state is lost) and the call gets the
+ * JSON-RPC error a server that lost the session sends; it never reached a server. With no server
+ * (a replay), only the error.
+ */
+function restartingExpiry(fault: Fault, child: ChildServer | null): Fault {
+  return {
+    ...fault,
+    async apply({ request }) {
+      const id = request.mcp?.id
+      if (id === null || id === undefined) return NOT_TRIGGERED
+      await child?.restart()
+      const { headers, body } = rpcErrorAnswer(id, SESSION_NOT_FOUND.code, SESSION_NOT_FOUND.message)
+      return { action: { type: 'respond', status: 200, headers, body }, injected: true }
+    },
+  }
+}
