@@ -1,28 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect } from 'vitest'
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { BIN, runCli } from '../helpers/cli.js'
+import { startCliProxy } from '../helpers/cli-proxy.js'
 import { test as it } from '../helpers/file-fixtures.js'
 
 /** Start `toolstorm proxy --target TARGET --record FILE`; resolves with its URL once it listens. */
-async function startRecorder(target: string, file: string, extra: string[] = []): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null>; stderr: () => string }> {
-  const child = spawn(process.execPath, [BIN, 'proxy', '--target', target, '--port', '0', '--admin-port', '0', '--record', file, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk))
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      stdout += chunk
-      const match = /^toolstorm proxy (\S+) /.exec(stdout)
-      if (match) resolve(match[1] as string)
-    })
-    child.once('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)))
-  })
-  return { child, url, exited, stderr: () => stderr }
-}
+const startRecorder = (target: string, file: string, extra: string[] = []) => startCliProxy(['--target', target, '--record', file, ...extra])
 
 /** Load the cassette once it holds at least `n` exchanges (snapshots come about once a second). */
 async function waitForExchanges(file: string, n: number): Promise<Cassette> {

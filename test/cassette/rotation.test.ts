@@ -2,16 +2,14 @@
  * Rotation (`--rotate-size`, `--rotate-every`): a recording into parts with an index, no gap, runs
  * kept whole while they are active, and every file valid after a `kill -9` (docs/incidents.md#rotation).
  */
-import { spawn } from 'node:child_process'
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect } from 'vitest'
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { indexFileFor, partFileFor, type IndexLine } from '../../src/cassette/record/cassette-parts.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
-import { BIN } from '../helpers/cli.js'
+import { startCliProxy } from '../helpers/cli-proxy.js'
 import { test as it } from '../helpers/file-fixtures.js'
-import { closingChild } from '../helpers/teardown.js'
 
 const get = (base: string, p: string, run: string) => fetch(base + p, { headers: { 'x-toolstorm-run': run } }).then((response) => response.text())
 
@@ -29,13 +27,13 @@ describe('rotation', { timeout: 120_000 }, () => {
   it('starts the next part without a gap, keeps an active run in its part until it goes idle, and the index says where each run is', async ({ dir, upstream }) => {
     const file = path.join(dir, 'rotated.jsonl')
     // Each line is about 700 bytes: the first part is full after 3.
-    const proxy = await startProxy({ targets: [upstream.url], record: { file, rotate: { maxBytes: 2048, runIdleMs: 600 }, checkpointMs: 100 } })
+    const proxy = await startProxy({ targets: [upstream.url], record: { file, rotate: { maxBytes: 2048, runIdleMs: 2000 }, checkpointMs: 100 } })
     // Run a: enough lines to fill the first part, then more while it is still active.
     for (let i = 0; i < 6; i++) await get(proxy.url, `/items/a${i}`, 'a')
     // Run b starts after the rotation: the next part.
     for (let i = 0; i < 2; i++) await get(proxy.url, `/items/b${i}`, 'b')
     // a goes idle; its next exchanges follow it into the current part, and the index says so.
-    await new Promise((resolve) => setTimeout(resolve, 900))
+    await new Promise((resolve) => setTimeout(resolve, 2600))
     await get(proxy.url, '/items/a-late', 'a')
     await proxy.close()
 
@@ -89,20 +87,7 @@ describe('rotation', { timeout: 120_000 }, () => {
 
   it('kill -9 while parts rotate under traffic leaves every part and the index valid, with every exchange written before it; a restart continues', async ({ dir, upstream }) => {
     const file = path.join(dir, 'killed.jsonl')
-    const args = [BIN, 'proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--record', file, '--rotate-size', '1024', '--run-idle', '0.1']
-    const start = async () => {
-      const child = closingChild(spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] }))
-      let stdout = ''
-      const url = await new Promise<string>((resolve, reject) => {
-        child.stdout!.on('data', (chunk: Buffer) => {
-          stdout += chunk
-          const match = /^toolstorm proxy (\S+) /.exec(stdout)
-          if (match) resolve(match[1] as string)
-        })
-        child.once('exit', (code) => reject(new Error(`exited ${code}`)))
-      })
-      return { child, url, exited: new Promise((resolve) => child.once('exit', resolve)) }
-    }
+    const start = () => startCliProxy(['--target', upstream.url, '--record', file, '--rotate-size', '1024', '--run-idle', '0.1'])
     const first = await start()
     // Three runs at once, each part holding a line or two: rotations happen all the time.
     const done: Array<{ url: string; phase: number }> = []

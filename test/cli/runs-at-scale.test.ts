@@ -4,16 +4,16 @@
  * inspect read report sets of any size and name the run of each finding, inspect --runs finds the
  * runs that went wrong.
  */
-import { spawn } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { describe, expect } from 'vitest'
 import { startProxy } from '../../src/proxy/proxy-server.js'
-import { BIN, runCli } from '../helpers/cli.js'
+import { runCli } from '../helpers/cli.js'
+import { startCliProxy } from '../helpers/cli-proxy.js'
 import { test as it } from '../helpers/file-fixtures.js'
-import { closing, closingChild, closingServer } from '../helpers/teardown.js'
+import { closing, closingServer } from '../helpers/teardown.js'
 
 const get = (base: string, p: string, run: string) => fetch(base + p, { headers: { 'x-toolstorm-run': run } }).then((response) => response.text())
 
@@ -22,31 +22,6 @@ async function startFlaky(): Promise<string> {
   const server = closingServer(http.createServer((req, res) => res.writeHead(req.url === '/broken' ? 500 : 200, { 'content-type': 'application/json' }).end('{}')))
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-}
-
-/** Start `toolstorm proxy` with `args`; its URL once it listens. */
-async function startCli(args: string[]): Promise<{ url: string; stop: () => Promise<string> }> {
-  const child = closingChild(spawn(process.execPath, [BIN, 'proxy', '--port', '0', '--admin-port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] }))
-  let stdout = ''
-  let stderr = ''
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk))
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      stdout += chunk
-      const match = /^toolstorm proxy (\S+) /.exec(stdout)
-      if (match) resolve(match[1] as string)
-    })
-    child.once('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)))
-  })
-  const exited = new Promise((resolve) => child.once('exit', resolve))
-  return {
-    url,
-    stop: async () => {
-      child.kill('SIGTERM')
-      await exited
-      return stderr
-    },
-  }
 }
 
 describe('runs at scale', { timeout: 120_000 }, () => {
@@ -68,7 +43,7 @@ describe('runs at scale', { timeout: 120_000 }, () => {
 
   it('--report says how many runs --max-runs evicted, and check and inspect read it and say so', async ({ dir, upstream }) => {
     const report = path.join(dir, 'evicted.report.json')
-    const proxy = await startCli(['--target', upstream.url, '--max-runs', '3', '--report', report])
+    const proxy = await startCliProxy(['--target', upstream.url, '--max-runs', '3', '--report', report])
     for (let i = 0; i < 5; i++) await get(proxy.url, '/items/1', `run-${i}`)
     const stderr = await proxy.stop()
     expect(stderr).toContain('warning: 2 runs are not in the report (evicted: this proxy kept the last 3 runs (--max-runs))')
@@ -84,7 +59,7 @@ describe('runs at scale', { timeout: 120_000 }, () => {
     const flaky = await startFlaky()
     const report = path.join(dir, 'many.report.json')
     const cassette = path.join(dir, 'many.jsonl')
-    const proxy = await startCli(['--target', flaky, '--report', report, '--record', cassette])
+    const proxy = await startCliProxy(['--target', flaky, '--report', report, '--record', cassette])
     // run-42 meets an upstream 500, and retries: two calls where every other run makes one.
     for (let i = 0; i < 150; i += 15) await Promise.all(Array.from({ length: 15 }, async (_, j) => (i + j === 42 ? get(proxy.url, '/broken', 'run-42').then(() => get(proxy.url, '/ok', 'run-42')) : get(proxy.url, '/ok', `run-${i + j}`))))
     await proxy.stop()

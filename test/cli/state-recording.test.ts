@@ -3,44 +3,17 @@
  * the last of them to stop, which writes every run any of them recorded (one writer, not each), and
  * a run's lines in Redis are bounded by --state-run-bytes.
  */
-import { spawn } from 'node:child_process'
 import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect } from 'vitest'
 import { Cassette } from '../../src/cassette/format/cassette.js'
-import { BIN } from '../helpers/cli.js'
+import { startCliProxy } from '../helpers/cli-proxy.js'
 import { test as it } from '../helpers/file-fixtures.js'
 import { hasRedis, startRedis } from '../helpers/redis-server.js'
-import { closing, closingChild } from '../helpers/teardown.js'
+import { closing } from '../helpers/teardown.js'
 
-interface Replica {
-  readonly url: string
-  stop(): Promise<string>
-}
-
-function replica(target: string, args: string[]): Promise<Replica> {
-  const child = closingChild(spawn(process.execPath, [BIN, 'proxy', '--target', target, '--port', '0', '--admin-port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] }))
-  let stdout = ''
-  let stderr = ''
-  child.stderr!.on('data', (c: Buffer) => (stderr += c))
-  const exited = new Promise((resolve) => child.once('exit', resolve))
-  return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (c: Buffer) => {
-      stdout += c
-      const url = /^toolstorm proxy (http:\/\/127\.0\.0\.1:\d+) /m.exec(stdout)?.[1]
-      if (url)
-        resolve({
-          url,
-          stop: async () => {
-            child.kill('SIGTERM')
-            await exited
-            return stderr
-          },
-        })
-    })
-    child.once('exit', (code) => reject(new Error(`replica exited ${code}: ${stderr}`)))
-  })
-}
+/** A replica: `toolstorm proxy --target TARGET …`. */
+const replica = (target: string, args: string[]) => startCliProxy(['--target', target, ...args])
 
 const get = (base: string, p: string, run: string, body?: string) =>
   fetch(base + p, { method: body ? 'POST' : 'GET', headers: { 'x-toolstorm-run': run, 'content-type': 'application/json' }, ...(body ? { body } : {}) }).then((r) => r.arrayBuffer())

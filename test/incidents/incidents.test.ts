@@ -2,7 +2,6 @@
  * The flight recorder (`--incidents DIR`, docs/incidents.md): of many runs, only the ones that went
  * wrong are kept, each as a small cassette of its own run that replays the failure offline.
  */
-import { spawn } from 'node:child_process'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { readdir, readFile, writeFile } from 'node:fs/promises'
@@ -10,9 +9,10 @@ import path from 'node:path'
 import { describe, expect } from 'vitest'
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { startProxy, type ProxyServer } from '../../src/proxy/proxy-server.js'
-import { BIN, runCli } from '../helpers/cli.js'
+import { runCli } from '../helpers/cli.js'
+import { startCliProxy } from '../helpers/cli-proxy.js'
 import { test as it } from '../helpers/file-fixtures.js'
-import { closing, closingChild, closingServer, temporaryFolder } from '../helpers/teardown.js'
+import { closing, closingServer, temporaryFolder } from '../helpers/teardown.js'
 
 interface Shop {
   readonly url: string
@@ -197,17 +197,7 @@ console.log(seen.join(' '))
   it('kill -9 while incidents are written leaves every file valid, and the next start indexes what the kill left unindexed', async () => {
     const dir = await temporaryFolder('toolstorm-incidents-kill-')
     const shop = await startShop()
-    const args = [BIN, 'proxy', '--target', shop.url, '--port', '0', '--admin-port', '0', '--incidents', dir, '--run-idle', '0.1']
-    const child = closingChild(spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] }))
-    let stdout = ''
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout!.on('data', (chunk: Buffer) => {
-        stdout += chunk
-        const match = /^toolstorm proxy (\S+) /.exec(stdout)
-        if (match) resolve(match[1] as string)
-      })
-      child.once('exit', (code) => reject(new Error(`exited ${code}`)))
-    })
+    const { child, url, exited } = await startCliProxy(['--target', shop.url, '--incidents', dir, '--run-idle', '0.1'])
     // Every run fails (a 500 after the commit): incidents are written all the time.
     let stop = false
     const traffic = [0, 1, 2, 3].map(async (worker) => {
@@ -215,7 +205,7 @@ console.log(seen.join(' '))
     })
     await new Promise((resolve) => setTimeout(resolve, 2000))
     child.kill('SIGKILL')
-    await new Promise((resolve) => child.once('exit', resolve))
+    await exited
     stop = true
     await Promise.all(traffic)
 

@@ -21,6 +21,9 @@ import type { CassetteClaim, CassetteHeader, SegmentSettings, StoredEffect } fro
 import { BodyFileWriter, bodiesFolderFor } from '../format/body-files.js'
 import { CassetteAppender } from './cassette-appender.js'
 import type { RecordingStart } from './open-cassette-file.js'
+import { indexFileFor, partFileFor, type IndexLine, type PartRun } from '../format/parts-index.js'
+
+export { indexFileFor, partFileFor, type IndexLine, type PartRun } from '../format/parts-index.js'
 
 export interface RotationOptions {
   /** Start a new part once the current one holds this many bytes of lines. */
@@ -34,21 +37,6 @@ export interface RotationOptions {
   /** The most a part stays open for its active runs after the next one started (default 10 × runIdleMs). */
   readonly drainMs?: number | undefined
 }
-
-/** A run's exchanges in one part. */
-export interface PartRun {
-  run: string
-  exchanges: number
-  first: number
-  last: number
-  /** The part the run's later exchanges went to (it was still active when this part closed). */
-  continues?: string
-  /** The part the run's earlier exchanges are in. */
-  from?: string
-}
-
-/** One index line. */
-export type IndexLine = { part: string; opened: string } | { part: string; closed: string; exchanges: number; bytes: number; runs: PartRun[] } | { part: string; deleted: string; reason: string }
 
 /** What the parts writer follows of a run in a part (not in the index). */
 interface RunState extends PartRun {
@@ -68,16 +56,6 @@ interface Part {
   /** Rotation began: only runs still active here get lines. */
   draining: number | null
   closed: boolean
-}
-
-/** The index file of rotated parts for a recording into `file`. */
-export function indexFileFor(file: string): string {
-  return file.replace(/\.jsonl$/i, '') + '.index.jsonl'
-}
-
-/** The name of part `n` of a recording into `file`. */
-export function partFileFor(file: string, n: number): string {
-  return `${file.replace(/\.jsonl$/i, '')}-${String(n).padStart(4, '0')}.jsonl`
 }
 
 const PART_NUMBER = /-(\d{4,})\.jsonl$/i

@@ -24,7 +24,7 @@
 import type { ExchangeObserver, ObserverFront } from '../../engine/exchange-flow.js'
 import { DEFAULT_BODY_LIMIT, MAX_CASSETTE_CLAIMS, type CassetteClaim, type CassetteExchange, type CassetteHeader, type StoredEffect } from '../format/cassette-schema.js'
 import type { Storm } from '../../engine/storm.js'
-import { ConfigError, StateError } from '../../errors.js'
+import { AdminApiError, ConfigError, StateError } from '../../errors.js'
 import { Cassette, cassetteHeader } from '../format/cassette.js'
 import { CassetteWriter } from './cassette-writer.js'
 import type { RecordingStart } from './open-cassette-file.js'
@@ -252,6 +252,17 @@ export class CassetteRecorder {
   async cassette(): Promise<Cassette> {
     await this.#capture.settled()
     return this.#writer.cassette()
+  }
+
+  /** One run's exchanges recorded so far, renumbered as a cassette of their own; with a file, read off it without loading the others. */
+  async cassetteOfRun(run: string): Promise<Cassette> {
+    await this.#capture.settled()
+    const fromFile = await this.#writer.cassetteOfRun(run)
+    if (fromFile) return fromFile
+    const recorded = await this.#writer.cassette()
+    const exchanges = recorded.exchanges.filter((exchange) => exchange.run === run)
+    if (exchanges.length === 0) throw new AdminApiError('ERR_ADMIN_NOT_FOUND', `Failed to export the cassette: no exchange of run "${run}" was recorded.`)
+    return Cassette.from(recorded.header, exchanges.map((exchange, index) => ({ ...exchange, seq: index + 1 })), `the recording of run ${run}`)
   }
 
   /** Write the cassette recorded so far to `file`, atomically (large bodies in body files beside it, as `Cassette.save`). */

@@ -11,7 +11,8 @@ import path from 'node:path'
 import { ToolstormError } from '../../errors.js'
 import { Cassette } from '../format/cassette.js'
 import { CutBodyTally, type CutBodies } from '../format/cut-bodies.js'
-import { CassetteParts, type RotationOptions } from './cassette-parts.js'
+import { CassetteParts, indexFileFor, type RotationOptions } from './cassette-parts.js'
+import { extractRuns } from '../format/extract.js'
 import type { RecordingStart } from './open-cassette-file.js'
 import { settingsOf } from './open-cassette-file.js'
 import { SharedLineStore, type SharedCassetteBackend } from './shared-line-store.js'
@@ -51,6 +52,8 @@ export class CassetteWriter {
   readonly #claimsWritten = new Map<string, string>()
   #keptPrevious = false
   #finished = false
+  /** `finish()` ran to its end: the file is complete, whatever it holds. */
+  #complete = false
 
   constructor(options: CassetteWriterOptions) {
     this.#options = options
@@ -196,6 +199,7 @@ export class CassetteWriter {
       }
       const parts = await (this.#open() as Promise<CassetteParts>)
       await parts.close(...this.#changes())
+      this.#complete = true
       this.#keptPrevious = parts.untouched
       // A replaced cassette's body files no line refers to any more.
       await parts.sweepReplaced()
@@ -212,8 +216,19 @@ export class CassetteWriter {
     const parts = await this.#parts?.catch(() => null)
     await parts?.dispose().catch(() => undefined)
     // A recording that never started (its proxy could not listen) leaves no empty cassette behind.
-    if (parts && parts.start.action === 'created' && parts.count === 0) for (const file of parts.files) await rm(file, { force: true })
+    if (parts && !this.#complete && parts.start.action === 'created' && parts.count === 0) for (const file of parts.files) await rm(file, { force: true })
     await this.#shared?.dispose()
+  }
+
+  /**
+   * One run's exchanges kept so far (with a file: read off it as `extract` does, scanning the other
+   * runs' lines, so a long recording answers one run quickly), or null without a file.
+   */
+  async cassetteOfRun(run: string): Promise<Cassette | null> {
+    const opening = this.#open()
+    if (!opening || !this.#options.file) return null
+    await (await opening).flush()
+    return extractRuns(this.#options.rotation ? indexFileFor(this.#options.file) : this.#options.file, { runs: [run] })
   }
 
   /** The cassette kept so far, in memory, every body inline (with a file: the whole file, earlier segments included). */
