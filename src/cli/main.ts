@@ -29,6 +29,7 @@ const COMMAND_MODULES: Record<string, () => Promise<CommandModule<any, any>>> = 
   lab: async () => (await import('./commands/lab.js')).labCommand,
   scenarios: async () => (await import('./commands/scenarios.js')).scenariosCommand,
   inspect: async () => (await import('./commands/inspect.js')).inspectCommand,
+  extract: async () => (await import('./commands/extract.js')).extractCommand,
   check: async () => (await import('./commands/check.js')).checkCommand,
   report: async () => (await import('./commands/report.js')).reportCommand,
   rules: async () => (await import('./commands/rules.js')).rulesCommand,

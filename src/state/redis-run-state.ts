@@ -27,6 +27,7 @@ import { BEGIN_SCRIPT, CASSETTE_SCRIPT, EFFECT_SCRIPT, FINISH_SCRIPT, REFUSED_SC
 import { DEFAULT_STATE_PREFIX, DEFAULT_STATE_TTL_SECONDS, MAX_SHARED_CASSETTE_BYTES, type RedisStateOptions } from './state-options.js'
 import { SharedRules } from './shared-rules.js'
 import { RedisClaimLog } from './redis-claims.js'
+import { RedisRecorders } from './redis-recorders.js'
 import type { StoredClaim } from '../engine/run-claims.js'
 import { roundSeconds } from '../engine/clock.js'
 import { RedisTokenQuota } from './redis-token-quota.js'
@@ -182,7 +183,13 @@ export class RedisRunState implements RunLedger {
       onApplied: options.onRulesApplied,
     })
     this.#claims = new RedisClaimLog({ connection: client, ttlMs: Number(this.#ttlMs), command: (send) => this.#command(send) })
+    this.recorders = new RedisRecorders({ connection: client, prefix: this.#prefix, ttlMs: Number(this.#ttlMs), command: (send) => this.#command(send) })
+    this.#maxRunBytes = String(options.maxRunBytes ?? MAX_SHARED_CASSETTE_BYTES)
   }
+
+  /** Which replicas record into a cassette of one name (one writes it: redis-recorders.ts). */
+  readonly recorders: RedisRecorders
+  readonly #maxRunBytes: string
 
   /** The store's URL as messages show it (no password). */
   get shownUrl(): string {
@@ -523,11 +530,16 @@ export class RedisRunState implements RunLedger {
   async appendCassette(run: string, line: string, header: string | null): Promise<void> {
     const keys = this.#runKeys(run)
     try {
-      const stored = await this.#eval(CASSETTE_SCRIPT, [keys.state, keys.cassette], [this.#ttlMs, String(ITEMIZED_CALLS_LIMIT), String(MAX_SHARED_CASSETTE_BYTES), header ?? '', line])
+      const stored = await this.#eval(CASSETTE_SCRIPT, [keys.state, keys.cassette], [this.#ttlMs, String(ITEMIZED_CALLS_LIMIT), this.#maxRunBytes, header ?? '', line])
       if (stored === 0) this.#cassetteRefused++
     } catch {
       this.#countUnavailable(run)
     }
+  }
+
+  /** True for the one replica that claims `name` first (SET NX, living as long as a run's keys): one incident per run between replicas. */
+  async claimOnce(name: string): Promise<boolean> {
+    return (await this.#command(() => this.#client.set(`${this.#prefix}:once:${name}`, '1', { NX: true, PX: Number(this.#ttlMs) }))) === 'OK'
   }
 
   /** Lines this replica recorded that the run's bounds refused (they are counted in Redis too). */

@@ -109,7 +109,8 @@ export function createUseCassette(context: CassetteTestContext): { useCassette: 
     }
     if (mode === 'record') {
       const storm = createStorm(options.config ?? {})
-      const recorder = createCassetteRecorder(storm, { file, urlForm: 'origin', ...(options.match ? { match: options.match } : {}) })
+      // Recording again (mode record, -u) means a new cassette, not another segment of the old one.
+      const recorder = createCassetteRecorder(storm, { file, urlForm: 'origin', overwrite: true, ...(options.match ? { match: options.match } : {}) })
       await recorder.ready()
       const interception = interceptFor(context.owner, storm, { observer: recorder.observer })
       active.push({ interception, recorder, session: null, close: () => recorder.close() })

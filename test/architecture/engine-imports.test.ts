@@ -71,8 +71,12 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * launch) reads and sets the rules in force and the first call they decide, and effect identities
  * are kept by a digest of the raw pair (shared with the Redis store), so a saved run holds no raw
  * value: 5,154.
+ * #40: runs are never silently forgotten: the memory ledger's bound became an option (maxRuns,
+ * --max-runs) and an evicted run is remembered by id and answered ERR_RUN_EVICTED, not an empty
+ * report (+22); response_lost with a `status` (the upstream commits, the client gets a 500 or 504,
+ * staging's failure) (+11): 5,187.
  */
-const ENGINE_LINES = 5_154
+const ENGINE_LINES = 5_187
 
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']

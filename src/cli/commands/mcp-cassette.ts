@@ -65,14 +65,15 @@ export async function mcpCassette(args: McpArgs, storm: Storm, continued: Contin
   }
   const file = args.record as string
   // Stored as a reverse proxy stores them (origin-form URLs), matched by method, tool and arguments.
-  const recorder = createCassetteRecorder(storm, { file, source: 'proxy', urlForm: 'origin' })
-  await recorder.ready()
+  // A cassette there (an earlier launch's, of this run with --state-dir, or a crashed one's) is
+  // continued as its next segment, unless --overwrite.
+  const recorder = createCassetteRecorder(storm, { file, source: 'proxy', urlForm: 'origin', overwrite: args.overwrite })
   if (continued.continued && continued.record !== null) {
-    // The earlier launches recorded: into this file, their exchanges come first; elsewhere, they stay there.
     if (continued.record !== recordFile) printError(`the earlier launches of this run recorded into ${continued.record}; this one records into ${recordFile} alone`)
     else if (!existsSync(recordFile)) printError(`the earlier launches of this run recorded into ${recordFile}, which is gone: their exchanges are not in this recording`)
-    else await recorder.continueFrom(await Cassette.load(recordFile))
   }
+  const opened = await recorder.ready()
+  if (opened) printError(opened.message)
   return {
     source: undefined,
     observer: recorder.observer,
@@ -81,7 +82,7 @@ export async function mcpCassette(args: McpArgs, storm: Storm, continued: Contin
     discard: () => recorder.discard(),
     async close() {
       await recorder.close()
-      for (const line of cassetteWritten(file, recorder, null)) printError(line)
+      for (const line of await cassetteWritten(file, recorder, null)) printError(line)
     },
     verdict: () => null,
   }

@@ -31,6 +31,7 @@ export interface McpArgs {
   'ready-file'?: string
   'exit-with-parent': boolean
   record?: string
+  overwrite: boolean
   replay?: string
   order: 'strict' | 'any'
   'allow-unused': boolean
@@ -74,7 +75,8 @@ export const mcpCommand: CommandModule<object, McpArgs> = {
       .option('ready-file', { type: 'string', describe: 'Once running, write the admin URL, token and server pid here as JSON (atomically, owner-only)' })
       .option('clock', { choices: ['real', 'virtual'] as const, default: 'real' as const, describe: 'virtual: latency faults advance time instead of waiting (tests only)' })
       .option('exit-with-parent', { type: 'boolean', default: true, describe: 'Stop when the process that started this one exits' })
-      .option('record', { type: 'string', describe: 'Record every call into this cassette (JSON Lines, written atomically)' })
+      .option('record', { type: 'string', describe: 'Record every call into this cassette (JSON Lines, appended as each call ends; a cassette already there gets a new segment)' })
+      .option('overwrite', { type: 'boolean', default: false, describe: 'Record: replace the file instead of appending to the cassette there' })
       .option('replay', { type: 'string', describe: 'Answer from this cassette, strict, with no server (the command after -- only serves --live calls)' })
       .option('order', { choices: ['strict', 'any'] as const, default: 'strict' as const, describe: 'Replay: strict: calls in recorded order; any: each takes the first unused call it matches' })
       .option('allow-unused', { type: 'boolean', default: false, describe: 'Replay: recorded calls never made do not fail it' })

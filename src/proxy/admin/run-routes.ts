@@ -17,6 +17,7 @@
  */
 import type http from 'node:http'
 import { AdminApiError, ConfigError } from '../../errors.js'
+import { contractChecked, type ContractCheckedEvent } from '../../contracts/contract-events.js'
 import { lintRules } from '../../lint/lint-rules.js'
 import { parseConfig, type Storm } from '../../engine/storm.js'
 import type { RedisRunState } from '../../state/redis-run-state.js'
@@ -78,7 +79,9 @@ export function runRoutes(storm: Storm, shared: RedisRunState | null = null): Ro
           const checks = parseContractRequest(parseJsonBody(await readBody(req), 'POST /contract'), 'POST /contract')
           await storm.settled(run ?? undefined)
           const report = shared ? await shared.report(run ?? undefined) : storm.report(run ?? undefined)
-          sendJson(res, 200, { run: report.run, ...runContract(report, checks) })
+          const result = runContract(report, checks)
+          if (contractChecked.hasSubscribers) contractChecked.publish({ storm: storm.nonce, run: report.run, passed: result.passed, failed: result.checks.filter((check) => !check.passed).map((check) => `${check.name}: ${check.detail}`) } satisfies ContractCheckedEvent)
+          sendJson(res, 200, { run: report.run, ...result })
           return true
         }
         default:
