@@ -55,6 +55,8 @@ export class CassetteValidator {
   #count = 0
   readonly #calls = new Map<string, number>()
   readonly #ordinals = new Map<string, Map<string, number>>()
+  /** Where each run stopped in the earlier segments: a run may go on in a later one (its next call id) rather than start again. */
+  readonly #carried = new Map<string, { calls: number; ordinals: Map<string, number> }>()
   /** Version 4: the recordings in the file, in order. */
   readonly segments: CassetteSegment[] = []
   /** Version 4: effects reported after their exchange's line, by `seq`. */
@@ -159,7 +161,9 @@ export class CassetteValidator {
         if (mark.after !== this.#count) this.#fail(line, `$.after: expected ${this.#count} (the exchanges before this segment)`)
         this.segments.push({ started: mark.started, first: this.#count + 1, exchanges: 0, ended: false, ...(mark.recovered ? { recovered: mark.recovered } : {}) })
         this.#applySettings(mark.settings)
-        // A new recording numbers each run's calls from 1 again.
+        // A new recording numbers each run's calls from 1 again, or goes on with a run an earlier
+        // segment holds (a process that continued the run: `toolstorm mcp --state-dir`).
+        for (const [run, calls] of this.#calls) this.#carried.set(run, { calls, ordinals: this.#ordinals.get(run) ?? new Map() })
         this.#calls.clear()
         this.#ordinals.clear()
         break
@@ -232,6 +236,11 @@ export class CassetteValidator {
     const refused = exchange.call === null
     if (refused !== (exchange.ordinal === null) || refused !== (exchange.key === null)) this.#fail(line, '$.call: expected call, ordinal and key to be all set, or all null (a refused call)')
     if (!refused) {
+      const carried = this.#calls.has(exchange.run) ? undefined : this.#carried.get(exchange.run)
+      if (carried && exchange.call === carried.calls + 1) {
+        this.#calls.set(exchange.run, carried.calls)
+        this.#ordinals.set(exchange.run, new Map(carried.ordinals))
+      }
       const last = this.#calls.get(exchange.run) ?? 0
       // A run reset (POST /reset) starts its call ids and ordinals again.
       if (exchange.call === 1 && last > 0) this.#ordinals.delete(exchange.run)

@@ -122,14 +122,6 @@ export class ExchangeCapture {
     return this.#chain
   }
 
-  /**
-   * Lines recorded before this capture (`count` of them, an earlier launch of the same run) come
-   * first: its lines are numbered after them. Call before the first exchange.
-   */
-  continueAfter(count: number): void {
-    this.#seq = Math.max(this.#seq, count)
-  }
-
   /** Take no new exchange (those running still finish). */
   stop(): void {
     this.#accepting = false
