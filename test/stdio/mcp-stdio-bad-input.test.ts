@@ -3,6 +3,7 @@
  * middle of a call, one that writes lines that are not JSON-RPC to stdout. The client gets what a
  * direct launch would give it, and the wrapper says what happened on stderr and in the report.
  */
+import { readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -12,10 +13,16 @@ import { runCli } from '../helpers/cli.js'
 import { temporaryFolder } from '../helpers/teardown.js'
 import { connectSdk, NOTES_SERVER, rawServer, readJson, textOf, wrappedCommand } from '../helpers/stdio-mcp.js'
 
+/** Running, and not a zombie: a stopped child whose parent exited is reaped by PID 1, which in a container may never do it. */
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0)
-    return true
+  } catch {
+    return false
+  }
+  try {
+    // /proc/<pid>/stat: "pid (comm) state …"; Z is a process that ended and was not reaped.
+    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))
   } catch {
     return false
   }
