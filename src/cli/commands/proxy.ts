@@ -105,8 +105,9 @@ function hostsFromArgs(flag: string[] | undefined, flagName: string, variable: s
 export async function stormFromArgs(args: ProxyArgs): Promise<Storm> {
   let config: StormConfig = args.rules ? await loadConfigFile(args.rules) : parseConfig({})
   if (args.seed !== undefined) config = { ...config, seed: args.seed }
-  for (const warning of lintRules(config)) printError(`warning: ${formatRuleWarning(warning)}`)
-  return createStorm(config, { clock: args.clock === 'virtual' ? new VirtualClock() : new RealClock() })
+  const storm = createStorm(config, { clock: args.clock === 'virtual' ? new VirtualClock() : new RealClock() })
+  for (const warning of lintRules(config, storm.plugins)) printError(`warning: ${formatRuleWarning(warning)}`)
+  return storm
 }
 
 /** The report document for every run a ledger keeps (with `--state`, every replica's): one report, or `{runs: [{report}]}`. */
