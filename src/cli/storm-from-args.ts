@@ -27,8 +27,9 @@ export interface StormArgs {
 export async function stormFromArgs(args: StormArgs): Promise<Storm> {
   let config: StormConfig = args.rules ? await loadConfigFile(args.rules) : parseConfig({})
   if (args.seed !== undefined) config = { ...config, seed: args.seed }
-  for (const warning of lintRules(config)) printError(`warning: ${formatRuleWarning(warning)}`)
   const storm = createStorm(config, { clock: args.clock === 'virtual' ? new VirtualClock() : new RealClock() })
+  // Linted with the storm's plug-ins: their route names (MCP tools, model calls) are known routes.
+  for (const warning of lintRules(config, storm.plugins)) printError(`warning: ${formatRuleWarning(warning)}`)
   if (args['max-runs'] !== undefined) storm.ledger.maxRuns = args['max-runs']
   return storm
 }

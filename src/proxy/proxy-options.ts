@@ -80,9 +80,17 @@ export interface ProxyOptions {
    * exchange failed, the proxy keeps serving. Default: one line and the code on stderr.
    */
   onExchangeError?: ExchangeErrorReporter
-  /** Record model calls (provider, model, tokens) in the report. Default true; see docs/streams.md. */
+  /**
+   * The storm's `modelCalls` when the proxy makes it (no `storm`): record model calls (provider,
+   * model, tokens) in the report. Default true; see docs/streams.md. With `storm`: deprecated, give
+   * it to `createStorm`.
+   */
   modelCalls?: boolean
-  /** What every exchange goes through (engine/plugin.ts). Default `defaultPlugins({ modelCalls })`: MCP and model calls. */
+  /**
+   * The storm's plug-ins when the proxy makes it (no `storm`): what every exchange goes through
+   * (engine/plugin.ts), their fault kinds among the rules'. Default `defaultPlugins({ modelCalls })`:
+   * MCP and model calls. With `storm`: deprecated, give them to `createStorm(config, { plugins })`.
+   */
   plugins?: readonly ExchangePlugin[]
   /** Extra admin routes (dashboard). */
   adminRoutes?: AdminContext['extraRoutes']

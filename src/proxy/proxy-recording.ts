@@ -5,7 +5,8 @@
  */
 import { createCassetteRecorder, type CassetteRecorder } from '../cassette/record/cassette-recorder.js'
 import type { CassetteRecorderOptions } from '../cassette/record/recorder-options.js'
-import { combineObservers, type ExchangeObserver } from '../engine/exchange-flow.js'
+import { combineObservers } from '../combine-observers.js'
+import type { ExchangeObserver } from '../engine/exchange-flow.js'
 import type { Storm } from '../engine/storm.js'
 import type { IncidentOptions } from '../incidents/incident-options.js'
 import { DEFAULT_BODY_LIMIT } from '../cassette/format/cassette-schema.js'

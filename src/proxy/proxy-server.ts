@@ -23,8 +23,7 @@ import { answerClientError, createDataPlaneServer, failExchange, sendProxyError 
 import { guardObserver, printExchangeFailure } from './exchange-failure.js'
 import { DASHBOARD_PATH } from './admin/dashboard.js'
 import type { RequestBody, WireRequest } from './http1/wire-request.js'
-import { defaultPlugins } from '../default-plugins.js'
-import { faultRegistryOf } from '../default-faults.js'
+import { transportPlugins } from '../options/transport-plugins.js'
 import { peekBody } from './peek-body.js'
 import { proxyObservers } from './proxy-recording.js'
 import type { CassetteRecorder } from '../cassette/record/cassette-recorder.js'
@@ -94,8 +93,8 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   checkProxyOptions(options)
   const host = options.host ?? '127.0.0.1'
   const targets = parseTargets(options.targets ?? [])
-  // The kinds a rule may use are the kernel's and those the plug-ins bring (their own `faults`).
-  const storm = options.storm ?? createStorm(options.config ?? {}, { ...(options.clock ? { clock: options.clock } : {}), ...(options.plugins ? { faults: faultRegistryOf(options.plugins) } : {}) })
+  // A storm made here takes the proxy's plug-ins (and so the kinds its rules may use); a storm given is served with its own.
+  const storm = options.storm ?? createStorm(options.config ?? {}, { clock: options.clock, plugins: options.plugins, modelCalls: options.modelCalls })
   const token = adminToken(options.adminToken, options.selfName ?? 'proxy')
   const listenHost = LOOPBACK.has(host) ? [] : [host]
   const allowedHosts = parseAllowedHosts([...listenHost, ...(options.adminAllowHosts ?? [])], 'adminAllowHosts')
@@ -139,7 +138,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   const ledger = shareState ?? storm.ledger
   const beginning = { storm, ledger, policy: options.stateUnavailable ?? 'fail', report } as const
   const serveExchange = createServe<ProxyEntry>(storm, {
-    plugins: options.plugins ?? defaultPlugins({ modelCalls: options.modelCalls !== false }),
+    ...(options.storm ? transportPlugins(options, 'startProxy({ storm })') : {}),
     observer,
     guard: (observer) => guardObserver(observer, report),
     // In memory, begin() stays synchronous: the shared store's await is only paid with --state.
@@ -191,7 +190,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
         serve: (req, res, upstream, clientUrl, runId) => serve(req, res, upstream, clientUrl, clientUrl.href, req.headers[HEADER_RUN] === undefined ? runId : undefined),
         report,
         ...(options.connectPorts || source.connectPorts ? { connectPorts: [...(source.connectPorts ?? []), ...(options.connectPorts ?? [])] } : {}),
-        ...(options.tunnelUnmatched ? { intercept: createInterceptPredicate(() => storm.config) } : {}),
+        ...(options.tunnelUnmatched ? { intercept: createInterceptPredicate(() => storm.config, storm.protocol.checkRoute) } : {}),
         ...(options.onCertificateRefused ? { onCertificateRefused: options.onCertificateRefused } : {}),
       })
     : null

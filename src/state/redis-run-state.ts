@@ -250,10 +250,10 @@ export class RedisRunState implements RunLedger {
     const config = storm.config
     const runId = storm.runOf(request)
     const method = request.method.toUpperCase()
-    const route = storm.routeOf(method, request.url, request.names?.route)
+    const route = storm.routeOf(method, request.url, request.reading?.route)
     const id = `${storm.newExchangeId()}.${encodeRun(runId)}`
     const keys = this.#runKeys(runId)
-    const path = storm.declaredPathOf(route, method, request.url, request.names?.route)
+    const path = storm.declaredPathOf(route, method, request.url, request.reading?.route)
     const matching = config.rules.filter((rule) => ruleMatches(rule, route, path))
     // The method and redacted URL list the call as running in the merged report until it finished.
     const args = [this.#ttlMs, String(config.maxCalls ?? -1), route, headerValue(request.headers, HEADER_KEY) || '', id, headerValue(request.headers, HEADER_CALL) ?? '', String(matching.length), method, storm.redactedUrl(request.url.href), ITEMIZED]
@@ -294,7 +294,7 @@ export class RedisRunState implements RunLedger {
         throw error
       }
     }
-    return storm.openExchange(run, { id, view, url: request.url, route, ordinal, key, rule, callId: call, started, parent: parent || null, seed: config.seed, quota, names: request.names, onFinish: (exchange) => this.#finished(keys, exchange) })
+    return storm.openExchange(run, { id, view, url: request.url, route, ordinal, key, rule, callId: call, started, parent: parent || null, seed: config.seed, quota, reading: request.reading, onFinish: (exchange) => this.#finished(keys, exchange) })
   }
 
   /**

@@ -20,10 +20,8 @@ import type { Readable, Writable } from 'node:stream'
 import { createServe, type ServeEntry } from '../engine/serve.js'
 import type { ExchangeObserver } from '../engine/exchange-flow.js'
 import type { Exchange } from '../engine/exchange.js'
-import type { ExchangePlugin } from '../engine/plugin.js'
 import type { Storm } from '../engine/storm.js'
 import type { UpstreamSource } from '../engine/upstream-source.js'
-import { defaultPlugins } from '../default-plugins.js'
 import { guardObserver, printExchangeFailure } from '../proxy/exchange-failure.js'
 import type { JsonRpcId } from '../mcp/mcp-request.js'
 import { ChildServer, describeExit, type ChildExit } from './child-server.js'
@@ -49,8 +47,6 @@ export interface StdioServerOptions {
   readonly source?: UpstreamSource | undefined
   /** The user's observer (a cassette recorder). */
   readonly observer?: ExchangeObserver | undefined
-  /** Default: `defaultPlugins()`, as every transport. */
-  readonly plugins?: readonly ExchangePlugin[] | undefined
   /** What a lost answer does (default `close`: the connection ends as a crashed server's). */
   readonly lostAnswer?: LostAnswer | undefined
   /**
@@ -160,7 +156,8 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
   }
   const report = (error: Parameters<typeof printExchangeFailure>[0]) => printExchangeFailure(error)
   const headers = stdioHeaders(options.launch ?? 1)
-  const serve = createServe<ServeEntry>(storm, { plugins: options.plugins ?? defaultPlugins(), observer: options.observer, guard: (observer) => guardObserver(observer, report) })
+  // The storm's plug-ins, as every transport's.
+  const serve = createServe<ServeEntry>(storm, { observer: options.observer, guard: (observer) => guardObserver(observer, report) })
 
   const serveRequest = (line: Buffer, id: JsonRpcId, message: Record<string, unknown>) => {
     stats.requests++

@@ -20,12 +20,12 @@ export const responseLostFault = defineFault<'response_lost', ResponseLostRule>(
   phase: 'after-commit',
   params: { status: z.int({ error: 'expected an error status 400–599' }).min(400, { error: 'expected an error status 400–599' }).max(599, { error: 'expected an error status 400–599' }).optional() },
   explain: (rule) => `let the upstream commit, then ${rule.status === undefined ? 'reset the connection' : `answer ${rule.status}`} instead of relaying its 2xx answer`,
-  async apply({ rule, response, request, seed, route, key, shapeFailure }) {
+  async apply({ rule, response, request, seed, route, key, protocol }) {
     if (!response || response.status < 200 || response.status > 299) return { action: { type: 'pass' }, injected: false }
     // Wait for the whole answer: the upstream has finished its work when its body ends.
     await response.readBody()
     if (rule.status === undefined) return { action: { type: 'reset' }, injected: true }
-    const shaped = shapeFailure?.(request, rule.status === 504 ? 'timeout' : 'unavailable', { identity: [seed, rule.name, route, key] })
+    const shaped = protocol.shapeFailure?.(request, rule.status === 504 ? 'timeout' : 'unavailable', { identity: [seed, rule.name, route, key] })
     const { headers, body } = shaped ?? jsonBody({ error: { type: 'upstream_error', message: `The upstream failed (${rule.status}).` } })
     return { action: { type: 'respond', status: rule.status, headers, body }, injected: true }
   },

@@ -51,7 +51,7 @@ export function runRoutes(storm: Storm, shared: RedisRunState | null = null): Ro
           if (proxyWide) throw new ConfigError(`Failed to load rules from ${where}: $.${proxyWide}: a run's rules cannot set "${proxyWide}"; it is the proxy's for every run. Set it with PUT /rules (no run).`)
           const config = parseConfig(document, where, storm.faults)
           storm.setRunConfig(run as string, config)
-          sendJson(res, 200, { ok: true, run, rules: config.rules.length, warnings: lintRules(config) })
+          sendJson(res, 200, { ok: true, run, rules: config.rules.length, warnings: lintRules(config, storm.plugins) })
           return true
         }
         case 'GET /rules':
