@@ -108,7 +108,7 @@ export const exploreCommand: CommandModule<object, ExploreArgs> = {
         .option('max-recovery-tokens', { ...numberOption('max-recovery-tokens', COUNT), describe: 'Fail a run whose recovery from a fault took more tokens' })
         .option('claims', { type: 'boolean', default: true, describe: 'When the agent reports claims, fail a run whose claims the effects contradict; --no-claims to skip' })
         .option('only', { type: 'string', array: true, default: [] as string[], coerce: splitList, describe: 'Run only these variations (ids an earlier explore printed)' })
-        .option('json', { type: 'string', describe: 'Write the result as JSON to this file (- for stdout)' })
+        .option('json', { type: 'string', requiresArg: true, describe: 'Write the result as JSON to this file (- for stdout)' })
         .option('junit', { type: 'string', describe: 'Write a JUnit XML report to this file' })
         .option('html', { type: 'string', describe: 'Write a self-contained HTML page to this file' })
         .option('out', { type: 'string', describe: 'Write a counterexample folder per failure here (rules, seed, cassette, commands)' })
