@@ -145,8 +145,10 @@ export async function startCommandRunner(options: CommandRunnerOptions): Promise
       return response.text()
     },
     async forget(run: string): Promise<void> {
+      // Its calls, effects and rules, and its recorded exchanges: explore keeps only what a counterexample needs (taken before).
       await admin('POST', `/reset?run=${encodeURIComponent(run)}`)
       await admin('DELETE', `/rules?run=${encodeURIComponent(run)}`)
+      await admin('DELETE', `/cassette?run=${encodeURIComponent(run)}`)
     },
     abort(): void {
       for (const child of children) killGroup(child, 'SIGKILL')

@@ -24,18 +24,40 @@ export interface LineStore {
   writeTo(target: string, header: string, patch?: (line: string) => string, beforeRename?: WriteLinesOptions['beforeRename']): Promise<void>
   /** Every line, in order. */
   lines(): AsyncIterable<string>
+  /**
+   * Drop the lines of `run`; how many there were. Only the memory store can: a journal is
+   * append-only, and a shared store is every replica's.
+   */
+  forget?(run: string): number
   dispose(): Promise<void>
 }
 
 export class MemoryLineStore implements LineStore {
   readonly #lines: string[] = []
+  /** The run of each line (same index). */
+  readonly #runs: Array<string | undefined> = []
 
   get count(): number {
     return this.#lines.length
   }
 
-  async append(line: string): Promise<void> {
+  async append(line: string, run?: string): Promise<void> {
     this.#lines.push(line)
+    this.#runs.push(run)
+  }
+
+  forget(run: string): number {
+    let kept = 0
+    for (let index = 0; index < this.#lines.length; index++) {
+      if (this.#runs[index] === run) continue
+      this.#lines[kept] = this.#lines[index]!
+      this.#runs[kept] = this.#runs[index]
+      kept++
+    }
+    const dropped = this.#lines.length - kept
+    this.#lines.length = kept
+    this.#runs.length = kept
+    return dropped
   }
 
   async writeTo(target: string, header: string, patch?: (line: string) => string, beforeRename?: WriteLinesOptions['beforeRename']): Promise<void> {
@@ -56,6 +78,7 @@ export class MemoryLineStore implements LineStore {
 
   async dispose(): Promise<void> {
     this.#lines.length = 0
+    this.#runs.length = 0
   }
 }
 

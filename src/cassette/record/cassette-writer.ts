@@ -38,6 +38,8 @@ export class CassetteWriter {
   #snapshotting: Promise<void> | null = null
   #snapshotCount = 0
   #keptPrevious = false
+  /** A run was forgotten: the lines kept number their exchanges with gaps, renumbered as they are read. */
+  #forgot = false
 
   constructor(options: CassetteWriterOptions) {
     this.#options = options
@@ -134,6 +136,15 @@ export class CassetteWriter {
     }
   }
 
+  /** Drop the lines of `run` (memory only); how many there were, or null when the store cannot. */
+  async forget(run: string): Promise<number | null> {
+    const store = await this.#storeReady
+    if (!store.forget) return null
+    const dropped = store.forget(run)
+    if (dropped) this.#forgot = true
+    return dropped
+  }
+
   /** Release the journal (with a file). */
   async dispose(): Promise<void> {
     this.stopSnapshots()
@@ -155,7 +166,8 @@ export class CassetteWriter {
     const bodies = this.#bodies ? new BodyFileReader(this.#options.file as string, this.#bodies.folder) : null
     let number = 1
     for await (const line of store.lines()) {
-      const exchange = JSON.parse(patch ? patch(line) : line) as CassetteFileExchange
+      const parsed = JSON.parse(patch ? patch(line) : line) as CassetteFileExchange
+      const exchange = this.#forgot ? { ...parsed, seq: number } : parsed
       number++
       exchanges.push(bodies && hasBodyFiles(exchange) ? await bodies.exchange(exchange, number) : exchange)
     }
