@@ -125,6 +125,7 @@ export const exploreCommand: CommandModule<object, ExploreArgs> = {
     const base = args.rules ? await loadConfigFile(args.rules) : undefined
     const baseline = args.baseline ? await loadExploreBaseline(args.baseline) : undefined
     const allow = args.allow ? await loadAllowList(args.allow) : undefined
+    // Forward mode: explore's runner opens the CA before the baseline (each run is told to trust it), once the options are checked.
     const https = await httpsOptionsFromArgs(args, { recording: true })
     const controller = new AbortController()
     const stop = onStopRequest(() => {
