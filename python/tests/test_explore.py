@@ -163,6 +163,7 @@ def test_the_command_line_option_explores_the_tests_that_set_no_rules_of_their_o
         import os, subprocess, sys
         import pytest, requests
 
+        @pytest.mark.toolstorm(seed=5, explore={{"jobs": 1}})
         def test_agent(toolstorm):
             with open(os.environ["RUNS_LOG"], "a") as log:
                 log.write(toolstorm.id + "\\n")
@@ -178,7 +179,8 @@ def test_the_command_line_option_explores_the_tests_that_set_no_rules_of_their_o
             assert toolstorm.report()["calls"] == []
         """
     )
-    result = suite.runpytest("-p", "no:cacheprovider", "-rA", "--toolstorm-explore", "--toolstorm-explore-args=--faults timeout --route 'POST /shipments'")
+    # The marker's seed and jobs replace the command line's (given twice, explore would refuse them).
+    result = suite.runpytest("-p", "no:cacheprovider", "-rA", "--toolstorm-explore", "--toolstorm-explore-args=--faults timeout --route 'POST /shipments' --jobs 2 --seed=3")
     result.assert_outcomes(passed=3)
     result.stdout.fnmatch_lines_random(["PASSED test_suite.py::test_agent[[]timeout-POST /shipments#1-*[]]", "PASSED test_suite.py::test_one_fault_of_its_own", "PASSED test_suite.py::test_opted_out"])
     # The explored test ran as explore's runs (its baseline and its one variation); the others as usual, not logged.

@@ -32,7 +32,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
@@ -104,21 +103,39 @@ def explore_requested(item: pytest.Item) -> bool:
     return bool(item.config.getoption("--toolstorm-explore"))
 
 
+def _without(flags: Sequence[str], names: Sequence[str]) -> List[str]:
+    """``flags`` without the flags ``names`` and their values (``--jobs 4``, ``--jobs=4``)."""
+    kept: List[str] = []
+    skip = False
+    for flag in flags:
+        if skip:
+            skip = False
+        elif flag in names:
+            skip = True
+        elif not any(flag.startswith(f"{name}=") for name in names):
+            kept.append(flag)
+    return kept
+
+
 def _flags(item: pytest.Item, rules_file: Optional[Path]) -> List[str]:
-    """The explore flags of ``item``: the command line's and ini's, then its marker's (which win)."""
+    """The explore flags of ``item``: the command line's and the ini's, then its marker's. A list
+    (``faults``, ``routes``) adds to theirs; a value the marker gives replaces theirs."""
     config = item.config
-    flags = [*config.getini("toolstorm_explore_args"), *shlex.split(config.getoption("--toolstorm-explore-args") or "")]
+    given = [*config.getini("toolstorm_explore_args"), *shlex.split(config.getoption("--toolstorm-explore-args") or "")]
     marker = item.get_closest_marker("toolstorm")
     kwargs = marker.kwargs if marker is not None else {}
     options = kwargs.get("explore")
+    own: List[str] = []
     if isinstance(options, Mapping):
         for key, value in options.items():
             for one in value if isinstance(value, (list, tuple)) else [value]:
-                flags += [EXPLORE_KEYWORDS[key], str(one)]
+                own += [EXPLORE_KEYWORDS[key], str(one)]
     if kwargs.get("seed") is not None:
-        flags += ["--seed", str(kwargs["seed"])]
+        own += ["--seed", str(kwargs["seed"])]
     if rules_file is not None:
-        flags += ["--rules", str(rules_file)]
+        own += ["--rules", str(rules_file)]
+    replaced = sorted({flag for flag in own if flag.startswith("--")} - {EXPLORE_KEYWORDS[key] for key in _LISTS})
+    flags = [*_without(given, replaced), *own]
     if "--jobs" not in flags and not any(flag.startswith("--jobs=") for flag in flags):
         # The workers of the session run the explore's variations: as many at once as there are workers.
         flags += ["--jobs", str(max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)))]
@@ -179,8 +196,10 @@ def run_explore(item: pytest.Item, work: Path, only: Sequence[str] = ()) -> Dict
     from: the result (or None), the exit code, the rerun command and the output."""
     config = item.config
     out = _out_root(config) / _safe_name(item.nodeid)
-    # The counterexamples of this explore only: those of an earlier session may no longer fail.
-    shutil.rmtree(out, ignore_errors=True)
+    # The counterexamples of this explore only: those of an earlier one may no longer fail (a rerun
+    # of some variations replaces theirs, and keeps the others').
+    if not only:
+        shutil.rmtree(out, ignore_errors=True)
     work.mkdir(parents=True, exist_ok=True)
     rules = _rules_document(item)
     rules_file = None
@@ -192,7 +211,6 @@ def run_explore(item: pytest.Item, work: Path, only: Sequence[str] = ()) -> Dict
     chosen = ["--only", ",".join(only)] if only else []
     command = [*find_cli(config.rootpath), "explore", "--json", str(result_file), "--out", str(out), *chosen, *_flags(item, rules_file), "--", *inner]
     env = {name: value for name, value in os.environ.items() if name not in _SESSION_VARIABLES}
-    started = time.monotonic()
     done = subprocess.run(command, cwd=str(config.rootpath), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
     result = None
     if result_file.exists():
@@ -208,7 +226,6 @@ def run_explore(item: pytest.Item, work: Path, only: Sequence[str] = ()) -> Dict
         # The live rerun of a variation: the same explore, only that variation (its id after --only).
         "rerun": ["toolstorm", "explore", "--only", *_flags(item, rules_file), "--", *inner],
         "output": "\n".join(output.splitlines()[-60:]),
-        "seconds": round(time.monotonic() - started, 3),
     }
 
 
