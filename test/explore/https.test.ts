@@ -14,7 +14,7 @@ import { runCli } from '../helpers/cli.js'
 import { PYTHON, hasPythonModules } from '../helpers/python.js'
 import { closing, temporaryFolder } from '../helpers/teardown.js'
 import { createTestCa } from '../helpers/test-ca.js'
-import { startUpstream } from '../helpers/upstream.js'
+import { startUpstream, type Upstream } from '../helpers/upstream.js'
 import { exploreCli } from './explore-cli.js'
 
 // Reads one item over HTTPS, no retry: a timeout fails it, a slow answer does not.
@@ -26,15 +26,20 @@ assert item["id"] == "sku-1", item
 print("read", item["id"])
 `
 
+/** An HTTPS upstream of its own CA, the agent, and the proxy flags that reach the upstream (a CA folder of the test's). */
+async function httpsSetup(): Promise<{ upstream: Upstream; agent: string[]; https: string[] }> {
+  const dir = await temporaryFolder('toolstorm-https-agent-')
+  const ca = await createTestCa()
+  const upstream = closing(await startUpstream({ tls: await ca.issue(['127.0.0.1']) }))
+  await writeFile(path.join(dir, 'upstream-ca.pem'), ca.certPem)
+  await writeFile(path.join(dir, 'agent.py'), AGENT)
+  return { upstream, agent: [PYTHON, path.join(dir, 'agent.py'), upstream.url], https: ['--ca-dir', path.join(dir, 'ca'), '--upstream-ca', path.join(dir, 'upstream-ca.pem'), '--connect-port', String(upstream.port)] }
+}
+
 describe.skipIf(!hasPythonModules('json'))('HTTPS through a command run next to the proxy', { timeout: 120_000 }, () => {
   it('explore: the runs trust the CA by themselves, and a fault on an HTTPS call is found', async () => {
-    const dir = await temporaryFolder('toolstorm-explore-https-')
-    const ca = await createTestCa()
-    const upstream = closing(await startUpstream({ tls: await ca.issue(['127.0.0.1']) }))
-    await writeFile(path.join(dir, 'upstream-ca.pem'), ca.certPem)
-    await writeFile(path.join(dir, 'agent.py'), AGENT)
-    const https = ['--ca-dir', path.join(dir, 'ca'), '--upstream-ca', path.join(dir, 'upstream-ca.pem'), '--connect-port', String(upstream.port)]
-    const explored = await exploreCli([...https, '--faults', 'timeout,latency'], [PYTHON, path.join(dir, 'agent.py'), upstream.url])
+    const { upstream, agent, https } = await httpsSetup()
+    const explored = await exploreCli([...https, '--faults', 'timeout,latency'], agent)
     // The baseline passed: the agent's TLS handshakes with the proxy's leaves were trusted, with nothing set by hand.
     expect(explored.code, explored.stderr).toBe(1)
     expect(Object.fromEntries(explored.result!.variations.map((variation) => [describeOf(variation), variation.status]))).toEqual({ 'timeout on GET /items/sku-1 #1': 'fail', 'latency on GET /items/sku-1 #1': 'pass' })
@@ -44,13 +49,9 @@ describe.skipIf(!hasPythonModules('json'))('HTTPS through a command run next to 
   })
 
   it('record: the command trusts the CA by itself, and its HTTPS exchanges are recorded', async () => {
-    const dir = await temporaryFolder('toolstorm-record-https-')
-    const ca = await createTestCa()
-    const upstream = closing(await startUpstream({ tls: await ca.issue(['127.0.0.1']) }))
-    await writeFile(path.join(dir, 'upstream-ca.pem'), ca.certPem)
-    await writeFile(path.join(dir, 'agent.py'), AGENT)
-    const file = path.join(dir, 'https.cassette.jsonl')
-    const recorded = await runCli(['record', file, '--port', '0', '--admin-port', '0', '--ca-dir', path.join(dir, 'ca'), '--upstream-ca', path.join(dir, 'upstream-ca.pem'), '--connect-port', String(upstream.port), '--', PYTHON, path.join(dir, 'agent.py'), upstream.url])
+    const { upstream, agent, https } = await httpsSetup()
+    const file = path.join(await temporaryFolder('toolstorm-record-https-'), 'https.cassette.jsonl')
+    const recorded = await runCli(['record', file, '--port', '0', '--admin-port', '0', ...https, '--', ...agent])
     expect(recorded.code, recorded.stderr).toBe(0)
     expect(recorded.stdout).toContain('read sku-1')
     expect((await Cassette.load(file)).exchanges.map((exchange) => [exchange.request.url, exchange.response?.status])).toEqual([[`${upstream.url}/items/sku-1`, 200]])
