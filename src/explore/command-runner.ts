@@ -146,9 +146,8 @@ export async function startCommandRunner(options: CommandRunnerOptions): Promise
     },
     async forget(run: string): Promise<void> {
       // Its calls, effects and rules, and its recorded exchanges: explore keeps only what a counterexample needs (taken before).
-      await admin('POST', `/reset?run=${encodeURIComponent(run)}`)
-      await admin('DELETE', `/rules?run=${encodeURIComponent(run)}`)
-      await admin('DELETE', `/cassette?run=${encodeURIComponent(run)}`)
+      const query = `run=${encodeURIComponent(run)}`
+      await Promise.all([admin('POST', `/reset?${query}`), admin('DELETE', `/rules?${query}`), admin('DELETE', `/cassette?${query}`)])
     },
     abort(): void {
       for (const child of children) killGroup(child, 'SIGKILL')
