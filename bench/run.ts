@@ -6,6 +6,7 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { benchCassette } from './cassette.js'
 import { benchDashboard } from './dashboard.js'
 import { benchExplore } from './explore.js'
+import { benchExploreMemory } from './explore-memory.js'
 import { benchMcpRouting } from './mcp-routing.js'
 import { benchMcpStdio } from './mcp-stdio.js'
 import { benchPipelining } from './pipelining.js'
@@ -32,6 +33,7 @@ const suites: Record<string, () => Promise<Record<string, unknown>>> = {
   'mcp-stdio': () => benchMcpStdio(quick ? { rounds: 2, calls: 500, starts: 3 } : { rounds: 5, calls: 2_000, starts: 10 }),
   dashboard: () => benchDashboard(quick ? { rounds: 1, exchanges: 5_000 } : { rounds: 3, exchanges: 10_000 }),
   explore: () => benchExplore(quick ? { rounds: 1 } : { rounds: 3 }),
+  'explore-memory': () => benchExploreMemory({ routes: 30 }),
   soak: () => benchSoak(quick ? { rounds: 3, requests: 10_000 } : { rounds: 6, requests: 50_000 }),
   record: () => benchRecord({ minutes: minutes ?? (quick ? 2 : 30), samples: 6, runsPerSecond: 6, baselineMinutes: quick ? 0.5 : 2 }),
 }

@@ -39,7 +39,7 @@ def test_marker_mistakes_fail_the_test_saying_what_was_ignored(suite):
     result.assert_outcomes(failed=4, passed=2, errors=0)
     result.stdout.fnmatch_lines_random(
         [
-            "*toolstorm: @pytest.mark.toolstorm got an unknown keyword 'rule' (did you mean 'rules'?): it would be ignored. It takes rules, seed, require_triggered, max_calls, routes.*",
+            "*toolstorm: @pytest.mark.toolstorm got an unknown keyword 'rule' (did you mean 'rules'?): it would be ignored. It takes rules, seed, require_triggered, max_calls, routes, explore.*",
             "*toolstorm: this test carries @pytest.mark.toolstorm, but it never used the toolstorm fixture, so no rule was set*",
             "*toolstorm: @pytest.mark.toolstorm_cassette got an unknown keyword 'normalise' (did you mean 'normalize'?)*",
             "*toolstorm: @pytest.mark.toolstorm takes one positional argument (rules), got 2*",

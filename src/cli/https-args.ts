@@ -29,7 +29,10 @@ export interface HttpsArgsUse {
   recording?: boolean
   /** Use the CA folder (`--ca-dir`, else the one "toolstorm ca" uses). Default: in forward mode (no `--target`). */
   openCa?: boolean
-  /** A program asked for the ready line (`--ready-json`, `--ready-file`): it hands the CA to its clients at once. */
+  /**
+   * A program asked for the ready line (`--ready-json`, `--ready-file`), or a command runs next to
+   * the server (`-- cmd`, told to trust the CA in its environment): its clients need the CA at once.
+   */
   announced?: boolean
 }
 
@@ -38,6 +41,8 @@ export interface HttpsSetup {
   readonly options: HttpsProxyOptions
   /** The CA folder HTTPS is intercepted with, or null when none is used. */
   readonly caDir: string | null
+  /** Its certificate (`ca.pem`), what clients trust; null when no CA folder is used. */
+  readonly caFile: string | null
 }
 
 /**
@@ -60,7 +65,7 @@ export async function httpsOptionsFromArgs(args: HttpsArgs, use: HttpsArgsUse = 
   if (options.insecureSkipUpstreamTlsVerification) {
     printError('WARNING: upstream HTTPS certificates are NOT verified (--insecure-skip-upstream-tls-verification): anyone on the network path can read and change this traffic. Prefer --upstream-ca FILE.')
   }
-  if (!(use.openCa ?? args.target.length === 0)) return { options, caDir: null }
+  if (!(use.openCa ?? args.target.length === 0)) return { options, caDir: null, caFile: null }
   const dir = args['ca-dir'] ? path.resolve(args['ca-dir']) : defaultCaDir()
   const certificatePath = path.join(dir, CA_CERTIFICATE_FILE)
   const open = async () => {
@@ -93,6 +98,7 @@ export async function httpsOptionsFromArgs(args: HttpsArgs, use: HttpsArgsUse = 
       },
     },
     caDir: dir,
+    caFile: certificatePath,
   }
 }
 

@@ -20,6 +20,26 @@ export interface CommandEnv {
    * with the run in its credentials, and `TOOLSTORM_PROXY_URL` as the run's base URL (`/_run/<id>`).
    */
   run?: string
+  /** `forward` or `reverse` (`TOOLSTORM_PROXY_MODE`): how a client in the command addresses the server. */
+  mode?: 'forward' | 'reverse'
+  /**
+   * The CA certificate (PEM file) HTTPS is intercepted with: the command's clients are told to trust
+   * it (`TOOLSTORM_CA` and each client's own variable, docs/https.md#trusting-the-ca).
+   */
+  caFile?: string | null
+}
+
+/**
+ * The variables each kind of client reads its trusted roots from. `SSL_CERT_FILE` (Python's ssl:
+ * urllib, httpx, aiohttp), `REQUESTS_CA_BUNDLE` (requests) and `CURL_CA_BUNDLE` (curl, and requests
+ * too) replace the default roots, which is right while every HTTPS request of the command goes
+ * through the proxy and is signed by its CA; `NODE_EXTRA_CA_CERTS` adds to Node's.
+ */
+export const CA_VARIABLES = ['SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE', 'NODE_EXTRA_CA_CERTS'] as const
+
+function caEnvironment(caFile: string | null | undefined): Record<string, string> {
+  if (!caFile) return {}
+  return { TOOLSTORM_CA: caFile, ...Object.fromEntries(CA_VARIABLES.map((name) => [name, caFile])) }
 }
 
 /**
@@ -38,6 +58,8 @@ export function commandEnvironment(env: CommandEnv): NodeJS.ProcessEnv {
     TOOLSTORM_SIDECAR: env.adminUrl,
     TOOLSTORM_ADMIN_TOKEN: env.adminToken,
     ...(env.run === undefined ? {} : { TOOLSTORM_RUN: env.run }),
+    ...(env.mode === undefined ? {} : { TOOLSTORM_PROXY_MODE: env.mode }),
+    ...caEnvironment(env.caFile),
     HTTP_PROXY: proxy,
     http_proxy: proxy,
     HTTPS_PROXY: proxy,

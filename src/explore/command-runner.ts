@@ -7,6 +7,9 @@
  * script would: explore stays a client of the proxy.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
 import { createCassetteRecorder } from '../cassette/record/cassette-recorder.js'
 import { cassetteAdminRoute } from '../cassette/record/cassette-admin-route.js'
 import { Cassette } from '../cassette/format/cassette.js'
@@ -49,7 +52,11 @@ export async function startCommandRunner(options: CommandRunnerOptions): Promise
   const targets = options.proxy?.targets ?? []
   // Origin-form URLs: a replay matches whatever host and port the agent names next time (a tool server of its own on a new port).
   const recorder = createCassetteRecorder(storm, { source: 'proxy', urlForm: 'origin', targets: [...targets] })
-  const proxy: ProxyServer = await startProxy({ port: 0, adminPort: 0, ...proxyOptions, storm, observer: recorder.observer, adminRoutes: [cassetteAdminRoute(recorder)] })
+  // Forward mode intercepts HTTPS: the CA is made now (not on the first handshake), so that every run is told to trust it.
+  const given = options.proxy?.ca
+  const ca = targets.length === 0 && typeof given === 'function' ? await given() : given
+  const proxy: ProxyServer = await startProxy({ port: 0, adminPort: 0, ...proxyOptions, ...(ca ? { ca } : {}), storm, observer: recorder.observer, adminRoutes: [cassetteAdminRoute(recorder)] })
+  const caFile = proxy.mode === 'forward' && proxy.ca ? await writeCaFile(proxy.ca.certificatePem) : null
   const children = new Set<ChildProcess>()
 
   const admin = async (method: string, path: string, body?: unknown): Promise<Response> => {
@@ -87,7 +94,7 @@ export async function startCommandRunner(options: CommandRunnerOptions): Promise
     new Promise((resolve, reject) => {
       const tail = new OutputTail()
       const started = performance.now()
-      const env = { ...commandEnvironment({ proxyUrl: proxy.url, adminUrl: proxy.adminUrl, adminToken: proxy.token, run }), ...options.env }
+      const env = { ...commandEnvironment({ proxyUrl: proxy.url, adminUrl: proxy.adminUrl, adminToken: proxy.token, run, mode: proxy.mode, caFile }), ...options.env }
       // Its own process group: a timeout ends whatever the command started too.
       const child = spawn(file, options.command.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
       children.add(child)
@@ -140,8 +147,9 @@ export async function startCommandRunner(options: CommandRunnerOptions): Promise
       return response.text()
     },
     async forget(run: string): Promise<void> {
-      await admin('POST', `/reset?run=${encodeURIComponent(run)}`)
-      await admin('DELETE', `/rules?run=${encodeURIComponent(run)}`)
+      // Its calls, effects and rules, and its recorded exchanges: explore keeps only what a counterexample needs (taken before).
+      const query = `run=${encodeURIComponent(run)}`
+      await Promise.all([admin('POST', `/reset?${query}`), admin('DELETE', `/rules?${query}`), admin('DELETE', `/cassette?${query}`)])
     },
     abort(): void {
       for (const child of children) killGroup(child, 'SIGKILL')
@@ -150,8 +158,16 @@ export async function startCommandRunner(options: CommandRunnerOptions): Promise
       for (const child of children) killGroup(child, 'SIGKILL')
       await proxy.close()
       await recorder.discard()
+      if (caFile) await rm(path.dirname(caFile), { recursive: true, force: true })
     },
   }
+}
+
+/** The CA certificate in a file of its own, for the variables clients read their roots from (removed at close). */
+async function writeCaFile(pem: string): Promise<string> {
+  const file = path.join(await mkdtemp(path.join(os.tmpdir(), 'toolstorm-explore-ca-')), 'ca.pem')
+  await writeFile(file, pem)
+  return file
 }
 
 /** Signal the process group `child` leads (it was spawned detached); gone already is fine. */

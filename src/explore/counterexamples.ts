@@ -14,8 +14,8 @@ import { describeVariation, rulesFor, type RunBase, type Variation } from './var
 
 export interface CounterexampleOptions {
   readonly dir: string
-  /** Each failure's cassette (JSON Lines), by variation id. */
-  readonly cassettes: ReadonlyMap<string, string>
+  /** The failures whose cassette was written (`writeCounterexampleCassette`), by variation id. */
+  readonly cassettes: ReadonlySet<string>
   /** The command explored (null in-process: the commands are then the library's). */
   readonly command: readonly string[] | null
   /** Explore's flags that change the space (`--faults`, `--config`, `--target` …), repeated in the live command. */
@@ -86,7 +86,14 @@ function withRunRules(text: string, rules: ReturnType<typeof rulesFor>, id: stri
   return Cassette.from({ ...cassette.header, seed: config.seed, routes: config.routes, rules: config.rules }, cassette.exchanges, `the counterexample ${id}`).toString()
 }
 
-/** Write the counterexamples; returns the result with each failure's folder. */
+/** A failure's cassette, written into its counterexample's folder as soon as its run ends (memory stays flat). */
+export async function writeCounterexampleCassette(dir: string, variation: Variation, base: RunBase, recorded: string): Promise<void> {
+  const folder = path.join(dir, variation.id)
+  await mkdir(folder, { recursive: true })
+  await writeFileAtomic(path.join(folder, 'cassette.jsonl'), withRunRules(recorded, rulesFor(variation, base), variation.id))
+}
+
+/** Write the counterexamples (their cassettes are there already); returns the result with each failure's folder. */
 export async function writeCounterexamples(result: ExploreResult, options: CounterexampleOptions): Promise<ExploreResult> {
   const variations: ExploreVariationResult[] = []
   for (const variation of result.variations) {
@@ -97,15 +104,12 @@ export async function writeCounterexamples(result: ExploreResult, options: Count
     }
     const folder = path.join(options.dir, variation.id)
     await mkdir(folder, { recursive: true })
-    const recorded = options.cassettes.get(variation.id)
     const commands = reproduceCommands(variation, folder, options)
     const rules = rulesFor(found, options.base)
     await writeFileAtomic(path.join(folder, 'rules.json'), JSON.stringify(rules, null, 2) + '\n')
-    const cassette = recorded ? withRunRules(recorded, rules, variation.id) : undefined
-    if (cassette) await writeFileAtomic(path.join(folder, 'cassette.jsonl'), cassette)
     const row = { ...variation, counterexample: folder }
     await writeFileAtomic(path.join(folder, 'variation.json'), JSON.stringify({ ...row, reproduce: commands }, null, 2) + '\n')
-    await writeFileAtomic(path.join(folder, 'README.md'), readme(variation, describeVariation(found), commands, cassette !== undefined))
+    await writeFileAtomic(path.join(folder, 'README.md'), readme(variation, describeVariation(found), commands, options.cassettes.has(variation.id)))
     variations.push(row)
   }
   return { ...result, variations }

@@ -28,8 +28,8 @@ import { Scheduler, type Executed, type Progress } from './scheduler.js'
 import { FaultSpace } from './space.js'
 import { contractOf, exitCheck, type ExploreChecks } from './verdict.js'
 import { applyKnown, type KnownFailures } from './known-failures.js'
-import { shellWord, writeCounterexamples } from './counterexamples.js'
-import { stepRuleName } from './variation.js'
+import { shellWord, writeCounterexampleCassette, writeCounterexamples } from './counterexamples.js'
+import { stepRuleName, type Variation } from './variation.js'
 
 export interface ExploreOptions {
   /** The command to explore (`['python', 'agent.py']`): each variation is one run of it next to a proxy. */
@@ -170,6 +170,7 @@ export async function explore(options: ExploreOptions): Promise<ExploreOutcome> 
       runTimeoutMs: runTimeout * 1000,
       checks,
       sitesOfRun: async (run: string): Promise<CallSite[]> => callSitesOf(await runner.exchanges(run), run, readers),
+      ...(options.out ? { keepCassette: (variation: Variation, text: string) => writeCounterexampleCassette(options.out!, variation, runBase, text) } : {}),
       onProgress: options.onProgress,
       signal: options.signal,
     })
@@ -205,7 +206,7 @@ export async function explore(options: ExploreOptions): Promise<ExploreOutcome> 
     }
     if (options.known) result = applyKnown(result, options.known)
     if (options.out) {
-      const cassettes = new Map(scheduler.executed.filter((executed) => executed.cassette !== null).map((executed) => [executed.variation.id, executed.cassette!]))
+      const cassettes = new Set(scheduler.executed.filter((executed) => executed.cassette).map((executed) => executed.variation.id))
       result = await writeCounterexamples(result, { dir: options.out, cassettes, command: shownCommand, rerunFlags: options.rerunFlags ?? [], rules: (id) => scheduler.executed.find((executed) => executed.variation.id === id)?.variation ?? null, base: runBase })
     }
     return { result }

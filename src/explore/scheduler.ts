@@ -28,8 +28,8 @@ export interface Executed {
   readonly verdict: Verdict
   /** The run's call sites (route and ordinal; kinds for the routes the space knew or learnt from this run). */
   readonly sites: readonly CallSite[]
-  /** A failure's cassette (JSON Lines), taken before the run was forgotten. */
-  readonly cassette: string | null
+  /** A failure's cassette was taken before the run was forgotten (and handed to `keepCassette`). */
+  readonly cassette: boolean
 }
 
 export interface Progress {
@@ -54,6 +54,12 @@ export interface SchedulerOptions {
   readonly checks: ExploreChecks
   /** Learn the kinds of call of a run's new routes from its recorded exchanges. */
   readonly sitesOfRun: (run: string) => Promise<CallSite[]>
+  /**
+   * Where a failing run's cassette goes as soon as the run ends (a counterexample's file), before
+   * the run is forgotten; absent, no cassette is taken. Nothing of a run is kept in memory but its
+   * report: a search of many runs stays flat.
+   */
+  readonly keepCassette?: ((variation: Variation, cassette: string) => Promise<void>) | undefined
   readonly onProgress?: ((progress: Progress) => void) | undefined
   readonly signal?: AbortSignal | undefined
 }
@@ -147,7 +153,10 @@ export class Scheduler {
     const newRoutes = outcome.report.calls.some((call) => !space.knows(call.route))
     const learnt = newRoutes ? await this.#options.sitesOfRun(run) : []
     const sites = sitesFromReport(outcome, learnt, space)
-    const cassette = verdict.status === 'fail' ? await runner.cassette(run).catch(() => null) : null
+    const keep = this.#options.keepCassette
+    const text = keep && verdict.status === 'fail' ? await runner.cassette(run).catch(() => null) : null
+    if (text !== null) await keep!(variation, text)
+    const cassette = text !== null
     await runner.forget(run)
     const executed: Executed = { variation, outcome, verdict, sites, cassette }
     if (verdict.status === 'fail') this.#failures++

@@ -28,6 +28,36 @@ describe('cassette export on the admin API', () => {
     await recorder.close()
   })
 
+  it('forgets one run with DELETE /cassette?run= (its exchanges leave the recording, the others stay), and refuses it for a recorder that writes a file', async () => {
+    const upstream = closing(await startUpstream())
+    const storm = createStorm({})
+    const recorder = createCassetteRecorder(storm)
+    const proxy = closing(await startProxy({ targets: [upstream.url], storm, observer: recorder.observer, adminRoutes: [cassetteAdminRoute(recorder)] }))
+    const admin = (method: string, what: string) => fetch(`${proxy.adminUrl}${what}`, { method, headers: { authorization: `Bearer ${proxy.token}` } })
+    for (const run of ['w1', 'w2', 'w1']) await (await fetch(`${proxy.url}/items/${run}`, { headers: { 'x-toolstorm-run': run } })).text()
+    expect(recorder.size).toBe(3)
+    const forgotten = await admin('DELETE', '/cassette?run=w1')
+    expect(await forgotten.json()).toEqual({ ok: true, run: 'w1', exchanges: 2 })
+    expect((await admin('GET', '/cassette?run=w1')).status).toBe(404)
+    expect((await recorder.cassette()).exchanges.map((exchange) => exchange.run)).toEqual(['w2'])
+    expect((await admin('DELETE', '/cassette')).status).toBe(400)
+    // Forgotten while its exchange is in flight: its line is not written when it ends, and forgetting did not wait for it.
+    const slow = fetch(`${proxy.url}/slow?ms=300`, { headers: { 'x-toolstorm-run': 'w3' } }).then((response) => response.text())
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(await (await admin('DELETE', '/cassette?run=w3')).json()).toEqual({ ok: true, run: 'w3', exchanges: 0 })
+    await slow
+    expect((await recorder.cassette()).exchanges.map((exchange) => exchange.run)).toEqual(['w2'])
+    await recorder.close()
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-admin-cassette-'))
+    try {
+      const onFile = createCassetteRecorder(createStorm({}), { file: path.join(dir, 'kept.cassette.jsonl') })
+      await expect(onFile.forget('w1')).rejects.toMatchObject({ code: 'ERR_STATE' })
+      await onFile.close()
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
   it('exports one complete file (large bodies inline) that marks the bodies cut at the body limit and counts them in a header', async () => {
     const upstream = closing(await startUpstream())
     const dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-admin-cassette-'))

@@ -9,10 +9,12 @@ import { describe, expect, it } from 'vitest'
 import { reportEffect } from '../../src/effects/toolstorm-effects.js'
 import { explore } from '../../src/explore/explore.js'
 import { ROOT } from '../helpers/cli.js'
+import { compiledAgent } from './compiled-agent.js'
 import { startMcpServer } from '../helpers/mcp-server.js'
 import { closing } from '../helpers/teardown.js'
 
-const AGENT = [process.execPath, '--import', 'tsx', path.join(ROOT, 'fixtures/explore/mcp-agent.ts')]
+// Bundled once (compiled-agent.ts): each run starts plain node, not the tsx loader.
+const AGENT = await compiledAgent(path.join(ROOT, 'fixtures/explore/mcp-agent.ts'))
 const ANY = ['timeout', 'rate_limit', 'unavailable', 'reset', 'latency']
 const MCP = ['tool_error', 'rpc_error', 'session_expired']
 

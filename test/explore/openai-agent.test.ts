@@ -38,10 +38,11 @@ describe.skipIf(!hasPythonModules('openai'))('explore: an openai SDK agent strea
     expect(retried.recovery).toMatchObject({ calls: 1, modelCalls: 1, tokens: 30, recovered: true })
   })
 
-  it('passes every variation with the corrected agent, and fails its recoveries on the budgets it is given', async () => {
-    const fixed = await exploreCli(['--jobs', '4'], [...AGENT, '--fixed'])
+  it('passes the stream faults with the corrected agent, and fails its recoveries on the budgets it is given', async () => {
+    // The faults the agent itself must recover from (the SDK retries the others for both versions, as above).
+    const fixed = await exploreCli(['--jobs', '4', '--faults', 'stream_cut@text,stream_cut@tool_arguments,stream_stall,drop_terminal'], [...AGENT, '--fixed'])
     expect(fixed.code, fixed.stdout).toBe(0)
-    expect(fixed.result!.summary).toMatchObject({ variations: 10, failed: 0, notExercised: 0 })
+    expect(fixed.result!.summary).toMatchObject({ variations: 4, failed: 0, notExercised: 0 })
     const budgeted = await exploreCli(['--jobs', '4', '--faults', 'rate_limit,stream_cut@tool_arguments', '--max-model-calls', '1', '--max-recovery-tokens', '20'], [...AGENT, '--fixed'])
     expect(budgeted.code).toBe(1)
     for (const variation of budgeted.result!.variations) {

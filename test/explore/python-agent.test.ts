@@ -3,19 +3,30 @@
  * server and fake model, urllib through HTTP_PROXY) and on its corrected version (--fixed).
  */
 import { execFile } from 'node:child_process'
-import { readFile, writeFile } from 'node:fs/promises'
+import { readFile, readdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import { describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { BIN, ROOT } from '../helpers/cli.js'
+import { test } from '../helpers/file-fixtures.js'
 import { PYTHON, hasPythonModules } from '../helpers/python.js'
 import { temporaryFolder } from '../helpers/teardown.js'
 import { describeOf } from '../../src/explore/format-matrix.js'
-import { byHand, exploreCli, matrixOf } from './explore-cli.js'
+import { byHand, exploreCli, matrixOf, type ExploreRun } from './explore-cli.js'
 
 const AGENT = [PYTHON, path.join(ROOT, 'fixtures/explore/agent.py')]
 const FIXED = [...AGENT, '--fixed']
 const canRun = hasPythonModules('json')
+// Two faults on every route: a fallback route among them, the duplicate shipment, and a model call that fails.
+const SHARED = ['--faults', 'timeout,response_lost']
+// The shipment's two faults only: a failure (the lost response) and a pass, in three runs.
+const NARROW = ['--faults', 'timeout,response_lost', '--route', 'POST /shipments']
+
+/** One explore the file's cases share (--jobs 4, with every output), its outputs in the file's folder. */
+const it = test.extend('explored', { scope: 'file' }, async ({ dir }): Promise<ExploreRun> => {
+  const run = await exploreCli([...SHARED, '--jobs', '4', '--out', path.join(dir, 'out'), '--junit', path.join(dir, 'junit.xml'), '--html', path.join(dir, 'explore.html')], AGENT)
+  return { ...run, dir }
+})
 
 /** The default table of docs/explore.md for this agent's calls: every HTTP call, + writes, + JSON answers, + model calls. */
 const ANY = ['timeout', 'rate_limit', 'unavailable', 'reset', 'latency']
@@ -72,29 +83,26 @@ describe.skipIf(!canRun)('explore: a Python agent with known bugs', { timeout: 2
     expect(explored.stdout).toContain('PASS: every exercised variation passed')
   })
 
-  it('gives the same matrix with --jobs 4 as with --jobs 1, and the same matrix twice', async () => {
-    const args = ['--faults', 'timeout,response_lost,schema_drift']
-    const one = await exploreCli(args, AGENT)
-    const four = await exploreCli([...args, '--jobs', '4'], AGENT)
-    const again = await exploreCli([...args, '--jobs', '4'], AGENT)
-    expect(one.result!.variations.some((variation) => variation.origin === 'fallback')).toBe(true)
-    expect(matrixOf(four.result!)).toEqual(matrixOf(one.result!))
-    expect(matrixOf(again.result!)).toEqual(matrixOf(four.result!))
-    expect([one.result!.timing.jobs, four.result!.timing.jobs]).toEqual([1, 4])
+  it('gives the same matrix with --jobs 4 as with --jobs 1: two explores of one agent agree', async ({ explored }) => {
+    const one = await exploreCli(SHARED, AGENT)
+    expect(explored.result!.variations.some((variation) => variation.origin === 'fallback')).toBe(true)
+    expect(matrixOf(explored.result!)).toEqual(matrixOf(one.result!))
+    expect([one.result!.timing.jobs, explored.result!.timing.jobs]).toEqual([1, 4])
   })
 
-  it('hands back a counterexample whose cassette reproduces the failure offline, and whose --only command reproduces it live', async () => {
-    const out = await temporaryFolder('toolstorm-cx-')
-    const explored = await exploreCli(['--faults', 'timeout,response_lost', '--route', 'POST /*', '--out', out, '--junit', path.join(out, 'junit.xml'), '--html', path.join(out, 'explore.html')], AGENT)
+  it('hands back a counterexample whose cassette reproduces the failure offline, and whose --only command reproduces it live', async ({ explored }) => {
+    const out = path.join(explored.dir, 'out')
     expect(explored.code).toBe(1)
     const failures = explored.result!.variations.filter((variation) => variation.status === 'fail')
     const model = failures.find((variation) => variation.steps[0]!.route === 'POST /v1/chat/completions')!
     const lost = failures.find((variation) => variation.steps[0]!.fault === 'response_lost')!
     expect(model.counterexample).toBe(path.join(out, model.id))
     const readme = await readFile(path.join(out, model.id, 'README.md'), 'utf8')
-    expect(readme).toContain(`toolstorm explore --only ${model.id} --faults timeout,response_lost --route 'POST /*' -- ${AGENT.join(' ')}`)
+    expect(readme).toContain(`toolstorm explore --only ${model.id} --faults timeout,response_lost -- ${AGENT.join(' ')}`)
     const rules = JSON.parse(await readFile(path.join(out, model.id, 'rules.json'), 'utf8')) as { seed: number; rules: Array<{ route: string; kind: string; calls: number[] }> }
     expect(rules).toMatchObject({ seed: 0, rules: [{ route: 'POST /v1/chat/completions', kind: 'timeout', calls: [1] }] })
+    // Only the failures have a folder (their cassettes written as each run ended, nothing kept for the passes).
+    expect((await readdir(out)).sort()).toEqual(failures.map((variation) => variation.id).sort())
     const cli = promisify(execFile)
     const exitOf = (args: string[]) => cli(process.execPath, [BIN, ...args], { cwd: ROOT }).then(() => 0, (error: { code: number }) => error.code)
     // Offline: the model call's timeout replayed from the cassette, with no network: the agent fails again (and the replay did not diverge).
@@ -110,45 +118,43 @@ describe.skipIf(!canRun)('explore: a Python agent with known bugs', { timeout: 2
     expect(await exitOf(['replay', path.join(out, lost.id, 'cassette.jsonl'), '--no-contracts', '--port', '0', '--admin-port', '0', '--', ...AGENT])).toBe(0)
     expect(await exitOf(['check', path.join(out, lost.id, 'cassette.jsonl')])).toBe(1)
     // Live: --only reruns that one variation, and it fails again; the corrected agent passes it.
-    const live = await exploreCli(['--only', lost.id, '--faults', 'timeout,response_lost', '--route', 'POST /*'], AGENT)
+    const live = await exploreCli(['--only', lost.id, ...NARROW], AGENT)
     expect(live.code).toBe(1)
     expect(live.result!.variations.map((variation) => [variation.id, variation.status])).toEqual([[lost.id, 'fail']])
-    expect((await exploreCli(['--only', lost.id, '--faults', 'timeout,response_lost', '--route', 'POST /*'], FIXED)).code).toBe(0)
+    expect((await exploreCli(['--only', lost.id, ...NARROW], FIXED)).code).toBe(0)
     // JUnit in a standard reader (Python's xml.etree): one testcase per variation, the failures as <failure>.
-    const { stdout } = await cli('python3', ['-c', 'import sys, json, xml.etree.ElementTree as ET; root = ET.parse(sys.argv[1]).getroot(); print(json.dumps([root.get("tests"), root.get("failures"), [[c.get("classname"), c.get("name"), [x.tag for x in c if x.tag != "system-out"]] for c in root.iter("testcase")]]))', path.join(out, 'junit.xml')])
+    const { stdout } = await cli('python3', ['-c', 'import sys, json, xml.etree.ElementTree as ET; root = ET.parse(sys.argv[1]).getroot(); print(json.dumps([root.get("tests"), root.get("failures"), [[c.get("classname"), c.get("name"), [x.tag for x in c if x.tag != "system-out"]] for c in root.iter("testcase")]]))', path.join(explored.dir, 'junit.xml')])
     const [tests, junitFailures, cases] = JSON.parse(stdout) as [string, string, Array<[string, string, string[]]>]
     expect(Number(tests)).toBe(explored.result!.variations.length)
     expect(Number(junitFailures)).toBe(failures.length)
     expect(cases).toContainEqual(['POST /shipments', `response_lost #1 [${lost.id}]`, ['failure']])
     expect(cases.filter(([, , children]) => children.includes('failure')).length).toBe(failures.length)
     // The page: self-contained (no script, no request), the matrix, and each failure's timeline with its effects.
-    const page = await readFile(path.join(out, 'explore.html'), 'utf8')
+    const page = await readFile(path.join(explored.dir, 'explore.html'), 'utf8')
     expect(page).not.toMatch(/<script|<link|src=|url\(|https?:\/\/(?!toolstorm)/i)
     expect(page).toContain(`<h3 id="v-${lost.id}">response_lost on POST /shipments #1`)
     expect(page).toMatch(/<td>shipment order-7 <small>\(identity 1\)<\/small><\/td>[\s\S]*<td>shipment order-7 <small>\(identity 1\)<\/small><\/td>/)
   })
 
-  it('with --baseline passes when every failure is known, and fails on a new one; --allow accepts one', async () => {
+  it('with --baseline passes when every failure is known, and fails on a new one; --allow accepts one', async ({ explored }) => {
     const dir = await temporaryFolder('toolstorm-known-')
-    const args = ['--faults', 'timeout,response_lost', '--route', 'POST /*']
-    const first = await exploreCli(args, AGENT)
-    expect(first.code).toBe(1)
+    // The known failures: an earlier explore's. The explores here are narrower (the shipment's two faults): its ids are among them.
     const baseline = path.join(dir, 'baseline.json')
-    await writeFile(baseline, JSON.stringify(first.result))
-    const known = await exploreCli([...args, '--baseline', baseline], AGENT)
+    await writeFile(baseline, JSON.stringify(explored.result))
+    const known = await exploreCli([...NARROW, '--baseline', baseline], AGENT)
     expect(known.code, known.stdout).toBe(0)
-    expect(known.result!.summary).toMatchObject({ failed: first.result!.summary.failed, newFailures: 0 })
+    expect(known.result!.summary).toMatchObject({ failed: 1, newFailures: 0 })
     expect(known.stdout).toContain('PASS: every failure is known')
     // Main without the lost-response failure: on this branch it is new.
-    const lost = first.result!.variations.find((variation) => variation.steps[0]!.fault === 'response_lost' && variation.status === 'fail')!
-    const older = { ...first.result!, variations: first.result!.variations.filter((variation) => variation.id !== lost.id) }
+    const lost = explored.result!.variations.find((variation) => variation.steps[0]!.fault === 'response_lost' && variation.status === 'fail')!
+    const older = { ...explored.result!, variations: explored.result!.variations.filter((variation) => variation.id !== lost.id) }
     await writeFile(baseline, JSON.stringify(older))
-    const fresh = await exploreCli([...args, '--baseline', baseline], AGENT)
+    const fresh = await exploreCli([...NARROW, '--baseline', baseline], AGENT)
     expect(fresh.code).toBe(1)
     expect(fresh.result!.summary.newFailures).toBe(1)
     expect(fresh.result!.variations.filter((variation) => variation.status === 'fail' && !variation.known).map((variation) => variation.id)).toEqual([lost.id])
     const allow = path.join(dir, 'allow.yaml')
     await writeFile(allow, `version: 1\nallow:\n  - id: ${lost.id}\n    reason: the shipping API dedupes by order id in production\n`)
-    expect((await exploreCli([...args, '--baseline', baseline, '--allow', allow], AGENT)).code).toBe(0)
+    expect((await exploreCli([...NARROW, '--baseline', baseline, '--allow', allow], AGENT)).code).toBe(0)
   })
 })

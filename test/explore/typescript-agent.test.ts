@@ -6,10 +6,12 @@
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ROOT } from '../helpers/cli.js'
+import { compiledAgent } from './compiled-agent.js'
 import { describeOf } from '../../src/explore/format-matrix.js'
 import { byHand, exploreCli } from './explore-cli.js'
 
-const AGENT = [process.execPath, '--import', 'tsx', path.join(ROOT, 'fixtures/explore/agent.ts')]
+// Bundled once (compiled-agent.ts): each run starts plain node, not the tsx loader.
+const AGENT = await compiledAgent(path.join(ROOT, 'fixtures/explore/agent.ts'))
 
 // Each case runs the agent some 25-50 times (explore, then by hand): minutes on a loaded 2-core machine.
 describe('explore: a TypeScript agent with known bugs', { timeout: 240_000 }, () => {

@@ -8,6 +8,9 @@ proxy's active run while it runs (requests that name no run are its), and its ru
 A test fails (a failure, not an error) when a rule it configured never triggered, naming the rule,
 its route and the closest route seen; ``require_triggered=False`` opts out. Cassette tests
 (``@pytest.mark.toolstorm_cassette``) get a proxy of their own that records or strictly replays.
+Explored tests (``--toolstorm-explore``, ``explore=True``) become one case per variation
+(``_explore.py``). Under a toolstorm command that names a run (``toolstorm explore -- pytest``), the
+session attaches to that command's proxy and run instead of starting its own (``AttachedProxy``).
 
     def test_recovers_from_a_lost_ack(toolstorm, shipping_server):
         toolstorm.rules([{"name": "lost-ack", "route": "POST /ship", "kind": "response_lost", "calls": [1]}], seed=42)
@@ -31,8 +34,9 @@ from typing import Any, Dict, Generator, List, Mapping, Optional, Tuple
 import pytest
 
 from . import effects
+from ._explore import ExploreCase, explore_problems, explored_cases
 from .cassette import RECORD_MODES, CassetteError, CassetteSession
-from .proxy import Proxy, Run
+from .proxy import AttachedProxy, Proxy, Run
 
 _counter = itertools.count(1)
 
@@ -40,7 +44,7 @@ _counter = itertools.count(1)
 #: keyword not listed fails the test (a misspelled option must not be ignored): a new option is one
 #: entry here, and the fixture reads it.
 MARKER_KEYWORDS: Mapping[str, Tuple[str, ...]] = {
-    "toolstorm": ("rules", "seed", "require_triggered", "max_calls", "routes"),
+    "toolstorm": ("rules", "seed", "require_triggered", "max_calls", "routes", "explore"),
     "toolstorm_cassette": ("path", "record_mode", "normalize", "normalize_pattern", "normalize_path", "live", "replay_only"),
 }
 
@@ -69,11 +73,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--toolstorm-live", metavar="ROUTE", action="append", default=[], help="cassettes: a route glob (POST /ship) a replay sends to the network instead of the cassette, under the test's rules (repeatable; adds to a marker's live=)")
     group.addoption("--toolstorm-replay-only", metavar="ROUTE", action="append", default=[], help="cassettes: a route glob a replay answers from the cassette; every other route goes to the network (repeatable; adds to a marker's replay_only=)")
     group.addoption("--toolstorm-proxy-args", metavar="ARGS", default=None, help="more flags for the toolstorm proxy processes, as one string (--upstream-ca ca.pem --clock virtual); adds to the ini option toolstorm_proxy_args")
+    group.addoption("--toolstorm-explore", action="store_true", default=False, help="explore every test that uses the toolstorm fixture and sets no rules: run it once per call site x fault, each variation a case of its own (docs/python.md#explore)")
+    group.addoption("--toolstorm-explore-args", metavar="ARGS", default=None, help="more flags for toolstorm explore, as one string (--faults timeout,response_lost --max-runs 50); adds to the ini option toolstorm_explore_args")
+    group.addoption("--toolstorm-explore-out", metavar="DIR", default=None, help="where explored tests' counterexamples go, a folder per test (default: the pytest cache, .pytest_cache/d/toolstorm-explore)")
     parser.addini("toolstorm_proxy_args", type="args", default=[], help="more flags for the toolstorm proxy processes (toolstorm proxy, record, replay)")
+    parser.addini("toolstorm_explore_args", type="args", default=[], help="more flags for toolstorm explore (explored tests)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "toolstorm(rules=None, seed=None, require_triggered=True, max_calls=None, routes=None): the test's toolstorm rules, as toolstorm.rules(...) would set them (the test must use the toolstorm fixture; an unknown keyword fails it)")
+    config.addinivalue_line("markers", "toolstorm(rules=None, seed=None, require_triggered=True, max_calls=None, routes=None, explore=None): the test's toolstorm rules, as toolstorm.rules(...) would set them (the test must use the toolstorm fixture; an unknown keyword fails it); explore=True (or a mapping: faults, routes, max_ordinal, depth, jobs, max_runs, ...): run it once per call site x fault instead, each variation a case")
     config.addinivalue_line("markers", "toolstorm_cassette(path=None, record_mode=None, normalize=None, normalize_pattern=None, normalize_path=None, live=(), replay_only=()): record the test's traffic into a cassette, or replay it strictly (path relative to the test file; default cassettes/<module>/<test>.jsonl); normalize: ids,timestamps,uuids or none; normalize_pattern / normalize_path: regular expressions (SHP-\\d+) and JSON paths ($.messages[*].content) whose values compare equal; live / replay_only: route globs a replay sends to the network, or the only ones it replays")
 
 
@@ -111,9 +119,20 @@ class _EarlyStart:
 EARLY = pytest.StashKey[_EarlyStart]()
 
 
+def _attached(config: pytest.Config) -> Optional[AttachedProxy]:
+    """The proxy of the toolstorm command this session runs under (``toolstorm explore -- pytest``):
+    its tests' runs are that command's, and no proxy of the session's own is started."""
+    if ATTACHED not in config.stash:
+        config.stash[ATTACHED] = AttachedProxy.from_environment()
+    return config.stash[ATTACHED]
+
+
+ATTACHED = pytest.StashKey[Optional[AttachedProxy]]()
+
+
 def pytest_itemcollected(item: pytest.Item) -> None:
     config = item.config
-    if EARLY in config.stash or config.option.collectonly:
+    if EARLY in config.stash or config.option.collectonly or _attached(config) is not None:
         return
     names = getattr(item, "fixturenames", ())
     uses = "toolstorm_proxy" in names or ("toolstorm" in names and item.get_closest_marker("toolstorm_cassette") is None)
@@ -135,6 +154,10 @@ def toolstorm_proxy(request: pytest.FixtureRequest) -> Generator[Proxy, None, No
     While it runs, ``TOOLSTORM_SIDECAR`` and ``TOOLSTORM_ADMIN_TOKEN`` name it: tool servers in this
     process, and those it starts, report the effects of its runs (``toolstorm_proxy.run()``) here.
     """
+    attached = _attached(request.config)
+    if attached is not None:
+        yield attached
+        return
     early = request.config.stash.get(EARLY, None)
     proxy = early.wait() if early is not None else Proxy(cwd=request.config.invocation_params.dir, args=_proxy_args(request.config)).start()
     saved = _set_env({"TOOLSTORM_SIDECAR": proxy.sidecar_url, "TOOLSTORM_ADMIN_TOKEN": proxy.token})
@@ -215,7 +238,9 @@ def toolstorm(request: pytest.FixtureRequest) -> Generator[Run, None, None]:
             pytest.fail(f"toolstorm: {error}", pytrace=False)
         run = cassette.run(run_id)
     else:
-        run = Run(request.getfixturevalue("toolstorm_proxy"), run_id)
+        proxy = request.getfixturevalue("toolstorm_proxy")
+        # Under toolstorm explore, the run is the one explore named (and set the rules of).
+        run = Run(proxy, proxy.run_id if isinstance(proxy, AttachedProxy) else run_id)
     state = _TestState(run, cassette)
     item.stash[STATE] = state
     # Tool servers in this process (or started by the test) report effects to this test's proxy,
@@ -231,7 +256,9 @@ def toolstorm(request: pytest.FixtureRequest) -> Generator[Run, None, None]:
         if marker is not None:
             kwargs = marker.kwargs
             rules = marker.args[0] if marker.args else kwargs.get("rules")
-            run.rules(rules, seed=kwargs.get("seed"), require_triggered=kwargs.get("require_triggered", True), max_calls=kwargs.get("max_calls"), routes=kwargs.get("routes"))
+            # Explored (its run is toolstorm explore's): explore was given the seed, routes and max_calls, and sets the rules.
+            if rules is not None or not isinstance(run.proxy, AttachedProxy):
+                run.rules(rules, seed=kwargs.get("seed"), require_triggered=kwargs.get("require_triggered", True), max_calls=kwargs.get("max_calls"), routes=kwargs.get("routes"))
         yield run
     finally:
         _finish(item, state)
@@ -287,6 +314,8 @@ def _marker_problems(item: pytest.Item) -> List[str]:
     problems: List[str] = []
     for name, known in MARKER_KEYWORDS.items():
         for marker in item.iter_markers(name):
+            if name == "toolstorm":
+                problems += explore_problems(marker)
             for keyword in marker.kwargs:
                 if keyword not in known:
                     close = difflib.get_close_matches(keyword, known, n=1, cutoff=0.6)
@@ -330,6 +359,9 @@ def _lost_effects(before: int) -> Optional[str]:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
+    if isinstance(item, ExploreCase):
+        # A variation of an explored test: it ran under toolstorm explore, which judged it.
+        return (yield)
     # Marker mistakes fail the test before it runs: it would run without what the marker asked for.
     marker_problems = _marker_problems(item)
     if marker_problems:
@@ -364,6 +396,22 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
         # A failure of the test with the message alone: the plugin's own frames would only hide it.
         pytest.fail("\n\n".join(problems), pytrace=False)
     return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> Generator[None, Any, Any]:
+    # An explored test is its cases, children of its module as parametrised cases are: a case's node
+    # id selects it, and -k / -m choose among them by name. Under toolstorm explore (attached), each
+    # test is one run of that explore: nothing to explore again.
+    result = yield
+    if result is None or _attached(collector.config) is not None:
+        return result
+    made = result if isinstance(result, list) else [result]
+    replaced: List[Any] = []
+    for node in made:
+        cases = explored_cases(node, _marker_problems) if isinstance(node, pytest.Function) else None
+        replaced += cases if cases is not None else [node]
+    return replaced
 
 
 @pytest.hookimpl(wrapper=True)

@@ -299,6 +299,71 @@ class Proxy:
         return Run(self, check_run_id(run_id) if run_id is not None else uuid.uuid4().hex[:12])
 
 
+#: What a toolstorm command gives the command it runs next to its proxy, naming one run of it
+#: (``toolstorm explore -- python -m pytest …``: docs/cassettes.md#the-commands-environment).
+ATTACH_VARIABLES = ("TOOLSTORM_RUN", "TOOLSTORM_PROXY_URL", "TOOLSTORM_SIDECAR", "TOOLSTORM_ADMIN_TOKEN")
+
+
+class AttachedProxy(Proxy):
+    """The proxy of the toolstorm command this process runs under (``toolstorm explore -- pytest …``),
+    known from the environment that command gave it (``ATTACH_VARIABLES``): not started here, not
+    stopped here, and its run (``run_id``) is the one the command named. Rules are that command's:
+    ``Run.rules()`` on it is refused rather than replacing them."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:  # noqa: D107 - no process: the base's arguments do not apply
+        self.run_id = check_run_id(environ["TOOLSTORM_RUN"])
+        base = environ["TOOLSTORM_PROXY_URL"].rstrip("/")
+        suffix = f"/_run/{self.run_id}"
+        mode = environ.get("TOOLSTORM_PROXY_MODE", "forward")
+        self._info: Dict[str, Any] = {
+            "url": base[: -len(suffix)] if base.endswith(suffix) else base,
+            "adminUrl": environ["TOOLSTORM_SIDECAR"],
+            "token": environ["TOOLSTORM_ADMIN_TOKEN"],
+            "mode": mode if mode in ("forward", "reverse") else "forward",
+            "ca": environ.get("TOOLSTORM_CA") or None,
+        }
+        self._process = None
+        self._admin = AdminClient(self._info["adminUrl"], self._info["token"])
+        self._sidecar = None
+        self.exit_code = None
+
+    @classmethod
+    def from_environment(cls, environ: Optional[Mapping[str, str]] = None) -> Optional["AttachedProxy"]:
+        """The proxy this process runs next to, when a toolstorm command named one of its runs; else None."""
+        env = os.environ if environ is None else environ
+        return cls(env) if all(env.get(name) for name in ATTACH_VARIABLES) else None
+
+    def start(self) -> "Proxy":
+        return self
+
+    def close(self) -> Optional[int]:
+        if self._admin is not None:
+            self._admin.close_connection()
+        return None
+
+    @property
+    def running(self) -> bool:
+        return True
+
+    @property
+    def info(self) -> Dict[str, Any]:
+        return self._info
+
+    def activate(self, run: Optional[str]) -> None:
+        """Nothing: the command's runs name themselves in their addresses, several at once (``--jobs``)."""
+
+    def set_rules(self, rules: RulesInput = None, seed: Optional[int] = None, *, run: Optional[str] = None, max_calls: Optional[int] = None, routes: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
+        raise ToolstormError(EXPLORED_RULES)
+
+
+#: Why a run of a proxy this process is attached to refuses rules.
+EXPLORED_RULES = (
+    "toolstorm: this run belongs to the toolstorm command this test runs under (toolstorm explore, or the plugin's "
+    "--toolstorm-explore / explore=True), which sets its rules: one fault per run. A test that sets its own rules "
+    "already tests one fault: mark it @pytest.mark.toolstorm(explore=False), or explore the test without them."
+)
+
+
 class Run:
     """One run of a proxy: the addresses that name it, its rules, report and contracts."""
 
@@ -374,6 +439,8 @@ class Run:
 
         ``require_triggered``: under pytest, the test fails at its end when one never triggered.
         """
+        if isinstance(self.proxy, AttachedProxy):
+            raise ToolstormError(EXPLORED_RULES)
         text, content_type = rules_document(rules, seed, max_calls, routes)
         self.require_triggered = require_triggered
         if not self._apply_rules:

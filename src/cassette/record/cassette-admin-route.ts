@@ -3,9 +3,13 @@
  * (JSON Lines, already redacted, every body inline so the one file is complete), for the
  * dashboard's export button and for scripts. `x-toolstorm-cut-bodies` counts the bodies cut at the
  * body limit (each is marked `truncated` in its line), so the export says so too.
+ *
+ * `DELETE /cassette?run=ID`: the recording forgets that run (a recorder in memory only: 409
+ * otherwise), so a program that takes each run's cassette as it ends keeps memory flat.
  */
 import type http from 'node:http'
-import { sendError } from '../../proxy/admin/admin-server.js'
+import { ConfigError } from '../../errors.js'
+import { sendError, sendJson } from '../../proxy/admin/admin-server.js'
 import type { CassetteRecorder } from './cassette-recorder.js'
 import { cutBodiesOf } from '../format/cut-bodies.js'
 
@@ -14,8 +18,14 @@ export const CUT_BODIES_HEADER = 'x-toolstorm-cut-bodies'
 
 export function cassetteAdminRoute(recorder: CassetteRecorder): (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => Promise<boolean> {
   return async (req, res, url) => {
-    if (req.method !== 'GET' || url.pathname !== '/cassette') return false
+    if (url.pathname !== '/cassette' || (req.method !== 'GET' && req.method !== 'DELETE')) return false
     try {
+      if (req.method === 'DELETE') {
+        const run = url.searchParams.get('run')
+        if (run === null) throw new ConfigError('Failed to forget a recording: name the run, as in DELETE /cassette?run=<id>.', { code: 'ERR_USAGE' })
+        sendJson(res, 200, { ok: true, run, exchanges: await recorder.forget(run) })
+        return true
+      }
       const run = url.searchParams.get('run')
       const cassette = run === null ? await recorder.cassette() : await recorder.cassetteOfRun(run)
       const text = cassette.toString()

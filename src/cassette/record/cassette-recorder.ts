@@ -208,6 +208,21 @@ export class CassetteRecorder {
     return claims
   }
 
+  /**
+   * Forget what `run` recorded: its exchanges leave the cassette and the memory (a long search of
+   * many runs keeps only the runs still going; `toolstorm explore` takes a failing run's cassette
+   * first). Only a recorder that keeps its exchanges in memory can (no `file`, no shared store);
+   * the others are refused (ERR_STATE). Resolves with how many exchanges were dropped.
+   */
+  async forget(run: string): Promise<number> {
+    // Not waiting for the lines still to come (other runs' exchanges may be slow): those of this run are not written.
+    const dropped = await this.#writer.forget(run)
+    if (dropped !== null) this.#capture.forget(run)
+    if (dropped === null) throw new StateError(`Failed to forget the recording of run ${run}: this recorder writes ${this.#options.file ? `the cassette ${this.#options.file}` : 'into the shared store'}, which keeps every exchange. Only a recorder in memory forgets a run.`)
+    this.#runs.delete(run)
+    return dropped
+  }
+
   /** Append what changed (claims, rules) and make the file durable now, as the writer does about once a second. */
   checkpoint(): Promise<void> {
     return this.#writer.checkpoint()

@@ -54,6 +54,10 @@ export class CassetteWriter {
   #finished = false
   /** `finish()` ran to its end: the file is complete, whatever it holds. */
   #complete = false
+  /** In memory: the run of each line of `#memory` (same index), so a run can be forgotten. */
+  readonly #memoryRuns: string[] = []
+  /** A run was forgotten: the lines kept number their exchanges with gaps, renumbered as they are read. */
+  #forgot = false
 
   constructor(options: CassetteWriterOptions) {
     this.#options = options
@@ -95,7 +99,10 @@ export class CassetteWriter {
     if (this.#shared) return this.#shared.append(JSON.stringify(stored), run)
     const opening = this.#open()
     if (!opening) {
-      if (this.#options.memory !== false) this.#memory.push(JSON.stringify(stored))
+      if (this.#options.memory !== false) {
+        this.#memory.push(JSON.stringify(stored))
+        this.#memoryRuns.push(run)
+      }
       return
     }
     await (await opening).append(stored, run, stored.seq)
@@ -210,6 +217,29 @@ export class CassetteWriter {
     }
   }
 
+  /**
+   * Drop the lines of `run` (in memory only; a file or a shared store keeps every exchange): how
+   * many there were, or null when this writer cannot.
+   */
+  forget(run: string): number | null {
+    if (this.#shared || this.#options.file) return null
+    let kept = 0
+    for (let index = 0; index < this.#memory.length; index++) {
+      if (this.#memoryRuns[index] === run) {
+        this.#late.delete((JSON.parse(this.#memory[index] as string) as CassetteExchange).seq)
+        continue
+      }
+      this.#memory[kept] = this.#memory[index] as string
+      this.#memoryRuns[kept] = this.#memoryRuns[index] as string
+      kept++
+    }
+    const dropped = this.#memory.length - kept
+    this.#memory.length = kept
+    this.#memoryRuns.length = kept
+    if (dropped) this.#forgot = true
+    return dropped
+  }
+
   /** Release the file without finishing it (its lines so far stay, valid; a new file with none is removed). */
   async dispose(): Promise<void> {
     this.stopCheckpoints()
@@ -246,10 +276,12 @@ export class CassetteWriter {
       const { version: _v, kind: _k, exchanges: _n, ...header } = (loaded.at(-1) as Cassette).header
       return Cassette.from({ ...header, claims: loaded.flatMap((cassette) => cassette.header.claims ?? []) }, exchanges, parts.currentFile)
     }
-    const exchanges = this.#memory.map((line) => {
+    const exchanges = this.#memory.map((line, index) => {
       const exchange = JSON.parse(line) as CassetteExchange
       const late = this.#late.get(exchange.seq)
-      return late ? { ...exchange, effects: [...exchange.effects, ...late] } : exchange
+      const whole = late ? { ...exchange, effects: [...exchange.effects, ...late] } : exchange
+      // With a run forgotten the kept lines number on without gaps.
+      return this.#forgot ? { ...whole, seq: index + 1 } : whole
     })
     return Cassette.from(this.#options.header(exchanges.length), exchanges, '<recording>')
   }

@@ -53,6 +53,8 @@ interface Entry {
   finishedAt: number | null
   /** Things to wait for before the line is written: the exchange's end, and each body it started. */
   waiting: number
+  /** Its run was forgotten (`forget`) before its line was written: it is not written. */
+  forgotten: boolean
   done: () => void
   readonly finished: Promise<void>
 }
@@ -122,6 +124,11 @@ export class ExchangeCapture {
     return this.#chain
   }
 
+  /** The exchanges of `run` started so far and not yet written are not written (its run was forgotten). */
+  forget(run: string): void {
+    for (const entry of this.#active.values()) if (entry.exchange.run.id === run) entry.forgotten = true
+  }
+
   /** Take no new exchange (those running still finish). */
   stop(): void {
     this.#accepting = false
@@ -152,6 +159,7 @@ export class ExchangeCapture {
           effects: [],
           finishedAt: null,
           waiting: 1,
+          forgotten: false,
           done,
           finished,
         }
@@ -160,7 +168,8 @@ export class ExchangeCapture {
         // Lines are written in arrival order, each once its exchange finished.
         this.#chain = this.#chain.then(async () => {
           await entry.finished
-          await this.#options.write(await this.#line(entry), exchange.run.id)
+          const line = await this.#line(entry)
+          if (!entry.forgotten) await this.#options.write(line, exchange.run.id)
           this.#active.delete(exchange.id)
           this.#written.set(exchange.id, entry.seq)
           if (this.#written.size > LATE_EFFECT_WINDOW) this.#written.delete(this.#written.keys().next().value as string)

@@ -108,7 +108,7 @@ export const exploreCommand: CommandModule<object, ExploreArgs> = {
         .option('max-recovery-tokens', { ...numberOption('max-recovery-tokens', COUNT), describe: 'Fail a run whose recovery from a fault took more tokens' })
         .option('claims', { type: 'boolean', default: true, describe: 'When the agent reports claims, fail a run whose claims the effects contradict; --no-claims to skip' })
         .option('only', { type: 'string', array: true, default: [] as string[], coerce: splitList, describe: 'Run only these variations (ids an earlier explore printed)' })
-        .option('json', { type: 'string', describe: 'Write the result as JSON to this file (- for stdout)' })
+        .option('json', { type: 'string', requiresArg: true, describe: 'Write the result as JSON to this file (- for stdout)' })
         .option('junit', { type: 'string', describe: 'Write a JUnit XML report to this file' })
         .option('html', { type: 'string', describe: 'Write a self-contained HTML page to this file' })
         .option('out', { type: 'string', describe: 'Write a counterexample folder per failure here (rules, seed, cassette, commands)' })
@@ -125,6 +125,7 @@ export const exploreCommand: CommandModule<object, ExploreArgs> = {
     const base = args.rules ? await loadConfigFile(args.rules) : undefined
     const baseline = args.baseline ? await loadExploreBaseline(args.baseline) : undefined
     const allow = args.allow ? await loadAllowList(args.allow) : undefined
+    // Forward mode: explore's runner opens the CA before the baseline (each run is told to trust it), once the options are checked.
     const https = await httpsOptionsFromArgs(args, { recording: true })
     const controller = new AbortController()
     const stop = onStopRequest(() => {

@@ -37,7 +37,7 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs & 
   const storm = await stormFromArgs(args)
   const shared = state ? await (await import('../../state/redis-run-state.js')).connectRedisState(storm, state) : null
   // HTTPS through CONNECT is recorded like plain HTTP (docs/https.md); no host is tunnelled untouched.
-  const https = await httpsOptionsFromArgs(args, { recording: true, announced: args['ready-json'] || args['ready-file'] !== undefined })
+  const https = await httpsOptionsFromArgs(args, { recording: true, announced: args['ready-json'] || args['ready-file'] !== undefined || command.length > 0 })
   const recorder = recorderFromArgs(storm, file, args, shared)
   const giveUp = async (error: unknown) => {
     await recorder.discard()
@@ -62,7 +62,7 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs & 
   const ready = readyInfo('record', proxy, { file, mode: 'record' })
   if (command.length) {
     await announceReady(args, describeProxy(proxy, https.caDir, args, banner === printError), ready, banner)
-    code = await runCommand(command, commandEnvironment({ proxyUrl: proxy.url, adminUrl: proxy.adminUrl, adminToken: proxy.token }), { exitWithParent: args['exit-with-parent'] })
+    code = await runCommand(command, commandEnvironment({ proxyUrl: proxy.url, adminUrl: proxy.adminUrl, adminToken: proxy.token, mode: proxy.mode, caFile: https.caFile }), { exitWithParent: args['exit-with-parent'] })
   } else {
     const stopped = untilStopRequested({ exitWithParent: args['exit-with-parent'] })
     await announceReady(args, describeProxy(proxy, https.caDir, args, banner === printError), ready, banner)

@@ -80,7 +80,7 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
     if (args['tunnel-unmatched']) printError('--tunnel-unmatched is ignored by replay: every CONNECT is answered from the cassette.')
     // HTTPS: the CA "toolstorm ca" made (or --ca-dir) when the cassette holds HTTPS exchanges or a folder is named.
     const holdsHttps = cassette.exchanges.some((exchange) => exchange.request.url.startsWith('https://'))
-    const { options: { tunnelUnmatched: _tunnel, ...https }, caDir } = await httpsOptionsFromArgs(args, { openCa: args['ca-dir'] !== undefined || holdsHttps, announced: args['ready-json'] || args['ready-file'] !== undefined })
+    const { options: { tunnelUnmatched: _tunnel, ...https }, caDir, caFile } = await httpsOptionsFromArgs(args, { openCa: args['ca-dir'] !== undefined || holdsHttps, announced: args['ready-json'] || args['ready-file'] !== undefined || command.length > 0 })
     const replay = await startReplayServer(cassette, {
       ...https,
       warn: printError,
@@ -107,7 +107,7 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
     const ready = readyInfo('replay', replay.proxy, { file: args.file, mode: replay.mode, exchanges: cassette.exchanges.length })
     if (command.length) {
       await announceReady(args, lines, ready, banner)
-      code = await runCommand(command, commandEnvironment({ proxyUrl: replay.url, adminUrl: replay.adminUrl, adminToken: replay.token }), { exitWithParent: args['exit-with-parent'] })
+      code = await runCommand(command, commandEnvironment({ proxyUrl: replay.url, adminUrl: replay.adminUrl, adminToken: replay.token, caFile }), { exitWithParent: args['exit-with-parent'] })
     } else {
       const stopped = untilStopRequested({ exitWithParent: args['exit-with-parent'] })
       await announceReady(args, lines, ready, banner)
