@@ -33,6 +33,7 @@ const APPLIES: Readonly<Record<string, (kind: CallKind) => boolean>> = {
   tool_error: (kind) => kind.mcp?.method === 'tools/call' && kind.mcp.id,
   rpc_error: (kind) => kind.mcp !== null && kind.mcp.id,
   session_expired: (kind) => kind.mcp !== null && kind.mcp.session,
+  protocol_error: (kind) => kind.mcp !== null && kind.mcp.id,
 }
 
 /** Whether `fault` can act on a call of `kind`. */

@@ -39,6 +39,6 @@ export function toolResultAnswer(id: JsonRpcId, value: unknown, protocolVersion?
 }
 
 /** A JSON-RPC error: the protocol failed (`-32603` internal error, `-32001` request timeout…). */
-export function rpcErrorAnswer(id: JsonRpcId | null, code: number, message: string): JsonRpcAnswer {
-  return answer({ jsonrpc: '2.0', id, error: { code, message } })
+export function rpcErrorAnswer(id: JsonRpcId | null, code: number, message: string, data?: unknown): JsonRpcAnswer {
+  return answer({ jsonrpc: '2.0', id, error: data === undefined ? { code, message } : { code, message, data } })
 }

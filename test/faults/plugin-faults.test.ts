@@ -58,7 +58,7 @@ describe('faults from plug-ins', () => {
 
   it('make the default registry: the kernel kinds, then those the default plug-ins bring', () => {
     expect(faultRegistryOf(defaultPlugins()).kinds).toEqual(defaultFaults.kinds)
-    expect(defaultFaults.kinds).toEqual(expect.arrayContaining(['tool_error', 'rpc_error', 'session_expired', 'crash', 'overloaded', 'token_limit', 'duplicate_event', 'drop_usage', 'stream_cut']))
-    expect(defaultFaults.kinds).toHaveLength(21)
+    expect(defaultFaults.kinds).toEqual(expect.arrayContaining(['tool_error', 'rpc_error', 'session_expired', 'crash', 'protocol_error', 'overloaded', 'token_limit', 'duplicate_event', 'drop_usage', 'stream_cut']))
+    expect(defaultFaults.kinds).toHaveLength(22)
   })
 })

@@ -8,7 +8,7 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { Client } from '@modelcontextprotocol/client'
+import { Client, MissingRequiredClientCapabilityError, UnsupportedProtocolVersionError } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import type { Report } from '../../src/engine/schema/report.js'
 import { ROOT } from '../helpers/cli.js'
@@ -68,6 +68,37 @@ describe('toolstorm mcp with the 2026-07-28 revision (split SDK 2.4)', () => {
       ['tools/call create_note', 2, 'second-round-fails', 'isError'],
       ['tools/call create_note', 3, null, 'result'],
       ['tools/call create_note', 4, null, 'result'],
+    ])
+  })
+
+  it('protocol_error answers the revision\'s refusals (-32022, -32021, -32020) with their data; the client raises the first two as its typed errors and recovers from a header mismatch by listing the tools and retrying; the server never sees a refused call', async () => {
+    const folder = await temporaryFolder('toolstorm-modern-')
+    const report = path.join(folder, 'report.json')
+    const rules = await rulesFile(folder, [
+      { name: 'old-server', route: 'tools/call count', kind: 'protocol_error', error: 'unsupported_version', supported: ['2025-11-25', '2025-06-18'], calls: [1] },
+      { name: 'needs-sampling', route: 'tools/call count', kind: 'protocol_error', error: 'missing_capability', capabilities: { sampling: {} }, calls: [2] },
+      { name: 'headers', route: 'tools/call count', kind: 'protocol_error', error: 'header_mismatch', calls: [3] },
+    ])
+    const client = await modernClient(wrappedCommand(MODERN_SERVER, ['--rules', rules, '--report', report]), {})
+    const version = await client.callTool({ name: 'count', arguments: {} }).catch((caught: unknown) => caught)
+    expect(version).toBeInstanceOf(UnsupportedProtocolVersionError)
+    expect(version).toMatchObject({ code: -32022, supported: ['2025-11-25', '2025-06-18'], requested: '2026-07-28' })
+    const capability = await client.callTool({ name: 'count', arguments: {} }).catch((caught: unknown) => caught)
+    expect(capability).toBeInstanceOf(MissingRequiredClientCapabilityError)
+    expect(capability).toMatchObject({ code: -32021, data: { requiredCapabilities: { sampling: {} } } })
+    // -32020 is recovered by the client itself: it lists the tools again (the headers come from their declarations) and retries the call once.
+    expect(textOf(await client.callTool({ name: 'count', arguments: {} }))).toBe('1')
+    // The server ran none of the three refused calls: its counter went on from 1.
+    expect(textOf(await client.callTool({ name: 'count', arguments: {} }))).toBe('2')
+    await client.close()
+    const calls = (await readJson<Report>(report)).calls
+    expect(calls.map((call) => [call.route, call.ordinal, call.fault, call.mcp?.outcome])).toEqual([
+      ['tools/call count', 1, 'old-server', 'error'],
+      ['tools/call count', 2, 'needs-sampling', 'error'],
+      ['tools/call count', 3, 'headers', 'error'],
+      ['tools/list', 1, null, 'result'],
+      ['tools/call count', 4, null, 'result'],
+      ['tools/call count', 5, null, 'result'],
     ])
   })
 })

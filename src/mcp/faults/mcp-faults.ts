@@ -3,5 +3,6 @@ import { toolErrorFault } from './tool-error.js'
 import { rpcErrorFault } from './rpc-error.js'
 import { sessionExpiredFault } from './session-expired.js'
 import { crashFault } from './crash.js'
+import { protocolErrorFault } from './protocol-error.js'
 
-export const MCP_FAULTS = [toolErrorFault, rpcErrorFault, sessionExpiredFault, crashFault] as const
+export const MCP_FAULTS = [toolErrorFault, rpcErrorFault, sessionExpiredFault, crashFault, protocolErrorFault] as const
