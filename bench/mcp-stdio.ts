@@ -10,6 +10,7 @@
  *
  * `node --import tsx bench/mcp-stdio.ts [path/to/bin/toolstorm.js]` runs it against another build.
  */
+import { loadavg } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -46,6 +47,8 @@ export async function benchMcpStdio(options: McpStdioOptions): Promise<Record<st
   const kinds = { direct: SERVER, 'toolstorm mcp': [process.execPath, bin, 'mcp', '--', ...SERVER] }
   const callMs: Record<string, number[]> = {}
   const startMs: Record<string, number[]> = {}
+  // The machine is shared: its load says how far these numbers are from a quiet machine's.
+  const loadBefore = loadavg()[0] as number
   for (let round = 0; round < Math.max(options.rounds, options.starts); round++) {
     for (const [name, command] of Object.entries(kinds)) {
       const { client, startMs: start } = await connect(command)
@@ -62,11 +65,14 @@ export async function benchMcpStdio(options: McpStdioOptions): Promise<Record<st
   const addedMs = (calls['toolstorm mcp'] as number) - (calls.direct as number)
   const startAddedMs = (starts['toolstorm mcp'] as number) - (starts.direct as number)
   const round3 = (value: number) => Math.round(value * 1000) / 1000
+  const load = `load average ${loadBefore.toFixed(1)} before, ${(loadavg()[0] as number).toFixed(1)} after`
   const table = [
     `| stdio MCP server, SDK client (${options.rounds} rounds × ${options.calls} sequential calls; ${options.starts} starts; medians) | per call | start (launch → initialized) |`,
     '|---|---:|---:|',
     ...Object.keys(kinds).map((name) => `| ${name} | ${round3(calls[name] as number)} ms | ${Math.round(starts[name] as number)} ms |`),
     `| added by the wrapper | ${round3(addedMs)} ms | ${Math.round(startAddedMs)} ms |`,
+    '',
+    `(${load})`,
   ].join('\n')
   return {
     suite: 'mcp-stdio',
@@ -74,6 +80,7 @@ export async function benchMcpStdio(options: McpStdioOptions): Promise<Record<st
     startMs: starts,
     addedMs: round3(addedMs),
     startAddedMs: Math.round(startAddedMs),
+    load,
     table,
     gates: { 'added latency per call ≤ 0.3 ms': addedMs <= 0.3, 'wrapper start ≤ 300 ms beyond the server\'s': startAddedMs <= 300 },
   }

@@ -12,11 +12,16 @@ import { benchPipelining } from './pipelining.js'
 import { benchProxyThroughput } from './proxy-throughput.js'
 import { benchScale } from './scale.js'
 import { benchSoak } from './soak.js'
+import { benchRecord } from './record.js'
 import { benchTls } from './tls.js'
 
 const args = process.argv.slice(2)
 const quick = args.includes('--quick')
-const wanted = args.filter((a) => !a.startsWith('--'))
+// `--minutes N`: how long `record` records (default 30; 2 with --quick).
+const minutesAt = args.indexOf('--minutes')
+const minutes = minutesAt >= 0 ? Number(args[minutesAt + 1]) : undefined
+if (minutes !== undefined && !(minutes > 0)) throw new Error(`--minutes: expected a positive number, got ${JSON.stringify(args[minutesAt + 1])}`)
+const wanted = args.filter((a, index) => !a.startsWith('--') && (minutesAt < 0 || index !== minutesAt + 1))
 const suites: Record<string, () => Promise<Record<string, unknown>>> = {
   proxy: () => benchProxyThroughput(quick ? { rounds: 2, seconds: 2, latencyRequests: 500, warmupSeconds: 1 } : { rounds: 6, seconds: 4, latencyRequests: 2_000, warmupSeconds: 1 }),
   tls: () => benchTls(quick ? { rounds: 1, seconds: 2, concurrency: 16, coldHosts: 20 } : { rounds: 3, seconds: 5, concurrency: 16, coldHosts: 100 }),
@@ -28,6 +33,7 @@ const suites: Record<string, () => Promise<Record<string, unknown>>> = {
   dashboard: () => benchDashboard(quick ? { rounds: 1, exchanges: 5_000 } : { rounds: 3, exchanges: 10_000 }),
   explore: () => benchExplore(quick ? { rounds: 1 } : { rounds: 3 }),
   soak: () => benchSoak(quick ? { rounds: 3, requests: 10_000 } : { rounds: 6, requests: 50_000 }),
+  record: () => benchRecord({ minutes: minutes ?? (quick ? 2 : 30), samples: 6, runsPerSecond: 6, baselineMinutes: quick ? 0.5 : 2 }),
 }
 
 const results: Record<string, unknown>[] = []

@@ -15,5 +15,10 @@ if (!existsSync(new URL('../dist/cli/main.js', import.meta.url)) && existsSync(n
     process.exit(1)
   }
 }
+// toolstorm mcp launches its server before the command line parser loads, so the two starts overlap
+// (dist/cli/commands/mcp-launch.js: the parser still decides, and undoes a launch it does not claim).
+const mcp = process.argv[2] === 'mcp' ? await import('../dist/cli/commands/mcp-launch.js') : null
+mcp?.launchEarly(process.argv.slice(3))
 const { main } = await import('../dist/cli/main.js')
 process.exitCode = await main()
+await mcp?.releaseUnclaimed()

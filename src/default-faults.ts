@@ -3,14 +3,15 @@
  * schema, `lint`, the JSON Schemas, the CLI and the docs see. Assembled here, outside the engine,
  * which knows only its own kinds and takes the rest from whoever makes a storm.
  *
+ * A storm made with plug-ins of its own takes their kinds by itself (`createStorm(config, { plugins })`).
+ *
  * @example
  * const faults = faultRegistryOf([...defaultPlugins(), myPlugin]) // myPlugin.faults join the kinds
- * const storm = createStorm(rules, { faults })
+ * parseConfig(rules, 'rules.json', faults)
  */
 import type { Fault } from './engine/faults/fault.js'
 import { FaultRegistry } from './engine/faults/fault-registry.js'
 import { KERNEL_FAULTS } from './engine/faults/kernel-faults.js'
-import type { ExchangePlugin } from './engine/plugin.js'
 import { MCP_FAULTS } from './mcp/faults/mcp-faults.js'
 import { MODEL_CALL_FAULTS } from './model-calls/faults/model-call-faults.js'
 
@@ -29,10 +30,7 @@ export function faultFor(kind: string): Fault {
   return defaultFaults.faultFor(kind)
 }
 
-/** The kernel's kinds and those `plugins` bring: what a storm served through them may use. */
-export function faultRegistryOf(plugins: readonly ExchangePlugin[]): FaultRegistry {
-  return new FaultRegistry([...KERNEL_FAULTS, ...plugins.flatMap((plugin) => plugin.faults ?? [])])
-}
+export { faultRegistryOf } from './engine/storm.js'
 
 /** The rules file, a rule and a report with the default kinds (the JSON Schemas are generated from these). */
 export const configSchema = defaultFaults.configSchema

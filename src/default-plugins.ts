@@ -1,7 +1,7 @@
 /**
- * The one plug-in list every transport passes to the engine's front door (engine/serve.ts): the
- * proxy, the replay server, intercept(), MSW handlers and the demo. Fresh instances per call: a
- * plug-in may keep state for the transport that uses it (MCP's legacy SSE sessions).
+ * The default plug-ins of a storm (`createStorm` from the package root chooses them, src/create-storm.ts):
+ * every transport serving the storm serves it with them (engine/serve.ts). Fresh instances per
+ * call: a plug-in may keep state for the storm that uses it (MCP's legacy SSE sessions).
  */
 import type { ExchangePlugin } from './engine/plugin.js'
 import { mcpPlugin } from './mcp/mcp-plugin.js'

@@ -12,8 +12,9 @@
 // Storms are made with createStorm (which validates the config); the class is a type only.
 export { DEFAULT_RUN } from './engine/storm.js'
 export { createStorm } from './create-storm.js'
+export type { StormOptions } from './create-storm.js'
 export { HEADER_CALL, HEADER_KEY, HEADER_RUN } from './engine/http.js'
-export type { Storm, StormOptions } from './engine/storm.js'
+export type { Storm } from './engine/storm.js'
 export { configSchema, ruleSchema, reportSchema } from './default-faults.js'
 export type { StormConfig, StormConfigInput } from './engine/schema/config.js'
 export type { Rule, RuleInput } from './engine/schema/rule.js'

@@ -29,6 +29,7 @@ const COMMAND_MODULES: Record<string, () => Promise<CommandModule<any, any>>> = 
   lab: async () => (await import('./commands/lab.js')).labCommand,
   scenarios: async () => (await import('./commands/scenarios.js')).scenariosCommand,
   inspect: async () => (await import('./commands/inspect.js')).inspectCommand,
+  extract: async () => (await import('./commands/extract.js')).extractCommand,
   check: async () => (await import('./commands/check.js')).checkCommand,
   report: async () => (await import('./commands/report.js')).reportCommand,
   rules: async () => (await import('./commands/rules.js')).rulesCommand,
@@ -71,11 +72,24 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<numb
   const named = argv[0] !== undefined && Object.hasOwn(COMMAND_MODULES, argv[0]) ? [argv[0]] : undefined
   const commands = await loadCommands(named)
   try {
-    await cliParser(argv, commands).parseAsync()
+    await withoutHelpCache(cliParser(argv, commands)).parseAsync()
   } catch (error) {
     // Every command that listens takes its ports as --port and --admin-port.
     if (error instanceof PortInUseError) return reportError(error.withOption(error.server === 'admin' ? '--admin-port' : '--port'))
     return reportError(error)
   }
   return typeof process.exitCode === 'number' ? process.exitCode : 0
+}
+
+/**
+ * yargs renders the command's whole help text once its handler has started (so that a later
+ * `showHelp()` can print it): 15-50 ms of wrapping and measuring text, on every command's start,
+ * for a help text that is never shown (usage errors are explained by `explainUsage`, before the
+ * handler). Skipped through yargs' internal usage instance; if a yargs version lacks it, nothing changes.
+ */
+function withoutHelpCache(cli: Argv): Argv {
+  const internal = (cli as unknown as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: unknown } } }).getInternalMethods?.()
+  const usage = internal?.getUsageInstance?.()
+  if (usage && typeof usage.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => undefined
+  return cli
 }

@@ -52,3 +52,35 @@ export function numberListOption(flag: string, range: NumberRange): Options & { 
 
 /** Ports a server listens on: 0 picks a free one. */
 export const LISTEN_PORT: NumberRange = { min: 0, max: 65_535 }
+
+const SIZE = /^(\d+(?:\.\d+)?)\s*(b|k|kb|kib|m|mb|mib|g|gb|gib|t|tb|tib)?$/i
+const SIZE_UNITS: Record<string, number> = { b: 1, k: 1024, kb: 1000, kib: 1024, m: 1024 ** 2, mb: 1000 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1000 ** 3, gib: 1024 ** 3, t: 1024 ** 4, tb: 1000 ** 4, tib: 1024 ** 4 }
+
+/** A size in bytes: `1048576`, `100MB` (10^6), `64MiB` or `64M` (2^20), `2GiB`… at least `min`. */
+export function bytesOption(flag: string, min = 1): Options & { coerce: (value: unknown) => number } {
+  return {
+    requiresArg: true,
+    coerce: (value: unknown) => {
+      const match = SIZE.exec(String(value).trim())
+      const bytes = match ? Math.floor(Number(match[1]) * (SIZE_UNITS[(match[2] ?? 'b').toLowerCase()] as number)) : NaN
+      if (!Number.isSafeInteger(bytes) || bytes < min) throw new Error(`--${flag}: expected a size of at least ${min} bytes (1048576, 100MB, 64MiB, 2GiB), got ${JSON.stringify(String(value))}`)
+      return bytes
+    },
+  }
+}
+
+const DURATION = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?$/i
+const DURATION_UNITS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86_400 }
+
+/** A duration in seconds: `90`, `90s`, `15m`, `6h`, `1d`, `500ms`, within `min`–`max` seconds. */
+export function secondsOption(flag: string, range: { min: number; max: number }): Options & { coerce: (value: unknown) => number } {
+  return {
+    requiresArg: true,
+    coerce: (value: unknown) => {
+      const match = DURATION.exec(String(value).trim())
+      const seconds = match ? Number(match[1]) * (DURATION_UNITS[(match[2] ?? 's').toLowerCase()] as number) : NaN
+      if (!Number.isFinite(seconds) || seconds < range.min || seconds > range.max) throw new Error(`--${flag}: expected a duration of ${range.min}–${range.max} seconds (90, 90s, 15m, 6h, 1d), got ${JSON.stringify(String(value))}`)
+      return seconds
+    },
+  }
+}

@@ -6,7 +6,7 @@ import { ConfigError } from '../errors.js'
 import { DEFAULT_STATE_PREFIX, DEFAULT_STATE_TTL_SECONDS, type RedisStateOptions } from '../state/state-options.js'
 import { parseStateUrl } from '../state/state-url.js'
 import type { StateUnavailablePolicy } from '../proxy/begin-in-ledger.js'
-import { numberOption } from './numeric-options.js'
+import { bytesOption, numberOption } from './numeric-options.js'
 import { readCaFile } from '../proxy/tls/upstream-tls.js'
 
 export interface StateArgs {
@@ -14,6 +14,7 @@ export interface StateArgs {
   'state-ca'?: string
   'state-prefix': string
   'state-ttl': number
+  'state-run-bytes'?: number
   'state-unavailable': StateUnavailablePolicy
 }
 
@@ -25,7 +26,8 @@ export function stateLocationOptions<T>(yargs: Argv<T>): Argv<T & Omit<StateArgs
     .option('state', { type: 'string', describe: 'Share runs with other replicas through Redis: redis://HOST:PORT[/DB], rediss://… or unix:///path.sock' })
     .option('state-ca', { type: 'string', describe: 'rediss:// only: also trust this CA (PEM file) for Redis\'s certificate' })
     .option('state-prefix', { type: 'string', default: DEFAULT_STATE_PREFIX, describe: 'Prefix of every Redis key (suites sharing one Redis use different ones)' })
-    .option('state-ttl', { ...numberOption('state-ttl', { min: 1, max: 365 * 24 * 3600 }), default: DEFAULT_STATE_TTL_SECONDS, describe: "Seconds a run's keys live in Redis after its last call" }) as unknown as Argv<T & Omit<StateArgs, 'state-unavailable'>>
+    .option('state-ttl', { ...numberOption('state-ttl', { min: 1, max: 365 * 24 * 3600 }), default: DEFAULT_STATE_TTL_SECONDS, describe: "Seconds a run's keys live in Redis after its last call" })
+    .option('state-run-bytes', { ...bytesOption('state-run-bytes', 64 * 1024), describe: "Recording with --state: bytes of cassette lines one run may hold in Redis (default 256MiB); past it lines are counted and left out (docs/scale-out.md#what-redis-holds)" }) as unknown as Argv<T & Omit<StateArgs, 'state-unavailable'>>
 }
 
 /** The location flags plus what an exchange gets while Redis is unreachable (the proxy's). */
@@ -52,6 +54,7 @@ export function stateFromArgs(args: Omit<StateArgs, 'state-unavailable'> & { 'st
     url: args.state,
     prefix: args['state-prefix'],
     ttlSeconds: args['state-ttl'],
+    ...(args['state-run-bytes'] !== undefined ? { maxRunBytes: args['state-run-bytes'] } : {}),
     ...(caFile !== undefined ? { ca: readCaFile(caFile, '--state-ca') } : {}),
     ...(rules ? { rules } : {}),
     ...(args['state-unavailable'] ? { unavailable: args['state-unavailable'] } : {}),

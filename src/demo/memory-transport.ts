@@ -1,6 +1,6 @@
 /**
  * The lab with no sockets: the agent's `fetch` goes straight into the engine's front door
- * (`serve`, with the default plug-ins) over an in-memory transport whose upstream is the shipping logic, all on one
+ * (`serve`, with the storm's plug-ins) over an in-memory transport whose upstream is the shipping logic, all on one
  * virtual clock. It needs nothing from Node beyond what the engine needs, so the browser lab
  * bundles it (see web/lab) and its verdicts are the CLI's.
  *
@@ -9,7 +9,6 @@
  */
 import { VirtualClock } from '../engine/clock.js'
 import { createServe } from '../engine/serve.js'
-import { defaultPlugins } from '../default-plugins.js'
 import type { ExchangeTransport, UpstreamResponse } from '../engine/exchange-transport.js'
 import { createStorm } from '../create-storm.js'
 import type { Storm } from '../engine/storm.js'
@@ -88,7 +87,7 @@ function memoryExchange(logic: ShippingLogic, request: MemoryRequest): { transpo
 
 /** A `fetch` whose every request is one exchange of `storm`, answered by `logic`. */
 export function createMemoryFetch(storm: Storm, logic: ShippingLogic): (url: string, init?: RequestInit) => Promise<Response> {
-  const serve = createServe(storm, { plugins: defaultPlugins() })
+  const serve = createServe(storm)
   return async (url, init = {}) => {
     const headers: Record<string, string> = {}
     new Headers(init.headers).forEach((value, name) => (headers[name] = value))

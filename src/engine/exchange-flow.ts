@@ -6,16 +6,13 @@
 import { errorBody } from '../error-body.js'
 import { exchangeContext } from './exchange-context.js'
 import type { Exchange } from './exchange.js'
-import { CONTROL_HEADERS, errorCode, flattenHeaders, HEADER_CALL, type HeaderMap, type RequestView, type ResponseView, retryAfterSeconds } from './http.js'
+import { CONTROL_HEADERS, errorCode, flattenHeaders, HEADER_CALL, type HeaderMap, type ResponseView, retryAfterSeconds } from './http.js'
 import type { FaultAction, FaultContext } from './faults/fault.js'
-import type { AnswerEditor, FailureShaper, ResultShaper } from './faults/failure-shape.js'
 import { type ExchangeTransport, type ForwardOptions, type PassThroughHooks, type SourceAction, type UpstreamResponse } from './exchange-transport.js'
 import { readBodyDecoded } from './body.js'
 import { observeWriter } from './streams/response-writer.js'
 import { relayStream } from './streams/stream-relay.js'
-import { watchStreamEnd, type AnswerReader, type StreamEnd, type StreamEndReaders } from './streams/stream-end.js'
-import type { DeltaReader } from './streams/deltas.js'
-import type { FinalEventTest } from './streams/sse-splitter.js'
+import { watchStreamEnd, type StreamEnd } from './streams/stream-end.js'
 
 /** Refusal when the run's call budget is spent: a harness limit, not an injected fault. */
 export const BUDGET_REFUSAL_STATUS = 503
@@ -66,73 +63,22 @@ export interface ExchangeObserver {
   onFinished?(exchange: Exchange): void
 }
 
-/** Call several observers as one; each sees only the exchanges it `wants`. */
-export function combineObservers(...observers: Array<ExchangeObserver | undefined>): ExchangeObserver | undefined {
-  const list = observers.filter((o): o is ExchangeObserver => o !== undefined)
-  if (list.length <= 1) return list[0]
-  const interested = new WeakMap<Exchange, ExchangeObserver[]>()
-  const wanting = (exchange: Exchange) => {
-    let wanted = interested.get(exchange)
-    if (!wanted) interested.set(exchange, (wanted = list.filter((observer) => observer.wants?.(exchange) !== false)))
-    return wanted
-  }
-  const each =
-    <K extends Exclude<keyof ExchangeObserver, 'wants' | 'attached'>>(key: K) =>
-    (exchange: Exchange, ...args: unknown[]) => {
-      for (const observer of wanting(exchange)) (observer[key] as ((...a: unknown[]) => void) | undefined)?.(exchange, ...args)
-    }
-  return {
-    attached: (front) => {
-      for (const observer of list) observer.attached?.(front)
-    },
-    wants: (exchange) => wanting(exchange).length > 0,
-    onStart: each('onStart'),
-    onRequestBody: each('onRequestBody'),
-    onRequestBodyRead: each('onRequestBodyRead'),
-    onUpstreamHead: each('onUpstreamHead'),
-    onUpstreamBody: each('onUpstreamBody'),
-    onClientHead: each('onClientHead'),
-    onClientBody: each('onClientBody'),
-    onFinished: each('onFinished'),
-  }
-}
-
-/** What the flow asks of the protocols it does not know: the plug-ins', gathered by serve.ts. */
-export interface ProtocolHooks {
-  /** A service's own answer for a status fault (model providers' error shapes). */
-  readonly shapeFailure?: FailureShaper | undefined
-  /** The reader of the message that answers a request in its event stream (MCP). */
-  readonly readAnswer?: AnswerReader | undefined
-  /** The reader of a model stream's deltas (model calls). */
-  readonly readDelta?: DeltaReader | undefined
-  /** Whether an SSE event ends its stream (model calls: `[DONE]`, `message_stop`). */
-  readonly isFinalEvent?: FinalEventTest | undefined
-  /** Whether a stream a fault cut is read on for what it sends last (model calls: the usage). */
-  readonly readsOnAfterCut?: ((request: RequestView) => boolean) | undefined
-  /** A replacement answer in the service's shape (MCP's tool result). */
-  readonly shapeResult?: ResultShaper | undefined
-  /** Where an answer's payload is (MCP's structuredContent). */
-  readonly editAnswer?: AnswerEditor | undefined
-}
-
-const NO_HOOKS: ProtocolHooks = {}
-
 /** Run one exchange to its end. Never throws for transport failures: they are recorded. */
-export function runExchange(exchange: Exchange, io: ExchangeTransport, wanting?: ExchangeObserver, hooks: ProtocolHooks = NO_HOOKS): Promise<void> | void {
+export function runExchange(exchange: Exchange, io: ExchangeTransport, wanting?: ExchangeObserver): Promise<void> | void {
   const observer = wanting?.wants?.(exchange) === false ? undefined : wanting
   if (io.passThrough && exchange.fault === null && exchange.record !== null && observer === undefined) {
-    io.passThrough({ setHeaders: { [HEADER_CALL]: exchange.id }, removeHeaders: CONTROL_HEADERS }, passThroughHooks(exchange, io, hooks))
+    io.passThrough({ setHeaders: { [HEADER_CALL]: exchange.id }, removeHeaders: CONTROL_HEADERS }, passThroughHooks(exchange, io))
     return
   }
-  return runFlow(exchange, io, observer, hooks)
+  return runFlow(exchange, io, observer)
 }
 
-function passThroughHooks(exchange: Exchange, io: ExchangeTransport, readers: StreamEndReaders): PassThroughHooks {
+function passThroughHooks(exchange: Exchange, io: ExchangeTransport): PassThroughHooks {
   let end: StreamEnd | null = null
   return {
     upstreamHead(status, headers) {
       recordUpstreamHead(exchange, status, headers)
-      end = watchStreamEnd(exchange, headers, readers)
+      end = watchStreamEnd(exchange, headers)
       return end ? (chunk) => end?.push(chunk) : undefined
     },
     failedBeforeHead(error) {
@@ -181,10 +127,10 @@ function unreachableResponse(exchange: Exchange, error: unknown, io: ExchangeTra
   return { status: 502, headers: { 'content-type': 'application/json' }, body }
 }
 
-async function runFlow(exchange: Exchange, io: ExchangeTransport, observer: ExchangeObserver | undefined, hooks: ProtocolHooks): Promise<void> {
+async function runFlow(exchange: Exchange, io: ExchangeTransport, observer: ExchangeObserver | undefined): Promise<void> {
   observer?.onStart?.(exchange)
   try {
-    await drive(exchange, io, observer, hooks)
+    await drive(exchange, io, observer)
   } catch (error) {
     if (io.signal.aborted) {
       exchange.finish('cancelled', null, 'CLIENT_ABORTED')
@@ -202,7 +148,7 @@ async function runFlow(exchange: Exchange, io: ExchangeTransport, observer: Exch
   }
 }
 
-async function drive(exchange: Exchange, transport: ExchangeTransport, observer: ExchangeObserver | undefined, hooks: ProtocolHooks): Promise<void> {
+async function drive(exchange: Exchange, transport: ExchangeTransport, observer: ExchangeObserver | undefined): Promise<void> {
   const io = observer ? observed(exchange, transport, observer) : transport
   if (exchange.refused) {
     const body = new TextEncoder().encode(
@@ -229,17 +175,13 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
     signal: io.signal,
     request: exchange.request,
     run: { identity: exchange.run, elapsed: exchange.elapsedSinceStart(), record: exchange.record, ...(exchange.quota ? { quota: exchange.quota } : {}) },
-    shapeFailure: hooks.shapeFailure,
-    readDelta: hooks.readDelta,
-    isFinalEvent: hooks.isFinalEvent,
-    shapeResult: hooks.shapeResult,
-    editAnswer: hooks.editAnswer,
+    protocol: exchange.protocol,
   })
 
   if (fault && rule && fault.phase === 'before-upstream') {
     const outcome = await fault.apply(baseContext())
     if (outcome.injected) exchange.markInjected(outcome.retryAfter)
-    if (await carryOut(exchange, io, outcome.action, hooks)) return
+    if (await carryOut(exchange, io, outcome.action)) return
     // The client may have left while the fault waited (latency): then nothing is forwarded.
     if (io.signal.aborted) {
       exchange.finish('cancelled', null, 'CLIENT_ABORTED')
@@ -273,7 +215,7 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
   }
   // The source answered with an action instead of a response (a cassette's recorded reset).
   if ('action' in answer) {
-    await carryOut(exchange, io, answer.action, hooks)
+    await carryOut(exchange, io, answer.action)
     return
   }
   let upstream = answer
@@ -293,7 +235,7 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
     const outcome = await fault.apply({ ...baseContext(), response })
     if (outcome.injected) exchange.markInjected(outcome.retryAfter)
     if (outcome.action.type !== 'pass') {
-      await carryOut(exchange, io, outcome.action, hooks, upstream)
+      await carryOut(exchange, io, outcome.action, upstream)
       return
     }
     if (buffered !== null) {
@@ -307,8 +249,8 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
   }
 
   // The source decides how its body reaches the client (a cassette's recorded pace and ending).
-  if (upstream.playback) return relayStream(exchange, io, upstream, upstream.playback, hooks)
-  const end = watchStreamEnd(exchange, upstream.headers, hooks)
+  if (upstream.playback) return relayStream(exchange, io, upstream, upstream.playback)
+  const end = watchStreamEnd(exchange, upstream.headers)
   try {
     await io.relay(end ? watchedBody(upstream, end) : upstream)
   } catch (error) {
@@ -392,7 +334,7 @@ function observed(exchange: Exchange, io: ExchangeTransport, observer: ExchangeO
 }
 
 /** Carry out a non-pass action; returns whether the exchange is over. */
-async function carryOut(exchange: Exchange, io: ExchangeTransport, action: FaultAction, readers: ProtocolHooks, upstream?: UpstreamResponse): Promise<boolean> {
+async function carryOut(exchange: Exchange, io: ExchangeTransport, action: FaultAction, upstream?: UpstreamResponse): Promise<boolean> {
   switch (action.type) {
     case 'pass':
       return false
@@ -405,7 +347,7 @@ async function carryOut(exchange: Exchange, io: ExchangeTransport, action: Fault
       exchange.finish('response', action.status)
       return true
     case 'stream':
-      await relayStream(exchange, io, upstream, action.transform, readers)
+      await relayStream(exchange, io, upstream, action.transform)
       return true
   }
 }

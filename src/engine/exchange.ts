@@ -4,6 +4,7 @@
  */
 import type { Fault, QuotaVerdict } from './faults/fault.js'
 import type { RequestView } from './http.js'
+import type { ProtocolHooks } from './protocol-hooks.js'
 import type { Run } from './run.js'
 import type { CallRecord } from './schema/report.js'
 import type { Rule } from './schema/rule.js'
@@ -39,6 +40,8 @@ export interface ExchangeInit {
   readonly onFinish?: ((exchange: Exchange) => void) | undefined
   /** A shared state store's verdict on a `token_limit` call, taken when it began. */
   readonly quota?: QuotaVerdict | undefined
+  /** What the flow and the fault ask of the protocol (its storm's plug-ins'). Default: nothing known. */
+  readonly protocol?: ProtocolHooks | undefined
 }
 
 export class Exchange {
@@ -61,6 +64,8 @@ export class Exchange {
   readonly entry: ExchangeEntry
   /** A shared state store's verdict on a `token_limit` call (null: none, the fault counts in memory). */
   readonly quota: QuotaVerdict | null
+  /** The plug-ins' answers to what the flow and the faults ask of the protocol (protocol-hooks.ts): its storm's. */
+  readonly protocol: ProtocolHooks
   readonly #onFinish: ((exchange: Exchange) => void) | undefined
   #ended = false
 
@@ -79,6 +84,7 @@ export class Exchange {
     this.entry = { run: init.run, record: this.record, done: false }
     this.#onFinish = init.onFinish
     this.quota = init.quota ?? null
+    this.protocol = init.protocol ?? {}
   }
 
   /**
@@ -88,6 +94,11 @@ export class Exchange {
   adaptFault(fault: Fault): void {
     // A plain field, read on every exchange: no getter on the hot path.
     ;(this as { fault: Fault | null }).fault = fault
+  }
+
+  /** Serve it with other plug-ins' hooks than its storm's: a transport given plug-ins of its own (deprecated, engine/serve.ts). */
+  adaptProtocol(protocol: ProtocolHooks): void {
+    ;(this as { protocol: ProtocolHooks }).protocol = protocol
   }
 
   get refused(): boolean {

@@ -2,6 +2,7 @@
  * One run's state: ordinals, keys, calls, effects and coverage. Parallel test workers sharing a
  * proxy each get their own run (`x-toolstorm-run`), so they never shift each other's schedules.
  */
+import { createHash } from 'node:crypto'
 import type { CallRecord, CoverageCounts, EarlierRules, EffectRecord, RefusedEffects } from './schema/report.js'
 import type { Rule } from './schema/rule.js'
 import { RunClaims } from './run-claims.js'
@@ -24,6 +25,7 @@ export class Run {
   readonly effects: EffectRecord[] = []
   /** What the agent reported about its tool calls (docs/claims.md), judged when a report is made. */
   readonly claims = new RunClaims()
+  /** Effect identities by a digest of their raw (name, key) pair: a saved run never holds the raw values. */
   readonly identities = new Map<string, number>()
   readonly coverage = new Map<string, CoverageCounts>()
   budgetRejections = 0
@@ -102,9 +104,20 @@ export class Run {
     else this.refusedEffects = { count: 1, first: reason.slice(0, 300) }
   }
 
+  /** The rules in force, and how many calls had begun before they came into force (`earlierRules` holds those calls' rules). */
+  get rulesInForce(): { readonly rules: readonly Rule[]; readonly from: number } {
+    return { rules: this.#rules, from: this.#rulesFrom }
+  }
+
+  /** Continue a saved run (src/stdio/run-state.ts): `rules` are in force for the calls after the first `from`. */
+  resume(rules: readonly Rule[], from: number): void {
+    this.#rules = rules
+    this.#rulesFrom = from
+  }
+
   /** The per-run identity of a raw (name, key) pair, assigned in first-seen order. */
   identityOf(name: string, key: string): number {
-    const id = JSON.stringify([name, key])
+    const id = identityDigest(name, key)
     let identity = this.identities.get(id)
     if (identity === undefined) {
       identity = this.identities.size + 1
@@ -112,6 +125,11 @@ export class Run {
     }
     return identity
   }
+}
+
+/** The digest a raw (name, key) pair is known by (the shared store keys identities by the same). */
+export function identityDigest(name: string, key: string): string {
+  return createHash('sha256').update(JSON.stringify([name, key])).digest('base64url')
 }
 
 /** Whether `key` is a default key `#n` already handed out (n ≤ `upTo`). */

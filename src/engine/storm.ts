@@ -1,6 +1,8 @@
 /**
- * The storm: rules, seed, routes and clock, plus one `Run` per run id. Transports call
- * `begin()` for every request and carry out what the exchange flow decides.
+ * The storm, the composition root of a run: its config (rules, seed, routes), the per-run rules,
+ * its redactor, clock and plug-ins (and so the fault kinds its rules may use, and what every
+ * exchange asks of a protocol: `protocol`), its runs kept in a ledger. Every transport serves it
+ * with its own plug-ins (serve.ts), calling `begin()` for every request.
  *
  * @example
  * const storm = createStorm({ seed: 42, rules: [{ name: 'lost-ack', route: 'POST /ship', kind: 'response_lost', calls: [1] }] })
@@ -13,11 +15,13 @@ import { channels } from './evidence/channels.js'
 import { Exchange } from './exchange.js'
 import { HEADER_CALL, HEADER_KEY, HEADER_RUN, type HeaderMap, headerValue, type RequestView } from './http.js'
 import type { BeginRequest } from './ledger/run-ledger.js'
-import type { RequestNames } from './request-names.js'
+import type { RequestReading } from './request-reading.js'
 import { MemoryLedger } from './ledger/memory-ledger.js'
 import { exchangeContext } from './exchange-context.js'
 import { FaultRegistry } from './faults/fault-registry.js'
 import { KERNEL_FAULTS } from './faults/kernel-faults.js'
+import type { ExchangePlugin } from './plugin.js'
+import { protocolHooksOf, type ProtocolHooks } from './protocol-hooks.js'
 import type { QuotaVerdict } from './faults/fault.js'
 import { createRedactor, REDACTED, type Redactor } from '../redact/index.js'
 import { pathName, RouteTable } from './routes.js'
@@ -45,7 +49,12 @@ export interface StormOptions {
   clock?: Clock
   /** Where the config came from, for error messages. */
   source?: string
-  /** The fault kinds its rules may use. Default: the kernel's; `createStorm` from the package root adds the default plug-ins' (src/default-faults.ts). */
+  /**
+   * What every exchange of this storm goes through, whichever transport serves it (plugin.ts), in
+   * order. The kernel's default: none; `createStorm` from the package root: `defaultPlugins()`.
+   */
+  plugins?: readonly ExchangePlugin[]
+  /** The fault kinds its rules may use. Default: the kernel's and those `plugins` bring. */
   faults?: FaultRegistry
 }
 
@@ -75,9 +84,15 @@ export function parseConfig(input: unknown, source = 'config', faults: FaultRegi
   return result.data as StormConfig
 }
 
-/** Create a storm from a config object (validated). */
+/** Create a storm from a config object (validated against the kinds of its faults, or of its plug-ins). */
 export function createStorm(config: StormConfigInput | StormConfig = {}, options: KernelStormOptions = {}): Storm {
-  return new Storm(parseConfig(config, options.source, options.faults), options)
+  const faults = options.faults ?? faultRegistryOf(options.plugins ?? [])
+  return new Storm(parseConfig(config, options.source, faults), { ...options, faults })
+}
+
+/** The kernel's kinds and those `plugins` bring: what a storm made with them may use. */
+export function faultRegistryOf(plugins: readonly ExchangePlugin[]): FaultRegistry {
+  return plugins.some((plugin) => plugin.faults?.length) ? new FaultRegistry([...KERNEL_FAULTS, ...plugins.flatMap((plugin) => plugin.faults ?? [])]) : kernelFaults
 }
 
 // Exchange ids are capabilities: whoever saw a forwarded request may report effects for it, so
@@ -117,12 +132,16 @@ export interface DecidedCall {
   readonly onFinish?: ((exchange: Exchange) => void) | undefined
   /** The shared store's verdict on a `token_limit` call (`src/state/redis-token-quota.ts`). */
   readonly quota?: QuotaVerdict | undefined
-  /** What the plug-in that named the request said of it: the call's evidence and trace context. */
-  readonly names?: RequestNames | undefined
+  /** What the plug-in that named the request read of it: the call's evidence and trace context. */
+  readonly reading?: RequestReading | undefined
 }
 
 export class Storm {
   readonly clock: Clock
+  /** What every exchange of this storm goes through, whichever transport serves it (serve.ts). */
+  readonly plugins: readonly ExchangePlugin[]
+  /** What the flow and the faults ask of a protocol: the plug-ins' answers, gathered once (protocol-hooks.ts). */
+  readonly protocol: ProtocolHooks
   /** The fault kinds this storm's rules may use (PUT /rules and the dashboard's editor parse against them). */
   readonly faults: FaultRegistry
   /** Distinguishes this storm's exchange ids from another process's. */
@@ -142,7 +161,9 @@ export class Storm {
   readonly #judgeClaims: ClaimsJudge
 
   constructor(config: StormConfig, options: KernelStormOptions = {}) {
-    this.faults = options.faults ?? kernelFaults
+    this.plugins = options.plugins ?? []
+    this.protocol = protocolHooksOf(this.plugins)
+    this.faults = options.faults ?? faultRegistryOf(this.plugins)
     this.#judgeClaims = options.judgeClaims ?? unjudgedClaims
     // A config parsed against other faults fails here, not at its first call.
     for (const rule of config.rules) this.faults.faultFor(rule.kind)
@@ -266,9 +287,9 @@ export class Storm {
 
   /** The request as faults see it, with what the plug-in that named it added (a tool call: the `outputSchema` its tool declared). */
   requestView(request: BeginRequest): RequestView {
-    const names = request.names
-    const view = { method: request.method.toUpperCase(), url: request.url.href, headers: request.headers, outputSchema: names?.outputSchema ?? null }
-    return names === undefined ? view : { ...names.details, ...view, route: names.route }
+    const reading = request.reading
+    const view = { method: request.method.toUpperCase(), url: request.url.href, headers: request.headers, outputSchema: reading?.outputSchema ?? null }
+    return reading === undefined ? view : { ...reading.details, ...view, route: reading.route }
   }
 
   /** The run a request belongs to: the one given, else its `x-toolstorm-run`, else the active run, else `default`. */
@@ -282,13 +303,13 @@ export class Storm {
     const run = this.run(runId)
     const id = this.newExchangeId()
     const view = this.requestView(request)
-    const named = request.names?.route
+    const named = request.reading?.route
     const own = this.#runRules.get(runId)
     const config = own?.config ?? this.#config
     const seed = config.seed
     if (config.maxCalls !== null && run.callCount >= config.maxCalls) {
       run.budgetRejections++
-      return new Exchange({ id, stormId: this.nonce, run, request: view, url: request.url, seed, clock: this.clock })
+      return new Exchange({ id, stormId: this.nonce, run, request: view, url: request.url, seed, clock: this.clock, protocol: this.protocol })
     }
     const route = this.routeOf(view.method, request.url, named, runId)
     const { ordinal, key } = run.reserve(route, headerValue(request.headers, HEADER_KEY) || undefined)
@@ -296,7 +317,7 @@ export class Storm {
     const parentId = headerValue(request.headers, HEADER_CALL)
     const parent = parentId ? this.ledger.exchange(parentId) : undefined
     const parentCall = parent && parent.run === run && parent.record && !parent.done ? parent.record.id : null
-    const exchange = this.openExchange(run, { id, view, url: request.url, route, ordinal, key, rule, callId: run.callCount + 1, started: roundSeconds(this.clock.now() - run.start), parent: parentCall, seed, names: request.names })
+    const exchange = this.openExchange(run, { id, view, url: request.url, route, ordinal, key, rule, callId: run.callCount + 1, started: roundSeconds(this.clock.now() - run.start), parent: parentCall, seed, reading: request.reading })
     if (run.calls.length < ITEMIZED_CALLS_LIMIT) run.calls.push(exchange.record as CallRecord)
     else run.droppedCalls++
     this.ledger.remember(id, exchange.entry)
@@ -310,11 +331,11 @@ export class Storm {
 
   /** The call record and exchange of a call whose ordinal, key and rule are decided (by `begin()`, or by a shared state store). */
   openExchange(run: Run, call: DecidedCall): Exchange {
-    const { id, view, url, route, ordinal, key, rule, callId, started, parent, seed, onFinish, quota, names } = call
+    const { id, view, url, route, ordinal, key, rule, callId, started, parent, seed, onFinish, quota, reading } = call
     const record = this.runningRecord(callId, route, ordinal, key, parent, view.method, this.#redactUrl(view.url), started, rule)
-    if (names?.evidence) Object.assign(record, names.evidence)
+    if (reading?.evidence) Object.assign(record, reading.evidence)
     // A message's own trace context (MCP's) names the call's span; the header may name a span below it.
-    const traceparent = names?.traceparent ?? headerValue(view.headers, 'traceparent')
+    const traceparent = reading?.traceparent ?? headerValue(view.headers, 'traceparent')
     if (traceparent !== undefined) {
       const trace = parseTraceparent(traceparent)
       if (trace) {
@@ -323,7 +344,7 @@ export class Storm {
       }
     }
     const fault = rule ? this.faults.faultFor(rule.kind) : null
-    const exchange = new Exchange({ id, stormId: this.nonce, run, request: view, url, record, rule, fault, rawKey: key, seed, clock: this.clock, onFinish, quota })
+    const exchange = new Exchange({ id, stormId: this.nonce, run, request: view, url, record, rule, fault, rawKey: key, seed, clock: this.clock, onFinish, quota, protocol: this.protocol })
     if (channels.exchangeStart.hasSubscribers) channels.exchangeStart.publish({ run: run.id, exchangeId: id, call: record })
     return exchange
   }

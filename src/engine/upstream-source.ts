@@ -8,7 +8,7 @@
  * order: a cassette claims its position there), and answers through the `UpstreamExchange` it
  * returns. `next` is the source behind it (the live one), for requests it does not answer itself.
  */
-import { Readable } from 'node:stream'
+import type { Readable } from 'node:stream'
 import type { UpstreamExchange } from './exchange-transport.js'
 import type { Exchange } from './exchange.js'
 import type { HeaderMap } from './http.js'
@@ -45,22 +45,4 @@ export interface UpstreamSource {
   begin(request: SourceRequest, next: UpstreamSource): UpstreamExchange
   /** The server is closing: end what the source holds open (a recorded wait), release what it owns. */
   close?(): Promise<void>
-}
-
-/**
- * `request` with its body already read (`bytes`): what a source passes to the source behind it
- * after reading the body itself (a cassette matched it; tool handlers were asked first).
- */
-export function withBody(request: SourceRequest, bytes: Uint8Array | null): SourceRequest {
-  return {
-    exchange: request.exchange,
-    method: request.method,
-    rawUrl: request.rawUrl,
-    headers: request.headers,
-    upstream: request.upstream,
-    get signal() {
-      return request.signal
-    },
-    takeBody: () => (bytes && bytes.length ? Readable.from([bytes]) : null),
-  }
 }

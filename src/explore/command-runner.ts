@@ -43,11 +43,13 @@ const SETTLE_MS = 1_000
 export async function startCommandRunner(options: CommandRunnerOptions): Promise<VariationRunner> {
   const [file] = options.command
   if (file === undefined || file === '') throw new ToolstormError('ERR_USAGE', 'Failed to explore: no command to run. Give it after "--": toolstorm explore -- node agent.js')
-  const storm = createStorm(options.base)
+  // The proxy's plug-ins are its storm's.
+  const { plugins, modelCalls, ...proxyOptions } = options.proxy ?? {}
+  const storm = createStorm(options.base, { plugins, modelCalls })
   const targets = options.proxy?.targets ?? []
   // Origin-form URLs: a replay matches whatever host and port the agent names next time (a tool server of its own on a new port).
   const recorder = createCassetteRecorder(storm, { source: 'proxy', urlForm: 'origin', targets: [...targets] })
-  const proxy: ProxyServer = await startProxy({ port: 0, adminPort: 0, ...options.proxy, storm, observer: recorder.observer, adminRoutes: [cassetteAdminRoute(recorder)] })
+  const proxy: ProxyServer = await startProxy({ port: 0, adminPort: 0, ...proxyOptions, storm, observer: recorder.observer, adminRoutes: [cassetteAdminRoute(recorder)] })
   const children = new Set<ChildProcess>()
 
   const admin = async (method: string, path: string, body?: unknown): Promise<Response> => {

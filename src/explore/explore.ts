@@ -10,8 +10,8 @@
  */
 import { z } from 'zod'
 import { ConfigError, ToolstormError } from '../errors.js'
-import { parseConfig } from '../create-storm.js'
-import { defaultPlugins } from '../default-plugins.js'
+import { parseConfig, stormPlugins } from '../create-storm.js'
+import { protocolHooksOf } from '../engine/protocol-hooks.js'
 import { createRedactor } from '../redact/index.js'
 import type { StormConfig, StormConfigInput } from '../engine/schema/config.js'
 import type { DeltaReader } from '../engine/streams/deltas.js'
@@ -117,9 +117,10 @@ export interface ExploreOutcome {
 /** The run id of the baseline. */
 export const BASELINE_RUN = 'explore-baseline'
 
-/** The stream-delta readers the plug-ins bring: which deltas a model stream carried. */
-function deltaReaders(): DeltaReader[] {
-  return defaultPlugins().flatMap((plugin) => (plugin.readDelta ? [plugin.readDelta.bind(plugin)] : []))
+/** Which deltas a model stream carried, read by the plug-ins every run's storm is made with (those `proxy` or `intercept` give, else the default ones). */
+function deltaReaders(options: Pick<ExploreOptions, 'proxy' | 'intercept'>): DeltaReader[] {
+  const read = protocolHooksOf(stormPlugins(options.proxy ?? options.intercept ?? {})).readDelta
+  return read ? [read] : []
 }
 
 async function resolveConfig(options: ExploreOptions): Promise<ExploreConfig> {
@@ -149,7 +150,7 @@ export async function explore(options: ExploreOptions): Promise<ExploreOutcome> 
   const abort = () => runner.abort()
   options.signal?.addEventListener('abort', abort)
   try {
-    const readers = deltaReaders()
+    const readers = deltaReaders(options)
     const runBase = { seed, routes: base.routes, maxCalls: base.maxCalls }
     const baseline = await runner.run({ run: BASELINE_RUN, rules: { version: 1, seed, routes: base.routes, ...(base.maxCalls ? { maxCalls: base.maxCalls } : {}), rules: [] }, timeoutMs: runTimeout * 1000 })
     checkBaseline(baseline, runner, checks, runTimeout)

@@ -40,6 +40,8 @@ interface Kept {
 }
 
 export async function startInProcessRunner(options: InProcessOptions): Promise<VariationRunner> {
+  // The plug-ins are each run's storm's, the rest the interception's.
+  const { plugins, modelCalls, ...interceptOptions } = options.intercept ?? {}
   const kept = new Map<string, Kept>()
   const running = new Set<AbortController>()
 
@@ -57,13 +59,13 @@ export async function startInProcessRunner(options: InProcessOptions): Promise<V
     async run(request: RunRequest): Promise<RunOutcome> {
       // A task of its own before intercepting: the interception's scope must not reach the caller's.
       await Promise.resolve()
-      const storm = createStorm({ ...options.base, seed: request.rules.seed, routes: { ...request.rules.routes }, ...(request.rules.maxCalls ? { maxCalls: request.rules.maxCalls } : {}), rules: [...request.rules.rules] }, options.clock ? { clock: options.clock() } : {})
+      const storm = createStorm({ ...options.base, seed: request.rules.seed, routes: { ...request.rules.routes }, ...(request.rules.maxCalls ? { maxCalls: request.rules.maxCalls } : {}), rules: [...request.rules.rules] }, { ...(options.clock ? { clock: options.clock() } : {}), plugins, modelCalls })
       const recorder = createCassetteRecorder(storm, { source: 'in-process' })
       kept.set(request.run, { recorder })
       const controller = new AbortController()
       running.add(controller)
       // Each run owns its interception, as the vitest fixture's tests do: concurrent runs are separate branches, never nested (interception-scopes.ts).
-      const interception = interceptFor({ run: request.run }, storm, { ...options.intercept, observer: recorder.observer })
+      const interception = interceptFor({ run: request.run }, storm, { ...interceptOptions, observer: recorder.observer })
       const started = performance.now()
       let exit: RunOutcome['exit'] = { code: 0, signal: null, timedOut: false }
       let output = ''

@@ -15,9 +15,14 @@ export { defineFault } from '../engine/faults/fault.js'
 export type { Fault, FaultPhase, FaultContext, FaultAction, FaultOutcome } from '../engine/faults/fault.js'
 
 /* Plug-ins and the front door every transport calls (engine/plugin.ts, engine/serve.ts) */
-export type { ExchangePlugin, RequestHead, RequestNames, Naming } from '../engine/plugin.js'
+export type { ExchangePlugin, RequestHead, Naming, StormView } from '../engine/plugin.js'
+export type { ProtocolHooks, RouteChecker, AnswerReader } from '../engine/protocol-hooks.js'
+export type { RequestReading } from '../engine/request-reading.js'
+import type { RequestReading } from '../engine/request-reading.js'
+/** @deprecated Renamed `RequestReading`: it holds a route name and four other things. */
+export type RequestNames = RequestReading
 export type { RequestDetails } from '../engine/http.js'
-export type { CallEvidence } from '../engine/request-names.js'
+export type { CallEvidence } from '../engine/request-reading.js'
 export { defaultPlugins } from '../default-plugins.js'
 export type { DefaultPluginOptions } from '../default-plugins.js'
 export { createServe } from '../engine/serve.js'

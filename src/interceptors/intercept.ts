@@ -15,13 +15,12 @@ import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest'
 import { FetchInterceptor } from '@mswjs/interceptors/fetch'
 import type { Dispatcher } from 'undici'
 import type { ExchangeObserver } from '../engine/exchange-flow.js'
-import type { ExchangePlugin } from '../engine/plugin.js'
 import { createServe, type Serve } from '../engine/serve.js'
 import type { Storm } from '../engine/storm.js'
 import type { UpstreamSource } from '../engine/upstream-source.js'
 import { createRequestControllerTransport } from './request-controller-sink.js'
 import { createUndiciSource } from './undici-source.js'
-import { defaultPlugins } from '../default-plugins.js'
+import { transportPlugins, type TransportPluginOptions } from '../options/transport-plugins.js'
 import { checkOptions } from '../options/check-options.js'
 import { interceptOptionsSchema } from './intercept-options-schema.js'
 import { readWebBody } from './read-web-body.js'
@@ -30,7 +29,7 @@ import { effectsRegistry, type InProcessEffectSink } from '../effects/toolstorm-
 import { errorBody } from '../error-body.js'
 import { InterceptionScopes, type Scoped } from './interception-scopes.js'
 
-export interface InterceptOptions {
+export interface InterceptOptions extends TransportPluginOptions {
   /** Which requests the storm handles; the rest pass through untouched. Default: all (or only `targets` when given). */
   filter?: (url: URL, method: string) => boolean
   /**
@@ -42,10 +41,6 @@ export interface InterceptOptions {
   dispatcher?: Dispatcher
   /** Sees every exchange's bytes (recorders, model-call metadata). */
   observer?: ExchangeObserver
-  /** Record model calls (provider, model, tokens) in the report. Default true; see docs/streams.md. */
-  modelCalls?: boolean
-  /** What every exchange goes through (engine/plugin.ts). Default `defaultPlugins({ modelCalls })`: MCP and model calls. */
-  plugins?: readonly ExchangePlugin[]
   /**
    * Where responses come from (docs/architecture.md). Default: the real upstreams, through undici.
    * A cassette source (`replaySource` from `toolstorm/cassette`) answers from a cassette instead;
@@ -68,7 +63,7 @@ interface Entry extends Scoped<Entry> {
   storm: Storm
   options: InterceptOptions
   targets: Map<string, string>
-  /** The engine's front door, with this interception's plug-ins (their state: legacy MCP sessions seen). */
+  /** The engine's front door, with the storm's plug-ins. */
   serve: Serve
   source: UpstreamSource
   live: UpstreamSource
@@ -147,7 +142,7 @@ export function intercept(storm: Storm, options: InterceptOptions = {}): Interce
 export function interceptFor(owner: object | null, storm: Storm, options: InterceptOptions = {}): Interception {
   ensureInterceptor()
   const targets = new Map(Object.entries(options.targets ?? {}).map(([from, to]) => [new URL(from).origin, new URL(to).origin]))
-  const serve = createServe(storm, { plugins: options.plugins ?? defaultPlugins({ modelCalls: options.modelCalls !== false }), observer: options.observer })
+  const serve = createServe(storm, { ...transportPlugins(options, 'intercept()'), observer: options.observer })
   const live = createUndiciSource(options.dispatcher)
   const entry = scopes.enter(owner, (parent): Entry => ({ storm, options, targets, serve, source: options.source ?? live, live, parent, owner, disposed: false }))
   // reportEffect() / ToolstormEffects in this process record the storm's effects directly.

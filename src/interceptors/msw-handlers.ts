@@ -19,10 +19,10 @@ import type { RequestHandler } from 'msw'
 import { Readable } from 'node:stream'
 import type { Dispatcher } from 'undici'
 import type { ExchangeObserver } from '../engine/exchange-flow.js'
-import type { ExchangePlugin } from '../engine/plugin.js'
 import { createServe } from '../engine/serve.js'
 import type { ForwardOptions, SourceAction, UpstreamExchange, UpstreamResponse } from '../engine/exchange-transport.js'
-import { withBody, type UpstreamSource } from '../engine/upstream-source.js'
+import type { UpstreamSource } from '../engine/upstream-source.js'
+import { withBody } from '../with-body.js'
 import type { Storm } from '../engine/storm.js'
 import { fromWebHeaders } from './web-response.js'
 import { loadMsw } from './load-msw.js'
@@ -32,9 +32,9 @@ import { createMswResponseTransport, type MswTransport } from './msw-response-si
 import { fetchRequestHeaders } from './request-headers.js'
 import { createUndiciSource } from './undici-source.js'
 import { readAll } from '../engine/body.js'
-import { defaultPlugins } from '../default-plugins.js'
+import { transportPlugins, type TransportPluginOptions } from '../options/transport-plugins.js'
 
-export interface StormHandlerOptions {
+export interface StormHandlerOptions extends TransportPluginOptions {
   filter?: (url: URL, method: string) => boolean
   /** MSW handlers that play the tool server. */
   tools?: RequestHandler[]
@@ -43,10 +43,6 @@ export interface StormHandlerOptions {
   observer?: ExchangeObserver
   /** Where responses come from when no tool handler answers (docs/architecture.md). Default: the real network, through undici. */
   source?: UpstreamSource
-  /** Record model calls (provider, model, tokens) in the report. Default true; see docs/streams.md. */
-  modelCalls?: boolean
-  /** What every exchange goes through (engine/plugin.ts). Default `defaultPlugins({ modelCalls })`: MCP and model calls. */
-  plugins?: readonly ExchangePlugin[]
 }
 
 type GetResponse = ReturnType<typeof loadMsw>['getResponse']
@@ -85,7 +81,7 @@ export function stormHandlers(storm: Storm, options: StormHandlerOptions = {}): 
   const live = createUndiciSource(options.dispatcher)
   const base = options.source ?? live
   const source = options.tools?.length ? toolsSource(options.tools, getResponse, base) : base
-  const serve = createServe(storm, { plugins: options.plugins ?? defaultPlugins({ modelCalls: options.modelCalls !== false }), observer: options.observer })
+  const serve = createServe(storm, { ...transportPlugins(options, 'stormHandlers()'), observer: options.observer })
   return [
     http.all('*', async ({ request }) => {
       const url = new URL(request.url)

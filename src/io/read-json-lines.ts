@@ -16,6 +16,11 @@ export interface JsonLinesLimits {
   invalidCode: ErrorCode
   /** What errors say was being done: `load the cassette FILE`. Default `read FILE`. */
   action?: string
+  /**
+   * The file ends in `bytes` without a newline: return true to skip them (an append-only file whose
+   * last write was interrupted), false to fail as truncated (the default).
+   */
+  partialLastLine?: (bytes: number) => boolean
 }
 
 export interface TextLine {
@@ -119,6 +124,7 @@ export async function* readJsonLines(file: string, limits: JsonLinesLimits): Asy
       }
       if (carried > limits.maxLineBytes(number)) throw tooLong()
     }
+    if (carried > 0 && limits.partialLastLine?.(carried)) return
     if (carried > 0 && !isUtf8(Buffer.concat(carry))) {
       throw new ToolstormError(limits.invalidCode, `Failed to ${action}: line ${number} is not valid UTF-8.`)
     }

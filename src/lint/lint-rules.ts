@@ -4,8 +4,9 @@
  * checked by its `checkRoute`), else `METHOD /path` with the method in upper case (src/engine/routes.ts). A glob that can match neither is valid by the schema and silent at
  * run time: its rule stays at 0/0/0. These warnings say so when the rules are read, and what was
  * probably meant. They never reject the rules (a route may be declared later through the admin API).
- * Users, the CLI and the admin API lint with the default plug-ins' route names known, so a rule on
- * one (MCP's `tools/call create_shipment`) is not taken for a typo.
+ * The CLI and the admin API lint with their storm's plug-ins' route names known (users: the default
+ * plug-ins', unless they pass theirs), so a rule on one (MCP's `tools/call create_shipment`) is not
+ * taken for a typo.
  *
  * @example
  * lintRules(parseConfig({ routes: { create_shipment: 'POST /shipments' }, rules: [{ name: 'x', route: 'create_shipmnt', kind: 'reset' }] }))
@@ -13,12 +14,13 @@
  * lintRules(parseConfig({ rules: [{ name: 'x', route: 'tools/cal create_shipment', kind: 'reset' }] }))
  * // [{ rule: 'x', route: 'tools/cal create_shipment', message: '… "tools/cal" is not an MCP method. Did you mean "tools/call create_shipment"?' }]
  */
-import { defaultPlugins } from '../default-plugins.js'
+import { stormPlugins } from '../create-storm.js'
 import { closestName } from '../engine/closest-name.js'
 import { globMatches, isGlob } from '../engine/glob.js'
 import { parseRoutePattern, routePatternMatches, type RoutePattern } from '../engine/route-pattern.js'
 import { RouteTable } from '../engine/routes.js'
-import type { ExchangePlugin, RouteChecker } from '../engine/plugin.js'
+import type { ExchangePlugin } from '../engine/plugin.js'
+import { protocolHooksOf } from '../engine/protocol-hooks.js'
 import type { StormConfig } from '../engine/schema/config.js'
 
 export interface RuleWarning {
@@ -37,9 +39,9 @@ const NO_ORIGIN = 'http://toolstorm.invalid'
 /** A method token: no whitespace and, as resolved names carry it, no lower-case letter. */
 const METHOD_TOKEN = /^[^\sa-z]+$/
 
-/** One warning per rule whose route can match no route name, with `plugins`' names known. */
-export function lintRules(config: Pick<StormConfig, 'routes' | 'rules'>, plugins: readonly ExchangePlugin[] = defaultPlugins()): RuleWarning[] {
-  const checkers = plugins.flatMap((plugin) => (plugin.checkRoute ? [plugin.checkRoute] : []))
+/** One warning per rule whose route can match no route name, with `plugins`' names known (a storm's: `storm.plugins`). */
+export function lintRules(config: Pick<StormConfig, 'routes' | 'rules'>, plugins: readonly ExchangePlugin[] = stormPlugins()): RuleWarning[] {
+  const checkRoute = protocolHooksOf(plugins).checkRoute
   const declared = Object.keys(config.routes)
   const patterns = declared.flatMap((name) => {
     const pattern = parseRoutePattern(config.routes[name] as string)
@@ -51,7 +53,7 @@ export function lintRules(config: Pick<StormConfig, 'routes' | 'rules'>, plugins
     const route = rule.route
     if (declared.some((name) => globMatches(route, name))) continue
     // A plug-in's own route names (MCP: method and tool, docs/mcp.md).
-    const judged = judge(checkers, route)
+    const judged = checkRoute?.(route)
     if (judged !== undefined) {
       if (judged !== null) warnings.push({ rule: rule.name, route, message: judged })
       continue
@@ -148,11 +150,3 @@ function whyNoMatch(route: string, declared: readonly string[], patterns: Readon
   return `route "${route}" can never match: it is not a declared route (${listed}), nor "METHOD /path" (for example "POST /shipments").`
 }
 
-/** The first checker's judgement that reads `route` as its own. */
-function judge(checkers: readonly RouteChecker[], route: string): string | null | undefined {
-  for (const check of checkers) {
-    const judged = check(route)
-    if (judged !== undefined) return judged
-  }
-  return undefined
-}

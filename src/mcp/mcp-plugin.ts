@@ -11,7 +11,8 @@
 import { mcpRouteName, type McpRequest } from './mcp-request.js'
 import { mcpCallOf } from './mcp-call.js'
 import { parseMcpRequest } from './parse-mcp-request.js'
-import type { ExchangePlugin, RequestNames } from '../engine/plugin.js'
+import type { ExchangePlugin } from '../engine/plugin.js'
+import type { RequestReading } from '../engine/request-reading.js'
 import { LegacySseSessions, legacyMcpRequest, legacySseTransport } from './legacy-sse.js'
 import { MCP_BODY_LIMIT, mcpDetector } from './mcp-options.js'
 import { withMcpEvidence } from './mcp-observer.js'
@@ -23,7 +24,7 @@ import { editToolAnswer } from './tool-answer-edit.js'
 import { mcpRouteProblem } from './mcp-methods.js'
 
 /** A request the plug-in looked at that carries no MCP message: routed as plain HTTP. */
-const NOT_MCP: RequestNames = {}
+const NOT_MCP: RequestReading = {}
 
 export function mcpPlugin(): ExchangePlugin {
   const sessions = new LegacySseSessions()
@@ -37,7 +38,7 @@ export function mcpPlugin(): ExchangePlugin {
       const detector = mcpDetector(storm.config.mcp)
       // The message names the route and fills the call's `mcp` record; a tool call carries the
       // `outputSchema` its tool declared (schema_drift breaks it).
-      const named = (mcp: McpRequest | null): RequestNames =>
+      const named = (mcp: McpRequest | null): RequestReading =>
         mcp === null
           ? NOT_MCP
           : {
@@ -48,7 +49,7 @@ export function mcpPlugin(): ExchangePlugin {
               outputSchema: mcp.method === 'tools/call' && mcp.target !== null ? toolCatalogOf(storm).outputSchema(endpointOf(url), mcp.target) : null,
             }
       // A body announced over the bound is not read; the 2026-07-28 revision's headers may still name it.
-      if (!hasBody || !detector.mayCarry(method, url, headers, sessions)) return { names: named(detector.namedByHeaders(method, url, headers)) }
+      if (!hasBody || !detector.mayCarry(method, url, headers, sessions)) return { reading: named(detector.namedByHeaders(method, url, headers)) }
       return {
         bodyLimit: MCP_BODY_LIMIT,
         name(body) {
@@ -61,7 +62,7 @@ export function mcpPlugin(): ExchangePlugin {
     observe: (inner, storm) => withMcpEvidence(inner, toolCatalogOf(storm)),
     wrapTransport: (exchange, io) => legacySseTransport(sessions, exchange, io),
     // `replace` on a tool call answers as the tool: its result, with the request's id.
-    shapeResult: (request, value) => (request.mcp && request.mcp.id !== null ? toolResultAnswer(request.mcp.id, value) : null),
+    shapeResult: (request, value) => (request.mcp && request.mcp.id !== null ? toolResultAnswer(request.mcp.id, value, request.mcp.protocolVersion) : null),
     // `schema_drift` on a tool call drifts its structured content, not the JSON-RPC envelope.
     editAnswer: editToolAnswer,
     // The answer to the request's id ends its stream: a client may leave right after it.

@@ -27,6 +27,19 @@ export interface McpRequest {
   readonly legacySse?: boolean
   /** `params._meta.traceparent`: the trace context MCP carries in the message (docs/claims.md). */
   readonly traceparent?: string
+  /**
+   * The revision the request claims in its `_meta` envelope (`io.modelcontextprotocol/protocolVersion`):
+   * a 2026-07-28 client sends it on every request, and expects results shaped for it.
+   */
+  readonly protocolVersion?: string
+}
+
+/** The `_meta` key of the revision a request claims (protocol revision 2026-07-28). */
+export const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion'
+
+/** Whether `version` is of the 2026-07-28 revision or later, whose results carry a `resultType`. */
+export function isModernRevision(version: string | undefined): boolean {
+  return version !== undefined && version >= '2026-07-28'
 }
 
 /** Methods whose target names the route, and the param that holds it. */

@@ -7,7 +7,7 @@
  * mcpRouteName(call!) // 'tools/call create_shipment'
  * @see docs/mcp.md
  */
-import { targetParamOf, type JsonRpcId, type McpRequest } from './mcp-request.js'
+import { PROTOCOL_VERSION_META_KEY, targetParamOf, type JsonRpcId, type McpRequest } from './mcp-request.js'
 
 const METHOD = /^[\x21-\x7e]{1,100}$/
 
@@ -31,9 +31,15 @@ export function parseMcpRequest(body: Uint8Array, session: string | null = null)
   const rawTarget = targetParam && paramsObject ? paramsObject[targetParam] : undefined
   const target = typeof rawTarget === 'string' && rawTarget.length > 0 ? rawTarget : null
   const meta = paramsObject?._meta
-  const traceparent = meta !== null && typeof meta === 'object' ? (meta as Record<string, unknown>).traceparent : undefined
+  const metaObject = meta !== null && typeof meta === 'object' ? (meta as Record<string, unknown>) : null
+  const traceparent = metaObject?.traceparent
+  const protocolVersion = metaObject?.[PROTOCOL_VERSION_META_KEY]
   const request: McpRequest = { method, id: id === undefined ? null : (id as JsonRpcId), target, arguments: paramsObject?.arguments ?? null, session }
-  return typeof traceparent === 'string' ? { ...request, traceparent } : request
+  return {
+    ...request,
+    ...(typeof traceparent === 'string' ? { traceparent } : {}),
+    ...(typeof protocolVersion === 'string' ? { protocolVersion: protocolVersion.slice(0, 50) } : {}),
+  }
 }
 
 function singleHeader(value: string | string[] | undefined): string | null {

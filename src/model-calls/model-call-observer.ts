@@ -2,11 +2,11 @@
  * The exchange observer that records model calls: for each request recognised as one (from its
  * head, so other traffic keeps the fast path), `call.model` in the report holds the provider, API,
  * model, input/output tokens and whether it streamed, kept current while the bytes pass. Latency
- * is the call's own `elapsed`. On by default in the proxy and in `intercept()`.
+ * is the call's own `elapsed`. On by default for every storm, whichever transport serves it.
  *
  * @example
- * const proxy = await startProxy({ targets: ['https://api.openai.com'] }) // model calls recorded
- * const quiet = await startProxy({ targets: ['…'], modelCalls: false })   // not recorded
+ * const storm = createStorm(config)                         // model calls recorded
+ * const quiet = createStorm(config, { modelCalls: false })  // not recorded
  */
 import type { Exchange } from '../engine/exchange.js'
 import type { ExchangeObserver } from '../engine/exchange-flow.js'

@@ -8,7 +8,7 @@
  *
  * @see docs/streams.md
  */
-import { combineObservers } from '../engine/exchange-flow.js'
+import { combineObservers } from '../combine-observers.js'
 import type { ExchangePlugin } from '../engine/plugin.js'
 import { createModelCallObserver } from './model-call-observer.js'
 import { modelEndpointOf, providerError } from './provider-errors.js'

@@ -56,5 +56,5 @@ export function beginInLedger(context: LedgerServeContext, request: BeginRequest
 function untouched(storm: Storm, request: BeginRequest): Exchange {
   const run = storm.run(storm.runOf(request))
   const view = storm.requestView(request)
-  return storm.openExchange(run, { id: storm.newExchangeId(), view, url: request.url, route: storm.routeOf(view.method, request.url, request.names?.route), ordinal: 1, key: '#0', rule: null, callId: 1, started: 0, parent: null, seed: storm.seed, names: request.names })
+  return storm.openExchange(run, { id: storm.newExchangeId(), view, url: request.url, route: storm.routeOf(view.method, request.url, request.reading?.route), ordinal: 1, key: '#0', rule: null, callId: 1, started: 0, parent: null, seed: storm.seed, reading: request.reading })
 }

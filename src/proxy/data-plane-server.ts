@@ -3,8 +3,6 @@
  * serves the requests arriving inside CONNECT tunnels. Same limits, same answers to malformed
  * requests (see http1/wire-server.ts for why this is not node:http).
  */
-import { STATUS_CODES } from 'node:http'
-import type { Socket } from 'node:net'
 import { errorBody } from '../error-body.js'
 import type { ErrorCode } from '../errors.js'
 import { printExchangeFailure, reportFailure, type ExchangeErrorReporter } from './exchange-failure.js'
@@ -47,15 +45,8 @@ export interface ResponseSink {
   once(event: 'drain', listener: () => void): unknown
 }
 
-/** Answer parser errors of the admin server (node:http) without ever reaching the upstream. */
-export function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
-  if (error.code === 'ECONNRESET' || !socket.writable) {
-    socket.destroy()
-    return
-  }
-  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`)
-}
+/** Answer parser errors of the admin server (node:http): admin-http-server.ts, light for `toolstorm mcp`'s start. */
+export { answerClientError } from './admin/admin-http-server.js'
 
 /** A proxy-level refusal (not an injected fault): the error body, its message with the `[toolstorm]` prefix. */
 export function sendProxyError(res: ResponseSink, status: number, code: ErrorCode, message: string): void {

@@ -15,6 +15,7 @@ import type { RedisStateOptions } from '../state/state-options.js'
 import type { Storm } from '../engine/storm.js'
 import type { UpstreamSource } from '../engine/upstream-source.js'
 import type { ProxyRecordOptions } from './proxy-recording.js'
+import { incidentOptionsSchema, type IncidentOptions } from '../incidents/incident-options.js'
 import { cassetteRecorderOptionsSchema } from '../cassette/record/recorder-options.js'
 import type { AdminContext } from './admin/admin-server.js'
 import type { ExchangeErrorReporter } from './exchange-failure.js'
@@ -66,6 +67,12 @@ export interface ProxyOptions {
    * `toolstorm replay` answer them on any port. The recorder is `proxy.recorder`.
    */
   record?: ProxyRecordOptions
+  /**
+   * The flight recorder (`--incidents DIR`, docs/incidents.md): each run's recent exchanges held in
+   * a bounded window, and the runs that went wrong kept in `dir` as small cassettes with their
+   * reports. `proxy.incidents` is it.
+   */
+  incidents?: IncidentOptions
   /** Hooks for recorders. One that throws fails that exchange only (500, or a reset once the response started). */
   observer?: ExchangeObserver
   /**
@@ -73,9 +80,17 @@ export interface ProxyOptions {
    * exchange failed, the proxy keeps serving. Default: one line and the code on stderr.
    */
   onExchangeError?: ExchangeErrorReporter
-  /** Record model calls (provider, model, tokens) in the report. Default true; see docs/streams.md. */
+  /**
+   * The storm's `modelCalls` when the proxy makes it (no `storm`): record model calls (provider,
+   * model, tokens) in the report. Default true; see docs/streams.md. With `storm`: deprecated, give
+   * it to `createStorm`.
+   */
   modelCalls?: boolean
-  /** What every exchange goes through (engine/plugin.ts). Default `defaultPlugins({ modelCalls })`: MCP and model calls. */
+  /**
+   * The storm's plug-ins when the proxy makes it (no `storm`): what every exchange goes through
+   * (engine/plugin.ts), their fault kinds among the rules'. Default `defaultPlugins({ modelCalls })`:
+   * MCP and model calls. With `storm`: deprecated, give them to `createStorm(config, { plugins })`.
+   */
   plugins?: readonly ExchangePlugin[]
   /** Extra admin routes (dashboard). */
   adminRoutes?: AdminContext['extraRoutes']
@@ -148,6 +163,7 @@ export const proxyOptionsSchema = optionsSchema<ProxyOptions>({
   stateUnavailable: z.enum(['fail', 'pass']),
   // The recorder's own options are checked by their own schema (checkProxyOptions).
   record: z.union([z.string().min(1), object<Exclude<ProxyRecordOptions, string>>('a cassette file name or { file, … } recorder options')], { error: 'expected a cassette file name or { file, … } recorder options' }),
+  incidents: object<IncidentOptions>('incident options ({ dir, … })'),
 })
 
 /** Refuse an unknown key or a wrong value before anything starts (ERR_CONFIG_INVALID). */
@@ -155,4 +171,6 @@ export function checkProxyOptions(options: unknown): void {
   checkOptions('startProxy()', proxyOptionsSchema, options)
   const record = (options as ProxyOptions | undefined)?.record
   if (typeof record === 'object') checkOptions('startProxy({ record })', cassetteRecorderOptionsSchema, record)
+  const incidents = (options as ProxyOptions | undefined)?.incidents
+  if (incidents !== undefined) checkOptions('startProxy({ incidents })', incidentOptionsSchema, incidents)
 }

@@ -23,11 +23,13 @@ import { answerClientError, createDataPlaneServer, failExchange, sendProxyError 
 import { guardObserver, printExchangeFailure } from './exchange-failure.js'
 import { DASHBOARD_PATH } from './admin/dashboard.js'
 import type { RequestBody, WireRequest } from './http1/wire-request.js'
-import { defaultPlugins } from '../default-plugins.js'
-import { faultRegistryOf } from '../default-faults.js'
+import { transportPlugins } from '../options/transport-plugins.js'
 import { peekBody } from './peek-body.js'
 import { proxyObservers } from './proxy-recording.js'
 import type { CassetteRecorder } from '../cassette/record/cassette-recorder.js'
+import { incidentRoutes } from '../incidents/incident-routes.js'
+import { startFlightRecorder } from '../incidents/start-flight-recorder.js'
+import type { FlightRecorder } from '../incidents/flight-recorder.js'
 import type { WireResponse } from './http1/wire-response.js'
 import type { WireServer } from './http1/wire-server.js'
 import { createLiveSource } from './live-source.js'
@@ -81,6 +83,8 @@ export interface ProxyServer {
   readonly state: RedisRunState | null
   /** The recorder `record` started (its cassette is written on `close()`), else null. */
   readonly recorder: CassetteRecorder | null
+  /** The flight recorder `incidents` started (docs/incidents.md), else null. */
+  readonly incidents: FlightRecorder | null
   close(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>
 }
@@ -89,8 +93,8 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   checkProxyOptions(options)
   const host = options.host ?? '127.0.0.1'
   const targets = parseTargets(options.targets ?? [])
-  // The kinds a rule may use are the kernel's and those the plug-ins bring (their own `faults`).
-  const storm = options.storm ?? createStorm(options.config ?? {}, { ...(options.clock ? { clock: options.clock } : {}), ...(options.plugins ? { faults: faultRegistryOf(options.plugins) } : {}) })
+  // A storm made here takes the proxy's plug-ins (and so the kinds its rules may use); a storm given is served with its own.
+  const storm = options.storm ?? createStorm(options.config ?? {}, { clock: options.clock, plugins: options.plugins, modelCalls: options.modelCalls })
   const token = adminToken(options.adminToken, options.selfName ?? 'proxy')
   const listenHost = LOOPBACK.has(host) ? [] : [host]
   const allowedHosts = parseAllowedHosts([...listenHost, ...(options.adminAllowHosts ?? [])], 'adminAllowHosts')
@@ -98,7 +102,13 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   const upstreamTls = upstreamConnectOptions(options)
   if (upstreamTls && options.dispatcher !== undefined) throw new ConfigError('Failed to start the proxy: upstreamCa and insecureSkipUpstreamTlsVerification configure the proxy\'s own dispatcher. Set the TLS options on your dispatcher instead.', { code: 'ERR_USAGE' })
   const report = options.onExchangeError ?? printExchangeFailure
-  const { observer, recorder } = proxyObservers(storm, { record: options.record, observer: options.observer, targets: options.targets ?? [] })
+  const { observer, recorder, incidentLines } = proxyObservers(storm, { record: options.record, observer: options.observer, targets: options.targets ?? [], incidents: options.incidents })
+  // Whether the recording appends to a cassette there (or refuses a file it may not touch) is known before the first request.
+  const recording = await recorder?.ready().catch(async (error: unknown) => {
+    await recorder.discard()
+    throw error
+  })
+  if (recording) options.warn?.(recording.message)
   const client = createUpstreamClient({ dispatcher: options.dispatcher, tls: upstreamTls, onHandlerError: report })
   const failures = createUpstreamFailures((url) => storm.redactor.url(url), options.warn)
   const live = createLiveSource(client, failures)
@@ -128,7 +138,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
   const ledger = shareState ?? storm.ledger
   const beginning = { storm, ledger, policy: options.stateUnavailable ?? 'fail', report } as const
   const serveExchange = createServe<ProxyEntry>(storm, {
-    plugins: options.plugins ?? defaultPlugins({ modelCalls: options.modelCalls !== false }),
+    ...(options.storm ? transportPlugins(options, 'startProxy({ storm })') : {}),
     observer,
     guard: (observer) => guardObserver(observer, report),
     // In memory, begin() stays synchronous: the shared store's await is only paid with --state.
@@ -180,7 +190,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
         serve: (req, res, upstream, clientUrl, runId) => serve(req, res, upstream, clientUrl, clientUrl.href, req.headers[HEADER_RUN] === undefined ? runId : undefined),
         report,
         ...(options.connectPorts || source.connectPorts ? { connectPorts: [...(source.connectPorts ?? []), ...(options.connectPorts ?? [])] } : {}),
-        ...(options.tunnelUnmatched ? { intercept: createInterceptPredicate(() => storm.config) } : {}),
+        ...(options.tunnelUnmatched ? { intercept: createInterceptPredicate(() => storm.config, storm.protocol.checkRoute) } : {}),
         ...(options.onCertificateRefused ? { onCertificateRefused: options.onCertificateRefused } : {}),
       })
     : null
@@ -202,7 +212,15 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
     socket.resume()
   }
 
-  const { handler: adminRequests, dashboard } = adminHandler({ storm, token, allowedHosts, ledger, state: shareState, dashboard: options.dashboard !== false, routes: options.adminRoutes })
+  const warn = options.warn
+  const incidents =
+    options.incidents && incidentLines
+      ? await startFlightRecorder(incidentLines, ledger, shareState, options.incidents, {
+          onKept: (entry) => warn?.(`incident kept: run ${entry.run} (${entry.why.join(', ')}) → ${entry.incident}`),
+          onError: (error) => warn?.(`an incident could not be kept: ${(error as Error).message}`),
+        })
+      : null
+  const { handler: adminRequests, dashboard } = adminHandler({ storm, token, allowedHosts, ledger, state: shareState, dashboard: options.dashboard !== false, routes: [...(incidents ? [incidentRoutes(incidents)] : []), ...(options.adminRoutes ?? [])] })
   admin.on('request', adminRequests)
 
   const { address, adminAddress, self: selfHost } = await listenPair(server, admin, host, options.port ?? 0, options.adminPort ?? 0).catch(async (error: unknown) => {
@@ -232,10 +250,14 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
       await Promise.race([storm.settled(), new Promise((resolve) => (grace = setTimeout(resolve, CLOSE_GRACE_MS)))])
       clearTimeout(grace)
       await client.close().catch(() => undefined)
-      if (ownsState) await shareState?.close()
       state = 'closed'
-      // Every exchange has ended: the cassette is complete (a write failure rejects close()).
-      await recorder?.close()
+      try {
+        // Every exchange has ended: the cassette is complete (a write failure rejects close()); then every open run is decided.
+        await recorder?.close()
+        await incidents?.close()
+      } finally {
+        if (ownsState) await shareState?.close()
+      }
     })()
     return closing
   }
@@ -256,6 +278,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyServe
     source,
     state: shareState,
     recorder,
+    incidents,
     get readyState() {
       return state
     },

@@ -16,7 +16,7 @@ import { ClaimError, ConfigError, EffectError, StateUnavailableError, ToolstormE
 import { decide } from '../engine/decision.js'
 import { Exchange } from '../engine/exchange.js'
 import { ruleMatches } from '../engine/rules/select.js'
-import type { Run } from '../engine/run.js'
+import { identityDigest, type Run } from '../engine/run.js'
 import { ITEMIZED_CALLS_LIMIT, type StormConfig } from '../engine/schema/config.js'
 import type { CallRecord, CoverageCounts, EffectRecord, Report } from '../engine/schema/report.js'
 import { MAX_CASSETTE_CLAIMS, type CassetteClaim, type CassetteExchange, type CassetteHeader } from '../cassette/format/cassette-schema.js'
@@ -27,6 +27,7 @@ import { BEGIN_SCRIPT, CASSETTE_SCRIPT, EFFECT_SCRIPT, FINISH_SCRIPT, REFUSED_SC
 import { DEFAULT_STATE_PREFIX, DEFAULT_STATE_TTL_SECONDS, MAX_SHARED_CASSETTE_BYTES, type RedisStateOptions } from './state-options.js'
 import { SharedRules } from './shared-rules.js'
 import { RedisClaimLog } from './redis-claims.js'
+import { RedisRecorders } from './redis-recorders.js'
 import type { StoredClaim } from '../engine/run-claims.js'
 import { roundSeconds } from '../engine/clock.js'
 import { RedisTokenQuota } from './redis-token-quota.js'
@@ -182,7 +183,13 @@ export class RedisRunState implements RunLedger {
       onApplied: options.onRulesApplied,
     })
     this.#claims = new RedisClaimLog({ connection: client, ttlMs: Number(this.#ttlMs), command: (send) => this.#command(send) })
+    this.recorders = new RedisRecorders({ connection: client, prefix: this.#prefix, ttlMs: Number(this.#ttlMs), command: (send) => this.#command(send) })
+    this.#maxRunBytes = String(options.maxRunBytes ?? MAX_SHARED_CASSETTE_BYTES)
   }
+
+  /** Which replicas record into a cassette of one name (one writes it: redis-recorders.ts). */
+  readonly recorders: RedisRecorders
+  readonly #maxRunBytes: string
 
   /** The store's URL as messages show it (no password). */
   get shownUrl(): string {
@@ -243,10 +250,10 @@ export class RedisRunState implements RunLedger {
     const config = storm.config
     const runId = storm.runOf(request)
     const method = request.method.toUpperCase()
-    const route = storm.routeOf(method, request.url, request.names?.route)
+    const route = storm.routeOf(method, request.url, request.reading?.route)
     const id = `${storm.newExchangeId()}.${encodeRun(runId)}`
     const keys = this.#runKeys(runId)
-    const path = storm.declaredPathOf(route, method, request.url, request.names?.route)
+    const path = storm.declaredPathOf(route, method, request.url, request.reading?.route)
     const matching = config.rules.filter((rule) => ruleMatches(rule, route, path))
     // The method and redacted URL list the call as running in the merged report until it finished.
     const args = [this.#ttlMs, String(config.maxCalls ?? -1), route, headerValue(request.headers, HEADER_KEY) || '', id, headerValue(request.headers, HEADER_CALL) ?? '', String(matching.length), method, storm.redactedUrl(request.url.href), ITEMIZED]
@@ -287,7 +294,7 @@ export class RedisRunState implements RunLedger {
         throw error
       }
     }
-    return storm.openExchange(run, { id, view, url: request.url, route, ordinal, key, rule, callId: call, started, parent: parent || null, seed: config.seed, quota, names: request.names, onFinish: (exchange) => this.#finished(keys, exchange) })
+    return storm.openExchange(run, { id, view, url: request.url, route, ordinal, key, rule, callId: call, started, parent: parent || null, seed: config.seed, quota, reading: request.reading, onFinish: (exchange) => this.#finished(keys, exchange) })
   }
 
   /**
@@ -354,7 +361,7 @@ export class RedisRunState implements RunLedger {
     const safeName = redactor.text(name)
     const safeKey = redactor.text(key as string)
     // The identity is of the raw pair; only its digest reaches Redis.
-    const digest = createHash('sha256').update(JSON.stringify([name, key])).digest('base64url')
+    const digest = identityDigest(name, key as string)
     const reply = (await this.#eval(EFFECT_SCRIPT, [keys.state, keys.exchanges, keys.effects], [
       this.#ttlMs,
       call,
@@ -523,11 +530,16 @@ export class RedisRunState implements RunLedger {
   async appendCassette(run: string, line: string, header: string | null): Promise<void> {
     const keys = this.#runKeys(run)
     try {
-      const stored = await this.#eval(CASSETTE_SCRIPT, [keys.state, keys.cassette], [this.#ttlMs, String(ITEMIZED_CALLS_LIMIT), String(MAX_SHARED_CASSETTE_BYTES), header ?? '', line])
+      const stored = await this.#eval(CASSETTE_SCRIPT, [keys.state, keys.cassette], [this.#ttlMs, String(ITEMIZED_CALLS_LIMIT), this.#maxRunBytes, header ?? '', line])
       if (stored === 0) this.#cassetteRefused++
     } catch {
       this.#countUnavailable(run)
     }
+  }
+
+  /** True for the one replica that claims `name` first (SET NX, living as long as a run's keys): one incident per run between replicas. */
+  async claimOnce(name: string): Promise<boolean> {
+    return (await this.#command(() => this.#client.set(`${this.#prefix}:once:${name}`, '1', { NX: true, PX: Number(this.#ttlMs) }))) === 'OK'
   }
 
   /** Lines this replica recorded that the run's bounds refused (they are counted in Redis too). */

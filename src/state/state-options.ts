@@ -7,7 +7,7 @@ export const DEFAULT_STATE_PREFIX = 'toolstorm'
 /** A run's keys expire this long after its last call (every call renews them). */
 export const DEFAULT_STATE_TTL_SECONDS = 24 * 60 * 60
 
-/** Bytes of cassette lines one run may hold in Redis (each body is bounded by --body-limit too). */
+/** Bytes of cassette lines one run may hold in Redis by default (each body is bounded by --body-limit too; `--state-run-bytes`). */
 export const MAX_SHARED_CASSETTE_BYTES = 256 * 1024 * 1024
 
 export interface RedisStateOptions {
@@ -22,6 +22,8 @@ export interface RedisStateOptions {
   prefix?: string
   /** Seconds a run's keys live after its last call. Default one day. */
   ttlSeconds?: number
+  /** Bytes of recorded cassette lines one run may hold in Redis; past it lines are counted and left out. Default 256 MiB. */
+  maxRunBytes?: number
   /**
    * `publish`: this replica's rules replace the shared ones at start (the last replica started
    * wins). `adopt`: take the shared rules when there are some, and publish nothing. Default `publish`.

@@ -19,6 +19,7 @@ import type { SourceRequest, UpstreamSource } from '../engine/upstream-source.js
 import type { ChildServer } from './child-server.js'
 import type { JsonRpcId } from '../mcp/mcp-request.js'
 import { readStdioLine, withMeta } from './json-rpc-line.js'
+import { spliceMeta } from './splice-meta.js'
 
 /** A request the stdio front door made: its line is at hand (no stream to read it from). */
 export interface StdioSourceRequest extends SourceRequest {
@@ -50,7 +51,8 @@ async function forward(child: ChildServer, request: StdioSourceRequest, options:
   // A fault may end the exchange without reading the answer (crash): its failure is no one's then.
   answer.catch(() => undefined)
   const call = options.setHeaders[HEADER_CALL]
-  child.write(call === undefined ? line : withMeta(message.message, HEADER_CALL, call))
+  // Spliced into the line as it came (no second serialisation of a large request), else serialised.
+  child.write(call === undefined ? line : (spliceMeta(line, message.message, HEADER_CALL, call) ?? withMeta(message.message, HEADER_CALL, call)))
   return { status: 200, headers: JSON_HEAD, body: answered(answer) }
 }
 

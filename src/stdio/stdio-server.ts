@@ -20,10 +20,8 @@ import type { Readable, Writable } from 'node:stream'
 import { createServe, type ServeEntry } from '../engine/serve.js'
 import type { ExchangeObserver } from '../engine/exchange-flow.js'
 import type { Exchange } from '../engine/exchange.js'
-import type { ExchangePlugin } from '../engine/plugin.js'
 import type { Storm } from '../engine/storm.js'
 import type { UpstreamSource } from '../engine/upstream-source.js'
-import { defaultPlugins } from '../default-plugins.js'
 import { guardObserver, printExchangeFailure } from '../proxy/exchange-failure.js'
 import type { JsonRpcId } from '../mcp/mcp-request.js'
 import { ChildServer, describeExit, type ChildExit } from './child-server.js'
@@ -31,7 +29,7 @@ import { childSource } from './child-source.js'
 import { answerLine, readStdioLine, type StdioMessage } from './json-rpc-line.js'
 import { LineSplitter } from './line-splitter.js'
 import type { SpawnedServer } from './spawn-server.js'
-import { STDIO_HEADERS, STDIO_URL, stdioTransport, type LostAnswer, type StdioLink } from './stdio-transport.js'
+import { stdioHeaders, STDIO_URL, stdioTransport, type LostAnswer, type StdioLink } from './stdio-transport.js'
 
 export interface StdioServerOptions {
   readonly storm: Storm
@@ -49,10 +47,13 @@ export interface StdioServerOptions {
   readonly source?: UpstreamSource | undefined
   /** The user's observer (a cassette recorder). */
   readonly observer?: ExchangeObserver | undefined
-  /** Default: `defaultPlugins()`, as every transport. */
-  readonly plugins?: readonly ExchangePlugin[] | undefined
   /** What a lost answer does (default `close`: the connection ends as a crashed server's). */
   readonly lostAnswer?: LostAnswer | undefined
+  /**
+   * This connection's number in its run (default 1; a continued run's later launches count on):
+   * the report's `mcp.session` of its calls is `stdio-<launch>`.
+   */
+  readonly launch?: number | undefined
   /** Diagnostics (default: stderr). */
   readonly warn?: ((message: string) => void) | undefined
 }
@@ -154,7 +155,9 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
     },
   }
   const report = (error: Parameters<typeof printExchangeFailure>[0]) => printExchangeFailure(error)
-  const serve = createServe<ServeEntry>(storm, { plugins: options.plugins ?? defaultPlugins(), observer: options.observer, guard: (observer) => guardObserver(observer, report) })
+  const headers = stdioHeaders(options.launch ?? 1)
+  // The storm's plug-ins, as every transport's.
+  const serve = createServe<ServeEntry>(storm, { observer: options.observer, guard: (observer) => guardObserver(observer, report) })
 
   const serveRequest = (line: Buffer, id: JsonRpcId, message: Record<string, unknown>) => {
     stats.requests++
@@ -165,7 +168,7 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
       readBody: (limit) => Promise.resolve({ bytes: line.length <= limit ? line : null }),
       open: (exchange) => stdioTransport(exchange, request, link, source, live),
     }
-    const served = Promise.resolve(serve({ method: 'POST', url: STDIO_URL, headers: STDIO_HEADERS, hasBody: true }, entry))
+    const served = Promise.resolve(serve({ method: 'POST', url: STDIO_URL, headers, hasBody: true }, entry))
       .catch((error: unknown) => {
         // A bug or a throwing hook: this call fails as the proxy fails an exchange; the connection goes on.
         warn(`Failed to serve a request (id ${JSON.stringify(id)}): ${(error as Error)?.message ?? String(error)}`)

@@ -29,9 +29,13 @@ export const STDIO_URL = new URL('http://stdio/mcp')
 export const STDIO_PATH = '/mcp'
 /**
  * The head every stdio message gets: what the MCP plug-in reads as a Streamable HTTP POST, so the
- * message names the route (`tools/call write_file`) as over HTTP.
+ * message names the route (`tools/call write_file`) as over HTTP. Its session is the connection:
+ * `stdio-<launch>`, the wrapper's launch in its run (a reconnecting agent's next launch continues
+ * a run with `--state-dir`), so the report tells its launches apart.
  */
-export const STDIO_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' })
+export function stdioHeaders(launch: number): Readonly<Record<string, string>> {
+  return Object.freeze({ 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': `stdio-${launch}` })
+}
 
 /** What a lost answer (`reset`) does on stdio. */
 export type LostAnswer = 'close' | 'silent'
@@ -64,7 +68,7 @@ export function stdioTransport(exchange: Exchange, request: StdioRequest, link: 
     exchange,
     method: 'POST',
     rawUrl: STDIO_PATH,
-    headers: STDIO_HEADERS,
+    headers: exchange.request.headers as Record<string, string>,
     upstream: null,
     signal,
     line,

@@ -16,17 +16,16 @@ import { docsUrl } from '../docs-url.js'
 import { contract } from '../contracts/contract.js'
 import { ContractFailedError } from '../errors.js'
 import type { StormConfigInput } from '../engine/schema/config.js'
-import { createStorm } from '../create-storm.js'
-import { faultRegistryOf } from '../default-faults.js'
-import type { Storm, StormOptions } from '../engine/storm.js'
+import { createStorm, type StormOptions } from '../create-storm.js'
+import type { Storm } from '../engine/storm.js'
 import { stormMatchers } from './matchers.js'
 import { checkOptions } from '../options/check-options.js'
 import { stormFixtureOptionsSchema } from './fixture-options-schema.js'
 import { interceptFor, type InterceptOptions, type Interception } from '../interceptors/intercept.js'
 import { createUseCassette, type UseCassette } from './use-cassette.js'
 
-/** `source` is the storm's (the config's file name); the fixture always intercepts to the real upstreams. */
-export interface StormFixtureOptions extends StormOptions, Omit<InterceptOptions, 'source'> {
+/** `source` is the storm's (the config's file name), and so are its `plugins`; the fixture always intercepts to the real upstreams. */
+export interface StormFixtureOptions extends StormOptions, Omit<InterceptOptions, 'source' | 'plugins' | 'modelCalls'> {
   /** Fail the test at teardown unless every rule triggered. Default true. */
   requireTriggered?: boolean
   /** Intercept this process's traffic with the storm. Default true. */
@@ -57,9 +56,9 @@ export const test = base.extend<{ storm: StormFactory; useCassette: UseCassette 
     const owner = task
     const factory: StormFactory = (config = {}, options = {}) => {
       checkOptions('storm() (the toolstorm/vitest fixture)', stormFixtureOptionsSchema, options)
-      // Rules may use the kinds the plug-ins bring (their own `faults`).
-      const storm = createStorm(config, options.plugins && !options.faults ? { ...options, faults: faultRegistryOf(options.plugins) } : options)
-      const { source: _configFile, ...interceptOptions } = options
+      // Its plug-ins (and the kinds they bring) are the storm's: the interception serves it with them.
+      const storm = createStorm(config, options)
+      const { source: _configFile, plugins: _plugins, modelCalls: _modelCalls, ...interceptOptions } = options
       const interception = options.intercept === false ? null : interceptFor(owner, storm, interceptOptions)
       created.push({ storm, requireTriggered: options.requireTriggered !== false, interception })
       return storm

@@ -109,7 +109,8 @@ export function createUseCassette(context: CassetteTestContext): { useCassette: 
     }
     if (mode === 'record') {
       const storm = createStorm(options.config ?? {})
-      const recorder = createCassetteRecorder(storm, { file, urlForm: 'origin', ...(options.match ? { match: options.match } : {}) })
+      // Recording again (mode record, -u) means a new cassette, not another segment of the old one.
+      const recorder = createCassetteRecorder(storm, { file, urlForm: 'origin', overwrite: true, ...(options.match ? { match: options.match } : {}) })
       await recorder.ready()
       const interception = interceptFor(context.owner, storm, { observer: recorder.observer })
       active.push({ interception, recorder, session: null, close: () => recorder.close() })
@@ -119,8 +120,8 @@ export function createUseCassette(context: CassetteTestContext): { useCassette: 
     const replayOptions = { ...(options.order ? { order: options.order } : {}), ...(options.allowTruncated ? { allowTruncated: true } : {}), ...(options.match ? { match: options.match } : {}) }
     const storm = replayStorm(cassette, replayOptions)
     const source = inProcessSource(cassette, replayOptions, storm)
-    // Model calls are in the cassette already.
-    const interception = interceptFor(context.owner, storm, { source, modelCalls: false })
+    // Served with the storm's plug-ins, as every transport: a replayed model call has its model and tokens in the report.
+    const interception = interceptFor(context.owner, storm, { source })
     active.push({ interception, recorder: null, session: source.session, close: () => source.close() })
     return { name, file, mode, storm, session: source.session }
   }

@@ -52,7 +52,7 @@ describe('JS options objects', () => {
     const seen: string[] = []
     const observer: ExchangeObserver = { onUpstreamHead: (exchange) => void seen.push(exchange.id) }
     const dispatcher = new Agent()
-    const proxy = await startProxy({ targets: ['http://127.0.0.1:9'], storm: createStorm({}), observer, dispatcher, warn: () => {}, onExchangeError: () => {}, dashboard: false, selfName: 'proxy', plugins: [] })
+    const proxy = await startProxy({ targets: ['http://127.0.0.1:9'], storm: createStorm({}), observer, dispatcher, warn: () => {}, onExchangeError: () => {}, dashboard: false, selfName: 'proxy' })
     onTestFinished(async () => {
       await proxy.close()
       await dispatcher.close()
@@ -99,7 +99,7 @@ describe('JS options objects', () => {
   })
 
   it('valid in-process options work as before (MSW handlers with a clockless storm)', () => {
-    const server = setupServer(...stormHandlers(createStorm({}), { filter: () => false, modelCalls: false, tools: [] }))
+    const server = setupServer(...stormHandlers(createStorm({}), { filter: () => false, tools: [] }))
     server.listen({ onUnhandledRequest: 'bypass' })
     server.close()
     const interception = intercept(createStorm({}, { clock: new VirtualClock() }), { filter: () => false, targets: { 'https://api.test': 'http://127.0.0.1:1' } })

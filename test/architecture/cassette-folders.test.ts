@@ -2,7 +2,7 @@
  * The cassette's shape: one folder per concept, each importing only the folders below it.
  *
  *   format/  the file: schema, validation, how bodies, headers and streams are stored, match keys
- *   record/  the recorder: capture, writer, journal (format/)
+ *   record/  the recorder: capture, writer, append-only file (format/)
  *   har/     HAR import and export (format/)
  *   replay/  the cassette source, the replay server, in-process replay (format/, and record/ for
  *            `--mode update`, which records while it replays)

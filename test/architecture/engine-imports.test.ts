@@ -6,10 +6,12 @@
  *                 seeded decisions
  *   2 units       rules files (schema/, rules/), faults, byte-level stream parsing, contracts,
  *                 evidence (the claims judge's hook among them), runs, their claims and reports,
- *                 what a plug-in names a request by (request-names.ts)
- *   3 exchange    an exchange, its transport and flow, the stream relay, the storm and its run
- *                 ledger (the storage port: memory here, Redis in src/state)
- *   4 front door  plugin.ts and serve.ts: what every transport calls
+ *                 what a plug-in reads of a request (request-reading.ts), what the kernel asks of
+ *                 a protocol (protocol-hooks.ts)
+ *   3 exchange    an exchange, its transport and flow, the stream relay, the run ledger (the
+ *                 storage port: memory here, Redis in src/state)
+ *   4 front door  the storm, the composition root of a run (its plug-ins among it), plugin.ts and
+ *                 serve.ts: what every transport calls
  * The guests (MCP in src/mcp, model calls in src/model-calls, Redis shared state in src/state) live
  * outside the engine: plug-ins and adapters over it.
  * Every engine file must be in one layer (a new file gets a place here, deliberately).
@@ -18,7 +20,7 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { fileCycles, importsOf, sources } from './import-graph.js'
+import { callsOf, codeOf, codeOfText, fileCycles, importsOf, sources } from './import-graph.js'
 
 const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src')
 const ENGINE = path.join(SRC, 'engine')
@@ -26,9 +28,9 @@ const ENGINE = path.join(SRC, 'engine')
 /** First match wins; paths are relative to src/engine. */
 const LAYERS: ReadonlyArray<readonly [layer: number, name: string, pattern: RegExp]> = [
   [1, 'vocabulary', /^(http|clock|closest-name|decision|exchange-context|glob|route-pattern|routes|body)\.ts$|^schema\/(rule-base|format-issues)\.ts$|^streams\/deltas\.ts$/],
-  [2, 'units', /^(schema|rules|faults|contracts|evidence)\/|^streams\/(sse-decoder|sse-splitter|stream-transform|truncate-transform|event-transform|streamable)\.ts$|^(run|run-claims|recovery|request-names)\.ts$|^streams\/delta-cut-rule\.ts$/],
-  [3, 'exchange', /^(exchange|exchange-transport|exchange-flow|upstream-source|storm)\.ts$|^streams\/|^ledger\//],
-  [4, 'front door', /^(plugin|serve)\.ts$/],
+  [2, 'units', /^(schema|rules|faults|contracts|evidence)\/|^streams\/(sse-decoder|sse-splitter|stream-transform|truncate-transform|event-transform|streamable)\.ts$|^(run|run-claims|recovery|request-reading|protocol-hooks)\.ts$|^streams\/delta-cut-rule\.ts$/],
+  [3, 'exchange', /^(exchange|exchange-transport|exchange-flow|upstream-source)\.ts$|^streams\/|^ledger\//],
+  [4, 'front door', /^(plugin|serve|storm)\.ts$/],
 ]
 
 /** The most engine modules the proxy's server file may import (13 before #23 step 4). */
@@ -54,7 +56,7 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * read only its facts, and the RouteChecker type in plugin.ts): 5,355.
  * The type-drift mechanics of schema_drift (which fields change, into what, against a JSON
  * Schema) left for the leaf library src/json/json-drift.ts; the fault keeps its rule and answer: 5,199.
- * The kernel routes and records by what a plug-in names a request (request-names.ts): McpRequest,
+ * The kernel routes and records by what a plug-in names a request (request-reading.ts): McpRequest,
  * its route name and the report's MCP record of a call left for src/mcp: 5,131.
  * The claims judge and what a verdict means left for src/claims (the kernel asks the judge its storm
  * was given), web-response.ts for src/interceptors, and which SSE event ends a stream for the
@@ -67,17 +69,26 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * exchange's ending apart from its close, `outliveClient`, `storm.settled()`): 5,116. An upstream
  * that breaks off after receiving the request is passed on as a reset, which only the flow can
  * decide (it records the call and tells the fast path not to answer): 5,136.
+ * #41: a run continued by a later process (`toolstorm mcp --state-dir`: a reconnecting agent's new
+ * launch) reads and sets the rules in force and the first call they decide, and effect identities
+ * are kept by a digest of the raw pair (shared with the Redis store), so a saved run holds no raw
+ * value: 5,154.
+ * #40: runs are never silently forgotten: the memory ledger's bound became an option (maxRuns,
+ * --max-runs) and an evicted run is remembered by id and answered ERR_RUN_EVICTED, not an empty
+ * report (+22); response_lost with a `status` (the upstream commits, the client gets a 500 or 504,
+ * staging's failure) (+11): 5,187.
  */
-const ENGINE_LINES = 5_136
+const ENGINE_LINES = 5_187
 
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']
 
 /**
  * What composes the kernel and the guests for users (the contract builder and its units, the rules
- * lint, the default plug-ins and faults): it imports both, so neither may import it back.
+ * lint, the default plug-ins and faults, `createStorm` where a storm's plug-ins are chosen): it
+ * imports both, so neither may import it back.
  */
-const COMPOSITIONS = ['contracts', 'lint', 'default-plugins.ts', 'default-faults.ts']
+const COMPOSITIONS = ['contracts', 'lint', 'default-plugins.ts', 'default-faults.ts', 'create-storm.ts']
 
 /** `file`'s layer, or undefined when no pattern places it. */
 export function layerOf(file: string): { layer: number; name: string } | undefined {
@@ -156,6 +167,47 @@ describe('the compositions', () => {
   })
 })
 
+/** Where a storm's plug-ins are chosen: the package root's `createStorm` (`stormPlugins`), and nowhere else. */
+const CHOOSES_PLUGINS = 'create-storm.ts'
+
+/** The transports and what serves them: they reach the guests only through their storm's plug-ins. */
+const TRANSPORTS = ['proxy', 'interceptors', 'vitest', 'demo', 'explore', 'cli']
+
+const relative = (file: string) => path.relative(SRC, file).split(path.sep).join('/')
+
+describe('the storm, the composition root of a run', () => {
+  const files = sources(SRC)
+
+  it(`is the one place plug-ins are chosen: defaultPlugins() is called in ${CHOOSES_PLUGINS} alone`, () => {
+    const callers = files.filter((file) => callsOf(codeOf(file), 'defaultPlugins').length > 0).map(relative)
+    expect(callers).toEqual([CHOOSES_PLUGINS])
+  })
+
+  it('is served with its own plug-ins: no transport turns model calls off (modelCalls: false)', () => {
+    expect(files.filter((file) => /\bmodelCalls:\s*false\b/.test(codeOf(file))).map(relative)).toEqual([])
+  })
+
+  it('brings the fault kinds its rules may use: no fault registry is wired outside the engine and the default one', () => {
+    const wired = files
+      .filter((file) => !relative(file).startsWith('engine/') && relative(file) !== 'default-faults.ts')
+      .filter((file) => callsOf(codeOf(file), 'faultRegistryOf').length > 0 || /\bnew FaultRegistry\(/.test(codeOf(file)))
+      .map(relative)
+    expect(wired).toEqual([])
+  })
+
+  it("lints rules with the plug-ins it is served with: every lintRules() call passes them", () => {
+    const bare = files.flatMap((file) => callsOf(codeOf(file), 'lintRules').filter((args) => args.length < 2).map((args) => `${relative(file)}: lintRules(${args.join(', ')})`))
+    expect(bare).toEqual([])
+  })
+
+  it(`is how the transports (${TRANSPORTS.join(', ')}) reach the guests: none imports MCP, model calls or the default plug-ins`, () => {
+    const reached = files
+      .filter((file) => TRANSPORTS.includes(relative(file).split('/')[0]!))
+      .flatMap((file) => importsOf(file).filter((to) => /^(mcp|model-calls)\/|^default-plugins\.ts$/.test(relative(to))).map((to) => `${relative(file)} -> ${relative(to)}`))
+    expect(reached).toEqual([])
+  })
+})
+
 describe('the admin server', () => {
   it('keeps runs through the run ledger, never a Redis state module', () => {
     const state = importsOf(path.join(SRC, 'proxy/admin/admin-server.ts')).filter((to) => path.relative(SRC, to).startsWith('state' + path.sep))
@@ -166,9 +218,20 @@ describe('the admin server', () => {
 describe('the checks themselves', () => {
   const file = (relative: string) => path.join(ENGINE, relative)
 
+  it('read the calls of a function and their top-level arguments, not its declaration or comments', () => {
+    const code = 'export function lintRules(config, plugins = stormPlugins()) {}\nlintRules(config)\nlintRules(f(a, b), storm.plugins)\nx.lintRules(y)'
+    expect(callsOf(code, 'lintRules')).toEqual([['config'], ['f(a, b)', 'storm.plugins']])
+    expect(callsOf(codeOf(path.join(SRC, 'create-storm.ts')), 'defaultPlugins')).toHaveLength(1)
+  })
+
+  it('read code, not comments or what strings, templates and regexes say', () => {
+    const text = "const s = 'defaultPlugins()' // defaultPlugins()\n/* defaultPlugins() */ const r = /'[/]/g, t = `${a} defaultPlugins()`\nconst half = n / 2; defaultPlugins(x)"
+    expect(callsOf(codeOfText(text), 'defaultPlugins')).toEqual([['x']])
+  })
+
   it('find an import from a lower layer to a higher one', () => {
     const graph = new Map([[file('http.ts'), [file('storm.ts')]]])
-    expect(upwardImports(graph)).toEqual(['http.ts (vocabulary) -> storm.ts (exchange)'])
+    expect(upwardImports(graph)).toEqual(['http.ts (vocabulary) -> storm.ts (front door)'])
   })
 
   it('find a cycle of two files', () => {

@@ -19,7 +19,6 @@ export const ALLOWED: Readonly<Record<string, string>> = {
   // Unit tests under src/: out of this change (src/ is not touched); each shares a temporary folder.
   'src/cassette/format/body-files.test.ts': 'unit test in src/, one temporary folder for the file',
   'src/cassette/format/cassette.test.ts': 'unit test in src/, one temporary folder for the file',
-  'src/cassette/record/cassette-journal.test.ts': 'unit test in src/, one temporary folder for the file',
   'src/io/read-json-lines.test.ts': 'unit test in src/, one temporary folder for the file',
   'src/proxy/tls/certificate-authority.test.ts': 'unit test in src/, a fresh CA folder per test made in beforeEach',
   // Projects made from the packed tarball: they cannot import test/helpers.

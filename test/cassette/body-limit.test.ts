@@ -98,7 +98,7 @@ async function record(dir: string, mode: Mode): Promise<Recorded> {
   const file = path.join(dir, `${mode}.cassette.jsonl`)
   const storm = createStorm({})
   // In process: in memory, then saved (the path of recorder.save() and Cassette.save()). Through the
-  // proxy: into its file as it goes (the journal and snapshots, with body files written per exchange).
+  // proxy: into its file as it goes (appended line by line, with body files written per exchange).
   const recorder = createCassetteRecorder(storm, mode === 'intercept' ? { bodyLimit: LIMIT } : { file, source: 'proxy', bodyLimit: LIMIT, urlForm: mode === 'reverse' ? 'origin' : 'absolute' })
   const opened = await openTransport(mode, storm, upstream.url, { observer: recorder.observer })
   let outcomes: Outcome[]

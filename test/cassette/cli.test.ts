@@ -161,10 +161,10 @@ describe('inspect, check and bad cassettes', { timeout: 120_000 }, () => {
     const { file } = await recordAgent()
     const inspect = await runCli(['inspect', file])
     expect(inspect.code).toBe(0)
-    expect(inspect.stdout).toMatch(/^Valid cassette v3: 3 exchanges, 0 effects \(recorded \S+ via proxy\)\n {2}outcomes: response 3; statuses: 200 1, 201 1, 429 1\nValid report v1 \(run default\): 3 calls, 0 effects\n/)
+    expect(inspect.stdout).toMatch(/^Valid cassette v4: 3 exchanges, 0 effects \(recorded \S+ via proxy\)\n {2}outcomes: response 3; statuses: 200 1, 201 1, 429 1\nValid report v1 \(run default\): 3 calls, 0 effects\n/)
     expect(inspect.stdout).toContain('rule busy: eligible 1, selected 1, triggered 1')
     const json = JSON.parse((await runCli(['inspect', file, '--json'])).stdout)
-    expect(json).toMatchObject({ cassette: { version: 3, exchanges: 3, faults: { rate_limit: 1 } }, calls: 3, routes: { 'GET /items/a': 2, 'POST /ship': 1 } })
+    expect(json).toMatchObject({ cassette: { version: 4, exchanges: 3, faults: { rate_limit: 1 } }, calls: 3, routes: { 'GET /items/a': 2, 'POST /ship': 1 } })
     expect((await runCli(['check', file])).code).toBe(0)
     const over = await runCli(['check', file, '--max-calls', '2'])
     expect(over.code).toBe(1)
@@ -174,8 +174,12 @@ describe('inspect, check and bad cassettes', { timeout: 120_000 }, () => {
   it('refuses truncated, wrong-version and hand-edited cassettes with the file, line and field, exit 2', async () => {
     const good = await readFile((await recordAgent()).file, 'utf8')
     const lines = good.split('\n')
+    const exchanges = lines.filter((line) => line.startsWith('{"seq":'))
+    // As toolstorm wrote it before version 4: the header counts the exchanges, which alone follow.
+    const v3 = [JSON.stringify({ ...JSON.parse(lines[0]!), version: 3, exchanges: exchanges.length }), ...exchanges, ''].join('\n')
     const cases: Array<[string, string, string]> = [
-      ['truncated', good.slice(0, good.length - 30), 'line 4 ends without a newline, so the file is truncated'],
+      ['truncated', v3.slice(0, v3.length - 30), 'line 4 ends without a newline, so the file is truncated'],
+      ['cut', good.replace(exchanges.at(-1)! + '\n', ''), `line 4: $.exchanges: the end line says ${exchanges.length} exchange(s), but ${exchanges.length - 1} precede it, so lines are missing`],
       ['wrong-version', good.replace('"version":4', '"version":5'), 'line 1: $.version: expected cassette version 1, 2, 3 or 4, got 5'],
       ['hand-edited', [lines[0], lines[1]!.replace('"status":429', '"status":"429"'), ...lines.slice(2)].join('\n'), 'line 2: $.response.status: expected number, received string'],
       ['missing-line', [lines[0], lines[1], lines[3], ''].join('\n'), 'line 3: $.seq: expected 2 (positions are contiguous)'],

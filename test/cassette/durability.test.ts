@@ -1,28 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect } from 'vitest'
 import { Cassette } from '../../src/cassette/format/cassette.js'
-import { BIN } from '../helpers/cli.js'
+import { BIN, runCli } from '../helpers/cli.js'
+import { startCliProxy } from '../helpers/cli-proxy.js'
 import { test as it } from '../helpers/file-fixtures.js'
 
 /** Start `toolstorm proxy --target TARGET --record FILE`; resolves with its URL once it listens. */
-async function startRecorder(target: string, file: string): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null>; stderr: () => string }> {
-  const child = spawn(process.execPath, [BIN, 'proxy', '--target', target, '--port', '0', '--admin-port', '0', '--record', file], { stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk))
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      stdout += chunk
-      const match = /^toolstorm proxy (\S+) /.exec(stdout)
-      if (match) resolve(match[1] as string)
-    })
-    child.once('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)))
-  })
-  return { child, url, exited, stderr: () => stderr }
-}
+const startRecorder = (target: string, file: string, extra: string[] = []) => startCliProxy(['--target', target, '--record', file, ...extra])
 
 /** Load the cassette once it holds at least `n` exchanges (snapshots come about once a second). */
 async function waitForExchanges(file: string, n: number): Promise<Cassette> {
@@ -57,7 +43,7 @@ describe('recording durability', { timeout: 120_000 }, () => {
     expect(((await stat(file)).mode & 0o777).toString(8)).toBe('600')
   })
 
-  it('writes every exchange on SIGTERM, and removes its journal', async ({ dir, upstream }) => {
+  it('writes every exchange on SIGTERM, and leaves no other file beside the cassette', async ({ dir, upstream }) => {
     const file = path.join(dir, 'stopped.cassette.jsonl')
     const recorder = await startRecorder(upstream.url, file)
     for (let i = 0; i < 7; i++) await (await fetch(`${recorder.url}/items/${i}`)).text()
@@ -66,6 +52,58 @@ describe('recording durability', { timeout: 120_000 }, () => {
     expect(recorder.stderr()).toContain(`cassette written to ${file} (7 exchanges)`)
     expect((await Cassette.load(file)).exchanges).toHaveLength(7)
     expect((await readdir(dir)).filter((name) => name.includes('stopped') && name !== 'stopped.cassette.jsonl')).toEqual([])
+  })
+
+  it('appends a restarted recorder to the cassette a kill -9 left, as its next segment, losing nothing written before the kill', async ({ dir, upstream }) => {
+    const file = path.join(dir, 'restarted.cassette.jsonl')
+    const first = await startRecorder(upstream.url, file)
+    for (let i = 0; i < 30; i++) await (await fetch(`${first.url}/items/a${i}`)).text()
+    await waitForExchanges(file, 10)
+    // These come after the file was last seen whole: before the fix they lived only in a journal beside it.
+    for (let i = 0; i < 20; i++) await (await fetch(`${first.url}/items/b${i}`)).text()
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    first.child.kill('SIGKILL')
+    await first.exited
+    // A supervisor restarts the same command.
+    const second = await startRecorder(upstream.url, file)
+    for (let i = 0; i < 4; i++) await (await fetch(`${second.url}/items/c${i}`)).text()
+    second.child.kill('SIGTERM')
+    expect(await second.exited).toBe(0)
+    expect(second.stderr()).toContain(`appending to the cassette ${file} (50 exchanges already recorded) as segment 2; --overwrite replaces it instead`)
+    const cassette = await Cassette.load(file)
+    const urls = cassette.exchanges.map((exchange) => exchange.request.url)
+    expect(urls).toEqual([...Array.from({ length: 30 }, (_, i) => `/items/a${i}`), ...Array.from({ length: 20 }, (_, i) => `/items/b${i}`), ...Array.from({ length: 4 }, (_, i) => `/items/c${i}`)])
+    expect(cassette.segments.map(({ exchanges, ended }) => ({ exchanges, ended }))).toEqual([{ exchanges: 50, ended: false }, { exchanges: 4, ended: true }])
+    const inspected = await runCli(['inspect', file])
+    expect(inspected.code).toBe(0)
+    expect(inspected.stdout).toContain('segments: 2 (recordings appended to one another')
+    expect(inspected.stdout).toContain('segments without an end line: 1 (still recording, or stopped by a kill -9 or a crash')
+  })
+
+  it('replaces an existing cassette only with --overwrite, and says so', async ({ dir, upstream }) => {
+    const file = path.join(dir, 'overwritten.cassette.jsonl')
+    const first = await startRecorder(upstream.url, file)
+    for (let i = 0; i < 3; i++) await (await fetch(`${first.url}/items/a${i}`)).text()
+    first.child.kill('SIGTERM')
+    await first.exited
+    const second = await startRecorder(upstream.url, file, ['--overwrite'])
+    await (await fetch(`${second.url}/items/b0`)).text()
+    second.child.kill('SIGTERM')
+    await second.exited
+    expect(second.stderr()).toContain(`replacing the cassette ${file} (3 exchanges) because of --overwrite`)
+    expect((await Cassette.load(file)).exchanges.map((exchange) => exchange.request.url)).toEqual(['/items/b0'])
+  })
+
+  it('refuses to record over a file that is not a cassette, naming it, unless --overwrite', async ({ dir, upstream }) => {
+    const file = path.join(dir, 'notes.jsonl')
+    await writeFile(file, '{"my":"notes"}\n')
+    const child = spawn(process.execPath, [BIN, 'proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--record', file], { stdio: ['ignore', 'ignore', 'pipe'] })
+    let stderr = ''
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk))
+    expect(await new Promise((resolve) => child.once('exit', resolve))).toBe(2)
+    expect(stderr).toContain(`Failed to record into ${file}: it exists and is not a toolstorm cassette (line 1:`)
+    expect(stderr).toContain('--overwrite')
+    expect(await readFile(file, 'utf8')).toBe('{"my":"notes"}\n')
   })
 
   it('leaves an existing cassette untouched when recording cannot start', async ({ dir, upstream }) => {

@@ -58,7 +58,7 @@ describe('toolstorm inspect', () => {
     ['invalid UTF-8', async () => { const f = path.join(dir, 'latin1.json'); await writeFile(f, Buffer.from([0x7b, 0xff, 0x7d])); return f }, 'is not valid UTF-8', ''],
     ['malformed JSON', async () => { const f = path.join(dir, 'broken.json'); await writeFile(f, '{\n  "version": 1,\n  "calls": [,]\n}'); return f }, 'as JSON: line 3, column 13 (at $.calls[0])', 'unexpected character ","'],
     ['a JSON list', async () => { const f = path.join(dir, 'list.json'); await writeFile(f, '[]'); return f }, 'expected a report, a demo run or a comparison', ''],
-    ['an oversized file', async () => { const f = path.join(dir, 'huge.json'); const h = await open(f, 'w'); await h.truncate(65 * 1024 * 1024); await h.close(); return f }, 'over the limit of 67108864 bytes', ''],
+    ['an oversized file', async () => { const f = path.join(dir, 'huge.json'); const h = await open(f, 'w'); await h.truncate(257 * 1024 * 1024); await h.close(); return f }, 'over the limit of 268435456 bytes', ''],
   ])('exits 2 on %s, naming the file', async (_name, make, message, more) => {
     const file = await make()
     const result = await runCli(['inspect', file])

@@ -220,7 +220,7 @@ describe.skipIf(!hasRedis)('toolstorm proxy --state', () => {
     const files = (await readdir(bodiesFolderFor(fileA))).sort()
     expect(files).toHaveLength(2)
     expect((await readdir(bodiesFolderFor(fileB))).sort()).toEqual(files)
-    const lines = (await readFile(fileA, 'utf8')).trim().split('\n').slice(1).map((line) => JSON.parse(line) as { response: { body: { file: string } } })
+    const lines = (await readFile(fileA, 'utf8')).trim().split('\n').filter((line) => line.startsWith('{"seq":')).map((line) => JSON.parse(line) as { response: { body: { file: string } } })
     expect(lines.map((line) => line.response.body.file).sort()).toEqual(files)
     const cassette = await Cassette.load(fileB)
     expect(Buffer.from(cassette.exchanges[0]!.response!.body!.data, 'base64').equals(whole)).toBe(true)

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { combineObservers, type ExchangeObserver } from '../../src/engine/exchange-flow.js'
+import { combineObservers } from '../../src/combine-observers.js'
+import type { ExchangeObserver } from '../../src/engine/exchange-flow.js'
 import { closing } from '../helpers/teardown.js'
 import { startScenario } from '../helpers/scenario.js'
 import { BASE_URL_TRANSPORTS } from '../helpers/transports.js'

@@ -3,7 +3,8 @@
  * each request's route, adds what its own hooks read to the request's view (declaration merging
  * on `RequestDetails`) and gives the trace context its messages carry; the kernel routes, decides
  * and records by them with no change of its own. Here a gRPC-web-like service whose method
- * travels in a header.
+ * travels in a header. The storm made with it knows its route names: the rules lint of the proxy
+ * serving it does not take them for typos.
  */
 import { describe, expect, it } from 'vitest'
 import type { ExchangePlugin } from '../../src/engine/plugin.js'
@@ -26,12 +27,13 @@ const rpcPlugin: ExchangePlugin = {
   nameRequest({ headers }) {
     const method = headers['x-rpc-method']
     if (typeof method !== 'string') return null
-    return { names: { route: `rpc ${method}`, details: { rpcMethod: method }, traceparent: `00-${TRACE_ID}-00f067aa0ba902b7-01` } }
+    return { reading: { route: `rpc ${method}`, details: { rpcMethod: method }, traceparent: `00-${TRACE_ID}-00f067aa0ba902b7-01` } }
   },
   shapeFailure(request, failure) {
     if (request.rpcMethod === undefined || failure !== 'rate_limit') return null
     return { status: 429, headers: { 'content-type': 'application/json' }, body: new TextEncoder().encode(JSON.stringify({ refused: request.rpcMethod })) }
   },
+  checkRoute: (route) => (!route.startsWith('rpc ') ? undefined : /^rpc [\w.*]+\/[\w*]+$/.test(route) ? null : `"${route}" names no RPC method: write "rpc <service>/<method>".`),
 }
 
 describe('a protocol plug-in', () => {
@@ -56,5 +58,17 @@ describe('a protocol plug-in', () => {
       ['GET /items/sku-1', 1, false],
     ])
     expect(calls.map((call) => call.trace?.traceId ?? null)).toEqual([TRACE_ID, TRACE_ID, null])
+  })
+
+  it("has its route names known to the rules lint of the proxy serving it (PUT /rules), and its typos named by it", async () => {
+    const upstream = closing(await startUpstream())
+    const proxy = closing(await startProxy({ targets: [upstream.url], plugins: [rpcPlugin] }))
+    const rules = [
+      { name: 'busy-stock', route: 'rpc shipping.Stock/*', kind: 'rate_limit' },
+      { name: 'typo', route: 'rpc shipping.Stock', kind: 'unavailable' },
+    ]
+    const response = await fetch(`${proxy.adminUrl}/rules`, { method: 'PUT', headers: { authorization: `Bearer ${proxy.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ rules }) })
+    expect(response.status).toBe(200)
+    expect(((await response.json()) as { warnings: unknown[] }).warnings).toEqual([{ rule: 'typo', route: 'rpc shipping.Stock', message: '"rpc shipping.Stock" names no RPC method: write "rpc <service>/<method>".' }])
   })
 })

@@ -99,8 +99,15 @@ describe.skipIf(!canRun)('explore: a Python agent with known bugs', { timeout: 2
     const exitOf = (args: string[]) => cli(process.execPath, [BIN, ...args], { cwd: ROOT }).then(() => 0, (error: { code: number }) => error.code)
     // Offline: the model call's timeout replayed from the cassette, with no network: the agent fails again (and the replay did not diverge).
     expect(await exitOf(['replay', path.join(out, model.id, 'cassette.jsonl'), '--port', '0', '--admin-port', '0', '--', ...AGENT])).toBe(1)
-    // The duplicate shipment: the agent replays the same requests (exit 0, strict), and the recorded commits break the contract.
-    expect(await exitOf(['replay', path.join(out, lost.id, 'cassette.jsonl'), '--port', '0', '--admin-port', '0', '--', ...AGENT])).toBe(0)
+    // The duplicate shipment: the agent replays the same requests (strict: no divergence, exit 0 with --no-contracts),
+    // and the recorded commits break the contract, in replay (exit 1, ERR_CONTRACT_FAILED) as in check.
+    const replayed = await cli(process.execPath, [BIN, 'replay', path.join(out, lost.id, 'cassette.jsonl'), '--port', '0', '--admin-port', '0', '--', ...AGENT], { cwd: ROOT }).then(
+      () => ({ code: 0, output: '' }),
+      (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, output: error.stdout + error.stderr }),
+    )
+    expect(replayed.code).toBe(1)
+    expect(replayed.output).toContain('ERR_CONTRACT_FAILED')
+    expect(await exitOf(['replay', path.join(out, lost.id, 'cassette.jsonl'), '--no-contracts', '--port', '0', '--admin-port', '0', '--', ...AGENT])).toBe(0)
     expect(await exitOf(['check', path.join(out, lost.id, 'cassette.jsonl')])).toBe(1)
     // Live: --only reruns that one variation, and it fails again; the corrected agent passes it.
     const live = await exploreCli(['--only', lost.id, '--faults', 'timeout,response_lost', '--route', 'POST /*'], AGENT)

@@ -66,6 +66,27 @@ for (const transport of BASE_URL_TRANSPORTS) {
       expect(scenario.upstream.commits).toEqual(['o-7'])
     })
 
+    it('loses the response as an error status with status: the upstream commits once, the client gets that status (500, 504), the report keeps the 201', async () => {
+      const scenario = closing(
+        await startScenario(transport, {
+          rules: [
+            { name: 'lost-500', route: 'POST /ship', kind: 'response_lost', calls: [1], status: 500 },
+            { name: 'lost-504', route: 'POST /ship', kind: 'response_lost', calls: [2], status: 504 },
+          ],
+        }),
+      )
+      const first = await fetch(`${scenario.baseUrl}/ship`, { method: 'POST', body: JSON.stringify({ order: 'o-1' }) })
+      const second = await fetch(`${scenario.baseUrl}/ship`, { method: 'POST', body: JSON.stringify({ order: 'o-2' }) })
+      expect([first.status, await first.json()]).toEqual([500, { error: { type: 'upstream_error', message: 'The upstream failed (500).' } }])
+      expect(second.status).toBe(504)
+      expect(scenario.upstream.commits).toEqual(['o-1', 'o-2'])
+      const report = await scenario.report()
+      expect(report.calls.map((c) => [c.outcome, c.status, c.executed, c.injected, c.upstreamStatus, c.kind])).toEqual([
+        ['response', 500, true, true, 201, 'response_lost'],
+        ['response', 504, true, true, 201, 'response_lost'],
+      ])
+    })
+
     it('relays an upstream error under a lost-response rule and does not count it as triggered', async () => {
       const scenario = closing(await startScenario(transport, { rules: [{ name: 'lost-ack', route: 'GET /fail', kind: 'response_lost' }] }))
       const response = await fetch(`${scenario.baseUrl}/fail`)

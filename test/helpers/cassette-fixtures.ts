@@ -25,3 +25,10 @@ export function exchangeAt(seq: number, overrides: Partial<CassetteExchange> = {
     ...overrides,
   }
 }
+
+/** A version 4 cassette's text as an older version wrote it: the header counts the exchanges, which alone follow. */
+export function asOlderVersion(text: string, version: 1 | 2 | 3): string {
+  const [header, ...rest] = text.split('\n').filter((line) => line !== '')
+  const exchanges = rest.filter((line) => line.startsWith('{"seq":'))
+  return [JSON.stringify({ ...JSON.parse(header as string), version, exchanges: exchanges.length }), ...exchanges, ''].join('\n')
+}

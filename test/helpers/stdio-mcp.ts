@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { readFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
@@ -115,4 +115,22 @@ export async function readJson<T = unknown>(file: string): Promise<T> {
 /** The text of a tool result's first content item. */
 export function textOf(result: unknown): string {
   return ((result as { content: Array<{ text: string }> }).content[0] as { text: string }).text
+}
+
+/** A rules file in `folder` (seed 7) holding `rules`. */
+export async function rulesFile(folder: string, rules: unknown[], name = 'rules.json'): Promise<string> {
+  const file = path.join(folder, name)
+  await writeFile(file, JSON.stringify({ seed: 7, rules }))
+  return file
+}
+
+/** Resolves once the client's connection closed (the wrapper exited). */
+export function closed(connection: SdkConnection): Promise<void> {
+  return new Promise((resolve) => {
+    const before = connection.client.onclose
+    connection.client.onclose = () => {
+      before?.()
+      resolve()
+    }
+  })
 }

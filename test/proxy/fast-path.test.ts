@@ -7,36 +7,12 @@
 import http from 'node:http'
 import net, { type AddressInfo } from 'node:net'
 import { describe, expect, it, onTestFinished } from 'vitest'
-import type { ExchangeTransport } from '../../src/engine/exchange-transport.js'
-import type { ExchangePlugin } from '../../src/engine/plugin.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import { defaultPlugins } from '../../src/default-plugins.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
 import { startModelUpstream } from '../helpers/model-upstream.js'
+import { passThroughCounter } from '../helpers/pass-through-counter.js'
 import { startUpstream } from '../helpers/upstream.js'
-
-/** A plug-in that counts, per method and path, the exchanges whose transport was passed through. */
-function passThroughCounter(): { plugin: ExchangePlugin; taken: Map<string, number> } {
-  const taken = new Map<string, number>()
-  const plugin: ExchangePlugin = {
-    name: 'pass-through-counter',
-    wrapTransport: (exchange, io) =>
-      new Proxy(io, {
-        get(target, key) {
-          const value = Reflect.get(target, key, target) as unknown
-          if (key === 'passThrough' && typeof value === 'function') {
-            const name = `${exchange.request.method} ${exchange.url.pathname}`
-            return (...args: Parameters<NonNullable<ExchangeTransport['passThrough']>>) => {
-              taken.set(name, (taken.get(name) ?? 0) + 1)
-              return (value as (...a: unknown[]) => void).apply(target, args)
-            }
-          }
-          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
-        },
-      }),
-  }
-  return { plugin, taken }
-}
 
 async function proxyFor(target: string, config: StormConfigInput = {}) {
   const counter = passThroughCounter()

@@ -3,6 +3,8 @@
  * middle of a call, one that writes lines that are not JSON-RPC to stdout. The client gets what a
  * direct launch would give it, and the wrapper says what happened on stderr and in the report.
  */
+import { readFileSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
@@ -10,6 +12,21 @@ import type { Report } from '../../src/engine/schema/report.js'
 import { runCli } from '../helpers/cli.js'
 import { temporaryFolder } from '../helpers/teardown.js'
 import { connectSdk, NOTES_SERVER, rawServer, readJson, textOf, wrappedCommand } from '../helpers/stdio-mcp.js'
+
+/** Running, and not a zombie: a stopped child whose parent exited is reaped by PID 1, which in a container may never do it. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+  } catch {
+    return false
+  }
+  try {
+    // /proc/<pid>/stat: "pid (comm) state …"; Z is a process that ended and was not reaped.
+    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))
+  } catch {
+    return false
+  }
+}
 
 const INITIALIZE = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }
 
@@ -19,6 +36,19 @@ describe('toolstorm mcp: a server that goes wrong', () => {
     expect(result.code).toBe(127)
     expect(result.stdout).toBe('')
     expect(result.stderr).toContain('Failed to start the MCP server "no-such-mcp-server-xyz": command not found. Check the command after "--".')
+  })
+
+  it('a command line the parser refuses after the server was launched early: exit 2, and the server is stopped (nothing left running)', async () => {
+    const folder = await temporaryFolder('toolstorm-stdio-')
+    const pidFile = path.join(folder, 'server.pid')
+    // Launched by bin/toolstorm.js before the parser ran (mcp-launch.ts), then refused by it: a
+    // shell that names itself at once (within milliseconds; the parser loads for hundreds) and waits.
+    const server = ['/bin/sh', '-c', `echo $$ > ${JSON.stringify(pidFile)}; exec sleep 60`]
+    const result = await runCli(['mcp', '--clock', 'sundial', '--', ...server])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain('sundial')
+    const pid = Number(await readFile(pidFile, 'utf8'))
+    await expect.poll(() => alive(pid), { timeout: 5_000 }).toBe(false)
   })
 
   it('without a server command: a usage error (exit 2)', async () => {

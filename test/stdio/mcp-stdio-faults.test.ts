@@ -11,24 +11,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { Report } from '../../src/engine/schema/report.js'
 import { runCli } from '../helpers/cli.js'
 import { temporaryFolder } from '../helpers/teardown.js'
-import { connectSdk, FILESYSTEM_SERVER, NOTES_SERVER, readJson, textOf, wrappedCommand, type SdkConnection } from '../helpers/stdio-mcp.js'
-
-async function rulesFile(folder: string, rules: unknown[]): Promise<string> {
-  const file = path.join(folder, 'rules.json')
-  await writeFile(file, JSON.stringify({ seed: 7, rules }))
-  return file
-}
-
-/** Resolves once the client's connection closed (the wrapper exited). */
-function closed(connection: SdkConnection): Promise<void> {
-  return new Promise((resolve) => {
-    const before = connection.client.onclose
-    connection.client.onclose = () => {
-      before?.()
-      resolve()
-    }
-  })
-}
+import { closed, connectSdk, FILESYSTEM_SERVER, NOTES_SERVER, readJson, rulesFile, textOf, wrappedCommand } from '../helpers/stdio-mcp.js'
 
 /** How a call failed: its McpError code and message, or null when it resolved. */
 async function failure(call: Promise<unknown>): Promise<{ code: number; message: string } | null> {

@@ -11,7 +11,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { temporaryFolder } from '../helpers/teardown.js'
-import { connectSdk, MEMORY_SERVER, readJson, wrappedCommand } from '../helpers/stdio-mcp.js'
+import { connectSdk, MEMORY_SERVER, rawServer, readJson, wrappedCommand } from '../helpers/stdio-mcp.js'
 
 const ADA = { entities: [{ name: 'Ada', entityType: 'person', observations: ['wrote the first program'] }] }
 
@@ -60,6 +60,36 @@ describe('toolstorm mcp: record and replay', () => {
     await extra.close()
     expect(extra.stderr()).toContain('(ERR_CASSETTE_EXTRA)')
     expect((await readFile(status, 'utf8')).trim()).toBe('1')
+  })
+
+  it('answers a replayed call with the live request\'s id when the client numbers its requests otherwise than the recorded one did (numbers recorded, strings and other numbers live)', async () => {
+    const folder = await temporaryFolder('toolstorm-stdio-')
+    const cassette = path.join(folder, 'session.cassette.jsonl')
+    const initialize = (id: unknown) => ({ jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
+    const messages = (ids: unknown[]) => [
+      initialize(ids[0]),
+      { jsonrpc: '2.0', id: ids[1], method: 'tools/call', params: { name: 'create_entities', arguments: ADA } },
+      { jsonrpc: '2.0', id: ids[2], method: 'tools/call', params: { name: 'read_graph', arguments: {} } },
+    ]
+    /** Each answer line, in order, after the notification that follows initialize. */
+    const converse = async (command: string[], ids: unknown[], env: Record<string, string> = {}) => {
+      const server = rawServer(command, env)
+      const answers: Array<{ id: unknown; result?: unknown }> = []
+      for (const [index, message] of messages(ids).entries()) {
+        server.send(message)
+        answers.push(JSON.parse((await server.lines(1))[0]!) as { id: unknown; result?: unknown })
+        if (index === 0) server.send({ jsonrpc: '2.0', method: 'notifications/initialized' })
+      }
+      expect((await server.end()).code).toBe(0)
+      return { answers, stderr: server.stderr() }
+    }
+    const recorded = await converse(wrappedCommand(MEMORY_SERVER, ['--record', cassette]), [0, 1, 2], { MEMORY_FILE_PATH: path.join(folder, 'memory.jsonl') })
+    expect(recorded.answers.map((answer) => answer.id)).toEqual([0, 1, 2])
+
+    const replayed = await converse(wrappedCommand([], ['--replay', cassette]), ['init-7', 41, 'graph:"x"'])
+    expect(replayed.answers.map((answer) => answer.id)).toEqual(['init-7', 41, 'graph:"x"'])
+    expect(replayed.answers.map((answer) => answer.result)).toEqual(recorded.answers.map((answer) => answer.result))
+    expect(replayed.stderr).toContain(`Replayed 3 of 3 exchange(s) from ${cassette}.`)
   })
 
   it('--live sends the calls it names to the server after --, and replays the rest', async () => {

@@ -10,12 +10,14 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import type { Report } from '../../src/engine/schema/report.js'
-import { ROOT } from '../helpers/cli.js'
+import { ROOT, runCli } from '../helpers/cli.js'
 import { hasPythonModules, PYTHON } from '../helpers/python.js'
 import { temporaryFolder } from '../helpers/teardown.js'
-import { FILESYSTEM_SERVER, MEMORY_SERVER, readJson, wrappedCommand } from '../helpers/stdio-mcp.js'
+import { connectSdk, FILESYSTEM_SERVER, MEMORY_SERVER, readJson, textOf, wrappedCommand } from '../helpers/stdio-mcp.js'
 
 const CLIENT = path.join(ROOT, 'fixtures/stdio-clients/python_stdio_client.py')
+/** A Python SDK stdio server whose tool reports its commit with report_effect(ctx, …). */
+const PYTHON_SERVER = [PYTHON, path.join(ROOT, 'fixtures/python-mcp-server/stdio_server.py')]
 type Step = ['list_tools'] | ['call', string, Record<string, unknown>, number?]
 
 /** Run the Python client's `steps` against `command`; its results, one per step after `initialize`'s. */
@@ -53,6 +55,33 @@ describe.skipIf(!hasPythonModules('mcp'))('toolstorm mcp with the Python SDK\'s 
     expect(results[1]).toEqual({ error: 'MCPError', code: -32000, message: 'Connection closed' })
     const call = (await readJson<Report>(report)).calls.find((c) => c.route === 'tools/call write_file')
     expect(call).toMatchObject({ fault: 'lost-write', kind: 'response_lost', injected: true, executed: true, outcome: 'reset', mcp: { tool: 'write_file' } })
+  })
+
+  it('a Python SDK stdio server reports its commits with report_effect(ctx, …): the call id read from the request\'s _meta through its Context, each effect under its call, and check finds the duplicate', async () => {
+    const folder = await temporaryFolder('toolstorm-stdio-py-')
+    const report = path.join(folder, 'report.json')
+    const shipments = path.join(folder, 'shipments.txt')
+    const { client, close } = await connectSdk(wrappedCommand(PYTHON_SERVER, ['--report', report]), { SHIPMENTS_FILE: shipments })
+    for (let i = 0; i < 2; i++) {
+      const result = await client.callTool({ name: 'create_shipment', arguments: { order_id: 'order-1' } })
+      expect(JSON.parse(textOf(result))).toEqual({ order_id: 'order-1', reported: true })
+    }
+    await close()
+
+    expect(await readFile(shipments, 'utf8')).toBe('order-1\norder-1\n')
+    const written = await readJson<Report>(report)
+    const calls = written.calls.filter((call) => call.route === 'tools/call create_shipment').map((call) => call.id)
+    expect(written.effects.map((effect) => [effect.name, effect.key, effect.call])).toEqual([
+      ['shipment', 'order-1', calls[0]],
+      ['shipment', 'order-1', calls[1]],
+    ])
+    const check = await runCli(['check', report])
+    expect(check.code).toBe(1)
+    expect(check.stdout).toMatch(/FAIL[\s\S]*No duplicate side effects/)
+
+    // Launched directly, the request carries no call id: the helper skips the report.
+    const direct = await connectSdk(PYTHON_SERVER, { SHIPMENTS_FILE: shipments })
+    expect(JSON.parse(textOf(await direct.client.callTool({ name: 'create_shipment', arguments: { order_id: 'order-2' } })))).toEqual({ order_id: 'order-2', reported: false })
   })
 
   it('replays a recorded session with no server; an extra call fails it', async () => {

@@ -4,7 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CassetteError, type ToolstormError } from '../../errors.js'
-import { exchangeAt } from '../../../test/helpers/cassette-fixtures.js'
+import { asOlderVersion, exchangeAt } from '../../../test/helpers/cassette-fixtures.js'
 import type { CassetteExchange, StoredBody } from './cassette-schema.js'
 import { BODY_FILE_THRESHOLD, bodiesFolderFor } from './body-files.js'
 import { Cassette } from './cassette.js'
@@ -119,7 +119,7 @@ describe('body files beside a cassette', () => {
     const file = path.join(dir, 'v1.cassette.jsonl')
     await Cassette.from({}, [withBody(1, binary(randomBytes(100_000)))]).save(file)
     const saved = await readFile(file, 'utf8')
-    await writeFile(file, saved.replace('"version":4', '"version":1'))
+    await writeFile(file, asOlderVersion(saved, 1))
     const error = await refusal(file)
     expect(error.code).toBe('ERR_CASSETTE_INVALID')
     expect(error.message).toContain('line 2: $.response.body.file: a body in a body file needs cassette version 2 (the header says 1)')
@@ -130,7 +130,7 @@ describe('body files beside a cassette', () => {
     const file = path.join(dir, 'old.cassette.jsonl')
     const big = binary(randomBytes(100_000))
     const current = Cassette.from({}, [withBody(1, big)])
-    await writeFile(file, current.toString().replace('"version":4', '"version":1'))
+    await writeFile(file, asOlderVersion(current.toString(), 1))
     const old = await Cassette.load(file)
     expect(old.header.version).toBe(1)
     expect(old.exchanges).toEqual(current.exchanges)

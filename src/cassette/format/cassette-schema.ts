@@ -1,7 +1,8 @@
 /**
  * The cassette: recorded HTTP exchanges, stored as JSON Lines. Line 1 is the header; every
  * further line is one exchange, in the order the requests arrived. Loading streams line by
- * line, so no single giant string is ever built.
+ * line, so no single giant string is ever built. Version 4 is append-only: the header declares no
+ * count, and a few other lines (segment-lines.ts) mark restarts, late effects, claims and a clean end.
  *
  * Everything stored went through the redactor first: URLs, headers, bodies, keys and effects.
  * @see docs/cassettes.md
@@ -16,9 +17,11 @@ import { JSON_PATH_SYNTAX, parseJsonPath } from './json-path.js'
 export const CASSETTE_KIND = 'toolstorm.cassette'
 /**
  * The version written. Version 2 may keep a body in a file beside the cassette (`storedBodyFileSchema`);
- * version 3 may hold the recorded run's claims in the header (`claims`); version 4 the user's
- * normalisers (`match.normalizePatterns`, `match.normalizePaths`). Versions 1 (every body inline),
- * 2 and 3 are still read.
+ * version 3 may hold the recorded run's claims in the header (`claims`); version 4 is append-only:
+ * the header is written once (no `exchanges` count, no `claims`: they are counted and read from
+ * the lines that follow, segment-lines.ts), so a recorder writes each exchange once and the file
+ * is valid at every moment, and it may hold the user's normalisers (`match.normalizePatterns`,
+ * `match.normalizePaths`). Versions 1 (every body inline), 2 and 3 are still read.
  */
 export const CASSETTE_VERSION = 4
 export const CASSETTE_VERSIONS = [1, 2, 3, 4] as const
@@ -272,8 +275,11 @@ export const cassetteHeaderSchema = z.strictObject({
   source: z.enum(['proxy', 'in-process', 'har', 'replay-update']),
   /** Reverse-mode targets (redacted), for tools that need absolute URLs (HAR export). */
   targets: z.array(z.string()).max(100),
-  /** Exchange lines that follow; a file with fewer is truncated. */
-  exchanges: z.int().min(0).max(MAX_CASSETTE_EXCHANGES),
+  /**
+   * Versions 1–3: exchange lines that follow (a file with fewer is truncated). Absent in a version 4
+   * file, whose exchanges are counted as they load; a loaded cassette always has it.
+   */
+  exchanges: z.int().min(0).max(MAX_CASSETTE_EXCHANGES).optional(),
   seed: seedSchema,
   clock: z.string(),
   maxCalls: z.int().min(1).nullable(),
@@ -292,10 +298,16 @@ export const cassetteHeaderSchema = z.strictObject({
   claims: z.array(cassetteClaimSchema).max(MAX_CASSETTE_CLAIMS).optional(),
 })
 
-/** Any line of a cassette file: the header, or an exchange. */
-export const cassetteLineSchema = z.union([cassetteHeaderSchema, cassetteFileExchangeSchema])
+/**
+ * What a recording was made with, kept per segment of a version 4 cassette (the header holds the
+ * first segment's; a segment line or a settings line later ones').
+ */
+export const segmentSettingsSchema = cassetteHeaderSchema.pick({ toolstorm: true, source: true, targets: true, seed: true, clock: true, maxCalls: true, routes: true, rules: true, bodyLimit: true, redaction: true })
 
-export type CassetteHeader = z.infer<typeof cassetteHeaderSchema>
+/** A loaded cassette's header: `exchanges` is always known (declared, or counted while loading). */
+export type CassetteHeader = Omit<z.infer<typeof cassetteHeaderSchema>, 'exchanges'> & { exchanges: number }
+export type CassetteFileHeader = z.infer<typeof cassetteHeaderSchema>
+export type SegmentSettings = z.infer<typeof segmentSettingsSchema>
 export type CassetteExchange = z.infer<typeof cassetteExchangeSchema>
 export type CassetteFileExchange = z.infer<typeof cassetteFileExchangeSchema>
 export type StoredBody = z.infer<typeof storedBodySchema>

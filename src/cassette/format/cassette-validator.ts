@@ -1,7 +1,9 @@
 /**
  * Load-time validation of a cassette, one line at a time: the header, then each exchange's
  * schema and its place in the sequence (positions, call ids, per-route ordinals), then the count
- * the header declared. Errors name the file, the line, the JSON path and what was expected.
+ * the header declared (versions 1–3) or the end line says (version 4, whose segment, settings,
+ * effects, claims and end lines are checked and gathered here too: segment-lines.ts). Errors name
+ * the file, the line, the JSON path and what was expected.
  * This checks consistency, not authenticity: a self-consistent file can still be forged.
  */
 import { z } from 'zod'
@@ -14,12 +16,16 @@ import {
   cassetteExchangeSchema,
   cassetteFileExchangeSchema,
   cassetteHeaderSchema,
+  type CassetteClaim,
   type CassetteExchange,
   type CassetteFileExchange,
+  type CassetteFileHeader,
   type CassetteHeader,
   type StoredBody,
   type StoredBodyFile,
+  type StoredEffect,
 } from './cassette-schema.js'
+import { segmentLinesSchema, type CassetteSegment, type Continuation, type SegmentLines } from './segment-lines.js'
 import { docsUrl } from '../../docs-url.js'
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
@@ -45,17 +51,38 @@ const HINT = `Record it again, or fix that line (see ${docsUrl('cassettes.md')})
 
 export class CassetteValidator {
   readonly #source: string
-  #header: CassetteHeader | null = null
+  #header: CassetteFileHeader | null = null
   #count = 0
   readonly #calls = new Map<string, number>()
   readonly #ordinals = new Map<string, Map<string, number>>()
+  /** Where each run stopped in the earlier segments: a run may go on in a later one (its next call id) rather than start again. */
+  readonly #carried = new Map<string, { calls: number; ordinals: Map<string, number> }>()
+  /** Version 4: the recordings in the file, in order. */
+  readonly segments: CassetteSegment[] = []
+  /** Version 4: effects reported after their exchange's line, by `seq`. */
+  readonly lateEffects = new Map<number, StoredEffect[]>()
+  /** Version 4: each run's claims as last written, by segment and run (a later line replaces an earlier one). */
+  readonly #claims = new Map<string, CassetteClaim[]>()
+  /** Version 4: settings of later segments (and live rule changes), applied over the header's in order. */
+  #settings: Partial<CassetteHeader> = {}
+  /** The largest body limit any segment declared (bounds each line's length). */
+  #bodyLimit = 0
+  /** Version 4: runs that go on from another part, where they resume. */
+  readonly continuations: Continuation[] = []
+  /** Whether each exchange reached the upstream, by `seq` − 1 (an effect needs one that did). */
+  readonly #executed: boolean[] = []
 
   constructor(source: string) {
     this.#source = source
   }
 
-  get header(): CassetteHeader | null {
+  get header(): CassetteFileHeader | null {
     return this.#header
+  }
+
+  /** The largest body limit declared so far (bounds each line's length). */
+  get bodyLimit(): number | null {
+    return this.#header ? this.#bodyLimit : null
   }
 
   #fail(line: number, reason: string, details?: string): never {
@@ -81,11 +108,17 @@ export class CassetteValidator {
     }
   }
 
-  /** Validate one line of a file; returns the exchange it holds (null for the header). Its bodies may be in body files. */
+  /** Validate one line of a file; returns the exchange it holds (null for the header and version 4's other lines). Its bodies may be in body files. */
   line(text: string, line: number): CassetteFileExchange | null {
     const value = this.#parse(text, line)
     if (this.#header === null) return this.#acceptHeader(value, line)
+    if (this.#header.version >= 4 && value !== null && typeof value === 'object' && 'line' in value) return this.#segmentLine(value, line)
     return this.#exchange(value, line, cassetteFileExchangeSchema)
+  }
+
+  /** Validate a header held in memory (it declares its count). */
+  memoryHeader(header: CassetteHeader): void {
+    this.#acceptHeader(header, 1)
   }
 
   #acceptHeader(value: unknown, line: number): null {
@@ -100,11 +133,78 @@ export class CassetteValidator {
       const lines = formatIssues(parsed.error, value)
       this.#fail(line, lines[0] as string, lines.join('\n'))
     }
-    if (parsed.data.claims && parsed.data.version < 3) this.#fail(line, `$.claims: claims in the header need cassette version 3 (the header says ${parsed.data.version})`)
-    const { normalizePatterns, normalizePaths } = parsed.data.match
-    if ((normalizePatterns.length || normalizePaths.length) && parsed.data.version < 4) this.#fail(line, `$.match: normalizePatterns and normalizePaths need cassette version 4 (the header says ${parsed.data.version})`)
-    this.#header = parsed.data as CassetteHeader
+    const header = parsed.data
+    if (header.claims && header.version < 3) this.#fail(line, `$.claims: claims in the header need cassette version 3 (the header says ${header.version})`)
+    const { normalizePatterns, normalizePaths } = header.match
+    if ((normalizePatterns.length || normalizePaths.length) && header.version < 4) this.#fail(line, `$.match: normalizePatterns and normalizePaths need cassette version 4 (the header says ${header.version})`)
+    // A version 4 header may still declare a count (a file written whole, as before): it is checked, and a recorder rewrites the file once before appending.
+    if (header.version < 4 && header.exchanges === undefined) {
+      this.#fail(line, `$.exchanges: expected the number of exchange lines that follow (cassette version ${header.version})`)
+    }
+    this.#header = header
+    this.#bodyLimit = header.bodyLimit
+    if (header.version >= 4) this.segments.push({ started: header.recorded, first: 1, exchanges: 0, ended: false })
     return null
+  }
+
+  /** A version 4 line that is not an exchange: checked against what came before it, and gathered. */
+  #segmentLine(value: object, line: number): null {
+    const parsed = segmentLinesSchema.safeParse(value)
+    if (!parsed.success) {
+      const lines = formatIssues(parsed.error, value)
+      this.#fail(line, lines[0] as string, lines.join('\n'))
+    }
+    const mark: SegmentLines = parsed.data
+    const current = this.segments.at(-1) as CassetteSegment
+    switch (mark.line) {
+      case 'segment':
+        if (mark.after !== this.#count) this.#fail(line, `$.after: expected ${this.#count} (the exchanges before this segment)`)
+        this.segments.push({ started: mark.started, first: this.#count + 1, exchanges: 0, ended: false, ...(mark.recovered ? { recovered: mark.recovered } : {}) })
+        this.#applySettings(mark.settings)
+        // A new recording numbers each run's calls from 1 again, or goes on with a run an earlier
+        // segment holds (a process that continued the run: `toolstorm mcp --state-dir`).
+        for (const [run, calls] of this.#calls) this.#carried.set(run, { calls, ordinals: this.#ordinals.get(run) ?? new Map() })
+        this.#calls.clear()
+        this.#ordinals.clear()
+        break
+      case 'settings':
+        this.#applySettings(mark.settings)
+        break
+      case 'effects': {
+        if (mark.seq > this.#count) this.#fail(line, `$.seq: expected an exchange written before this line (${this.#count} so far)`)
+        if (!this.#executed[mark.seq - 1]) this.#fail(line, `$.effects: exchange ${mark.seq} never reached the upstream, so it cannot commit an effect`)
+        const effects = this.lateEffects.get(mark.seq)
+        if (effects) effects.push(...mark.effects)
+        else this.lateEffects.set(mark.seq, [...mark.effects])
+        break
+      }
+      case 'claims': {
+        const key = `${this.segments.length}\u0000${mark.run}`
+        // A later line for the run replaces the earlier one: keep insertion order by deleting first.
+        this.#claims.delete(key)
+        this.#claims.set(key, mark.claims.map((claim) => ({ run: mark.run, ...claim })))
+        break
+      }
+      case 'continues': {
+        if ((this.#calls.get(mark.run) ?? 0) > 0) this.#fail(line, `$.run: run "${mark.run}" already has calls here (a run continues from another part before its first call in this one)`)
+        this.#calls.set(mark.run, mark.calls)
+        this.#ordinals.set(mark.run, new Map(Object.entries(mark.ordinals)))
+        const { line: _line, ...continuation } = mark
+        this.continuations.push({ ...continuation, seq: this.#count + 1 })
+        break
+      }
+      case 'end':
+        if (mark.exchanges !== this.#count) this.#fail(line, `$.exchanges: the end line says ${mark.exchanges} exchange(s), but ${this.#count} precede it, so lines are missing`)
+        current.ended = true
+        if (mark.ended) current.endedAt = mark.ended
+        break
+    }
+    return null
+  }
+
+  #applySettings(settings: Partial<CassetteHeader>): void {
+    this.#settings = { ...this.#settings, ...settings }
+    if (settings.bodyLimit !== undefined) this.#bodyLimit = Math.max(this.#bodyLimit, settings.bodyLimit)
   }
 
   /** Validate an exchange held in memory, every body inline (HAR import and in-memory cassettes). */
@@ -115,7 +215,9 @@ export class CassetteValidator {
   #exchange(value: unknown, line: number, schema: ExchangeSchema): CassetteFileExchange {
     const header = this.#header
     if (header === null) this.#fail(line, 'expected the header first')
-    if (this.#count >= header.exchanges) this.#fail(line, `the header declares ${header.exchanges} exchange(s), but more follow`)
+    if (header.exchanges !== undefined && this.#count >= header.exchanges) this.#fail(line, `the header declares ${header.exchanges} exchange(s), but more follow`)
+    const segment = this.segments.at(-1)
+    if (segment?.ended) this.#fail(line, 'an exchange after the end line (a new recording starts with a segment line)')
     // Checked in place (assert-only, no copy made): the exchange schema has no default and no
     // transform, so a valid line's parsed JSON is already its output. Only a failing line is
     // parsed again, for the issues.
@@ -126,10 +228,19 @@ export class CassetteValidator {
     }
     const exchange = value as CassetteFileExchange
     this.#count++
+    if (segment) {
+      segment.exchanges++
+      this.#executed.push(exchange.executed)
+    }
     if (exchange.seq !== this.#count) this.#fail(line, `$.seq: expected ${this.#count} (positions are contiguous)`)
     const refused = exchange.call === null
     if (refused !== (exchange.ordinal === null) || refused !== (exchange.key === null)) this.#fail(line, '$.call: expected call, ordinal and key to be all set, or all null (a refused call)')
     if (!refused) {
+      const carried = this.#calls.has(exchange.run) ? undefined : this.#carried.get(exchange.run)
+      if (carried && exchange.call === carried.calls + 1) {
+        this.#calls.set(exchange.run, carried.calls)
+        this.#ordinals.set(exchange.run, new Map(carried.ordinals))
+      }
       const last = this.#calls.get(exchange.run) ?? 0
       // A run reset (POST /reset) starts its call ids and ordinals again.
       if (exchange.call === 1 && last > 0) this.#ordinals.delete(exchange.run)
@@ -183,16 +294,24 @@ export class CassetteValidator {
     if (body.data.length % 4 !== 0 || !BASE64.test(body.data)) this.#fail(line, `${path}.data: expected base64 (the encoding says so)`)
   }
 
-  /** The file ended: every declared exchange must have been there. */
+  /**
+   * The file ended: every declared exchange must have been there. Returns the header as a loaded
+   * cassette has it: its count, and (version 4) the latest settings and the claims lines' claims.
+   */
   end(lastLine: number): CassetteHeader {
     const header = this.#header
     if (header === null) throw new CassetteError('ERR_CASSETTE_INVALID', `Failed to load the cassette ${this.#source}: the file is empty (expected a header line). ${HINT}`)
+    if (header.version >= 4 && (this.#count === header.exchanges || header.exchanges === undefined)) {
+      const claims = [...(header.claims ?? []), ...[...this.#claims.values()].flat()]
+      const { claims: _none, ...rest } = header
+      return { ...rest, ...this.#settings, bodyLimit: this.#bodyLimit, exchanges: this.#count, ...(claims.length ? { claims } : {}) }
+    }
     if (this.#count !== header.exchanges) {
       throw new CassetteError(
         'ERR_CASSETTE_INVALID',
         `Failed to load the cassette ${this.#source}: line ${lastLine}: the file ends after ${this.#count} of the ${header.exchanges} exchange(s) its header declares, so it is truncated. Record it again, or restore the previous copy.`,
       )
     }
-    return header
+    return header as CassetteHeader
   }
 }

@@ -37,7 +37,8 @@ describe('cassettes', () => {
     expect(((await stat(file)).mode & 0o777).toString(8)).toBe('600')
     const loaded = await Cassette.load(file)
     expect(loaded.exchanges).toEqual(cassette.exchanges)
-    expect((await readFile(file, 'utf8')).split('\n')).toHaveLength(4)
+    // The header, two exchanges, the end line.
+    expect((await readFile(file, 'utf8')).split('\n')).toHaveLength(5)
   })
 
   it('refuses a wrong version, naming the line and the field', () => {
@@ -50,11 +51,23 @@ describe('cassettes', () => {
     expect(refusal('{"version":1,"kind":"toolstorm.report"}\n')).toContain('line 1: expected the cassette header, an object with "kind": "toolstorm.cassette" (is this a cassette?)')
   })
 
-  it('refuses a truncated file: a line cut short, or lines missing', () => {
-    const whole = text([exchangeAt(1), exchangeAt(2)])
+  it('refuses a truncated file: a line cut short (before version 4), or lines missing', () => {
+    const whole = text([exchangeAt(1), exchangeAt(2)], { version: 3 })
     expect(refusal(whole.slice(0, -40))).toContain('line 3 ends without a newline, so the file is truncated')
     const lines = whole.split('\n')
     expect(refusal(lines.slice(0, 2).join('\n') + '\n')).toContain('line 2: the file ends after 1 of the 2 exchange(s) its header declares, so it is truncated')
+  })
+
+  it('version 4: reads a last line cut short as an interrupted write (skipped, counted), and checks the end line\'s count', () => {
+    const saved = Cassette.from({ recorded: '2025-01-01T00:00:00.000Z' }, [exchangeAt(1), exchangeAt(2)]).toString()
+    const lines = saved.split('\n')
+    expect(lines[0]).not.toContain('"exchanges"')
+    expect(JSON.parse(lines.at(-2) as string)).toMatchObject({ line: 'end', exchanges: 2 })
+    const torn = Cassette.parse(lines.slice(0, 3).join('\n') + '\n{"line":"en')
+    expect([torn.exchanges.length, torn.interruptedBytes, torn.segments[0]?.ended]).toEqual([2, 11, false])
+    expect(refusal([lines[0], lines[1], lines[3], ''].join('\n'))).toContain('line 3: $.exchanges: the end line says 2 exchange(s), but 1 precede it, so lines are missing')
+    expect(refusal([...lines.slice(0, 4), JSON.stringify(exchangeAt(3)), ''].join('\n'))).toContain('line 5: an exchange after the end line (a new recording starts with a segment line)')
+    expect(refusal([lines[0], '{"line":"effects","seq":9,"effects":[]}', ''].join('\n'))).toContain('line 2: $.effects: too small')
   })
 
   it('refuses hand edits: unknown fields, duplicate keys, broken sequences, bad base64', () => {

@@ -3,7 +3,7 @@
  * report document (a report, a demo run or a comparison).
  */
 import { promises as fs } from 'node:fs'
-import { reportsFromDocument } from '../../report/reports-from-document.js'
+import { omittedRuns, replayVerdictOf, reportsFromDocument, type OmittedRuns } from '../../report/reports-from-document.js'
 import { CASSETTE_KIND } from './cassette-schema.js'
 import type { Report } from '../../engine/schema/report.js'
 import { readInputDocument } from '../../io/read-input-file.js'
@@ -11,6 +11,8 @@ import { Cassette } from './cassette.js'
 import { summarizeCassette, type CassetteSummary } from './summarize-cassette.js'
 
 const SNIFF_BYTES = 64 * 1024
+/** Bytes a report document may have. */
+const MAX_REPORT_BYTES = 256 * 1024 * 1024
 
 /** Whether the file's first line is a cassette header. */
 export async function looksLikeCassette(file: string): Promise<boolean> {
@@ -35,10 +37,12 @@ export async function looksLikeCassette(file: string): Promise<boolean> {
   }
 }
 
-export async function readReportsOrCassette(file: string): Promise<{ reports: Report[]; cassette: CassetteSummary | null }> {
+export async function readReportsOrCassette(file: string): Promise<{ reports: Report[]; cassette: CassetteSummary | null; omitted: OmittedRuns | null; replay: ReturnType<typeof replayVerdictOf> }> {
   if (await looksLikeCassette(file)) {
     const cassette = await Cassette.load(file)
-    return { reports: cassette.toReports(), cassette: summarizeCassette(cassette) }
+    return { reports: cassette.toReports(), cassette: summarizeCassette(cassette), omitted: null, replay: null }
   }
-  return { reports: reportsFromDocument(await readInputDocument(file), file), cassette: null }
+  // A report set of every run of a long proxy session can be large: 256 MiB, not the 64 MiB of a rules file.
+  const document = await readInputDocument(file, { maxBytes: MAX_REPORT_BYTES })
+  return { reports: reportsFromDocument(document, file), cassette: null, omitted: omittedRuns(document), replay: replayVerdictOf(document) }
 }

@@ -6,11 +6,14 @@
 import { callPathName, isEligible } from '../../engine/rules/select.js'
 import { ITEMIZED_CALLS_LIMIT } from '../../engine/schema/config.js'
 import type { CassetteExchange, CassetteHeader } from './cassette-schema.js'
+import type { Continuation } from './segment-lines.js'
 import { REPORT_KIND, type CallRecord, type CoverageCounts, type EffectRecord, type Report } from '../../engine/schema/report.js'
 import { validateReport } from '../../report/validate-report.js'
 
 interface Segment {
   run: string
+  /** A run that goes on from another part: its calls here are numbered from 1 in its report (ids and ordinals less these). */
+  offset: { calls: number; ordinals: Record<string, number> } | null
   calls: CallRecord[]
   dropped: number
   coverage: Map<string, CoverageCounts>
@@ -48,17 +51,29 @@ export function callRecordOf(exchange: CassetteExchange): CallRecord {
   }
 }
 
-/** One report per run (a run reset mid-recording starts a new report, named `run~2`). */
-export function reportsFromCassette(cassette: { readonly header: CassetteHeader; readonly exchanges: readonly CassetteExchange[]; readonly source: string }): Report[] {
+/** A continued run's call as its report here numbers it: from 1, its parent only when it is here too. */
+function renumbered(call: CallRecord, offset: Segment['offset']): CallRecord {
+  if (!offset) return call
+  const parent = call.parent !== null && call.parent > offset.calls ? call.parent - offset.calls : null
+  return { ...call, id: call.id - offset.calls, ordinal: call.ordinal - (offset.ordinals[call.route] ?? 0), parent }
+}
+
+/**
+ * One report per run (a run reset mid-recording starts a new report, named `run~2`; so does a run
+ * that goes on from another part of a rotated recording, its calls numbered from 1).
+ */
+export function reportsFromCassette(cassette: { readonly header: CassetteHeader; readonly exchanges: readonly CassetteExchange[]; readonly source: string; readonly continuations?: readonly Continuation[] }): Report[] {
   const { header } = cassette
+  const continuations = new Map((cassette.continuations ?? []).map((continuation) => [continuation.seq, continuation]))
   const segments: Segment[] = []
   const current = new Map<string, Segment>()
   const epochs = new Map<string, number>()
-  const open = (run: string): Segment => {
+  const open = (run: string, offset: Segment['offset'] = null): Segment => {
     const epoch = (epochs.get(run) ?? 0) + 1
     epochs.set(run, epoch)
     const segment: Segment = {
       run: epoch === 1 ? run : `${run}~${epoch}`,
+      offset,
       calls: [],
       dropped: 0,
       coverage: new Map(header.rules.map((rule) => [rule.name, { eligible: 0, selected: 0, triggered: 0 }])),
@@ -73,13 +88,14 @@ export function reportsFromCassette(cassette: { readonly header: CassetteHeader;
   // An empty cassette is one empty run, so contracts still have something to establish.
   if (cassette.exchanges.length === 0) open('default')
   for (const exchange of cassette.exchanges) {
-    let segment = current.get(exchange.run) ?? open(exchange.run)
+    const continuation = continuations.get(exchange.seq)
+    let segment = continuation?.run === exchange.run ? open(exchange.run, { calls: continuation.calls, ordinals: continuation.ordinals }) : (current.get(exchange.run) ?? open(exchange.run))
     if (exchange.call === null) {
       segment.refused++
       continue
     }
     if (exchange.call === 1 && segment.calls.length + segment.dropped > 0) segment = open(exchange.run)
-    const call = callRecordOf(exchange)
+    const call = renumbered(callRecordOf(exchange), segment.offset)
     const callPath = callPathName(call, header.routes)
     for (const rule of header.rules) {
       const counts = segment.coverage.get(rule.name) as CoverageCounts

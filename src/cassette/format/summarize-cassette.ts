@@ -23,6 +23,12 @@ export interface CassetteSummary {
   readonly unknownRequestBodies: number
   /** Responses recorded as event streams (events with their timing). */
   readonly streams: number
+  /** Recordings in the file (more than one: recorders appended to it, docs/cassettes.md#recording-into-an-existing-cassette). */
+  readonly segments: number
+  /** Segments that did not end cleanly (the recorder was killed or crashed). */
+  readonly stoppedSegments: number
+  /** Bytes of an interrupted last line, skipped. */
+  readonly interruptedBytes: number
 }
 
 export function summarizeCassette(cassette: Cassette): CassetteSummary {
@@ -55,6 +61,9 @@ export function summarizeCassette(cassette: Cassette): CassetteSummary {
     truncatedBodies: cut.summary().count,
     unknownRequestBodies: unknown,
     streams,
+    segments: cassette.segments.length,
+    stoppedSegments: cassette.segments.filter((segment) => !segment.ended).length,
+    interruptedBytes: cassette.interruptedBytes,
   }
 }
 
@@ -67,6 +76,9 @@ export function formatCassetteSummary(summary: CassetteSummary): string[] {
   ]
   if (summary.truncatedBodies) lines.push(`  truncated bodies: ${summary.truncatedBodies} (cut at the body limit: only a prefix is stored; replay breaks such a response off after it and fails unless --allow-truncated)`)
   if (summary.streams) lines.push(`  event streams: ${summary.streams} (recorded event by event; replay --speed recorded keeps their timing)`)
+  if (summary.segments > 1) lines.push(`  segments: ${summary.segments} (recordings appended to one another; a run in two of them is reported as two runs)`)
+  if (summary.stoppedSegments) lines.push(`  segments without an end line: ${summary.stoppedSegments} (still recording, or stopped by a kill -9 or a crash: every exchange it wrote is here)`)
+  if (summary.interruptedBytes) lines.push(`  an interrupted write: the last ${summary.interruptedBytes} bytes are not a complete line and were skipped`)
   if (summary.unknownRequestBodies) lines.push(`  requests answered before their body was read: ${summary.unknownRequestBodies} (replay does not compare those bodies)`)
   return lines
 }

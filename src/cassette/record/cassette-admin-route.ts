@@ -5,9 +5,7 @@
  * body limit (each is marked `truncated` in its line), so the export says so too.
  */
 import type http from 'node:http'
-import { AdminApiError } from '../../errors.js'
 import { sendError } from '../../proxy/admin/admin-server.js'
-import { Cassette } from '../format/cassette.js'
 import type { CassetteRecorder } from './cassette-recorder.js'
 import { cutBodiesOf } from '../format/cut-bodies.js'
 
@@ -19,10 +17,7 @@ export function cassetteAdminRoute(recorder: CassetteRecorder): (req: http.Incom
     if (req.method !== 'GET' || url.pathname !== '/cassette') return false
     try {
       const run = url.searchParams.get('run')
-      const recorded = await recorder.cassette()
-      const exchanges = recorded.exchanges.filter((exchange) => run === null || exchange.run === run)
-      if (run !== null && exchanges.length === 0) throw new AdminApiError('ERR_ADMIN_NOT_FOUND', `Failed to export the cassette: no exchange of run "${run}" was recorded.`)
-      const cassette = run === null ? recorded : Cassette.from(recorded.header, exchanges.map((exchange, index) => ({ ...exchange, seq: index + 1 })), `the recording of run ${run}`)
+      const cassette = run === null ? await recorder.cassette() : await recorder.cassetteOfRun(run)
       const text = cassette.toString()
       res.writeHead(200, { [CUT_BODIES_HEADER]: String(cutBodiesOf(cassette.exchanges).count), 'content-type': 'application/x-ndjson; charset=utf-8', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store', 'content-disposition': `attachment; filename="toolstorm-cassette${run ? `-${run.replace(/[^\w.-]/g, '_')}` : ''}.jsonl"` })
       res.end(text)

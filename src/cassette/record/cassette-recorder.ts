@@ -6,9 +6,10 @@
  * redacted request, what the client received (or the fault), the upstream's own answer when the
  * client did not get it unchanged, timings and the effects the tool side reported for it.
  *
- * With a `file`, lines go to an append-only journal and the cassette is replaced atomically by a
- * complete snapshot about once a second (less often as it grows) and on `close()`, so a
- * `kill -9` leaves the previous complete cassette or a newer complete one, never a torn file.
+ * With a `file`, each line is appended to the cassette itself (version 4, append-only): the file is
+ * a valid cassette at every moment, and a `kill -9` loses nothing written before it. A recorder
+ * never replaces a cassette it did not write: it appends to it as its next segment (a restart on
+ * the same file), or replaces it with `overwrite`; `ready()` says which.
  *
  * A recorder is an observer and a writer: `ExchangeCapture` (exchange-capture.ts) turns each
  * finished exchange into a line, `CassetteWriter` (cassette-writer.ts) keeps the lines durably;
@@ -21,11 +22,12 @@
  * await recorder.save('incident.cassette.jsonl')
  */
 import type { ExchangeObserver, ObserverFront } from '../../engine/exchange-flow.js'
-import { DEFAULT_BODY_LIMIT, defaultMatchOptions, MAX_CASSETTE_CLAIMS, type CassetteClaim, type CassetteHeader } from '../format/cassette-schema.js'
+import { DEFAULT_BODY_LIMIT, defaultMatchOptions, MAX_CASSETTE_CLAIMS, type CassetteClaim, type CassetteExchange, type CassetteHeader, type StoredEffect } from '../format/cassette-schema.js'
 import type { Storm } from '../../engine/storm.js'
-import { StateError } from '../../errors.js'
+import { AdminApiError, ConfigError, StateError } from '../../errors.js'
 import { Cassette, cassetteHeader } from '../format/cassette.js'
 import { CassetteWriter } from './cassette-writer.js'
+import type { RecordingStart } from './open-cassette-file.js'
 import type { CutBodies } from '../format/cut-bodies.js'
 import { ExchangeCapture } from './exchange-capture.js'
 import { cassetteRecorderOptionsSchema, type CassetteRecorderOptions } from './recorder-options.js'
@@ -34,32 +36,42 @@ import { checkOptions } from '../../options/check-options.js'
 
 export type RecorderState = 'recording' | 'closing' | 'closed'
 
+/** Told of each exchange line as it is made (`position`: its place in this recording), and of effects reported after it. */
+export interface RecorderListener {
+  exchange(exchange: CassetteExchange, run: string): void
+  lateEffects?(position: number, effects: readonly StoredEffect[]): void
+}
+
 const NO_RUN = '\u0000toolstorm-recorder'
+/** Runs whose claims are followed (the most recent): a recording that runs for days sees many more. */
+const RUNS_REMEMBERED = 10_000
 
 export class CassetteRecorder {
   readonly storm: Storm
   readonly observer: ExchangeObserver
   readonly #options: CassetteRecorderOptions
   readonly #bodyLimit: number
-  readonly #recorded = new Date().toISOString()
+  #recorded = new Date().toISOString()
   readonly #capture: ExchangeCapture
   readonly #writer: CassetteWriter
   #state: RecorderState = 'recording'
   #closing: Promise<void> = Promise.resolve()
   /** Where the observer was given (`startProxy` says so): the defaults of `source`, `urlForm` and `targets`. */
   #front: ObserverFront | null = null
-  /** Runs whose exchanges were recorded, in first-seen order: their claims go in the header. */
+  /** Runs whose exchanges were recorded, in first-seen order (the last 10,000): their claims are kept with the cassette. */
   readonly #runs = new Set<string>()
-  /** The journal could not be opened: close() and save() report it. */
+  /** The file could not be opened: close() and save() report it. */
   #storeFailure: unknown = null
+  /** With a `file`, once ready: what was done with it. */
+  #started: RecordingStart | null = null
+  readonly #listeners: RecorderListener[] = []
 
   constructor(storm: Storm, options: CassetteRecorderOptions = {}) {
     this.storm = storm
     this.#options = options
     const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT
     this.#bodyLimit = limit
-    this.#writer = new CassetteWriter({ file: options.file, shared: options.shared, header: (count) => this.#header(count), snapshotIntervalMs: options.snapshotIntervalMs })
-    this.#writer.ready().catch((error: unknown) => (this.#storeFailure ??= error))
+    this.#writer = new CassetteWriter({ file: options.file, shared: options.shared, header: (count) => this.#header(count), overwrite: options.overwrite, checkpointMs: options.checkpointMs, rotation: options.rotate ?? null, memory: options.memory ?? true, replica: storm.nonce })
     this.#capture = new ExchangeCapture(storm, {
       bodyLimit: limit,
       exclude: new Set((options.excludeHeaders ?? []).map((name) => name.toLowerCase())),
@@ -67,16 +79,38 @@ export class CassetteRecorder {
       urlForm: () => options.urlForm ?? (this.#front?.targets.length ? 'origin' : 'absolute'),
       attached: (front) => (this.#front = front),
       write: (exchange, run) => {
-        this.#runs.add(run)
+        if (!this.#runs.has(run)) {
+          this.#runs.add(run)
+          if (this.#runs.size > RUNS_REMEMBERED) this.#runs.delete(this.#runs.keys().next().value as string)
+        }
+        for (const listener of this.#listeners) listener.exchange(exchange, run)
         return this.#writer.append(exchange, run)
+      },
+      lateEffects: (seq, effects) => {
+        for (const listener of this.#listeners) listener.lateEffects?.(seq, effects)
+        return this.#writer.lateEffects(seq, effects)
       },
     })
     this.observer = this.#capture.observer
   }
 
-  /** Resolves once the recorder can write (its journal is open); rejects with why it cannot. */
-  async ready(): Promise<void> {
-    await this.#writer.ready()
+  /**
+   * Resolves once the recorder can write; with a `file`, with what it did with it (`created`,
+   * `appended` as the next segment of the cassette there, or `replaced` with `overwrite`) and a
+   * line saying so. Rejects with why it cannot (`ERR_CASSETTE_EXISTS`: a file it may not append to).
+   */
+  async ready(): Promise<RecordingStart | null> {
+    try {
+      return (this.#started = await this.#writer.ready())
+    } catch (error) {
+      this.#storeFailure ??= error
+      throw error
+    }
+  }
+
+  /** With a `file`, once `ready()` resolved: what was done with it (created, appended to, replaced). */
+  get started(): RecordingStart | null {
+    return this.#started
   }
 
   get readyState(): RecorderState {
@@ -101,12 +135,42 @@ export class CassetteRecorder {
     return this.#writer.cutBodies
   }
 
+  /** With a shared store (`--state`), after `close()`: other replicas still record into this cassette, and the last of them to stop writes it. */
+  get leftToOthers(): { others: number } | null {
+    return this.#writer.leftToOthers
+  }
+
+  /** With a `file`: the files this recording wrote to (the file, or its rotated parts), in order. */
+  files(): Promise<string[]> {
+    return this.#writer.files()
+  }
+
+  /** With a `file`: bytes of lines this recording wrote (not counting body files). */
+  bytesWritten(): Promise<number> {
+    return this.#writer.bytesWritten()
+  }
+
   /** Bytes stored per body at most. */
   get bodyLimit(): number {
     return this.#bodyLimit
   }
 
-  #header(exchanges: number): CassetteHeader {
+  /** Resolves once the lines of every exchange started so far are made (and handed to listeners). */
+  settled(): Promise<void> {
+    return this.#capture.settled()
+  }
+
+  /** Be told of each exchange line as it is made (the flight recorder, src/incidents, keeps windows of them). */
+  listen(listener: RecorderListener): void {
+    this.#listeners.push(listener)
+  }
+
+  /** The header of a cassette of `count` exchanges of these runs only (their claims), as this recorder writes it. */
+  headerFor(runs: readonly string[], count: number): CassetteHeader {
+    return { ...this.#header(count, runs) }
+  }
+
+  #header(exchanges: number, runs: Iterable<string> = this.#runs): CassetteHeader {
     const { storm } = this
     const config = storm.config
     return cassetteHeader(
@@ -123,19 +187,19 @@ export class CassetteRecorder {
         bodyLimit: this.#bodyLimit,
         match: { ...defaultMatchOptions(), ...this.#options.match },
         redaction: { keys: [...config.redact.keys], secrets: config.redact.secrets.length },
-        claims: this.#claims(),
+        claims: this.#claims(runs),
       },
       exchanges,
     )
   }
 
   /**
-   * The recorded runs' claims, judged now (each snapshot and the final write judge them again, so
+   * The recorded runs' claims, judged now (each checkpoint and the final write judge them again, so
    * effects reported late still count); already redacted, as the run keeps them.
    */
-  #claims(): CassetteClaim[] {
+  #claims(runs: Iterable<string>): CassetteClaim[] {
     const claims: CassetteClaim[] = []
-    for (const run of this.#runs) {
+    for (const run of runs) {
       for (const claim of this.storm.claimsOf(run) ?? []) {
         if (claims.length >= MAX_CASSETTE_CLAIMS) return claims
         claims.push({ run, ...claim })
@@ -144,14 +208,14 @@ export class CassetteRecorder {
     return claims
   }
 
-  /** Replace the cassette file with a complete snapshot of the exchanges written so far. */
-  snapshot(): Promise<void> {
-    return this.#writer.snapshot()
+  /** Append what changed (claims, rules) and make the file durable now, as the writer does about once a second. */
+  checkpoint(): Promise<void> {
+    return this.#writer.checkpoint()
   }
 
   /**
    * Stop recording: exchanges still running get `graceMs` to finish (then they are stored as
-   * cancelled), and with a `file` the cassette is written atomically. Safe to call twice.
+   * cancelled), and with a `file` the cassette gets its last claims and its end line. Safe to call twice.
    */
   async close(options: { graceMs?: number } = {}): Promise<void> {
     if (this.#state !== 'recording') {
@@ -161,10 +225,10 @@ export class CassetteRecorder {
     this.#state = 'closing'
     this.#closing = (async () => {
       this.#capture.stop()
-      this.#writer.stopSnapshots()
+      this.#writer.stopCheckpoints()
       await this.#capture.drain(options.graceMs ?? 2000)
       try {
-        await this.#writer.finish(this.#capture.patchLate())
+        await this.#writer.finish()
       } finally {
         this.#capture.dispose()
         this.#state = 'closed'
@@ -176,7 +240,7 @@ export class CassetteRecorder {
     await this.#closing
   }
 
-  /** Stop recording without writing anything (the cassette file is left as it was). */
+  /** Stop recording without finishing the file (what was appended stays, a valid cassette). */
   async discard(): Promise<void> {
     if (this.#state === 'closed') return
     this.#state = 'closed'
@@ -187,13 +251,24 @@ export class CassetteRecorder {
   /** The recorded cassette, in memory, every body inline (stops nothing; call `close()` first for a final state). */
   async cassette(): Promise<Cassette> {
     await this.#capture.settled()
-    return this.#writer.cassette(this.#capture.patchLate())
+    return this.#writer.cassette()
+  }
+
+  /** One run's exchanges recorded so far, renumbered as a cassette of their own; with a file, read off it without loading the others. */
+  async cassetteOfRun(run: string): Promise<Cassette> {
+    await this.#capture.settled()
+    const fromFile = await this.#writer.cassetteOfRun(run)
+    if (fromFile) return fromFile
+    const recorded = await this.#writer.cassette()
+    const exchanges = recorded.exchanges.filter((exchange) => exchange.run === run)
+    if (exchanges.length === 0) throw new AdminApiError('ERR_ADMIN_NOT_FOUND', `Failed to export the cassette: no exchange of run "${run}" was recorded.`)
+    return Cassette.from(recorded.header, exchanges.map((exchange, index) => ({ ...exchange, seq: index + 1 })), `the recording of run ${run}`)
   }
 
   /** Write the cassette recorded so far to `file`, atomically (large bodies in body files beside it, as `Cassette.save`). */
   async save(file: string): Promise<void> {
     if (this.#state === 'closing') throw new StateError('Failed to save the cassette: the recorder is closing. Await close() first.')
-    // A closed file recorder has written its cassette and removed its journal: copy the cassette.
+    // A closed file recorder has finished its cassette: copy it.
     if (this.#state === 'closed' && this.#options.file) return (await Cassette.load(this.#options.file)).save(file)
     await this.#capture.settled()
     const failure = this.#capture.failure ?? this.#storeFailure
@@ -208,5 +283,7 @@ export class CassetteRecorder {
  */
 export function createCassetteRecorder(storm: Storm, options: CassetteRecorderOptions = {}): CassetteRecorder {
   checkOptions('createCassetteRecorder()', cassetteRecorderOptionsSchema, options)
+  if (options.rotate && !options.file) throw new ConfigError('Failed to create the recorder: rotate needs a file (the parts are named after it).', { code: 'ERR_CONFIG_INVALID' })
+  if (options.rotate && options.shared) throw new ConfigError('Failed to create the recorder: rotate is not supported with a shared store (--state): the replicas\' cassette is written once, at stop.', { code: 'ERR_CONFIG_INVALID' })
   return new CassetteRecorder(storm, options)
 }

@@ -1,64 +1,115 @@
 /**
- * The recorder's writer half: where finished exchanges' lines go and how the cassette file is
- * kept whole. With a `file`, lines go to an append-only journal (large bodies to body files) and
- * the cassette is replaced atomically by a complete snapshot about once a second (less often as
- * it grows) and on `finish()`, so a `kill -9` leaves the previous complete cassette or a newer
- * complete one, never a torn file. With a shared store, Redis holds the lines; else memory does.
+ * The recorder's writer half: where finished exchanges' lines go. With a `file`, the cassette
+ * itself, append-only (cassette-appender.ts): each line written once, the file valid at every
+ * moment and after a `kill -9`, fsynced about once a second; claims and rule changes are appended
+ * as they change; with rotation, a series of parts and their index (cassette-parts.ts). With a
+ * shared store, Redis holds the lines; else memory does.
  */
-import { existsSync } from 'node:fs'
-import type { CassetteExchange, CassetteFileExchange, CassetteHeader } from '../format/cassette-schema.js'
+import type { CassetteClaim, CassetteExchange, CassetteHeader, SegmentSettings, StoredEffect } from '../format/cassette-schema.js'
+import { rm } from 'node:fs/promises'
+import path from 'node:path'
 import { ToolstormError } from '../../errors.js'
-import { BodyFileReader, BodyFileWriter, bodiesFolderFor, hasBodyFiles } from '../format/body-files.js'
 import { Cassette } from '../format/cassette.js'
 import { CutBodyTally, type CutBodies } from '../format/cut-bodies.js'
-import { JournalLineStore, MemoryLineStore, journalPathFor, type LineStore } from './cassette-journal.js'
+import { CassetteParts, indexFileFor, type RotationOptions } from './cassette-parts.js'
+import { extractRuns } from '../format/extract.js'
+import type { RecordingStart } from './open-cassette-file.js'
+import { settingsOf } from './open-cassette-file.js'
 import { SharedLineStore, type SharedCassetteBackend } from './shared-line-store.js'
 
 export interface CassetteWriterOptions {
   readonly file?: string | undefined
   readonly shared?: SharedCassetteBackend | undefined
-  /** The cassette's header line for `count` exchanges. */
+  /** The cassette's header (in memory: with its claims) for `count` exchanges. */
   readonly header: (count: number) => CassetteHeader
-  /** Milliseconds between snapshots (default 1000; a snapshot never takes more than ~10% of the time). */
-  readonly snapshotIntervalMs?: number | undefined
+  /** Replace a file already there instead of appending to it. */
+  readonly overwrite?: boolean | undefined
+  /** Milliseconds between checkpoints: fsync, changed claims and rules (default 1000). */
+  readonly checkpointMs?: number | undefined
+  /** Without a file or shared store: keep lines in memory (default true); false keeps them nowhere. */
+  readonly memory?: boolean | undefined
+  /** With a shared store: this replica's id among those recording into a file of the same name. */
+  readonly replica?: string | undefined
+  /** With a file: rotate into parts (cassette-parts.ts). */
+  readonly rotation?: RotationOptions | null | undefined
 }
 
-/** Rewrites a stored line as it is read back (effects reported after it was written). */
-export type LinePatch = ((line: string) => string) | undefined
+/** Runs whose last written claims are remembered, to append only those that changed. */
+const CLAIMS_REMEMBERED = 10_000
 
 export class CassetteWriter {
   readonly #options: CassetteWriterOptions
   readonly #cut = new CutBodyTally()
-  /** With a file (and no shared store): large bodies go to body files as each line is made, so the journal and snapshots stay small. */
-  readonly #bodies: BodyFileWriter | null
-  #store: LineStore | null = null
-  readonly #storeReady: Promise<LineStore>
-  #snapshots = true
+  /** With a file (and no shared store): the file or its parts, opened on first use. */
+  #parts: Promise<CassetteParts> | null = null
+  readonly #shared: SharedLineStore | null
+  /** In memory (no file, no shared store): the lines, and effects reported after them. */
+  readonly #memory: string[] = []
+  readonly #late = new Map<number, StoredEffect[]>()
   #timer: NodeJS.Timeout | null = null
-  #snapshotting: Promise<void> | null = null
-  #snapshotCount = 0
+  #checkpointing: Promise<void> | null = null
+  /** The claims last appended per run (JSON), so only changes are written. */
+  readonly #claimsWritten = new Map<string, string>()
   #keptPrevious = false
+  #finished = false
+  /** `finish()` ran to its end: the file is complete, whatever it holds. */
+  #complete = false
 
   constructor(options: CassetteWriterOptions) {
     this.#options = options
     const { file, shared } = options
-    this.#bodies = file && !shared ? new BodyFileWriter(bodiesFolderFor(file)) : null
-    const store = shared ? Promise.resolve(new SharedLineStore(shared, () => JSON.stringify(options.header(0)))) : file ? JournalLineStore.create(journalPathFor(file)) : Promise.resolve(new MemoryLineStore())
-    this.#storeReady = store.then((ready) => (this.#store = ready))
-    if (file && !shared) this.#schedule(options.snapshotIntervalMs ?? 1000)
+    // Replicas recording into a file of one name coordinate who writes it (its name, this storm's nonce).
+    this.#shared = shared ? new SharedLineStore(shared, () => JSON.stringify(options.header(0)), file && options.replica ? { name: path.basename(file), replica: options.replica } : null) : null
+    if (file) this.#schedule()
   }
 
-  /** Resolves once lines can be kept (the journal is open); rejects with why they cannot. */
-  ready(): Promise<LineStore> {
-    return this.#storeReady
+  /**
+   * The file, opened on first use (`ready()` or the first line): by then the front door the
+   * recorder was given to has said where it sits, so the header names the source and targets.
+   */
+  #open(): Promise<CassetteParts> | null {
+    const file = this.#options.file
+    if (!file || this.#shared) return null
+    if (!this.#parts) {
+      this.#parts = CassetteParts.open(file, this.#options.header, { overwrite: this.#options.overwrite ?? false, rotation: this.#options.rotation ?? null })
+      this.#parts.catch(() => undefined)
+    }
+    return this.#parts
   }
 
-  /** Keep one exchange's line. */
+  /** With a file: the files this recording wrote to (one, or its parts). */
+  async files(): Promise<string[]> {
+    return (await this.#parts?.catch(() => null))?.files ?? []
+  }
+
+  /** Resolves once lines can be kept (with a file: what was done with it); rejects with why they cannot. */
+  async ready(): Promise<RecordingStart | null> {
+    await this.#shared?.beat()
+    const appender = this.#open()
+    return appender ? (await appender).start : null
+  }
+
+  /** Keep one exchange's line (`stored.seq`: its place in this recording). */
   async append(stored: CassetteExchange, run: string): Promise<void> {
     this.#cut.add(stored)
-    const line = JSON.stringify(this.#bodies ? await this.#bodies.exchange(stored) : stored)
-    const store = this.#store ?? (await this.#storeReady)
-    await store.append(line, run)
+    if (this.#shared) return this.#shared.append(JSON.stringify(stored), run)
+    const opening = this.#open()
+    if (!opening) {
+      if (this.#options.memory !== false) this.#memory.push(JSON.stringify(stored))
+      return
+    }
+    await (await opening).append(stored, run, stored.seq)
+  }
+
+  /** Effects reported after the line of the exchange at `seq` (its place in this recording) was written. */
+  async lateEffects(seq: number, effects: readonly StoredEffect[]): Promise<void> {
+    if (this.#shared) return
+    const opening = this.#open()
+    if (!opening) {
+      this.#late.set(seq, [...(this.#late.get(seq) ?? []), ...effects])
+      return
+    }
+    await (await opening).lateEffects(seq, effects)
   }
 
   /**
@@ -66,8 +117,12 @@ export class CassetteWriter {
    * of the cassette written, every replica's exchanges included.
    */
   get cutBodies(): CutBodies {
-    const shared = this.#store instanceof SharedLineStore ? this.#store.written : null
-    return shared ?? this.#cut.summary()
+    return this.#shared?.written ?? this.#cut.summary()
+  }
+
+  /** With a shared store, after `finish()`: other replicas still record into this cassette, and the last to stop writes it. */
+  get leftToOthers(): { others: number } | null {
+    return this.#shared?.leftToOthers ?? null
   }
 
   /** After `finish()`: nothing was recorded and the cassette file already there was left as it was. */
@@ -75,90 +130,127 @@ export class CassetteWriter {
     return this.#keptPrevious
   }
 
-  #schedule(delayMs: number): void {
+  /** Bytes of cassette lines this recording wrote to its files (not counting body files). */
+  async bytesWritten(): Promise<number> {
+    return (await this.#parts?.catch(() => null))?.written ?? 0
+  }
+
+  #schedule(): void {
     this.#timer = setTimeout(() => {
       this.#timer = null
-      const started = performance.now()
-      void this.snapshot().finally(() => {
-        if (!this.#snapshots) return
-        // Keep snapshot I/O to about a tenth of the time, however large the cassette grows.
-        this.#schedule(Math.max(this.#options.snapshotIntervalMs ?? 1000, (performance.now() - started) * 10))
+      void this.checkpoint().finally(() => {
+        if (!this.#finished) this.#schedule()
       })
-    }, delayMs)
+    }, this.#options.checkpointMs ?? 1000)
     this.#timer.unref()
   }
 
-  /** No more periodic snapshots (one running still ends). */
-  stopSnapshots(): void {
-    this.#snapshots = false
+  /**
+   * Append what changed since the last checkpoint (claims, the rules), then make it durable: body
+   * files, then the cassette. A failure (a full disk, for a moment) is retried at the next one;
+   * `finish()` reports its own.
+   */
+  checkpoint(): Promise<void> {
+    this.#checkpointing ??= (async () => {
+      try {
+        await this.#shared?.beat()
+        const parts = await this.#parts
+        if (parts) await parts.checkpoint(...this.#changes())
+      } catch {
+        // the next checkpoint, or finish(), tries again
+      } finally {
+        this.#checkpointing = null
+      }
+    })()
+    return this.#checkpointing
+  }
+
+  /** The settings now, each run's claims, and whether a run's claims changed since they were last written. */
+  #changes(): [SegmentSettings, Map<string, Array<Omit<CassetteClaim, 'run'>>>, (run: string, claims: string) => boolean] {
+    const header = this.#options.header(0)
+    const byRun = new Map<string, Array<Omit<CassetteClaim, 'run'>>>()
+    for (const { run, ...claim } of header.claims ?? []) byRun.set(run, [...(byRun.get(run) ?? []), claim])
+    const changed = (run: string, text: string): boolean => {
+      if (this.#claimsWritten.get(run) === text) return false
+      this.#claimsWritten.delete(run)
+      this.#claimsWritten.set(run, text)
+      if (this.#claimsWritten.size > CLAIMS_REMEMBERED) this.#claimsWritten.delete(this.#claimsWritten.keys().next().value as string)
+      return true
+    }
+    return [settingsOf(header), byRun, changed]
+  }
+
+  /** Stop checkpoints (one running still ends). */
+  stopCheckpoints(): void {
+    this.#finished = true
     if (this.#timer) clearTimeout(this.#timer)
   }
 
-  /** Replace the cassette file with a complete snapshot of the lines kept so far. */
-  snapshot(): Promise<void> {
-    const file = this.#options.file
-    if (!file) return Promise.resolve()
-    this.#snapshotting ??= (async () => {
-      try {
-        const store = await this.#storeReady
-        if (store.count === this.#snapshotCount || store.count === 0) return
-        const count = store.count
-        await store.writeTo(file, JSON.stringify(this.#options.header(count)), undefined, this.#beforeRename)
-        this.#snapshotCount = count
-      } catch {
-        // A failed snapshot (a full disk, for a moment) leaves the previous one in place; the
-        // next snapshot or finish() writes everything again, and finish() reports its own failure.
-      } finally {
-        this.#snapshotting = null
-      }
-    })()
-    return this.#snapshotting
-  }
-
-  /** Write the final cassette (with a file), atomically; nothing recorded keeps the file already there (#29). */
-  async finish(patch: LinePatch): Promise<void> {
-    this.stopSnapshots()
-    await this.#snapshotting
-    const { file, shared } = this.#options
-    const store = await this.#storeReady
-    this.#keptPrevious = file !== undefined && !shared && store.count === 0 && existsSync(file)
-    if (!file || this.#keptPrevious) return
+  /** Finish the cassette: with a file, its last claims and its end line; with a shared store, the merged cassette. */
+  async finish(): Promise<void> {
+    this.stopCheckpoints()
+    await this.#checkpointing
+    const { file } = this.#options
+    if (!file) return
     try {
-      await store.writeTo(file, JSON.stringify(this.#options.header(store.count)), patch, this.#beforeRename)
-      // The cassette in place no longer needs the body files of the one it replaced.
-      await this.#bodies?.sweep()
+      if (this.#shared) {
+        await this.#shared.writeTo(file)
+        return
+      }
+      const parts = await (this.#open() as Promise<CassetteParts>)
+      await parts.close(...this.#changes())
+      this.#complete = true
+      this.#keptPrevious = parts.untouched
+      // A replaced cassette's body files no line refers to any more.
+      await parts.sweepReplaced()
     } catch (error) {
       if (error instanceof ToolstormError) throw error
       const code = (error as NodeJS.ErrnoException).code ?? String(error)
-      throw new ToolstormError('ERR_FILE_UNWRITABLE', `Failed to write the cassette ${file}: ${code}. ${shared ? 'Redis holds every exchange: write it with toolstorm report --state URL --cassette FILE.' : `The previous snapshot (if any) is intact, and the journal ${journalPathFor(file)} holds every exchange.`}`, { cause: error })
+      throw new ToolstormError('ERR_FILE_UNWRITABLE', `Failed to write the cassette ${file}: ${code}. ${this.#shared ? 'Redis holds every exchange: write it with toolstorm report --state URL --cassette FILE.' : 'Every exchange appended before this is in the file.'}`, { cause: error })
     }
   }
 
-  /** Release the journal (with a file). */
+  /** Release the file without finishing it (its lines so far stay, valid; a new file with none is removed). */
   async dispose(): Promise<void> {
-    this.stopSnapshots()
-    const store = await this.#storeReady.catch(() => null)
-    await store?.dispose()
+    this.stopCheckpoints()
+    const parts = await this.#parts?.catch(() => null)
+    await parts?.dispose().catch(() => undefined)
+    // A recording that never started (its proxy could not listen) leaves no empty cassette behind.
+    if (parts && !this.#complete && parts.start.action === 'created' && parts.count === 0) for (const file of parts.files) await rm(file, { force: true })
+    await this.#shared?.dispose()
   }
 
-  /** Body files are made durable before the cassette that refers to them is renamed into place. */
-  readonly #beforeRename = async (): Promise<void> => {
-    await this.#bodies?.sync()
+  /**
+   * One run's exchanges kept so far (with a file: read off it as `extract` does, scanning the other
+   * runs' lines, so a long recording answers one run quickly), or null without a file.
+   */
+  async cassetteOfRun(run: string): Promise<Cassette | null> {
+    const opening = this.#open()
+    if (!opening || !this.#options.file) return null
+    await (await opening).flush()
+    return extractRuns(this.#options.rotation ? indexFileFor(this.#options.file) : this.#options.file, { runs: [run] })
   }
 
-  /** The cassette kept so far, in memory, every body inline. */
-  async cassette(patch: LinePatch): Promise<Cassette> {
-    const store = await this.#storeReady
+  /** The cassette kept so far, in memory, every body inline (with a file: the whole file, earlier segments included). */
+  async cassette(): Promise<Cassette> {
     // Every replica's exchanges, under the header the store assembles (with the claims it holds).
-    if (store instanceof SharedLineStore) return store.assemble()
-    const exchanges: unknown[] = []
-    const bodies = this.#bodies ? new BodyFileReader(this.#options.file as string, this.#bodies.folder) : null
-    let number = 1
-    for await (const line of store.lines()) {
-      const exchange = JSON.parse(patch ? patch(line) : line) as CassetteFileExchange
-      number++
-      exchanges.push(bodies && hasBodyFiles(exchange) ? await bodies.exchange(exchange, number) : exchange)
+    if (this.#shared) return this.#shared.assemble()
+    const opening = this.#open()
+    if (opening) {
+      const parts = await opening
+      await parts.flush()
+      if (parts.files.length === 1) return Cassette.load(parts.files[0] as string)
+      // Rotated: this recording's parts as one cassette (a run continued in the next part keeps its call ids).
+      const loaded = await Promise.all(parts.files.map((file) => Cassette.load(file)))
+      const exchanges = loaded.flatMap((cassette) => cassette.exchanges).map((exchange, index) => ({ ...exchange, seq: index + 1 }))
+      const { version: _v, kind: _k, exchanges: _n, ...header } = (loaded.at(-1) as Cassette).header
+      return Cassette.from({ ...header, claims: loaded.flatMap((cassette) => cassette.header.claims ?? []) }, exchanges, parts.currentFile)
     }
-    return Cassette.from(this.#options.header(exchanges.length), exchanges, this.#options.file ?? '<recording>')
+    const exchanges = this.#memory.map((line) => {
+      const exchange = JSON.parse(line) as CassetteExchange
+      const late = this.#late.get(exchange.seq)
+      return late ? { ...exchange, effects: [...exchange.effects, ...late] } : exchange
+    })
+    return Cassette.from(this.#options.header(exchanges.length), exchanges, '<recording>')
   }
 }

@@ -2,7 +2,7 @@
  * The recorder's observer half: it captures each exchange's bytes as they pass (request, the
  * upstream's answer, what the client got, event-stream timings, effects reported for it) and
  * turns a finished exchange into a redacted cassette line, handed on in the order the requests
- * arrived. Where the lines go (a journal, Redis, memory) is the writer's business (cassette-writer.ts).
+ * arrived. Where the lines go (the cassette file, Redis, memory) is the writer's business (cassette-writer.ts).
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { roundSeconds } from '../../engine/clock.js'
@@ -30,6 +30,8 @@ export interface ExchangeCaptureOptions {
   readonly attached: (front: ObserverFront) => void
   /** Keep one finished exchange's line; called in arrival order, one at a time. */
   readonly write: (exchange: CassetteExchange, run: string) => Promise<void>
+  /** Effects reported after the line of the exchange at `seq` was written (called after it). */
+  readonly lateEffects: (seq: number, effects: StoredEffect[]) => Promise<void>
 }
 
 interface Head {
@@ -88,7 +90,6 @@ export class ExchangeCapture {
   readonly #only: ReadonlySet<string> | null
   readonly #active = new Map<string, Entry>()
   readonly #written = new Map<string, number>()
-  readonly #late = new Map<number, StoredEffect[]>()
   #seq = 0
   #chain: Promise<void> = Promise.resolve()
   #failure: unknown = null
@@ -223,9 +224,10 @@ export class ExchangeCapture {
     }
     const seq = this.#written.get(event.exchangeId)
     if (seq === undefined) return
-    const late = this.#late.get(seq) ?? []
-    late.push(stored)
-    this.#late.set(seq, late)
+    // After the lines before it, in the order reported.
+    this.#chain = this.#chain.then(() => this.#options.lateEffects(seq, [stored])).catch((error: unknown) => {
+      this.#failure ??= error
+    })
   }
 
   /** A stored response; with `timeline` (what the client received of an event stream), its events too. */
@@ -292,19 +294,6 @@ export class ExchangeCapture {
       ...(record?.mcp ? { mcp: { ...record.mcp } } : {}),
       ...(record?.cut ? { cut: { ...record.cut } } : {}),
       ...(record?.trace ? { trace: { ...record.trace } } : {}),
-    }
-  }
-
-  /** Adds effects reported after their exchange's line was written, as the lines are read back. */
-  patchLate(): ((line: string) => string) | undefined {
-    if (this.#late.size === 0) return undefined
-    const late = this.#late
-    return (line) => {
-      const seq = Number(/^\{"seq":(\d+),/.exec(line)?.[1])
-      const effects = late.get(seq)
-      if (!effects) return line
-      const exchange = JSON.parse(line) as CassetteExchange
-      return JSON.stringify({ ...exchange, effects: [...exchange.effects, ...effects] })
     }
   }
 

@@ -58,8 +58,8 @@ export function replayCassette(cassette: Cassette, options: CassetteReplayOption
   const storm = replayStorm(cassette, options)
   const source = inProcessSource(cassette, options, storm)
   const session = source.session
-  // Model calls are in the cassette already.
-  const interception = intercept(storm, { source, modelCalls: false, ...(options.filter ? { filter: options.filter } : {}) })
+  // Served with the storm's plug-ins, as every transport: a replayed model call has its model and tokens in the report.
+  const interception = intercept(storm, { source, ...(options.filter ? { filter: options.filter } : {}) })
   let state: CassetteReplayState = 'active'
   const dispose = () => {
     if (state === 'disposed') return

@@ -1,17 +1,27 @@
 /**
  * The result of a replay, as the admin API serves it (`GET /report`) and `--report FILE` writes
- * it: the verdict, the table of expected vs seen, and the effects the served exchanges had when
- * they were recorded. Replay performs no effect; it reports the recorded ones as evidence.
+ * it: the verdict, the table of expected vs seen, the effects the served exchanges had when
+ * they were recorded, and the runs as served (`reports`: what `check` reads). Replay performs no
+ * effect; it reports the recorded ones as evidence. With `contracts` (`toolstorm replay`, unless
+ * `--no-contracts`), the contracts run on what it served too: an effect committed twice in the
+ * served exchanges fails the verdict (`ERR_CONTRACT_FAILED`), so a fixture of a duplicate fails.
  */
 import { z } from 'zod'
 import type { CassetteExchange } from '../format/cassette-schema.js'
 import { VERSION } from '../../version.js'
 import type { ReplaySession } from './replay-session.js'
 import { missDiffSchema } from './miss-diff.js'
+import { cutExchanges } from '../format/cut-exchanges.js'
+import { reportsFromCassette } from '../format/reports-from-cassette.js'
+import type { Report } from '../../engine/schema/report.js'
+import { contract } from '../../contracts/contract.js'
+import { duplicateEffects, formatDuplicateEffects } from '../../engine/contracts/duplicate-effects.js'
 
 export const REPLAY_REPORT_KIND = 'toolstorm.replay'
 /** Table rows a report lists at most. */
 const MAX_ROWS = 10_000
+/** Runs a report carries the reports of at most. */
+const MAX_REPORTS = 1000
 
 export const replayRowSchema = z.strictObject({
   request: z.int().min(1).nullable(),
@@ -31,7 +41,7 @@ export const replayReportSchema = z.strictObject({
   mode: z.enum(['replay', 'update', 'passthrough-unmatched', 'in-process']),
   order: z.enum(['strict', 'any']),
   passed: z.boolean(),
-  code: z.enum(['ERR_CASSETTE_MISMATCH', 'ERR_CASSETTE_EXTRA', 'ERR_CASSETTE_TRUNCATED', 'ERR_CASSETTE_UNUSED']).nullable(),
+  code: z.enum(['ERR_CASSETTE_MISMATCH', 'ERR_CASSETTE_EXTRA', 'ERR_CASSETTE_TRUNCATED', 'ERR_CASSETTE_UNUSED', 'ERR_CONTRACT_FAILED']).nullable(),
   message: z.string(),
   expected: z.int().min(0),
   served: z.int().min(0),
@@ -51,13 +61,43 @@ export const replayReportSchema = z.strictObject({
   ),
   /** Effects whose (run, identity) was already listed: what a duplicate write looked like when recorded. */
   duplicateEffects: z.int().min(0),
+  /** The served exchanges' runs as reports (the first 1,000 runs): `check` reads them. */
+  reports: z.array(z.unknown()).max(MAX_REPORTS).optional(),
+  /** The contracts run on what was served (absent with --no-contracts, and in-process). */
+  contracts: z.strictObject({ passed: z.boolean(), runs: z.array(z.strictObject({ run: z.string(), passed: z.boolean(), failed: z.array(z.string()) })) }).optional(),
 })
 
 export type ReplayReport = z.infer<typeof replayReportSchema>
 export type ReplayMode = ReplayReport['mode']
 
-export function replayReport(session: ReplaySession, mode: ReplayMode): ReplayReport {
-  const verdict = session.verdict()
+/** The runs of the exchanges a replay served (each once, in the order served), renumbered as a cassette of their own. */
+export function servedReports(session: ReplaySession): Report[] {
+  const positions = [...new Set(session.servedPositions)]
+  const exchanges = cutExchanges(positions.map((position) => session.cassette.exchanges[position] as CassetteExchange))
+  if (exchanges.length === 0) return []
+  return reportsFromCassette({ header: session.cassette.header, exchanges, source: `${session.cassette.source} (as replayed)` })
+}
+
+/** `noDuplicateEffects` on each served run: what a replay verdict adds with `contracts`. */
+function servedContracts(reports: readonly Report[]): NonNullable<ReplayReport['contracts']> {
+  const runs = reports.map((report) => {
+    const result = contract(report).noDuplicateEffects().toJSON()
+    const failed = result.checks.filter((check) => !check.passed).flatMap((check) => [`${check.name}: ${check.detail}`, ...formatDuplicateEffects(duplicateEffects(report))])
+    return { run: report.run, passed: result.passed, failed }
+  })
+  return { passed: runs.every((run) => run.passed), runs }
+}
+
+export function replayReport(session: ReplaySession, mode: ReplayMode, options: { contracts?: boolean } = {}): ReplayReport {
+  const replayed = session.verdict()
+  const reports = servedReports(session)
+  const contracts = options.contracts ? servedContracts(reports) : undefined
+  const failedRuns = contracts?.runs.filter((run) => !run.passed) ?? []
+  // A faithful replay of a run that committed twice is a fixture of that bug: the verdict fails.
+  const verdict =
+    replayed.passed && failedRuns.length
+      ? { ...replayed, passed: false, code: 'ERR_CONTRACT_FAILED' as const, message: `Failed the contracts on what ${session.cassette.source} served: ${failedRuns.map((run) => `run ${run.run}: ${run.failed.join('; ')}`).join(' | ')} (--no-contracts replays without them).` }
+      : replayed
   const effects: ReplayReport['effects'] = []
   const seen = new Set<string>()
   let duplicates = 0
@@ -91,5 +131,7 @@ export function replayReport(session: ReplaySession, mode: ReplayMode): ReplayRe
     droppedRows: Math.max(0, verdict.rows.length - MAX_ROWS),
     effects: effects.slice(0, 10_000),
     duplicateEffects: duplicates,
+    reports: reports.slice(0, MAX_REPORTS),
+    ...(contracts ? { contracts } : {}),
   }
 }

@@ -101,7 +101,7 @@ export async function startReplayServer(cassette: Cassette, options: ReplayServe
     storm,
     selfName: 'replay server',
     adminRoutes: [replayRoutes],
-    // The default plug-ins, as every transport: a replayed model call has its model and tokens in the report too.
+    // The storm's plug-ins, as every transport: a replayed model call has its model and tokens in the report too.
     ...(recorder ? { observer: recorder.observer } : {}),
     ...(options.host !== undefined ? { host: options.host } : {}),
     ...(options.port !== undefined ? { port: options.port } : {}),

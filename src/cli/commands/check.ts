@@ -3,7 +3,7 @@ import { contract } from '../../contracts/contract.js'
 import { duplicateEffects, formatDuplicateEffects } from '../../engine/contracts/duplicate-effects.js'
 import { readReportsOrCassette } from '../../cassette/format/read-reports-or-cassette.js'
 import { formatCheck } from '../../demo/format-demo.js'
-import { printLine } from '../output.js'
+import { printError, printLine } from '../output.js'
 import { formatContradictedClaims } from '../../claims/contradicted-claims.js'
 import { numberOption } from '../numeric-options.js'
 import { formatUnapprovedEffects, unapprovedEffects } from '../../engine/contracts/effects-require-approval.js'
@@ -56,7 +56,8 @@ export const checkCommand: CommandModule<object, CheckArgs> = {
     const maxModelCalls = args['max-model-calls']
     const maxTokens = args['max-tokens']
     const maxRecovery = args['max-recovery-tokens']
-    const { reports } = await readReportsOrCassette(args.file)
+    const { reports, omitted, replay } = await readReportsOrCassette(args.file)
+    if (omitted) printError(`warning: ${omitted.runs} runs are not in ${args.file} (${omitted.reason}): the contract runs on the others`)
     // The contract is rebuilt from the trace, never taken from a verdict stored in the file.
     const results = reports.map((report) => {
       const checks = contract(report).requireTriggered().noDuplicateEffects()
@@ -69,17 +70,23 @@ export const checkCommand: CommandModule<object, CheckArgs> = {
       // On by default once the agent reported claims: a silent commit or a phantom success fails the run.
       if (report.claims?.length && args.claims) checks.claimsMatchEffects()
       for (const approval of args['require-approval']) checks.effectsRequireApproval(approval)
+      // A replay's report: the replay itself must have matched its cassette (its contracts are run again above).
+      if (replay && replay.code !== 'ERR_CONTRACT_FAILED') checks.check('Replay matched its cassette', replay.passed, replay.message)
       return checks.toJSON()
     })
     // Which effects were committed twice (the check's detail only counts them): listed in text, and in JSON.
     const duplicates = reports.map((report) => duplicateEffects(report))
+    const many = reports.length > 1
     if (args.json) {
-      const documents = results.map((result, index) => ({ ...result, duplicates: duplicates[index] ?? [] }))
-      printLine(JSON.stringify(documents.length === 1 ? documents[0] : { runs: documents }, null, 2))
-    } else
+      const documents = results.map((result, index) => ({ run: reports[index]!.run, ...result, duplicates: duplicates[index] ?? [] }))
+      printLine(JSON.stringify(documents.length === 1 ? documents[0] : { runs: documents, ...(omitted ? { omitted } : {}) }, null, 2))
+    } else {
       results.forEach((result, index) => {
-        printLine(result.passed ? 'PASS' : 'FAIL')
+        // Several runs: each names its run, and only a failing run lists its checks (those that failed).
+        printLine(many ? `${result.passed ? 'PASS' : 'FAIL'} run ${reports[index]!.run}` : result.passed ? 'PASS' : 'FAIL')
+        if (many && result.passed) return
         for (const check of result.checks) {
+          if (many && check.passed) continue
           printLine(formatCheck(check, ''))
           if (check.name === 'No duplicate side effects') for (const line of formatDuplicateEffects(duplicates[index] ?? [])) printLine(`    ${line}`)
           if (check.name === 'Claims match effects' && !check.passed) for (const line of formatContradictedClaims(reports[index]!)) printLine(`    ${line}`)
@@ -87,6 +94,8 @@ export const checkCommand: CommandModule<object, CheckArgs> = {
           if (approval && !check.passed) for (const line of formatUnapprovedEffects(unapprovedEffects(reports[index]!, approval.effect, approval.route), approval.route)) printLine(`    ${line}`)
         }
       })
+      if (many) printLine(`${results.length} runs: ${results.filter((result) => !result.passed).length} failed, ${results.filter((result) => result.passed).length} passed`)
+    }
     if (results.some((result) => !result.passed)) process.exitCode = 1
   },
 }

@@ -1,13 +1,18 @@
 import type { Argv, CommandModule } from 'yargs'
-import { readReportsOrCassette } from '../../cassette/format/read-reports-or-cassette.js'
+import { looksLikeCassette, readReportsOrCassette } from '../../cassette/format/read-reports-or-cassette.js'
 import { formatCassetteSummary } from '../../cassette/format/summarize-cassette.js'
 import { formatDuplicateEffects } from '../../engine/contracts/duplicate-effects.js'
 import { summarizeReport } from '../../report/summarize-report.js'
-import { printLine } from '../output.js'
+import { printError, printLine } from '../output.js'
+import { formatRunLine, runLine, runLinesOfCassette } from '../../report/run-lines.js'
+import { Cassette } from '../../cassette/format/cassette.js'
+import { ConfigError } from '../../errors.js'
 
 interface InspectArgs {
   file: string
   json: boolean
+  runs: boolean
+  failed: boolean
 }
 
 export const inspectCommand: CommandModule<object, InspectArgs> = {
@@ -16,9 +21,29 @@ export const inspectCommand: CommandModule<object, InspectArgs> = {
   builder: (yargs: Argv) =>
     yargs
       .positional('file', { type: 'string', demandOption: true, describe: 'Report, demo run or comparison (JSON), or a cassette (JSON Lines)' })
-      .option('json', { type: 'boolean', default: false, describe: 'Print the summary as JSON' }) as unknown as Argv<InspectArgs>,
+      .option('json', { type: 'boolean', default: false, describe: 'Print the summary as JSON' })
+      .option('runs', { type: 'boolean', default: false, describe: 'One line per run: calls, statuses, faults, effects, duplicates, and a verdict (FAIL when something went wrong in it)' })
+      .option('failed', { type: 'boolean', default: false, describe: 'With --runs: only the runs that went wrong' }) as unknown as Argv<InspectArgs>,
   async handler(args) {
-    const { reports, cassette } = await readReportsOrCassette(args.file)
+    if (args.failed && !args.runs) throw new ConfigError('Failed to inspect: --failed filters the lines of --runs; give --runs too.', { code: 'ERR_USAGE' })
+    if (args.runs) {
+      // A cassette's lines come straight from its exchanges (no report per run): 100,000 exchanges within the load gate.
+      const loaded = (await looksLikeCassette(args.file)) ? await Cassette.load(args.file) : null
+      const read = loaded ? null : await readReportsOrCassette(args.file)
+      const omitted = read?.omitted ?? null
+      if (omitted) printError(`warning: ${omitted.runs} runs are not in ${args.file} (${omitted.reason})`)
+      const lines = loaded ? runLinesOfCassette(loaded) : (read?.reports ?? []).map(runLine)
+      const shown = args.failed ? lines.filter((line) => line.verdict === 'failed') : lines
+      const failed = lines.filter((line) => line.verdict === 'failed').length
+      if (args.json) printLine(JSON.stringify({ runs: shown, total: lines.length, failed, ...(omitted ? { omitted } : {}) }, null, 2))
+      else {
+        for (const line of shown) printLine(formatRunLine(line))
+        printLine(`${lines.length} runs: ${failed} failed, ${lines.length - failed} ok`)
+      }
+      return
+    }
+    const { reports, cassette, omitted } = await readReportsOrCassette(args.file)
+    if (omitted) printError(`warning: ${omitted.runs} runs are not in ${args.file} (${omitted.reason})`)
     const summaries = reports.map(summarizeReport)
     if (args.json) {
       const summary = summaries.length === 1 ? summaries[0] : { runs: summaries }

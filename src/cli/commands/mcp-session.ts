@@ -3,65 +3,48 @@
  * bound: the storm, the cassette, the recorder, the admin API's routes, the stdio server, and the
  * end: files written, the verdict, the exit as the server's.
  */
+import { existsSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
 import { constants } from 'node:os'
-import type http from 'node:http'
-import { ERROR_CODES } from '../../errors.js'
-import { Cassette } from '../../cassette/format/cassette.js'
-import { createCassetteRecorder } from '../../cassette/record/cassette-recorder.js'
-import { cassetteAdminRoute } from '../../cassette/record/cassette-admin-route.js'
-import { replaySource } from '../../cassette/replay/replay-source.js'
-import { replayAdminRoute } from '../../cassette/replay/replay-server.js'
-import { formatReplayTable } from '../../cassette/replay/replay-session.js'
-import { createRedactor } from '../../redact/index.js'
+import path from 'node:path'
 import { startAdminService } from '../../proxy/admin/admin-service.js'
 import { LOOPBACK } from '../../proxy/server-pair.js'
 import { startStdioServer, type StdioEnd } from '../../stdio/stdio-server.js'
 import { describeExit } from '../../stdio/child-server.js'
-import type { SpawnedServer } from '../../stdio/spawn-server.js'
+import { configDigest, continueRun, saveRun, type ContinuedRun } from '../../stdio/run-state.js'
 import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { VERSION } from '../../version.js'
 import { keepHeapWarm } from '../keep-heap-warm.js'
 import { printError } from '../output.js'
 import { onStopRequest } from '../stop-request.js'
 import { adminTokenShown } from '../admin-token.js'
-import { cassetteWritten, reportDocument, stormFromArgs, type ProxyArgs } from './proxy.js'
+import { reportDocument, stormFromArgs } from '../storm-from-args.js'
 import type { McpArgs, McpReadyInfo } from './mcp.js'
+import type { Launched } from './mcp-launch.js'
 
-/** What mcp.ts did first: the admin API's server bound (not yet answering), its token, the server launched. */
-export interface McpStart {
-  readonly admin: http.Server
-  readonly token: string
-  readonly spawned: SpawnedServer | null
-}
+/** What mcp.ts did first (mcp-launch.ts): the run taken, the admin API's server bound (not yet answering), its token, the server launched. */
+export type McpStart = Launched
 
 export async function runMcpSession(args: McpArgs, command: readonly string[], start: McpStart): Promise<void> {
   keepHeapWarm()
-  const storm = await stormFromArgs({ ...args, target: [] } as unknown as ProxyArgs)
+  const storm = await stormFromArgs(args)
   if (!LOOPBACK.has(args.host)) printError(`the admin API listens on ${args.host}: anyone who can reach it can change the rules. Keep the admin token secret.`)
-  const cassette = args.replay !== undefined ? await Cassette.load(args.replay) : null
-  const config = storm.config
-  const replay = cassette
-    ? replaySource(cassette, {
-        order: args.order,
-        allowUnused: args['allow-unused'],
-        allowRepeats: args['allow-repeats'],
-        live: args.live.map(String),
-        redactor: createRedactor({ keys: [...cassette.header.redaction.keys, ...config.redact.keys], secrets: config.redact.secrets }),
-      })
-    : null
-  // Stored as a reverse proxy stores them (origin-form URLs), matched by method, tool and arguments.
-  const recorder = args.record !== undefined ? createCassetteRecorder(storm, { file: args.record, source: 'proxy', urlForm: 'origin' }) : null
-  await recorder?.ready()
+  const recordFile = args.record !== undefined ? path.resolve(args.record) : null
+  // A continued run (--state-dir): what the earlier launches saved, read before the first call.
+  const config = start.lock ? configDigest(storm) : ''
+  const continued: ContinuedRun = start.lock ? await continueRun(storm, { file: start.lock.stateFile, config, record: recordFile }) : { launch: 1, continued: false, record: null }
+  if (continued.replaced) printError(continued.replaced)
+  // The cassette side only when it is used: a plain wrapper does not load it.
+  const cassette = args.record !== undefined || args.replay !== undefined ? await (await import('./mcp-cassette.js')).mcpCassette(args, storm, continued, recordFile) : null
   const admin = await startAdminService({
     storm,
     host: args.host,
     server: start.admin,
     token: start.token,
     selfName: 'MCP wrapper',
-    routes: [...(recorder ? [cassetteAdminRoute(recorder)] : []), ...(replay ? [replayAdminRoute(replay.session, 'replay')] : [])],
+    routes: cassette?.routes ?? [],
   }).catch(async (error: unknown) => {
-    await recorder?.discard()
-    start.spawned?.process.kill('SIGTERM')
+    await cassette?.discard()
     throw error
   })
   const server = startStdioServer({
@@ -72,9 +55,10 @@ export async function runMcpSession(args: McpArgs, command: readonly string[], s
     spawned: start.spawned ?? undefined,
     // Where the server reports its commits (the effects helpers read them), as the proxy's effectsEnv; a restart gets them too.
     env: { ...process.env, TOOLSTORM_SIDECAR: admin.url, TOOLSTORM_ADMIN_TOKEN: admin.token },
-    source: replay ?? undefined,
-    observer: recorder?.observer,
+    source: cassette?.source,
+    observer: cassette?.observer,
     lostAnswer: args['lost-answer'],
+    launch: continued.launch,
     warn: printError,
   })
   const dispose = onStopRequest((reason) => server.stop(reason === 'SIGINT' ? 'SIGINT' : 'SIGTERM'), { exitWithParent: args['exit-with-parent'] })
@@ -88,40 +72,46 @@ export async function runMcpSession(args: McpArgs, command: readonly string[], s
     token: admin.token,
     dashboardUrl: admin.dashboardUrl,
     server: server.child ? { command, pid: server.child.pid } : null,
-    ...(args.record !== undefined ? { cassette: { file: args.record, mode: 'record' as const } } : args.replay !== undefined ? { cassette: { file: args.replay, mode: 'replay' as const, exchanges: cassette!.exchanges.length } } : {}),
+    ...(cassette ? { cassette: cassette.ready } : {}),
+    ...(start.lock ? { launch: { number: continued.launch, stateFile: start.lock.stateFile } } : {}),
   }
   if (args['ready-file'] !== undefined) await writeFileAtomic(args['ready-file'], JSON.stringify(ready) + '\n')
   // The token only as the proxy's banner shows it (admin-token.ts): an MCP client's log is not a terminal.
   const token = adminTokenShown(args, true)
-  printError(`toolstorm mcp ${server.child ? `→ ${command.join(' ')} (pid ${server.child.pid ?? '?'})` : `replaying ${args.replay}`} · admin ${admin.url} · token ${token.shown ? admin.token : token.instead}`)
+  printError(`toolstorm mcp ${server.child ? `→ ${command.join(' ')} (pid ${server.child.pid ?? '?'})` : `replaying ${args.replay}`} · admin ${admin.url} · token ${token.shown ? admin.token : token.instead}${continued.continued ? ` · launch ${continued.launch} of the run saved in ${start.lock!.stateFile}` : ''}`)
   // Announced first: a program that waits for the ready file sees it before its first answer.
   server.listen()
 
   const end = await server.ended
   dispose()
   await admin.close()
-  await replay?.close()
-  if (recorder && args.record !== undefined) {
-    await recorder.close()
-    for (const line of cassetteWritten(args.record, recorder, null)) printError(line)
-  }
+  await cassette?.close()
   if (args.report !== undefined) {
+    // A relaunched server's wrapper writes the same file: without --state-dir the earlier launches' calls are lost, said here.
+    const replaced = !start.lock && existsSync(args.report)
     await writeFileAtomic(args.report, JSON.stringify(await reportDocument(storm.ledger), null, 2) + '\n')
-    printError(`report written to ${args.report}`)
+    printError(`report written to ${args.report}${replaced ? ' (it replaced the one there, which this launch\'s calls do not include: if that was an earlier launch of this server, give --state-dir to make the launches one run)' : ''}`)
+  }
+  if (start.lock) {
+    // Saved before the process ends: the client sees the connection close only then, so a launch it makes next finds the run.
+    try {
+      await saveRun(storm, { file: start.lock.stateFile, config, launch: continued.launch, record: recordFile })
+    } catch (error) {
+      // An older state must not be continued as if it held this launch's calls.
+      await rm(start.lock.stateFile, { force: true }).catch(() => undefined)
+      printError(`Failed to save the run to ${start.lock.stateFile}: ${(error as Error).message}. The next launch begins a new run (this launch's report holds every call so far).`)
+    } finally {
+      start.lock.release()
+    }
   }
   if (server.stats.serverNonJson > 0) printError(`the MCP server wrote ${server.stats.serverNonJson} line(s) to stdout that are not JSON-RPC messages (relayed to the client)`)
   // Nothing more will be read: a client still connected does not keep the process alive.
   process.stdin.destroy()
   await flushed(process.stdout)
-  if (replay) {
-    const verdict = replay.session.verdict()
-    printError(verdict.message)
-    if (!verdict.passed) {
-      for (const line of formatReplayTable(verdict.rows).split('\n')) process.stderr.write(`  ${line}\n`)
-      process.stderr.write(`  (${verdict.code})\n`)
-      process.exitCode = ERROR_CODES[verdict.code as keyof typeof ERROR_CODES].exit
-      return
-    }
+  const failed = cassette?.verdict() ?? null
+  if (failed !== null) {
+    process.exitCode = failed
+    return
   }
   exitAsServer(end, command)
 }

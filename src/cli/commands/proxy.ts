@@ -1,16 +1,10 @@
 import type { Argv, CommandModule } from 'yargs'
 import { ConfigError } from '../../errors.js'
-import { RealClock, VirtualClock } from '../../engine/clock.js'
-import { SEED_LIMIT, type StormConfig } from '../../engine/schema/config.js'
-import { createStorm, parseConfig } from '../../create-storm.js'
-import type { Storm } from '../../engine/storm.js'
-import { formatRuleWarning, lintRules } from '../../lint/lint-rules.js'
-import { loadConfigFile } from '../../io/load-config-file.js'
+import { SEED_LIMIT } from '../../engine/schema/config.js'
 import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { startProxy, type ProxyOptions, type ProxyServer } from '../../proxy/proxy-server.js'
 import { LOOPBACK } from '../../proxy/server-pair.js'
 import { parseAllowedHosts, splitAllowedHosts } from '../../proxy/allowed-hosts.js'
-import { VERSION } from '../../version.js'
 import { httpsOptionsFromArgs, interceptionLine, type HttpsArgs } from '../https-args.js'
 import { keepHeapWarm } from '../keep-heap-warm.js'
 import { LISTEN_PORT, numberListOption, numberOption } from '../numeric-options.js'
@@ -18,13 +12,16 @@ import { printError } from '../output.js'
 import { announceReady, readyInfo, readyOptions } from '../ready.js'
 import { adminTokenLines, adminTokenOptions, adminTokenShown, type AdminTokenArgs } from '../admin-token.js'
 import { onStopRequest, type StopOptions } from '../stop-request.js'
-import { recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
-import type { CassetteRecorder } from '../../cassette/record/cassette-recorder.js'
+import { incidentsFromArgs, recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
+import type { FlightRecorder } from '../../incidents/flight-recorder.js'
 import { cassetteAdminRoute } from '../../cassette/record/cassette-admin-route.js'
-import { describeCutBodies } from '../../cassette/format/cut-bodies.js'
-import type { RedisRunState } from '../../state/redis-run-state.js'
-import type { RunLedger } from '../../engine/ledger/run-ledger.js'
+import { DEFAULT_MAX_RUNS } from '../../engine/ledger/memory-ledger.js'
 import { stateFromArgs, stateOptions, type StateArgs } from '../state-args.js'
+import { describeOmitted, reportDocument, stormFromArgs } from '../storm-from-args.js'
+import { cassetteWritten } from '../cassette-written.js'
+
+// The storm, report and cassette lines every proxy-running command shares, from a module that does not load the proxy.
+export { cassetteWritten, describeOmitted, reportDocument, stormFromArgs }
 
 export interface ProxyArgs extends HttpsArgs, AdminTokenArgs {
   target: string[]
@@ -38,6 +35,7 @@ export interface ProxyArgs extends HttpsArgs, AdminTokenArgs {
   report?: string
   clock: 'real' | 'virtual'
   'exit-with-parent': boolean
+  'max-runs': number
 }
 
 
@@ -65,6 +63,7 @@ export function proxyOptions<T>(yargs: Argv<T>): Argv<T & ProxyArgs> {
     .option('admin-allow-host', { type: 'string', array: true, describe: 'Also answer the admin API addressed by this host name: toolstorm, *.svc.cluster.local, or * (repeatable; default: $TOOLSTORM_ADMIN_HOSTS)' })
     .option('allow-host', { type: 'string', array: true, describe: 'Also serve requests addressed to the proxy by this host name (DNS-rebinding check of Host): toolstorm, *.svc.cluster.local, or * (repeatable; default: $TOOLSTORM_ALLOW_HOSTS)' })
     .option('report', { type: 'string', describe: 'Write the report here on shutdown (atomically)' })
+    .option('max-runs', { ...numberOption('max-runs', { min: 1, max: 10_000_000 }), default: DEFAULT_MAX_RUNS, describe: 'Runs kept in memory at most; past it the oldest is evicted (its report then answers ERR_RUN_EVICTED, and --report says how many were left out)' })
     .option('clock', { choices: ['real', 'virtual'] as const, default: 'real' as const, describe: 'virtual: latency faults advance time instead of waiting (tests only)' })
     .option('exit-with-parent', { type: 'boolean', default: true, describe: 'Stop (writing the report and cassette) when the process that started this one exits; --no-exit-with-parent keeps it running' }),
   )
@@ -101,40 +100,13 @@ function hostsFromArgs(flag: string[] | undefined, flagName: string, variable: s
   return entries
 }
 
-/** Build the storm from --rules/--seed/--clock, printing the rules' lint warnings. */
-export async function stormFromArgs(args: ProxyArgs): Promise<Storm> {
-  let config: StormConfig = args.rules ? await loadConfigFile(args.rules) : parseConfig({})
-  if (args.seed !== undefined) config = { ...config, seed: args.seed }
-  for (const warning of lintRules(config)) printError(`warning: ${formatRuleWarning(warning)}`)
-  return createStorm(config, { clock: args.clock === 'virtual' ? new VirtualClock() : new RealClock() })
-}
-
-/** The report document for every run a ledger keeps (with `--state`, every replica's): one report, or `{runs: [{report}]}`. */
-export async function reportDocument(ledger: RunLedger): Promise<unknown> {
-  const ids = await ledger.runIds()
-  const reports = new Map<string, unknown>()
-  for (const id of ids.length ? ids : [undefined]) reports.set(id ?? '', await ledger.report(id))
-  return reportSet(ids, (id) => reports.get(id ?? ''))
-}
-
-function reportSet(ids: string[], report: (id: string | undefined) => unknown): unknown {
-  if (ids.length <= 1) return report(ids[0])
-  return { version: 1, kind: 'toolstorm.report-set', toolstorm: VERSION, runs: ids.map((id) => ({ run: id, report: report(id) })) }
-}
-
-/**
- * The lines printed once a cassette is written (or left as it was, when nothing was recorded):
- * where, with a shared store what the bounds refused, and the bodies cut at the body limit (never
- * silent: their replay breaks off).
- */
-export function cassetteWritten(file: string, recorder: CassetteRecorder, shared: RedisRunState | null): string[] {
-  if (recorder.keptPrevious) return [`no exchange recorded: the cassette ${file} was left as it was`]
-  const refused = shared?.cassetteRefused ?? 0
-  const written = shared
-    ? `cassette written to ${file} (every replica's exchanges of the runs this one served; it recorded ${recorder.size})${refused ? `; ${refused} exchanges were over the run's bound in Redis and are missing` : ''}`
-    : `cassette written to ${file} (${recorder.size} exchanges)`
-  const cut = describeCutBodies(recorder.cutBodies, recorder.bodyLimit)
-  return cut ? [written, cut] : [written]
+/** The line printed at stop with `--incidents`: what was kept, evicted, and where. */
+export function describeIncidents(flight: FlightRecorder): string {
+  const { store, counts } = flight
+  const evicted = store.evicted ? `; ${store.evicted} older ones deleted for the bounds (--max-incidents ${store.maxIncidents}, --max-bytes ${store.maxBytes})` : ''
+  const large = store.tooLarge ? `; ${store.tooLarge} not kept, each alone over --max-bytes` : ''
+  const dropped = counts.droppedExchanges ? `; ${counts.droppedExchanges} exchanges left out of runs' windows (--window-exchanges, --window-seconds)` : ''
+  return `incidents: ${counts.kept} of ${counts.decided} runs kept in ${store.dir} (${store.incidents.length} there now, ${store.bytes} bytes)${evicted}${large}${dropped}`
 }
 
 /**
@@ -184,7 +156,9 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & StateA
     const https = await httpsOptionsFromArgs(args, { recording: args.record !== undefined, announced: args['ready-json'] || args['ready-file'] !== undefined })
     // With --state, every replica records into Redis and the file holds every replica's exchanges.
     const recorder = args.record ? recorderFromArgs(storm, args.record, args, shared) : null
-    await recorder?.ready()
+    const opened = await recorder?.ready()
+    if (opened) printError(opened.message)
+    const incidents = incidentsFromArgs(args, recorder)
     const proxy = await startProxy({
       ...listenOptionsFromArgs(args),
       storm,
@@ -192,6 +166,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & StateA
       warn: printError,
       ...(shared ? { state: shared, stateUnavailable: args['state-unavailable'] } : {}),
       ...(recorder ? { observer: recorder.observer, adminRoutes: [cassetteAdminRoute(recorder)] } : {}),
+      ...(incidents ? { incidents } : {}),
     }).catch(async (error: unknown) => {
       await recorder?.discard()
       await shared?.close()
@@ -201,13 +176,16 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & StateA
     const stopped = stopOnSignals(proxy, async () => {
       if (recorder && args.record) {
         await recorder.close()
-        for (const line of cassetteWritten(args.record, recorder, shared)) printError(line)
+        for (const line of await cassetteWritten(args.record, recorder, shared)) printError(line)
       }
+      if (proxy.incidents) printError(describeIncidents(proxy.incidents))
       if (args.report) {
         // With --state: the run as every replica saw it.
         const document = await reportDocument(shared ?? storm.ledger)
         await writeFileAtomic(args.report, JSON.stringify(document, null, 2) + '\n')
         printError(`report written to ${args.report}`)
+        const omitted = describeOmitted(document)
+        if (omitted) printError(omitted)
       }
       await shared?.close()
     }, { exitWithParent: args['exit-with-parent'] })

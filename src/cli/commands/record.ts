@@ -11,10 +11,10 @@ import { httpsOptionsFromArgs } from '../https-args.js'
 import { printError, printLine } from '../output.js'
 import { commandEnvironment, runCommand } from '../run-command.js'
 import { untilStopRequested } from '../stop-request.js'
-import { cassetteWritten, describeProxy, listenOptionsFromArgs, proxyOptions, reportDocument, stormFromArgs, type ProxyArgs } from './proxy.js'
+import { cassetteWritten, describeIncidents, describeOmitted, describeProxy, listenOptionsFromArgs, proxyOptions, reportDocument, stormFromArgs, type ProxyArgs } from './proxy.js'
 import { ConfigError } from '../../errors.js'
 import { stateFromArgs, stateOptions, type StateArgs } from '../state-args.js'
-import { recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
+import { incidentsFromArgs, recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
 import { keepHeapWarm } from '../keep-heap-warm.js'
 import { announceReady, readyInfo } from '../ready.js'
 
@@ -44,7 +44,8 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs & 
     await shared?.close()
     throw error
   }
-  await recorder.ready().catch(giveUp)
+  const opened = await recorder.ready().catch(giveUp)
+  if (opened) printError(opened.message)
   const proxy = await startProxy({
     ...listenOptionsFromArgs(args),
     storm,
@@ -52,6 +53,7 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs & 
     warn: printError,
     observer: recorder.observer,
     adminRoutes: [cassetteAdminRoute(recorder)],
+    ...(incidentsFromArgs(args, recorder) ? { incidents: incidentsFromArgs(args, recorder) } : {}),
     ...(shared ? { state: shared, stateUnavailable: args['state-unavailable'] ?? 'fail' } : {}),
   }).catch(giveUp)
   // With a command, its stdout stays its own: the banner goes to stderr.
@@ -69,11 +71,14 @@ export async function runRecording(file: string, args: ProxyArgs & RecordArgs & 
   await proxy.close()
   try {
     await recorder.close()
-    for (const line of cassetteWritten(file, recorder, shared)) printError(line)
+    for (const line of await cassetteWritten(file, recorder, shared)) printError(line)
+    if (proxy.incidents) printError(describeIncidents(proxy.incidents))
     if (args.report) {
       const document = await reportDocument(shared ?? storm.ledger)
       await writeFileAtomic(args.report, JSON.stringify(document, null, 2) + '\n')
       printError(`report written to ${args.report}`)
+      const omitted = describeOmitted(document)
+      if (omitted) printError(omitted)
     }
   } finally {
     await shared?.close()

@@ -36,6 +36,7 @@ interface ReplayArgs extends ProxyArgs, RecordArgs {
   'allow-truncated': boolean
   speed: ReplaySpeed
   json: boolean
+  contracts: boolean
   live: string[]
   'replay-only': string[]
   '--'?: Array<string | number>
@@ -57,6 +58,7 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
       .option('allow-truncated', { type: 'boolean', default: false, describe: 'Responses whose body was cut at the body limit when recorded do not fail the replay (they still break off after the stored prefix)' })
       .option('live', { type: 'string', array: true, default: [] as string[], describe: 'Route glob (as in rules: a route name or "METHOD /path") sent to the network instead of replayed, under the same rules; outside the verdict (repeatable)' })
       .option('replay-only', { type: 'string', array: true, default: [] as string[], describe: 'Route glob that replays; every other route goes to the network (repeatable)' })
+      .option('contracts', { type: 'boolean', default: true, describe: 'Run the contracts on what was served: an effect committed twice in the served exchanges fails the replay (exit 1, ERR_CONTRACT_FAILED); --no-contracts to skip' })
       .option('json', { type: 'boolean', default: false, describe: 'Print the replay report (verdict, table, each miss\'s diff) as JSON on stdout when the replay ends' })
       .option('speed', { choices: REPLAY_SPEEDS, default: 'instant' as ReplaySpeed, describe: 'Event streams: instant sends the recorded events at once; recorded keeps the time between them' })
       .example('$0 replay incident.cassette.jsonl --port 0 -- node agent.js', 'the agent calls $TOOLSTORM_PROXY_URL (or uses HTTP_PROXY); exit 1 if the replay diverged') as unknown as Argv<ReplayArgs>,
@@ -111,8 +113,9 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
       await announceReady(args, lines, ready, banner)
       await stopped
     }
-    const verdict = await replay.close()
-    const report = replayReport(replay.session, replay.mode)
+    const replayed = await replay.close()
+    const report = replayReport(replay.session, replay.mode, { contracts: args.contracts })
+    const verdict = { ...replayed, passed: report.passed, code: report.code, message: report.message }
     if (args.report) {
       await writeFileAtomic(args.report, JSON.stringify(report, null, 2) + '\n')
       printError(`replay report written to ${args.report}`)
@@ -125,7 +128,7 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
       return
     }
     printError(verdict.message)
-    for (const line of formatReplayTable(verdict.rows).split('\n')) process.stderr.write(`  ${line}\n`)
+    if (verdict.code !== 'ERR_CONTRACT_FAILED') for (const line of formatReplayTable(verdict.rows).split('\n')) process.stderr.write(`  ${line}\n`)
     process.stderr.write(`  (${verdict.code})\n`)
     process.exitCode = ERROR_CODES[verdict.code as keyof typeof ERROR_CODES].exit
   },

@@ -1,4 +1,5 @@
 import type { Argv, CommandModule } from 'yargs'
+import { stormPlugins } from '../../create-storm.js'
 import { faultFor } from '../../default-faults.js'
 import { loadConfigFile } from '../../io/load-config-file.js'
 import { formatRuleWarning, lintRules, ruleNotes } from '../../lint/lint-rules.js'
@@ -20,7 +21,8 @@ export const rulesCommand: CommandModule<object, RulesArgs> = {
       .option('strict', { type: 'boolean', default: false, describe: 'Exit 1 when a rule can never fire (warnings are printed either way)' }) as unknown as Argv<RulesArgs>,
   async handler(args) {
     const config = await loadConfigFile(args.file)
-    const warnings = lintRules(config)
+    // The plug-ins a storm made of this file is served with (the default ones).
+    const warnings = lintRules(config, stormPlugins())
     // Warnings go to stderr, so that --json output stays the config alone.
     for (const warning of warnings) printError(`warning: ${formatRuleWarning(warning)}`)
     // Notes are not warnings: --strict does not fail on them.

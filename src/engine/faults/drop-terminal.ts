@@ -16,9 +16,9 @@ export const dropTerminalFault = defineFault<'drop_terminal', BaseRule>({
   needsBody: true,
   params: {},
   explain: () => 'deliver the event stream without its final event ([DONE], message_stop, response.completed)',
-  async apply({ request, response, isFinalEvent }) {
+  async apply({ request, response, protocol }) {
     if (!response || !isEventStream(request, response)) return { action: { type: 'pass' }, injected: false }
-    const transform = new EventTransform({ stop: 'abort', decide: (piece) => (piece.terminal ? 'drop' : 'send') }, isFinalEvent)
+    const transform = new EventTransform({ stop: 'abort', decide: (piece) => (piece.terminal ? 'drop' : 'send') }, protocol.isFinalEvent)
     return { action: { type: 'stream', transform }, injected: false }
   },
 })

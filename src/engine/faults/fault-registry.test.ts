@@ -39,3 +39,14 @@ describe('FaultRegistry', () => {
     expect(() => new FaultRegistry([...KERNEL_FAULTS, { ...teapotFault, type: 'timeout' }])).toThrow('Failed to register a fault: two faults are named "timeout"')
   })
 })
+
+describe('response_lost', () => {
+  it('takes an error status (the client gets it instead of a reset) and refuses anything else, naming the field', () => {
+    const parsed = kernel.configSchema.parse({ rules: [{ name: 'lost', route: '*', kind: 'response_lost', status: 504 }] }) as { rules: Array<{ status?: number }> }
+    expect(parsed.rules[0]?.status).toBe(504)
+    const refused = kernel.configSchema.safeParse({ rules: [{ name: 'lost', route: '*', kind: 'response_lost', status: 200 }] })
+    expect(refused.success).toBe(false)
+    expect(JSON.stringify(refused.error?.issues)).toContain('expected an error status 400–599')
+    expect(kernel.faultFor('response_lost').explain({ status: 500 } as never)).toBe('let the upstream commit, then answer 500 instead of relaying its 2xx answer')
+  })
+})

@@ -16,9 +16,7 @@ import type { Clock } from '../clock.js'
 import type { StreamTransform } from '../streams/stream-transform.js'
 import type { BaseRule } from '../schema/rule-base.js'
 import type { RequestView, ResponseView } from '../http.js'
-import type { AnswerEditor, FailureShaper, ResultShaper } from './failure-shape.js'
-import type { DeltaReader } from '../streams/deltas.js'
-import type { FinalEventTest } from '../streams/sse-splitter.js'
+import type { ProtocolHooks } from '../protocol-hooks.js'
 
 /** The run a call belongs to, for faults that keep a budget per run (`token_limit`). */
 export interface RunView {
@@ -77,16 +75,13 @@ export interface FaultContext<R extends BaseRule = BaseRule> {
   readonly response?: ResponseView
   /** Absent where no run is known (a fault applied outside the exchange flow). */
   readonly run?: RunView
-  /** A service's own answer for a status fault (the plug-ins', see failure-shape.ts); absent: generic answers. */
-  readonly shapeFailure?: FailureShaper | undefined
-  /** What delta a model stream's event carries (the plug-ins', for `at: text | tool_arguments`); absent: none is read. */
-  readonly readDelta?: DeltaReader | undefined
-  /** Whether an SSE event ends its stream (the plug-ins', model providers' `[DONE]`, `message_stop`); absent: none does. */
-  readonly isFinalEvent?: FinalEventTest | undefined
-  /** A `replace` answer in the service's own shape (the plug-ins', MCP's tool result); absent: plain JSON. */
-  readonly shapeResult?: ResultShaper | undefined
-  /** Where an answer's payload is, for faults that edit it (the plug-ins', MCP's structuredContent); absent: the whole body. */
-  readonly editAnswer?: AnswerEditor | undefined
+  /**
+   * What the storm's plug-ins know of the request's protocol (protocol-hooks.ts): a service's own
+   * answer for a status fault (`shapeFailure`), a `replace` answer in its shape (`shapeResult`), where
+   * an answer's payload is (`editAnswer`), a model stream's deltas (`readDelta`) and final event
+   * (`isFinalEvent`). A hook no plug-in answers is absent: the fault's generic behaviour.
+   */
+  readonly protocol: ProtocolHooks
 }
 
 /** What the transport must do. Plain data, carried out by `proxy/` and `interceptors/`. */

@@ -17,8 +17,8 @@ export const rateLimitFault = defineFault<'rate_limit', BaseRule>({
     const hint = retryHeaders(rule.delay)
     return `answer 429 with Retry-After: ${hint['retry-after']} and retry-after-ms: ${hint['retry-after-ms']} (${formatSeconds(rule.delay)})`
   },
-  async apply({ rule, request, seed, route, key, shapeFailure }) {
-    const shaped = shapeFailure?.(request, 'rate_limit', { retryAfter: rule.delay, identity: [seed, rule.name, route, key] })
+  async apply({ rule, request, seed, route, key, protocol }) {
+    const shaped = protocol.shapeFailure?.(request, 'rate_limit', { retryAfter: rule.delay, identity: [seed, rule.name, route, key] })
     if (shaped) return { action: { type: 'respond', ...shaped }, injected: true, retryAfter: rule.delay }
     const { headers, body } = jsonBody({
       error: { type: 'rate_limit_error', code: 'rate_limit_exceeded', message: `Rate limit exceeded. Retry after ${formatSeconds(rule.delay)}.` },

@@ -24,9 +24,9 @@ export const replaceFault = defineFault<'replace', ReplaceRule>({
     body: z.string().optional(),
   },
   explain: (rule) => `answer ${rule.status} with ${rule.body !== undefined ? 'the configured body' : 'the configured JSON'} instead of calling the upstream`,
-  async apply({ rule, request, shapeResult }) {
+  async apply({ rule, request, protocol }) {
     // On an MCP call a bare JSON body is no answer, and the client would wait for its timeout.
-    const shaped = rule.body === undefined && rule.status === 200 ? shapeResult?.(request, rule.replacement) : null
+    const shaped = rule.body === undefined && rule.status === 200 ? protocol.shapeResult?.(request, rule.replacement) : null
     if (shaped) {
       const headers = { ...shaped.headers }
       const { body } = shaped

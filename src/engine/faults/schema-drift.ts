@@ -28,13 +28,13 @@ export const schemaDriftFault = defineFault<'schema_drift', SchemaDriftRule>({
     fields: z.array(z.string().min(1).max(200)).min(1).max(100).optional(),
   },
   explain: (rule) => (rule.fields ? `change the types of ${rule.fields.join(', ')} in the JSON response` : 'change the types of fields in the JSON response'),
-  async apply({ rule, seed, route, key, request, response, editAnswer }) {
+  async apply({ rule, seed, route, key, request, response, protocol }) {
     if (!response) return { action: { type: 'pass' }, injected: false }
     const bytes = await response.readBody()
     const drawFor = (path: string) => drawValue(seed, rule.name, route, `${key}|${path}`)
     const schema = request.outputSchema ?? null
     const driftPayload = (target: object) => ((schema && driftAgainstSchema(target as Json, schema, drawFor, rule.fields)) || drift(target as Json, drawFor, rule.fields)) > 0
-    const edited = editAnswer?.(request, bytes, driftPayload)
+    const edited = protocol.editAnswer?.(request, bytes, driftPayload)
     const body = edited !== undefined ? edited : driftJson(bytes, drawFor, rule.fields)
     if (body === null) return { action: { type: 'pass' }, injected: false }
     const headers: Record<string, string> = {}

@@ -23,10 +23,10 @@ export const streamCutFault = defineFault<'stream_cut', AtRule>({
     rule.at
       ? `close the model stream after ${afterOf(rule)} of its ${DELTA_NAMES[rule.at]}, without its final event`
       : `close the event stream after ${afterOf(rule)} event(s), without its final event`,
-  async apply({ rule, request, response, readDelta }) {
+  async apply({ rule, request, response, protocol }) {
     if (!response || !isEventStream(request, response)) return { action: { type: 'pass' }, injected: false }
     const after = afterOf(rule)
-    const transform = new EventTransform(rule.at ? deltaCutRule(readDelta, rule.at, after, 'abort') : { stop: 'abort', decide: (_piece, events) => (events >= after ? 'stop' : 'send') })
+    const transform = new EventTransform(rule.at ? deltaCutRule(protocol.readDelta, rule.at, after, 'abort') : { stop: 'abort', decide: (_piece, events) => (events >= after ? 'stop' : 'send') })
     return { action: { type: 'stream', transform }, injected: false }
   },
 })

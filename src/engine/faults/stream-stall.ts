@@ -22,11 +22,11 @@ export const streamStallFault = defineFault<'stream_stall', AtRule>({
     const where = rule.at ? `stop the model stream after ${afterOf(rule)} of its ${DELTA_NAMES[rule.at]}` : `stop the event stream after ${afterOf(rule)} event(s)`
     return rule.delay > 0 ? `${where} and hold the connection ${rule.delay}s, then close it` : `${where} and hold the connection until the client gives up`
   },
-  async apply({ rule, request, response, readDelta }) {
+  async apply({ rule, request, response, protocol }) {
     if (!response || !isEventStream(request, response)) return { action: { type: 'pass' }, injected: false }
     const after = afterOf(rule)
     const transform = new EventTransform(
-      rule.at ? deltaCutRule(readDelta, rule.at, after, 'stall', rule.delay) : { stop: 'stall', holdSeconds: rule.delay, decide: (_piece, events) => (events >= after ? 'stop' : 'send') },
+      rule.at ? deltaCutRule(protocol.readDelta, rule.at, after, 'stall', rule.delay) : { stop: 'stall', holdSeconds: rule.delay, decide: (_piece, events) => (events >= after ? 'stop' : 'send') },
     )
     return { action: { type: 'stream', transform }, injected: false }
   },

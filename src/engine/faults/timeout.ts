@@ -12,9 +12,9 @@ export const timeoutFault = defineFault<'timeout', BaseRule>({
   phase: 'before-upstream',
   params: {},
   explain: (rule) => (rule.delay > 0 ? `hold the request ${rule.delay}s, then answer 504 Gateway Timeout` : 'answer 504 Gateway Timeout'),
-  async apply({ rule, clock, signal, request, seed, route, key, shapeFailure }) {
+  async apply({ rule, clock, signal, request, seed, route, key, protocol }) {
     await clock.sleep(rule.delay, signal)
-    const shaped = shapeFailure?.(request, 'timeout', { identity: [seed, rule.name, route, key] })
+    const shaped = protocol.shapeFailure?.(request, 'timeout', { identity: [seed, rule.name, route, key] })
     if (shaped) return { action: { type: 'respond', ...shaped }, injected: true }
     const { headers, body } = jsonBody({ error: { type: 'timeout', message: 'Upstream request timed out.' } })
     return { action: { type: 'respond', status: 504, headers, body }, injected: true }

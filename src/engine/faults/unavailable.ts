@@ -11,8 +11,8 @@ export const unavailableFault = defineFault<'unavailable', BaseRule>({
   phase: 'before-upstream',
   params: {},
   explain: () => 'answer 503 Service Unavailable (on a model call, in the provider\'s error shape)',
-  async apply({ rule, request, seed, route, key, shapeFailure }) {
-    const shaped = shapeFailure?.(request, 'unavailable', { identity: [seed, rule.name, route, key] })
+  async apply({ rule, request, seed, route, key, protocol }) {
+    const shaped = protocol.shapeFailure?.(request, 'unavailable', { identity: [seed, rule.name, route, key] })
     if (shaped) return { action: { type: 'respond', ...shaped }, injected: true }
     const { headers, body } = jsonBody({ error: { type: 'service_unavailable', message: 'Service unavailable.' } })
     return { action: { type: 'respond', status: 503, headers, body }, injected: true }

@@ -5,7 +5,7 @@
  * exchanges that may still report effects, and the run each recent trace went to. Every method
  * the storm calls on it is synchronous: `begin` is the proxy's hot path.
  */
-import { ClaimError, EffectError } from '../../errors.js'
+import { ClaimError, EffectError, ToolstormError } from '../../errors.js'
 import { roundSeconds, type Clock } from '../clock.js'
 import type { Exchange, ExchangeEntry } from '../exchange.js'
 import { Run } from '../run.js'
@@ -15,8 +15,10 @@ import type { EffectRecord, Report } from '../schema/report.js'
 import type { FeedChanges, FeedCursor, FeedSnapshot } from './run-feed.js'
 import type { BeginRequest, EffectOptions, NewClaim, RunLedger } from './run-ledger.js'
 
-/** Runs kept at most: the oldest is forgotten first. */
-const MAX_RUNS = 1000
+/** Runs kept at most by default (`maxRuns`, `--max-runs`): past it the oldest is evicted. */
+export const DEFAULT_MAX_RUNS = 1000
+/** Ids of evicted runs remembered, so a question about one says it was evicted. */
+const EVICTED_REMEMBERED = 100_000
 /** Exchanges remembered for late effect reports; the oldest finished ones are forgotten first. */
 const MAX_REMEMBERED_EXCHANGES = 4096
 /** Trace ids remembered with the run their requests named (an OTLP span naming no run joins its trace's run). */
@@ -62,6 +64,11 @@ export class MemoryLedger implements RunLedger {
   /** Marks each run kept (a feed cursor's `start`): a run reset and begun again is another run. */
   readonly #marks = new WeakMap<Run, string>()
   #marked = 0
+  /** Runs kept at most; past it the oldest is evicted (counted, and remembered by id). */
+  maxRuns = DEFAULT_MAX_RUNS
+  /** Runs evicted since start. */
+  evictedRuns = 0
+  readonly #evicted = new Set<string>()
 
   constructor(decider: RunDecider) {
     this.#decider = decider
@@ -73,11 +80,24 @@ export class MemoryLedger implements RunLedger {
   run(id: string): Run {
     let run = this.#runs.get(id)
     if (!run) {
-      if (this.#runs.size >= MAX_RUNS) this.forget(this.#runs.keys().next().value as string)
+      if (this.#runs.size >= this.maxRuns) this.#evict(this.#runs.keys().next().value as string)
+      this.#evicted.delete(id)
       run = new Run(id, this.#decider.clock.now(), this.#decider.configOf(id).rules)
       this.#runs.set(id, run)
     }
     return run
+  }
+
+  #evict(id: string): void {
+    this.forget(id)
+    this.evictedRuns++
+    this.#evicted.add(id)
+    if (this.#evicted.size > EVICTED_REMEMBERED) this.#evicted.delete(this.#evicted.values().next().value as string)
+  }
+
+  /** Whether `id` was evicted (and has not begun again since). */
+  wasEvicted(id: string): boolean {
+    return this.#evicted.has(id)
   }
 
   /** The run with this id if it is kept. */
@@ -150,6 +170,8 @@ export class MemoryLedger implements RunLedger {
   }
 
   async report(run?: string) {
+    // An evicted run is not an empty one: say so.
+    if (run !== undefined && this.#evicted.has(run)) throw new ToolstormError('ERR_RUN_EVICTED', `Failed to report run "${run}": it was evicted (this proxy keeps the last ${this.maxRuns} runs, --max-runs; ${this.evictedRuns} evicted so far). Its report is gone; raise --max-runs, or keep the runs that went wrong with --incidents.`)
     return this.#decider.report(run)
   }
 

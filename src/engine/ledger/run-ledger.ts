@@ -13,7 +13,7 @@ import type { Exchange } from '../exchange.js'
 import type { StormConfig } from '../schema/config.js'
 import type { EffectRecord, Report } from '../schema/report.js'
 import type { HeaderMap } from '../http.js'
-import type { RequestNames } from '../request-names.js'
+import type { RequestReading } from '../request-reading.js'
 import type { StoredClaim } from '../run-claims.js'
 import type { RunFeed } from './run-feed.js'
 
@@ -24,8 +24,8 @@ export interface BeginRequest {
   readonly headers: HeaderMap
   /** Overrides the `x-toolstorm-run` header. */
   readonly run?: string
-  /** What the plug-in that named the request said of it (`engine/serve.ts` asks them): its route, details and evidence. */
-  readonly names?: RequestNames | undefined
+  /** What the plug-in that named the request read of it (`engine/serve.ts` asks them): its route, details and evidence. */
+  readonly reading?: RequestReading | undefined
 }
 
 /** A claim to keep (docs/claims.md), already redacted: the store adds when it came and the calls it can speak for (the run's so far). */

@@ -9,6 +9,7 @@
  */
 import { type HeaderMap, headerValue, type RequestView } from '../http.js'
 import type { Exchange } from '../exchange.js'
+import type { AnswerReader } from '../protocol-hooks.js'
 import { type FinalEventTest, SseBlockReader } from './sse-splitter.js'
 
 export interface StreamEnd {
@@ -19,27 +20,15 @@ export interface StreamEnd {
 }
 
 /**
- * A reader of the message that answers `request` in its event stream (`contentType`): it calls
- * `onAnswer` once that message went by. Null: the request expects no such answer (then the
- * stream's final event ends it).
- */
-export type AnswerReader = (request: RequestView, contentType: string, onAnswer: () => void) => ((chunk: Buffer) => void) | null
-
-/** The plug-ins' readers of where a stream ends: a request's own answer, a stream's final event. */
-export interface StreamEndReaders {
-  readonly readAnswer?: AnswerReader | undefined
-  readonly isFinalEvent?: FinalEventTest | undefined
-}
-
-/**
  * A watch over the response `headers` start, for `exchange`; null unless it is an event stream
- * one of `readers` can read.
+ * the exchange's plug-ins can read (`readAnswer`, `isFinalEvent`).
  */
-export function watchStreamEnd(exchange: Exchange, headers: HeaderMap, { readAnswer, isFinalEvent }: StreamEndReaders = {}): StreamEnd | null {
+export function watchStreamEnd(exchange: Exchange, headers: HeaderMap): StreamEnd | null {
   const type = (headerValue(headers, 'content-type') ?? '').toLowerCase()
   if (!type.startsWith('text/event-stream')) return null
   const encoding = (headerValue(headers, 'content-encoding') ?? '').toLowerCase()
   if (encoding !== '' && encoding !== 'identity') return null
+  const { readAnswer, isFinalEvent } = exchange.protocol
   return (readAnswer && answerWatch(readAnswer, exchange.request, type)) ?? (isFinalEvent ? finalEventWatch(isFinalEvent) : null)
 }
 

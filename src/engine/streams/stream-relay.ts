@@ -7,10 +7,10 @@
 import { ToolstormError } from '../../errors.js'
 import type { Exchange } from '../exchange.js'
 import type { ExchangeTransport, UpstreamResponse } from '../exchange-transport.js'
-import type { HeaderMap, RequestView } from '../http.js'
+import type { HeaderMap } from '../http.js'
 import type { StreamStep, StreamTransform } from './stream-transform.js'
 import type { ResponseWriter } from './response-writer.js'
-import { watchStreamEnd, type StreamEndReaders } from './stream-end.js'
+import { watchStreamEnd } from './stream-end.js'
 import { readOn } from './read-on.js'
 
 /** Response headers that no longer hold once the body is changed. */
@@ -19,10 +19,10 @@ const STALE_HEADERS = new Set(['content-length', 'content-md5', 'digest', 'etag'
 /**
  * Relay `upstream` to the client through `transform` and finish the exchange.
  * A transport without `open()` relays the body unchanged (the fault then does not trigger).
- * `readers`: the plug-ins' readers of where the stream ends (stream-end.ts), and whether a cut
- * stream is read on (read-on.ts).
+ * The exchange's plug-ins say where the stream ends (stream-end.ts) and whether a cut stream is
+ * read on (read-on.ts).
  */
-export async function relayStream(exchange: Exchange, io: ExchangeTransport, upstream: UpstreamResponse | undefined, transform: StreamTransform, readers?: StreamEndReaders & { readsOnAfterCut?: ((request: RequestView) => boolean) | undefined }): Promise<void> {
+export async function relayStream(exchange: Exchange, io: ExchangeTransport, upstream: UpstreamResponse | undefined, transform: StreamTransform): Promise<void> {
   if (!upstream) throw new ToolstormError('ERR_INTERNAL', `Failed to relay a stream for "${exchange.request.method} ${exchange.record?.url ?? ''}": the fault returned a stream action before the upstream answered. Give stream faults the on-response phase.`)
   const status = upstream.status
   if (!io.open) {
@@ -37,7 +37,7 @@ export async function relayStream(exchange: Exchange, io: ExchangeTransport, ups
   }
   const writer = io.open(status, headers)
   // Whether the client got the stream's final event: leaving after it, it got the whole answer.
-  const end = watchStreamEnd(exchange, upstream.headers, readers)
+  const end = watchStreamEnd(exchange, upstream.headers)
   const iterator = upstream.body[Symbol.asyncIterator]()
   let upstreamDone = false
   let bytes = 0
@@ -68,7 +68,7 @@ export async function relayStream(exchange: Exchange, io: ExchangeTransport, ups
       if (step.next !== 'continue') break
     }
     // The client is cut before the upstream ended: a plug-in may want the rest (a model stream's usage comes last).
-    if (!upstreamDone && step.next !== 'end' && readers?.readsOnAfterCut?.(exchange.request)) stop = upstream.outliveClient?.()
+    if (!upstreamDone && step.next !== 'end' && exchange.protocol.readsOnAfterCut?.(exchange.request)) stop = upstream.outliveClient?.()
   } catch (error) {
     if (writer.closed.aborted) {
       // The client left: closing what is left of the response tells observers the body ended here.

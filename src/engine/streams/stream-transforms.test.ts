@@ -13,7 +13,7 @@ const STREAM = EVENTS.join('')
 async function transformFor(kind: string, fields: Record<string, unknown> = {}, headers: Record<string, string> = SSE): Promise<StreamTransform | null> {
   const rule = ruleSchema.parse({ name: 'r', route: '*', kind, ...fields })
   const fault = faultFor(kind) as Fault
-  const ctx: FaultContext = { rule, seed: 0, route: 'GET /s', key: '#1', clock: new RealClock(), signal: new AbortController().signal, request: { method: 'GET', url: 'http://t/s', headers: {} }, response: { status: 200, headers, readBody: () => Promise.reject(new Error('stream faults never buffer')) }, isFinalEvent: isTerminalEvent }
+  const ctx: FaultContext = { rule, seed: 0, route: 'GET /s', key: '#1', clock: new RealClock(), signal: new AbortController().signal, request: { method: 'GET', url: 'http://t/s', headers: {} }, response: { status: 200, headers, readBody: () => Promise.reject(new Error('stream faults never buffer')) }, protocol: { isFinalEvent: isTerminalEvent } }
   const { action, injected } = await fault.apply(ctx)
   expect(injected).toBe(false)
   return action.type === 'stream' ? action.transform : null

@@ -22,7 +22,7 @@ export const toolErrorFault = defineFault<'tool_error', ToolErrorRule>({
   async apply({ rule, request }) {
     const mcp = request.mcp
     if (!mcp || mcp.id === null) return { action: { type: 'pass' }, injected: false }
-    const { headers, body } = toolErrorAnswer(mcp.id, rule.message)
+    const { headers, body } = toolErrorAnswer(mcp.id, rule.message, mcp.protocolVersion)
     return { action: { type: 'respond', status: 200, headers, body }, injected: true }
   },
 })

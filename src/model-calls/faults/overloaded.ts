@@ -15,9 +15,9 @@ export const overloadedFault = defineFault<'overloaded', BaseRule>({
   params: {},
   explain: (rule) =>
     `answer as an overloaded provider (Anthropic 529 overloaded_error, OpenAI 503; 503 elsewhere)${rule.delay > 0 ? ` with Retry-After: ${retryHeaders(rule.delay)['retry-after']} and retry-after-ms: ${retryHeaders(rule.delay)['retry-after-ms']} (${formatSeconds(rule.delay)})` : ''}`,
-  async apply({ rule, request, seed, route, key, shapeFailure }) {
+  async apply({ rule, request, seed, route, key, protocol }) {
     const retryAfter = rule.delay > 0 ? rule.delay : undefined
-    const shaped = shapeFailure?.(request, 'overloaded', { retryAfter, identity: [seed, rule.name, route, key] })
+    const shaped = protocol.shapeFailure?.(request, 'overloaded', { retryAfter, identity: [seed, rule.name, route, key] })
     const outcome = retryAfter === undefined ? {} : { retryAfter }
     if (shaped) return { action: { type: 'respond', ...shaped }, injected: true, ...outcome }
     const { headers, body } = jsonBody({ error: { type: 'overloaded', message: 'Service overloaded. Please try again later.' } })

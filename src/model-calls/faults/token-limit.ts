@@ -31,7 +31,7 @@ export const tokenLimitFault = defineFault<'token_limit', TokenLimitRule>({
   phase: 'before-upstream',
   params: { tokensPerMinute: budget('tokens'), requestsPerMinute: budget('requests').optional() },
   explain: (rule) => `answer 429 once the calls use ${rule.tokensPerMinute} tokens${rule.requestsPerMinute ? ` or ${rule.requestsPerMinute} requests` : ''} in a minute, until the minute ends`,
-  async apply({ rule, request, seed, route, key, run, shapeFailure }) {
+  async apply({ rule, request, seed, route, key, run, protocol }) {
     if (!run) return { action: { type: 'pass' }, injected: false }
     // With --state the shared store took the verdict when the call began; else this process's window.
     const verdict = run.quota ?? windows.of(run.identity, rule.name).take(run.elapsed, rule, run.record)
@@ -41,7 +41,7 @@ export const tokenLimitFault = defineFault<'token_limit', TokenLimitRule>({
     const requests: LimitWindow | undefined = rule.requestsPerMinute ? { limit: rule.requestsPerMinute, remaining: Math.max(0, rule.requestsPerMinute - used.requests), resetSeconds: used.resetSeconds } : undefined
     const exceeded = tokens.remaining === 0 ? 'tokens' : 'requests'
     const retryAfter = Math.min(WINDOW_SECONDS, Number(used.resetSeconds.toFixed(3)))
-    const shaped = shapeFailure?.(request, 'rate_limit', { retryAfter, tokens, requests, exceeded, identity: [seed, rule.name, route, key] })
+    const shaped = protocol.shapeFailure?.(request, 'rate_limit', { retryAfter, tokens, requests, exceeded, identity: [seed, rule.name, route, key] })
     if (shaped) return { action: { type: 'respond', ...shaped }, injected: true, retryAfter }
     const { headers, body } = jsonBody({ error: { type: 'rate_limit_error', code: 'rate_limit_exceeded', message: `Rate limit exceeded: ${exceeded} per minute. Retry after ${retryAfter}s.` } })
     return { action: { type: 'respond', status: 429, headers: { ...headers, ...retryHeaders(retryAfter) }, body }, injected: true, retryAfter }

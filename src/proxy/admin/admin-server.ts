@@ -153,7 +153,7 @@ export function createAdminHandler(context: AdminContext): http.RequestListener 
           await ledger.publishRules(config)
           storm.setConfig(config)
           context.onRulesChanged?.()
-          return sendJson(res, 200, { ok: true, rules: config.rules.length, warnings: lintRules(config) })
+          return sendJson(res, 200, { ok: true, rules: config.rules.length, warnings: lintRules(config, storm.plugins) })
         }
         case 'POST /reset':
           await ledger.reset(run)

@@ -19,8 +19,7 @@ import { createAdminHandler, type AdminContext } from './admin-server.js'
 import { claimRoutes } from './claim-routes.js'
 import { createDashboard, DASHBOARD_PATH, type Dashboard } from './dashboard.js'
 import { runRoutes } from './run-routes.js'
-import { answerClientError } from '../data-plane-server.js'
-import { adminToken, createAdminHttpServer } from './admin-http-server.js'
+import { adminToken, answerClientError, createAdminHttpServer } from './admin-http-server.js'
 import { closeServers, formatOrigin, listenServer, LOOPBACK } from '../server-pair.js'
 
 type AdminRoute = NonNullable<AdminContext['extraRoutes']>[number]

@@ -23,7 +23,6 @@ import { formatIssues } from '../../engine/schema/format-issues.js'
 import { CLAIM_STATUSES } from '../../engine/schema/claim-schema.js'
 import { ingestClaim, ingestSpans } from '../../claims/ingest-claims.js'
 import { decodeOtlpJson } from '../../claims/otlp-json.js'
-import { decodeOtlpProtobuf, encodeOtlpProtobufResponse } from '../../claims/otlp-protobuf.js'
 import { parseTraceparent } from '../../engine/evidence/traceparent.js'
 import { docsUrl } from '../../docs-url.js'
 import { parseJsonBody, readBody, readBodyBytes, sendError, sendJson } from './admin-server.js'
@@ -70,11 +69,13 @@ export function claimRoutes(storm: Storm, ledger: RunLedger = storm.ledger): Rou
         throw new ClaimError('ERR_OTLP_INVALID', `Failed to read the OTLP trace export: content type "${type.slice(0, 100)}" is neither application/x-protobuf nor application/json. Point an OTLP/HTTP exporter at /v1/traces (OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf or http/json). See ${docsUrl('claims.md')}.`)
       }
       const body = await inflated(req)
-      const spans = protobuf ? decodeOtlpProtobuf(body) : decodeOtlpJson(parseJsonBody(body.toString('utf8'), 'POST /v1/traces'))
+      // protobufjs is loaded with the first protobuf export: every command's start would pay for it (~35 ms of a wrapper's start under load).
+      const otlp = protobuf ? await import('../../claims/otlp-protobuf.js') : null
+      const spans = otlp ? otlp.decodeOtlpProtobuf(body) : decodeOtlpJson(parseJsonBody(body.toString('utf8'), 'POST /v1/traces'))
       const result = ingestSpans(storm, spans)
       const message = result.rejected > 0 ? `${result.rejected} span(s) refused: their run already holds 10,000 claims` : ''
-      if (protobuf) {
-        const answer = encodeOtlpProtobufResponse(result.rejected, message)
+      if (otlp) {
+        const answer = otlp.encodeOtlpProtobufResponse(result.rejected, message)
         res.writeHead(200, { 'content-type': 'application/x-protobuf', 'content-length': answer.byteLength, 'cache-control': 'no-store' })
         res.end(answer)
       } else {

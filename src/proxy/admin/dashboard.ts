@@ -106,7 +106,7 @@ export function createDashboard(storm: Storm, options: DashboardOptions = {}): D
     const config = parseConfig(document, 'the rules editor', storm.faults)
     await options.publishRules?.(config)
     storm.setConfig(config)
-    sendJson(res, 200, { ok: true, rules: config.rules.length, warnings: lintRules(config) })
+    sendJson(res, 200, { ok: true, rules: config.rules.length, warnings: lintRules(config, storm.plugins) })
     return true
   }
 

@@ -17,7 +17,7 @@
  */
 import type http from 'node:http'
 import { AdminApiError, ConfigError } from '../../errors.js'
-import { parseContractRequest, runContract } from '../../contracts/contract-request.js'
+import { contractChecked, type ContractCheckedEvent } from '../../contracts/contract-events.js'
 import { lintRules } from '../../lint/lint-rules.js'
 import { parseConfig, type Storm } from '../../engine/storm.js'
 import type { RedisRunState } from '../../state/redis-run-state.js'
@@ -51,7 +51,7 @@ export function runRoutes(storm: Storm, shared: RedisRunState | null = null): Ro
           if (proxyWide) throw new ConfigError(`Failed to load rules from ${where}: $.${proxyWide}: a run's rules cannot set "${proxyWide}"; it is the proxy's for every run. Set it with PUT /rules (no run).`)
           const config = parseConfig(document, where, storm.faults)
           storm.setRunConfig(run as string, config)
-          sendJson(res, 200, { ok: true, run, rules: config.rules.length, warnings: lintRules(config) })
+          sendJson(res, 200, { ok: true, run, rules: config.rules.length, warnings: lintRules(config, storm.plugins) })
           return true
         }
         case 'GET /rules':
@@ -74,10 +74,14 @@ export function runRoutes(storm: Storm, shared: RedisRunState | null = null): Ro
           sendJson(res, 200, { ok: true, run: null })
           return true
         case 'POST /contract': {
+          // The contract units are loaded with the first contract asked for, not at every start.
+          const { parseContractRequest, runContract } = await import('../../contracts/contract-request.js')
           const checks = parseContractRequest(parseJsonBody(await readBody(req), 'POST /contract'), 'POST /contract')
           await storm.settled(run ?? undefined)
           const report = shared ? await shared.report(run ?? undefined) : storm.report(run ?? undefined)
-          sendJson(res, 200, { run: report.run, ...runContract(report, checks) })
+          const result = runContract(report, checks)
+          if (contractChecked.hasSubscribers) contractChecked.publish({ storm: storm.nonce, run: report.run, passed: result.passed, failed: result.checks.filter((check) => !check.passed).map((check) => `${check.name}: ${check.detail}`) } satisfies ContractCheckedEvent)
+          sendJson(res, 200, { run: report.run, ...result })
           return true
         }
         default:

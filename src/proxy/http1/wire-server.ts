@@ -141,6 +141,11 @@ class ClientConnection implements ResponseOwner, BodySource {
       this.reading = null
       this.requestStartedAt = 0
       if (this.current === null) this.idleSince = performance.now()
+      // The body's backpressure ends with the body. A body that filled its stream's buffer (16 KiB)
+      // before anyone read it paused the socket; read after its end, it never asks for more (a
+      // stream calls _read no more once ended), and the socket, paused for a body that is whole,
+      // would never read the next request: the connection hung until the idle sweep closed it.
+      this.unpause(PAUSED_BY_BODY)
       if (!req) return
       req.complete = true
       req.body?.push(null)

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { parseConfig } from '../../create-storm.js'
+import { createStorm, parseConfig } from '../../create-storm.js'
+import type { RouteChecker } from '../../engine/protocol-hooks.js'
 import { createInterceptPredicate, interceptScope } from './intercepted-hosts.js'
 
 const routes = {
@@ -9,8 +10,11 @@ const routes = {
   local_health: 'GET /health',
 }
 
-function scope(rules: Array<{ route: string }>) {
-  return interceptScope(parseConfig({ routes, rules: rules.map((r, i) => ({ name: `r${i}`, kind: 'unavailable', ...r })) }))
+/** The route names the default plug-ins give (MCP's), as a storm's. */
+const defaultChecker = createStorm({}).protocol.checkRoute
+
+function scope(rules: Array<{ route: string }>, checkRoute: RouteChecker | undefined = defaultChecker) {
+  return interceptScope(parseConfig({ routes, rules: rules.map((r, i) => ({ name: `r${i}`, kind: 'unavailable', ...r })) }), checkRoute)
 }
 
 describe('interceptScope', () => {
@@ -33,12 +37,20 @@ describe('interceptScope', () => {
   it('ignores a literal that names no route and cannot be a default name', () => {
     expect(scope([{ route: 'no_such_route' }])).toEqual({ everyHost: false, hosts: new Set() })
   })
+
+  it("intercepts every host for a route one of the storm's plug-ins names, and only with that plug-in", () => {
+    const rpc: RouteChecker = (route) => (route.startsWith('rpc ') ? null : undefined)
+    expect(scope([{ route: 'rpc shipping.Ship/Create' }], rpc)).toEqual({ everyHost: true })
+    expect(scope([{ route: 'rpc shipping.Ship/Create' }])).toEqual({ everyHost: false, hosts: new Set() })
+    // Without MCP among the plug-ins, an MCP method names nothing a request can be routed by.
+    expect(scope([{ route: 'tools/call create_shipment' }], rpc)).toEqual({ everyHost: false, hosts: new Set() })
+  })
 })
 
 describe('createInterceptPredicate', () => {
   it('follows live rule changes', () => {
     let config = parseConfig({ routes, rules: [{ name: 'a', route: 'openai_chat', kind: 'unavailable' }] })
-    const intercepts = createInterceptPredicate(() => config)
+    const intercepts = createInterceptPredicate(() => config, defaultChecker)
     expect(intercepts('api.openai.com', 443)).toBe(true)
     expect(intercepts('api.openai.com', 8443)).toBe(false)
     expect(intercepts('example.com', 443)).toBe(false)

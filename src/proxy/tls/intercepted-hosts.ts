@@ -3,16 +3,16 @@
  * some rule could apply to a request sent to it; any other host is tunnelled untouched.
  *
  * A rule whose route glob can match a default route name (`METHOD /path`, which carries no host),
- * an MCP route name (`tools/call create_shipment`) or a declared route without an origin can
- * apply to every host. Only a rule that matches
+ * a name one of the storm's plug-ins gives (MCP's `tools/call create_shipment`: its `checkRoute`)
+ * or a declared route without an origin can apply to every host. Only a rule that matches
  * nothing but declared routes with an origin (`"GET https://api.openai.com/v1/*"`) is tied to
  * those hosts. When in doubt the answer is "every host": intercepting too much is visible and
  * harmless, tunnelling a host a rule targets would silently skip the fault.
  */
 import { globMatches, isGlob } from '../../engine/glob.js'
-import { mcpRouteProblem } from '../../mcp/mcp-methods.js'
 import { parseRoutePattern } from '../../engine/route-pattern.js'
 import type { StormConfig } from '../../engine/schema/config.js'
+import type { RouteChecker } from '../../engine/protocol-hooks.js'
 
 export type InterceptScope = { readonly everyHost: true } | { readonly everyHost: false; readonly hosts: ReadonlySet<string> }
 
@@ -20,12 +20,12 @@ export type InterceptScope = { readonly everyHost: true } | { readonly everyHost
 const DEFAULT_NAME = /^[!#$%&'*+.^_`|~0-9A-Z-]+ \/[\s\S]*$/
 const DEFAULT_NAME_PREFIX = /^(?:[!#$%&'*+.^_`|~0-9A-Z-]*|[!#$%&'*+.^_`|~0-9A-Z-]+ (?:\/[\s\S]*)?)$/
 
-/** The hosts (`host:port`) the rules can apply to, or every host. */
-export function interceptScope(config: Pick<StormConfig, 'rules' | 'routes'>): InterceptScope {
+/** The hosts (`host:port`) the rules can apply to, or every host; `checkRoute`: the storm's plug-ins' (`storm.protocol.checkRoute`). */
+export function interceptScope(config: Pick<StormConfig, 'rules' | 'routes'>, checkRoute?: RouteChecker): InterceptScope {
   const hosts = new Set<string>()
   for (const rule of config.rules) {
-    // MCP route names (`tools/call create_shipment`) carry no host either.
-    if (canMatchDefaultName(rule.route) || mcpRouteProblem(rule.route) === null) return { everyHost: true }
+    // The names plug-ins give (MCP's `tools/call create_shipment`) carry no host either.
+    if (canMatchDefaultName(rule.route) || checkRoute?.(rule.route) === null) return { everyHost: true }
     for (const [name, spec] of Object.entries(config.routes)) {
       if (!globMatches(rule.route, name)) continue
       const pattern = parseRoutePattern(spec)
@@ -37,14 +37,14 @@ export function interceptScope(config: Pick<StormConfig, 'rules' | 'routes'>): I
 }
 
 /** A predicate over CONNECT targets that follows live rule changes (recomputed when the config object changes). */
-export function createInterceptPredicate(currentConfig: () => Pick<StormConfig, 'rules' | 'routes'>): (host: string, port: number) => boolean {
+export function createInterceptPredicate(currentConfig: () => Pick<StormConfig, 'rules' | 'routes'>, checkRoute?: RouteChecker): (host: string, port: number) => boolean {
   let config: unknown = null
   let scope: InterceptScope = { everyHost: true }
   return (host, port) => {
     const now = currentConfig()
     if (now !== config) {
       config = now
-      scope = interceptScope(now)
+      scope = interceptScope(now, checkRoute)
     }
     return scope.everyHost || scope.hosts.has(`${host}:${port}`)
   }

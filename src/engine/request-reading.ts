@@ -1,11 +1,12 @@
 /**
- * What a plug-in says about a request before it begins (engine/plugin.ts `nameRequest`), so the
+ * What a plug-in read of a request before it begins (engine/plugin.ts `nameRequest`), so the
  * kernel can route and record a protocol it does not know: the route name, what the plug-in's own
- * hooks read of it on its view, its entry in the report and the trace context it carries.
+ * hooks read of it on its view, its entry in the report, the trace context it carries and the
+ * schema its answer should have.
  *
  * @example
  * // a gRPC-web plug-in: each method a route of its own, its trace context from the message
- * const names: RequestNames = { route: 'grpc shipping.Ship/Create', traceparent: '00-…-01' }
+ * const reading: RequestReading = { route: 'grpc shipping.Ship/Create', traceparent: '00-…-01' }
  */
 import type { JsonSchema, RequestDetails } from './http.js'
 import type { CallRecord } from './schema/report.js'
@@ -13,7 +14,7 @@ import type { CallRecord } from './schema/report.js'
 /** A call's protocol entries in the report (`calls[].mcp`): the kernel's schema, filled by a plug-in. */
 export type CallEvidence = Partial<Pick<CallRecord, 'mcp'>>
 
-export interface RequestNames {
+export interface RequestReading {
   /** The route the storm routes it by (MCP: `tools/call get_weather`), so its ordinals and draws are its own. Absent: the rules' routes name it. */
   readonly route?: string | undefined
   /** What the plug-in's hooks (faults, shapers, observers) read of the request: added to its view (`RequestView`). */
