@@ -53,6 +53,9 @@ class _Server:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Head and body go out in two writes: with Nagle on, a kept-alive connection waits ~40 ms for the
+    # client's delayed ACK before the body leaves (docs/python.md#stdlib-httpserver-tool-servers).
+    disable_nagle_algorithm = True
     server_owner: _Server
 
     def log_message(self, *args: Any) -> None:

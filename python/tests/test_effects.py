@@ -22,6 +22,8 @@ class Sidecar:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
+            disable_nagle_algorithm = True  # head and body in two writes (docs/python.md)
+
             def do_POST(self):
                 owner.received.append(json.loads(self.rfile.read(int(self.headers["content-length"]))))
                 self.send_response(201)

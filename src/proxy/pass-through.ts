@@ -88,14 +88,15 @@ export function passThrough(pool: UpstreamClient, upstream: UpstreamTarget, req:
     onHead: (statusCode, headers) => {
       status = statusCode
       sent = hooks.upstreamHead(statusCode, headers)
-      if (!res.destroyed) res.writeHead(statusCode, endToEndHeaders(headers))
+      // Parsed by llhttp (ours or undici's), which refuses what would break a head: not checked again.
+      if (!res.destroyed) res.writeHead(statusCode, endToEndHeaders(headers), true)
     },
-    onData: (chunk) => {
+    onData: (chunk, lent) => {
       if (res.destroyed) return
-      if (held === null) {
-        held = [chunk]
-        flush = setImmediate(flushHeld)
-      } else held.push(chunk)
+      if (held === null) held = [chunk]
+      else held.push(chunk)
+      // A lent chunk leaves when its read ends (afterRead): no timer for it.
+      if (!lent && flush === null) flush = setImmediate(flushHeld)
     },
     onEnd: () => {
       ended = true

@@ -17,6 +17,16 @@ describe('targets', () => {
     expect(resolveTarget(targets, '/shopping', 'p', 'p')).toMatchObject({ ok: false, status: 404 })
   })
 
+  it('names the client URL by each request\'s own Host, and refuses a malformed one every time (origins are cached, failures never)', () => {
+    const targets = parseTargets(['http://up.test:4000'])
+    for (let round = 0; round < 2; round++) {
+      expect(resolveTarget(targets, '/a', 'one.test:1', 'p').ok && (resolveTarget(targets, '/a', 'one.test:1', 'p') as { clientUrl: URL }).clientUrl.href).toBe('http://one.test:1/a')
+      expect((resolveTarget(targets, '/b?x', 'TWO.test', 'p') as { clientUrl: URL }).clientUrl.href).toBe('http://two.test/b?x')
+      expect(() => resolveTarget(targets, '/a', 'a b', 'p')).toThrow()
+      expect(() => resolveTarget(targets, '/a', 'x:99999', 'p')).toThrow()
+    }
+  })
+
   it('forwards absolute-form requests in forward mode and explains origin-form ones', () => {
     expect(resolveTarget([], 'http://api.test:81/x?y', undefined, 'p')).toMatchObject({ ok: true, upstream: { origin: 'http://api.test:81', path: '/x?y' } })
     expect(resolveTarget([], '/x', 'p', 'p')).toMatchObject({ ok: false, status: 400 })

@@ -69,7 +69,7 @@ export function resolveTarget(targets: readonly Target[], rawUrl: string, host: 
     return { ok: false, status: 400, message: `Failed to route "${rawUrl}": this proxy runs in reverse mode (--target) and serves requests for its own address only (origin-form paths, or absolute-form naming it, as HTTP_PROXY clients send them). Run it without --target (forward mode) to reach other hosts through it.` }
   }
   // The path is joined as text: resolved against a base, a path such as `//x/y` would name a host (x).
-  const clientUrl = new URL(new URL(`http://${host ?? self}`).origin + rawUrl)
+  const clientUrl = new URL(originOf(host ?? self) + rawUrl)
   for (const target of targets) {
     if (target.name === null) continue
     const prefix = `/${target.name}`
@@ -81,6 +81,22 @@ export function resolveTarget(targets: readonly Target[], rawUrl: string, host: 
   if (fallback) return { ok: true, upstream: join(fallback.url, clientUrl.pathname, clientUrl.search), clientUrl }
   const mounts = targets.map((t) => `/${t.name}/`).join(', ')
   return { ok: false, status: 404, message: `No target is mounted at ${clientUrl.pathname}. The mounted targets are: ${mounts}.` }
+}
+
+/** Origins of the Host values seen (a client sends the same few): one URL parse per request, not two. */
+const origins = new Map<string, string>()
+const MAX_ORIGINS = 256
+
+/** `http://<host>`'s origin; throws as `new URL` does for a malformed host. */
+function originOf(host: string): string {
+  let origin = origins.get(host)
+  if (origin === undefined) {
+    origin = new URL(`http://${host}`).origin
+    if (host.length > 255) return origin
+    if (origins.size >= MAX_ORIGINS) origins.clear()
+    origins.set(host, origin)
+  }
+  return origin
 }
 
 function join(base: URL, path: string, search: string): Upstream {

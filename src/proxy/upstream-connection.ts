@@ -15,8 +15,8 @@ import { freeParser, HTTPParser, MAX_HEADER_PAIRS, type NativeParser } from './h
 export interface UpstreamHandler {
   /** The final response head (informational 1xx answers are skipped). Header names lowercase. */
   onHead(status: number, headers: Record<string, string | string[]>): void
-  /** A body chunk. Return false to pause the socket until `resume()`. */
-  onData(chunk: Buffer): boolean | void
+  /** A body chunk (`lent`: in the socket's read buffer, see `borrows`). Return false to pause the socket until `resume()`. */
+  onData(chunk: Buffer, lent?: boolean): boolean | void
   onEnd(): void
   /** The request failed (before or after the head). */
   onError(error: NodeJS.ErrnoException): void
@@ -282,7 +282,7 @@ export class UpstreamConnection {
       if (call.handler.borrows) call.lentOut = true
       else chunk = Buffer.from(chunk)
     }
-    if (call.handler.onData(chunk) === false && !last) call.pause()
+    if (call.handler.onData(chunk, call.lentOut) === false && !last) call.pause()
     if (!last) return
     this.parser.initialize(HTTPParser.RESPONSE, {}, MAX_HEAD_BYTES, 0)
     // Aborted while handling the data, or bytes after the response: the connection is not reusable.

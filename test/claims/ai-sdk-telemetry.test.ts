@@ -1,15 +1,18 @@
 /**
  * A real agent framework's own telemetry as claims: the Vercel AI SDK's `generateText` with
  * telemetry on, its OpenAI provider and its tools calling through the proxy (forward mode), a
- * local fake model that asks for two shipments, and the SDK's `ai.toolCall` spans exported over
+ * local fake model that asks for two shipments, and the SDK's tool spans exported over
  * OTLP/HTTP protobuf. Faults on the tool server's route make the SDK's account wrong both ways.
+ * AI SDK 7 traces through an integration of `@ai-sdk/otel`: `OpenTelemetry` (GenAI semantic
+ * conventions: `execute_tool` spans) or `LegacyOpenTelemetry` (AI SDK 6's `ai.toolCall` spans).
  */
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { context, propagation, trace } from '@opentelemetry/api'
+import { context, propagation, trace, type Tracer } from '@opentelemetry/api'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto'
 import { NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node'
 import { createOpenAI } from '@ai-sdk/openai'
+import { LegacyOpenTelemetry, OpenTelemetry } from '@ai-sdk/otel'
 import { generateText, stepCountIs, tool } from 'ai'
 import { fetch as undiciFetch, type Dispatcher } from 'undici'
 import { describe, expect, it, onTestFinished } from 'vitest'
@@ -45,8 +48,13 @@ async function startToolCallingModel(orders: string[]): Promise<string> {
   return `http://127.0.0.1:${(model.address() as AddressInfo).port}`
 }
 
+const INTEGRATIONS = [
+  ['OpenTelemetry', 'execute_tool', (tracer: Tracer) => new OpenTelemetry({ tracer })],
+  ['LegacyOpenTelemetry', 'ai.toolCall', (tracer: Tracer) => new LegacyOpenTelemetry({ tracer })],
+] as const
+
 describe('claims from the Vercel AI SDK’s telemetry', () => {
-  it('turns its ai.toolCall spans into claims: a lost answer is a silent commit, a replaced one a phantom success', async () => {
+  it.each(INTEGRATIONS)('turns its tool spans (%s: %s) into claims: a lost answer is a silent commit, a replaced one a phantom success', async (_name, _spans, integration) => {
     const env = closing(await startProxied('forward', {
       seed: 11,
       commits: ['POST /ship'],
@@ -77,7 +85,7 @@ describe('claims from the Vercel AI SDK’s telemetry', () => {
       model: openai.chat('gpt-test'),
       prompt: 'Ship orders o-1 and o-2.',
       stopWhen: stepCountIs(5),
-      experimental_telemetry: { isEnabled: true, tracer: provider.getTracer('ai') },
+      experimental_telemetry: { isEnabled: true, integrations: integration(provider.getTracer('ai')) },
       tools: {
         create_shipment: tool({
           description: 'Create a shipment for an order',
