@@ -8,7 +8,7 @@
 import { ClaimError, EffectError, ToolstormError } from '../../errors.js'
 import { roundSeconds, type Clock } from '../clock.js'
 import type { Exchange, ExchangeEntry } from '../exchange.js'
-import { Run } from '../run.js'
+import { NO_RUN, Run } from '../run.js'
 import type { StoredClaim } from '../run-claims.js'
 import type { StormConfig } from '../schema/config.js'
 import type { EffectRecord, Report } from '../schema/report.js'
@@ -30,8 +30,6 @@ const MAX_COMMITTING_ROUTES = 1000
  * the evidence channels; only refusals by the budget and claims come without an event.
  */
 const FEED_POLL_MS = 1_000
-/** A run id that cannot be a header value: the report of a run not seen yet, under the storm's rules. */
-const NO_RUN = '\u0000'
 
 /** What the ledger asks of the storm that decides (the storm itself: the ledger never imports it). */
 export interface RunDecider {
