@@ -125,6 +125,13 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
       // Any replica shows the run's own rules, though only A was given them.
       expect(((await (await admin(proxy, '/rules?run=own')).json()) as { own: boolean; seed: number })).toMatchObject({ own: true, seed: 9 })
     }
+    // Replaced through C: B, which decided by the first rules, decides its very next call by these.
+    expect((await admin(c!, '/rules?run=own', { method: 'PUT', body: JSON.stringify({ rules: [{ name: 'down', route: 'GET /items/*', kind: 'unavailable' }] }) })).status).toBe(200)
+    const now = await fetch(`${b!.url}/items/now`, { headers: { 'x-toolstorm-run': 'own' } })
+    await now.arrayBuffer()
+    // Injected by "down", not refused by the first rules' budget (spent: maxCalls 22).
+    expect([now.status, now.headers.get('x-toolstorm-refused')]).toEqual([503, null])
+    expect((await settledReport(a!, 'own', expected.calls.length + 1)).coverage).toMatchObject({ down: { eligible: 1, selected: 1, triggered: 1 } })
     // Another run keeps the proxies' rules (none), on every replica.
     const plain = await drive([single], 'plain')
     expect(plain.filter((status) => status === 503 || status === 429)).toEqual([])
@@ -359,6 +366,10 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
     expect(body.error.code).toBe('ERR_STATE_UNAVAILABLE')
     expect(body.error.message).toContain(`the state store ${setting.redis!.url}`)
     expect(setting.upstream!.hits('/items/b')).toBe(0)
+    // A run's own rules the store could not keep are set nowhere, and the caller is told.
+    const own = await admin(proxy, '/rules?run=down', { method: 'PUT', body: JSON.stringify({ rules: [{ name: 'x', route: 'GET /items/*', kind: 'unavailable' }] }) })
+    expect([own.status, ((await own.json()) as { error: { code: string } }).error.code]).toEqual([503, 'ERR_STATE_UNAVAILABLE'])
+    expect(proxy.storm.hasRunConfig('down')).toBe(false)
     await setting.redis!.restart()
     let status = 0
     for (let attempt = 0; attempt < 100 && status !== 200; attempt++) {
