@@ -263,10 +263,6 @@ export class Storm {
     return this.ledger.ids()
   }
 
-  hasRun(id: string): boolean {
-    return this.ledger.find(id) !== undefined
-  }
-
   /** Forget a run (or every run): ordinals, calls, effects and coverage start again. */
   reset(id?: string): void {
     this.ledger.forget(id)
