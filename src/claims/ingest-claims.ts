@@ -12,7 +12,7 @@
  */
 import type { RunLedger } from '../engine/ledger/run-ledger.js'
 import { RUN_ID, type Run } from '../engine/run.js'
-import { DEFAULT_RUN, type Storm } from '../engine/storm.js'
+import type { Storm } from '../engine/storm.js'
 import type { ClaimStatus } from '../engine/schema/claim-schema.js'
 import type { OtlpSpan } from './otlp-span.js'
 import type { StoredClaim } from '../engine/run-claims.js'
@@ -83,12 +83,8 @@ export function ingestClaim(storm: Storm, ledger: RunLedger, claim: DirectClaim)
 
 function runOfSpan(storm: Storm, span: OtlpSpan): string {
   const named = span.attributes.get('toolstorm.run') ?? span.resourceRun
-  if (typeof named === 'string' && RUN_ID.test(named) && knownRun(storm, named)) return named
-  return storm.ledger.runOfTrace(span.traceId) ?? storm.activeRun ?? DEFAULT_RUN
-}
-
-function knownRun(storm: Storm, id: string): boolean {
-  return storm.hasRun(id) || storm.hasRunConfig(id) || storm.activeRun === id
+  // Routed as a claim posted directly is (memory-ledger.ts `claimRun`).
+  return storm.ledger.claimRun(typeof named === 'string' && RUN_ID.test(named) ? named : undefined, span.traceId)
 }
 
 /**

@@ -15,6 +15,8 @@ export const MAX_EARLIER_RULE_SETS = 10_000
 
 /** What a run id may be: it travels in headers, URL paths and proxy credentials. */
 export const RUN_ID = /^[A-Za-z0-9._~-]{1,128}$/
+/** The one run no request can name (not a run id): its report shows the rules in force, with no calls. */
+export const NO_RUN = '\u0000'
 
 export class Run {
   readonly id: string

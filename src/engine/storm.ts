@@ -263,10 +263,6 @@ export class Storm {
     return this.ledger.ids()
   }
 
-  hasRun(id: string): boolean {
-    return this.ledger.find(id) !== undefined
-  }
-
   /** Forget a run (or every run): ordinals, calls, effects and coverage start again. */
   reset(id?: string): void {
     this.ledger.forget(id)
@@ -309,7 +305,7 @@ export class Storm {
     const seed = config.seed
     if (config.maxCalls !== null && run.callCount >= config.maxCalls) {
       run.budgetRejections++
-      return new Exchange({ id, stormId: this.nonce, run, request: view, url: request.url, seed, clock: this.clock, protocol: this.protocol })
+      return this.refusedExchange(run, id, view, request.url, seed)
     }
     const route = this.routeOf(view.method, request.url, named, runId)
     const { ordinal, key } = run.reserve(route, headerValue(request.headers, HEADER_KEY) || undefined)
@@ -327,6 +323,11 @@ export class Storm {
   /** A fresh exchange id: this storm's nonce, a sequence number and random bits. */
   newExchangeId(): string {
     return `${this.nonce}-${(++this.#seq).toString(36)}-${unguessable()}`
+  }
+
+  /** The exchange of a call its run's budget refused (counted by whoever keeps the run): no record, answered with the budget's refusal. */
+  refusedExchange(run: Run, id: string, view: RequestView, url: URL, seed: number): Exchange {
+    return new Exchange({ id, stormId: this.nonce, run, request: view, url, seed, clock: this.clock, protocol: this.protocol })
   }
 
   /** The call record and exchange of a call whose ordinal, key and rule are decided (by `begin()`, or by a shared state store). */

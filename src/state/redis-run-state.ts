@@ -9,19 +9,19 @@
  * const exchange = await state.begin({ method: 'POST', url, headers })
  * @see ../../docs/scale-out.md
  */
-import { createHash } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import tls from 'node:tls'
 import { createClient, ErrorReply } from 'redis'
 import { ClaimError, ConfigError, EffectError, StateUnavailableError, ToolstormError } from '../errors.js'
 import { decide } from '../engine/decision.js'
-import { Exchange } from '../engine/exchange.js'
+import type { Exchange } from '../engine/exchange.js'
 import { ruleMatches } from '../engine/rules/select.js'
 import { identityDigest, type Run } from '../engine/run.js'
 import { ITEMIZED_CALLS_LIMIT, type StormConfig } from '../engine/schema/config.js'
 import type { CallRecord, CoverageCounts, EffectRecord, Report } from '../engine/schema/report.js'
 import { MAX_CASSETTE_CLAIMS, type CassetteClaim, type CassetteExchange, type CassetteHeader } from '../cassette/format/cassette-schema.js'
 import type { Rule } from '../engine/schema/rule.js'
-import { checkEffectInput, DEFAULT_RUN, MAX_EFFECTS, type BeginRequest, type Storm } from '../engine/storm.js'
+import { checkEffectInput, DEFAULT_RUN, MAX_EFFECTS, parseConfig, type BeginRequest, type Storm } from '../engine/storm.js'
 import { HEADER_CALL, HEADER_KEY, headerValue } from '../engine/http.js'
 import { BEGIN_SCRIPT, CASSETTE_SCRIPT, EFFECT_SCRIPT, FINISH_SCRIPT, REFUSED_SCRIPT, SELECT_SCRIPT } from './redis-scripts.js'
 import { DEFAULT_STATE_PREFIX, DEFAULT_STATE_TTL_SECONDS, MAX_SHARED_CASSETTE_BYTES, type RedisStateOptions } from './state-options.js'
@@ -136,9 +136,18 @@ interface RunKeys {
   readonly claims: string
   /** `token_limit` windows (redis-token-quota.ts). */
   readonly quota: string
+  /** The run's own rules (`PUT /rules?run=`): a hash of `token` and `config`, kept across resets as in one process. */
+  readonly rules: string
 }
 
 type BeginReply = [status: number, start: number, now: number, call?: number, ordinal?: number, key?: string, parent?: number, selected?: string, pending?: number]
+
+/** A BEGIN that met other own rules of the run than those its replica decided by: [2, token, config]. */
+const OTHER_RULES = 2
+/** BEGINs of one call at most while its run's own rules keep changing under it. */
+const MAX_RULE_CHANGES = 5
+/** Tokens of runs' own rules remembered (the oldest forgotten first: its run's rules are read again). */
+const MAX_RULE_TOKENS = 10_000
 
 export class RedisRunState implements RunLedger {
   readonly #storm: Storm
@@ -151,6 +160,8 @@ export class RedisRunState implements RunLedger {
   readonly #quota: RedisTokenQuota
   readonly #shas = new Map<string, string>()
   #subscriber: Client | null = null
+  /** The token of the own rules (the store's) each run's calls are decided by here, by run id. */
+  readonly #ruleTokens = new Map<string, string>()
   /** Exchanges answered without the store, per run, not yet added to its shared count. */
   readonly #unavailable = new Map<string, number>()
   /** Calls finished in this event loop turn, per run, written out together. */
@@ -199,7 +210,7 @@ export class RedisRunState implements RunLedger {
   // Key layout (docs/scale-out.md#key-layout) ---------------------------------------------
   #runKeys(run: string): RunKeys {
     const tag = `{${this.#prefix}:${run}}`
-    return { state: `${tag}:s`, keys: `${tag}:k`, exchanges: `${tag}:x`, calls: `${tag}:calls`, effects: `${tag}:effects`, cassette: `${tag}:cassette`, running: `${tag}:r`, claims: `${tag}:claims`, quota: `${tag}:q` }
+    return { state: `${tag}:s`, keys: `${tag}:k`, exchanges: `${tag}:x`, calls: `${tag}:calls`, effects: `${tag}:effects`, cassette: `${tag}:cassette`, running: `${tag}:r`, claims: `${tag}:claims`, quota: `${tag}:q`, rules: `${tag}:rules` }
   }
 
   get #runsKey(): string {
@@ -208,7 +219,7 @@ export class RedisRunState implements RunLedger {
 
   /** Publish or adopt the rules, then follow other replicas' changes. */
   async start(rules: 'publish' | 'adopt', follow: boolean): Promise<void> {
-    if (rules === 'publish') await this.#rules.publish(this.#storm.config)
+    if (rules === 'publish') await this.#rules.share()
     else await this.#rules.check()
     if (!follow) return
     const subscriber = this.#client.duplicate()
@@ -226,6 +237,44 @@ export class RedisRunState implements RunLedger {
   /** The version of the rules this replica serves. */
   get rulesVersion(): number {
     return this.#rules.version
+  }
+
+  /**
+   * Make `config` one run's own rules on every replica (null: back to the proxies' rules), as
+   * `PUT /rules?run=` does in one process: each BEGIN carries the token of the run's rules its
+   * replica decides by, and one that meets another token is answered these rules instead.
+   */
+  async publishRunRules(run: string, config: StormConfig | null): Promise<void> {
+    const key = this.#runKeys(run).rules
+    if (config === null) await this.#command(() => this.#client.del(key))
+    else {
+      const token = `${this.#storm.nonce}-${randomBytes(6).toString('base64url')}`
+      await this.#command(() => this.#client.multi().hSet(key, { token, config: JSON.stringify(config) }).pExpire(key, Number(this.#ttlMs)).exec())
+    }
+    // The caller gives the storm these rules next; until then this replica's calls read them again.
+    this.#ruleTokens.delete(run)
+  }
+
+  /** Bring one run's own rules as the store holds them to this replica (`GET /rules?run=`). */
+  async syncRunRules(run: string): Promise<void> {
+    this.#adoptRunRules(run, await this.#command(() => this.#client.hGetAll(this.#runKeys(run).rules)))
+  }
+
+  /** The token of the run's own rules this replica decides by: "" for none, "?" when it holds rules of unknown origin. */
+  #ruleToken(run: string): string {
+    return this.#storm.hasRunConfig(run) ? (this.#ruleTokens.get(run) ?? '?') : ''
+  }
+
+  /** Decide `run`'s calls by the own rules the store holds (`stored`: its rules hash), when they are not those already. */
+  #adoptRunRules(run: string, stored: { token?: string; config?: string }): void {
+    const token = stored.token ?? ''
+    if (token === this.#ruleToken(run)) return
+    const config = token === '' || !stored.config ? null : parseConfig(JSON.parse(stored.config), `the rules of run "${run}" in ${this.#where.shown}`, this.#storm.faults)
+    this.#storm.setRunConfig(run, config)
+    this.#ruleTokens.delete(run)
+    if (config === null) return
+    if (this.#ruleTokens.size >= MAX_RULE_TOKENS) this.#ruleTokens.delete(this.#ruleTokens.keys().next().value as string)
+    this.#ruleTokens.set(run, token)
   }
 
   // Exchanges ------------------------------------------------------------------------------
@@ -247,24 +296,36 @@ export class RedisRunState implements RunLedger {
 
   async #begin(request: BeginRequest): Promise<Exchange> {
     const storm = this.#storm
-    const config = storm.config
     const runId = storm.runOf(request)
     const method = request.method.toUpperCase()
-    const route = storm.routeOf(method, request.url, request.reading?.route)
     const id = `${storm.newExchangeId()}.${encodeRun(runId)}`
     const keys = this.#runKeys(runId)
-    const path = storm.declaredPathOf(route, method, request.url, request.reading?.route)
-    const matching = config.rules.filter((rule) => ruleMatches(rule, route, path))
-    // The method and redacted URL list the call as running in the merged report until it finished.
-    const args = [this.#ttlMs, String(config.maxCalls ?? -1), route, headerValue(request.headers, HEADER_KEY) || '', id, headerValue(request.headers, HEADER_CALL) ?? '', String(matching.length), method, storm.redactedUrl(request.url.href), ITEMIZED]
-    for (const rule of matching) args.push(...ruleArgs(rule, rule.probability >= 1 ? 'a' : rule.probability <= 0 ? 'n' : 'd'))
     // A BEGIN Redis runs after its deadline took a call this replica answered without the store:
     // it is finished there at once (unlisted), so the merged report never shows it running.
     const late = (reply: unknown) => {
       const [status, , , call] = reply as BeginReply
       if (status === 1) void this.#eval(FINISH_SCRIPT, [keys.state, keys.calls, keys.exchanges, keys.running], [this.#ttlMs, ITEMIZED, '', '', id, String(call)]).catch(() => undefined)
     }
-    const reply = (await this.#eval(BEGIN_SCRIPT, [keys.state, keys.keys, keys.exchanges, keys.running], args, late)) as BeginReply
+    // The run's own rules when it has some (any replica may have set them), else the proxies'.
+    for (let attempt = 1; ; attempt++) {
+      const config = storm.configOf(runId)
+      const route = storm.routeOf(method, request.url, request.reading?.route, runId)
+      const path = storm.declaredPathOf(route, method, request.url, request.reading?.route)
+      const matching = config.rules.filter((rule) => ruleMatches(rule, route, path))
+      // The method and redacted URL list the call as running in the merged report until it finished.
+      const args = [this.#ttlMs, String(config.maxCalls ?? -1), route, headerValue(request.headers, HEADER_KEY) || '', id, headerValue(request.headers, HEADER_CALL) ?? '', String(matching.length), method, storm.redactedUrl(request.url.href), ITEMIZED, this.#ruleToken(runId)]
+      for (const rule of matching) args.push(...ruleArgs(rule, rule.probability >= 1 ? 'a' : rule.probability <= 0 ? 'n' : 'd'))
+      const reply = (await this.#eval(BEGIN_SCRIPT, [keys.state, keys.keys, keys.exchanges, keys.running, keys.rules], args, late)) as BeginReply
+      if (reply[0] !== OTHER_RULES) return this.#opened(request, runId, id, keys, config, route, matching, reply, late)
+      if (attempt >= MAX_RULE_CHANGES) throw new ToolstormError('ERR_STATE', `Failed to begin a call of run "${runId}": its own rules changed ${MAX_RULE_CHANGES} times while it began. Set a run's rules before its calls.`)
+      const [, token, text] = reply as unknown as [number, string, string]
+      this.#adoptRunRules(runId, { token, config: text })
+    }
+  }
+
+  /** The exchange of a call BEGIN took (or refused by the budget), its rule selected. */
+  async #opened(request: BeginRequest, runId: string, id: string, keys: RunKeys, config: StormConfig, route: string, matching: Rule[], reply: BeginReply, late: (reply: unknown) => void): Promise<Exchange> {
+    const storm = this.#storm
     // Redis is back: add what was served without it to the run's count (not waited for).
     if (this.#unavailable.size > 0) void this.#flushUnavailable(runId, keys.state)
     const [status, startMs, nowMs] = reply
@@ -273,7 +334,7 @@ export class RedisRunState implements RunLedger {
     const started = Math.max(0, (nowMs - startMs) / 1000)
     run.start = storm.clock.now() - started
     const view = storm.requestView(request)
-    if (status === 0) return new Exchange({ id, stormId: storm.nonce, run, request: view, url: request.url, seed: config.seed, clock: storm.clock })
+    if (status === 0) return storm.refusedExchange(run, id, view, request.url, config.seed)
     const [, , , call, ordinal, key, parent, chosen, pending] = reply as Required<BeginReply>
     if (call === 1) void this.#command(() => this.#client.zAdd(this.#runsKey, { score: startMs, value: runId })).catch(() => undefined)
     let selected = chosen
@@ -421,16 +482,18 @@ export class RedisRunState implements RunLedger {
   async #readRun(runId: string): Promise<{ report: Report; cursor: FeedCursor; exists: boolean }> {
     const keys = this.#runKeys(runId)
     // Running calls first: one that finishes meanwhile is then in both (the finished copy wins), never in neither.
-    const [running, state, callEntries, effectEntries] = await this.#command(() =>
-      Promise.all([this.#client.hVals(keys.running), this.#client.hGetAll(keys.state), this.#client.xRange(keys.calls, '-', '+'), this.#client.xRange(keys.effects, '-', '+')]),
+    const [running, state, callEntries, effectEntries, rules] = await this.#command(() =>
+      Promise.all([this.#client.hVals(keys.running), this.#client.hGetAll(keys.state), this.#client.xRange(keys.calls, '-', '+'), this.#client.xRange(keys.effects, '-', '+'), this.#client.hGetAll(keys.rules)]),
     )
+    // The report shows the rules deciding the run, and their coverage, though another replica set them.
+    this.#adoptRunRules(runId, rules)
     const claims = await this.#claims.read(keys.claims)
     const counter = (field: string) => Number(state[field] ?? 0)
-    const coverage = this.#coverageOf(counter)
+    const coverage = this.#coverageOf(runId, counter)
     const calls = (callEntries ?? []).map((entry) => JSON.parse(entry.message.c as string) as CallRecord)
     const finished = new Set(calls.map((call) => call.id))
     for (const text of running ?? []) {
-      const call = this.#runningCall(text)
+      const call = this.#runningCall(runId, text)
       if (!finished.has(call.id)) calls.push(call)
     }
     calls.sort((a, b) => a.id - b.id)
@@ -468,15 +531,16 @@ export class RedisRunState implements RunLedger {
   }
 
   /** A call another replica (or this one) is still serving, as one process lists it. */
-  #runningCall(text: string): CallRecord {
+  #runningCall(run: string, text: string): CallRecord {
     const [id, route, ordinal, key, parent, startedMs, method, url, ruleName] = JSON.parse(text) as [number, string, number, string, number, number, string, string, string]
-    const rule = ruleName ? (this.#storm.rules.find((candidate) => candidate.name === ruleName) ?? null) : null
+    const rule = ruleName ? (this.#storm.configOf(run).rules.find((candidate) => candidate.name === ruleName) ?? null) : null
     return this.#storm.runningRecord(id, route, ordinal, key, parent || null, method, url, startedMs / 1000, rule)
   }
 
-  #coverageOf(counter: (field: string) => number): Map<string, CoverageCounts> {
+  /** The shared coverage of the rules deciding `run` (its own, else the proxies'). */
+  #coverageOf(run: string, counter: (field: string) => number): Map<string, CoverageCounts> {
     const coverage = new Map<string, CoverageCounts>()
-    for (const rule of this.#storm.rules) coverage.set(rule.name, { eligible: counter(`c:${rule.name}:e`), selected: counter(`c:${rule.name}:s`), triggered: counter(`c:${rule.name}:t`) })
+    for (const rule of this.#storm.configOf(run).rules) coverage.set(rule.name, { eligible: counter(`c:${rule.name}:e`), selected: counter(`c:${rule.name}:s`), triggered: counter(`c:${rule.name}:t`) })
     return coverage
   }
 
@@ -496,24 +560,26 @@ export class RedisRunState implements RunLedger {
   async feedChanges(runId: string, cursor: FeedCursor): Promise<FeedChanges> {
     const keys = this.#runKeys(runId)
     const after = (id: string) => (id === '-' ? '-' : `(${id}`)
-    const [state, callEntries, effectEntries, runCount, running] = await this.#command(() =>
+    const [state, callEntries, effectEntries, runCount, running, rules] = await this.#command(() =>
       Promise.all([
         this.#client.hGetAll(keys.state),
         this.#client.xRange(keys.calls, after(cursor.calls), '+', { COUNT: FEED_BATCH }),
         this.#client.xRange(keys.effects, after(cursor.effects), '+', { COUNT: FEED_BATCH }),
         this.#client.zCard(this.#runsKey),
         this.#client.hVals(keys.running),
+        this.#client.hGetAll(keys.rules),
       ]),
     )
+    this.#adoptRunRules(runId, rules)
     const counter = (field: string) => Number(state[field] ?? 0)
     const next = { calls: callEntries?.at(-1)?.id ?? cursor.calls, effects: effectEntries?.at(-1)?.id ?? cursor.effects, start: state.start ?? null }
     return {
       reset: next.start !== cursor.start,
       cursor: next,
       calls: (callEntries ?? []).map((entry) => JSON.parse(entry.message.c as string) as CallRecord),
-      running: (running ?? []).map((text) => this.#runningCall(text)),
+      running: (running ?? []).map((text) => this.#runningCall(runId, text)),
       effects: (effectEntries ?? []).map((entry) => JSON.parse(entry.message.e as string) as EffectRecord),
-      coverage: Object.fromEntries(this.#coverageOf(counter)),
+      coverage: Object.fromEntries(this.#coverageOf(runId, counter)),
       stats: { calls: counter('calls'), droppedCalls: Math.max(0, counter('calls') - ITEMIZED_CALLS_LIMIT), budgetRejections: counter('budget') },
       runCount: Number(runCount),
       more: (callEntries?.length ?? 0) >= FEED_BATCH || (effectEntries?.length ?? 0) >= FEED_BATCH,

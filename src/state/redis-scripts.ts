@@ -37,18 +37,25 @@ end
 `
 
 /**
- * BEGIN. KEYS: state hash, explicit-keys set, exchange-id hash, running-calls hash.
+ * BEGIN. KEYS: state hash, explicit-keys set, exchange-id hash, running-calls hash, the run's own
+ * rules (a hash: token, config; absent: the proxies' rules decide).
  * ARGV: ttlMs, maxCalls (-1: none), route, requested key ("": none), exchange id, parent exchange
- * id ("": none), number of rules, method, redacted URL, itemized-calls limit, then the rules (see
- * SELECT_FROM) from ARGV[11]. An itemized call is listed as running until FINISH: the array
- * [call, route, ordinal, key, parent, started ms, method, url, selected rule] (the merged report
- * shows it; the rule is filled in by SELECT when a draw decides).
- * Returns {0, startMs, nowMs} for a call refused by the budget, else
+ * id ("": none), number of rules, method, redacted URL, itemized-calls limit, the token of the run's
+ * own rules the replica decided by ("": none), then the rules (see SELECT_FROM) from ARGV[12]. An
+ * itemized call is listed as running until FINISH: the array [call, route, ordinal, key, parent,
+ * started ms, method, url, selected rule] (the merged report shows it; the rule is filled in by
+ * SELECT when a draw decides).
+ * Returns {2, token, config JSON} ("": none) when the run's own rules are not those the replica
+ * decided by (nothing is taken: it decides again by these), {0, startMs, nowMs} for a call refused
+ * by the budget, else
  * {1, startMs, nowMs, call, ordinal, key, parentCall (0: none), selected rule ("": none), pending rule (0: none)}.
  */
 export const BEGIN_SCRIPT = `${SELECT_FROM}
 local s, k, x, r = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local ttl = ARGV[1]
+local token = redis.call('HGET', KEYS[5], 'token') or ''
+if token ~= ARGV[11] then return {2, token, redis.call('HGET', KEYS[5], 'config') or ''} end
+if token ~= '' then redis.call('PEXPIRE', KEYS[5], ttl) end
 local now = nowMs()
 local start = tonumber(redis.call('HGET', s, 'start'))
 if not start then
@@ -88,7 +95,7 @@ redis.call('HSET', x, ARGV[5], call)
 -- A parent is a call still running (finished ones are stored negated), as in one process.
 local parent = 0
 if ARGV[6] ~= '' then parent = math.max(0, tonumber(redis.call('HGET', x, ARGV[6]) or '0')) end
-local selected, pending = selectFrom(s, 1, tonumber(ARGV[7]), 11, ordinal)
+local selected, pending = selectFrom(s, 1, tonumber(ARGV[7]), 12, ordinal)
 if call <= tonumber(ARGV[10]) then
   redis.call('HSET', r, call, cjson.encode({call, route, ordinal, key, parent, now - start, ARGV[8], ARGV[9], selected}))
   redis.call('PEXPIRE', r, ttl)

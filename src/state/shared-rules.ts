@@ -48,6 +48,11 @@ export class SharedRules {
     return this.#version
   }
 
+  /** Make this replica's rules every replica's (at start, `--state-rules publish`). */
+  share(): Promise<void> {
+    return this.publish(this.#storm.config)
+  }
+
   /** Make `config` the rules of every replica: a new version (one MULTI), then a nudge. */
   async publish(config: StormConfig): Promise<void> {
     const result = (await this.#command(() => this.#connection.multi().hIncrBy(this.#key, 'version', 1).hSet(this.#key, 'config', JSON.stringify(config)).exec())) as unknown[]

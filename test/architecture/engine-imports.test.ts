@@ -208,6 +208,26 @@ describe('the storm, the composition root of a run', () => {
   })
 })
 
+describe('the shared state store (src/state)', () => {
+  const state = () => sources(path.join(SRC, 'state'))
+
+  it("decides a run's calls by the rules in force for that run (configOf(run)): it reads the storm-wide rules only to share them (shared-rules.ts)", () => {
+    const wide = state().filter((file) => relative(file) !== 'state/shared-rules.ts' && /\bstorm\.(rules|config)\b/.test(codeOf(file)))
+    expect(wide.map(relative)).toEqual([])
+  })
+
+  it("makes no exchange of its own: it opens them with the storm's helpers (openExchange, refusedExchange), as one process does", () => {
+    expect(state().filter((file) => /\bnew Exchange\(/.test(codeOf(file))).map(relative)).toEqual([])
+  })
+})
+
+describe('the run no request can name', () => {
+  it('is one sentinel, NO_RUN in engine/run.ts', () => {
+    const defined = sources(SRC).filter((file) => /^(export )?const \w+ = '\\u0000/m.test(readFileSync(file, 'utf8')))
+    expect(defined.map(relative)).toEqual(['engine/run.ts'])
+  })
+})
+
 describe('the admin server', () => {
   it('keeps runs through the run ledger, never a Redis state module', () => {
     const state = importsOf(path.join(SRC, 'proxy/admin/admin-server.ts')).filter((to) => path.relative(SRC, to).startsWith('state' + path.sep))

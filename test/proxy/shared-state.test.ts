@@ -98,6 +98,56 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
     expect(expected.calls.filter((call) => call.route === 'GET /keyed').map((call) => call.key)).toEqual(['a', 'b', 'a#2', 'a#3', '#1#2', 'c', 'b#2'])
   })
 
+  it("decides a run's calls by its own rules set through replica A on replicas B and C, as one proxy does, and shows them and their coverage in every replica's report", async () => {
+    const own = { ...RULES, seed: 9 }
+    const single = closing(await startProxy({ targets: [setting.upstream!.url], config: { rules: [] } }))
+    const [a, b, c] = [await replica({}, { rules: [] }), await replica({}, { rules: [] }), await replica({}, { rules: [] })]
+    expect((await admin(single, '/rules?run=own', { method: 'PUT', body: JSON.stringify(own) })).status).toBe(200)
+    const put = await admin(a!, '/rules?run=own', { method: 'PUT', body: JSON.stringify(own) })
+    expect(put.status).toBe(200)
+
+    // Served by B and C only: A set the rules, the store carries them.
+    const alone = await drive([single], 'own')
+    const shared = await drive([b!, c!], 'own')
+    expect(shared).toEqual(alone)
+    expect(alone.filter((status) => status === 503).length).toBeGreaterThan(2)
+    expect(alone).toContain(429)
+    const expected = (await (await admin(single, '/report?run=own')).json()) as Report
+    expect(expected.seed).toBe(9)
+    for (const proxy of [a!, b!, c!]) {
+      const merged = await settledReport(proxy, 'own', expected.calls.length)
+      expect(merged.calls.map(sameDecision)).toEqual(expected.calls.map(sameDecision))
+      expect(merged.rules.map((rule) => rule.name)).toEqual(['second-ship', 'flaky-items', 'keyed'])
+      expect(merged.seed).toBe(9)
+      expect(merged.coverage).toEqual(expected.coverage)
+      expect(merged.coverage['second-ship']).toMatchObject({ selected: 2, triggered: 2 })
+      expect(merged.budgetRejections).toBe(2)
+      // Any replica shows the run's own rules, though only A was given them.
+      expect(((await (await admin(proxy, '/rules?run=own')).json()) as { own: boolean; seed: number })).toMatchObject({ own: true, seed: 9 })
+    }
+    // Replaced through C: B, which decided by the first rules, decides its very next call by these.
+    expect((await admin(c!, '/rules?run=own', { method: 'PUT', body: JSON.stringify({ rules: [{ name: 'down', route: 'GET /items/*', kind: 'unavailable' }] }) })).status).toBe(200)
+    const now = await fetch(`${b!.url}/items/now`, { headers: { 'x-toolstorm-run': 'own' } })
+    await now.arrayBuffer()
+    // Injected by "down", not refused by the first rules' budget (spent: maxCalls 22).
+    expect([now.status, now.headers.get('x-toolstorm-refused')]).toEqual([503, null])
+    expect((await settledReport(a!, 'own', expected.calls.length + 1)).coverage).toMatchObject({ down: { eligible: 1, selected: 1, triggered: 1 } })
+    // Another run keeps the proxies' rules (none), on every replica.
+    const plain = await drive([single], 'plain')
+    expect(plain.filter((status) => status === 503 || status === 429)).toEqual([])
+    expect(await drive([c!, b!], 'other')).toEqual(plain)
+
+    // Taken back through C: B decides the run's next call by the proxies' rules again.
+    expect((await admin(c!, '/rules?run=own', { method: 'DELETE' })).status).toBe(200)
+    await (await admin(a!, '/reset?run=own', { method: 'POST' })).arrayBuffer()
+    expect(await drive([b!], 'own')).toEqual(plain)
+    expect(((await (await admin(a!, '/rules?run=own')).json()) as { own: boolean; rules: unknown[] })).toMatchObject({ own: false, rules: [] })
+    // The active run would be one replica's alone: still refused.
+    const active = await admin(b!, '/active-run?run=own', { method: 'PUT' })
+    expect(active.status).toBe(409)
+    expect(((await active.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'ERR_STATE', message: expect.stringContaining('the active run is not shared between replicas') })
+  })
+
   it('correlates an effect posted to replica C with the call that went through replica A, in every replica\'s report', async () => {
     const [a, b, c] = [await replica({}, { rules: [] }), await replica({}, { rules: [] }), await replica({}, { rules: [] })]
     const effects = new ToolstormEffects({ sidecarUrl: c!.adminUrl })
@@ -316,6 +366,10 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
     expect(body.error.code).toBe('ERR_STATE_UNAVAILABLE')
     expect(body.error.message).toContain(`the state store ${setting.redis!.url}`)
     expect(setting.upstream!.hits('/items/b')).toBe(0)
+    // A run's own rules the store could not keep are set nowhere, and the caller is told.
+    const own = await admin(proxy, '/rules?run=down', { method: 'PUT', body: JSON.stringify({ rules: [{ name: 'x', route: 'GET /items/*', kind: 'unavailable' }] }) })
+    expect([own.status, ((await own.json()) as { error: { code: string } }).error.code]).toEqual([503, 'ERR_STATE_UNAVAILABLE'])
+    expect(proxy.storm.hasRunConfig('down')).toBe(false)
     await setting.redis!.restart()
     let status = 0
     for (let attempt = 0; attempt < 100 && status !== 200; attempt++) {

@@ -24,6 +24,7 @@
 import type { ExchangeObserver, ObserverFront } from '../../engine/exchange-flow.js'
 import { DEFAULT_BODY_LIMIT, defaultMatchOptions, MAX_CASSETTE_CLAIMS, type CassetteClaim, type CassetteExchange, type CassetteHeader, type StoredEffect } from '../format/cassette-schema.js'
 import type { Storm } from '../../engine/storm.js'
+import { NO_RUN } from '../../engine/run.js'
 import { AdminApiError, ConfigError, StateError } from '../../errors.js'
 import { Cassette, cassetteHeader } from '../format/cassette.js'
 import { CassetteWriter } from './cassette-writer.js'
@@ -42,7 +43,6 @@ export interface RecorderListener {
   lateEffects?(position: number, effects: readonly StoredEffect[]): void
 }
 
-const NO_RUN = '\u0000toolstorm-recorder'
 /** Runs whose claims are followed (the most recent): a recording that runs for days sees many more. */
 const RUNS_REMEMBERED = 10_000
 

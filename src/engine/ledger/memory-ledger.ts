@@ -8,7 +8,7 @@
 import { ClaimError, EffectError, ToolstormError } from '../../errors.js'
 import { roundSeconds, type Clock } from '../clock.js'
 import type { Exchange, ExchangeEntry } from '../exchange.js'
-import { Run } from '../run.js'
+import { NO_RUN, Run } from '../run.js'
 import type { StoredClaim } from '../run-claims.js'
 import type { StormConfig } from '../schema/config.js'
 import type { EffectRecord, Report } from '../schema/report.js'
@@ -30,8 +30,6 @@ const MAX_COMMITTING_ROUTES = 1000
  * the evidence channels; only refusals by the budget and claims come without an event.
  */
 const FEED_POLL_MS = 1_000
-/** A run id that cannot be a header value: the report of a run not seen yet, under the storm's rules. */
-const NO_RUN = '\u0000'
 
 /** What the ledger asks of the storm that decides (the storm itself: the ledger never imports it). */
 export interface RunDecider {
@@ -159,7 +157,7 @@ export class MemoryLedger implements RunLedger {
   }
 
   /** The run whose requests carried `traceId` most recently, if it is still remembered. */
-  runOfTrace(traceId: string): string | undefined {
+  #runOfTrace(traceId: string): string | undefined {
     return this.#traceRuns.get(traceId)
   }
 
@@ -201,10 +199,13 @@ export class MemoryLedger implements RunLedger {
     for (const run of owner ? [owner] : this.#runs.values()) run.refuseEffect(reason)
   }
 
+  /** A claim's run (a direct one's or a span's): the run it names if known (a mistyped id cannot hide claims in a run nobody reports), else its trace's, else the unnamed run. */
+  claimRun(named: string | undefined, traceId: string | null): string {
+    return (named !== undefined && (this.#runs.has(named) || this.#decider.knowsRun(named)) ? named : undefined) ?? (traceId !== null ? this.#runOfTrace(traceId) : undefined) ?? this.#decider.unnamedRun()
+  }
+
   async addClaim(claim: NewClaim) {
-    // A named run this storm does not know is not created: a stray or mistyped id cannot hide claims in a run nobody reports.
-    const named = claim.run !== undefined && (this.#runs.has(claim.run) || this.#decider.knowsRun(claim.run)) ? claim.run : undefined
-    const run = this.run(named ?? (claim.traceId !== null ? this.runOfTrace(claim.traceId) : undefined) ?? this.#decider.unnamedRun())
+    const run = this.run(this.claimRun(claim.run, claim.traceId))
     const { tool, toolCallId, status, source, traceId, spanId } = claim
     const stored = this.keepClaim(run, { tool, toolCallId, status, source, traceId, spanId, upTo: run.callCount, after: 0 })
     if (!stored) throw new ClaimError('ERR_CLAIM_LIMIT', `Failed to record a claim: run "${run.id}" already holds 10,000 claims.`)

@@ -16,6 +16,7 @@ import type http from 'node:http'
 import { AdminApiError } from '../../errors.js'
 import { parseStrictJson, StrictJsonError } from '../../json/strict-json.js'
 import { parseConfig, type Storm } from '../../engine/storm.js'
+import { NO_RUN } from '../../engine/run.js'
 import { lintRules } from '../../lint/lint-rules.js'
 import type { StormConfig } from '../../engine/schema/config.js'
 import { parseDocument } from '../../io/read-input-file.js'
@@ -44,8 +45,6 @@ export interface DashboardOptions {
   readonly publishRules?: (config: StormConfig) => Promise<void>
 }
 
-/** A run id that cannot be a header value: `report()` of it shows the rules as reports do. */
-const NO_RUN = '\u0000'
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)

@@ -12,8 +12,9 @@
  * | POST | /contract?run=ID | `{"checks": [...]}` run on the run's report: `{"passed", "checks"}` |
  *
  * `PUT /rules` without `run` stays the proxy's (admin-server.ts). With a shared state store
- * (`--state`) a run's own rules and the active run would be this replica's alone, so they are
- * refused there; contracts run on the merged report.
+ * (`--state`) a run's own rules are kept there, so that every replica decides its calls by them;
+ * the active run would be this replica's alone, so it is refused there; contracts run on the
+ * merged report.
  */
 import type http from 'node:http'
 import { AdminApiError, ConfigError } from '../../errors.js'
@@ -39,8 +40,8 @@ export function runRoutes(storm: Storm, shared: RedisRunState | null = null): Ro
     if (!perRunRules && url.pathname !== '/active-run' && route !== 'POST /contract') return false
     try {
       if (run !== null && !RUN_ID.test(run)) throw new ConfigError(`Failed to use ${route}: "${run.slice(0, 140)}" is not a run id (1-128 letters, digits, ".", "_", "~" or "-").`, { code: 'ERR_USAGE' })
-      if (shared && route !== 'POST /contract') {
-        throw new AdminApiError('ERR_STATE', `Failed to use ${route}${run === null ? '' : `?run=${run}`}: with a shared state store (--state) a run's own rules and the active run are not shared between replicas. Set the rules for every run with PUT /rules, and name runs with x-toolstorm-run. See ${docsUrl('scale-out.md')}.`)
+      if (shared && url.pathname === '/active-run') {
+        throw new AdminApiError('ERR_STATE', `Failed to use ${route}${run === null ? '' : `?run=${run}`}: with a shared state store (--state) the active run is not shared between replicas. Name runs with x-toolstorm-run (a run's own rules, PUT /rules?run=, are shared). See ${docsUrl('scale-out.md')}.`)
       }
       switch (route) {
         case 'PUT /rules': {
@@ -50,14 +51,18 @@ export function runRoutes(storm: Storm, shared: RedisRunState | null = null): Ro
           const proxyWide = document !== null && typeof document === 'object' ? PROXY_WIDE_FIELDS.find((field) => field in document) : undefined
           if (proxyWide) throw new ConfigError(`Failed to load rules from ${where}: $.${proxyWide}: a run's rules cannot set "${proxyWide}"; it is the proxy's for every run. Set it with PUT /rules (no run).`)
           const config = parseConfig(document, where, storm.faults)
+          // Shared first: a replica never decides by rules the others did not get.
+          await shared?.publishRunRules(run as string, config)
           storm.setRunConfig(run as string, config)
           sendJson(res, 200, { ok: true, run, rules: config.rules.length, warnings: lintRules(config, storm.plugins) })
           return true
         }
         case 'GET /rules':
+          await shared?.syncRunRules(run as string)
           sendJson(res, 200, { ...storm.shownConfig(), ...runView(storm, run as string) })
           return true
         case 'DELETE /rules':
+          await shared?.publishRunRules(run as string, null)
           storm.setRunConfig(run as string, null)
           sendJson(res, 200, { ok: true, run })
           return true
