@@ -43,6 +43,8 @@ export interface FlightRecorderOptions {
   readonly onKept?: ((entry: IncidentEntry) => void) | undefined
   /** Told when an incident could not be written. */
   readonly onError?: ((error: unknown) => void) | undefined
+  /** What an incident's file is named after (default: its run): the vitest fixture names it after the test. */
+  readonly label?: ((run: string) => string) | undefined
 }
 
 interface Held {
@@ -263,7 +265,7 @@ export class FlightRecorder {
       const exchanges = cutExchanges(window.held.map((held) => held.exchange))
       const cassette = Cassette.from(this.#recorder.headerFor([window.run], exchanges.length), exchanges, `the incident of run ${window.run}`)
       // The run's report as the ledger holds it (every call, the window's or not); else as the cassette shows it.
-      const entry = await this.store.keep(window.run, cassette, report ?? cassette.toReports()[0], triggers, window.dropped)
+      const entry = await this.store.keep(window.run, cassette, report ?? cassette.toReports()[0], triggers, window.dropped, this.#options.label?.(window.run))
       this.#forget(window, this.#ended)
       if (entry) {
         this.counts.kept++
