@@ -11,7 +11,7 @@ import type { RecoveryRecord } from '../../src/engine/schema/report.js'
 import { runCli } from '../helpers/cli.js'
 import { startUpstream, type Upstream } from '../helpers/upstream.js'
 import { hasChromium, launchChromium, type LaunchedBrowser } from './browser.js'
-import { startCli, type RunningCli } from './spawn-cli.js'
+import { printedAddresses, startCli, type RunningCli } from './spawn-cli.js'
 
 // Browser globals used inside page.evaluate callbacks: the Node type-check has no DOM lib.
 declare const document: any
@@ -48,10 +48,7 @@ beforeAll(async () => {
   const rules = path.join(dir, 'rules.json')
   await writeFile(rules, JSON.stringify(RULES))
   proxy = await startCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--rules', rules, '--print-admin-token'], 3)
-  proxyUrl = /^toolstorm proxy (\S+) /.exec(proxy.lines[0] as string)?.[1] as string
-  adminUrl = / · admin (\S+)$/.exec(proxy.lines[0] as string)?.[1] as string
-  token = /^admin token: (\S+) /.exec(proxy.lines[1] as string)?.[1] as string
-  dashboardUrl = /^dashboard: (\S+)$/.exec(proxy.lines[2] as string)?.[1] as string
+  ;({ proxyUrl, adminUrl, token, dashboardUrl } = printedAddresses(proxy))
   chromium = await launchChromium()
 })
 
