@@ -121,5 +121,12 @@ describe.skipIf(!hasChromium)('the dashboard lists runs', () => {
     expect(page.url()).not.toContain(token)
     expect(await page.content()).not.toContain(token)
     await page.close()
+
+    // The runs view has an address of its own.
+    const linked = await chromium.browser.newPage({ viewport: { width: 1400, height: 900 } })
+    await linked.goto(`${dashboardUrl}&view=runs`)
+    await linked.locator('.runs-table tr[data-run="checkout-2"]').waitFor()
+    expect(new URL(linked.url()).hash).toBe('#view=runs')
+    await linked.close()
   })
 })

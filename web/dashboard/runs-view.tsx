@@ -1,7 +1,7 @@
 /**
  * Every run the proxy keeps, one row each with its verdict (`GET /runs/lines`: the lines of
  * `toolstorm inspect --runs`), filtered by verdict, route or text; a run's name opens its view.
- * Refreshed every few seconds while shown.
+ * Refreshed every few seconds while shown in a visible tab.
  */
 import { useEffect, useMemo, useState } from 'preact/hooks'
 import { AdminRequestError, type AdminClient } from './admin-client.js'
@@ -48,7 +48,8 @@ export function RunsView(props: { client: AdminClient; current: string; onOpen(r
         (failure: unknown) => current && setError(failure instanceof AdminRequestError ? failure.message : `${(failure as Error).message}. Check that the proxy is running.`),
       )
     void load()
-    const timer = setInterval(() => void load(), REFRESH_MS)
+    // Each read builds every run's report on the proxy (1,000 runs of 5 calls: 0.1-0.3 s): not for a hidden tab.
+    const timer = setInterval(() => document.visibilityState === 'visible' && void load(), REFRESH_MS)
     return () => {
       current = false
       clearInterval(timer)

@@ -11,6 +11,8 @@ its route and the closest route seen; ``require_triggered=False`` opts out. Cass
 Explored tests (``--toolstorm-explore``, ``explore=True``) become one case per variation
 (``_explore.py``). Under a toolstorm command that names a run (``toolstorm explore -- pytest``), the
 session attaches to that command's proxy and run instead of starting its own (``AttachedProxy``).
+With ``--toolstorm-incidents DIR`` the session's proxy keeps the tests that went wrong as incident
+cassettes (``--incidents DIR``): a failed test's run is marked, and each run is decided as its test ends.
 
     def test_recovers_from_a_lost_ack(toolstorm, shipping_server):
         toolstorm.rules([{"name": "lost-ack", "route": "POST /ship", "kind": "response_lost", "calls": [1]}], seed=42)
