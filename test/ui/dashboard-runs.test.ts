@@ -3,19 +3,13 @@
  * inspect --runs`, through `GET /runs/lines`), filtered by verdict, route and text, a click opening
  * the run. Real traffic of three runs through `toolstorm proxy`, one of them committing twice.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
-import os from 'node:os'
-import path from 'node:path'
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunLineWithRoutes } from '../../src/report/run-lines.js'
-import { startUpstream, type Upstream } from '../helpers/upstream.js'
 import { hasChromium, launchChromium, type LaunchedBrowser } from './browser.js'
-import { printedAddresses, startCli, type RunningCli } from './spawn-cli.js'
+import { startDashboardProxy, type DashboardProxy } from './dashboard-proxy.js'
 
-let dir: string
-let upstream: Upstream
-let proxy: RunningCli
+let started: DashboardProxy
 let chromium: LaunchedBrowser
 let proxyUrl: string
 let adminUrl: string
@@ -24,23 +18,14 @@ let token: string
 
 beforeAll(async () => {
   if (!hasChromium) return
-  dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-dashboard-runs-'))
-  // The tool server reports each commit to the proxy's sidecar before it answers.
-  upstream = await startUpstream({
-    onCommit: async (name, key, request) => {
-      await fetch(`${adminUrl}/effects`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name, key, call: request.headers['x-toolstorm-call'] }) })
-    },
-  })
-  proxy = await startCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--print-admin-token'], 3)
-  ;({ proxyUrl, adminUrl, token, dashboardUrl } = printedAddresses(proxy))
+  started = await startDashboardProxy()
+  ;({ proxyUrl, adminUrl, token, dashboardUrl } = started)
   chromium = await launchChromium()
 })
 
 afterAll(async () => {
   await chromium?.close()
-  await proxy?.stop()
-  await upstream?.close()
-  if (dir) await rm(dir, { recursive: true, force: true })
+  await started?.close()
 })
 
 async function send(run: string, pathname: string, order?: string): Promise<number | 'reset'> {
