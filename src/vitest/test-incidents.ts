@@ -89,10 +89,16 @@ export class TestIncidents {
   }
 }
 
-/** Why a finished test is an incident: its first error, with its name and file. */
+/** Why a finished test is an incident: its first error (its first two lines), with its name and file. */
 export function testFailure(task: IncidentTask, extra: unknown): string | null {
   const failed = task.result?.state === 'fail' || extra !== undefined
   if (!failed) return null
   const message = task.result?.errors?.[0]?.message ?? (extra instanceof Error ? extra.message : String(extra))
-  return `vitest: ${path.relative(process.cwd(), task.file.filepath)} > ${task.name} failed: ${message.split('\n')[0] ?? ''}`.slice(0, 500)
+  // Its first two lines: a contract's error says what failed on its second.
+  const lines = message
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .slice(0, 2)
+  return `vitest: ${path.relative(process.cwd(), task.file.filepath)} > ${task.name} failed: ${lines.join(': ')}`.slice(0, 500)
 }

@@ -32,7 +32,7 @@ async function upstream(): Promise<{ url: string; server: http.Server }> {
 }
 
 describe('toolstorm/vitest incidents', () => {
-  it('keeps the failing tests and the one whose fault fired, each as a cassette of its run that replays offline', async () => {
+  it('keeps the failing tests (its own check failing one) and the one whose fault fired, each as a cassette of its run that replays offline', async () => {
     const dir = await temporaryFolder('toolstorm-vitest-incidents-')
     const server = await upstream()
     const output = path.join(dir, 'report.json')
@@ -46,7 +46,7 @@ describe('toolstorm/vitest incidents', () => {
     })
     expect(code).toBe(1)
     const report = JSON.parse(await readFile(output, 'utf8')) as { testResults: Array<{ assertionResults: Array<{ title: string; status: string }> }> }
-    expect(Object.fromEntries(report.testResults[0]!.assertionResults.map((r) => [r.title, r.status]))).toEqual({ ships: 'passed', 'ships and then fails': 'failed', 'recovers from a 503': 'passed', 'fails before any call': 'failed' })
+    expect(Object.fromEntries(report.testResults[0]!.assertionResults.map((r) => [r.title, r.status]))).toEqual({ ships: 'passed', 'ships and then fails': 'failed', 'recovers from a 503': 'passed', 'fails before any call': 'failed', 'a rule on a misspelled route never triggers': 'failed' })
 
     const folder = path.join(dir, 'incidents')
     const kept = (await readFile(path.join(folder, 'index.jsonl'), 'utf8'))
@@ -57,9 +57,13 @@ describe('toolstorm/vitest incidents', () => {
       // Its window held its last 2 exchanges (windowExchanges: 2): the first is counted as dropped.
       { name: 'orders.spec-ships_and_then_fails.jsonl', why: ['marked'], calls: 2, exchanges: 2, dropped: 1, routes: ['GET /health', 'POST /ship'] },
       { name: 'orders.spec-recovers_from_a_503.jsonl', why: ['fault'], calls: 2, exchanges: 2, dropped: 0, routes: ['POST /ship'] },
+      // Failed by the fixture's own check as the test finished: marked all the same.
+      { name: 'orders.spec-a_rule_on_a_misspelled_route_never_triggers.jsonl', why: ['marked'], calls: 1, exchanges: 1, dropped: 0, routes: ['GET /health'] },
     ])
+    expect(kept[2]!.detail[0]).toContain('a rule on a misspelled route never triggers failed: ')
+    expect(kept[2]!.detail[0]).toContain('toolstorm contract failed: Fault exercised: typo: Triggered 0 time(s)')
     expect(kept[0]!.detail[0]).toBe("vitest: fixtures/vitest-incidents/orders.spec.ts > ships and then fails failed: the agent shipped the wrong order: expected 'o-bad' to be 'o-good' // Object.is equality")
-    expect((await readdir(folder)).sort()).toEqual([kept[0]!.incident, kept[0]!.incident.replace('.jsonl', '.report.json'), kept[1]!.incident, kept[1]!.incident.replace('.jsonl', '.report.json'), 'index.jsonl'].sort())
+    expect((await readdir(folder)).sort()).toEqual([...kept.flatMap(({ incident }) => [incident, incident.replace('.jsonl', '.report.json')]), 'index.jsonl'].sort())
 
     // Offline: the upstream is gone, and the incident answers as it did.
     server.server.closeAllConnections()
