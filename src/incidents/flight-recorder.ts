@@ -43,6 +43,8 @@ export interface FlightRecorderOptions {
   readonly onKept?: ((entry: IncidentEntry) => void) | undefined
   /** Told when an incident could not be written. */
   readonly onError?: ((error: unknown) => void) | undefined
+  /** What an incident's file is named after (default: its run): the vitest fixture names it after the test. */
+  readonly label?: ((run: string) => string) | undefined
 }
 
 interface Held {
@@ -69,6 +71,8 @@ const DEFAULT_BUFFER_BYTES = 256 * 1024 * 1024
 const DEFAULT_OPEN_RUNS = 10_000
 /** Triggers kept per run (the rest are counted in the first ones). */
 const MAX_TRIGGERS = 50
+/** How long ending or marking a run waits for the lines of exchanges still being made. */
+const CATCH_UP_MS = 1000
 /** Late effects are found by their exchange's place in the recording, for this many exchanges. */
 const LATE_EFFECT_WINDOW = 4096
 
@@ -196,8 +200,20 @@ export class FlightRecorder {
   }
 
   /** End a run now (`POST /runs/end`, the run going idle): decide whether to keep it. */
-  end(run: string): Promise<IncidentEntry | null> {
+  async end(run: string): Promise<IncidentEntry | null> {
+    await this.#caughtUp()
     return this.#end(run, 'explicit')
+  }
+
+  /**
+   * The lines of the exchanges that finished before now have reached the windows: a run ended or
+   * marked right after its last call (a test's teardown) still holds that call. Lines are made in
+   * arrival order, so another run's long exchange would hold this one back: at most 1 s.
+   */
+  async #caughtUp(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([this.#recorder.settled(), new Promise<void>((resolve) => (timer = setTimeout(resolve, CATCH_UP_MS).unref()))])
+    clearTimeout(timer)
   }
 
   #end(run: string, _why: string): Promise<IncidentEntry | null> {
@@ -212,6 +228,7 @@ export class FlightRecorder {
    * ends, or now if it already ended and still lingers. Throws when its exchanges are no longer held.
    */
   async mark(run: string, reason: string): Promise<{ state: 'pending' | 'kept' | 'already'; entry: IncidentEntry | null }> {
+    await this.#caughtUp()
     const trigger: IncidentTrigger = { why: 'marked', detail: this.#recorder.storm.redactor.text(reason) }
     const open = this.#open.get(run)
     if (open) {
@@ -263,7 +280,7 @@ export class FlightRecorder {
       const exchanges = cutExchanges(window.held.map((held) => held.exchange))
       const cassette = Cassette.from(this.#recorder.headerFor([window.run], exchanges.length), exchanges, `the incident of run ${window.run}`)
       // The run's report as the ledger holds it (every call, the window's or not); else as the cassette shows it.
-      const entry = await this.store.keep(window.run, cassette, report ?? cassette.toReports()[0], triggers, window.dropped)
+      const entry = await this.store.keep(window.run, cassette, report ?? cassette.toReports()[0], triggers, window.dropped, this.#options.label?.(window.run))
       this.#forget(window, this.#ended)
       if (entry) {
         this.counts.kept++

@@ -166,7 +166,7 @@ export class IncidentStore {
     return (await sizeOf(file)) + (await sizeOf(bodiesFolderFor(file))) + (await sizeOf(reportFileOf(file)))
   }
 
-  /** A file name for an incident of `run`: when, then the run (letters, digits, `.`, `_`, `-`). */
+  /** A file name for an incident of `run` (or what it is labelled): when, then the run (letters, digits, `.`, `_`, `-`). */
   #nameFor(run: string): string {
     const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')
     const base = `${stamp}-${run.replace(/[^\w.-]/g, '_').slice(0, 100)}`
@@ -179,9 +179,9 @@ export class IncidentStore {
    * Keep one run: its cassette (and body files), then its report, then its index line; then honour
    * the bounds (the oldest first). Null when the incident alone is over `maxBytes` (counted).
    */
-  keep(run: string, cassette: Cassette, report: unknown, triggers: readonly IncidentTrigger[], dropped: number): Promise<IncidentEntry | null> {
+  keep(run: string, cassette: Cassette, report: unknown, triggers: readonly IncidentTrigger[], dropped: number, label: string = run): Promise<IncidentEntry | null> {
     const task = this.#tail.then(async () => {
-      const name = this.#nameFor(run)
+      const name = this.#nameFor(label)
       const file = path.join(this.dir, name)
       try {
         await cassette.save(file)

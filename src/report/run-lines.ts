@@ -46,6 +46,29 @@ export function runLine(report: Report): RunLine {
   }
 }
 
+/** A run's line with the routes it called (the dashboard filters runs by route). */
+export interface RunLineWithRoutes extends RunLine {
+  readonly routes: readonly string[]
+}
+
+/**
+ * `GET /runs/lines`: the line of every run a proxy keeps, as `inspect --runs --json` prints them,
+ * each with its routes. A run forgotten between listing and reading it is left out.
+ */
+export async function runLinesOfLedger(ledger: { runIds(): Promise<string[]>; report(run: string): Promise<Report> }): Promise<{ runs: RunLineWithRoutes[]; total: number; failed: number }> {
+  const runs: RunLineWithRoutes[] = []
+  for (const id of await ledger.runIds()) {
+    let report: Report
+    try {
+      report = await ledger.report(id)
+    } catch {
+      continue
+    }
+    runs.push({ ...runLine(report), routes: [...new Set(report.calls.map((call) => call.route))] })
+  }
+  return { runs, total: runs.length, failed: runs.filter((line) => line.verdict === 'failed').length }
+}
+
 /** Counts of one run, gathered exchange by exchange. */
 interface Tally {
   readonly run: string

@@ -23,6 +23,8 @@ import { checkOptions } from '../options/check-options.js'
 import { stormFixtureOptionsSchema } from './fixture-options-schema.js'
 import { interceptFor, type InterceptOptions, type Interception } from '../interceptors/intercept.js'
 import { createUseCassette, type UseCassette } from './use-cassette.js'
+import { combineObservers } from '../combine-observers.js'
+import { fixtureIncidents, incidentStore, testFailure, TestIncidents, type FixtureIncidents } from './test-incidents.js'
 
 /** `source` is the storm's (the config's file name), and so are its `plugins`; the fixture always intercepts to the real upstreams. */
 export interface StormFixtureOptions extends StormOptions, Omit<InterceptOptions, 'source' | 'plugins' | 'modelCalls'> {
@@ -49,9 +51,13 @@ function unreached(storm: Storm): string {
   ].join('\n')
 }
 
-export const test = base.extend<{ storm: StormFactory; useCassette: UseCassette }>({
-  storm: async ({ onTestFinished, task }, use) => {
-    const created: Array<{ storm: Storm; requireTriggered: boolean; interception: Interception | null }> = []
+export const test = base.extend<{ storm: StormFactory; useCassette: UseCassette; toolstormIncidents: FixtureIncidents | undefined }>({
+  // Set for a whole project with vitest's `provide` (docs/incidents.md#in-a-test-suite), else TOOLSTORM_INCIDENTS.
+  toolstormIncidents: [undefined, { injected: true }],
+  storm: async ({ onTestFinished, task, toolstormIncidents }, use) => {
+    const created: Array<{ storm: Storm; requireTriggered: boolean; interception: Interception | null; incidents: TestIncidents | null }> = []
+    const incidentOptions = fixtureIncidents(toolstormIncidents)
+    const store = incidentOptions ? await incidentStore(incidentOptions) : null
     // This test's storms (and cassettes) see this test's traffic alone, under test.concurrent too (interception-scopes.ts).
     const owner = task
     const factory: StormFactory = (config = {}, options = {}) => {
@@ -59,19 +65,31 @@ export const test = base.extend<{ storm: StormFactory; useCassette: UseCassette 
       // Its plug-ins (and the kinds they bring) are the storm's: the interception serves it with them.
       const storm = createStorm(config, options)
       const { source: _configFile, plugins: _plugins, modelCalls: _modelCalls, ...interceptOptions } = options
-      const interception = options.intercept === false ? null : interceptFor(owner, storm, interceptOptions)
-      created.push({ storm, requireTriggered: options.requireTriggered !== false, interception })
+      // With incidents, the proxy's flight recorder holds the storm's exchanges as it would the proxy's.
+      const incidents = store && incidentOptions && options.intercept !== false ? new TestIncidents(store, storm, incidentOptions, task) : null
+      const observer = combineObservers(incidents?.recorder.observer, interceptOptions.observer)
+      const interception = options.intercept === false ? null : interceptFor(owner, storm, { ...interceptOptions, ...(observer ? { observer } : {}) })
+      created.push({ storm, requireTriggered: options.requireTriggered !== false, interception, incidents })
       return storm
     }
     // Checked as the test finishes (after this teardown), not thrown from the teardown: vitest
     // records an error thrown there twice, and printed the failure twice.
-    onTestFinished(() => {
-      for (const { storm, requireTriggered, interception } of created) {
-        if (!requireTriggered || storm.rules.length === 0) continue
-        const runs = storm.runIds().length ? storm.runIds() : ['default']
-        if (interception && runs.every((run) => storm.report(run).calls.length === 0)) throw new ContractFailedError(unreached(storm))
-        for (const run of runs) contract(storm.report(run)).requireTriggered().assertValid()
+    onTestFinished(async () => {
+      let failed: unknown = undefined
+      try {
+        for (const { storm, requireTriggered, interception } of created) {
+          if (!requireTriggered || storm.rules.length === 0) continue
+          const runs = storm.runIds().length ? storm.runIds() : ['default']
+          if (interception && runs.every((run) => storm.report(run).calls.length === 0)) throw new ContractFailedError(unreached(storm))
+          for (const run of runs) contract(storm.report(run)).requireTriggered().assertValid()
+        }
+      } catch (error) {
+        failed = error
       }
+      // The test's runs are decided once it is known whether it failed (these checks included).
+      const failure = testFailure(task, failed)
+      for (const { storm, incidents } of created) await incidents?.finish(storm, failure)
+      if (failed !== undefined) throw failed
     })
     try {
       await use(factory)

@@ -9,9 +9,10 @@ import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RecoveryRecord } from '../../src/engine/schema/report.js'
 import { runCli } from '../helpers/cli.js'
-import { startUpstream, type Upstream } from '../helpers/upstream.js'
+import type { Upstream } from '../helpers/upstream.js'
 import { hasChromium, launchChromium, type LaunchedBrowser } from './browser.js'
 import { startCli, type RunningCli } from './spawn-cli.js'
+import { startDashboardProxy, type DashboardProxy } from './dashboard-proxy.js'
 
 // Browser globals used inside page.evaluate callbacks: the Node type-check has no DOM lib.
 declare const document: any
@@ -20,6 +21,7 @@ type HTMLTextAreaElement = any
 
 let dir: string
 let upstream: Upstream
+let started: DashboardProxy
 let proxy: RunningCli
 let chromium: LaunchedBrowser
 let proxyUrl: string
@@ -39,26 +41,16 @@ const RULES = {
 beforeAll(async () => {
   if (!hasChromium) return
   dir = await mkdtemp(path.join(os.tmpdir(), 'toolstorm-dashboard-ui-'))
-  // The tool server reports each commit to the proxy's sidecar before it answers.
-  upstream = await startUpstream({
-    onCommit: async (name, key, request) => {
-      await fetch(`${adminUrl}/effects`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name, key, call: request.headers['x-toolstorm-call'] }) })
-    },
-  })
   const rules = path.join(dir, 'rules.json')
   await writeFile(rules, JSON.stringify(RULES))
-  proxy = await startCli(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--rules', rules, '--print-admin-token'], 3)
-  proxyUrl = /^toolstorm proxy (\S+) /.exec(proxy.lines[0] as string)?.[1] as string
-  adminUrl = / · admin (\S+)$/.exec(proxy.lines[0] as string)?.[1] as string
-  token = /^admin token: (\S+) /.exec(proxy.lines[1] as string)?.[1] as string
-  dashboardUrl = /^dashboard: (\S+)$/.exec(proxy.lines[2] as string)?.[1] as string
+  started = await startDashboardProxy(['--rules', rules])
+  ;({ proxy, upstream, proxyUrl, adminUrl, token, dashboardUrl } = started)
   chromium = await launchChromium()
 })
 
 afterAll(async () => {
   await chromium?.close()
-  await proxy?.stop()
-  await upstream?.close()
+  await started?.close()
   if (dir) await rm(dir, { recursive: true, force: true })
 })
 

@@ -44,3 +44,13 @@ export function servedUrl(cli: RunningCli): string {
   if (!match) throw new Error(`Failed to read the URL from the banner: ${cli.lines[0]}`)
   return match[1] as string
 }
+
+/** What `toolstorm proxy --print-admin-token` prints in its first three lines: its addresses, the token and the dashboard's link. */
+export function printedAddresses(cli: RunningCli): { proxyUrl: string; adminUrl: string; token: string; dashboardUrl: string } {
+  const read = (pattern: RegExp, line: number) => {
+    const match = pattern.exec(cli.lines[line] ?? '')
+    if (!match) throw new Error(`Failed to read ${pattern} from line ${line + 1} of the banner: ${cli.lines[line]}`)
+    return match[1] as string
+  }
+  return { proxyUrl: servedUrl(cli), adminUrl: read(/ · admin (\S+)$/, 0), token: read(/^admin token: (\S+) /, 1), dashboardUrl: read(/^dashboard: (\S+)$/, 2) }
+}

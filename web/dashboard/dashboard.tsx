@@ -1,7 +1,8 @@
 /**
  * The live dashboard: one run at a time, fed by one event stream. Exchanges on the left
  * (virtualised), coverage, contracts and the selected exchange on the right; rules editing,
- * reset and exports in the header.
+ * reset and exports in the header. "All runs" lists every run with its verdict (runs-view.tsx);
+ * a run's name there opens it here.
  */
 import { useEffect, useMemo, useState } from 'preact/hooks'
 import { AdminRequestError, download, probe, type AdminClient } from './admin-client.js'
@@ -15,6 +16,7 @@ import { ExchangeList } from './exchange-list.js'
 import { editorDocument } from './editor-document.js'
 import { RulesEditor } from './rules-editor.js'
 import { MAX_ROWS, RunStore, type RowFilter } from './run-store.js'
+import { RunsView } from './runs-view.js'
 
 const STATE_TEXT: Record<ConnectionState, string> = { connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…', unauthorized: 'Token refused' }
 
@@ -28,11 +30,16 @@ function initialRun(): string {
   return new URLSearchParams(location.hash.slice(1)).get('run') || 'default'
 }
 
+function initialView(): 'run' | 'runs' {
+  return new URLSearchParams(location.hash.slice(1)).get('view') === 'runs' ? 'runs' : 'run'
+}
+
 export function Dashboard(props: { client: AdminClient; onUnauthorized(): void }) {
   const { client } = props
   const store = useMemo(() => new RunStore(), [])
   const version = useStoreVersion(store)
   const [run, setRun] = useState(initialRun)
+  const [view, setView] = useState(initialView)
   const [connection, setConnection] = useState<ConnectionState>('connecting')
   const [selected, setSelected] = useState<number | null>(null)
   const [follow, setFollow] = useState(true)
@@ -43,8 +50,15 @@ export function Dashboard(props: { client: AdminClient; onUnauthorized(): void }
   const [cassette, setCassette] = useState(false)
 
   useEffect(() => {
+    const hash = new URLSearchParams()
+    if (run !== 'default') hash.set('run', run)
+    if (view === 'runs') hash.set('view', 'runs')
+    const text = hash.toString()
+    history.replaceState(null, '', `${location.pathname}${text ? `#${text}` : ''}`)
+  }, [run, view])
+
+  useEffect(() => {
     setSelected(null)
-    history.replaceState(null, '', `${location.pathname}${run === 'default' ? '' : `#run=${encodeURIComponent(run)}`}`)
     return openEventStream(client, run, {
       snapshot: (snapshot) => store.applySnapshot(snapshot),
       batch: (batch) => store.applyBatch(batch),
@@ -121,6 +135,9 @@ export function Dashboard(props: { client: AdminClient; onUnauthorized(): void }
           </select>
         </label>
         <div class="row actions">
+          <button type="button" aria-pressed={view === 'runs'} onClick={() => setView(view === 'runs' ? 'run' : 'runs')}>
+            All runs
+          </button>
           <button type="button" aria-expanded={editing} aria-controls="rules-panel" onClick={() => setEditing(!editing)}>
             Edit rules
           </button>
@@ -153,7 +170,18 @@ export function Dashboard(props: { client: AdminClient; onUnauthorized(): void }
         </div>
       ) : null}
 
-      <div class="layout">
+      {view === 'runs' ? (
+        <RunsView
+          client={client}
+          current={run}
+          onOpen={(id) => {
+            setRun(id)
+            setView('run')
+          }}
+        />
+      ) : null}
+
+      <div class="layout" hidden={view === 'runs'}>
         <section class="panel exchanges" aria-labelledby="exchanges-title">
           <div class="row list-head">
             <h2 id="exchanges-title">Exchanges</h2>

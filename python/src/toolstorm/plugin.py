@@ -11,6 +11,8 @@ its route and the closest route seen; ``require_triggered=False`` opts out. Cass
 Explored tests (``--toolstorm-explore``, ``explore=True``) become one case per variation
 (``_explore.py``). Under a toolstorm command that names a run (``toolstorm explore -- pytest``), the
 session attaches to that command's proxy and run instead of starting its own (``AttachedProxy``).
+With ``--toolstorm-incidents DIR`` the session's proxy keeps the tests that went wrong as incident
+cassettes (``--incidents DIR``): a failed test's run is marked, and each run is decided as its test ends.
 
     def test_recovers_from_a_lost_ack(toolstorm, shipping_server):
         toolstorm.rules([{"name": "lost-ack", "route": "POST /ship", "kind": "response_lost", "calls": [1]}], seed=42)
@@ -36,6 +38,7 @@ import pytest
 from . import effects
 from ._explore import ExploreCase, explore_problems, explored_cases
 from .cassette import RECORD_MODES, CassetteError, CassetteSession
+from .errors import AdminError
 from .proxy import AttachedProxy, Proxy, Run
 
 _counter = itertools.count(1)
@@ -63,6 +66,8 @@ class _TestState:
 
 STATE = pytest.StashKey[_TestState]()
 CALL_PASSED = pytest.StashKey[bool]()
+#: Why the test failed (its setup or call), for the incident it becomes (``--toolstorm-incidents``).
+FAILED = pytest.StashKey[str]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -76,6 +81,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--toolstorm-explore", action="store_true", default=False, help="explore every test that uses the toolstorm fixture and sets no rules: run it once per call site x fault, each variation a case of its own (docs/python.md#explore)")
     group.addoption("--toolstorm-explore-args", metavar="ARGS", default=None, help="more flags for toolstorm explore, as one string (--faults timeout,response_lost --max-runs 50); adds to the ini option toolstorm_explore_args")
     group.addoption("--toolstorm-explore-out", metavar="DIR", default=None, help="where explored tests' counterexamples go, a folder per test (default: the pytest cache, .pytest_cache/d/toolstorm-explore)")
+    group.addoption("--toolstorm-incidents", metavar="DIR", default=None, help="keep the runs (tests) that went wrong as incident cassettes in DIR, each with its report and a line in DIR/index.jsonl: the session's proxy runs with --incidents DIR, a failed test is marked as an incident, and each test's run is decided as it ends; bounds (--max-incidents, --max-bytes, --window-exchanges, ...) go in --toolstorm-proxy-args (docs/incidents.md#in-a-test-suite); wins over the ini option toolstorm_incidents")
+    parser.addini("toolstorm_incidents", default="", help="the folder --toolstorm-incidents keeps incidents in (relative to the ini file)")
     parser.addini("toolstorm_proxy_args", type="args", default=[], help="more flags for the toolstorm proxy processes (toolstorm proxy, record, replay)")
     parser.addini("toolstorm_explore_args", type="args", default=[], help="more flags for toolstorm explore (explored tests)")
 
@@ -89,12 +96,31 @@ def _proxy_args(config: pytest.Config) -> List[str]:
     return [*config.getini("toolstorm_proxy_args"), *shlex.split(config.getoption("--toolstorm-proxy-args") or "")]
 
 
+def _incidents_dir(config: pytest.Config) -> Optional[Path]:
+    """The folder of ``--toolstorm-incidents`` (relative to where pytest was started), else of the ini
+    option ``toolstorm_incidents`` (relative to the ini file), else None."""
+    given = config.getoption("--toolstorm-incidents")
+    if given:
+        return Path(config.invocation_params.dir, given)
+    ini = config.getini("toolstorm_incidents")
+    if ini:
+        return Path(config.inipath.parent if config.inipath else config.rootpath, ini)
+    return None
+
+
+def _session_args(config: pytest.Config) -> List[str]:
+    """The session proxy's flags: the proxy arguments, and the flight recorder when incidents are asked for.
+    Cassette tests' own proxies (record, replay) have no flight recorder: they keep a cassette already."""
+    folder = _incidents_dir(config)
+    return [*_proxy_args(config), *(["--incidents", os.fspath(folder)] if folder is not None else [])]
+
+
 class _EarlyStart:
     """The session's proxy, started in a thread as soon as the first test that needs it is collected:
     node starts while pytest still imports the other test modules, and the first test waits less."""
 
     def __init__(self, config: pytest.Config) -> None:
-        self.proxy = Proxy(cwd=config.invocation_params.dir, args=_proxy_args(config))
+        self.proxy = Proxy(cwd=config.invocation_params.dir, args=_session_args(config))
         self.error: Optional[BaseException] = None
         self._thread = threading.Thread(target=self._start, name="toolstorm-start", daemon=True)
         self._thread.start()
@@ -159,7 +185,7 @@ def toolstorm_proxy(request: pytest.FixtureRequest) -> Generator[Proxy, None, No
         yield attached
         return
     early = request.config.stash.get(EARLY, None)
-    proxy = early.wait() if early is not None else Proxy(cwd=request.config.invocation_params.dir, args=_proxy_args(request.config)).start()
+    proxy = early.wait() if early is not None else Proxy(cwd=request.config.invocation_params.dir, args=_session_args(request.config)).start()
     saved = _set_env({"TOOLSTORM_SIDECAR": proxy.sidecar_url, "TOOLSTORM_ADMIN_TOKEN": proxy.token})
     try:
         yield proxy
@@ -274,10 +300,35 @@ def _finish(item: pytest.Item, state: _TestState) -> None:
             report_dir = item.config.getoption("--toolstorm-report-dir")
             if report_dir:
                 _write_report(Path(report_dir), item, run.report())
+            if state.cassette is None and not isinstance(run.proxy, AttachedProxy) and _incidents_dir(item.config) is not None:
+                _end_run(item, run)
     finally:
         if state.cassette is not None:
             outcome = state.cassette.finish(passed)
             item.add_report_section("teardown", "toolstorm", f"cassette {outcome}")
+
+
+def _end_run(item: pytest.Item, run: Run) -> None:
+    """The test's run has ended (``--toolstorm-incidents``): a failed test is marked as an incident,
+    and the run is decided now rather than after the proxy's --run-idle. The proxy keeps it when the
+    test failed or something else went wrong in it (an upstream 5xx or reset, a fault that fired, a
+    duplicate effect: docs/incidents.md#incidents)."""
+    failed = item.stash.get(FAILED, None)
+    admin = run.proxy.admin
+    if failed is not None:
+        try:
+            admin.request("POST", "/incidents", query={"run": run.id}, body={"reason": failed})
+        except AdminError as error:
+            if error.status != 404:
+                raise
+            # No exchange of the run is held: the test failed before any call went through the proxy.
+            item.add_report_section("teardown", "toolstorm", f"incident not kept: run {run.id} made no call through toolstorm")
+            return
+    answer = admin.request("POST", "/runs/end", query={"run": run.id})
+    incident = answer.get("incident") if isinstance(answer, dict) else None
+    if incident:
+        folder = _incidents_dir(item.config)
+        item.add_report_section("teardown", "toolstorm", f"incident kept: {folder / incident['incident']} ({', '.join(incident['why'])})")
 
 
 def _write_report(folder: Path, item: pytest.Item, report: Dict[str, Any]) -> None:
@@ -417,6 +468,11 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: objec
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Generator[None, Any, Any]:
     report = yield
+    if report.failed and report.when in ("setup", "call") and FAILED not in item.stash:
+        crash = getattr(report.longrepr, "reprcrash", None)
+        message = getattr(crash, "message", None) or str(report.longrepr or "").strip().splitlines()[-1:] or ["failed"]
+        text = message if isinstance(message, str) else message[0]
+        item.stash[FAILED] = f"pytest: {item.nodeid} failed in {report.when}: {text}"[:500]
     if report.when == "call":
         item.stash[CALL_PASSED] = report.passed
         state = item.stash.get(STATE, None)

@@ -12,6 +12,7 @@ const EVERYWHERE = ['token']
 const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   'GET /report': ['run'],
   'GET /runs': [],
+  'GET /runs/lines': [],
   'GET /rules': ['run'],
   'PUT /rules': ['run'],
   'DELETE /rules': ['run'],

@@ -20,6 +20,7 @@
  *
  * Errors are `{"error":{"type":"admin_error","code","message","details"?}}` with the code's HTTP status (see docs/errors.md).
  */
+import { runLinesOfLedger } from '../../report/run-lines.js'
 import http from 'node:http'
 import { errorBody } from '../../error-body.js'
 import { AdminApiError, ToolstormError, ERROR_CODES } from '../../errors.js'
@@ -142,6 +143,8 @@ export function createAdminHandler(context: AdminContext): http.RequestListener 
           return sendJson(res, 200, await ledger.report(run))
         case 'GET /runs':
           return sendJson(res, 200, { runs: await ledger.runs() })
+        case 'GET /runs/lines':
+          return sendJson(res, 200, await runLinesOfLedger(ledger))
         case 'GET /rules':
           return sendJson(res, 200, storm.shownConfig())
         case 'PUT /rules': {
