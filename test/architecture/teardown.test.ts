@@ -28,6 +28,7 @@ export const ALLOWED: Readonly<Record<string, string>> = {
   'test/docs/docs-examples.test.ts': 'the tests are generated from the docs blocks; its afterAll also prints the count of blocks run',
   // One browser and one CLI process for the file, reached from page helpers.
   'test/ui/dashboard.test.ts': 'one Chromium and one CLI process for the file, reached from page helpers',
+  'test/ui/dashboard-runs.test.ts': 'one Chromium and one CLI process with three runs of traffic for the file, reached from page helpers',
   'test/ui/lab.test.ts': 'one Chromium and one lab process for the file, reached from page helpers',
   'test/ui/shutdown-verdict.test.ts': 'one Chromium and one replay process for the file, reached from page helpers',
   'test/cli/stop-on-launcher-exit.test.ts': 'its beforeAll installs the package into a project with npm (seconds); helpers read that project',
