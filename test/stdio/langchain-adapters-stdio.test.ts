@@ -70,9 +70,21 @@ async function session(stateDir: boolean): Promise<{ attempts: Attempt[]; notes:
   }
   // The launch the adapters made last writes its report (and saves the run) when it ends. The
   // adapters' close() does not always end a launch their restart made (one may still be starting):
-  // what is left of this folder's launches is stopped as a client stops a server, then awaited.
-  for (const pid of processesNaming(folder)) process.kill(pid, 'SIGTERM')
-  await vi.waitFor(() => expect(processesNaming(folder)).toEqual([]), { timeout: 20_000, interval: 50 })
+  // what is left of this folder's launches is stopped as a client stops a server, then awaited. A
+  // restart the adapters had already scheduled may still launch one after close(): each launch is
+  // stopped once, when it is first seen.
+  const stopped = new Set<number>()
+  await vi.waitFor(
+    () => {
+      const left = processesNaming(folder)
+      for (const pid of left.filter((pid) => !stopped.has(pid))) {
+        stopped.add(pid)
+        process.kill(pid, 'SIGTERM')
+      }
+      expect(left).toEqual([])
+    },
+    { timeout: 20_000, interval: 50 },
+  )
   return { attempts, notes: await readFile(notes, 'utf8'), report: await readJson<Report>(report) }
 }
 
