@@ -22,10 +22,11 @@ describe('MCP faults seen by the SDK client', () => {
 
   for (const transport of ['reverse', 'intercept'] as const satisfies readonly Transport[]) {
     it(`answers protocol_error over HTTP as a 2026-07-28 server does: 400 with the JSON-RPC error and its data (${transport})`, async () => {
-      const scenario = await mcpScenario(transport, { rules: [{ name: 'old', route: 'tools/call get_quote', kind: 'protocol_error', error: 'unsupported_version', supported: ['2026-07-28'], calls: [1] }] })
+      const scenario = await mcpScenario(transport, { rules: [{ name: 'old', route: 'tools/call get_quote', kind: 'protocol_error', error: 'unsupported_version', calls: [1] }] })
       const { client } = await scenario.connect()
       const error = await client.callTool({ name: 'get_quote', arguments: { order_id: 'o-1' } }).catch((caught: unknown) => caught)
-      // The 1.x client (2025-11-25, named in its MCP-Protocol-Version header) raises the HTTP status with the body.
+      // The 1.x client (2025-11-25, named in its MCP-Protocol-Version header) raises the HTTP status with the body;
+      // by default the answer names the other era's revision as supported, never the one requested.
       expect(error).toBeInstanceOf(StreamableHTTPError)
       expect((error as StreamableHTTPError).code).toBe(400)
       const body = JSON.parse((error as Error).message.slice((error as Error).message.indexOf('{'))) as unknown
