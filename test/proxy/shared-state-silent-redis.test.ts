@@ -42,7 +42,7 @@ async function finishedInStore(proxy: ProxyServer, run: string, count: number): 
       report = (await (await admin(proxy, `/report?run=${run}`)).json()) as Report
       if (report.calls.length < count || report.calls.some((call) => call.outcome === 'running')) throw new Error(`the run's ${count} call(s) were not written to the store: ${JSON.stringify(report.calls)}`)
     },
-    { timeout: 2000, interval: 20 },
+    { timeout: 5000, interval: 20 },
   )
 }
 

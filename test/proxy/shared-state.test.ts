@@ -310,7 +310,7 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
     // One BEGIN the exchange waits for, then one FINISH written after the response (not waited for;
     // the last exchange's may still be on its way when the loop ends).
     expect(awaited).toBeGreaterThanOrEqual(19)
-    await expect.poll(() => state.roundTrips - before, { timeout: 1000, interval: 5 }).toBe(20)
+    await expect.poll(() => state.roundTrips - before, { timeout: 5000, interval: 5 }).toBe(20)
     expect((await settledReport(proxy, 'default', 11)).calls).toHaveLength(11)
   })
 
