@@ -82,22 +82,6 @@ export interface CallPlan {
   readonly reading: RequestReading | undefined
 }
 
-/** A call whose ordinal, key and rule the store that counts decided: what `openExchange` makes an exchange of. */
-export interface DecidedCall extends Pick<CallPlan, 'id' | 'view' | 'url' | 'route' | 'reading'> {
-  readonly ordinal: number
-  readonly key: string
-  readonly rule: Rule | null
-  /** The call's number in its run. */
-  readonly callId: number
-  /** Seconds since the run started. */
-  readonly started: number
-  readonly parent: number | null
-  readonly seed: number
-  readonly onFinish?: ((exchange: Exchange) => void) | undefined
-  /** The shared store's verdict on a `token_limit` call (`src/state/redis-token-quota.ts`). */
-  readonly quota?: QuotaVerdict | undefined
-}
-
 export class CallDecider {
   #config: StormConfig
   #routes: RouteTable
@@ -198,9 +182,13 @@ export class CallDecider {
     return new Exchange({ id: plan.id, stormId: this.nonce, run, request: plan.view, url: plan.url, seed: plan.config.seed, clock: this.clock, protocol: this.protocol })
   }
 
-  /** The call record and exchange of a call whose ordinal, key and rule are decided (its trace, if any, on its record). */
-  openExchange(run: Run, call: DecidedCall): Exchange {
-    const { id, view, url, route, ordinal, key, rule, callId, started, parent, seed, onFinish, quota, reading } = call
+  /**
+   * The call record and exchange of a call its store counted: its ordinal, key and rule, its number
+   * in the run, seconds since the run started and its parent call. Positional, as `runningRecord`:
+   * it is on every exchange's path. `shared`: what a shared store adds (its write-out, a `token_limit` verdict).
+   */
+  openExchange(run: Run, plan: CallPlan, ordinal: number, key: string, rule: Rule | null, callId: number, started: number, parent: number | null, shared?: { readonly onFinish: (exchange: Exchange) => void; readonly quota: QuotaVerdict | undefined }): Exchange {
+    const { id, view, url, route, reading } = plan
     const record = this.runningRecord(callId, route, ordinal, key, parent, view.method, this.redactedUrl(view.url), started, rule)
     if (reading?.evidence) Object.assign(record, reading.evidence)
     // A message's own trace context (MCP's) names the call's span; the header may name a span below it.
@@ -208,7 +196,7 @@ export class CallDecider {
     const trace = traceparent === undefined ? null : parseTraceparent(traceparent)
     if (trace) record.trace = trace
     const fault = rule ? this.faults.faultFor(rule.kind) : null
-    const exchange = new Exchange({ id, stormId: this.nonce, run, request: view, url, record, rule, fault, rawKey: key, seed, clock: this.clock, onFinish, quota, protocol: this.protocol })
+    const exchange = new Exchange({ id, stormId: this.nonce, run, request: view, url, record, rule, fault, rawKey: key, seed: plan.config.seed, clock: this.clock, onFinish: shared?.onFinish, quota: shared?.quota, protocol: this.protocol })
     if (channels.exchangeStart.hasSubscribers) channels.exchangeStart.publish({ run: run.id, exchangeId: id, call: record })
     return exchange
   }

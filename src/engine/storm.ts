@@ -145,8 +145,8 @@ export class Storm {
   }
 
   /** The run with this id, created on first use. */
-  run(id?: string): Run {
-    return this.ledger.run(id ?? DEFAULT_RUN)
+  run(id: string = DEFAULT_RUN): Run {
+    return this.ledger.run(id)
   }
 
   /** Ids of the runs seen so far. */
@@ -164,14 +164,10 @@ export class Storm {
     return this.decider.routeOf(method, url, named, run)
   }
 
-
-
   /** Start an exchange in memory: budget, route, ordinal, key and rule selection, under one synchronous step. */
   begin(request: BeginRequest): Exchange {
     return this.ledger.begin(request)
   }
-
-
 
   /**
    * Record that the tool side committed the logical effect `(name, key)`.

@@ -56,5 +56,5 @@ export function beginInLedger(context: LedgerServeContext, request: BeginRequest
 function untouched(storm: Storm, request: BeginRequest): Exchange {
   // Planned as every call is: named by the run's own routes, as its report would name it.
   const plan = storm.decider.plan(request)
-  return storm.decider.openExchange(storm.run(plan.run), { ...plan, ordinal: 1, key: '#0', rule: null, callId: 1, started: 0, parent: null, seed: plan.config.seed })
+  return storm.decider.openExchange(storm.run(plan.run), plan, 1, '#0', null, 1, 0, null)
 }

@@ -121,8 +121,7 @@ export class RedisCalls {
         throw error
       }
     }
-    const { id, view, url, reading } = plan
-    return this.#decider.openExchange(run, { id, view, url, route, ordinal, key, rule, callId: call, started, parent: parent || null, seed: config.seed, quota, reading, onFinish: (exchange) => this.#finished(keys, exchange) })
+    return this.#decider.openExchange(run, plan, ordinal, key, rule, call, started, parent || null, { quota, onFinish: (exchange) => this.#finished(keys, exchange) })
   }
 
   /**

@@ -82,9 +82,9 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * rules, the active run, the redactor, the pure helpers) is the storm's decider, call-decider.ts,
  * which the memory ledger and the Redis store are given instead of the storm, and the storm's API
  * over it; one plan() both stores begin a call from, one claim router (claimRun); the memory
- * ledger counts and stores what the storm's begin() and effect() did: 5,249 (+62, not paid back).
+ * ledger counts and stores what the storm's begin() and effect() did: 5,232 (+46, not paid back).
  */
-const ENGINE_LINES = 5_249
+const ENGINE_LINES = 5_232
 
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']

@@ -160,13 +160,12 @@ export class MemoryLedger implements RunLedger {
     const rule = config.rules.length ? selectRule(config.rules, run.coverage, config.seed, route, ordinal, key, plan.path) : null
     const parent = plan.parent ? this.#exchanges.get(plan.parent) : undefined
     const parentCall = parent && parent.run === run && parent.record && !parent.done ? parent.record.id : null
-    const { id, view, url, reading } = plan
-    const exchange = decider.openExchange(run, { id, view, url, route, ordinal, key, rule, callId: run.callCount + 1, started: roundSeconds(decider.clock.now() - run.start), parent: parentCall, seed: config.seed, reading })
+    const exchange = decider.openExchange(run, plan, ordinal, key, rule, run.callCount + 1, roundSeconds(decider.clock.now() - run.start), parentCall)
     const record = exchange.record as CallRecord
     if (record.trace) this.#rememberTrace(record.trace.traceId, run.id)
     if (run.calls.length < ITEMIZED_CALLS_LIMIT) run.calls.push(record)
     else run.droppedCalls++
-    this.remember(id, exchange.entry)
+    this.remember(plan.id, exchange.entry)
     return exchange
   }
 
