@@ -169,8 +169,8 @@ export class CallDecider {
     const view: RequestView = reading === undefined ? seen : { ...reading.details, ...seen, route: reading.route }
     const route = this.routeOf(view.method, url, reading?.route, run)
     const config = this.configOf(run)
-    // Only a declared route's name differs from the request's path.
-    const path = reading?.route === undefined && Object.hasOwn(config.routes, route) ? pathName(view.method, url) : null
+    // Only a declared route's name differs from the request's path; only rules ask for it.
+    const path = config.rules.length > 0 && reading?.route === undefined && Object.hasOwn(config.routes, route) ? pathName(view.method, url) : null
     const key = headerValue(request.headers, HEADER_KEY) || undefined
     // Exchange ids: this storm's nonce, a sequence number and random bits.
     const id = `${this.nonce}-${(++this.#seq).toString(36)}-${unguessable()}`
