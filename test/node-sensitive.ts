@@ -10,6 +10,8 @@
 export const NODE_SENSITIVE: readonly string[] = [
   // The data plane: wire server, fast path, real clients (node:http, undici, curl) through the proxy.
   'test/proxy/**/*.test.ts',
+  // Replicas sharing runs through Redis: their data planes, with the same real clients.
+  'test/state/**/*.test.ts',
   // TLS interception and verification.
   'test/https/**/*.test.ts',
   // MSW and @mswjs/interceptors in the test process.

@@ -17,6 +17,8 @@ export const MAX_EARLIER_RULE_SETS = 10_000
 export const RUN_ID = /^[A-Za-z0-9._~-]{1,128}$/
 /** The one run no request can name (not a run id): its report shows the rules in force, with no calls. */
 export const NO_RUN = '\u0000'
+/** Where requests and claims that name no run go, when no run is active. */
+export const DEFAULT_RUN = 'default'
 
 export class Run {
   readonly id: string

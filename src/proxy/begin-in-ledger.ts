@@ -54,9 +54,7 @@ export function beginInLedger(context: LedgerServeContext, request: BeginRequest
 
 /** An exchange no rule touches and no report lists (the store holds the run's report; it is down). */
 function untouched(storm: Storm, request: BeginRequest): Exchange {
-  const runId = storm.runOf(request)
-  const view = storm.requestView(request)
-  // Named by the run's own routes, as its report would name it.
-  const route = storm.routeOf(view.method, request.url, request.reading?.route, runId)
-  return storm.openExchange(storm.run(runId), { id: storm.newExchangeId(), view, url: request.url, route, ordinal: 1, key: '#0', rule: null, callId: 1, started: 0, parent: null, seed: storm.configOf(runId).seed, reading: request.reading })
+  // Planned as every call is: named by the run's own routes, as its report would name it.
+  const plan = storm.decider.plan(request)
+  return storm.decider.openExchange(storm.run(plan.run), plan, 1, '#0', null, 1, 0, null)
 }

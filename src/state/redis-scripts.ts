@@ -1,6 +1,6 @@
 /**
  * The Lua scripts that take a run's order-dependent decisions atomically in Redis: the call
- * budget, the route's ordinal, key de-duplication and rule limits, as `Storm.begin()` takes them
+ * budget, the route's ordinal, key de-duplication and rule limits, as the memory ledger's `begin()` takes them
  * in one process (run.ts `reserve()`, rules/select.ts `selectRule()`). Every key a script touches
  * belongs to one run and shares its `{prefix:run}` hash tag, so they are Redis Cluster-safe.
  * Times come from Redis (TIME), so replicas on different machines share one run clock.

@@ -1,7 +1,7 @@
 /**
  * `token_limit` budgets shared by replicas (`--state`): one hash per run holds, per rule and
  * window, the calls let through and the tokens they used, so replicas behind one quota see one
- * budget. A script takes the verdict atomically when the call begins (`RedisRunState.begin`);
+ * budget. A script takes the verdict atomically when the call begins (redis-calls.ts);
  * the call's tokens are added once it finished, from its real usage. The window is the one the
  * run's shared clock (Redis TIME, as BEGIN returns it) falls in, so every replica reports the
  * same remaining budget and reset.
@@ -37,7 +37,7 @@ redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return 1
 `
 
-/** Runs a script in the store, within its deadline (`RedisRunState`'s EVALSHA). */
+/** Runs a script in the store, within its deadline (`RedisStore.eval`). */
 export type ScriptRunner = (script: string, keys: string[], args: string[]) => Promise<unknown>
 
 export class RedisTokenQuota {

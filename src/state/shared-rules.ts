@@ -5,7 +5,7 @@
  * @see ../../docs/scale-out.md#rules-change-everywhere
  */
 import type { StormConfig } from '../engine/schema/config.js'
-import { parseConfig, type Storm } from '../engine/storm.js'
+import { parseConfig, type CallDecider } from '../engine/call-decider.js'
 
 /** How often a replica re-reads the rules' version (pub/sub only nudges it sooner). */
 const RULES_POLL_MS = 500
@@ -24,7 +24,8 @@ export interface RulesSubscriber {
 }
 
 export class SharedRules {
-  readonly #storm: Storm
+  /** What decides this replica's calls: the rules are applied to it. */
+  readonly #decider: CallDecider
   readonly #connection: RulesConnection
   readonly #key: string
   readonly #source: string
@@ -34,8 +35,8 @@ export class SharedRules {
   #version = 0
   #poll: NodeJS.Timeout | null = null
 
-  constructor(options: { storm: Storm; connection: RulesConnection; key: string; source: string; command: <T>(send: () => Promise<T>) => Promise<T>; onApplied?: ((version: number) => void) | undefined }) {
-    this.#storm = options.storm
+  constructor(options: { decider: CallDecider; connection: RulesConnection; key: string; source: string; command: <T>(send: () => Promise<T>) => Promise<T>; onApplied?: ((version: number) => void) | undefined }) {
+    this.#decider = options.decider
     this.#connection = options.connection
     this.#key = options.key
     this.#source = options.source
@@ -50,7 +51,7 @@ export class SharedRules {
 
   /** Make this replica's rules every replica's (at start, `--state-rules publish`). */
   share(): Promise<void> {
-    return this.publish(this.#storm.config)
+    return this.publish(this.#decider.config)
   }
 
   /** Make `config` the rules of every replica: a new version (one MULTI), then a nudge. */
@@ -70,7 +71,7 @@ export class SharedRules {
     if (typeof text !== 'string' || current <= this.#version) return
     this.#version = current
     // Exchanges already begun keep the rule they selected (setConfig leaves them alone).
-    this.#storm.setConfig(parseConfig(JSON.parse(text), `the rules in ${this.#source}`, this.#storm.faults))
+    this.#decider.setConfig(parseConfig(JSON.parse(text), `the rules in ${this.#source}`, this.#decider.faults))
     this.#onApplied?.(current)
   }
 

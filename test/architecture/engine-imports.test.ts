@@ -8,8 +8,9 @@
  *                 evidence (the claims judge's hook among them), runs, their claims and reports,
  *                 what a plug-in reads of a request (request-reading.ts), what the kernel asks of
  *                 a protocol (protocol-hooks.ts)
- *   3 exchange    an exchange, its transport and flow, the stream relay, the run ledger (the
- *                 storage port: memory here, Redis in src/state)
+ *   3 exchange    an exchange, its transport and flow, the stream relay, what decides a call
+ *                 (call-decider.ts: the storm's config and pure helpers, no run) and the run
+ *                 ledger it is given (the storage port: memory here, Redis in src/state)
  *   4 front door  the storm, the composition root of a run (its plug-ins among it), plugin.ts and
  *                 serve.ts: what every transport calls
  * The guests (MCP in src/mcp, model calls in src/model-calls, Redis shared state in src/state) live
@@ -29,7 +30,7 @@ const ENGINE = path.join(SRC, 'engine')
 const LAYERS: ReadonlyArray<readonly [layer: number, name: string, pattern: RegExp]> = [
   [1, 'vocabulary', /^(http|clock|closest-name|decision|exchange-context|glob|route-pattern|routes|body)\.ts$|^schema\/(rule-base|format-issues)\.ts$|^streams\/deltas\.ts$/],
   [2, 'units', /^(schema|rules|faults|contracts|evidence)\/|^streams\/(sse-decoder|sse-splitter|stream-transform|truncate-transform|event-transform|streamable)\.ts$|^(run|run-claims|recovery|request-reading|protocol-hooks)\.ts$|^streams\/delta-cut-rule\.ts$/],
-  [3, 'exchange', /^(exchange|exchange-transport|exchange-flow|upstream-source)\.ts$|^streams\/|^ledger\//],
+  [3, 'exchange', /^(exchange|exchange-transport|exchange-flow|upstream-source|call-decider)\.ts$|^streams\/|^ledger\//],
   [4, 'front door', /^(plugin|serve|storm)\.ts$/],
 ]
 
@@ -77,8 +78,13 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * --max-runs) and an evicted run is remembered by id and answered ERR_RUN_EVICTED, not an empty
  * report (+22); response_lost with a `status` (the upstream commits, the client gets a 500 or 504,
  * staging's failure) (+11): 5,187.
+ * #39: the ledgers no longer call back into the storm: what decides the calls (config, runs' own
+ * rules, the active run, the redactor, the pure helpers) is the storm's decider, call-decider.ts,
+ * which the memory ledger and the Redis store are given instead of the storm, and the storm's API
+ * over it; one plan() both stores begin a call from, one claim router (claimRun); the memory
+ * ledger counts and stores what the storm's begin() and effect() did: 5,232 (+46, not paid back).
  */
-const ENGINE_LINES = 5_187
+const ENGINE_LINES = 5_232
 
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']
@@ -212,12 +218,48 @@ describe('the shared state store (src/state)', () => {
   const state = () => sources(path.join(SRC, 'state'))
 
   it("decides a run's calls by the rules in force for that run (configOf(run)): it reads the storm-wide rules only to share them (shared-rules.ts)", () => {
-    const wide = state().filter((file) => relative(file) !== 'state/shared-rules.ts' && /\bstorm\.(rules|config)\b/.test(codeOf(file)))
+    const wide = state().filter((file) => relative(file) !== 'state/shared-rules.ts' && /\b(storm|decider)\.(rules|config)\b/.test(codeOf(file)))
     expect(wide.map(relative)).toEqual([])
   })
 
-  it("makes no exchange of its own: it opens them with the storm's helpers (openExchange, refusedExchange), as one process does", () => {
+  it("makes no exchange of its own: it opens them with the decider's helpers (openExchange, refusedExchange), as one process does", () => {
     expect(state().filter((file) => /\bnew Exchange\(/.test(codeOf(file))).map(relative)).toEqual([])
+  })
+
+  it('calls no storm internals: no file names a storm (storm., #storm, Storm) in its code; it is given the decider', () => {
+    expect(state().filter((file) => /\bstorm\b|#storm\b|\bStorm\b/.test(codeOf(file))).map(relative)).toEqual([])
+  })
+
+  it("routes a claim through the one claim router (the decider's claimRun): no file picks the unnamed run itself (activeRun, DEFAULT_RUN ??)", () => {
+    expect(state().filter((file) => /\bactiveRun\b|\?\?\s*DEFAULT_RUN\b/.test(codeOf(file))).map(relative)).toEqual([])
+  })
+})
+
+describe('the run ledgers (memory, Redis): the storm decides, a ledger stores', () => {
+  const ledgers = () => [...sources(path.join(ENGINE, 'ledger')), ...sources(path.join(SRC, 'state'))]
+
+  it('import nothing of storm.ts: a ledger is given what decides the calls (call-decider.ts), never the storm', () => {
+    const storm = path.join(ENGINE, 'storm.ts')
+    expect(ledgers().filter((file) => importsOf(file).includes(storm)).map(relative)).toEqual([])
+  })
+
+  it('get no callback into the storm: the storm makes its ledger from its decider alone (new MemoryLedger(this.decider))', () => {
+    const made = callsOf(codeOf(path.join(ENGINE, 'storm.ts')), 'MemoryLedger')
+    expect(made).toEqual([['this.decider']])
+  })
+
+  it("declare no interface of the storm's operations to call back (begin, report, effect, claimsOf): only the port itself, run-ledger.ts, names them", () => {
+    const declaring = ledgers()
+      .filter((file) => relative(file) !== 'engine/ledger/run-ledger.ts')
+      .filter((file) => [...codeOf(file).matchAll(/\binterface\s+\w+[^{]*\{([^}]*)\}/g)].some((match) => /\b(begin|report|effect|claimsOf)\s*\(/.test(match[1]!)))
+    expect(declaring.map(relative)).toEqual([])
+  })
+
+  it("begin a call as one: no ledger resolves a call's run, route, view or headers itself; the decider plans it (plan) and opens it (openExchange)", () => {
+    const own = ledgers().filter((file) => /\.(routeOf|runOf|requestView|declaredPathOf)\(|\bHEADER_(RUN|KEY|CALL)\b/.test(codeOf(file)))
+    expect(own.map(relative)).toEqual([])
+    const beginning = ['engine/ledger/memory-ledger.ts', 'state/redis-calls.ts'].map((file) => path.join(SRC, file))
+    for (const file of beginning) expect([/\.plan\(/.test(codeOf(file)), /\.openExchange\(/.test(codeOf(file))], relative(file)).toEqual([true, true])
   })
 })
 

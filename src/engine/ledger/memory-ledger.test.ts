@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest'
+import { CallDecider, kernelFaults, parseConfig } from '../call-decider.js'
+import { VirtualClock } from '../clock.js'
+import { unjudgedClaims } from '../evidence/claims-judge.js'
+import { protocolHooksOf } from '../protocol-hooks.js'
 import { createStorm } from '../storm.js'
+import { MemoryLedger } from './memory-ledger.js'
 
 const call = (storm: ReturnType<typeof createStorm>, run = 'r1') => {
   const exchange = storm.begin({ method: 'POST', url: new URL('http://tool.test/ship'), headers: { 'x-toolstorm-run': run } })
@@ -37,5 +42,37 @@ describe('the memory ledger as a feed', () => {
     storm.reset('r1')
     call(storm)
     expect((await storm.ledger.feedChanges('r1', begun.cursor)).reset).toBe(true)
+  })
+})
+
+describe('the memory ledger given a decider, not a storm', () => {
+  const decider = (config: unknown) => new CallDecider(parseConfig(config), new VirtualClock(), kernelFaults, protocolHooksOf([]), unjudgedClaims)
+
+  it('begins, reports and records effects by what the decider decides, and routes claims with its claim router', async () => {
+    const rules = decider({ rules: [{ name: 'second', route: 'POST /ship', kind: 'unavailable', calls: [2] }] })
+    const ledger = new MemoryLedger(rules)
+    const begin = () => ledger.begin({ method: 'POST', url: new URL('http://tool.test/ship'), headers: { 'x-toolstorm-run': 'r1' } })
+    const first = begin()
+    first.finish('response', 200)
+    expect(begin().rule?.name).toBe('second')
+    expect((await ledger.effect('shipment', 'o-1', first.id)).call).toBe(1)
+    // The decider's active run is where a claim naming an unknown run goes.
+    rules.activeRun = 'r1'
+    expect((await ledger.addClaim({ run: 'typo', tool: 'ship', toolCallId: null, status: 'success', source: 'api', traceId: null, spanId: null })).run).toBe('r1')
+    const report = await ledger.report('r1')
+    expect(report.calls.map((call) => call.fault)).toEqual([null, 'second'])
+    expect(report.effects.map((effect) => effect.key)).toEqual(['o-1'])
+    expect(report.claims?.map((claim) => claim.tool)).toEqual(['ship'])
+  })
+
+  it("decides a run's calls by the rules the decider gives it, once they are synced to the run", () => {
+    const rules = decider({})
+    const ledger = new MemoryLedger(rules)
+    const begin = () => ledger.begin({ method: 'POST', url: new URL('http://tool.test/ship'), headers: { 'x-toolstorm-run': 'own' } })
+    expect(begin().rule).toBeNull()
+    rules.setRunConfig('own', parseConfig({ rules: [{ name: 'own', route: 'POST /ship', kind: 'timeout' }] }))
+    ledger.syncRules('own')
+    expect(begin().rule?.name).toBe('own')
+    expect(ledger.reportNow('own').coverage).toEqual({ own: { eligible: 1, selected: 1, triggered: 0 } })
   })
 })

@@ -1,19 +1,23 @@
 /**
  * The storm's runs in memory, behind the storage port (run-ledger.ts): what a single proxy,
- * intercept() and MSW handlers keep. The storm decides (rules, ordinals, keys, redaction); the
- * ledger stores what it decided: the runs with their calls, effects, claims and coverage, the
- * exchanges that may still report effects, and the run each recent trace went to. Every method
- * the storm calls on it is synchronous: `begin` is the proxy's hot path.
+ * intercept() and MSW handlers keep. The decider (call-decider.ts, the storm's) decides rules,
+ * routes and redaction; the ledger counts and stores: the runs with their ordinals, calls, effects,
+ * claims and coverage, the exchanges that may still report effects, and the run each recent trace
+ * went to. It never calls the storm. Every method is synchronous but the port's: `begin` is the
+ * proxy's hot path.
  */
 import { ClaimError, EffectError, ToolstormError } from '../../errors.js'
-import { roundSeconds, type Clock } from '../clock.js'
+import { roundSeconds } from '../clock.js'
+import type { CallDecider } from '../call-decider.js'
+import { channels } from '../evidence/channels.js'
 import type { Exchange, ExchangeEntry } from '../exchange.js'
-import { NO_RUN, Run } from '../run.js'
+import { selectRule } from '../rules/select.js'
+import { DEFAULT_RUN, NO_RUN, Run } from '../run.js'
 import type { StoredClaim } from '../run-claims.js'
-import type { StormConfig } from '../schema/config.js'
-import type { EffectRecord, Report } from '../schema/report.js'
+import { ITEMIZED_CALLS_LIMIT } from '../schema/config.js'
+import type { CallRecord, EffectRecord, Report } from '../schema/report.js'
 import type { FeedChanges, FeedCursor, FeedSnapshot } from './run-feed.js'
-import type { BeginRequest, EffectOptions, NewClaim, RunLedger } from './run-ledger.js'
+import { checkEffectInput, MAX_EFFECTS, type BeginRequest, type EffectOptions, type NewClaim, type RunLedger } from './run-ledger.js'
 
 /** Runs kept at most by default (`maxRuns`, `--max-runs`): past it the oldest is evicted. */
 export const DEFAULT_MAX_RUNS = 1000
@@ -31,24 +35,8 @@ const MAX_COMMITTING_ROUTES = 1000
  */
 const FEED_POLL_MS = 1_000
 
-/** What the ledger asks of the storm that decides (the storm itself: the ledger never imports it). */
-export interface RunDecider {
-  readonly clock: Clock
-  configOf(id: string): StormConfig
-  begin(request: BeginRequest): Exchange
-  report(id?: string): Report
-  claimsOf(id: string): Report['claims']
-  effect(name: string, key: string, options: { call: string }): EffectRecord
-  /** A run was forgotten (reset, or evicted as the oldest). */
-  onForget(id: string): void
-  /** Whether a run not kept is still known (rules of its own, or the active run): a claim naming it may create it. */
-  knowsRun(id: string): boolean
-  /** Where requests and claims that name no run go (the active run, else `default`). */
-  unnamedRun(): string
-}
-
 export class MemoryLedger implements RunLedger {
-  readonly #decider: RunDecider
+  readonly #decider: CallDecider
   readonly pollMs = FEED_POLL_MS
   readonly keepsSpans = true
   readonly #runs = new Map<string, Run>()
@@ -68,7 +56,7 @@ export class MemoryLedger implements RunLedger {
   evictedRuns = 0
   readonly #evicted = new Set<string>()
 
-  constructor(decider: RunDecider) {
+  constructor(decider: CallDecider) {
     this.#decider = decider
   }
 
@@ -120,7 +108,7 @@ export class MemoryLedger implements RunLedger {
       if (!run) continue
       for (const [exchangeId, entry] of this.#exchanges) if (entry.run === run) this.#exchanges.delete(exchangeId)
       this.#runs.delete(runId)
-      this.#decider.onForget(runId)
+      if (channels.runReset.hasSubscribers) channels.runReset.publish({ run: runId })
     }
   }
 
@@ -150,27 +138,78 @@ export class MemoryLedger implements RunLedger {
     return run.claims.add({ ...claim, at: roundSeconds(Math.max(0, this.#decider.clock.now() - run.start)) })
   }
 
-  rememberTrace(traceId: string, run: string): void {
+  #rememberTrace(traceId: string, run: string): void {
     if (this.#traceRuns.get(traceId) === run) return
     if (this.#traceRuns.size >= MAX_REMEMBERED_TRACES) this.#traceRuns.delete(this.#traceRuns.keys().next().value as string)
     this.#traceRuns.set(traceId, run)
   }
 
-  /** The run whose requests carried `traceId` most recently, if it is still remembered. */
-  #runOfTrace(traceId: string): string | undefined {
-    return this.#traceRuns.get(traceId)
-  }
-
   // The storage port --------------------------------------------------------------------------
 
-  begin(request: BeginRequest) {
-    return this.#decider.begin(request)
+  /** Start an exchange: its plan (the decider's), then its run's budget, ordinal, key and rule, counted here under one synchronous step. */
+  begin(request: BeginRequest): Exchange {
+    const decider = this.#decider
+    const plan = decider.plan(request)
+    const run = this.run(plan.run)
+    const { config, route } = plan
+    if (config.maxCalls !== null && run.callCount >= config.maxCalls) {
+      run.budgetRejections++
+      return decider.refusedExchange(run, plan)
+    }
+    const { ordinal, key } = run.reserve(route, plan.key)
+    const rule = config.rules.length ? selectRule(config.rules, run.coverage, config.seed, route, ordinal, key, plan.path) : null
+    const parent = plan.parent ? this.#exchanges.get(plan.parent) : undefined
+    const parentCall = parent && parent.run === run && parent.record && !parent.done ? parent.record.id : null
+    const exchange = decider.openExchange(run, plan, ordinal, key, rule, run.callCount + 1, roundSeconds(decider.clock.now() - run.start), parentCall)
+    const record = exchange.record as CallRecord
+    if (record.trace) this.#rememberTrace(record.trace.traceId, run.id)
+    if (run.calls.length < ITEMIZED_CALLS_LIMIT) run.calls.push(record)
+    else run.droppedCalls++
+    this.remember(plan.id, exchange.entry)
+    return exchange
+  }
+
+  /** Give runs the rules now deciding them: `id`'s, or every run's but those with rules of their own (the storm's changed). */
+  syncRules(id?: string): void {
+    for (const run of id === undefined ? this.#runs.values() : [this.#runs.get(id)]) {
+      if (!run || (id === undefined && this.#decider.hasRunConfig(run.id))) continue
+      run.syncRules(this.#decider.configOf(run.id).rules)
+      if (channels.runReset.hasSubscribers) channels.runReset.publish({ run: run.id })
+    }
+  }
+
+  /** A detached report of a run, now (empty for a run not kept). */
+  reportNow(id: string): Report {
+    return this.#decider.reportOf(this.#runs.get(id) ?? new Run(id, this.#decider.clock.now(), this.#decider.configOf(id).rules), this.committingRoutes)
+  }
+
+  /** A run's claims judged as its report would hold them; undefined when it has none. */
+  claimsOf(id: string): Report['claims'] {
+    const run = this.#runs.get(id)
+    return run?.claims.size ? structuredClone(this.#decider.judge(run.claims, run, this.committingRoutes)) : undefined
+  }
+
+  /** Record that the exchange `call` names committed `(name, key)` (checked by the caller): its identity of the raw pair, redacted values kept. */
+  recordEffect(name: string, key: string, call: string): EffectRecord {
+    const exchange = this.#exchanges.get(call)
+    if (!exchange || !exchange.record) {
+      throw new EffectError('ERR_EFFECT_INVALID', `Failed to record an effect: no exchange "${call.slice(0, 64)}" in this storm. Was the run reset, or did the request bypass toolstorm?`)
+    }
+    const run = exchange.run
+    if (run.effects.length >= MAX_EFFECTS) throw new EffectError('ERR_EFFECT_LIMIT', `Failed to record an effect: the run already holds ${MAX_EFFECTS} effects.`)
+    const redactor = this.#decider.redactor
+    const safeName = redactor.text(name)
+    const safeKey = redactor.text(key)
+    const effect: EffectRecord = { name: safeName, key: safeKey, call: exchange.record.id, at: roundSeconds(this.#decider.clock.now() - run.start), identity: run.identityOf(name, key), redacted: safeName !== name || safeKey !== key }
+    this.addEffect(run, exchange.record.route, effect)
+    if (channels.commitReported.hasSubscribers) channels.commitReported.publish({ run: run.id, exchangeId: call, effect })
+    return effect
   }
 
   async report(run?: string) {
     // An evicted run is not an empty one: say so.
     if (run !== undefined && this.#evicted.has(run)) throw new ToolstormError('ERR_RUN_EVICTED', `Failed to report run "${run}": it was evicted (this proxy keeps the last ${this.maxRuns} runs, --max-runs; ${this.evictedRuns} evicted so far). Its report is gone; raise --max-runs, or keep the runs that went wrong with --incidents.`)
-    return this.#decider.report(run)
+    return this.reportNow(run ?? DEFAULT_RUN)
   }
 
   async runIds() {
@@ -191,7 +230,8 @@ export class MemoryLedger implements RunLedger {
     if (!options.trusted && !this.#exchanges.has(call)) {
       throw new EffectError('ERR_EFFECT_INVALID', 'Failed to record an effect: the call id names no live exchange. Pass the x-toolstorm-call header of the request being served.')
     }
-    return this.#decider.effect(name as string, key as string, { call })
+    checkEffectInput(name, key)
+    return this.recordEffect(name, key as string, call)
   }
 
   async refuseEffect(reason: string, call?: string) {
@@ -201,7 +241,7 @@ export class MemoryLedger implements RunLedger {
 
   /** A claim's run (a direct one's or a span's): the run it names if known (a mistyped id cannot hide claims in a run nobody reports), else its trace's, else the unnamed run. */
   claimRun(named: string | undefined, traceId: string | null): string {
-    return (named !== undefined && (this.#runs.has(named) || this.#decider.knowsRun(named)) ? named : undefined) ?? (traceId !== null ? this.#runOfTrace(traceId) : undefined) ?? this.#decider.unnamedRun()
+    return this.#decider.claimRun(named, (id) => this.#runs.has(id), traceId === null ? undefined : this.#traceRuns.get(traceId))
   }
 
   async addClaim(claim: NewClaim) {
@@ -218,7 +258,7 @@ export class MemoryLedger implements RunLedger {
 
   async feedSnapshot(id: string): Promise<FeedSnapshot> {
     const run = this.#runs.get(id)
-    const report = this.#decider.report(run ? id : NO_RUN)
+    const report = this.reportNow(run ? id : NO_RUN)
     return {
       exists: run !== undefined,
       report: run ? report : { ...report, run: id },
@@ -247,7 +287,7 @@ export class MemoryLedger implements RunLedger {
       stats: run ? { calls: run.callCount, droppedCalls: run.droppedCalls, budgetRejections: run.budgetRejections } : { calls: 0, droppedCalls: 0, budgetRejections: 0 },
       runCount: this.#runs.size,
       more: false,
-      claims: this.#decider.claimsOf(id) ?? [],
+      claims: this.claimsOf(id) ?? [],
     }
   }
 

@@ -9,6 +9,7 @@
  *
  * @see ../../../docs/scale-out.md
  */
+import { EffectError } from '../../errors.js'
 import type { Exchange } from '../exchange.js'
 import type { StormConfig } from '../schema/config.js'
 import type { EffectRecord, Report } from '../schema/report.js'
@@ -16,6 +17,16 @@ import type { HeaderMap } from '../http.js'
 import type { RequestReading } from '../request-reading.js'
 import type { StoredClaim } from '../run-claims.js'
 import type { RunFeed } from './run-feed.js'
+
+/** Effects a run holds at most. */
+export const MAX_EFFECTS = 10_000
+
+/** Throws `ERR_EFFECT_INVALID` unless `name` and `key` are strings of 1–200 characters. */
+export function checkEffectInput(name: unknown, key: unknown): asserts name is string {
+  if (typeof name !== 'string' || typeof key !== 'string' || name.length < 1 || name.length > 200 || key.length < 1 || key.length > 200) {
+    throw new EffectError('ERR_EFFECT_INVALID', 'Failed to record an effect: name and key must be strings of 1–200 characters.')
+  }
+}
 
 export interface BeginRequest {
   readonly method: string
