@@ -13,6 +13,9 @@ import { channels } from './evidence/channels.js'
 
 export type ExchangeOutcome = 'response' | 'reset' | 'error' | 'cancelled'
 
+/** How an exchange ended for its client: the flow decides it, then finishes the exchange with it in one place (exchange-flow.ts). */
+export type ExchangeEnding = { readonly outcome: 'response'; readonly status: number; readonly error?: string } | { readonly outcome: Exclude<ExchangeOutcome, 'response'>; readonly status: number | null; readonly error: string }
+
 /** What the storm remembers of an exchange for late effect reports: small on purpose. */
 export interface ExchangeEntry {
   readonly run: Run
