@@ -14,7 +14,7 @@ import { adminTokenLines, adminTokenOptions, adminTokenShown, type AdminTokenArg
 import { onStopRequest, type StopOptions } from '../stop-request.js'
 import { incidentsFromArgs, recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
 import type { FlightRecorder } from '../../incidents/flight-recorder.js'
-import { cassetteAdminRoute } from '../../cassette/record/cassette-admin-route.js'
+import { cassetteAdminRoute } from '../../proxy/admin/cassette-admin-route.js'
 import { DEFAULT_MAX_RUNS } from '../../engine/ledger/memory-ledger.js'
 import { stateFromArgs, stateOptions, type StateArgs } from '../state-args.js'
 import { describeOmitted, reportDocument, stormFromArgs } from '../storm-from-args.js'

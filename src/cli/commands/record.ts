@@ -6,7 +6,7 @@
 import type { Argv, CommandModule } from 'yargs'
 import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { startProxy } from '../../proxy/proxy-server.js'
-import { cassetteAdminRoute } from '../../cassette/record/cassette-admin-route.js'
+import { cassetteAdminRoute } from '../../proxy/admin/cassette-admin-route.js'
 import { httpsOptionsFromArgs } from '../https-args.js'
 import { printError, printLine } from '../output.js'
 import { commandEnvironment, runCommand } from '../run-command.js'
