@@ -5,7 +5,7 @@
  */
 import { errorBody } from '../error-body.js'
 import { exchangeContext } from './exchange-context.js'
-import type { Exchange, ExchangeEnding } from './exchange.js'
+import type { Exchange } from './exchange.js'
 import { CONTROL_HEADERS, errorCode, flattenHeaders, HEADER_CALL, type HeaderMap, type ResponseView, retryAfterSeconds } from './http.js'
 import type { FaultAction, FaultContext } from './faults/fault.js'
 import { type ExchangeTransport, type ForwardOptions, type PassThroughHooks, type SourceAction, type UpstreamResponse } from './exchange-transport.js'
@@ -82,9 +82,9 @@ function passThroughHooks(exchange: Exchange, io: ExchangeTransport): PassThroug
       return end ? (chunk) => end?.push(chunk) : undefined
     },
     failedBeforeHead(error) {
-      const ending = passOnBreak(exchange, error, io) ?? unreachable(exchange, error)
+      const ending = passOnBreak(exchange, error, io) ?? unreachable(exchange, error, io)
       exchange.finish(ending.outcome, ending.status, ending.error)
-      return ending === UNREACHABLE ? unreachableReply(exchange, error, io) : null
+      return ending.reply ?? null
     },
     done(outcome, status, error) {
       // A client that leaves once its stream's final event reached it got the whole answer.
@@ -107,34 +107,28 @@ function recordUpstreamHead(exchange: Exchange, status: number, headers: HeaderM
  * may have committed): a transparent proxy passes the break on, so the client is reset, as the
  * upstream itself would leave it, and the call is recorded executed with what the upstream did (#36).
  */
-function passOnBreak(exchange: Exchange, error: unknown, io: ExchangeTransport): ExchangeEnding | null {
+function passOnBreak(exchange: Exchange, error: unknown, io: ExchangeTransport): FlowEnding | null {
   const code = UPSTREAM_BREAKS.get(errorCode(error))
   if (code === undefined) return null
   exchange.markExecuted()
   io.reset()
-  return { outcome: 'reset', status: null, error: code }
+  return exchange.ended({ outcome: 'reset', status: null, error: code })
 }
 
-/** An unreachable upstream: executed unless the request never left; the client gets a 502 (`unreachableReply`). */
-function unreachable(exchange: Exchange, error: unknown): typeof UNREACHABLE {
-  if (!CONNECT_ERRORS.has(errorCode(error))) exchange.markExecuted()
-  return UNREACHABLE
-}
-
-function unreachableReply(exchange: Exchange, error: unknown, io: ExchangeTransport): Reply {
+/** An unreachable upstream: executed unless the request never left; the client gets a 502, sent once the exchange is finished. */
+function unreachable(exchange: Exchange, error: unknown, io: ExchangeTransport): FlowEnding {
   const code = errorCode(error)
+  if (!CONNECT_ERRORS.has(code)) exchange.markExecuted()
   const method = exchange.request.method
   const upstream = io.upstreamFailed?.(method, code) ?? exchange.record?.url
   const body = new TextEncoder().encode(
     JSON.stringify(errorBody('upstream_unreachable', 'ERR_UPSTREAM_UNREACHABLE', `Failed to reach the upstream for "${method} ${upstream}": ${code}.`)),
   )
-  return { status: 502, headers: { 'content-type': 'application/json' }, body }
+  return { outcome: 'response', status: 502, error: 'UPSTREAM_UNREACHABLE', reply: { status: 502, headers: { 'content-type': 'application/json' }, body } }
 }
 
-type Reply = { status: number; headers: Record<string, string>; body: Uint8Array }
 /** How `drive` ended an exchange. `reply`: an unreachable upstream's 502, sent once the exchange is finished (recorded whether or not the client takes it). */
-type FlowEnding = RelayEnding & { readonly reply?: Reply; readonly failed?: true }
-const UNREACHABLE = { outcome: 'response', status: 502, error: 'UPSTREAM_UNREACHABLE' } as const
+type FlowEnding = RelayEnding & { readonly reply?: { status: number; headers: Record<string, string>; body: Uint8Array }; readonly failed?: true }
 const CANCELLED = { outcome: 'cancelled', status: null, error: 'CLIENT_ABORTED' } as const
 
 /** Drive the exchange, then finish it, the one place the flow does, with how it ended. */
@@ -143,11 +137,8 @@ async function runFlow(exchange: Exchange, transport: ExchangeTransport, observe
   const io = observer ? observed(exchange, transport, observer) : transport
   try {
     const ending = await drive(exchange, io, observer).catch((error: unknown): FlowEnding => (io.signal.aborted ? CANCELLED : { outcome: 'error', status: null, error: errorCode(error), failed: true }))
-    if (ending.reading) {
-      // The client's ending is recorded at once; the exchange closes once the upstream was read on.
-      exchange.end(ending.outcome, ending.status, ending.error)
-      await ending.reading
-    }
+    // The client's ending is recorded as it happened (`exchange.ended`); the exchange closes once the upstream was read on.
+    if (ending.reading) await ending.reading
     exchange.finish(ending.outcome, ending.status, ending.error)
     if (ending.failed) resetClient(io)
     else if (ending.reply) await io.respond(ending.reply).catch(() => io.signal.aborted || resetClient(io))
@@ -171,7 +162,7 @@ async function drive(exchange: Exchange, io: ExchangeTransport, observer: Exchan
       JSON.stringify(errorBody('call_budget_exhausted', 'ERR_CALL_BUDGET', 'The call budget of this run is exhausted; the request was not forwarded.')),
     )
     await io.respond({ status: BUDGET_REFUSAL_STATUS, headers: { 'content-type': 'application/json', 'x-toolstorm-refused': 'call-budget' }, body })
-    return { outcome: 'response', status: BUDGET_REFUSAL_STATUS }
+    return exchange.ended({ outcome: 'response', status: BUDGET_REFUSAL_STATUS })
   }
 
   const fault = exchange.fault
@@ -200,7 +191,7 @@ async function drive(exchange: Exchange, io: ExchangeTransport, observer: Exchan
     const ending = await carryOut(exchange, io, outcome.action)
     if (ending) return ending
     // The client may have left while the fault waited (latency): then nothing is forwarded.
-    if (io.signal.aborted) return CANCELLED
+    if (io.signal.aborted) return exchange.ended(CANCELLED)
   }
 
   const setHeaders: Record<string, string> = { [HEADER_CALL]: exchange.id }
@@ -224,7 +215,7 @@ async function drive(exchange: Exchange, io: ExchangeTransport, observer: Exchan
       : await io.forward(options)
   } catch (error) {
     if (io.signal.aborted || errorCode(error) === 'UND_ERR_ABORTED') throw error
-    return passOnBreak(exchange, error, io) ?? { ...unreachable(exchange, error), reply: unreachableReply(exchange, error, io) }
+    return passOnBreak(exchange, error, io) ?? unreachable(exchange, error, io)
   }
   // The source answered with an action instead of a response (a cassette's recorded reset).
   if ('action' in answer) return (await carryOut(exchange, io, answer.action))!
@@ -250,7 +241,7 @@ async function drive(exchange: Exchange, io: ExchangeTransport, observer: Exchan
       const { bytes, decoded } = buffered as { bytes: Uint8Array; decoded: boolean }
       const headers = flattenHeaders(upstream.headers, decoded ? ['content-encoding', 'content-length', 'transfer-encoding'] : ['content-length', 'transfer-encoding'])
       await io.respond({ status: upstream.status, headers, body: bytes })
-      return { outcome: 'response', status: upstream.status }
+      return exchange.ended({ outcome: 'response', status: upstream.status })
     }
   }
 
@@ -263,7 +254,7 @@ async function drive(exchange: Exchange, io: ExchangeTransport, observer: Exchan
     // A client that leaves once its stream's final event reached it got the whole answer.
     if (!(end?.reached && io.signal.aborted)) throw error
   }
-  return { outcome: 'response', status: upstream.status }
+  return exchange.ended({ outcome: 'response', status: upstream.status })
 }
 
 /** `upstream` with each body chunk shown to `end` as it is handed on to the client. */
@@ -346,10 +337,10 @@ async function carryOut(exchange: Exchange, io: ExchangeTransport, action: Fault
       return null
     case 'reset':
       io.reset()
-      return { outcome: 'reset', status: null, error: 'ECONNRESET' }
+      return exchange.ended({ outcome: 'reset', status: null, error: 'ECONNRESET' })
     case 'respond':
       await io.respond({ status: action.status, headers: action.headers, body: action.body })
-      return { outcome: 'response', status: action.status }
+      return exchange.ended({ outcome: 'response', status: action.status })
     case 'stream':
       return relayStream(exchange, io, upstream, action.transform)
   }

@@ -155,6 +155,12 @@ export class Exchange {
     record.elapsed = Math.max(0, roundSeconds(this.elapsedSinceStart() - record.started))
   }
 
+  /** `end` with an ending the flow decided, recorded the moment the client sees it; returns it for the flow to finish with. */
+  ended<E extends ExchangeEnding>(ending: E): E {
+    this.end(ending.outcome, ending.status, ending.error)
+    return ending
+  }
+
   /** End the exchange and close it. Later calls are ignored: the first ending is what the client saw. */
   finish(outcome: ExchangeOutcome, status: number | null, error: string | null = null): void {
     if (this.entry.done) return

@@ -16,7 +16,7 @@ import { readOn } from './read-on.js'
 /** Response headers that no longer hold once the body is changed. */
 const STALE_HEADERS = new Set(['content-length', 'content-md5', 'digest', 'etag', 'transfer-encoding'])
 
-/** How a relayed stream ended; `reading`: the rest of a cut stream still read on, the exchange closes once it ends. */
+/** How a relayed stream ended (recorded as the client sees it); `reading`: the rest of a cut stream still read on, the exchange closes once it ends. */
 export type RelayEnding = ExchangeEnding & { readonly reading?: Promise<void> | null }
 
 /**
@@ -31,7 +31,7 @@ export async function relayStream(exchange: Exchange, io: ExchangeTransport, ups
   const answered = { outcome: 'response', status } as const
   if (!io.open) {
     await io.relay(upstream)
-    return answered
+    return exchange.ended(answered)
   }
   const headers: HeaderMap = {}
   for (const [name, value] of Object.entries(upstream.headers)) {
@@ -76,7 +76,7 @@ export async function relayStream(exchange: Exchange, io: ExchangeTransport, ups
     if (writer.closed.aborted) {
       // The client left: closing what is left of the response tells observers the body ended here.
       writer.abort()
-      return end?.reached ? answered : { outcome: 'cancelled', status, error: 'CLIENT_ABORTED' }
+      return exchange.ended(end?.reached ? answered : { outcome: 'cancelled', status, error: 'CLIENT_ABORTED' })
     }
     // The upstream broke off mid-body: the client must see a broken connection, never a clean end.
     writer.reset()
@@ -96,17 +96,17 @@ export async function relayStream(exchange: Exchange, io: ExchangeTransport, ups
     case 'continue':
     case 'end':
       writer.end()
-      return answered
+      return exchange.ended(answered)
     case 'abort':
       writer.abort()
-      return { outcome: 'error', status, error: 'STREAM_CUT', reading }
+      return exchange.ended({ outcome: 'error', status, error: 'STREAM_CUT', reading })
     case 'reset':
       writer.reset()
-      return { outcome: 'reset', status, error: 'ECONNRESET', reading }
+      return exchange.ended({ outcome: 'reset', status, error: 'ECONNRESET', reading })
     case 'stall': {
       const left = await hold(exchange, writer, step.holdSeconds ?? 0)
       writer.abort()
-      return left ? { outcome: 'cancelled', status, error: 'CLIENT_ABORTED', reading } : { outcome: 'error', status, error: 'STREAM_CUT', reading }
+      return exchange.ended(left ? { outcome: 'cancelled', status, error: 'CLIENT_ABORTED', reading } : { outcome: 'error', status, error: 'STREAM_CUT', reading })
     }
   }
 }
