@@ -1,7 +1,7 @@
 import path from 'node:path'
 import { describe, expect } from 'vitest'
 import { Cassette } from '../../src/cassette/format/cassette.js'
-import { formatReplayTable } from '../../src/cassette/replay/replay-session.js'
+import { formatReplayTable } from '../../src/cassette/replay/replay-table.js'
 import { startReplayServer, type ReplayServer } from '../../src/proxy/replay/replay-server.js'
 import { createStorm } from '../../src/create-storm.js'
 import { clientFor, recordThroughProxy, shippingTraffic } from '../helpers/cassette.js'

@@ -13,7 +13,7 @@ import { createCassetteRecorder } from '../../cassette/record/cassette-recorder.
 import { cassetteAdminRoute } from '../../proxy/admin/cassette-admin-route.js'
 import { replaySource } from '../../cassette/replay/replay-source.js'
 import { replayAdminRoute } from '../../proxy/replay/replay-server.js'
-import { formatReplayTable } from '../../cassette/replay/replay-session.js'
+import { formatReplayTable } from '../../cassette/replay/replay-table.js'
 import { createRedactor } from '../../redact/index.js'
 import type { ContinuedRun } from '../../stdio/run-state.js'
 import { printError } from '../output.js'

@@ -8,7 +8,7 @@
 import type { Argv, CommandModule } from 'yargs'
 import { Cassette } from '../../cassette/format/cassette.js'
 import { replayReport } from '../../cassette/replay/replay-report.js'
-import { formatReplayTable } from '../../cassette/replay/replay-session.js'
+import { formatReplayTable } from '../../cassette/replay/replay-table.js'
 import { startReplayServer } from '../../proxy/replay/replay-server.js'
 import type { ReplayServerMode } from '../../proxy/replay/replay-server-options.js'
 import { REPLAY_SPEEDS, type ReplaySpeed } from '../../cassette/replay/replay-stream.js'

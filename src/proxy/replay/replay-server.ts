@@ -31,7 +31,9 @@ import { replayServerOptionsSchema, type ReplayServerMode, type ReplayServerOpti
 import { createCassetteRecorder, type CassetteRecorder } from '../../cassette/record/cassette-recorder.js'
 import { mergeSession } from '../../cassette/replay/merge-session.js'
 import { replayReport, type ReplayReport } from '../../cassette/replay/replay-report.js'
-import { formatReplayTable, type ReplaySession, type ReplayVerdict } from '../../cassette/replay/replay-session.js'
+import type { ReplaySession } from '../../cassette/replay/replay-session.js'
+import { formatReplayTable } from '../../cassette/replay/replay-table.js'
+import type { ReplayVerdict } from '../../cassette/replay/replay-verdict.js'
 import { replaySource, type ReplayMode } from '../../cassette/replay/replay-source.js'
 
 
