@@ -30,6 +30,10 @@ export default defineConfig({
           // and a CI run on a loaded 2-core machine saw such a case pass 30 s. A hang still ends.
           testTimeout: 60_000,
           hookTimeout: 60_000,
+          // expect.poll waits for an event (a child's answer, a report field): 1 s, vitest's default, is
+          // less than a child process takes to start on a loaded 2-core machine. A condition that never
+          // holds still fails, after 15 s.
+          expect: { poll: { timeout: 15_000 } },
         },
       },
       {
@@ -41,6 +45,7 @@ export default defineConfig({
           globalSetup: ['test/ui/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 90_000,
+          expect: { poll: { timeout: 15_000 } },
           fileParallelism: false,
         },
       },

@@ -43,7 +43,7 @@ describe('cassette export on the admin API', () => {
     expect((await admin('DELETE', '/cassette')).status).toBe(400)
     // Forgotten while its exchange is in flight: its line is not written when it ends, and forgetting did not wait for it.
     const slow = fetch(`${proxy.url}/slow?ms=300`, { headers: { 'x-toolstorm-run': 'w3' } }).then((response) => response.text())
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    await expect.poll(() => upstream.hits('/slow'), { timeout: 5000, interval: 5 }).toBe(1)
     expect(await (await admin('DELETE', '/cassette?run=w3')).json()).toEqual({ ok: true, run: 'w3', exchanges: 0 })
     await slow
     expect((await recorder.cassette()).exchanges.map((exchange) => exchange.run)).toEqual(['w2'])

@@ -16,7 +16,7 @@ async function waitForExchanges(file: string, n: number): Promise<Cassette> {
   while (Date.now() < deadline) {
     const cassette = await Cassette.load(file).catch(() => null)
     if (cassette && cassette.exchanges.length >= n) return cassette
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    await new Promise((resolve) => setTimeout(resolve, 25))
   }
   throw new Error(`no cassette with ${n} exchanges in ${file}`)
 }
@@ -29,10 +29,11 @@ describe('recording durability', { timeout: 120_000 }, () => {
     await waitForExchanges(file, 5)
     // Keep traffic flowing, then kill it in the middle of it.
     let stop = false
+    let answered = 0
     const traffic = (async () => {
-      for (let i = 0; !stop; i++) await fetch(`${recorder.url}/items/k${i}`).then((r) => r.text()).catch(() => undefined)
+      for (let i = 0; !stop; i++) await fetch(`${recorder.url}/items/k${i}`).then(async (r) => (await r.text(), answered++)).catch(() => undefined)
     })()
-    await new Promise((resolve) => setTimeout(resolve, 1500))
+    await expect.poll(() => answered, { timeout: 10_000, interval: 10 }).toBeGreaterThanOrEqual(20)
     recorder.child.kill('SIGKILL')
     await recorder.exited
     stop = true
@@ -61,7 +62,8 @@ describe('recording durability', { timeout: 120_000 }, () => {
     await waitForExchanges(file, 10)
     // These come after the file was last seen whole: before the fix they lived only in a journal beside it.
     for (let i = 0; i < 20; i++) await (await fetch(`${first.url}/items/b${i}`)).text()
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    // Once they are written into the file (a kill -9 must not take them back).
+    await waitForExchanges(file, 50)
     first.child.kill('SIGKILL')
     await first.exited
     // A supervisor restarts the same command.

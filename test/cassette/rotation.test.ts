@@ -4,7 +4,7 @@
  */
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { describe, expect } from 'vitest'
+import { describe, expect, onTestFinished, vi } from 'vitest'
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { indexFileFor, partFileFor, type IndexLine } from '../../src/cassette/record/cassette-parts.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
@@ -23,8 +23,33 @@ async function partsOf(dir: string, stem: string): Promise<string[]> {
   return (await readdir(dir)).filter((name) => new RegExp(`^${stem}-\\d{4}\\.jsonl$`).test(name)).sort().map((name) => path.join(dir, name))
 }
 
+/**
+ * Time stands still for the recorder (and the rest of this process) until the test moves it: a run
+ * goes idle when the test says so, not when a loaded machine happens to be slow. Only `Date` is
+ * faked (rotation reads `Date.now()`); timers and I/O stay real.
+ */
+function freezeDate(): void {
+  vi.useFakeTimers({ toFake: ['Date'] })
+  onTestFinished(() => void vi.useRealTimers())
+}
+
+const advanceDate = (ms: number) => vi.setSystemTime(Date.now() + ms)
+
+/** Request URLs of the exchange lines written so far into the parts (a line being written is not one yet). */
+async function writtenUrls(dir: string, stem: string): Promise<Set<string>> {
+  const urls = new Set<string>()
+  for (const part of await partsOf(dir, stem)) {
+    for (const line of (await readFile(part, 'utf8')).split('\n').slice(0, -1)) {
+      const url = (JSON.parse(line) as { request?: { url?: string } }).request?.url
+      if (url !== undefined) urls.add(url)
+    }
+  }
+  return urls
+}
+
 describe('rotation', { timeout: 120_000 }, () => {
   it('starts the next part without a gap, keeps an active run in its part until it goes idle, and the index says where each run is', async ({ dir, upstream }) => {
+    freezeDate()
     const file = path.join(dir, 'rotated.jsonl')
     // Each line is about 700 bytes: the first part is full after 3.
     const proxy = await startProxy({ targets: [upstream.url], record: { file, rotate: { maxBytes: 2048, runIdleMs: 2000 }, checkpointMs: 100 } })
@@ -32,8 +57,13 @@ describe('rotation', { timeout: 120_000 }, () => {
     for (let i = 0; i < 6; i++) await get(proxy.url, `/items/a${i}`, 'a')
     // Run b starts after the rotation: the next part.
     for (let i = 0; i < 2; i++) await get(proxy.url, `/items/b${i}`, 'b')
-    // a goes idle; its next exchanges follow it into the current part, and the index says so.
-    await new Promise((resolve) => setTimeout(resolve, 2600))
+    // Every line is written (a run's last activity is when its line is), then a goes idle; its next
+    // exchanges follow it into the current part, and the index says so.
+    await proxy.recorder!.settled()
+    await proxy.recorder!.checkpoint()
+    advanceDate(2600)
+    // The next checkpoint (every 100 ms) closes the first part, a being idle.
+    await expect.poll(async () => (await indexLines(file)).some((line) => 'closed' in line && line.part === 'rotated-0001.jsonl'), { timeout: 5000, interval: 20 }).toBe(true)
     await get(proxy.url, '/items/a-late', 'a')
     await proxy.close()
 
@@ -70,11 +100,12 @@ describe('rotation', { timeout: 120_000 }, () => {
   })
 
   it('keeps at most --rotate-keep parts, deleting the oldest and saying so in the index', async ({ dir, upstream }) => {
+    freezeDate()
     const file = path.join(dir, 'kept.jsonl')
     const proxy = await startProxy({ targets: [upstream.url], record: { file, rotate: { maxBytes: 1024, keep: 2, runIdleMs: 1 } } })
     for (let i = 0; i < 6; i++) {
       await get(proxy.url, `/items/k${i}`, `run-${i}`)
-      await new Promise((resolve) => setTimeout(resolve, 5))
+      advanceDate(5)
     }
     await proxy.close()
     const parts = await partsOf(dir, 'kept')
@@ -93,24 +124,36 @@ describe('rotation', { timeout: 120_000 }, () => {
     const done: Array<{ url: string; phase: number }> = []
     let phase = 1
     let stop = false
+    let inFlight = 0
+    let resume = () => {}
+    let paused: Promise<void> | null = null
     const traffic = [0, 1, 2].map(async (run) => {
       for (let i = 0; !stop; i++) {
-        if (phase === 0) {
-          await new Promise((resolve) => setTimeout(resolve, 10))
-          continue
-        }
+        if (paused) await paused
         const p = `/items/r${run}-${i}`
         const at = phase
+        inFlight++
         const ok = await get(first.url, p, `run-${run}`).then(() => true, () => false)
+        inFlight--
         if (ok) done.push({ url: p, phase: at })
       }
     })
-    await new Promise((resolve) => setTimeout(resolve, 1200))
-    // A pause lets the recorder write what it holds (each new part costs an fsync), then traffic again, and the kill lands in it.
+    const answered = (at: number) => done.filter((d) => d.phase === at)
+    await expect.poll(async () => answered(1).length > 10 && (await partsOf(dir, 'killed')).length > 3, { timeout: 30_000, interval: 20 }).toBe(true)
+    // A pause lets the recorder write what it holds (each new part costs an fsync): until every answered exchange is in a part.
     phase = 0
-    await new Promise((resolve) => setTimeout(resolve, 1000))
+    paused = new Promise<void>((resolve) => (resume = resolve))
+    const unwritten = async () => {
+      if (inFlight > 0) return [`${inFlight} request(s) in flight`]
+      const written = await writtenUrls(dir, 'killed')
+      return answered(1).filter((d) => !written.has(d.url)).map((d) => d.url)
+    }
+    await expect.poll(unwritten, { timeout: 30_000, interval: 20 }).toEqual([])
+    // Then traffic again, and the kill lands in it.
     phase = 2
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    paused = null
+    resume()
+    await expect.poll(() => answered(2).length, { timeout: 30_000, interval: 5 }).toBeGreaterThanOrEqual(3)
     first.child.kill('SIGKILL')
     await first.exited
     stop = true

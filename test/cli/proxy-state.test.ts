@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process'
 import { readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { describe, expect } from 'vitest'
+import { describe, expect, vi } from 'vitest'
 import type { Report } from '../../src/engine/schema/report.js'
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { startReplayServer } from '../../src/proxy/replay/replay-server.js'
@@ -51,10 +51,15 @@ async function shareRunAcrossTwoReplicas({ dir, upstream }: { dir: string; upstr
   const statuses: number[] = []
   for (const proxy of [a, b, a]) statuses.push((await fetch(`${proxy.url}/items/${run}`, { headers: { 'x-toolstorm-run': run } })).status)
   expect(statuses).toEqual([200, 503, 200])
-  await new Promise((resolve) => setTimeout(resolve, 100))
-  const report = await runCli(['report', ...state, '--run', run])
-  expect(report.code).toBe(0)
-  expect((JSON.parse(report.stdout) as Report).calls.map((call) => [call.id, call.status])).toEqual([[1, 200], [2, 503], [3, 200]])
+  // A finished call is written just after its answer: read again until the last one is in.
+  await vi.waitFor(
+    async () => {
+      const report = await runCli(['report', ...state, '--run', run])
+      expect(report.code).toBe(0)
+      expect((JSON.parse(report.stdout) as Report).calls.map((call) => [call.id, call.status])).toEqual([[1, 200], [2, 503], [3, 200]])
+    },
+    { timeout: 20_000, interval: 50 },
+  )
   return [a, b]
 }
 

@@ -140,7 +140,8 @@ describe('a toolstorm whose parent exits', () => {
     const report = `${marker}-report.json`
     const parent = await start(process.execPath, launcher(['proxy', '--target', upstream.url, '--port', '0', '--admin-port', '0', '--report', report, '--no-exit-with-parent']))
     parent.child.kill('SIGKILL')
-    // Several times the interval at which the parent is looked at.
+    // Several times the interval at which the parent is looked at (a negative: it does not stop,
+    // so there is no event to wait for).
     await new Promise((resolve) => setTimeout(resolve, 1_500))
     expect((await fetch(`${parent.url}/items/a`)).status).toBe(200)
     const [pid] = toolstormPids(marker)

@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import net from 'node:net'
+import { createClient } from 'redis'
 import { runsHere } from './skipped-groups.js'
 
 export const REDIS_SERVER = process.env.TOOLSTORM_REDIS_SERVER ?? '/usr/bin/redis-server'
@@ -17,6 +18,12 @@ export interface RedisServer {
   kill(): Promise<void>
   /** Start it again on the same port, empty. */
   restart(): Promise<void>
+  /**
+   * Freeze it (SIGSTOP: connections stay open, nothing is answered, as on a frozen host or during a
+   * long fork) until the returned `thaw` (SIGCONT), which resolves once it answers again (a second
+   * call does nothing).
+   */
+  freeze(): () => Promise<void>
   close(): Promise<void>
 }
 
@@ -94,8 +101,27 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
       running.kill('SIGKILL')
     })
   }
+  const freeze = () => {
+    const frozen = child
+    if (!frozen || frozen.exitCode !== null) throw new Error('redis-server is not running: nothing to freeze')
+    frozen.kill('SIGSTOP')
+    let thawed: Promise<void> | undefined
+    const thaw = async () => {
+      frozen.kill('SIGCONT')
+      if (frozen.exitCode === null && frozen.signalCode === null) await answers()
+    }
+    return () => (thawed ??= thaw())
+  }
   await launch()
   const credentials = options.password ? `:${encodeURIComponent(options.password)}@` : ''
   const url = socket ? `unix://${credentials}${socket}` : `${options.tls ? 'rediss' : 'redis'}://${credentials}127.0.0.1:${port}`
-  return { port, url, kill, restart: launch, close: kill }
+  /** Resolves once a PING is answered (a TCP url: the only kind `freeze` is used with). */
+  const answers = async () => {
+    const client = createClient({ url })
+    client.on('error', () => undefined)
+    await client.connect()
+    await client.sendCommand(['PING'])
+    await client.close()
+  }
+  return { port, url, kill, restart: launch, close: kill, freeze }
 }

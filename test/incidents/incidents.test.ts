@@ -203,7 +203,8 @@ console.log(seen.join(' '))
     const traffic = [0, 1, 2, 3].map(async (worker) => {
       for (let i = 0; !stop; i++) await agentRun(url, `w${worker}-${i}`, '500').catch(() => undefined)
     })
-    await new Promise((resolve) => setTimeout(resolve, 2000))
+    // Once a few incidents are written, while more are: the kill lands among them.
+    await expect.poll(async () => (await readdir(dir).catch(() => [])).filter((name) => name.endsWith('.jsonl') && name !== 'index.jsonl').length, { timeout: 20_000, interval: 25 }).toBeGreaterThanOrEqual(4)
     child.kill('SIGKILL')
     await exited
     stop = true

@@ -66,7 +66,8 @@ describe('admin API', () => {
   it('lets in-flight requests finish under the rules they started with', async () => {
     const env = closing(await startProxied('reverse', { rules: [{ name: 'lag', route: 'GET /items/*', kind: 'latency', delay: 0.4 }] }))
     const inFlight = fetch(`${env.base}/items/slow`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    // Once it began, under the rules of then.
+    await expect.poll(() => env.proxy.storm.report().calls.map((call) => [call.route, call.outcome]), { timeout: 5000, interval: 5 }).toEqual([['GET /items/slow', 'running']])
     expect((await env.admin('/rules', { method: 'PUT', body: JSON.stringify({ rules: [{ name: 'down', route: 'GET /items/*', kind: 'unavailable' }] }) })).status).toBe(200)
     expect((await inFlight).status).toBe(200)
     expect((await fetch(`${env.base}/items/b`)).status).toBe(503)

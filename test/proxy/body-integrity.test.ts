@@ -103,7 +103,8 @@ describe('response bodies through the proxy', () => {
     const size = (id: number) => 80 * 1024 + id * 64
     client.pause()
     client.write(ids.map((id) => `GET /b?id=${id}&size=${size(id)} HTTP/1.1\r\nhost: localhost\r\n\r\n`).join(''))
-    // Meanwhile the socket's buffers fill and the proxy's writes queue up behind them.
+    // Meanwhile the socket's buffers fill and the proxy's writes queue up behind them (nothing
+    // marks them full: a fixed while).
     await new Promise((resolve) => setTimeout(resolve, 300))
     const raw: Buffer[] = []
     const expectedBytes = ids.reduce((sum, id) => sum + size(id), 0)

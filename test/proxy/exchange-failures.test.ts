@@ -141,6 +141,7 @@ describe('exchange failures', () => {
     const response = await fetch(`${env.proxy.url}/items/a`)
     expect(response.status).toBe(200)
     expect(await response.json()).toMatchObject({ id: 'a' })
+    // Once, not twice: a second report would come later, so a fixed while (a negative).
     await new Promise((resolve) => setTimeout(resolve, 50))
     expect(reported.map((error) => error.code)).toEqual(['ERR_EXCHANGE_FAILED'])
   })

@@ -85,8 +85,11 @@ describe('proxy hardening', () => {
 
   it('does not leak the upstream socket when the client disconnects mid-body', async () => {
     let upstreamSawClose = false
+    let bodyArrived = () => {}
+    const midBody = new Promise<void>((resolve) => (bodyArrived = resolve))
     const upstream = http.createServer((req) => {
       req.on('close', () => (upstreamSawClose = true))
+      req.once('data', () => bodyArrived())
       req.resume()
     })
     closingServer(upstream)
@@ -95,7 +98,8 @@ describe('proxy hardening', () => {
     const socket = net.connect(Number(new URL(proxy.url).port), '127.0.0.1')
     await new Promise<void>((resolve) => socket.once('connect', () => resolve()))
     socket.write('POST /upload HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100000\r\n\r\n' + 'a'.repeat(1000))
-    await new Promise((resolve) => setTimeout(resolve, 150))
+    // Once the upstream is reading the body the proxy relays.
+    await midBody
     socket.destroy()
     const connections = () => new Promise<number>((resolve) => upstream.getConnections((_e, n) => resolve(n)))
     // Closing propagates through two sockets; give a loaded machine time, but bound it.

@@ -35,6 +35,8 @@ describe('pipelining bound', () => {
     let heads = ''
     for (let i = 0; i < REQUESTS; i++) heads += `GET /${i} HTTP/1.1\r\nHost: localhost\r\n\r\n`
     socket.write(heads)
+    // A negative (how far the proxy goes for a client that reads nothing): no event marks "no more",
+    // so the stall lasts a fixed while.
     await new Promise((resolve) => setTimeout(resolve, 1500))
     // What loopback's socket buffers absorb (a few MiB) plus the one response in flight; before
     // the bound, every pipelined request went upstream, on a connection of its own.

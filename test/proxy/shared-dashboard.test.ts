@@ -139,7 +139,8 @@ describe.skipIf(!hasRedis)("every replica's dashboard shows the whole run", () =
     await stream.opened
     const seen = stream.events
     await setting.redis!.kill()
-    // Polls fail meanwhile; the stream stays open.
+    // Polls fail meanwhile; the stream stays open (the outage lasts a fixed while: what is tested is
+    // that the stream outlives it).
     await new Promise((resolve) => setTimeout(resolve, 600))
     await setting.redis!.restart()
     let status = 0

@@ -280,8 +280,8 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
     await (await fetch(`${proxy.url}/items/x`, { headers: { 'x-toolstorm-run': 'brief' } })).arrayBuffer()
     await settledReport(proxy, 'brief', 1)
     expect(((await (await admin(proxy, '/runs')).json()) as { runs: unknown[] }).runs).toEqual([{ id: 'brief', calls: 1 }])
-    await new Promise((resolve) => setTimeout(resolve, 1300))
-    expect(((await (await admin(proxy, '/report?run=brief')).json()) as Report).calls).toEqual([])
+    // Redis expires the run's keys once the TTL has passed.
+    await expect.poll(async () => ((await (await admin(proxy, '/report?run=brief')).json()) as Report).calls, { timeout: 5000, interval: 50 }).toEqual([])
     expect(((await (await admin(proxy, '/runs')).json()) as { runs: unknown[] }).runs).toEqual([])
   })
 
@@ -303,15 +303,14 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
     const proxy = await replica({}, { rules: [{ name: 'elsewhere', route: 'POST /ship', kind: 'unavailable' }] })
     const state = proxy.state!
     await (await fetch(`${proxy.url}/items/warm`)).arrayBuffer()
-    await new Promise((resolve) => setTimeout(resolve, 50))
+    await settledReport(proxy, 'default', 1)
     const before = state.roundTrips
     for (let i = 0; i < 10; i++) await (await fetch(`${proxy.url}/items/${i}`)).arrayBuffer()
     const awaited = state.roundTrips - before
-    await new Promise((resolve) => setTimeout(resolve, 50))
     // One BEGIN the exchange waits for, then one FINISH written after the response (not waited for;
     // the last exchange's may still be on its way when the loop ends).
     expect(awaited).toBeGreaterThanOrEqual(19)
-    expect(state.roundTrips - before).toBe(20)
+    await expect.poll(() => state.roundTrips - before, { timeout: 5000, interval: 5 }).toBe(20)
     expect((await settledReport(proxy, 'default', 11)).calls).toHaveLength(11)
   })
 

@@ -399,7 +399,7 @@ describe('upstream pool', () => {
     const upstream = await rawServer(() => undefined)
     const pool = new UpstreamPool()
     const pending = send(pool, upstream.origin, { path: '/' })
-    await new Promise((resolve) => setTimeout(resolve, 30))
+    await expect.poll(() => upstream.requests(), { timeout: 5000, interval: 5 }).toBe(1)
     await pool.close()
     await expect(pending).rejects.toMatchObject({ code: 'UND_ERR_DESTROYED' })
     await expect(send(pool, upstream.origin, { path: '/' })).rejects.toMatchObject({ code: 'UND_ERR_DESTROYED' })
