@@ -18,6 +18,8 @@ export const NODE_SENSITIVE: readonly string[] = [
   'test/interceptors/**/*.test.ts',
   // The SDKs over the global fetch, and web streams.
   'test/streams/**/*.test.ts',
+  // Model calls: the provider SDKs over the global fetch, MSW and undici in-process.
+  'test/model-calls/**/*.test.ts',
   // The vitest fixture (MSW in-process) and its cassettes.
   'test/vitest/storm-fixture.test.ts',
   'test/vitest/use-cassette.test.ts',

@@ -11,7 +11,7 @@ import type { FaultAction, FaultContext } from './faults/fault.js'
 import { type ExchangeTransport, type ForwardOptions, type PassThroughHooks, type SourceAction, type UpstreamResponse } from './exchange-transport.js'
 import { readBodyDecoded } from './body.js'
 import { observeWriter } from './streams/response-writer.js'
-import { relayStream } from './streams/stream-relay.js'
+import { relayStream, type RelayEnding } from './streams/stream-relay.js'
 import { watchStreamEnd, type StreamEnd } from './streams/stream-end.js'
 
 /** Refusal when the run's call budget is spent: a harness limit, not an injected fault. */
@@ -82,7 +82,9 @@ function passThroughHooks(exchange: Exchange, io: ExchangeTransport): PassThroug
       return end ? (chunk) => end?.push(chunk) : undefined
     },
     failedBeforeHead(error) {
-      return passOnBreak(exchange, error, io) ? null : unreachableResponse(exchange, error, io)
+      const ending = passOnBreak(exchange, error, io) ?? unreachable(exchange, error, io)
+      exchange.finish(ending.outcome, ending.status, ending.error)
+      return ending.reply ?? null
     },
     done(outcome, status, error) {
       // A client that leaves once its stream's final event reached it got the whole answer.
@@ -105,57 +107,62 @@ function recordUpstreamHead(exchange: Exchange, status: number, headers: HeaderM
  * may have committed): a transparent proxy passes the break on, so the client is reset, as the
  * upstream itself would leave it, and the call is recorded executed with what the upstream did (#36).
  */
-function passOnBreak(exchange: Exchange, error: unknown, io: ExchangeTransport): boolean {
+function passOnBreak(exchange: Exchange, error: unknown, io: ExchangeTransport): FlowEnding | null {
   const code = UPSTREAM_BREAKS.get(errorCode(error))
-  if (code === undefined) return false
+  if (code === undefined) return null
   exchange.markExecuted()
   io.reset()
-  exchange.finish('reset', null, code)
-  return true
+  return exchange.ended({ outcome: 'reset', status: null, error: code })
 }
 
-/** Record an unreachable upstream and build the 502 the client gets. */
-function unreachableResponse(exchange: Exchange, error: unknown, io: ExchangeTransport): { status: number; headers: Record<string, string>; body: Uint8Array } {
+/** An unreachable upstream: executed unless the request never left; the client gets a 502, sent once the exchange is finished. */
+function unreachable(exchange: Exchange, error: unknown, io: ExchangeTransport): FlowEnding {
   const code = errorCode(error)
   if (!CONNECT_ERRORS.has(code)) exchange.markExecuted()
-  exchange.finish('response', 502, 'UPSTREAM_UNREACHABLE')
   const method = exchange.request.method
   const upstream = io.upstreamFailed?.(method, code) ?? exchange.record?.url
   const body = new TextEncoder().encode(
     JSON.stringify(errorBody('upstream_unreachable', 'ERR_UPSTREAM_UNREACHABLE', `Failed to reach the upstream for "${method} ${upstream}": ${code}.`)),
   )
-  return { status: 502, headers: { 'content-type': 'application/json' }, body }
+  return { outcome: 'response', status: 502, error: 'UPSTREAM_UNREACHABLE', reply: { status: 502, headers: { 'content-type': 'application/json' }, body } }
 }
 
-async function runFlow(exchange: Exchange, io: ExchangeTransport, observer: ExchangeObserver | undefined): Promise<void> {
+/** How `drive` ended an exchange. `reply`: an unreachable upstream's 502, sent once the exchange is finished (recorded whether or not the client takes it). */
+type FlowEnding = RelayEnding & { readonly reply?: { status: number; headers: Record<string, string>; body: Uint8Array }; readonly failed?: true }
+const CANCELLED = { outcome: 'cancelled', status: null, error: 'CLIENT_ABORTED' } as const
+
+/** Drive the exchange, then finish it, the one place the flow does, with how it ended. */
+async function runFlow(exchange: Exchange, transport: ExchangeTransport, observer: ExchangeObserver | undefined): Promise<void> {
   observer?.onStart?.(exchange)
+  const io = observer ? observed(exchange, transport, observer) : transport
   try {
-    await drive(exchange, io, observer)
-  } catch (error) {
-    if (io.signal.aborted) {
-      exchange.finish('cancelled', null, 'CLIENT_ABORTED')
-    } else {
-      exchange.finish('error', null, errorCode(error))
-      try {
-        io.reset()
-      } catch {
-        // The client is already gone.
-      }
-    }
+    const ending = await drive(exchange, io, observer).catch((error: unknown): FlowEnding => (io.signal.aborted ? CANCELLED : { outcome: 'error', status: null, error: errorCode(error), failed: true }))
+    // The client's ending is recorded as it happened (`exchange.ended`); the exchange closes once the upstream was read on.
+    if (ending.reading) await ending.reading
+    exchange.finish(ending.outcome, ending.status, ending.error)
+    if (ending.failed) resetClient(io)
+    else if (ending.reply) await io.respond(ending.reply).catch(() => io.signal.aborted || resetClient(io))
   } finally {
-    io.settle?.()
+    transport.settle?.()
     observer?.onFinished?.(exchange)
   }
 }
 
-async function drive(exchange: Exchange, transport: ExchangeTransport, observer: ExchangeObserver | undefined): Promise<void> {
-  const io = observer ? observed(exchange, transport, observer) : transport
+function resetClient(io: ExchangeTransport): void {
+  try {
+    io.reset()
+  } catch {
+    // The client is already gone.
+  }
+}
+
+async function drive(exchange: Exchange, io: ExchangeTransport, observer: ExchangeObserver | undefined): Promise<FlowEnding> {
   if (exchange.refused) {
     const body = new TextEncoder().encode(
       JSON.stringify(errorBody('call_budget_exhausted', 'ERR_CALL_BUDGET', 'The call budget of this run is exhausted; the request was not forwarded.')),
     )
     await io.respond({ status: BUDGET_REFUSAL_STATUS, headers: { 'content-type': 'application/json', 'x-toolstorm-refused': 'call-budget' }, body })
-    return
+    return exchange.ended({ outcome: 'response', status: BUDGET_REFUSAL_STATUS })
   }
 
   const fault = exchange.fault
@@ -181,12 +188,10 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
   if (fault && rule && fault.phase === 'before-upstream') {
     const outcome = await fault.apply(baseContext())
     if (outcome.injected) exchange.markInjected(outcome.retryAfter)
-    if (await carryOut(exchange, io, outcome.action)) return
+    const ending = await carryOut(exchange, io, outcome.action)
+    if (ending) return ending
     // The client may have left while the fault waited (latency): then nothing is forwarded.
-    if (io.signal.aborted) {
-      exchange.finish('cancelled', null, 'CLIENT_ABORTED')
-      return
-    }
+    if (io.signal.aborted) return exchange.ended(CANCELLED)
   }
 
   const setHeaders: Record<string, string> = { [HEADER_CALL]: exchange.id }
@@ -210,14 +215,10 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
       : await io.forward(options)
   } catch (error) {
     if (io.signal.aborted || errorCode(error) === 'UND_ERR_ABORTED') throw error
-    if (!passOnBreak(exchange, error, io)) await io.respond(unreachableResponse(exchange, error, io))
-    return
+    return passOnBreak(exchange, error, io) ?? unreachable(exchange, error, io)
   }
   // The source answered with an action instead of a response (a cassette's recorded reset).
-  if ('action' in answer) {
-    await carryOut(exchange, io, answer.action)
-    return
-  }
+  if ('action' in answer) return (await carryOut(exchange, io, answer.action))!
   let upstream = answer
   recordUpstreamHead(exchange, upstream.status, upstream.headers)
   if (observer) upstream = observeUpstream(exchange, upstream, observer)
@@ -234,17 +235,13 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
     }
     const outcome = await fault.apply({ ...baseContext(), response })
     if (outcome.injected) exchange.markInjected(outcome.retryAfter)
-    if (outcome.action.type !== 'pass') {
-      await carryOut(exchange, io, outcome.action, upstream)
-      return
-    }
+    if (outcome.action.type !== 'pass') return (await carryOut(exchange, io, outcome.action, upstream))!
     if (buffered !== null) {
       // The body was read to decide; relay what was read.
       const { bytes, decoded } = buffered as { bytes: Uint8Array; decoded: boolean }
       const headers = flattenHeaders(upstream.headers, decoded ? ['content-encoding', 'content-length', 'transfer-encoding'] : ['content-length', 'transfer-encoding'])
       await io.respond({ status: upstream.status, headers, body: bytes })
-      exchange.finish('response', upstream.status)
-      return
+      return exchange.ended({ outcome: 'response', status: upstream.status })
     }
   }
 
@@ -257,7 +254,7 @@ async function drive(exchange: Exchange, transport: ExchangeTransport, observer:
     // A client that leaves once its stream's final event reached it got the whole answer.
     if (!(end?.reached && io.signal.aborted)) throw error
   }
-  exchange.finish('response', upstream.status)
+  return exchange.ended({ outcome: 'response', status: upstream.status })
 }
 
 /** `upstream` with each body chunk shown to `end` as it is handed on to the client. */
@@ -333,22 +330,19 @@ function observed(exchange: Exchange, io: ExchangeTransport, observer: ExchangeO
   }
 }
 
-/** Carry out a non-pass action; returns whether the exchange is over. */
-async function carryOut(exchange: Exchange, io: ExchangeTransport, action: FaultAction, upstream?: UpstreamResponse): Promise<boolean> {
+/** Carry out an action; returns how the exchange ended (null: `pass`, it goes on). */
+async function carryOut(exchange: Exchange, io: ExchangeTransport, action: FaultAction, upstream?: UpstreamResponse): Promise<FlowEnding | null> {
   switch (action.type) {
     case 'pass':
-      return false
+      return null
     case 'reset':
       io.reset()
-      exchange.finish('reset', null, 'ECONNRESET')
-      return true
+      return exchange.ended({ outcome: 'reset', status: null, error: 'ECONNRESET' })
     case 'respond':
       await io.respond({ status: action.status, headers: action.headers, body: action.body })
-      exchange.finish('response', action.status)
-      return true
+      return exchange.ended({ outcome: 'response', status: action.status })
     case 'stream':
-      await relayStream(exchange, io, upstream, action.transform)
-      return true
+      return relayStream(exchange, io, upstream, action.transform)
   }
 }
 

@@ -13,6 +13,9 @@ import { channels } from './evidence/channels.js'
 
 export type ExchangeOutcome = 'response' | 'reset' | 'error' | 'cancelled'
 
+/** How an exchange ended for its client: the flow decides it, then finishes the exchange with it in one place (exchange-flow.ts). */
+export type ExchangeEnding = { readonly outcome: 'response'; readonly status: number; readonly error?: string } | { readonly outcome: Exclude<ExchangeOutcome, 'response'>; readonly status: number | null; readonly error: string }
+
 /** What the storm remembers of an exchange for late effect reports: small on purpose. */
 export interface ExchangeEntry {
   readonly run: Run
@@ -150,6 +153,12 @@ export class Exchange {
     record.status = status
     record.error = error
     record.elapsed = Math.max(0, roundSeconds(this.elapsedSinceStart() - record.started))
+  }
+
+  /** `end` with an ending the flow decided, recorded the moment the client sees it; returns it for the flow to finish with. */
+  ended<E extends ExchangeEnding>(ending: E): E {
+    this.end(ending.outcome, ending.status, ending.error)
+    return ending
   }
 
   /** End the exchange and close it. Later calls are ignored: the first ending is what the client saw. */

@@ -4,7 +4,7 @@
  *   format/  the file: schema, validation, how bodies, headers and streams are stored, match keys
  *   record/  the recorder: capture, writer, append-only file (format/)
  *   har/     HAR import and export (format/)
- *   replay/  the cassette source, the replay server, in-process replay (format/, and record/ for
+ *   replay/  the cassette source and in-process replay (format/, and record/ for
  *            `--mode update`, which records while it replays)
  * and `index.ts`, the public entry point, over all of them.
  */
@@ -64,7 +64,7 @@ describe('the cassette folder', () => {
     const graph = new Map([
       [file('format/cassette.ts'), [file('record/cassette-writer.ts'), file('format/cassette-schema.ts')]],
       [file('har/har-export.ts'), [file('replay/replay-session.ts')]],
-      [file('replay/replay-server.ts'), [file('record/cassette-recorder.ts')]],
+      [file('replay/replay-source.ts'), [file('record/cassette-recorder.ts')]],
     ])
     expect(forbiddenImports(graph)).toEqual(['format/cassette.ts -> record/cassette-writer.ts', 'har/har-export.ts -> replay/replay-session.ts'])
   })

@@ -5,7 +5,7 @@ import { fetch as undiciFetch } from 'undici'
 import { describe, expect, test } from 'vitest'
 import { createCassetteRecorder } from '../../src/cassette/record/cassette-recorder.js'
 import { Cassette } from '../../src/cassette/format/cassette.js'
-import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
+import { startReplayServer } from '../../src/proxy/replay/replay-server.js'
 import { createStorm } from '../../src/create-storm.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
 

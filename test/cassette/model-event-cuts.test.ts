@@ -10,7 +10,7 @@ import { createCassetteRecorder } from '../../src/cassette/record/cassette-recor
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { exportHar } from '../../src/cassette/har/har-export.js'
 import { importHar } from '../../src/cassette/har/har-import.js'
-import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
+import { startReplayServer } from '../../src/proxy/replay/replay-server.js'
 import { createStorm } from '../../src/create-storm.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
 import { closing } from '../helpers/teardown.js'

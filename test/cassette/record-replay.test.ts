@@ -1,6 +1,6 @@
 import http from 'node:http'
 import { describe, expect, it } from 'vitest'
-import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
+import { startReplayServer } from '../../src/proxy/replay/replay-server.js'
 import { clientFor, recordThroughProxy, shippingTraffic } from '../helpers/cassette.js'
 import { closing } from '../helpers/teardown.js'
 import { PROXY_TRANSPORTS } from '../helpers/transports.js'

@@ -5,7 +5,7 @@
 import net from 'node:net'
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { Cassette } from '../../src/cassette/format/cassette.js'
-import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
+import { startReplayServer } from '../../src/proxy/replay/replay-server.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
 import { exchangeAt } from '../helpers/cassette-fixtures.js'
 import { abandonConnect } from '../helpers/abandon-connect.js'

@@ -3,7 +3,7 @@
  * answers recorded on the GET stream are played when their POST is replayed, with the live ids.
  */
 import { describe, expect, it } from 'vitest'
-import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
+import { startReplayServer } from '../../src/proxy/replay/replay-server.js'
 import { recordMcpSession } from '../helpers/mcp-recording.js'
 import { connectLegacyMcpClient } from '../helpers/mcp-server.js'
 import { closing } from '../helpers/teardown.js'

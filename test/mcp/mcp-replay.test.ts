@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import type { Cassette } from '../../src/cassette/format/cassette.js'
-import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
+import { startReplayServer } from '../../src/proxy/replay/replay-server.js'
 import { storedBodyBytes } from '../../src/cassette/format/store-body.js'
 import { recordMcpSession } from '../helpers/mcp-recording.js'
 import { connectMcpClient } from '../helpers/mcp-server.js'

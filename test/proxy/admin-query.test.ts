@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { Cassette } from '../../src/cassette/format/cassette.js'
-import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
+import { startReplayServer } from '../../src/proxy/replay/replay-server.js'
 import { startProxied } from '../helpers/proxied.js'
 import { closing } from '../helpers/teardown.js'
 

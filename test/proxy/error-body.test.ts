@@ -5,7 +5,7 @@
 import http from 'node:http'
 import { describe, expect, it } from 'vitest'
 import { Cassette } from '../../src/cassette/format/cassette.js'
-import { startReplayServer } from '../../src/cassette/replay/replay-server.js'
+import { startReplayServer } from '../../src/proxy/replay/replay-server.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
 import { exchangeAt } from '../helpers/cassette-fixtures.js'
 import { closing } from '../helpers/teardown.js'

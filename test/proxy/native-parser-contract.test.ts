@@ -1,5 +1,5 @@
 /**
- * The contract the data plane (src/proxy/http1/wire-server.ts, src/proxy/upstream-pool.ts) relies
+ * The contract the data plane (src/proxy/http1/wire-server.ts, src/proxy/upstream/upstream-pool.ts) relies
  * on from Node's internal HTTPParser. It is not public API, so .ci/run runs this file on every
  * Node line toolstorm supports (20, 22, 24, 26): a Node release that changes it fails here first.
  */

@@ -6,7 +6,7 @@ import net from 'node:net'
 import { once } from 'node:events'
 import { Readable } from 'node:stream'
 import { describe, expect, it, onTestFinished } from 'vitest'
-import { keepAliveHintMs, UpstreamPool, type UpstreamCall, type UpstreamRequestHead } from '../../src/proxy/upstream-pool.js'
+import { keepAliveHintMs, UpstreamPool, type UpstreamCall, type UpstreamRequestHead } from '../../src/proxy/upstream/upstream-pool.js'
 import { closingServer } from '../helpers/teardown.js'
 
 interface Result {

@@ -44,7 +44,7 @@ async function toolCallWithFallback(client: OpenAI): Promise<string> {
 for (const transport of ['intercept', 'reverse'] as const satisfies readonly Transport[]) {
   describe(`recovery cost in the report (${transport})`, () => {
     it('counts the SDK\'s retry after a 429: one call, one model call, its tokens, the seconds until it succeeded', async () => {
-      // The SDK's real wait once (test/streams/provider-errors.test.ts tests it per SDK); a short one on the second transport.
+      // The SDK's real wait once (test/model-calls/provider-errors.test.ts tests it per SDK); a short one on the second transport.
       const delay = transport === 'intercept' ? 0.3 : 0.05
       const client = await openai(transport, { rules: [{ name: 'busy', route: CHAT, kind: 'rate_limit', calls: [1], delay }] }, 2)
       await client.chat.completions.create({ model: 'gpt-x', messages: [{ role: 'user', content: 'Say hello.' }] })

@@ -22,7 +22,8 @@ import { inProcessSource, replayStorm } from './replay-cassette.js'
 import { checkOptions } from '../../options/check-options.js'
 import { cassetteReplayOptionsSchema, type CassetteReplayOptions } from './replay-options.js'
 import { replayReport, type ReplayReport } from './replay-report.js'
-import type { ReplaySession, ReplayVerdict } from './replay-session.js'
+import type { ReplaySession } from './replay-session.js'
+import type { ReplayVerdict } from './replay-verdict.js'
 
 export interface CassetteHandlers {
   readonly handlers: RequestHandler[]

@@ -3,7 +3,8 @@ import { REDACTED } from '../../redact/index.js'
 import { Cassette } from '../format/cassette.js'
 import { exchangeAt } from '../../../test/helpers/cassette-fixtures.js'
 import { echoLocation, echoPlan, echoRewrite, type EchoPlan } from './echoed-values.js'
-import { formatReplayTable, ReplaySession } from './replay-session.js'
+import { ReplaySession } from './replay-session.js'
+import { formatReplayTable } from './replay-table.js'
 
 const JSON_TYPE = 'application/json'
 const NO_IGNORE = { ignoreQuery: [], ignoreBodyFields: [] }

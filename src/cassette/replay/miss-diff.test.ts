@@ -4,7 +4,9 @@ import { exchangeAt } from '../../../test/helpers/cassette-fixtures.js'
 import { Cassette } from '../format/cassette.js'
 import { jsonDiff } from './miss-diff.js'
 import { replayRowSchema } from './replay-report.js'
-import { formatReplayTable, ReplaySession, type ReplayOptions } from './replay-session.js'
+import type { ReplayOptions } from './replay-options.js'
+import { ReplaySession } from './replay-session.js'
+import { formatReplayTable } from './replay-table.js'
 
 const body = (data: string) => ({ encoding: 'utf8' as const, data, size: Buffer.byteLength(data), truncated: false })
 

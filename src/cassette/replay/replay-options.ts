@@ -1,20 +1,55 @@
 /**
- * What in-process replay (`replayCassette()`, `cassetteHandlers()`) and `startReplayServer()` take,
- * and the schemas each checks them with: an unknown key is refused with a did-you-mean
- * (options/check-options.ts). The replay fields are shared, so they are spelled once. Its own file,
- * as proxy/proxy-options.ts, so the entry points import their options and nothing imports back.
+ * What replay takes (`ReplayOptions`, the session's), what in-process replay (`replayCassette()`,
+ * `cassetteHandlers()`) takes besides, and the schema it checks them with: an unknown key is refused with a did-you-mean (options/check-options.ts). The replay
+ * fields are shared with `startReplayServer()` (proxy/replay/replay-server-options.ts), so they are
+ * spelled once. Its own file, so the entry points import their options and nothing imports back.
  */
 import { z } from 'zod'
 import { fn, object, optionsSchema, type OptionsShape } from '../../options/check-options.js'
 import { matchOptionsSchema } from '../format/cassette-schema.js'
 import type { Redactor } from '../../redact/index.js'
-import type { CertificateAuthority } from '../../proxy/tls/certificate-authority.js'
-import type { Dispatcher } from 'undici'
 import type { Storm } from '../../engine/storm.js'
-import type { ProxyOptions } from '../../proxy/proxy-options.js'
-import type { UpstreamTlsOptions } from '../../proxy/tls/upstream-tls.js'
-import type { ReplayOptions } from './replay-session.js'
-import type { ReplayMode } from './replay-source.js'
+import type { MatchOptions } from '../format/cassette-schema.js'
+import type { ReplaySpeed } from './replay-stream.js'
+
+export type ReplayOrder = 'strict' | 'any'
+
+export interface ReplayOptions {
+  /** `strict` (default): recorded order. `any`: the first unused matching exchange. */
+  order?: ReplayOrder
+  /** Replay an already used exchange again for a repeated request. */
+  allowRepeats?: boolean
+  /** Do not fail when recorded exchanges were never requested. */
+  allowUnused?: boolean
+  /**
+   * Do not fail when a served response's body was cut at the body limit when it was recorded.
+   * Its replay still breaks off after the stored prefix (the client sees an error either way).
+   */
+  allowTruncated?: boolean
+  /** Requests that match nothing are not failures; the caller forwards them (forces `order: 'any'`). */
+  passthroughUnmatched?: boolean
+  /** Matching options; default: those in the cassette header. */
+  match?: Partial<MatchOptions>
+  /**
+   * Route globs (as in rules: a route name or `METHOD /path`) that go to the network instead of
+   * the cassette; their recorded exchanges are left out of the replay and of its verdict.
+   */
+  live?: readonly string[]
+  /** Route globs that replay; every other route goes to the network (the inverse of `live`). */
+  replayOnly?: readonly string[]
+  /**
+   * Normalises live requests; must redact as the recording did. Default: the default redactor
+   * plus the secret names in the cassette header (literal secrets must be passed again).
+   */
+  redactor?: Redactor
+  /**
+   * How a response recorded as an event stream is played: `instant` (default) sends its events
+   * at once, in order; `recorded` sends each one as long after the head as it arrived when it was
+   * recorded (the time to the head is not replayed). Cuts, dropped final events and stalls replay
+   * at the same point either way.
+   */
+  speed?: ReplaySpeed
+}
 
 export interface CassetteReplayOptions extends Omit<ReplayOptions, 'passthroughUnmatched'> {
   /** Which requests the cassette answers; the rest reach the network untouched. Default: all. */
@@ -29,49 +64,8 @@ export interface CassetteReplayOptions extends Omit<ReplayOptions, 'passthroughU
   storm?: Storm
 }
 
-export type ReplayServerMode = ReplayMode
-
-export interface ReplayServerOptions extends Omit<ReplayOptions, 'passthroughUnmatched'> {
-  mode?: ReplayServerMode
-  /** Interface for both servers. Default 127.0.0.1. */
-  host?: string
-  /** Port (0 picks a free one). Default 0. */
-  port?: number
-  adminPort?: number
-  adminToken?: string
-  /** Host names the admin API also answers to (`ProxyOptions.adminAllowHosts`). */
-  adminAllowHosts?: ProxyOptions['adminAllowHosts']
-  /** Host names the data plane also answers to (`ProxyOptions.allowHosts`). */
-  allowHosts?: ProxyOptions['allowHosts']
-  /** Where unmatched requests go in `update` and `passthrough-unmatched` modes (origin-form requests need one). */
-  targets?: readonly string[]
-  /** The storm unmatched requests run through (its rules apply to them). Default: no rules. */
-  storm?: Storm
-  /** `update` mode: the file the session's cassette is written to on close (default: the cassette's own file). */
-  updateFile?: string
-  dispatcher?: Dispatcher
-  // HTTPS (docs/https.md) -------------------------------------------------------------------
-  /**
-   * The CA whose leaves clients see inside `CONNECT` tunnels (trust its `certificatePem`), or a
-   * function that makes it on the first CONNECT. Default: a CA in this process's memory, made at
-   * start when the cassette holds an `https://` exchange, else on the first CONNECT.
-   */
-  ca?: ProxyOptions['ca']
-  /** Ports CONNECT may reach besides 443 and the ports of the origins recorded in the cassette. */
-  connectPorts?: readonly number[]
-  /** A client refused the CA's leaf during the TLS handshake (it does not trust the CA). */
-  onCertificateRefused?: (host: string, reason: string) => void
-  /** Passthrough modes: extra CA certificates (PEM) trusted for upstream HTTPS. */
-  upstreamCa?: UpstreamTlsOptions['upstreamCa']
-  /** Passthrough modes: do not verify upstream certificates. Only for tests against self-signed upstreams. */
-  insecureSkipUpstreamTlsVerification?: boolean
-  /** Where problems worth a console line go: an unreachable upstream, once per origin and error code. Default: nowhere. */
-  warn?: (message: string) => void
-}
-
-const port = z.number().int().min(0).max(65535)
-
-const replayShape: OptionsShape<Omit<ReplayOptions, 'passthroughUnmatched'>> = {
+/** The replay fields, spelled once: in-process replay's and the replay server's (proxy/replay/replay-server-options.ts). */
+export const replayShape: OptionsShape<Omit<ReplayOptions, 'passthroughUnmatched'>> = {
   order: z.enum(['strict', 'any']),
   allowRepeats: z.boolean(),
   allowUnused: z.boolean(),
@@ -88,25 +82,4 @@ export const cassetteReplayOptionsSchema = optionsSchema<CassetteReplayOptions>(
   filter: fn(),
   passthroughUnmatched: z.boolean(),
   storm: object('a storm (createStorm())'),
-})
-
-export const replayServerOptionsSchema = optionsSchema<ReplayServerOptions>({
-  ...replayShape,
-  mode: z.enum(['replay', 'update', 'passthrough-unmatched']),
-  host: z.string().min(1),
-  port,
-  adminPort: port,
-  adminToken: z.string(),
-  adminAllowHosts: z.array(z.string()),
-  allowHosts: z.array(z.string()),
-  targets: z.array(z.string()),
-  storm: object('a storm (createStorm())'),
-  updateFile: z.string().min(1),
-  dispatcher: object('an undici Dispatcher'),
-  ca: z.union([object<CertificateAuthority>('a CertificateAuthority'), fn<() => Promise<CertificateAuthority>>()], { error: 'expected a CertificateAuthority or a function that makes one' }),
-  connectPorts: z.array(port),
-  onCertificateRefused: fn(),
-  upstreamCa: z.array(z.string()),
-  insecureSkipUpstreamTlsVerification: z.boolean(),
-  warn: fn(),
 })

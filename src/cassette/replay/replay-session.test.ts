@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest'
 import { CassetteMismatchError, CassetteUnusedError } from '../../errors.js'
 import { Cassette } from '../format/cassette.js'
 import { exchangeAt } from '../../../test/helpers/cassette-fixtures.js'
-import { formatReplayTable, ReplaySession, type ReplayOptions } from './replay-session.js'
+import type { ReplayOptions } from './replay-options.js'
+import { ReplaySession } from './replay-session.js'
+import { formatReplayTable } from './replay-table.js'
 
 const cassette = Cassette.from({}, [exchangeAt(1), exchangeAt(2), exchangeAt(3)])
 const get = (url: string) => ({ method: 'GET', url, headers: {}, body: null })

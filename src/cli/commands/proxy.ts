@@ -8,13 +8,14 @@ import { parseAllowedHosts, splitAllowedHosts } from '../../proxy/allowed-hosts.
 import { httpsOptionsFromArgs, interceptionLine, type HttpsArgs } from '../https-args.js'
 import { keepHeapWarm } from '../keep-heap-warm.js'
 import { LISTEN_PORT, numberListOption, numberOption } from '../numeric-options.js'
-import { printError } from '../output.js'
+import { printError, printLine } from '../output.js'
+import { commandEnvironment, runCommand } from '../run-command.js'
 import { announceReady, readyInfo, readyOptions } from '../ready.js'
 import { adminTokenLines, adminTokenOptions, adminTokenShown, type AdminTokenArgs } from '../admin-token.js'
 import { onStopRequest, type StopOptions } from '../stop-request.js'
 import { incidentsFromArgs, recordOptions, recorderFromArgs, type RecordArgs } from './record-options.js'
 import type { FlightRecorder } from '../../incidents/flight-recorder.js'
-import { cassetteAdminRoute } from '../../cassette/record/cassette-admin-route.js'
+import { cassetteAdminRoute } from '../../proxy/admin/cassette-admin-route.js'
 import { DEFAULT_MAX_RUNS } from '../../engine/ledger/memory-ledger.js'
 import { stateFromArgs, stateOptions, type StateArgs } from '../state-args.js'
 import { describeOmitted, reportDocument, stormFromArgs } from '../storm-from-args.js'
@@ -146,37 +147,56 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & StateA
   builder: (yargs: Argv) =>
     stateOptions(recordOptions(proxyOptions(yargs)).option('record', { type: 'string', describe: 'Record every exchange into this cassette (JSON Lines, written atomically)' })) as unknown as Argv<ProxyArgs & RecordArgs & StateArgs & { record?: string }>,
   async handler(args) {
-    keepHeapWarm()
-    // Replicas started without rules take the shared ones; with rules (or a seed) they publish theirs.
-    const state = stateFromArgs(args, args.rules === undefined && args.seed === undefined ? 'adopt' : 'publish')
-    if (state && args.clock === 'virtual') throw new ConfigError('Failed to start the proxy: --clock virtual with --state is not supported (replicas share Redis\'s clock).', { code: 'ERR_USAGE' })
-    const storm = await stormFromArgs(args)
-    const shared = state ? await (await import('../../state/redis-run-state.js')).connectRedisState(storm, { ...state, onRulesApplied: (version) => printError(`rules version ${version} from the state store applied`) }) : null
-    if (!LOOPBACK.has(args.host)) printError(`listening on ${args.host}: anyone who can reach it can use this proxy. Keep the admin token secret.`)
-    const https = await httpsOptionsFromArgs(args, { recording: args.record !== undefined, announced: args['ready-json'] || args['ready-file'] !== undefined })
-    // With --state, every replica records into Redis and the file holds every replica's exchanges.
-    const recorder = args.record ? recorderFromArgs(storm, args.record, args, shared) : null
-    const opened = await recorder?.ready()
-    if (opened) printError(opened.message)
-    const incidents = incidentsFromArgs(args, recorder)
-    const proxy = await startProxy({
-      ...listenOptionsFromArgs(args),
-      storm,
-      ...https.options,
-      warn: printError,
-      ...(shared ? { state: shared, stateUnavailable: args['state-unavailable'] } : {}),
-      ...(recorder ? { observer: recorder.observer, adminRoutes: [cassetteAdminRoute(recorder)] } : {}),
-      ...(incidents ? { incidents } : {}),
-    }).catch(async (error: unknown) => {
-      await recorder?.discard()
-      await shared?.close()
-      throw error
-    })
-    // Signal handlers first: whoever reads the printed address may stop the proxy right away.
-    const stopped = stopOnSignals(proxy, async () => {
-      if (recorder && args.record) {
+    await runProxy(args, { name: 'proxy', file: args.record })
+  },
+}
+
+/** What differs between the commands that run the proxy from its flags (`proxy`, `record`, `replay --mode record`). */
+export interface ProxyRun {
+  /** The command: in its errors and its ready line. */
+  readonly name: 'proxy' | 'record'
+  /** The cassette every exchange is recorded into (`record FILE`, `proxy --record FILE`); none: nothing is recorded. */
+  readonly file?: string | undefined
+  /** Run this with the proxy's URLs in its environment, then stop with its exit code; none: serve until SIGINT/SIGTERM. */
+  readonly command?: readonly string[]
+}
+
+/** Run the proxy from its flags until the command ends or a stop is requested, then write the cassette and report; returns the exit code. */
+export async function runProxy(args: ProxyArgs & RecordArgs & Partial<StateArgs>, run: ProxyRun): Promise<number> {
+  keepHeapWarm()
+  const command = run.command ?? []
+  // Replicas started without rules take the shared ones; with rules (or a seed) they publish theirs. `replay --mode record` has no state flags.
+  const state = args['state-prefix'] !== undefined ? stateFromArgs(args as StateArgs, args.rules === undefined && args.seed === undefined ? 'adopt' : 'publish') : null
+  if (state && args.clock === 'virtual') throw new ConfigError(`Failed to start ${run.name === 'proxy' ? 'the proxy' : 'recording'}: --clock virtual with --state is not supported (replicas share Redis's clock).`, { code: 'ERR_USAGE' })
+  const storm = await stormFromArgs(args)
+  const shared = state ? await (await import('../../state/redis-run-state.js')).connectRedisState(storm, { ...state, onRulesApplied: (version) => printError(`rules version ${version} from the state store applied`) }) : null
+  if (!LOOPBACK.has(args.host)) printError(`listening on ${args.host}: anyone who can reach it can use this proxy. Keep the admin token secret.`)
+  // HTTPS through CONNECT is recorded like plain HTTP (docs/https.md); no host is tunnelled untouched while recording.
+  const https = await httpsOptionsFromArgs(args, { recording: run.file !== undefined, announced: args['ready-json'] || args['ready-file'] !== undefined || command.length > 0 })
+  // With --state, every replica records into Redis and the file holds every replica's exchanges (docs/scale-out.md).
+  const recorder = run.file !== undefined ? recorderFromArgs(storm, run.file, args, shared) : null
+  const giveUp = async (error: unknown) => {
+    await recorder?.discard()
+    await shared?.close()
+    throw error
+  }
+  const opened = await recorder?.ready().catch(giveUp)
+  if (opened) printError(opened.message)
+  const incidents = incidentsFromArgs(args, recorder)
+  const proxy = await startProxy({
+    ...listenOptionsFromArgs(args),
+    storm,
+    ...https.options,
+    warn: printError,
+    ...(shared ? { state: shared, stateUnavailable: args['state-unavailable'] ?? 'fail' } : {}),
+    ...(recorder ? { observer: recorder.observer, adminRoutes: [cassetteAdminRoute(recorder)] } : {}),
+    ...(incidents ? { incidents } : {}),
+  }).catch(giveUp)
+  const writeFiles = async () => {
+    try {
+      if (recorder && run.file !== undefined) {
         await recorder.close()
-        for (const line of await cassetteWritten(args.record, recorder, shared)) printError(line)
+        for (const line of await cassetteWritten(run.file, recorder, shared)) printError(line)
       }
       if (proxy.incidents) printError(describeIncidents(proxy.incidents))
       if (args.report) {
@@ -187,9 +207,23 @@ export const proxyCommand: CommandModule<object, ProxyArgs & RecordArgs & StateA
         const omitted = describeOmitted(document)
         if (omitted) printError(omitted)
       }
+    } finally {
       await shared?.close()
-    }, { exitWithParent: args['exit-with-parent'] })
-    await announceReady(args, describeProxy(proxy, https.caDir, args, false), readyInfo('proxy', proxy, args.record ? { file: args.record, mode: 'record' } : undefined))
-    await stopped
-  },
+    }
+  }
+  // With a command, its stdout stays its own: the banner goes to stderr.
+  const banner = command.length ? printError : printLine
+  const ready = readyInfo(run.name, proxy, run.file !== undefined ? { file: run.file, mode: 'record' } : undefined)
+  if (command.length) {
+    await announceReady(args, describeProxy(proxy, https.caDir, args, true), ready, banner)
+    const code = await runCommand(command, commandEnvironment({ proxyUrl: proxy.url, adminUrl: proxy.adminUrl, adminToken: proxy.token, mode: proxy.mode, caFile: https.caFile }), { exitWithParent: args['exit-with-parent'] })
+    await proxy.close()
+    await writeFiles()
+    return code
+  }
+  // Signal handlers first: whoever reads the printed address may stop the proxy right away.
+  const stopped = stopOnSignals(proxy, writeFiles, { exitWithParent: args['exit-with-parent'] })
+  await announceReady(args, describeProxy(proxy, https.caDir, args, false), ready, banner)
+  await stopped
+  return 0
 }

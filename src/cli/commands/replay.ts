@@ -8,9 +8,9 @@
 import type { Argv, CommandModule } from 'yargs'
 import { Cassette } from '../../cassette/format/cassette.js'
 import { replayReport } from '../../cassette/replay/replay-report.js'
-import { formatReplayTable } from '../../cassette/replay/replay-session.js'
-import { startReplayServer } from '../../cassette/replay/replay-server.js'
-import type { ReplayServerMode } from '../../cassette/replay/replay-options.js'
+import { formatReplayTable } from '../../cassette/replay/replay-table.js'
+import { startReplayServer } from '../../proxy/replay/replay-server.js'
+import type { ReplayServerMode } from '../../proxy/replay/replay-server-options.js'
 import { REPLAY_SPEEDS, type ReplaySpeed } from '../../cassette/replay/replay-stream.js'
 import { ERROR_CODES } from '../../errors.js'
 import { createRedactor } from '../../redact/index.js'
@@ -23,9 +23,9 @@ import { untilStopRequested } from '../stop-request.js'
 import { keepHeapWarm } from '../keep-heap-warm.js'
 import { announceReady, readyInfo } from '../ready.js'
 import { adminTokenLines, adminTokenShown } from '../admin-token.js'
-import { listenOptionsFromArgs, proxyOptions, stormFromArgs, type ProxyArgs } from './proxy.js'
+import { listenOptionsFromArgs, proxyOptions, runProxy, stormFromArgs, type ProxyArgs } from './proxy.js'
 import { matchFromArgs, recordOptions, type RecordArgs } from './record-options.js'
-import { commandAfterDashes, runRecording } from './record.js'
+import { commandAfterDashes } from './record.js'
 
 interface ReplayArgs extends ProxyArgs, RecordArgs {
   file: string
@@ -65,7 +65,7 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
   async handler(args) {
     const command = commandAfterDashes(args)
     if (args.mode === 'record') {
-      process.exitCode = await runRecording(args.file, args, command)
+      process.exitCode = await runProxy(args, { name: 'record', file: args.file, command })
       return
     }
     keepHeapWarm()

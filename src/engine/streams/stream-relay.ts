@@ -5,7 +5,7 @@
  * chunk is read only when the client took the previous one.
  */
 import { ToolstormError } from '../../errors.js'
-import type { Exchange } from '../exchange.js'
+import type { Exchange, ExchangeEnding } from '../exchange.js'
 import type { ExchangeTransport, UpstreamResponse } from '../exchange-transport.js'
 import type { HeaderMap } from '../http.js'
 import type { StreamStep, StreamTransform } from './stream-transform.js'
@@ -16,19 +16,22 @@ import { readOn } from './read-on.js'
 /** Response headers that no longer hold once the body is changed. */
 const STALE_HEADERS = new Set(['content-length', 'content-md5', 'digest', 'etag', 'transfer-encoding'])
 
+/** How a relayed stream ended (recorded as the client sees it); `reading`: the rest of a cut stream still read on, the exchange closes once it ends. */
+export type RelayEnding = ExchangeEnding & { readonly reading?: Promise<void> | null }
+
 /**
- * Relay `upstream` to the client through `transform` and finish the exchange.
+ * Relay `upstream` to the client through `transform`; resolves with how the exchange ended.
  * A transport without `open()` relays the body unchanged (the fault then does not trigger).
  * The exchange's plug-ins say where the stream ends (stream-end.ts) and whether a cut stream is
  * read on (read-on.ts).
  */
-export async function relayStream(exchange: Exchange, io: ExchangeTransport, upstream: UpstreamResponse | undefined, transform: StreamTransform): Promise<void> {
+export async function relayStream(exchange: Exchange, io: ExchangeTransport, upstream: UpstreamResponse | undefined, transform: StreamTransform): Promise<RelayEnding> {
   if (!upstream) throw new ToolstormError('ERR_INTERNAL', `Failed to relay a stream for "${exchange.request.method} ${exchange.record?.url ?? ''}": the fault returned a stream action before the upstream answered. Give stream faults the on-response phase.`)
   const status = upstream.status
+  const answered = { outcome: 'response', status } as const
   if (!io.open) {
     await io.relay(upstream)
-    exchange.finish('response', status)
-    return
+    return exchange.ended(answered)
   }
   const headers: HeaderMap = {}
   for (const [name, value] of Object.entries(upstream.headers)) {
@@ -73,9 +76,7 @@ export async function relayStream(exchange: Exchange, io: ExchangeTransport, ups
     if (writer.closed.aborted) {
       // The client left: closing what is left of the response tells observers the body ended here.
       writer.abort()
-      if (end?.reached) exchange.finish('response', status)
-      else exchange.finish('cancelled', status, 'CLIENT_ABORTED')
-      return
+      return exchange.ended(end?.reached ? answered : { outcome: 'cancelled', status, error: 'CLIENT_ABORTED' })
     }
     // The upstream broke off mid-body: the client must see a broken connection, never a clean end.
     writer.reset()
@@ -95,27 +96,19 @@ export async function relayStream(exchange: Exchange, io: ExchangeTransport, ups
     case 'continue':
     case 'end':
       writer.end()
-      exchange.finish('response', status)
-      return
+      return exchange.ended(answered)
     case 'abort':
       writer.abort()
-      return close(exchange, reading, 'error', status, 'STREAM_CUT')
+      return exchange.ended({ outcome: 'error', status, error: 'STREAM_CUT', reading })
     case 'reset':
       writer.reset()
-      return close(exchange, reading, 'reset', status, 'ECONNRESET')
+      return exchange.ended({ outcome: 'reset', status, error: 'ECONNRESET', reading })
     case 'stall': {
       const left = await hold(exchange, writer, step.holdSeconds ?? 0)
       writer.abort()
-      return left ? close(exchange, reading, 'cancelled', status, 'CLIENT_ABORTED') : close(exchange, reading, 'error', status, 'STREAM_CUT')
+      return exchange.ended(left ? { outcome: 'cancelled', status, error: 'CLIENT_ABORTED', reading } : { outcome: 'error', status, error: 'STREAM_CUT', reading })
     }
   }
-}
-
-/** The client's ending is recorded at once; the exchange closes once the upstream was read on. */
-async function close(exchange: Exchange, reading: Promise<void> | null, outcome: 'error' | 'reset' | 'cancelled', status: number, error: string): Promise<void> {
-  exchange.end(outcome, status, error)
-  await reading
-  exchange.finish(outcome, status, error)
 }
 
 /** Hold the connection until the client leaves (true) or `seconds` pass (false; 0 waits for the client). */

@@ -4,8 +4,8 @@
  * Backpressure is the socket's; a cut closes the socket without the terminal chunk.
  */
 import type { Socket } from 'node:net'
-import type { ResponseWriter } from '../engine/streams/response-writer.js'
-import type { OutgoingHeaders, WireResponse } from './http1/wire-response.js'
+import type { ResponseWriter } from '../../engine/streams/response-writer.js'
+import type { OutgoingHeaders, WireResponse } from '../http1/wire-response.js'
 import { resetOrDestroy } from './reset-socket.js'
 
 /** After a cut, a client that keeps its side open is disconnected after this long. */

@@ -5,10 +5,10 @@
  * intermediate stream.
  */
 import type { Readable } from 'node:stream'
-import type { ResponseSink } from './data-plane-server.js'
+import type { ResponseSink } from '../data-plane-server.js'
 import type { FlowControl, UpstreamClient } from './upstream-client.js'
-import type { UpstreamResponse } from '../engine/exchange-transport.js'
-import type { HeaderMap } from '../engine/http.js'
+import type { UpstreamResponse } from '../../engine/exchange-transport.js'
+import type { HeaderMap } from '../../engine/http.js'
 
 const BODY_ABANDONED = new Error('The rest of the response body is not needed.')
 

@@ -4,12 +4,12 @@
  * and the replay server's pass-through share both.
  */
 import type { Socket } from 'node:net'
-import type { UpstreamResponse } from '../engine/exchange-transport.js'
-import { endToEndHeaders } from './hop-by-hop.js'
-import type { WireResponse } from './http1/wire-response.js'
+import type { UpstreamResponse } from '../../engine/exchange-transport.js'
+import { endToEndHeaders } from '../hop-by-hop.js'
+import type { WireResponse } from '../http1/wire-response.js'
 import { createProxyResponseWriter } from './proxy-response-writer.js'
 import { resetOrDestroy } from './reset-socket.js'
-import { DispatchedResponse } from './upstream-dispatch.js'
+import { DispatchedResponse } from '../upstream/upstream-dispatch.js'
 
 export interface CompleteReply {
   readonly status: number

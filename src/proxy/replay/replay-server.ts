@@ -21,18 +21,20 @@
  * const verdict = await replay.close() // verdict.passed, verdict.rows
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { createInMemoryCertificateAuthority, type CertificateAuthority } from '../../proxy/tls/certificate-authority.js'
-import { startProxy, type ProxyServer } from '../../proxy/proxy-server.js'
-import { sendJson } from '../../proxy/admin/admin-server.js'
+import { createInMemoryCertificateAuthority, type CertificateAuthority } from '../tls/certificate-authority.js'
+import { startProxy, type ProxyServer } from '../proxy-server.js'
+import { sendJson } from '../admin/admin-server.js'
 import { createStorm } from '../../create-storm.js'
-import type { Cassette } from '../format/cassette.js'
+import type { Cassette } from '../../cassette/format/cassette.js'
 import { checkOptions } from '../../options/check-options.js'
-import { replayServerOptionsSchema, type ReplayServerMode, type ReplayServerOptions } from './replay-options.js'
-import { createCassetteRecorder, type CassetteRecorder } from '../record/cassette-recorder.js'
-import { mergeSession } from './merge-session.js'
-import { replayReport, type ReplayReport } from './replay-report.js'
-import { formatReplayTable, type ReplaySession, type ReplayVerdict } from './replay-session.js'
-import { replaySource, type ReplayMode } from './replay-source.js'
+import { replayServerOptionsSchema, type ReplayServerMode, type ReplayServerOptions } from './replay-server-options.js'
+import { createCassetteRecorder, type CassetteRecorder } from '../../cassette/record/cassette-recorder.js'
+import { mergeSession } from '../../cassette/replay/merge-session.js'
+import { replayReport, type ReplayReport } from '../../cassette/replay/replay-report.js'
+import type { ReplaySession } from '../../cassette/replay/replay-session.js'
+import { formatReplayTable } from '../../cassette/replay/replay-table.js'
+import type { ReplayVerdict } from '../../cassette/replay/replay-verdict.js'
+import { replaySource, type ReplayMode } from '../../cassette/replay/replay-source.js'
 
 
 

@@ -9,9 +9,9 @@
  */
 import type http from 'node:http'
 import { ConfigError } from '../../errors.js'
-import { sendError, sendJson } from '../../proxy/admin/admin-server.js'
-import type { CassetteRecorder } from './cassette-recorder.js'
-import { cutBodiesOf } from '../format/cut-bodies.js'
+import { sendError, sendJson } from './admin-server.js'
+import type { CassetteRecorder } from '../../cassette/record/cassette-recorder.js'
+import { cutBodiesOf } from '../../cassette/format/cut-bodies.js'
 
 /** How many bodies of the exported cassette were cut at the body limit. */
 export const CUT_BODIES_HEADER = 'x-toolstorm-cut-bodies'

@@ -3,11 +3,11 @@
  * (upstream-pool.ts) or a user's undici dispatcher, whichever `UpstreamClient` the server holds.
  * The socket sink's fast path drives the same pool directly (socket-sink.ts).
  */
-import { errorBody } from '../error-body.js'
-import type { ForwardOptions, SourceAction, UpstreamExchange } from '../engine/exchange-transport.js'
-import type { HeaderMap } from '../engine/http.js'
-import type { SourceRequest, UpstreamSource, UpstreamTarget } from '../engine/upstream-source.js'
-import { endToEndHeaders } from './hop-by-hop.js'
+import { errorBody } from '../../error-body.js'
+import type { ForwardOptions, SourceAction, UpstreamExchange } from '../../engine/exchange-transport.js'
+import type { HeaderMap } from '../../engine/http.js'
+import type { SourceRequest, UpstreamSource, UpstreamTarget } from '../../engine/upstream-source.js'
+import { endToEndHeaders } from '../hop-by-hop.js'
 import type { UpstreamClient } from './upstream-client.js'
 import { DispatchedResponse, sendUpstream } from './upstream-dispatch.js'
 import type { UpstreamFailures } from './upstream-failures.js'

@@ -12,7 +12,7 @@
  */
 import type { Readable } from 'node:stream'
 import type tls from 'node:tls'
-import { printExchangeFailure, reportFailure, type ExchangeErrorReporter } from './exchange-failure.js'
+import { printExchangeFailure, reportFailure, type ExchangeErrorReporter } from '../exchange-failure.js'
 import { Call, codedError, UpstreamConnection, type ConnectionOwner, type UpstreamCall, type UpstreamHandler, type UpstreamRequestHead } from './upstream-connection.js'
 
 export type { UpstreamCall, UpstreamHandler, UpstreamRequestHead } from './upstream-connection.js'

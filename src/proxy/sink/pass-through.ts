@@ -5,16 +5,16 @@
  * exchange: no fault, no observer. It lives beside the pool because it is written against the
  * pool's lending contract, not against the sink.
  */
-import { errorCode } from '../engine/http.js'
-import type { ForwardOptions, PassThroughHooks } from '../engine/exchange-transport.js'
-import type { UpstreamTarget } from '../engine/upstream-source.js'
+import { errorCode } from '../../engine/http.js'
+import type { ForwardOptions, PassThroughHooks } from '../../engine/exchange-transport.js'
+import type { UpstreamTarget } from '../../engine/upstream-source.js'
 import type { CompleteReply } from './client-replies.js'
-import { endToEndHeaders } from './hop-by-hop.js'
-import type { WireRequest } from './http1/wire-request.js'
-import type { WireResponse } from './http1/wire-response.js'
-import { forwardHeaders } from './live-source.js'
+import { endToEndHeaders } from '../hop-by-hop.js'
+import type { WireRequest } from '../http1/wire-request.js'
+import type { WireResponse } from '../http1/wire-response.js'
+import { forwardHeaders } from '../upstream/live-source.js'
 import { resetOrDestroy } from './reset-socket.js'
-import type { FlowControl, UpstreamClient } from './upstream-client.js'
+import type { FlowControl, UpstreamClient } from '../upstream/upstream-client.js'
 
 /** What the fast path asks of the sink it runs for. */
 export interface PassThroughSink {

@@ -12,18 +12,18 @@
  * between the phases of one exchange; a proxy library owns those phases and hides the sockets.
  */
 import { Transform, type Readable } from 'node:stream'
-import type { HeaderMap } from '../engine/http.js'
-import type { Exchange } from '../engine/exchange.js'
-import type { ExchangeTransport, ForwardOptions, PassThroughHooks, SourceAction, UpstreamExchange, UpstreamResponse } from '../engine/exchange-transport.js'
-import type { SourceRequest, UpstreamSource, UpstreamTarget } from '../engine/upstream-source.js'
-import type { ResponseWriter } from '../engine/streams/response-writer.js'
+import type { HeaderMap } from '../../engine/http.js'
+import type { Exchange } from '../../engine/exchange.js'
+import type { ExchangeTransport, ForwardOptions, PassThroughHooks, SourceAction, UpstreamExchange, UpstreamResponse } from '../../engine/exchange-transport.js'
+import type { SourceRequest, UpstreamSource, UpstreamTarget } from '../../engine/upstream-source.js'
+import type { ResponseWriter } from '../../engine/streams/response-writer.js'
 import { relayToClient, sendComplete, type CompleteReply } from './client-replies.js'
-import { endToEndHeaders } from './hop-by-hop.js'
-import type { WireRequest } from './http1/wire-request.js'
-import type { WireResponse } from './http1/wire-response.js'
+import { endToEndHeaders } from '../hop-by-hop.js'
+import type { WireRequest } from '../http1/wire-request.js'
+import type { WireResponse } from '../http1/wire-response.js'
 import { createProxyResponseWriter } from './proxy-response-writer.js'
 import { resetOrDestroy } from './reset-socket.js'
-import type { FlowControl, UpstreamClient } from './upstream-client.js'
+import type { FlowControl, UpstreamClient } from '../upstream/upstream-client.js'
 import { passThrough } from './pass-through.js'
 
 const CLIENT_GONE = new Error('The client closed the connection.')

@@ -4,7 +4,7 @@
  * and error code, not one per request: a dead upstream under load would flood it otherwise.
  * Both go through the storm's URL redaction (userinfo, secret query parameters).
  */
-import type { Upstream } from './targets.js'
+import type { Upstream } from '../targets.js'
 
 /** Distinct failures remembered at most; past it the memory starts over (a line may repeat). */
 const MAX_REMEMBERED = 1024

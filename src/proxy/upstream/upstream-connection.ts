@@ -7,9 +7,9 @@
 import net from 'node:net'
 import type { Readable } from 'node:stream'
 import tls from 'node:tls'
-import type { ExchangeErrorReporter } from './exchange-failure.js'
-import { headerObject } from './http1/headers.js'
-import { freeParser, HTTPParser, MAX_HEADER_PAIRS, type NativeParser } from './http1/native-parser.js'
+import type { ExchangeErrorReporter } from '../exchange-failure.js'
+import { headerObject } from '../http1/headers.js'
+import { freeParser, HTTPParser, MAX_HEADER_PAIRS, type NativeParser } from '../http1/native-parser.js'
 
 /** What the caller learns about one upstream response. */
 export interface UpstreamHandler {
