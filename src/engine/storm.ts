@@ -10,7 +10,7 @@
  */
 import { EffectError } from '../errors.js'
 import { RealClock, type Clock } from './clock.js'
-import { CallDecider, kernelFaults, parseConfig, redactRule } from './call-decider.js'
+import { CallDecider, kernelFaults, parseConfig } from './call-decider.js'
 import { type HeaderMap, HEADER_CALL } from './http.js'
 import { checkEffectInput, type BeginRequest } from './ledger/run-ledger.js'
 import { MemoryLedger } from './ledger/memory-ledger.js'
@@ -20,7 +20,7 @@ import { FaultRegistry } from './faults/fault-registry.js'
 import { KERNEL_FAULTS } from './faults/kernel-faults.js'
 import type { ExchangePlugin } from './plugin.js'
 import { protocolHooksOf, type ProtocolHooks } from './protocol-hooks.js'
-import { REDACTED, type Redactor } from '../redact/index.js'
+import type { Redactor } from '../redact/index.js'
 import { DEFAULT_RUN, type Run } from './run.js'
 import { callsSettled } from './streams/read-on.js'
 import type { StormConfig, StormConfigInput } from './schema/config.js'
@@ -97,10 +97,6 @@ export class Storm {
     return this.decider.config
   }
 
-  get seed(): number {
-    return this.decider.config.seed
-  }
-
   get rules(): readonly Rule[] {
     return this.decider.config.rules
   }
@@ -125,25 +121,6 @@ export class Storm {
     this.ledger.syncRules(id)
   }
 
-  /** The config that decides a run's calls: its own rules (`setRunConfig`), else the storm's. */
-  configOf(id: string): StormConfig {
-    return this.decider.configOf(id)
-  }
-
-  /** Whether the run has rules of its own. */
-  hasRunConfig(id: string): boolean {
-    return this.decider.hasRunConfig(id)
-  }
-
-  /** The run requests that name none go to (null: `default`). */
-  get activeRun(): string | null {
-    return this.decider.activeRun
-  }
-
-  set activeRun(id: string | null) {
-    this.decider.activeRun = id
-  }
-
   /** The run with this id, created on first use. */
   run(id: string = DEFAULT_RUN): Run {
     return this.ledger.run(id)
@@ -157,11 +134,6 @@ export class Storm {
   /** Forget a run (or every run): ordinals, calls, effects and coverage start again. */
   reset(id?: string): void {
     this.ledger.forget(id)
-  }
-
-  /** The route name for a request: the one a plug-in `named` it by (MCP: `tools/call create_shipment`); else by the routes of `run`'s rules. */
-  routeOf(method: string, url: URL, named?: string | undefined, run?: string): string {
-    return this.decider.routeOf(method, url, named, run)
   }
 
   /** Start an exchange in memory: budget, route, ordinal, key and rule selection, under one synchronous step. */
@@ -195,19 +167,6 @@ export class Storm {
     }
     const active = exchangeContext.getStore()
     return active && active.stormId === this.nonce ? active.exchangeId : undefined
-  }
-
-  /**
-   * The config as it may be shown (admin API, dashboard): rule payloads redacted as in reports,
-   * and literal secrets replaced by `[REDACTED]` (their count stays visible).
-   */
-  shownConfig(): StormConfig {
-    const config = this.config
-    return structuredClone({
-      ...config,
-      rules: config.rules.map((rule) => redactRule(rule, this.redactor)),
-      redact: { keys: [...config.redact.keys], secrets: config.redact.secrets.map(() => REDACTED) },
-    })
   }
 
   /** Once no call of the run (of any run, unnamed) is still read on after a cut (streams/read-on.ts): its tokens are then final. */

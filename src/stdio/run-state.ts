@@ -130,7 +130,7 @@ export async function continueRun(storm: Storm, options: RunStateOptions & { rea
   }
   const gap = storm.clock.kind === 'real' ? Math.max(0, Date.now() - state.savedAt) / 1000 : 0
   for (const saved of state.runs) restoreRun(storm, saved, gap)
-  if (state.activeRun !== null && storm.activeRun === null) storm.activeRun = state.activeRun
+  if (state.activeRun !== null && storm.decider.activeRun === null) storm.decider.activeRun = state.activeRun
   return { launch: state.launches + 1, continued: true, record: state.record }
 }
 
@@ -168,7 +168,7 @@ export async function saveRun(storm: Storm, options: RunStateOptions & { readonl
     launches: options.launch,
     savedAt: Date.now(),
     clock: storm.clock.kind,
-    activeRun: storm.activeRun,
+    activeRun: storm.decider.activeRun,
     record: options.record,
     runs,
   }
@@ -203,7 +203,7 @@ function restoreRun(storm: Storm, saved: SavedRun, gap: number): void {
   Object.assign(run.claims.spans, saved.spans)
   // The rules: those in force when it was saved go on, unless they were changed through the admin
   // API then (this launch has its rules file's): the calls made under them become earlier rules.
-  const rules = storm.configOf(run.id).rules
+  const rules = storm.decider.configOf(run.id).rules
   const earlier = saved.earlierRules.map((set) => ({ ...set, rules: set.rules as unknown as Rule[] }))
   let from = saved.rules.from
   if (saved.rules.digest !== rulesDigest(rules)) {

@@ -368,7 +368,7 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
     // A run's own rules the store could not keep are set nowhere, and the caller is told.
     const own = await admin(proxy, '/rules?run=down', { method: 'PUT', body: JSON.stringify({ rules: [{ name: 'x', route: 'GET /items/*', kind: 'unavailable' }] }) })
     expect([own.status, ((await own.json()) as { error: { code: string } }).error.code]).toEqual([503, 'ERR_STATE_UNAVAILABLE'])
-    expect(proxy.storm.hasRunConfig('down')).toBe(false)
+    expect(proxy.storm.decider.hasRunConfig('down')).toBe(false)
     await setting.redis!.restart()
     let status = 0
     for (let attempt = 0; attempt < 100 && status !== 200; attempt++) {

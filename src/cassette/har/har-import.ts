@@ -190,7 +190,7 @@ async function exchangeOf(entry: HarEntry, seq: number, t0: number, storm: Storm
     throw new Error(`$.log.entries[${seq - 1}].request.url: expected an absolute URL`)
   }
   const method = request.method.toUpperCase()
-  const route = extra ? redactor.text(extra.route) : storm.routeOf(method, parsed)
+  const route = extra ? redactor.text(extra.route) : storm.decider.routeOf(method, parsed)
   const run = extra?.run ?? 'default'
   const ordinalKey = `${run}\u0000${route}`
   const call = (counters.get(run) ?? 0) + 1

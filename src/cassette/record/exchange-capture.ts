@@ -277,7 +277,7 @@ export class ExchangeCapture {
       seq: entry.seq,
       run: exchange.run.id,
       call: record?.id ?? null,
-      route: record?.route ?? this.storm.routeOf(exchange.request.method, exchange.url, exchange.request.route),
+      route: record?.route ?? this.storm.decider.routeOf(exchange.request.method, exchange.url, exchange.request.route),
       ordinal: record?.ordinal ?? null,
       key: record?.key ?? null,
       parent: record?.parent ?? null,

@@ -32,6 +32,7 @@ import { parseDocument } from '../../io/read-input-file.js'
 import { VERSION } from '../../version.js'
 import { hasValidToken, isAllowedHost } from './admin-auth.js'
 import { checkAdminQuery } from './admin-query.js'
+import { shownConfig } from './shown-config.js'
 import type { AllowedHosts } from '../allowed-hosts.js'
 import type { RunLedger } from '../../engine/ledger/run-ledger.js'
 
@@ -146,7 +147,7 @@ export function createAdminHandler(context: AdminContext): http.RequestListener 
         case 'GET /runs/lines':
           return sendJson(res, 200, await runLinesOfLedger(ledger))
         case 'GET /rules':
-          return sendJson(res, 200, storm.shownConfig())
+          return sendJson(res, 200, shownConfig(storm))
         case 'PUT /rules': {
           const text = await readBody(req)
           const type = req.headers['content-type'] ?? ''

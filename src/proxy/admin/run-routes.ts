@@ -26,6 +26,7 @@ import { parseDocument } from '../../io/read-input-file.js'
 import { docsUrl } from '../../docs-url.js'
 import { parseJsonBody, readBody, sendError, sendJson } from './admin-server.js'
 import { RUN_ID } from '../../engine/run.js'
+import { shownConfig } from './shown-config.js'
 
 /** Fields of a rules file that stay the proxy's: a run cannot change how everything is redacted or which requests are MCP. */
 const PROXY_WIDE_FIELDS = ['redact', 'mcp'] as const
@@ -59,7 +60,7 @@ export function runRoutes(storm: Storm, shared: RedisRunState | null = null): Ro
         }
         case 'GET /rules':
           await shared?.syncRunRules(run as string)
-          sendJson(res, 200, { ...storm.shownConfig(), ...runView(storm, run as string) })
+          sendJson(res, 200, { ...shownConfig(storm), ...runView(storm, run as string) })
           return true
         case 'DELETE /rules':
           await shared?.publishRunRules(run as string, null)
@@ -67,15 +68,15 @@ export function runRoutes(storm: Storm, shared: RedisRunState | null = null): Ro
           sendJson(res, 200, { ok: true, run })
           return true
         case 'GET /active-run':
-          sendJson(res, 200, { run: storm.activeRun })
+          sendJson(res, 200, { run: storm.decider.activeRun })
           return true
         case 'PUT /active-run':
           if (run === null) throw new ConfigError('Failed to use PUT /active-run: name the run, as in PUT /active-run?run=<id>.', { code: 'ERR_USAGE' })
-          storm.activeRun = run
+          storm.decider.activeRun = run
           sendJson(res, 200, { ok: true, run })
           return true
         case 'DELETE /active-run':
-          storm.activeRun = null
+          storm.decider.activeRun = null
           sendJson(res, 200, { ok: true, run: null })
           return true
         case 'POST /contract': {
@@ -101,7 +102,7 @@ export function runRoutes(storm: Storm, shared: RedisRunState | null = null): Ro
 
 /** What `GET /rules?run=ID` shows of the run's own rules (the proxy's redaction applied). */
 function runView(storm: Storm, run: string): Record<string, unknown> {
-  const config = storm.configOf(run)
+  const config = storm.decider.configOf(run)
   const report = storm.report(run)
-  return { run, own: storm.hasRunConfig(run), seed: config.seed, routes: { ...config.routes }, rules: report.rules, maxCalls: config.maxCalls }
+  return { run, own: storm.decider.hasRunConfig(run), seed: config.seed, routes: { ...config.routes }, rules: report.rules, maxCalls: config.maxCalls }
 }
