@@ -11,16 +11,26 @@ import { PROTOCOL_VERSION_META_KEY, targetParamOf, type JsonRpcId, type McpReque
 
 const METHOD = /^[\x21-\x7e]{1,100}$/
 
+/** Bodies a transport parsed already (stdio parses each line to tell requests from the rest): not parsed twice. */
+const parsedBodies = new WeakMap<Uint8Array, unknown>()
+
+/** `body` holds `message` (its JSON.parse): `parseMcpRequest` takes it from here. */
+export function noteParsedBody(body: Uint8Array, message: unknown): void {
+  parsedBodies.set(body, message)
+}
+
 /**
  * The MCP message in `body`, or null when it is not one JSON-RPC 2.0 request or notification
  * (a batch, a response, invalid JSON, no `method`): such a request is routed as plain HTTP.
  */
 export function parseMcpRequest(body: Uint8Array, session: string | null = null): McpRequest | null {
-  let message: unknown
-  try {
-    message = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'))
-  } catch {
-    return null
+  let message = parsedBodies.get(body)
+  if (message === undefined) {
+    try {
+      message = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'))
+    } catch {
+      return null
+    }
   }
   if (message === null || typeof message !== 'object' || Array.isArray(message)) return null
   const { jsonrpc, method, id, params } = message as Record<string, unknown>

@@ -21,7 +21,8 @@ import { SESSION_NOT_FOUND } from '../mcp/faults/session-expired.js'
 import { rpcErrorAnswer } from '../mcp/json-rpc-answer.js'
 import type { JsonRpcId } from '../mcp/mcp-request.js'
 import type { ChildServer } from './child-server.js'
-import type { StdioSourceRequest } from './child-source.js'
+import { AnswerBody, type StdioSourceRequest } from './child-source.js'
+import type { RequestCancel } from './request-cancel.js'
 import { answerLine } from './json-rpc-line.js'
 
 /** How a stdio exchange is addressed in reports and cassettes: one MCP endpoint, as a reverse proxy stores it. */
@@ -57,20 +58,24 @@ export interface StdioRequest {
   /** The line's message, parsed. */
   readonly message: Record<string, unknown>
   /** Aborts when the client cancels the request (`notifications/cancelled`) or leaves. */
-  readonly signal: AbortSignal
+  readonly cancel: RequestCancel
 }
 
 /** The transport of `exchange`, answering `request` over `link`, its answer from `source` (`live` behind it). */
 export function stdioTransport(exchange: Exchange, request: StdioRequest, link: StdioLink, source: UpstreamSource, live: UpstreamSource): ExchangeTransport {
   if (exchange.fault?.type === 'session_expired') exchange.adaptFault(restartingExpiry(exchange.fault, link.child))
-  const { id, line, signal, message } = request
+  const { id, line, cancel, message } = request
   const sourceRequest: StdioSourceRequest = {
     exchange,
     method: 'POST',
     rawUrl: STDIO_PATH,
     headers: exchange.request.headers as Record<string, string>,
     upstream: null,
-    signal,
+    // Made only when read (a cassette, a fault's wait): a plain call never needs one.
+    get signal() {
+      return cancel.signal
+    },
+    cancel,
     line,
     message,
     takeBody(onChunk) {
@@ -81,7 +86,9 @@ export function stdioTransport(exchange: Exchange, request: StdioRequest, link: 
   }
   const upstream: UpstreamExchange = source.begin(sourceRequest, live)
   return {
-    signal,
+    get signal() {
+      return cancel.signal
+    },
     forward: (options: ForwardOptions) => upstream.forward(options),
     ...(upstream.upstreamFailed ? { upstreamFailed: (method: string, code: string) => upstream.upstreamFailed!(method, code) } : {}),
     ...(upstream.settle ? { settle: () => upstream.settle!() } : {}),
@@ -97,6 +104,16 @@ export function stdioTransport(exchange: Exchange, request: StdioRequest, link: 
       }
     },
     async relay(response: UpstreamResponse) {
+      // The server's answer line, handed on as it came.
+      if (response.body instanceof AnswerBody) {
+        const answer = response.body
+        try {
+          link.write(await answer.take())
+        } finally {
+          answer.end()
+        }
+        return
+      }
       const chunks: Uint8Array[] = []
       for await (const chunk of response.body) chunks.push(chunk)
       if (chunks.length) link.write(chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks))
