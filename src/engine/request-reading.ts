@@ -25,4 +25,10 @@ export interface RequestReading {
   readonly traceparent?: string | undefined
   /** The `outputSchema` the tool it calls declared (faults that drift a tool's answer use it). */
   readonly outputSchema?: JsonSchema | null | undefined
+  /**
+   * The exchange (its `x-toolstorm-call` id) of the call this request is a further round of (MCP's
+   * `input_required` retry): it joins that call, ended in the same run, with its record, ordinal,
+   * key and rule, instead of being a call of its own. `evidence` replaces the call's then.
+   */
+  readonly joins?: string | undefined
 }

@@ -134,6 +134,8 @@ export interface DecidedCall {
   readonly quota?: QuotaVerdict | undefined
   /** What the plug-in that named the request read of it: the call's evidence and trace context. */
   readonly reading?: RequestReading | undefined
+  /** The record of the call this exchange is a further round of (`reading.joins`): running again. */
+  readonly record?: CallRecord | undefined
 }
 
 export class Storm {
@@ -303,6 +305,15 @@ export class Storm {
     const own = this.#runRules.get(runId)
     const config = own?.config ?? this.#config
     const seed = config.seed
+    const joined = request.reading?.joins === undefined ? undefined : this.ledger.exchange(request.reading.joins)
+    if (joined?.record && joined.run === run && joined.done) {
+      // A further round of a call that ended: the same call, decided as it was (no new ordinal, draw or budget).
+      const { record } = joined
+      const rule = record.fault === null ? null : (config.rules.find((candidate) => candidate.name === record.fault) ?? null)
+      const exchange = this.openExchange(run, { id, view, url: request.url, route: record.route, ordinal: record.ordinal, key: record.key, rule, callId: record.id, started: record.started, parent: record.parent, seed, reading: request.reading, record })
+      this.ledger.remember(id, exchange.entry)
+      return exchange
+    }
     if (config.maxCalls !== null && run.callCount >= config.maxCalls) {
       run.budgetRejections++
       return this.refusedExchange(run, id, view, request.url, seed)
@@ -333,7 +344,7 @@ export class Storm {
   /** The call record and exchange of a call whose ordinal, key and rule are decided (by `begin()`, or by a shared state store). */
   openExchange(run: Run, call: DecidedCall): Exchange {
     const { id, view, url, route, ordinal, key, rule, callId, started, parent, seed, onFinish, quota, reading } = call
-    const record = this.runningRecord(callId, route, ordinal, key, parent, view.method, this.#redactUrl(view.url), started, rule)
+    const record = call.record ? Object.assign(call.record, { outcome: 'running', status: null, elapsed: null, error: null }) : this.runningRecord(callId, route, ordinal, key, parent, view.method, this.#redactUrl(view.url), started, rule)
     if (reading?.evidence) Object.assign(record, reading.evidence)
     // A message's own trace context (MCP's) names the call's span; the header may name a span below it.
     const traceparent = reading?.traceparent ?? headerValue(view.headers, 'traceparent')

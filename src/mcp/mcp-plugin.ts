@@ -22,6 +22,8 @@ import { MCP_FAULTS } from './faults/mcp-faults.js'
 import { toolResultAnswer } from './json-rpc-answer.js'
 import { editToolAnswer } from './tool-answer-edit.js'
 import { mcpRouteProblem } from './mcp-methods.js'
+import { inputRoundsOf } from './input-rounds.js'
+import type { McpCall } from '../engine/schema/report.js'
 
 /** A request the plug-in looked at that carries no MCP message: routed as plain HTTP. */
 const NOT_MCP: RequestReading = {}
@@ -38,16 +40,21 @@ export function mcpPlugin(): ExchangePlugin {
       const detector = mcpDetector(storm.config.mcp)
       // The message names the route and fills the call's `mcp` record; a tool call carries the
       // `outputSchema` its tool declared (schema_drift breaks it).
-      const named = (mcp: McpRequest | null): RequestReading =>
-        mcp === null
-          ? NOT_MCP
-          : {
-              route: mcpRouteName(mcp),
-              details: { mcp },
-              evidence: { mcp: mcpCallOf(mcp, storm.redactor) },
-              traceparent: mcp.traceparent,
-              outputSchema: mcp.method === 'tools/call' && mcp.target !== null ? toolCatalogOf(storm).outputSchema(endpointOf(url), mcp.target) : null,
-            }
+      const named = (mcp: McpRequest | null): RequestReading => {
+        if (mcp === null) return NOT_MCP
+        const evidence = mcpCallOf(mcp, storm.redactor)
+        // A retry bringing the input an `input_required` answer asked for: the next round of that call.
+        const asking = mcp.answersInput ? inputRoundsOf(storm).take(mcp) : undefined
+        if (asking) evidence.rounds = [...(asking.call.rounds ?? []), { id: asking.call.id ?? '', outcome: 'input_required' }] satisfies McpCall['rounds']
+        return {
+          route: mcpRouteName(mcp),
+          details: { mcp },
+          evidence: { mcp: evidence },
+          traceparent: mcp.traceparent,
+          outputSchema: mcp.method === 'tools/call' && mcp.target !== null ? toolCatalogOf(storm).outputSchema(endpointOf(url), mcp.target) : null,
+          ...(asking ? { joins: asking.exchangeId } : {}),
+        }
+      }
       // A body announced over the bound is not read; the 2026-07-28 revision's headers may still name it.
       if (!hasBody || !detector.mayCarry(method, url, headers, sessions)) return { reading: named(detector.namedByHeaders(method, url, headers)) }
       return {
@@ -59,7 +66,7 @@ export function mcpPlugin(): ExchangePlugin {
         },
       }
     },
-    observe: (inner, storm) => withMcpEvidence(inner, toolCatalogOf(storm)),
+    observe: (inner, storm) => withMcpEvidence(inner, toolCatalogOf(storm), inputRoundsOf(storm)),
     wrapTransport: (exchange, io) => legacySseTransport(sessions, exchange, io),
     // `replace` on a tool call answers as the tool: its result, with the request's id.
     shapeResult: (request, value) => (request.mcp && request.mcp.id !== null ? toolResultAnswer(request.mcp.id, value, request.mcp.protocolVersion) : null),

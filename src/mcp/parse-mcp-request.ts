@@ -49,6 +49,7 @@ export function parseMcpRequest(body: Uint8Array, session: string | null = null)
     ...request,
     ...(typeof traceparent === 'string' ? { traceparent } : {}),
     ...(typeof protocolVersion === 'string' ? { protocolVersion: protocolVersion.slice(0, 50) } : {}),
+    ...(paramsObject && (paramsObject.inputResponses !== undefined || paramsObject.requestState !== undefined) ? { answersInput: true } : {}),
   }
 }
 

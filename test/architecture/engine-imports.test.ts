@@ -77,8 +77,10 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * --max-runs) and an evicted run is remembered by id and answered ERR_RUN_EVICTED, not an empty
  * report (+22); response_lost with a `status` (the upstream commits, the client gets a 500 or 504,
  * staging's failure) (+11): 5,187.
+ * #41: a further round of a call (MCP's input_required retry, `reading.joins`) joins the call that
+ * ended instead of beginning one: the same record, ordinal, key and rule, no new draw or budget: 5,209.
  */
-const ENGINE_LINES = 5_187
+const ENGINE_LINES = 5_209
 
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']
