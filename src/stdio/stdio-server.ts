@@ -30,6 +30,7 @@ import { childSource } from './child-source.js'
 import { answerLine, readStdioLine, type StdioMessage } from './json-rpc-line.js'
 import { LineSplitter } from './line-splitter.js'
 import { RequestCancel } from './request-cancel.js'
+import { ServerMessageTracker } from './server-messages.js'
 import type { SpawnedServer } from './spawn-server.js'
 import { stdioHeaders, STDIO_URL, stdioTransport, type LostAnswer, type StdioLink } from './stdio-transport.js'
 
@@ -119,6 +120,9 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
   const running = new Set<Promise<void>>()
   const cancels = new Map<JsonRpcId, RequestCancel>()
 
+  // The server's notifications, told to a recorder (with the call each belongs to) when one listens.
+  const tracker = new ServerMessageTracker()
+
   const write = (line: Uint8Array) => {
     if (output.writable) output.write(Buffer.concat([line, NEWLINE]))
   }
@@ -130,7 +134,7 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
         onLine(line, message) {
           if (message.kind === 'other') {
             if (stats.serverNonJson++ === 0) warn(`the MCP server wrote a line that is not a JSON-RPC message to stdout; it is relayed to the client (servers log to stderr). Further ones are counted.`)
-          }
+          } else if (message.kind === 'notification' && tracker.wanted) tracker.notification(line, message.message)
           write(line)
         },
         onExit: () => finish('server-exited'),
@@ -168,11 +172,16 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
     const cancel = new RequestCancel()
     cancels.set(id, cancel)
     const request = { id, line, message, cancel }
+    let tracked: string | null = null
     const entry: ServeEntry = {
       readBody: (limit) => Promise.resolve({ bytes: line.length <= limit ? line : null }),
-      open: (exchange) => stdioTransport(exchange, request, link, source, live),
+      open: (exchange) => {
+        if (tracker.wanted) tracker.began((tracked = exchange.id), message)
+        return stdioTransport(exchange, request, link, source, live)
+      },
     }
     const done = () => {
+      if (tracked !== null) tracker.ended(tracked)
       running.delete(served!)
       if (cancels.get(id) === cancel) cancels.delete(id)
     }
