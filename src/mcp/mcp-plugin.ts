@@ -10,7 +10,7 @@
  */
 import { mcpRouteName, type McpRequest } from './mcp-request.js'
 import { mcpCallOf } from './mcp-call.js'
-import { parseMcpRequest } from './parse-mcp-request.js'
+import { headerMismatchOf, parseMcpRequest } from './parse-mcp-request.js'
 import type { ExchangePlugin } from '../engine/plugin.js'
 import type { RequestReading } from '../engine/request-reading.js'
 import { LegacySseSessions, legacyMcpRequest, legacySseTransport } from './legacy-sse.js'
@@ -62,7 +62,12 @@ export function mcpPlugin(): ExchangePlugin {
         name(body) {
           if (body === null) return named(detector.namedByHeaders(method, url, headers))
           const session = headers['mcp-session-id']
-          return named(legacyMcpRequest(parseMcpRequest(body, typeof session === 'string' ? session : null), url, headers))
+          const mcp = legacyMcpRequest(parseMcpRequest(body, typeof session === 'string' ? session : null), url, headers)
+          const reading = named(mcp)
+          // Routed by the body (what the server acts on); headers that disagree with it are reported.
+          const mismatch = mcp && headerMismatchOf(mcp, headers)
+          if (mismatch && reading.evidence?.mcp) reading.evidence.mcp.headerMismatch = mismatch
+          return reading
         },
       }
     },

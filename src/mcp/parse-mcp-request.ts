@@ -57,6 +57,28 @@ function singleHeader(value: string | string[] | undefined): string | null {
   return typeof value === 'string' && value.length > 0 ? value : null
 }
 
+const BASE64_SENTINEL = /^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$/
+
+/** An `Mcp-Name` value as the server reads it: a `=?base64?…?=` sentinel decoded (a name that is not plain ASCII). */
+function headerName(value: string | null): string | null {
+  const sentinel = value === null ? null : BASE64_SENTINEL.exec(value)
+  return sentinel ? Buffer.from(sentinel[1]!, 'base64').toString('utf8') : value
+}
+
+/**
+ * What a 2026-07-28 request's `Mcp-Method` and `Mcp-Name` headers say when they disagree with the
+ * message in its body (the server refuses it with `-32020` before running it), else null. Only a
+ * request that sends `Mcp-Method` is checked (an earlier revision's client sends neither); the
+ * request is routed by its body, what the server acts on.
+ */
+export function headerMismatchOf(request: McpRequest, headers: Readonly<Record<string, string | string[] | undefined>>): { method: string; name: string | null } | null {
+  const method = singleHeader(headers['mcp-method'])
+  if (method === null) return null
+  const name = targetParamOf(request.method) ? headerName(singleHeader(headers['mcp-name'])) : null
+  if (method === request.method && name === request.target) return null
+  return { method: method.slice(0, 100), name: name === null ? null : name.slice(0, 200) }
+}
+
 /**
  * The MCP message named by a request's `Mcp-Method` and `Mcp-Name` headers (revision 2026-07-28),
  * for a body that is not read (over the bound): its route name, with no id or arguments (so the
@@ -65,6 +87,6 @@ function singleHeader(value: string | string[] | undefined): string | null {
 export function mcpRequestFromHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): McpRequest | null {
   const method = singleHeader(headers['mcp-method'])
   if (method === null || !METHOD.test(method)) return null
-  const target = targetParamOf(method) ? singleHeader(headers['mcp-name']) : null
+  const target = targetParamOf(method) ? headerName(singleHeader(headers['mcp-name'])) : null
   return { method, id: null, target, arguments: null, session: singleHeader(headers['mcp-session-id']) }
 }
