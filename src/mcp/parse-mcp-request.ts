@@ -11,11 +11,17 @@ import { PROTOCOL_VERSION_META_KEY, targetParamOf, type JsonRpcId, type McpReque
 
 const METHOD = /^[\x21-\x7e]{1,100}$/
 
-/** Bodies a transport parsed already (stdio parses each line to tell requests from the rest): not parsed twice. */
-const parsedBodies = new WeakMap<Uint8Array, unknown>()
+/**
+ * Bodies a transport parsed already (stdio parses each line to tell requests from the rest): not
+ * parsed twice. Each is taken once; a Map, not a WeakMap, whose entries cost the collector more.
+ */
+const parsedBodies = new Map<Uint8Array, unknown>()
+/** Bodies noted and not yet named at most (a bound for bodies never named). */
+const MAX_PARSED_BODIES = 1_000
 
-/** `body` holds `message` (its JSON.parse): `parseMcpRequest` takes it from here. */
+/** `body` holds `message` (its JSON.parse): the next `parseMcpRequest(body)` takes it from here. */
 export function noteParsedBody(body: Uint8Array, message: unknown): void {
+  if (parsedBodies.size >= MAX_PARSED_BODIES) parsedBodies.clear()
   parsedBodies.set(body, message)
 }
 
@@ -25,7 +31,8 @@ export function noteParsedBody(body: Uint8Array, message: unknown): void {
  */
 export function parseMcpRequest(body: Uint8Array, session: string | null = null): McpRequest | null {
   let message = parsedBodies.get(body)
-  if (message === undefined) {
+  if (message !== undefined) parsedBodies.delete(body)
+  else {
     try {
       message = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'))
     } catch {
