@@ -6,7 +6,7 @@
  * fault's HTTP answer, a replay refusal): the JSON-RPC error that stands for it.
  */
 import type { JsonRpcId } from '../mcp/mcp-request.js'
-import { skipSpace, skipString, skipValue } from './json-scan.js'
+import { BACKSLASH, CLOSE_BRACE, COLON, COMMA, OPEN_BRACE, QUOTE, skipSpace, skipString, skipValue } from './json-scan.js'
 
 export type StdioMessage =
   | { readonly kind: 'request'; readonly id: JsonRpcId; readonly method: string; readonly message: Record<string, unknown> }
@@ -58,27 +58,27 @@ const VERSION = Buffer.from('"2.0"')
  */
 export function responseIdOf(line: Buffer): JsonRpcId | undefined {
   let at = skipSpace(line, 0)
-  if (line[at] !== 0x7b) return undefined
+  if (line[at] !== OPEN_BRACE) return undefined
   at = skipSpace(line, at + 1)
   let id: JsonRpcId | undefined
   let answer = false
   let version = false
   for (;;) {
-    if (line[at] !== 0x22) return undefined
+    if (line[at] !== QUOTE) return undefined
     const keyEnd = skipString(line, at)
     if (keyEnd === -1) return undefined
     const key = line.subarray(at + 1, keyEnd - 1)
-    if (key.includes(0x5c)) return undefined
+    if (key.includes(BACKSLASH)) return undefined
     at = skipSpace(line, keyEnd)
-    if (line[at] !== 0x3a) return undefined
+    if (line[at] !== COLON) return undefined
     const value = skipSpace(line, at + 1)
     const end = skipValue(line, value)
     if (end === -1 || end === value) return undefined
     if (key.equals(ID)) {
       const first = line[value]
-      if (first === 0x22) {
+      if (first === QUOTE) {
         const text = line.subarray(value + 1, end - 1)
-        if (text.includes(0x5c)) return undefined
+        if (text.includes(BACKSLASH)) return undefined
         id = text.toString('utf8')
       } else if (first === 0x2d || (first !== undefined && first >= 0x30 && first <= 0x39)) {
         const number = Number(line.subarray(value, end).toString('latin1'))
@@ -89,8 +89,8 @@ export function responseIdOf(line: Buffer): JsonRpcId | undefined {
     else if (key.equals(RESULT) || key.equals(ERROR)) answer = true
     else if (key.equals(JSONRPC)) version = line.subarray(value, end).equals(VERSION)
     at = skipSpace(line, end)
-    if (line[at] === 0x7d) break
-    if (line[at] !== 0x2c) return undefined
+    if (line[at] === CLOSE_BRACE) break
+    if (line[at] !== COMMA) return undefined
     at = skipSpace(line, at + 1)
   }
   // Nothing but space may follow the object.

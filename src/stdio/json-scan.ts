@@ -4,13 +4,15 @@
  * callers scan lines whose shape they check otherwise (splice-meta.ts), or fall back to
  * JSON.parse when a scan does not find what it expects (json-rpc-line.ts).
  */
-const QUOTE = 0x22
-const BACKSLASH = 0x5c
-const OPEN_BRACE = 0x7b
-const CLOSE_BRACE = 0x7d
+/** The bytes JSON's structure is made of. */
+export const QUOTE = 0x22
+export const BACKSLASH = 0x5c
+export const OPEN_BRACE = 0x7b
+export const CLOSE_BRACE = 0x7d
 const OPEN_BRACKET = 0x5b
 const CLOSE_BRACKET = 0x5d
-const COMMA = 0x2c
+export const COMMA = 0x2c
+export const COLON = 0x3a
 
 export function isSpace(byte: number | undefined): boolean {
   return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09

@@ -7,13 +7,7 @@
  * Null when the line is not one this can splice safely (params by position, a `_meta` that is not
  * an object or already holds `key`, keys written with escapes): the caller serialises then.
  */
-import { skipSpace, skipString, skipValue } from './json-scan.js'
-
-const QUOTE = 0x22
-const OPEN_BRACE = 0x7b
-const CLOSE_BRACE = 0x7d
-const COMMA = 0x2c
-const COLON = 0x3a
+import { CLOSE_BRACE, COLON, COMMA, OPEN_BRACE, QUOTE, skipSpace, skipString, skipValue } from './json-scan.js'
 
 /**
  * Where the value of the member named `name` of the object opening at `open` starts, and where the
