@@ -306,7 +306,7 @@ export class Storm {
     const own = this.#runRules.get(runId)
     const config = own?.config ?? this.#config
     const seed = config.seed
-    const joined = request.reading?.joins === undefined ? undefined : this.ledger.exchange(request.reading.joins)
+    const joined = request.reading?.joins === undefined ? undefined : this.ledger.exchange(request.reading.joins.exchange)
     if (joined?.record && joined.run === run && joined.done) {
       // A further round of a call that ended: the same call, decided as it was (no new ordinal, draw or budget).
       const { record } = joined
@@ -346,7 +346,8 @@ export class Storm {
   openExchange(run: Run, call: DecidedCall): Exchange {
     const { id, view, url, route, ordinal, key, rule, callId, started, parent, seed, onFinish, quota, reading } = call
     const record = call.record ? Object.assign(call.record, { outcome: 'running', status: null, elapsed: null, error: null }) : this.runningRecord(callId, route, ordinal, key, parent, view.method, this.#redactUrl(view.url), started, rule)
-    if (reading?.evidence) Object.assign(record, reading.evidence)
+    const evidence = call.record ? reading?.joins?.evidence : reading?.evidence
+    if (evidence) Object.assign(record, evidence)
     // A message's own trace context (MCP's) names the call's span; the header may name a span below it.
     const traceparent = reading?.traceparent ?? headerValue(view.headers, 'traceparent')
     if (traceparent !== undefined) {

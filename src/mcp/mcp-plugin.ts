@@ -40,19 +40,21 @@ export function mcpPlugin(): ExchangePlugin {
       const detector = mcpDetector(storm.config.mcp)
       // The message names the route and fills the call's `mcp` record; a tool call carries the
       // `outputSchema` its tool declared (schema_drift breaks it).
-      const named = (mcp: McpRequest | null): RequestReading => {
+      const named = (mcp: McpRequest | null, headerMismatch?: McpCall['headerMismatch'] | null): RequestReading => {
         if (mcp === null) return NOT_MCP
         const evidence = mcpCallOf(mcp, storm.redactor)
-        // A retry bringing the input an `input_required` answer asked for: the next round of that call.
+        if (headerMismatch) evidence.headerMismatch = headerMismatch
+        // A retry bringing the input an `input_required` answer asked for: the next round of that
+        // call, whose entry then lists the rounds before it (a call of its own if it cannot join).
         const asking = mcp.answersInput ? inputRoundsOf(storm).take(mcp) : undefined
-        if (asking) evidence.rounds = [...(asking.call.rounds ?? []), { id: asking.call.id ?? '', outcome: 'input_required' }] satisfies McpCall['rounds']
+        const rounds: McpCall['rounds'] = asking && [...(asking.call.rounds ?? []), { id: asking.call.id ?? '', outcome: 'input_required' }]
         return {
           route: mcpRouteName(mcp),
           details: { mcp },
           evidence: { mcp: evidence },
           traceparent: mcp.traceparent,
           outputSchema: mcp.method === 'tools/call' && mcp.target !== null ? toolCatalogOf(storm).outputSchema(endpointOf(url), mcp.target) : null,
-          ...(asking ? { joins: asking.exchangeId } : {}),
+          ...(asking ? { joins: { exchange: asking.exchangeId, evidence: { mcp: { ...evidence, rounds } } } } : {}),
         }
       }
       // A body announced over the bound is not read; the 2026-07-28 revision's headers may still name it.
@@ -63,11 +65,8 @@ export function mcpPlugin(): ExchangePlugin {
           if (body === null) return named(detector.namedByHeaders(method, url, headers))
           const session = headers['mcp-session-id']
           const mcp = legacyMcpRequest(parseMcpRequest(body, typeof session === 'string' ? session : null), url, headers)
-          const reading = named(mcp)
           // Routed by the body (what the server acts on); headers that disagree with it are reported.
-          const mismatch = mcp && headerMismatchOf(mcp, headers)
-          if (mismatch && reading.evidence?.mcp) reading.evidence.mcp.headerMismatch = mismatch
-          return reading
+          return named(mcp, mcp && headerMismatchOf(mcp, headers))
         },
       }
     },

@@ -79,9 +79,10 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * staging's failure) (+11): 5,187.
  * #41: a further round of a call (MCP's input_required retry, `reading.joins`) joins the call that
  * ended instead of beginning one: the same record, ordinal, key and rule, no new draw or budget: 5,209.
- * The report's `mcp.headerMismatch` (+5) and why requestView assigns instead of spreading (+1): 5,215.
+ * The report's `mcp.headerMismatch` (+5) and why requestView assigns instead of spreading (+1): 5,215;
+ * a joining round's own evidence (`joins.evidence`: a retry that cannot join keeps its reading's): 5,217.
  */
-const ENGINE_LINES = 5_215
+const ENGINE_LINES = 5_217
 
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']

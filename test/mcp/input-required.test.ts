@@ -64,4 +64,24 @@ describe('input_required over Streamable HTTP (2026-07-28)', () => {
     expect(calls[0]!.mcp!.rounds).toEqual([{ id: expect.anything(), outcome: 'input_required' }])
     expect(calls[0]!.mcp!.rounds![0]!.id).not.toEqual(calls[0]!.mcp!.id)
   })
+
+  it('a retry that reaches another run cannot join its call: it is a call of its own there, with no earlier rounds', async () => {
+    const upstream = closing(await modernNotesServer())
+    const proxy = closing(await startProxy({ targets: [upstream.origin], config: { rules: [] } }))
+    const client = new Client({ name: 'modern', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } })
+    client.setRequestHandler('elicitation/create', async () => {
+      // Between the round that asked for input and the retry: the requests go to another run now.
+      proxy.storm.activeRun = 'second'
+      return { action: 'accept', content: { confirm: true } }
+    })
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${proxy.url}/mcp`)))
+    try {
+      expect(await client.callTool({ name: 'create_note', arguments: { key: 'order-1' } })).toMatchObject({ content: [{ type: 'text', text: 'noted order-1' }] })
+    } finally {
+      await client.close()
+    }
+    const created = (run: string) => proxy.storm.report(run).calls.filter((call) => call.route === 'tools/call create_note')
+    expect(created('default').map((call) => [call.ordinal, call.mcp?.rounds])).toEqual([[1, undefined]])
+    expect(created('second').map((call) => [call.ordinal, call.mcp?.rounds])).toEqual([[1, undefined]])
+  })
 })
