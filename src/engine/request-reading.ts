@@ -25,4 +25,11 @@ export interface RequestReading {
   readonly traceparent?: string | undefined
   /** The `outputSchema` the tool it calls declared (faults that drift a tool's answer use it). */
   readonly outputSchema?: JsonSchema | null | undefined
+  /**
+   * The call this request is a further round of (MCP's `input_required` retry): the exchange (its
+   * `x-toolstorm-call` id) of its last round. It joins that call, if it ended in the same run, with
+   * its record, ordinal, key and rule instead of being a call of its own, and `evidence` replaces
+   * the call's then; else it is a call of its own, with the reading's `evidence`.
+   */
+  readonly joins?: { readonly exchange: string; readonly evidence: CallEvidence } | undefined
 }

@@ -10,13 +10,15 @@ import { SseDecoder } from '../engine/streams/sse-decoder.js'
 import type { McpCall } from '../engine/schema/report.js'
 import type { JsonRpcId } from './mcp-request.js'
 
-const PATHS = ['id', 'method', 'result.isError', 'error.code']
+const PATHS = ['id', 'method', 'result.isError', 'result.resultType', 'error.code']
 /** Messages up to this size are parsed with JSON.parse: cheaper than scanning byte by byte. */
 const PARSED_WHOLE = 64 * 1024
 
 export interface McpAnswer {
   readonly outcome: NonNullable<McpCall['outcome']>
   readonly errorCode: number | null
+  /** A result asking the client for input (`resultType: "input_required"`, 2026-07-28): it calls again with it. */
+  readonly inputRequired?: boolean
 }
 
 /** One message's deciding values; it answers `id` when its id matches and it has no method. */
@@ -24,17 +26,19 @@ class MessageValues {
   id: JsonScalar | undefined
   method = false
   isError = false
+  inputRequired = false
   errorCode: number | null = null
   take(path: string, value: JsonScalar): void {
     if (path === 'id') this.id = value
     else if (path === 'method') this.method = true
     else if (path === 'result.isError') this.isError = value === true
+    else if (path === 'result.resultType') this.inputRequired = value === 'input_required'
     else if (path === 'error.code' && typeof value === 'number') this.errorCode = value
   }
   answer(id: JsonRpcId): McpAnswer | null {
     if (this.method || this.id !== id) return null
     if (this.errorCode !== null) return { outcome: 'error', errorCode: this.errorCode }
-    return { outcome: this.isError ? 'isError' : 'result', errorCode: null }
+    return { outcome: this.isError ? 'isError' : 'result', errorCode: null, ...(this.inputRequired ? { inputRequired: true } : {}) }
   }
 }
 
@@ -72,7 +76,10 @@ class MessageReader {
     const values = this.values
     if (typeof id === 'string' || typeof id === 'number') values.id = id
     values.method = method !== undefined
-    if (result !== null && typeof result === 'object') values.isError = (result as { isError?: unknown }).isError === true
+    if (result !== null && typeof result === 'object') {
+      values.isError = (result as { isError?: unknown }).isError === true
+      values.inputRequired = (result as { resultType?: unknown }).resultType === 'input_required'
+    }
     if (error !== null && typeof error === 'object' && typeof (error as { code?: unknown }).code === 'number') values.errorCode = (error as { code: number }).code
     return values
   }

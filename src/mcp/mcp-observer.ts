@@ -10,9 +10,10 @@ import { type HeaderMap, headerValue } from '../engine/http.js'
 import type { ExchangeObserver } from '../engine/exchange-flow.js'
 import { createMcpAnswerReader, type McpAnswer } from './mcp-answer-reader.js'
 import { endpointOf, MAX_TOOLS_LIST_BYTES, type ToolCatalog } from './tool-catalog.js'
+import type { InputRounds } from './input-rounds.js'
 
 
-export function createMcpObserver(tools?: ToolCatalog): ExchangeObserver {
+export function createMcpObserver(tools?: ToolCatalog, rounds?: InputRounds): ExchangeObserver {
   // `tools/list` answers, held (bounded) until they end, to learn the tools' output schemas.
   const toolLists = new WeakMap<Exchange, { chunks: Uint8Array[]; size: number }>()
   const upstreamReaders = new WeakMap<Exchange, (chunk: Uint8Array | null) => void>()
@@ -27,6 +28,9 @@ export function createMcpObserver(tools?: ToolCatalog): ExchangeObserver {
     if (!call) return
     call.outcome = answer.outcome
     call.errorCode = answer.errorCode
+    // The client got a request for input: its retry with the input is this call's next round.
+    const request = exchange.request.mcp
+    if (answer.inputRequired && rounds && request) rounds.asked(request, { exchangeId: exchange.id, call })
   }
   const reader = (exchange: Exchange, headers: HeaderMap, onAnswer: (answer: McpAnswer) => void) => {
     const id = exchange.request.mcp?.id
@@ -87,8 +91,8 @@ const HOOKS: readonly Hook[] = ['onStart', 'onRequestBody', 'onRequestBodyRead',
  * `inner` plus MCP evidence. Unlike `combineObservers`, it costs other exchanges one property
  * read per hook (no per-exchange bookkeeping), so the proxy's hot path stays as it was.
  */
-export function withMcpEvidence(inner: ExchangeObserver | undefined, tools?: ToolCatalog): ExchangeObserver {
-  const mcp = createMcpObserver(tools)
+export function withMcpEvidence(inner: ExchangeObserver | undefined, tools?: ToolCatalog, rounds?: InputRounds): ExchangeObserver {
+  const mcp = createMcpObserver(tools, rounds)
   // MCP exchanges the inner observer wants too (asked once, at `wants`).
   const shared = new WeakSet<Exchange>()
   const observer: ExchangeObserver = {

@@ -10,7 +10,7 @@
  */
 import { mcpRouteName, type McpRequest } from './mcp-request.js'
 import { mcpCallOf } from './mcp-call.js'
-import { parseMcpRequest } from './parse-mcp-request.js'
+import { headerMismatchOf, parseMcpRequest } from './parse-mcp-request.js'
 import type { ExchangePlugin } from '../engine/plugin.js'
 import type { RequestReading } from '../engine/request-reading.js'
 import { LegacySseSessions, legacyMcpRequest, legacySseTransport } from './legacy-sse.js'
@@ -22,6 +22,8 @@ import { MCP_FAULTS } from './faults/mcp-faults.js'
 import { toolResultAnswer } from './json-rpc-answer.js'
 import { editToolAnswer } from './tool-answer-edit.js'
 import { mcpRouteProblem } from './mcp-methods.js'
+import { inputRoundsOf } from './input-rounds.js'
+import type { McpCall } from '../engine/schema/report.js'
 
 /** A request the plug-in looked at that carries no MCP message: routed as plain HTTP. */
 const NOT_MCP: RequestReading = {}
@@ -38,16 +40,23 @@ export function mcpPlugin(): ExchangePlugin {
       const detector = mcpDetector(storm.config.mcp)
       // The message names the route and fills the call's `mcp` record; a tool call carries the
       // `outputSchema` its tool declared (schema_drift breaks it).
-      const named = (mcp: McpRequest | null): RequestReading =>
-        mcp === null
-          ? NOT_MCP
-          : {
-              route: mcpRouteName(mcp),
-              details: { mcp },
-              evidence: { mcp: mcpCallOf(mcp, storm.redactor) },
-              traceparent: mcp.traceparent,
-              outputSchema: mcp.method === 'tools/call' && mcp.target !== null ? toolCatalogOf(storm).outputSchema(endpointOf(url), mcp.target) : null,
-            }
+      const named = (mcp: McpRequest | null, headerMismatch?: McpCall['headerMismatch'] | null): RequestReading => {
+        if (mcp === null) return NOT_MCP
+        const evidence = mcpCallOf(mcp, storm.redactor)
+        if (headerMismatch) evidence.headerMismatch = headerMismatch
+        // A retry bringing the input an `input_required` answer asked for: the next round of that
+        // call, whose entry then lists the rounds before it (a call of its own if it cannot join).
+        const asking = mcp.answersInput ? inputRoundsOf(storm).take(mcp) : undefined
+        const rounds: McpCall['rounds'] = asking && [...(asking.call.rounds ?? []), { id: asking.call.id ?? '', outcome: 'input_required' }]
+        return {
+          route: mcpRouteName(mcp),
+          details: { mcp },
+          evidence: { mcp: evidence },
+          traceparent: mcp.traceparent,
+          outputSchema: mcp.method === 'tools/call' && mcp.target !== null ? toolCatalogOf(storm).outputSchema(endpointOf(url), mcp.target) : null,
+          ...(asking ? { joins: { exchange: asking.exchangeId, evidence: { mcp: { ...evidence, rounds } } } } : {}),
+        }
+      }
       // A body announced over the bound is not read; the 2026-07-28 revision's headers may still name it.
       if (!hasBody || !detector.mayCarry(method, url, headers, sessions)) return { reading: named(detector.namedByHeaders(method, url, headers)) }
       return {
@@ -55,11 +64,13 @@ export function mcpPlugin(): ExchangePlugin {
         name(body) {
           if (body === null) return named(detector.namedByHeaders(method, url, headers))
           const session = headers['mcp-session-id']
-          return named(legacyMcpRequest(parseMcpRequest(body, typeof session === 'string' ? session : null), url, headers))
+          const mcp = legacyMcpRequest(parseMcpRequest(body, typeof session === 'string' ? session : null), url, headers)
+          // Routed by the body (what the server acts on); headers that disagree with it are reported.
+          return named(mcp, mcp && headerMismatchOf(mcp, headers))
         },
       }
     },
-    observe: (inner, storm) => withMcpEvidence(inner, toolCatalogOf(storm)),
+    observe: (inner, storm) => withMcpEvidence(inner, toolCatalogOf(storm), inputRoundsOf(storm)),
     wrapTransport: (exchange, io) => legacySseTransport(sessions, exchange, io),
     // `replace` on a tool call answers as the tool: its result, with the request's id.
     shapeResult: (request, value) => (request.mcp && request.mcp.id !== null ? toolResultAnswer(request.mcp.id, value, request.mcp.protocolVersion) : null),

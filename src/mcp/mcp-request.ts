@@ -32,6 +32,11 @@ export interface McpRequest {
    * a 2026-07-28 client sends it on every request, and expects results shaped for it.
    */
   readonly protocolVersion?: string
+  /**
+   * Its params carry `inputResponses` or `requestState`: the client calls again with the input an
+   * `input_required` answer asked for (2026-07-28), a further round of that call.
+   */
+  readonly answersInput?: boolean
 }
 
 /** The `_meta` key of the revision a request claims (protocol revision 2026-07-28). */

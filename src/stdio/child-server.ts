@@ -13,7 +13,8 @@ import { spawnServer, type SpawnedServer } from './spawn-server.js'
 import { SESSION_NOT_FOUND } from '../mcp/faults/session-expired.js'
 import { rpcErrorAnswer } from '../mcp/json-rpc-answer.js'
 import type { JsonRpcId } from '../mcp/mcp-request.js'
-import { readStdioLine, type StdioMessage } from './json-rpc-line.js'
+import { readStdioLine, responseIdOf, type StdioMessage } from './json-rpc-line.js'
+import { RequestCancel } from './request-cancel.js'
 import { LineSplitter } from './line-splitter.js'
 
 export interface ChildExit {
@@ -125,27 +126,26 @@ export class ChildServer {
 
   /**
    * The answer to request `id`, once the server writes it. Rejects when the server exits first,
-   * or when `signal` aborts (the client cancelled: a later answer is relayed as any other line).
+   * or when `cancel` aborts (the client cancelled: a later answer is relayed as any other line).
    */
-  answer(id: JsonRpcId, signal: AbortSignal): Promise<Buffer> {
+  answer(id: JsonRpcId, cancel: RequestCancel): Promise<Buffer> {
     if (this.#exit) return Promise.reject(new ServerExitedError(`The MCP server had exited (${describeExit(this.#exit)}).`))
+    if (cancel.aborted) return Promise.reject(cancel.reason!)
     return new Promise((resolve, reject) => {
-      const onAbort = () => {
+      const stop = cancel.onAbort((reason) => {
         if (this.#waiting.get(id) === waiter) this.#waiting.delete(id)
-        reject(signal.reason as Error)
-      }
+        reject(reason)
+      })
       const waiter: Waiter = {
         resolve: (line) => {
-          signal.removeEventListener('abort', onAbort)
+          stop()
           resolve(line)
         },
         reject: (error) => {
-          signal.removeEventListener('abort', onAbort)
+          stop()
           reject(error)
         },
       }
-      if (signal.aborted) return reject(signal.reason as Error)
-      signal.addEventListener('abort', onAbort, { once: true })
       this.#waiting.set(id, waiter)
     })
   }
@@ -187,9 +187,9 @@ export class ChildServer {
     if (!this.#initialize) return
     // The client's own handshake, under an id of the wrapper's: its answer is not relayed.
     const id = `toolstorm-restart-${this.restarts}`
-    const controller = new AbortController()
-    const timer = setTimeout(() => controller.abort(new Error('the restarted MCP server did not answer initialize')), INITIALIZE_TIMEOUT_MS)
-    const answered = this.answer(id, controller.signal)
+    const cancel = new RequestCancel()
+    const timer = setTimeout(() => cancel.abort(new Error('the restarted MCP server did not answer initialize')), INITIALIZE_TIMEOUT_MS)
+    const answered = this.answer(id, cancel)
     this.write(Buffer.from(JSON.stringify({ ...this.#initialize, id })))
     try {
       await answered
@@ -200,6 +200,15 @@ export class ChildServer {
   }
 
   #fromServer(line: Buffer): void {
+    // An answer a request waits for is found by its id alone; other lines are parsed to be relayed.
+    const id = responseIdOf(line)
+    if (id !== undefined) {
+      const waiter = this.#waiting.get(id)
+      if (waiter) {
+        this.#waiting.delete(id)
+        return waiter.resolve(line)
+      }
+    }
     const message = readStdioLine(line)
     if (message.kind === 'response' && message.id !== null) {
       const waiter = this.#waiting.get(message.id)

@@ -6,6 +6,7 @@
  * fault's HTTP answer, a replay refusal): the JSON-RPC error that stands for it.
  */
 import type { JsonRpcId } from '../mcp/mcp-request.js'
+import { BACKSLASH, CLOSE_BRACE, COLON, COMMA, OPEN_BRACE, QUOTE, skipSpace, skipString, skipValue } from './json-scan.js'
 
 export type StdioMessage =
   | { readonly kind: 'request'; readonly id: JsonRpcId; readonly method: string; readonly message: Record<string, unknown> }
@@ -37,6 +38,64 @@ export function readStdioLine(line: Uint8Array): StdioMessage {
   }
   if ('result' in object || 'error' in object) return { kind: 'response', id: isId(id) ? id : null }
   return OTHER
+}
+
+const ID = Buffer.from('id')
+const METHOD = Buffer.from('method')
+const RESULT = Buffer.from('result')
+const ERROR = Buffer.from('error')
+const JSONRPC = Buffer.from('jsonrpc')
+const VERSION = Buffer.from('"2.0"')
+
+/**
+ * The id of the JSON-RPC response `line` is, found without decoding it: its top-level members are
+ * stepped over (json-scan.ts) and only the id's value is read. Undefined when the line is not
+ * plainly a response (no `result` or `error`, a `method`, no `"jsonrpc":"2.0"`, an id that is not a
+ * plain number or string, a key or id written with escapes, not an object): `readStdioLine` decides
+ * then. The wrapper hands a server's answer on this way, without a JSON.parse of the answer just
+ * to find whose it is (the exchange's observers read it once). What the members' values hold is
+ * not validated: a line whose envelope is a response's is taken as one.
+ */
+export function responseIdOf(line: Buffer): JsonRpcId | undefined {
+  let at = skipSpace(line, 0)
+  if (line[at] !== OPEN_BRACE) return undefined
+  at = skipSpace(line, at + 1)
+  let id: JsonRpcId | undefined
+  let answer = false
+  let version = false
+  for (;;) {
+    if (line[at] !== QUOTE) return undefined
+    const keyEnd = skipString(line, at)
+    if (keyEnd === -1) return undefined
+    const key = line.subarray(at + 1, keyEnd - 1)
+    if (key.includes(BACKSLASH)) return undefined
+    at = skipSpace(line, keyEnd)
+    if (line[at] !== COLON) return undefined
+    const value = skipSpace(line, at + 1)
+    const end = skipValue(line, value)
+    if (end === -1 || end === value) return undefined
+    if (key.equals(ID)) {
+      const first = line[value]
+      if (first === QUOTE) {
+        const text = line.subarray(value + 1, end - 1)
+        if (text.includes(BACKSLASH)) return undefined
+        id = text.toString('utf8')
+      } else if (first === 0x2d || (first !== undefined && first >= 0x30 && first <= 0x39)) {
+        const number = Number(line.subarray(value, end).toString('latin1'))
+        if (!Number.isFinite(number)) return undefined
+        id = number
+      } else return undefined
+    } else if (key.equals(METHOD)) return undefined
+    else if (key.equals(RESULT) || key.equals(ERROR)) answer = true
+    else if (key.equals(JSONRPC)) version = line.subarray(value, end).equals(VERSION)
+    at = skipSpace(line, end)
+    if (line[at] === CLOSE_BRACE) break
+    if (line[at] !== COMMA) return undefined
+    at = skipSpace(line, at + 1)
+  }
+  // Nothing but space may follow the object.
+  if (skipSpace(line, at + 1) !== line.length) return undefined
+  return answer && version ? id : undefined
 }
 
 /** The request `message` with `params._meta[key] = value` added (params made when absent), as one line. */

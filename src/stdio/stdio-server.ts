@@ -24,10 +24,13 @@ import type { Storm } from '../engine/storm.js'
 import type { UpstreamSource } from '../engine/upstream-source.js'
 import { guardObserver, printExchangeFailure } from '../proxy/exchange-failure.js'
 import type { JsonRpcId } from '../mcp/mcp-request.js'
+import { noteParsedBody } from '../mcp/parse-mcp-request.js'
 import { ChildServer, describeExit, type ChildExit } from './child-server.js'
 import { childSource } from './child-source.js'
 import { answerLine, readStdioLine, type StdioMessage } from './json-rpc-line.js'
 import { LineSplitter } from './line-splitter.js'
+import { RequestCancel } from './request-cancel.js'
+import { ServerMessageTracker } from './server-messages.js'
 import type { SpawnedServer } from './spawn-server.js'
 import { stdioHeaders, STDIO_URL, stdioTransport, type LostAnswer, type StdioLink } from './stdio-transport.js'
 
@@ -115,7 +118,10 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
   const ended = new Promise<StdioEnd>((resolve) => (resolveEnded = resolve))
   /** Exchanges running, and the controllers that cancel them by the client's request id. */
   const running = new Set<Promise<void>>()
-  const cancels = new Map<JsonRpcId, AbortController>()
+  const cancels = new Map<JsonRpcId, RequestCancel>()
+
+  // The server's notifications, told to a recorder (with the call each belongs to) when one listens.
+  const tracker = new ServerMessageTracker()
 
   const write = (line: Uint8Array) => {
     if (output.writable) output.write(Buffer.concat([line, NEWLINE]))
@@ -128,7 +134,7 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
         onLine(line, message) {
           if (message.kind === 'other') {
             if (stats.serverNonJson++ === 0) warn(`the MCP server wrote a line that is not a JSON-RPC message to stdout; it is relayed to the client (servers log to stderr). Further ones are counted.`)
-          }
+          } else if (message.kind === 'notification' && tracker.wanted) tracker.notification(line, message.message)
           write(line)
         },
         onExit: () => finish('server-exited'),
@@ -161,23 +167,39 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
 
   const serveRequest = (line: Buffer, id: JsonRpcId, message: Record<string, unknown>) => {
     stats.requests++
-    const controller = new AbortController()
-    cancels.set(id, controller)
-    const request = { id, line, message, signal: controller.signal }
+    // The MCP plug-in names the request from this parse instead of its own.
+    noteParsedBody(line, message)
+    const cancel = new RequestCancel()
+    cancels.set(id, cancel)
+    const request = { id, line, message, cancel }
+    let tracked: string | null = null
     const entry: ServeEntry = {
       readBody: (limit) => Promise.resolve({ bytes: line.length <= limit ? line : null }),
-      open: (exchange) => stdioTransport(exchange, request, link, source, live),
+      open: (exchange) => {
+        if (tracker.wanted) tracker.began((tracked = exchange.id), message)
+        return stdioTransport(exchange, request, link, source, live)
+      },
     }
-    const served = Promise.resolve(serve({ method: 'POST', url: STDIO_URL, headers, hasBody: true }, entry))
-      .catch((error: unknown) => {
-        // A bug or a throwing hook: this call fails as the proxy fails an exchange; the connection goes on.
-        warn(`Failed to serve a request (id ${JSON.stringify(id)}): ${(error as Error)?.message ?? String(error)}`)
-        write(answerLine(id, 500, null).line)
-      })
-      .finally(() => {
-        running.delete(served)
-        if (cancels.get(id) === controller) cancels.delete(id)
-      })
+    const done = () => {
+      if (tracked !== null) tracker.ended(tracked)
+      running.delete(served!)
+      if (cancels.get(id) === cancel) cancels.delete(id)
+    }
+    const failed = (error: unknown) => {
+      // A bug or a throwing hook: this call fails as the proxy fails an exchange; the connection goes on.
+      warn(`Failed to serve a request (id ${JSON.stringify(id)}): ${(error as Error)?.message ?? String(error)}`)
+      write(answerLine(id, 500, null).line)
+      done()
+    }
+    let served: Promise<void> | undefined
+    try {
+      const serving = serve({ method: 'POST', url: STDIO_URL, headers, hasBody: true }, entry)
+      // One promise per call (not three): `serve` resolves once the exchange ended.
+      if (serving) served = serving.then(done, failed)
+      else return done()
+    } catch (error) {
+      return failed(error)
+    }
     running.add(served)
   }
 
@@ -206,7 +228,7 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
       // Exchanges end by themselves first (a server that exited failed what it owed, as MCP_SERVER_EXITED);
       // what still waits then (a fault's delay, a silently lost answer) ends as cancelled.
       await settle([...running], SETTLE_MS)
-      for (const controller of cancels.values()) controller.abort(Object.assign(new Error('The connection ended'), { code: 'CLIENT_ABORTED' }))
+      for (const cancel of cancels.values()) cancel.abort(Object.assign(new Error('The connection ended'), { code: 'CLIENT_ABORTED' }))
       await settle([...running], ABORTED_MS)
       resolveEnded({ reason: ending!, exit: child?.exit ?? null, ...(endError ? { error: endError } : {}) })
     })()

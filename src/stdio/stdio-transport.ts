@@ -13,6 +13,7 @@
  *   adapted here, as the legacy SSE transport adapts its kinds).
  */
 import { Readable } from 'node:stream'
+import { setTimeout as delay } from 'node:timers/promises'
 import type { Exchange } from '../engine/exchange.js'
 import type { ExchangeTransport, ForwardOptions, UpstreamExchange, UpstreamResponse } from '../engine/exchange-transport.js'
 import type { Fault, FaultOutcome } from '../engine/faults/fault.js'
@@ -21,7 +22,10 @@ import { SESSION_NOT_FOUND } from '../mcp/faults/session-expired.js'
 import { rpcErrorAnswer } from '../mcp/json-rpc-answer.js'
 import type { JsonRpcId } from '../mcp/mcp-request.js'
 import type { ChildServer } from './child-server.js'
-import type { StdioSourceRequest } from './child-source.js'
+import { AnswerBody, type StdioSourceRequest } from './child-source.js'
+import type { RequestCancel } from './request-cancel.js'
+import type { StoredServerMessage } from '../cassette/format/cassette-schema.js'
+import type { ServerMessagesRequest } from '../cassette/replay/replay-source.js'
 import { answerLine } from './json-rpc-line.js'
 
 /** How a stdio exchange is addressed in reports and cassettes: one MCP endpoint, as a reverse proxy stores it. */
@@ -57,22 +61,43 @@ export interface StdioRequest {
   /** The line's message, parsed. */
   readonly message: Record<string, unknown>
   /** Aborts when the client cancels the request (`notifications/cancelled`) or leaves. */
-  readonly signal: AbortSignal
+  readonly cancel: RequestCancel
 }
 
 /** The transport of `exchange`, answering `request` over `link`, its answer from `source` (`live` behind it). */
 export function stdioTransport(exchange: Exchange, request: StdioRequest, link: StdioLink, source: UpstreamSource, live: UpstreamSource): ExchangeTransport {
   if (exchange.fault?.type === 'session_expired') exchange.adaptFault(restartingExpiry(exchange.fault, link.child))
-  const { id, line, signal, message } = request
-  const sourceRequest: StdioSourceRequest = {
+  const { id, line, cancel, message } = request
+  // A replay's recorded notifications for this call: sent before its answer, each as long after
+  // the call began as it came when recorded (a client handles them as they arrive: sent in one
+  // burst with the answer, the TypeScript SDK 1.32 client drops every progress update).
+  let notifications: readonly StoredServerMessage[] = []
+  const began = performance.now()
+  const sendNotifications = async () => {
+    const recorded = notifications
+    notifications = []
+    for (const { at, line } of replayedNotifications(recorded, message)) {
+      const wait = began + at * 1000 - performance.now()
+      if (wait > 0) await delay(wait, undefined, { signal: cancel.signal })
+      link.write(line)
+    }
+  }
+  const sourceRequest: StdioSourceRequest & ServerMessagesRequest = {
     exchange,
     method: 'POST',
     rawUrl: STDIO_PATH,
     headers: exchange.request.headers as Record<string, string>,
     upstream: null,
-    signal,
+    // Made only when read (a cassette, a fault's wait): a plain call never needs one.
+    get signal() {
+      return cancel.signal
+    },
+    cancel,
     line,
     message,
+    replayNotifications(recorded) {
+      notifications = recorded
+    },
     takeBody(onChunk) {
       onChunk?.(line)
       onChunk?.(null)
@@ -81,13 +106,16 @@ export function stdioTransport(exchange: Exchange, request: StdioRequest, link: 
   }
   const upstream: UpstreamExchange = source.begin(sourceRequest, live)
   return {
-    signal,
+    get signal() {
+      return cancel.signal
+    },
     forward: (options: ForwardOptions) => upstream.forward(options),
     ...(upstream.upstreamFailed ? { upstreamFailed: (method: string, code: string) => upstream.upstreamFailed!(method, code) } : {}),
     ...(upstream.settle ? { settle: () => upstream.settle!() } : {}),
     async respond({ status, body }) {
       if (link.lostAnswer === 'silent' && exchange.fault?.type === 'timeout') return
       const answer = answerLine(id, status, body)
+      await sendNotifications()
       link.write(answer.line)
       // The observers saw the HTTP-shaped answer; the client got the JSON-RPC error standing for it.
       const call = exchange.record?.mcp
@@ -97,8 +125,19 @@ export function stdioTransport(exchange: Exchange, request: StdioRequest, link: 
       }
     },
     async relay(response: UpstreamResponse) {
+      // The server's answer line, handed on as it came.
+      if (response.body instanceof AnswerBody) {
+        const answer = response.body
+        try {
+          link.write(await answer.take())
+        } finally {
+          answer.end()
+        }
+        return
+      }
       const chunks: Uint8Array[] = []
       for await (const chunk of response.body) chunks.push(chunk)
+      await sendNotifications()
       if (chunks.length) link.write(chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks))
     },
     reset() {
@@ -106,6 +145,27 @@ export function stdioTransport(exchange: Exchange, request: StdioRequest, link: 
       link.crash(exchange)
     },
   }
+}
+
+/**
+ * The recorded notifications as lines for the live call: a progress notification that named the
+ * recorded call's token names the live call's (dropped when the live call asked for no progress:
+ * its client would not know the token).
+ */
+function replayedNotifications(recorded: readonly StoredServerMessage[], request: Record<string, unknown>): { at: number; line: Buffer }[] {
+  if (!recorded.length) return []
+  const token = (request.params as { _meta?: { progressToken?: unknown } } | undefined)?._meta?.progressToken
+  const lines: { at: number; line: Buffer }[] = []
+  for (const { at, message, progress } of recorded) {
+    if (!progress) {
+      lines.push({ at, line: Buffer.from(JSON.stringify(message)) })
+      continue
+    }
+    if (token === undefined) continue
+    const notification = message as { params?: Record<string, unknown> }
+    lines.push({ at, line: Buffer.from(JSON.stringify({ ...notification, params: { ...notification.params, progressToken: token } })) })
+  }
+  return lines
 }
 
 const NOT_TRIGGERED: FaultOutcome = { action: { type: 'pass' }, injected: false }

@@ -86,8 +86,12 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * storm's pass-throughs to its decider (configOf, hasRunConfig, activeRun, routeOf: callers use
  * storm.decider), the shown config moved to the admin (proxy/admin/shown-config.ts) and drive's
  * one ending (-4): 5,187, the budget before.
+ * #41: a further round of a call (MCP's input_required retry, `reading.joins`) joins the call that
+ * ended instead of beginning one: the same record, ordinal, key and rule, no new draw or budget
+ * (the reading's `joins`, memory-ledger.ts, openExchange's `joined`, and why the plan's view
+ * assigns instead of spreading: +19); the report's `mcp.rounds` and `mcp.headerMismatch` (+11): 5,217.
  */
-const ENGINE_LINES = 5_187
+const ENGINE_LINES = 5_217
 
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']

@@ -122,6 +122,33 @@ describe('recognising MCP requests', () => {
     expect(calls[0]?.mcp).toMatchObject({ method: 'tools/call', tool: 'upload_file', id: null })
   })
 
+  it('routes a read body by its message when its Mcp-Method/Mcp-Name headers disagree (the server refuses it with -32020), and reports what the headers said', async () => {
+    const upstream = closing(await countingUpstream())
+    const rules = [
+      { name: 'by-body', route: 'tools/call get_quote', kind: 'rpc_error', code: -32603, message: 'routed by the body', calls: [2] },
+      { name: 'by-header', route: 'tools/call delete_everything', kind: 'unavailable' },
+    ]
+    const proxy = closing(await startProxy({ targets: [upstream.origin], config: { rules } }))
+    const post = (headers: Record<string, string>) =>
+      fetch(`${proxy.url}/mcp`, { method: 'POST', headers: { ...MCP_ACCEPT, ...headers }, body: rpc('tools/call', { name: 'get_quote', arguments: {} }) }).then(async (response) => [response.status, await response.json()])
+    const agreeing = await post({ 'mcp-method': 'tools/call', 'mcp-name': '=?base64?' + Buffer.from('get_quote').toString('base64') + '?=' })
+    const disagreeing = await post({ 'mcp-method': 'tools/call', 'mcp-name': 'delete_everything' })
+    const wrongMethod = await post({ 'mcp-method': 'tools/list' })
+    const older = await post({})
+    expect(agreeing).toEqual([200, expect.objectContaining({ bytes: expect.any(Number) })])
+    // Call #2 of the body's route: its rule fires; the header's route is never taken.
+    expect(disagreeing).toEqual([200, { jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'routed by the body' } }])
+    expect(wrongMethod[0]).toBe(200)
+    expect(older[0]).toBe(200)
+    const calls = proxy.storm.report().calls
+    expect(calls.map((call) => [call.route, call.fault, call.mcp?.headerMismatch ?? null])).toEqual([
+      ['tools/call get_quote', null, null],
+      ['tools/call get_quote', 'by-body', { method: 'tools/call', name: 'delete_everything' }],
+      ['tools/call get_quote', null, { method: 'tools/list', name: null }],
+      ['tools/call get_quote', null, null],
+    ])
+  })
+
   it('names a body over the bound by its Mcp-Method and Mcp-Name headers in-process too', async () => {
     const body = rpc('tools/call', { name: 'upload_file', arguments: { data: 'x'.repeat(MCP_BODY_LIMIT) } })
     const upstream = closing(await countingUpstream())

@@ -50,25 +50,33 @@ describe('toolstorm mcp with the 2026-07-28 revision (split SDK 2.4)', () => {
     ])
   })
 
-  it('input_required: one logical call is two calls in the report (the round that asked for input, then the retry that brought it), and rules count them so', async () => {
+  it('input_required: the retry that brings the input is the same call (one ordinal, one rule decision, one entry in the report with both rounds), so rules count logical calls', async () => {
     const folder = await temporaryFolder('toolstorm-modern-')
     const report = path.join(folder, 'report.json')
     const notes = path.join(folder, 'notes.txt')
     await writeFile(notes, '')
-    // #2 is the retry round of the first logical call (the one that commits), not a second note.
-    const rules = await rulesFile(folder, [{ name: 'second-round-fails', route: 'tools/call create_note', kind: 'tool_error', message: 'refused', calls: [2] }])
+    // #2 is the second note: the first note's retry is still call #1.
+    const rules = await rulesFile(folder, [{ name: 'second-note-fails', route: 'tools/call create_note', kind: 'tool_error', message: 'refused', calls: [2] }])
     const client = await modernClient(wrappedCommand(MODERN_SERVER, ['--rules', rules, '--report', report]), { NOTES_FILE: notes })
-    expect(await client.callTool({ name: 'create_note', arguments: { key: 'order-1' } })).toEqual({ content: [{ type: 'text', text: 'refused' }], isError: true })
-    expect(textOf(await client.callTool({ name: 'create_note', arguments: { key: 'order-2' } }))).toBe('noted order-2')
+    expect(textOf(await client.callTool({ name: 'create_note', arguments: { key: 'order-1' } }))).toBe('noted order-1')
+    // A fault before the server: no input_required, so no retry; the call is one round.
+    expect(await client.callTool({ name: 'create_note', arguments: { key: 'order-2' } })).toEqual({ content: [{ type: 'text', text: 'refused' }], isError: true })
+    expect(textOf(await client.callTool({ name: 'create_note', arguments: { key: 'order-3' } }))).toBe('noted order-3')
     await client.close()
-    expect(await readFile(notes, 'utf8')).toBe('order-2\n')
-    const calls = (await readJson<Report>(report)).calls
-    expect(calls.map((call) => [call.route, call.ordinal, call.fault, call.mcp?.outcome])).toEqual([
-      ['tools/call create_note', 1, null, 'result'],
-      ['tools/call create_note', 2, 'second-round-fails', 'isError'],
-      ['tools/call create_note', 3, null, 'result'],
-      ['tools/call create_note', 4, null, 'result'],
+    expect(await readFile(notes, 'utf8')).toBe('order-1\norder-3\n')
+    const written = await readJson<Report>(report)
+    expect(written.calls.map((call) => [call.id, call.route, call.ordinal, call.fault, call.outcome, call.mcp?.outcome, call.mcp?.rounds?.length ?? 0])).toEqual([
+      [1, 'tools/call create_note', 1, null, 'response', 'result', 1],
+      [2, 'tools/call create_note', 2, 'second-note-fails', 'response', 'isError', 0],
+      [3, 'tools/call create_note', 3, null, 'response', 'result', 1],
     ])
+    // Each retried call names the round that asked for input by its request id, and its own id is the retry's.
+    for (const call of [written.calls[0]!, written.calls[2]!]) {
+      expect(call.mcp!.rounds).toEqual([{ id: expect.any(Number), outcome: 'input_required' }])
+      expect(call.mcp!.rounds![0]!.id).not.toBe(call.mcp!.id)
+      expect(call.mcp!.arguments).toEqual({ key: call === written.calls[0] ? 'order-1' : 'order-3' })
+    }
+    expect(written.coverage['second-note-fails']).toEqual({ eligible: 1, selected: 1, triggered: 1 })
   })
 
   it('protocol_error answers the revision\'s refusals (-32022, -32021, -32020) with their data; the client raises the first two as its typed errors and recovers from a header mismatch by listing the tools and retrying; the server never sees a refused call', async () => {

@@ -109,6 +109,20 @@ export const storedFaultSchema = z.strictObject({
   injected: z.boolean(),
 })
 
+/**
+ * A notification a stdio MCP server sent the client (`toolstorm mcp --record`), kept on the call it
+ * belongs to: sent `during` it (before its answer), or `before` it (after the previous call ended).
+ */
+export const storedServerMessageSchema = z.strictObject({
+  when: z.enum(['before', 'during']),
+  /** Seconds from the call's start to the moment the wrapper relayed it. */
+  at: seconds,
+  /** The JSON-RPC notification, redacted as bodies are. */
+  message: z.json(),
+  /** A `notifications/progress` naming this call's `progressToken`: a replay gives it the live call's token. */
+  progress: z.literal(true).optional(),
+})
+
 export const storedEffectSchema = z.strictObject({
   name: z.string().min(1),
   key: z.string().min(1),
@@ -185,6 +199,8 @@ function exchangeSchemas<Body extends z.ZodType>(body: Body) {
     cut: cutSchema.optional(),
     /** The trace context the request carried (`traceparent`, or MCP's `params._meta.traceparent`): joins claims to it (docs/claims.md). */
     trace: callTraceSchema.optional(),
+    /** Over stdio: the server's notifications that came with this call, in order (a replay sends them before its answer). */
+    notifications: z.array(storedServerMessageSchema).max(10_000).optional(),
   })
   return { request, response, clientResponse, exchange }
 }
@@ -318,6 +334,7 @@ export type StoredClientResponse = z.infer<typeof storedClientResponseSchema>
 export type StoredStream = z.infer<typeof storedStreamSchema>
 export type StoredStreamEvent = z.infer<typeof storedStreamEventSchema>
 export type StoredEffect = z.infer<typeof storedEffectSchema>
+export type StoredServerMessage = z.infer<typeof storedServerMessageSchema>
 export type CassetteClaim = z.infer<typeof cassetteClaimSchema>
 export type StoredFault = z.infer<typeof storedFaultSchema>
 export type MatchOptions = z.infer<typeof matchOptionsSchema>

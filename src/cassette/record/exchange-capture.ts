@@ -10,7 +10,9 @@ import type { EffectEvent } from '../../engine/evidence/channels.js'
 import type { Exchange } from '../../engine/exchange.js'
 import type { ExchangeObserver, ObserverFront } from '../../engine/exchange-flow.js'
 import type { HeaderMap } from '../../engine/http.js'
-import type { CassetteExchange, StoredClientResponse, StoredEffect } from '../format/cassette-schema.js'
+import type { CassetteExchange, StoredClientResponse, StoredEffect, StoredServerMessage } from '../format/cassette-schema.js'
+import type { JsonValue } from '../../json/canonical-json.js'
+import { SERVER_MESSAGE_CHANNEL, type ServerMessageEvent } from '../../stdio/server-messages.js'
 import type { Storm } from '../../engine/storm.js'
 import { BodyCapture, REDACTION_MARGIN } from '../format/body-capture.js'
 import { storeBody } from '../format/store-body.js'
@@ -50,6 +52,8 @@ interface Entry {
   upstream: (Head & { body: BodyCapture }) | null
   client: (Head & { same: boolean; body: BodyCapture | null }) | null
   readonly effects: StoredEffect[]
+  /** A stdio server's notifications that came with it. */
+  readonly notifications: StoredServerMessage[]
   finishedAt: number | null
   /** Things to wait for before the line is written: the exchange's end, and each body it started. */
   waiting: number
@@ -97,6 +101,7 @@ export class ExchangeCapture {
   #failure: unknown = null
   #accepting = true
   readonly #onEffect: (message: unknown) => void
+  readonly #onServerMessage: (message: unknown) => void
 
   constructor(storm: Storm, options: ExchangeCaptureOptions) {
     this.storm = storm
@@ -106,6 +111,8 @@ export class ExchangeCapture {
     this.#only = options.only
     this.#onEffect = (message) => this.#effect(message as EffectEvent)
     subscribe('toolstorm:commit:reported', this.#onEffect)
+    this.#onServerMessage = (message) => this.#serverMessage(message as ServerMessageEvent)
+    subscribe(SERVER_MESSAGE_CHANNEL, this.#onServerMessage)
     this.observer = this.#createObserver()
   }
 
@@ -138,6 +145,7 @@ export class ExchangeCapture {
   dispose(): void {
     this.#accepting = false
     unsubscribe('toolstorm:commit:reported', this.#onEffect)
+    unsubscribe(SERVER_MESSAGE_CHANNEL, this.#onServerMessage)
   }
 
   #createObserver(): ExchangeObserver {
@@ -157,6 +165,7 @@ export class ExchangeCapture {
           upstream: null,
           client: null,
           effects: [],
+          notifications: [],
           finishedAt: null,
           waiting: 1,
           forgotten: false,
@@ -239,6 +248,20 @@ export class ExchangeCapture {
     })
   }
 
+  /** A stdio server's notification, kept redacted on the call it came with (while its line is not written yet). */
+  #serverMessage(event: ServerMessageEvent): void {
+    const entry = this.#active.get(event.exchangeId)
+    if (!entry) return
+    let message: JsonValue
+    try {
+      message = JSON.parse(event.line.toString('utf8')) as JsonValue
+    } catch {
+      return
+    }
+    const at = Math.max(0, roundSeconds(entry.exchange.elapsedSinceStart() - entry.startedAt))
+    entry.notifications.push({ when: event.when, at, message: this.storm.redactor.json(message), ...(event.progress ? { progress: true as const } : {}) })
+  }
+
   /** A stored response; with `timeline` (what the client received of an event stream), its events too. */
   async #response(head: Head, body: BodyCapture | null, timeline: StreamTimeline | null = null): Promise<StoredClientResponse> {
     const { redactor } = this.storm
@@ -303,6 +326,7 @@ export class ExchangeCapture {
       ...(record?.mcp ? { mcp: { ...record.mcp } } : {}),
       ...(record?.cut ? { cut: { ...record.cut } } : {}),
       ...(record?.trace ? { trace: { ...record.trace } } : {}),
+      ...(entry.notifications.length ? { notifications: entry.notifications } : {}),
     }
   }
 

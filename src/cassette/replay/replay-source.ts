@@ -17,7 +17,7 @@ import type { Readable } from 'node:stream'
 import { errorBody, type ErrorBodyType } from '../../error-body.js'
 import type { ErrorCode } from '../../errors.js'
 import type { SourceAction, UpstreamExchange, UpstreamResponse } from '../../engine/exchange-transport.js'
-import type { CassetteExchange } from '../format/cassette-schema.js'
+import type { CassetteExchange, StoredServerMessage } from '../format/cassette-schema.js'
 import type { StreamTransform } from '../../engine/streams/stream-transform.js'
 import type { SourceRequest, UpstreamSource } from '../../engine/upstream-source.js'
 import { withBody } from '../../with-body.js'
@@ -56,6 +56,12 @@ export interface ReplaySource extends UpstreamSource {
 const MAX_FORWARDED_BODY = 256 * 1024 * 1024
 
 const NO_BYTES = Buffer.alloc(0)
+
+/** A request whose front door can send a server's notifications (stdio: `toolstorm mcp --replay`). */
+export interface ServerMessagesRequest extends SourceRequest {
+  /** The notifications recorded with the exchange that answers this request. */
+  replayNotifications?(notifications: readonly StoredServerMessage[]): void
+}
 
 /** Read a request body: a bounded capture for matching, and every byte when it may be forwarded. */
 function readRequest(body: Readable | null, limit: number, keepAll: boolean): Promise<{ capture: BodyCapture; all: Buffer | null; tooLarge: boolean }> {
@@ -284,6 +290,9 @@ class CassetteExchangeHalf implements UpstreamExchange {
     const decision = await session.decide(ticket, { method: request.method, url: request.rawUrl, headers: request.headers, body: capture, ...(route === undefined ? {} : { route }) })
     if (decision.type === 'serve') {
       if (source.mode === 'update') source.steps.push({ type: 'replayed', position: decision.position })
+      // A stdio front door sends the server's recorded notifications before the answer.
+      const { notifications } = decision.exchange
+      if (notifications?.length) (request as ServerMessagesRequest).replayNotifications?.(notifications)
       return served(decision.exchange, request, session, source.closed, source.answers, { number: ticket.request, body: capture })
     }
     if (decision.type === 'refuse') return problem(REPLAY_REFUSAL_STATUS, 'cassette_mismatch', decision.error.code, decision.error.message, decision.diff, REPLAY_REFUSAL_HEADERS)

@@ -152,6 +152,15 @@ export class MemoryLedger implements RunLedger {
     const plan = decider.plan(request)
     const run = this.run(plan.run)
     const { config, route } = plan
+    const joined = plan.reading?.joins === undefined ? undefined : this.#exchanges.get(plan.reading.joins.exchange)
+    if (joined?.record && joined.run === run && joined.done) {
+      // A further round of a call that ended: the same call, decided as it was (no new ordinal, draw or budget).
+      const { record } = joined
+      const rule = record.fault === null ? null : (config.rules.find((candidate) => candidate.name === record.fault) ?? null)
+      const exchange = decider.openExchange(run, { ...plan, route: record.route }, record.ordinal, record.key, rule, record.id, record.started, record.parent, undefined, record)
+      this.remember(plan.id, exchange.entry)
+      return exchange
+    }
     if (config.maxCalls !== null && run.callCount >= config.maxCalls) {
       run.budgetRejections++
       return decider.refusedExchange(run, plan)

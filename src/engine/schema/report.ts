@@ -51,6 +51,17 @@ export const mcpCallSchema = z.strictObject({
   outcome: z.enum(['result', 'isError', 'error']).nullable(),
   /** The JSON-RPC error code when `outcome` is `error`. */
   errorCode: z.int().nullable(),
+  /**
+   * The call's earlier rounds, oldest first, when its answer was `input_required` and the client
+   * called again with the input (revision 2026-07-28): one call, whose `id`, `arguments` and
+   * `outcome` are its last round's. Absent for a call of one round.
+   */
+  rounds: z.array(z.strictObject({ id: z.union([z.string(), z.number()]), outcome: z.literal('input_required') })).max(100).optional(),
+  /**
+   * The request's `Mcp-Method` and `Mcp-Name` headers (revision 2026-07-28) when they disagree with
+   * its body: the server refuses it (`-32020`); the call is routed by the body. Absent otherwise.
+   */
+  headerMismatch: z.strictObject({ method: z.string().max(100), name: z.string().max(200).nullable() }).optional(),
 })
 
 /** One call's record; `kinds` are the fault kinds its storm knows. */
