@@ -71,7 +71,7 @@ describe('input_required over Streamable HTTP (2026-07-28)', () => {
     const client = new Client({ name: 'modern', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } })
     client.setRequestHandler('elicitation/create', async () => {
       // Between the round that asked for input and the retry: the requests go to another run now.
-      proxy.storm.activeRun = 'second'
+      proxy.storm.decider.activeRun = 'second'
       return { action: 'accept', content: { confirm: true } }
     })
     await client.connect(new StreamableHTTPClientTransport(new URL(`${proxy.url}/mcp`)))
