@@ -28,7 +28,17 @@ interface Attempt {
 async function noteWithOneRetry(client: MultiServerMCPClient): Promise<Attempt[]> {
   const attempts: Attempt[] = []
   for (let tries = 0; attempts.length < 2 && tries < 40; tries++) {
-    const tool = (await client.getTools()).find((candidate) => candidate.name.endsWith('create_note'))!
+    let tool
+    try {
+      tool = (await client.getTools()).find((candidate) => candidate.name.endsWith('create_note'))!
+    } catch (error) {
+      // A launch that could not connect: on a loaded machine the adapters' restart and getTools() may
+      // each launch one, and with --state-dir the second waits for the first's run, then gives up
+      // (ERR_STATE_LOCKED). The agent lists the tools again, as it does while "Not connected".
+      if (!/Failed to connect/.test((error as Error).message)) throw error
+      await new Promise((resolve) => setTimeout(resolve, 250))
+      continue
+    }
     try {
       attempts.push({ ok: true, said: JSON.stringify(await tool.invoke({ key: 'order-1' })) })
       break
