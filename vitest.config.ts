@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { defineConfig } from 'vitest/config'
 import { NODE_SENSITIVE } from './test/node-sensitive.js'
 
@@ -8,8 +9,16 @@ import { NODE_SENSITIVE } from './test/node-sensitive.js'
  */
 const repeat = Boolean(process.env.TOOLSTORM_CI_REPEAT)
 
+/**
+ * Two test files at a time at least: vitest's default (one fewer than the cores) runs them one by
+ * one on a 2-core machine, where most files wait on processes they started (servers, replicas,
+ * Python clients, SDKs) more than they compute. Measured on this 2-core machine (#39).
+ */
+const workers = Math.max(2, availableParallelism() - 1)
+
 export default defineConfig({
   test: {
+    maxWorkers: workers,
     // The default output, and one line at the end naming the test groups skipped for something missing on this machine.
     reporters: ['default', './test/helpers/skipped-groups.ts'],
     projects: [
