@@ -70,6 +70,9 @@ describe.skipIf(!hasRedis)('token_limit shared by replicas through --state', () 
     const resets = errors.map((error) => Number(error?.headers?.get('retry-after-ms')))
     for (const reset of resets) expect(reset).toBeGreaterThan(40_000)
     expect(Math.abs(resets[0]! - resets[1]!)).toBeLessThan(5_000)
+    // A replica stores a call's end in Redis once its client has the answer: the merged report is
+    // read once every call has ended (two files at a time, the other replica's was still on its way).
+    await expect.poll(async () => (await report(a!)).calls.every((call) => call.outcome !== 'running')).toBe(true)
     const merged = await report(a!)
     expect(merged.calls.map((call) => [call.status, call.injected])).toEqual([
       [200, false],
