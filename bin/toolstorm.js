@@ -1,7 +1,14 @@
 #!/usr/bin/env node
 import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import module from 'node:module'
 import { fileURLToPath } from 'node:url'
+
+// Node 22.1 and later keep V8's compiled code of the modules between runs (in the OS temp folder,
+// or NODE_COMPILE_CACHE; NODE_DISABLE_COMPILE_CACHE=1 turns it off): most of a command's start is
+// compiling some 300 modules, and Node 24 here starts `toolstorm --version` in 0.30 s instead of
+// 0.41 s. Node 20 has no such cache; the call is skipped there.
+module.enableCompileCache?.()
 
 // The build runs when the package is packed (prepack), not on every install: a fresh clone has no
 // dist/ after `npm ci`, so its first run builds it (output on stderr: stdout stays the command's).
