@@ -37,6 +37,7 @@ const MAX_COMMON_NAME = 64
 
 type CryptoKey = webcrypto.CryptoKey
 type SigningAlgorithm = { name: string; hash: string; namedCurve?: string }
+type Signer = { x509: X509; issuer: InstanceType<X509['Name']>; authorityKeyId: InstanceType<X509['AuthorityKeyIdentifierExtension']> }
 
 /**
  * Where `toolstorm ca` and `toolstorm proxy` keep the CA: `$TOOLSTORM_CA_DIR`, else
@@ -67,17 +68,19 @@ export class CertificateAuthority {
   readonly notAfter: Date
   readonly #signingKey: CryptoKey
   readonly #algorithm: SigningAlgorithm
-  readonly #x509: X509
-  readonly #issuer: InstanceType<X509['Name']>
-  readonly #authorityKeyId: InstanceType<X509['AuthorityKeyIdentifierExtension']>
+  /**
+   * What signing a leaf needs from @peculiar/x509, made on the first leaf: loading it costs ~200 ms
+   * of a forward-mode proxy's start (a third of it), and a proxy that sees no HTTPS never signs.
+   * The CA itself is checked at once (Node's X509Certificate and the key, in
+   * loadCertificateAuthority), so a bad CA still fails the start.
+   */
+  #signer: Promise<Signer> | null = null
 
   private constructor(init: {
     certificatePem: string
     dir: string | null
     signingKey: CryptoKey
     algorithm: SigningAlgorithm
-    x509: X509
-    authorityKeyId: InstanceType<X509['AuthorityKeyIdentifierExtension']>
   }) {
     const parsed = new X509Certificate(init.certificatePem)
     this.certificatePem = init.certificatePem
@@ -88,15 +91,20 @@ export class CertificateAuthority {
     this.notAfter = new Date(parsed.validTo)
     this.#signingKey = init.signingKey
     this.#algorithm = init.algorithm
-    this.#x509 = init.x509
-    // The issuer is copied as parsed, so it matches the CA's subject byte for byte.
-    this.#issuer = new init.x509.X509Certificate(init.certificatePem).subjectName
-    this.#authorityKeyId = init.authorityKeyId
+  }
+
+  #signerOf(): Promise<Signer> {
+    this.#signer ??= (async () => {
+      const x509 = await loadX509()
+      const caCertificate = new x509.X509Certificate(this.certificatePem)
+      // The issuer is copied as parsed, so it matches the CA's subject byte for byte.
+      return { x509, issuer: caCertificate.subjectName, authorityKeyId: await x509.AuthorityKeyIdentifierExtension.create(caCertificate.publicKey) }
+    })()
+    return this.#signer
   }
 
   /** @internal Build from a certificate and its (already checked) private key. */
   static async fromKeyObject(certificatePem: string, key: KeyObject, dir: string | null): Promise<CertificateAuthority> {
-    const x509 = await loadX509()
     const algorithm = signingAlgorithmOf(key)
     if (typeof algorithm === 'string') throw new CertificateAuthorityError(`Failed to load the toolstorm CA${dir ? ` from ${dir}` : ''}: ${algorithm}. Delete the folder and run "toolstorm ca" to make a new CA.`)
     const der = key.export({ type: 'pkcs8', format: 'der' })
@@ -107,21 +115,19 @@ export class CertificateAuthority {
     } finally {
       der.fill(0)
     }
-    const caCertificate = new x509.X509Certificate(certificatePem)
-    const authorityKeyId = await x509.AuthorityKeyIdentifierExtension.create(caCertificate.publicKey)
-    return new CertificateAuthority({ certificatePem, dir, signingKey, algorithm, x509, authorityKeyId })
+    return new CertificateAuthority({ certificatePem, dir, signingKey, algorithm })
   }
 
   /** Sign a server certificate for `names` (DNS names or IP addresses; the first one is the CN). */
   async issueLeaf(names: readonly string[], publicKey: CryptoKey): Promise<IssuedLeaf> {
-    const x509 = this.#x509
+    const { x509, issuer, authorityKeyId } = await this.#signerOf()
     const now = Date.now()
     const notAfter = new Date(Math.min(now + LEAF_VALIDITY_DAYS * DAY_MS, this.notAfter.getTime()))
     const first = names[0] ?? ''
     const certificate = await x509.X509CertificateGenerator.create({
       serialNumber: serialNumber(),
       subject: first.length <= MAX_COMMON_NAME ? [{ CN: [first] }] : [{ O: ['toolstorm'] }],
-      issuer: this.#issuer,
+      issuer,
       notBefore: new Date(now - BACKDATE_MS),
       notAfter,
       publicKey,
@@ -132,7 +138,7 @@ export class CertificateAuthority {
         new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
         new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
         new x509.SubjectAlternativeNameExtension(names.map((name) => ({ type: isIpAddress(name) ? 'ip' : 'dns', value: name }))),
-        this.#authorityKeyId,
+        authorityKeyId,
       ],
     })
     return { pem: certificate.toString('pem'), notAfter }
