@@ -13,7 +13,7 @@
 import { BatchInterceptor } from '@mswjs/interceptors'
 import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest'
 import { FetchInterceptor } from '@mswjs/interceptors/fetch'
-import type { Dispatcher } from 'undici'
+import type { UserDispatcher } from '../options/user-dispatcher.js'
 import type { ExchangeObserver } from '../engine/exchange-flow.js'
 import { createServe, type Serve } from '../engine/serve.js'
 import type { Storm } from '../engine/storm.js'
@@ -38,7 +38,7 @@ export interface InterceptOptions extends TransportPluginOptions {
    */
   targets?: Record<string, string>
   /** undici dispatcher used to forward (default: undici's global dispatcher). */
-  dispatcher?: Dispatcher
+  dispatcher?: UserDispatcher
   /** Sees every exchange's bytes (recorders, model-call metadata). */
   observer?: ExchangeObserver
   /**

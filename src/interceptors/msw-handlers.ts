@@ -17,7 +17,7 @@
  */
 import type { RequestHandler } from 'msw'
 import { Readable } from 'node:stream'
-import type { Dispatcher } from 'undici'
+import type { UserDispatcher } from '../options/user-dispatcher.js'
 import type { ExchangeObserver } from '../engine/exchange-flow.js'
 import { createServe } from '../engine/serve.js'
 import type { ForwardOptions, SourceAction, UpstreamExchange, UpstreamResponse } from '../engine/exchange-transport.js'
@@ -38,7 +38,7 @@ export interface StormHandlerOptions extends TransportPluginOptions {
   filter?: (url: URL, method: string) => boolean
   /** MSW handlers that play the tool server. */
   tools?: RequestHandler[]
-  dispatcher?: Dispatcher
+  dispatcher?: UserDispatcher
   /** Sees every exchange's bytes (a cassette recorder's `observer`). */
   observer?: ExchangeObserver
   /** Where responses come from when no tool handler answers (docs/architecture.md). Default: the real network, through undici. */

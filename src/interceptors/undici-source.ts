@@ -7,6 +7,7 @@ import { request as undiciRequest, type Dispatcher } from 'undici'
 import type { ForwardOptions, UpstreamExchange, UpstreamResponse } from '../engine/exchange-transport.js'
 import { readAll } from '../engine/body.js'
 import type { SourceRequest, UpstreamSource } from '../engine/upstream-source.js'
+import { asDispatcher, type UserDispatcher } from '../options/user-dispatcher.js'
 import { fetchRequestHeaders } from './request-headers.js'
 
 /** The request's headers as a list, for `fetchRequestHeaders`. */
@@ -14,6 +15,12 @@ function entries(request: SourceRequest): Array<[string, string]> {
   const list: Array<[string, string]> = []
   for (const [name, value] of Object.entries(request.headers)) if (value !== undefined) list.push([name, Array.isArray(value) ? value.join(', ') : value])
   return list
+}
+
+/** `origin` and `path` (with the query) of an absolute URL, as a dispatcher's `request()` takes them. */
+function originAndPath(url: string): { origin: string; path: string } {
+  const parsed = new URL(url)
+  return { origin: parsed.origin, path: parsed.pathname + parsed.search }
 }
 
 class UndiciExchange implements UpstreamExchange {
@@ -41,13 +48,14 @@ class UndiciExchange implements UpstreamExchange {
     const follow = () => upstreamSignal.abort(client.reason)
     if (client.aborted) follow()
     else client.addEventListener('abort', follow, { once: true })
-    const response = await undiciRequest(url, {
-      method: request.method as Dispatcher.HttpMethod,
-      headers,
-      body: payload,
-      signal: upstreamSignal.signal,
-      ...(this.#dispatcher ? { dispatcher: this.#dispatcher } : {}),
-    })
+    const method = request.method as Dispatcher.HttpMethod
+    const signal = upstreamSignal.signal
+    // A dispatcher of the user's goes through its own `request()`: it may come from another major of
+    // undici than ours (users bring undici 8, Node 26 bundles it), and undici 8's dispatchers refuse
+    // the `dispatcher` field our top-level `request()` leaves in what it hands them.
+    const response = this.#dispatcher
+      ? await this.#dispatcher.request({ ...originAndPath(url), method, headers, body: payload, signal })
+      : await undiciRequest(url, { method, headers, body: payload, signal })
     const outliveClient = () => {
       client.removeEventListener('abort', follow)
       return (reason: Error) => upstreamSignal.abort(reason)
@@ -56,7 +64,8 @@ class UndiciExchange implements UpstreamExchange {
   }
 }
 
-export function createUndiciSource(dispatcher?: Dispatcher): UpstreamSource {
+export function createUndiciSource(users?: UserDispatcher): UpstreamSource {
+  const dispatcher = users ? asDispatcher(users) : undefined
   return {
     kind: 'live',
     begin: (request) => new UndiciExchange(request, dispatcher),

@@ -3,7 +3,7 @@
  * shared state and the plug-ins every exchange goes through. Its own file so the server file
  * (proxy-server.ts) imports the engine's front door, not every type an option names.
  */
-import type { Dispatcher } from 'undici'
+import type { UserDispatcher } from '../options/user-dispatcher.js'
 import { z } from 'zod'
 import { checkOptions, fn, object, optionsSchema } from '../options/check-options.js'
 import type { Clock } from '../engine/clock.js'
@@ -53,7 +53,7 @@ export interface ProxyOptions {
   storm?: Storm
   clock?: Clock
   /** undici dispatcher for upstream requests, not closed by the proxy (default: the proxy's own keep-alive pool, see upstream-pool.ts). */
-  dispatcher?: Dispatcher
+  dispatcher?: UserDispatcher
   /**
    * Where responses come from (docs/architecture.md). Default: the live upstreams. A cassette
    * source (`replaySource` from `toolstorm/cassette`) makes this proxy a replay server; what it

@@ -3,7 +3,7 @@
  * with in-process replay (cassette/replay/replay-options.ts) and the proxy's own. An unknown key is
  * refused with a did-you-mean (options/check-options.ts).
  */
-import type { Dispatcher } from 'undici'
+import type { UserDispatcher } from '../../options/user-dispatcher.js'
 import { z } from 'zod'
 import { fn, object, optionsSchema } from '../../options/check-options.js'
 import type { Storm } from '../../engine/storm.js'
@@ -33,7 +33,7 @@ export interface ReplayServerOptions extends Omit<ReplayOptions, 'passthroughUnm
   storm?: Storm
   /** `update` mode: the file the session's cassette is written to on close (default: the cassette's own file). */
   updateFile?: string
-  dispatcher?: Dispatcher
+  dispatcher?: UserDispatcher
   // HTTPS (docs/https.md) -------------------------------------------------------------------
   /**
    * The CA whose leaves clients see inside `CONNECT` tunnels (trust its `certificatePem`), or a

@@ -6,6 +6,7 @@
 import type { Readable } from 'node:stream'
 import type tls from 'node:tls'
 import type { Dispatcher } from 'undici'
+import { asDispatcher, type UserDispatcher } from '../../options/user-dispatcher.js'
 import { UpstreamPool, type UpstreamHandler, type UpstreamPoolOptions, type UpstreamRequestHead } from './upstream-pool.js'
 
 /** Backpressure and cancellation for one request in flight. */
@@ -26,8 +27,8 @@ export interface UpstreamClient {
  * How the proxy and the replay server reach upstreams: the caller's dispatcher when given (never
  * closed here), else a pool of their own (closed with the client).
  */
-export function createUpstreamClient(options: { dispatcher?: Dispatcher | undefined; tls?: tls.ConnectionOptions | undefined; onHandlerError?: UpstreamPoolOptions['onHandlerError'] }): UpstreamClient {
-  if (options.dispatcher) return undiciClient(options.dispatcher)
+export function createUpstreamClient(options: { dispatcher?: UserDispatcher | undefined; tls?: tls.ConnectionOptions | undefined; onHandlerError?: UpstreamPoolOptions['onHandlerError'] }): UpstreamClient {
+  if (options.dispatcher) return undiciClient(asDispatcher(options.dispatcher))
   return poolClient(new UpstreamPool({ keepAliveMs: 4_000, ...(options.tls ? { tls: options.tls } : {}), ...(options.onHandlerError ? { onHandlerError: options.onHandlerError } : {}) }))
 }
 
