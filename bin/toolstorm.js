@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url'
 
 // Node 22.1 and later keep V8's compiled code of the modules between runs (in the OS temp folder,
 // or NODE_COMPILE_CACHE; NODE_DISABLE_COMPILE_CACHE=1 turns it off): most of a command's start is
-// compiling some 300 modules, and Node 24 here starts `toolstorm --version` in 0.30 s instead of
-// 0.41 s. Node 20 has no such cache; the call is skipped there.
+// compiling some 300 modules, and Node 24 here starts `toolstorm proxy` in 348 ms instead of 403
+// (docs/benchmarks.md#python-fixture). Node 20 has no such cache; the call is skipped there.
 module.enableCompileCache?.()
 
 // The build runs when the package is packed (prepack), not on every install: a fresh clone has no

@@ -100,6 +100,8 @@ export class CertificateAuthority {
       // The issuer is copied as parsed, so it matches the CA's subject byte for byte.
       return { x509, issuer: caCertificate.subjectName, authorityKeyId: await x509.AuthorityKeyIdentifierExtension.create(caCertificate.publicKey) }
     })()
+    // A failure is not kept: the next leaf tries again, as LeafCertificates does for its CA.
+    this.#signer.catch(() => (this.#signer = null))
     return this.#signer
   }
 
