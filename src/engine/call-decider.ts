@@ -68,6 +68,8 @@ function unguessable(): string {
 export interface CallPlan {
   readonly run: string
   readonly id: string
+  /** The call's number in this decider (in its id): where a ledger keeps its exchange (MemoryLedger's ring). */
+  readonly seq: number
   readonly view: RequestView
   readonly url: URL
   /** The config deciding the call: its run's own rules, else the storm's. */
@@ -174,8 +176,18 @@ export class CallDecider {
     const path = config.rules.length > 0 && reading?.route === undefined && Object.hasOwn(config.routes, route) ? pathName(view.method, url) : null
     const key = headerValue(request.headers, HEADER_KEY) || undefined
     // Exchange ids: this storm's nonce, a sequence number and random bits.
-    const id = `${this.nonce}-${(++this.#seq).toString(36)}-${unguessable()}`
-    return { run, id, view, url, config, route, path: path === route ? null : path, key, parent: headerValue(request.headers, HEADER_CALL), reading }
+    const seq = ++this.#seq
+    const id = `${this.nonce}-${seq.toString(36)}-${unguessable()}`
+    return { run, id, seq, view, url, config, route, path: path === route ? null : path, key, parent: headerValue(request.headers, HEADER_CALL), reading }
+  }
+
+  /** The sequence number in an exchange id this decider made (`<nonce>-<seq>-<random>`), else -1. */
+  sequenceOf(id: string): number {
+    const nonce = this.nonce
+    if (!id.startsWith(nonce) || id.charCodeAt(nonce.length) !== 45 /* - */) return -1
+    const end = id.indexOf('-', nonce.length + 1)
+    const seq = end === -1 ? NaN : parseInt(id.slice(nonce.length + 1, end), 36)
+    return Number.isSafeInteger(seq) && seq > 0 ? seq : -1
   }
 
   /** The exchange of a call its run's budget refused (counted by whoever keeps the run): no record, answered with the budget's refusal. */

@@ -76,3 +76,38 @@ describe('the memory ledger given a decider, not a storm', () => {
     expect(ledger.reportNow('own').coverage).toEqual({ own: { eligible: 1, selected: 1, triggered: 0 } })
   })
 })
+
+describe('the exchanges the memory ledger remembers for late effects', () => {
+  it('takes an effect for any of the last 4096 calls begun, refuses an older one, and refuses an id whose random part is wrong', async () => {
+    const storm = createStorm({})
+    const oldest = call(storm)
+    const kept = call(storm)
+    for (let i = 0; i < 4095; i++) call(storm)
+    // 4097 calls: the first has been overwritten, the second is the oldest one kept.
+    await expect(storm.ledger.effect('shipment', 'o-0', oldest.id)).rejects.toMatchObject({ code: 'ERR_EFFECT_INVALID' })
+    expect((await storm.ledger.effect('shipment', 'o-1', kept.id)).call).toBe(2)
+    const forged = kept.id.replace(/[^-]+$/, 'AAAAAAAA')
+    await expect(storm.ledger.effect('shipment', 'o-2', forged)).rejects.toMatchObject({ code: 'ERR_EFFECT_INVALID' })
+    for (const id of ['', 'x', `${kept.id}-1`, kept.id.slice(0, -1), kept.id.replace(/-[0-9a-z]+-/, '-zzzzzzzzzzzzzzzzzzzz-')]) {
+      await expect(storm.ledger.effect('shipment', 'o-3', id)).rejects.toMatchObject({ code: 'ERR_EFFECT_INVALID' })
+    }
+  })
+
+  it("forgets a reset run's exchanges and keeps the other runs'", async () => {
+    const storm = createStorm({})
+    const a = call(storm, 'a')
+    const b = call(storm, 'b')
+    storm.reset('a')
+    await expect(storm.ledger.effect('shipment', 'o-a', a.id)).rejects.toMatchObject({ code: 'ERR_EFFECT_INVALID' })
+    expect((await storm.ledger.effect('shipment', 'o-b', b.id)).key).toBe('o-b')
+  })
+
+  it("keeps a call's exchange as the parent of calls made under it", () => {
+    const storm = createStorm({})
+    const parent = storm.begin({ method: 'POST', url: new URL('http://tool.test/agent'), headers: { 'x-toolstorm-run': 'r1' } })
+    const child = storm.begin({ method: 'POST', url: new URL('http://tool.test/ship'), headers: { 'x-toolstorm-run': 'r1', 'x-toolstorm-call': parent.id } })
+    expect(child.record?.parent).toBe(parent.record?.id)
+    const stranger = storm.begin({ method: 'POST', url: new URL('http://tool.test/ship'), headers: { 'x-toolstorm-run': 'r1', 'x-toolstorm-call': parent.id.replace(/[^-]+$/, 'AAAAAAAA') } })
+    expect(stranger.record?.parent).toBeNull()
+  })
+})

@@ -23,7 +23,7 @@ import { checkEffectInput, MAX_EFFECTS, type BeginRequest, type EffectOptions, t
 export const DEFAULT_MAX_RUNS = 1000
 /** Ids of evicted runs remembered, so a question about one says it was evicted. */
 const EVICTED_REMEMBERED = 100_000
-/** Exchanges remembered for late effect reports; the oldest finished ones are forgotten first. */
+/** Exchanges remembered for late effect reports: those of the last 4096 calls begun. */
 const MAX_REMEMBERED_EXCHANGES = 4096
 /** Trace ids remembered with the run their requests named (an OTLP span naming no run joins its trace's run). */
 const MAX_REMEMBERED_TRACES = 4096
@@ -40,9 +40,13 @@ export class MemoryLedger implements RunLedger {
   readonly pollMs = FEED_POLL_MS
   readonly keepsSpans = true
   readonly #runs = new Map<string, Run>()
-  readonly #exchanges = new Map<string, ExchangeEntry>()
-  readonly #recent: Array<string | undefined> = new Array(MAX_REMEMBERED_EXCHANGES)
-  #remembered = 0
+  /**
+   * The exchanges of recent calls, in a ring indexed by each call's sequence number (in its id),
+   * with the ids beside them: remembering one is two stores, not a Map's insert and delete on
+   * every request (1.8 µs of the proxy's 22 µs from a request's read to its upstream write at c=1).
+   */
+  readonly #ring: Array<ExchangeEntry | undefined> = new Array(MAX_REMEMBERED_EXCHANGES)
+  readonly #ringIds: Array<string | undefined> = new Array(MAX_REMEMBERED_EXCHANGES)
   /** The run each recent trace's requests went to, by trace id. */
   readonly #traceRuns = new Map<string, string>()
   /** Routes an effect was reported on, in any run: a claimed success on them with nothing committed is a phantom (docs/claims.md). */
@@ -106,25 +110,29 @@ export class MemoryLedger implements RunLedger {
     for (const runId of id === undefined ? [...this.#runs.keys()] : [id]) {
       const run = this.#runs.get(runId)
       if (!run) continue
-      for (const [exchangeId, entry] of this.#exchanges) if (entry.run === run) this.#exchanges.delete(exchangeId)
+      for (let slot = 0; slot < MAX_REMEMBERED_EXCHANGES; slot++) {
+        if (this.#ring[slot]?.run !== run) continue
+        this.#ring[slot] = undefined
+        this.#ringIds[slot] = undefined
+      }
       this.#runs.delete(runId)
       if (channels.runReset.hasSubscribers) channels.runReset.publish({ run: runId })
     }
   }
 
-  /** Keep an exchange for late effect reports (and as a parent of calls made under it). */
-  remember(id: string, entry: ExchangeEntry): void {
-    this.#exchanges.set(id, entry)
-    // A ring of the last ids: the one it overwrites is the oldest, forgotten in O(1).
-    const slot = this.#remembered++ % MAX_REMEMBERED_EXCHANGES
-    const oldest = this.#recent[slot]
-    if (oldest !== undefined) this.#exchanges.delete(oldest)
-    this.#recent[slot] = id
+  /** Keep the exchange of call `seq` (its plan's) for late effect reports and as a parent of calls made under it; it overwrites the call 4096 before. */
+  remember(seq: number, id: string, entry: ExchangeEntry): void {
+    const slot = seq % MAX_REMEMBERED_EXCHANGES
+    this.#ring[slot] = entry
+    this.#ringIds[slot] = id
   }
 
-  /** The exchange `id` names, while it is remembered. */
+  /** The exchange `id` names, while it is remembered (its whole id, random bits included, must match). */
   exchange(id: string): ExchangeEntry | undefined {
-    return this.#exchanges.get(id)
+    const seq = this.#decider.sequenceOf(id)
+    if (seq === -1) return undefined
+    const slot = seq % MAX_REMEMBERED_EXCHANGES
+    return this.#ringIds[slot] === id ? this.#ring[slot] : undefined
   }
 
   /** Keep a committed effect in its run; its route is then known to commit. */
@@ -152,13 +160,13 @@ export class MemoryLedger implements RunLedger {
     const plan = decider.plan(request)
     const run = this.run(plan.run)
     const { config, route } = plan
-    const joined = plan.reading?.joins === undefined ? undefined : this.#exchanges.get(plan.reading.joins.exchange)
+    const joined = plan.reading?.joins === undefined ? undefined : this.exchange(plan.reading.joins.exchange)
     if (joined?.record && joined.run === run && joined.done) {
       // A further round of a call that ended: the same call, decided as it was (no new ordinal, draw or budget).
       const { record } = joined
       const rule = record.fault === null ? null : (config.rules.find((candidate) => candidate.name === record.fault) ?? null)
       const exchange = decider.openExchange(run, { ...plan, route: record.route }, record.ordinal, record.key, rule, record.id, record.started, record.parent, undefined, record)
-      this.remember(plan.id, exchange.entry)
+      this.remember(plan.seq, plan.id, exchange.entry)
       return exchange
     }
     if (config.maxCalls !== null && run.callCount >= config.maxCalls) {
@@ -167,14 +175,14 @@ export class MemoryLedger implements RunLedger {
     }
     const { ordinal, key } = run.reserve(route, plan.key)
     const rule = config.rules.length ? selectRule(config.rules, run.coverage, config.seed, route, ordinal, key, plan.path) : null
-    const parent = plan.parent ? this.#exchanges.get(plan.parent) : undefined
+    const parent = plan.parent ? this.exchange(plan.parent) : undefined
     const parentCall = parent && parent.run === run && parent.record && !parent.done ? parent.record.id : null
     const exchange = decider.openExchange(run, plan, ordinal, key, rule, run.callCount + 1, roundSeconds(decider.clock.now() - run.start), parentCall)
     const record = exchange.record as CallRecord
     if (record.trace) this.#rememberTrace(record.trace.traceId, run.id)
     if (run.calls.length < ITEMIZED_CALLS_LIMIT) run.calls.push(record)
     else run.droppedCalls++
-    this.remember(plan.id, exchange.entry)
+    this.remember(plan.seq, plan.id, exchange.entry)
     return exchange
   }
 
@@ -200,7 +208,7 @@ export class MemoryLedger implements RunLedger {
 
   /** Record that the exchange `call` names committed `(name, key)` (checked by the caller): its identity of the raw pair, redacted values kept. */
   recordEffect(name: string, key: string, call: string): EffectRecord {
-    const exchange = this.#exchanges.get(call)
+    const exchange = this.exchange(call)
     if (!exchange || !exchange.record) {
       throw new EffectError('ERR_EFFECT_INVALID', `Failed to record an effect: no exchange "${call.slice(0, 64)}" in this storm. Was the run reset, or did the request bypass toolstorm?`)
     }
@@ -236,7 +244,7 @@ export class MemoryLedger implements RunLedger {
 
   async effect(name: unknown, key: unknown, call: string, options: EffectOptions = {}) {
     // The exchange id is the capability: only the forwarded request carried it.
-    if (!options.trusted && !this.#exchanges.has(call)) {
+    if (!options.trusted && !this.exchange(call)) {
       throw new EffectError('ERR_EFFECT_INVALID', 'Failed to record an effect: the call id names no live exchange. Pass the x-toolstorm-call header of the request being served.')
     }
     checkEffectInput(name, key)
@@ -244,7 +252,7 @@ export class MemoryLedger implements RunLedger {
   }
 
   async refuseEffect(reason: string, call?: string) {
-    const owner = call === undefined ? undefined : this.#exchanges.get(call)?.run
+    const owner = call === undefined ? undefined : this.exchange(call)?.run
     for (const run of owner ? [owner] : this.#runs.values()) run.refuseEffect(reason)
   }
 
