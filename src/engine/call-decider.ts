@@ -183,10 +183,8 @@ export class CallDecider {
 
   /** The sequence number in an exchange id this decider made (`<nonce>-<seq>-<random>`), else -1. */
   sequenceOf(id: string): number {
-    const nonce = this.nonce
-    if (!id.startsWith(nonce) || id.charCodeAt(nonce.length) !== 45 /* - */) return -1
-    const end = id.indexOf('-', nonce.length + 1)
-    const seq = end === -1 ? NaN : parseInt(id.slice(nonce.length + 1, end), 36)
+    const end = id.startsWith(`${this.nonce}-`) ? id.indexOf('-', this.nonce.length + 1) : -1
+    const seq = end === -1 ? NaN : parseInt(id.slice(this.nonce.length + 1, end), 36)
     return Number.isSafeInteger(seq) && seq > 0 ? seq : -1
   }
 

@@ -90,8 +90,10 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * ended instead of beginning one: the same record, ordinal, key and rule, no new draw or budget
  * (the reading's `joins`, memory-ledger.ts, openExchange's `joined`, and why the plan's view
  * assigns instead of spreading: +19); the report's `mcp.rounds` and `mcp.headerMismatch` (+11): 5,217.
+ * #42: the memory ledger keeps recent exchanges in a ring by each call's sequence number, not a Map
+ * (the plan's `seq`, the decider's `sequenceOf`: +8): 5,225.
  */
-const ENGINE_LINES = 5_217
+const ENGINE_LINES = 5_225
 
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']

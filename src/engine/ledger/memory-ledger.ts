@@ -40,11 +40,7 @@ export class MemoryLedger implements RunLedger {
   readonly pollMs = FEED_POLL_MS
   readonly keepsSpans = true
   readonly #runs = new Map<string, Run>()
-  /**
-   * The exchanges of recent calls, in a ring indexed by each call's sequence number (in its id),
-   * with the ids beside them: remembering one is two stores, not a Map's insert and delete on
-   * every request (1.8 µs of the proxy's 22 µs from a request's read to its upstream write at c=1).
-   */
+  /** Recent calls' exchanges and ids, by sequence number: two stores per call, not a Map's insert and delete (at c=1 0.6 → 0.3 µs). */
   readonly #ring: Array<ExchangeEntry | undefined> = new Array(MAX_REMEMBERED_EXCHANGES)
   readonly #ringIds: Array<string | undefined> = new Array(MAX_REMEMBERED_EXCHANGES)
   /** The run each recent trace's requests went to, by trace id. */
@@ -110,11 +106,7 @@ export class MemoryLedger implements RunLedger {
     for (const runId of id === undefined ? [...this.#runs.keys()] : [id]) {
       const run = this.#runs.get(runId)
       if (!run) continue
-      for (let slot = 0; slot < MAX_REMEMBERED_EXCHANGES; slot++) {
-        if (this.#ring[slot]?.run !== run) continue
-        this.#ring[slot] = undefined
-        this.#ringIds[slot] = undefined
-      }
+      for (let slot = 0; slot < MAX_REMEMBERED_EXCHANGES; slot++) if (this.#ring[slot]?.run === run) this.#ring[slot] = this.#ringIds[slot] = undefined
       this.#runs.delete(runId)
       if (channels.runReset.hasSubscribers) channels.runReset.publish({ run: runId })
     }
@@ -129,10 +121,8 @@ export class MemoryLedger implements RunLedger {
 
   /** The exchange `id` names, while it is remembered (its whole id, random bits included, must match). */
   exchange(id: string): ExchangeEntry | undefined {
-    const seq = this.#decider.sequenceOf(id)
-    if (seq === -1) return undefined
-    const slot = seq % MAX_REMEMBERED_EXCHANGES
-    return this.#ringIds[slot] === id ? this.#ring[slot] : undefined
+    const slot = this.#decider.sequenceOf(id) % MAX_REMEMBERED_EXCHANGES
+    return slot >= 0 && this.#ringIds[slot] === id ? this.#ring[slot] : undefined
   }
 
   /** Keep a committed effect in its run; its route is then known to commit. */
