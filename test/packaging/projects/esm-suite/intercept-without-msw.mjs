@@ -1,11 +1,19 @@
 // intercept() users never load msw: any attempt to resolve it fails this script.
-import { register } from 'node:module'
+import module from 'node:module'
 import nodeHttp from 'node:http'
 
-register('data:text/javascript,' + encodeURIComponent(`export async function resolve(specifier, context, next) {
+const refuseMsw = (specifier, context) => {
+  if (specifier === 'msw' || specifier.startsWith('msw/')) throw new Error('msw was loaded (' + specifier + ' from ' + context.parentURL + ')')
+}
+// Node 22.15+ runs resolve hooks in this thread (registerHooks); Node 26 deprecates register() (DEP0205), which Node 20 still needs.
+if (module.registerHooks) {
+  module.registerHooks({ resolve: (specifier, context, next) => (refuseMsw(specifier, context), next(specifier, context)) })
+} else {
+  module.register('data:text/javascript,' + encodeURIComponent(`export async function resolve(specifier, context, next) {
   if (specifier === 'msw' || specifier.startsWith('msw/')) throw new Error('msw was loaded (' + specifier + ' from ' + context.parentURL + ')')
   return next(specifier, context)
 }`))
+}
 
 const { createStorm } = await import('toolstorm')
 const { intercept } = await import('toolstorm/interceptors')
