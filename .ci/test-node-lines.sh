@@ -5,13 +5,13 @@
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
+lines=("$@")
+[ ${#lines[@]} -gt 0 ] || lines=(22 24 26)
 failed=()
-for major in "${@:-22 24 26}"; do
-  for line in $major; do
-    bin="$(.ci/node-line.sh "$line")" || { failed+=("$line (no binary)"); continue; }
-    echo "::: Node $("$bin" --version): vitest run"
-    PATH="$(dirname "$bin"):$PATH" node node_modules/vitest/vitest.mjs run || failed+=("$line")
-  done
+for line in "${lines[@]}"; do
+  bin="$(.ci/node-line.sh "$line")" || { failed+=("$line (no binary)"); continue; }
+  echo "::: Node $("$bin" --version): vitest run"
+  PATH="$(dirname "$bin"):$PATH" node node_modules/vitest/vitest.mjs run || failed+=("$line")
 done
 if [ ${#failed[@]} -gt 0 ]; then
   echo "::: failed on Node ${failed[*]}"

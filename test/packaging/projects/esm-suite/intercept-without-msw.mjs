@@ -9,10 +9,8 @@ const refuseMsw = (specifier, context) => {
 if (module.registerHooks) {
   module.registerHooks({ resolve: (specifier, context, next) => (refuseMsw(specifier, context), next(specifier, context)) })
 } else {
-  module.register('data:text/javascript,' + encodeURIComponent(`export async function resolve(specifier, context, next) {
-  if (specifier === 'msw' || specifier.startsWith('msw/')) throw new Error('msw was loaded (' + specifier + ' from ' + context.parentURL + ')')
-  return next(specifier, context)
-}`))
+  module.register('data:text/javascript,' + encodeURIComponent(`const refuseMsw = ${refuseMsw}
+export async function resolve(specifier, context, next) { refuseMsw(specifier, context); return next(specifier, context) }`))
 }
 
 const { createStorm } = await import('toolstorm')
