@@ -11,7 +11,7 @@ import { BACKSLASH, CLOSE_BRACE, COLON, COMMA, OPEN_BRACE, QUOTE, skipSpace, ski
 export type StdioMessage =
   | { readonly kind: 'request'; readonly id: JsonRpcId; readonly method: string; readonly message: Record<string, unknown> }
   | { readonly kind: 'notification'; readonly method: string; readonly message: Record<string, unknown> }
-  | { readonly kind: 'response'; readonly id: JsonRpcId | null }
+  | { readonly kind: 'response'; readonly id: JsonRpcId | null; readonly message: Record<string, unknown> }
   | { readonly kind: 'other' }
 
 const OTHER: StdioMessage = { kind: 'other' }
@@ -36,7 +36,7 @@ export function readStdioLine(line: Uint8Array): StdioMessage {
     if (id === undefined) return { kind: 'notification', method, message: object }
     return isId(id) ? { kind: 'request', id, method, message: object } : OTHER
   }
-  if ('result' in object || 'error' in object) return { kind: 'response', id: isId(id) ? id : null }
+  if ('result' in object || 'error' in object) return { kind: 'response', id: isId(id) ? id : null, message: object }
   return OTHER
 }
 

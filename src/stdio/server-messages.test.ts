@@ -44,4 +44,29 @@ describe('ServerMessageTracker', () => {
       ['c', 'before', false, 'notifications/progress'],
     ])
   })
+
+  it('gives a server request to the latest call running and the client\'s answer to the same call; a request between calls and its answer go to the next call; an answer to nothing the server asked is not told', () => {
+    const events: ServerMessageEvent[] = []
+    const listener = (event: unknown) => void events.push(event as ServerMessageEvent)
+    subscribe(SERVER_MESSAGE_CHANNEL, listener)
+    onTestFinished(() => void unsubscribe(SERVER_MESSAGE_CHANNEL, listener))
+    const tracker = new ServerMessageTracker()
+    const ask = (id: number, method: string) => Buffer.from(JSON.stringify({ jsonrpc: '2.0', id, method, params: {} }))
+    const answer = (id: number) => Buffer.from(JSON.stringify({ jsonrpc: '2.0', id, result: {} }))
+    tracker.request(ask(0, 'roots/list'), 0)
+    tracker.answer(answer(0), 0)
+    tracker.began('a', request(1))
+    tracker.began('b', request(2))
+    tracker.request(ask(1, 'sampling/createMessage'), 1)
+    tracker.ended('b')
+    tracker.answer(answer(1), 1)
+    tracker.answer(answer(1), 1)
+    tracker.answer(answer(7), 7)
+    expect(events.map(({ exchangeId, when, answers, line }) => [exchangeId, when, answers ?? null, (JSON.parse(line.toString()) as { method?: string }).method ?? 'answer'])).toEqual([
+      ['a', 'before', null, 'roots/list'],
+      ['a', 'before', 0, 'answer'],
+      ['b', 'during', null, 'sampling/createMessage'],
+      ['b', 'during', 1, 'answer'],
+    ])
+  })
 })

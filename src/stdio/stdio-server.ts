@@ -24,6 +24,7 @@ import type { Storm } from '../engine/storm.js'
 import type { UpstreamSource } from '../engine/upstream-source.js'
 import { guardObserver, printExchangeFailure } from '../proxy/exchange-failure.js'
 import type { JsonRpcId } from '../mcp/mcp-request.js'
+import type { JsonValue } from '../json/canonical-json.js'
 import { noteParsedBody } from '../mcp/parse-mcp-request.js'
 import { ChildServer, describeExit, type ChildExit } from './child-server.js'
 import { childSource } from './child-source.js'
@@ -134,7 +135,10 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
         onLine(line, message) {
           if (message.kind === 'other') {
             if (stats.serverNonJson++ === 0) warn(`the MCP server wrote a line that is not a JSON-RPC message to stdout; it is relayed to the client (servers log to stderr). Further ones are counted.`)
-          } else if (message.kind === 'notification' && tracker.wanted) tracker.notification(line, message.message)
+          } else if (tracker.wanted) {
+            if (message.kind === 'notification') tracker.notification(line, message.message)
+            else if (message.kind === 'request') tracker.request(line, message.id)
+          }
           write(line)
         },
         onExit: () => finish('server-exited'),
@@ -146,12 +150,30 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
       })
     : null
 
+  // The client's answers a replay waits for (to the server requests it sent in the recorded server's place).
+  const awaited = new Map<JsonRpcId, (answer: JsonValue) => void>()
+  const expectAnswer = (id: JsonRpcId, signal: AbortSignal) =>
+    new Promise<JsonValue>((resolve, reject) => {
+      if (signal.aborted) return reject(signal.reason as Error)
+      const aborted = () => {
+        if (awaited.get(id) === take) awaited.delete(id)
+        reject(signal.reason as Error)
+      }
+      const take = (answer: JsonValue) => {
+        signal.removeEventListener('abort', aborted)
+        resolve(answer)
+      }
+      signal.addEventListener('abort', aborted, { once: true })
+      awaited.set(id, take)
+    })
+
   const live: UpstreamSource = child ? childSource(child) : noServer()
   const source = options.source ?? live
   const link: StdioLink = {
     write,
     lostAnswer: options.lostAnswer ?? 'close',
     child,
+    expectAnswer,
     crash(exchange: Exchange) {
       if (ending) return
       ending = 'fault'
@@ -208,6 +230,15 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
     const message: StdioMessage = readStdioLine(line)
     child?.noteHandshake(message)
     if (message.kind === 'request') return serveRequest(line, message.id, message.message)
+    if (message.kind === 'response' && message.id !== null) {
+      // The answer to a request a replay sent goes back to it, not to the server; another is recorded with the server's request.
+      const take = awaited.get(message.id)
+      if (take) {
+        awaited.delete(message.id)
+        return take(message.message as JsonValue)
+      }
+      if (tracker.wanted) tracker.answer(line, message.id)
+    }
     if (message.kind === 'notification' && message.method === 'notifications/cancelled') {
       // The client gave up on a request: its exchange ends as cancelled (a fault's wait stops).
       const params = message.message.params as { requestId?: unknown } | undefined

@@ -27,6 +27,10 @@ import type { RequestCancel } from './request-cancel.js'
 import type { StoredServerMessage } from '../cassette/format/cassette-schema.js'
 import type { ServerMessagesRequest } from '../cassette/replay/replay-source.js'
 import { answerLine } from './json-rpc-line.js'
+import type { JsonValue } from '../json/canonical-json.js'
+import { errorBody } from '../error-body.js'
+import { REPLAY_REFUSAL_STATUS } from '../cassette/replay/replay-refusal.js'
+import { serverRequestMethod } from '../cassette/format/server-request.js'
 
 /** How a stdio exchange is addressed in reports and cassettes: one MCP endpoint, as a reverse proxy stores it. */
 export const STDIO_URL = new URL('http://stdio/mcp')
@@ -53,6 +57,8 @@ export interface StdioLink {
   readonly lostAnswer: LostAnswer
   /** The server behind the source, if one runs (a replay may have none). */
   readonly child: ChildServer | null
+  /** The client's next answer to request `id` (one the wrapper sent it, in a replay), until `signal` aborts: it is not relayed to the server. */
+  expectAnswer(id: JsonRpcId, signal: AbortSignal): Promise<JsonValue>
 }
 
 export interface StdioRequest {
@@ -68,19 +74,38 @@ export interface StdioRequest {
 export function stdioTransport(exchange: Exchange, request: StdioRequest, link: StdioLink, source: UpstreamSource, live: UpstreamSource): ExchangeTransport {
   if (exchange.fault?.type === 'session_expired') exchange.adaptFault(restartingExpiry(exchange.fault, link.child))
   const { id, line, cancel, message } = request
-  // A replay's recorded notifications for this call: sent before its answer, each as long after
+  // A replay's recorded server messages for this call: sent before its answer, each as long after
   // the call began as it came when recorded (a client handles them as they arrive: sent in one
-  // burst with the answer, the TypeScript SDK 1.32 client drops every progress update).
-  let notifications: readonly StoredServerMessage[] = []
+  // burst with the answer, the TypeScript SDK 1.32 client drops every progress update). A request
+  // (sampling, elicitation) waits for the client's answer before anything else goes, as the server
+  // waited; an answer unlike the recorded one withholds the recorded answer (`withheld`: why).
+  let messages: readonly StoredServerMessage[] = []
+  let answered: ((index: number, live: JsonValue) => string | null) | null = null
+  let withheld: string | null = null
   const began = performance.now()
-  const sendNotifications = async () => {
-    const recorded = notifications
-    notifications = []
-    for (const { at, line } of replayedNotifications(recorded, message)) {
+  const sendServerMessages = async () => {
+    const recorded = messages
+    messages = []
+    for (const { at, line, index, asks } of replayedMessages(recorded, message)) {
       const wait = began + at * 1000 - performance.now()
       if (wait > 0) await delay(wait, undefined, { signal: cancel.signal })
       link.write(line)
+      if (asks === undefined) continue
+      const answer = link.expectAnswer(asks, cancel.signal)
+      // Not answered while the call ran when recorded: the call's answer does not wait for it.
+      if (recorded[index]?.answer === undefined) {
+        answer.catch(() => undefined)
+        continue
+      }
+      withheld = answered?.(index, await answer) ?? null
+      if (withheld !== null) return
     }
+  }
+  /** Answer the call with the error standing for `why` instead of its recorded answer. */
+  const withhold = (why: string) => {
+    const answer = answerLine(id, REPLAY_REFUSAL_STATUS, Buffer.from(JSON.stringify(errorBody('cassette_mismatch', 'ERR_CASSETTE_MISMATCH', why))))
+    link.write(answer.line)
+    noteError(exchange, answer.error)
   }
   const sourceRequest: StdioSourceRequest & ServerMessagesRequest = {
     exchange,
@@ -95,8 +120,9 @@ export function stdioTransport(exchange: Exchange, request: StdioRequest, link: 
     cancel,
     line,
     message,
-    replayNotifications(recorded) {
-      notifications = recorded
+    replayServerMessages(recorded, check) {
+      messages = recorded
+      answered = check
     },
     takeBody(onChunk) {
       onChunk?.(line)
@@ -115,14 +141,11 @@ export function stdioTransport(exchange: Exchange, request: StdioRequest, link: 
     async respond({ status, body }) {
       if (link.lostAnswer === 'silent' && exchange.fault?.type === 'timeout') return
       const answer = answerLine(id, status, body)
-      await sendNotifications()
+      await sendServerMessages()
+      if (withheld !== null) return withhold(withheld)
       link.write(answer.line)
       // The observers saw the HTTP-shaped answer; the client got the JSON-RPC error standing for it.
-      const call = exchange.record?.mcp
-      if (answer.error !== null && call) {
-        call.outcome = 'error'
-        call.errorCode = answer.error
-      }
+      noteError(exchange, answer.error)
     },
     async relay(response: UpstreamResponse) {
       // The server's answer line, handed on as it came.
@@ -137,7 +160,8 @@ export function stdioTransport(exchange: Exchange, request: StdioRequest, link: 
       }
       const chunks: Uint8Array[] = []
       for await (const chunk of response.body) chunks.push(chunk)
-      await sendNotifications()
+      await sendServerMessages()
+      if (withheld !== null) return withhold(withheld)
       if (chunks.length) link.write(chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks))
     },
     reset() {
@@ -147,24 +171,34 @@ export function stdioTransport(exchange: Exchange, request: StdioRequest, link: 
   }
 }
 
+/** The client got the JSON-RPC error `code` (null: none) for the call: the report's MCP call says so. */
+function noteError(exchange: Exchange, code: number | null): void {
+  const call = exchange.record?.mcp
+  if (code !== null && call) {
+    call.outcome = 'error'
+    call.errorCode = code
+  }
+}
+
 /**
- * The recorded notifications as lines for the live call: a progress notification that named the
- * recorded call's token names the live call's (dropped when the live call asked for no progress:
- * its client would not know the token).
+ * The recorded server messages as lines for the live call, with their place in `recorded` and, for
+ * a request, its id: a progress notification that named the recorded call's token names the live
+ * call's (dropped when the live call asked for no progress: its client would not know the token).
  */
-function replayedNotifications(recorded: readonly StoredServerMessage[], request: Record<string, unknown>): { at: number; line: Buffer }[] {
+function replayedMessages(recorded: readonly StoredServerMessage[], request: Record<string, unknown>): { at: number; line: Buffer; index: number; asks?: JsonRpcId }[] {
   if (!recorded.length) return []
   const token = (request.params as { _meta?: { progressToken?: unknown } } | undefined)?._meta?.progressToken
-  const lines: { at: number; line: Buffer }[] = []
-  for (const { at, message, progress } of recorded) {
+  const lines: { at: number; line: Buffer; index: number; asks?: JsonRpcId }[] = []
+  recorded.forEach(({ at, message, progress }, index) => {
     if (!progress) {
-      lines.push({ at, line: Buffer.from(JSON.stringify(message)) })
-      continue
+      const asks = serverRequestMethod(recorded[index] as StoredServerMessage) === null ? undefined : ((message as { id: JsonRpcId }).id)
+      lines.push({ at, line: Buffer.from(JSON.stringify(message)), index, ...(asks === undefined ? {} : { asks }) })
+      return
     }
-    if (token === undefined) continue
+    if (token === undefined) return
     const notification = message as { params?: Record<string, unknown> }
-    lines.push({ at, line: Buffer.from(JSON.stringify({ ...notification, params: { ...notification.params, progressToken: token } })) })
-  }
+    lines.push({ at, line: Buffer.from(JSON.stringify({ ...notification, params: { ...notification.params, progressToken: token } })), index })
+  })
   return lines
 }
 

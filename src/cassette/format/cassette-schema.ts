@@ -12,7 +12,7 @@ import { defaultFaults, ruleSchema } from '../../default-faults.js'
 import { seedSchema } from '../../engine/schema/rule-base.js'
 import { cutSchema, mcpCallSchema, modelCallSchema } from '../../engine/schema/report.js'
 import { callTraceSchema, reportClaimSchema } from '../../engine/schema/claim-schema.js'
-import { JSON_PATH_SYNTAX, parseJsonPath } from './json-path.js'
+import { MAX_USER_NORMALISERS, NORMALISERS, normalisePathSchema, normalisePatternSchema, normaliserSchema } from './normaliser-schemas.js'
 
 export const CASSETTE_KIND = 'toolstorm.cassette'
 /**
@@ -110,17 +110,23 @@ export const storedFaultSchema = z.strictObject({
 })
 
 /**
- * A notification a stdio MCP server sent the client (`toolstorm mcp --record`), kept on the call it
- * belongs to: sent `during` it (before its answer), or `before` it (after the previous call ended).
+ * A message a stdio MCP server sent the client on its own (`toolstorm mcp --record`), kept on the
+ * call it belongs to: sent `during` it (before its answer), or `before` it (after the previous call
+ * ended). A notification, or a request (sampling, elicitation, roots) with the client's answer.
  */
 export const storedServerMessageSchema = z.strictObject({
   when: z.enum(['before', 'during']),
   /** Seconds from the call's start to the moment the wrapper relayed it. */
   at: seconds,
-  /** The JSON-RPC notification, redacted as bodies are. */
+  /** The JSON-RPC notification or request, redacted as bodies are. */
   message: z.json(),
   /** A `notifications/progress` naming this call's `progressToken`: a replay gives it the live call's token. */
   progress: z.literal(true).optional(),
+  /**
+   * A request's answer from the client, redacted, and when it came (seconds from the call's start).
+   * A replay sends the request and waits for the client's answer, which must match this one.
+   */
+  answer: z.strictObject({ at: seconds, message: z.json() }).optional(),
 })
 
 export const storedEffectSchema = z.strictObject({
@@ -199,7 +205,7 @@ function exchangeSchemas<Body extends z.ZodType>(body: Body) {
     cut: cutSchema.optional(),
     /** The trace context the request carried (`traceparent`, or MCP's `params._meta.traceparent`): joins claims to it (docs/claims.md). */
     trace: callTraceSchema.optional(),
-    /** Over stdio: the server's notifications that came with this call, in order (a replay sends them before its answer). */
+    /** Over stdio: the server's notifications and requests that came with this call, in order (a replay sends them before its answer). */
     notifications: z.array(storedServerMessageSchema).max(10_000).optional(),
   })
   return { request, response, clientResponse, exchange }
@@ -214,41 +220,7 @@ export const cassetteExchangeSchema = inMemory.exchange
 /** An exchange line as a file holds it: a body may be in a body file beside the cassette (version 2). */
 export const cassetteFileExchangeSchema = exchangeSchemas(z.union([storedBodySchema, storedBodyFileSchema])).exchange
 
-/** Normalisers by name (src/cassette/format/normalisers.ts says what each replaces). */
-export const NORMALISERS = ['ids', 'timestamps', 'uuids'] as const
-export const normaliserSchema = z.enum(NORMALISERS, { error: `expected one of ${NORMALISERS.join(', ')}` })
-export type Normaliser = z.infer<typeof normaliserSchema>
-
-/** User normalisers one cassette may hold, of each kind. */
-export const MAX_USER_NORMALISERS = 100
-
-/** Why `source` cannot be a pattern normaliser, or null: a JavaScript regular expression that matches something. */
-function patternProblem(source: string): string | null {
-  try {
-    return new RegExp(source).test('') ? 'it matches the empty string' : null
-  } catch (error) {
-    return (error as Error).message
-  }
-}
-
-/** A regular expression (JavaScript syntax) whose matches replay treats as equal: `SHP-\d+`. */
-export const normalisePatternSchema = z
-  .string({ error: 'expected a regular expression' })
-  .min(1, { error: 'expected a regular expression' })
-  .max(1000, { error: 'expected a regular expression of at most 1000 characters' })
-  .superRefine((source, context) => {
-    const problem = patternProblem(source)
-    if (problem) context.addIssue({ code: 'custom', message: `expected a regular expression that matches something (JavaScript syntax, such as SHP-\\d+), got /${source}/: ${problem}` })
-  })
-
-/** A JSON path whose values replay treats as equal: `$.messages[*].content`. */
-export const normalisePathSchema = z
-  .string({ error: 'expected a JSON path' })
-  .max(1000, { error: 'expected a JSON path of at most 1000 characters' })
-  .superRefine((path, context) => {
-    const parsed = parseJsonPath(path)
-    if (typeof parsed === 'string') context.addIssue({ code: 'custom', message: `expected a JSON path (${JSON_PATH_SYNTAX}, as "$.messages[*].content"), got ${JSON.stringify(path)}: ${parsed}` })
-  })
+export { MAX_USER_NORMALISERS, NORMALISERS, normalisePathSchema, normalisePatternSchema, normaliserSchema, type Normaliser } from './normaliser-schemas.js'
 
 export const matchOptionsSchema = z.strictObject({
   /** Request headers compared in replay (lowercase names); redacted values compare equal. */

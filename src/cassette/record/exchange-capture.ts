@@ -13,6 +13,7 @@ import type { HeaderMap } from '../../engine/http.js'
 import type { CassetteExchange, StoredClientResponse, StoredEffect, StoredServerMessage } from '../format/cassette-schema.js'
 import type { JsonValue } from '../../json/canonical-json.js'
 import { SERVER_MESSAGE_CHANNEL, type ServerMessageEvent } from '../../stdio/server-messages.js'
+import { serverRequestMethod } from '../format/server-request.js'
 import type { Storm } from '../../engine/storm.js'
 import { BodyCapture, REDACTION_MARGIN } from '../format/body-capture.js'
 import { storeBody } from '../format/store-body.js'
@@ -248,7 +249,10 @@ export class ExchangeCapture {
     })
   }
 
-  /** A stdio server's notification, kept redacted on the call it came with (while its line is not written yet). */
+  /**
+   * A stdio server's notification or request, kept redacted on the call it came with (while its
+   * line is not written yet); the client's answer to a request, on that request.
+   */
   #serverMessage(event: ServerMessageEvent): void {
     const entry = this.#active.get(event.exchangeId)
     if (!entry) return
@@ -259,6 +263,11 @@ export class ExchangeCapture {
       return
     }
     const at = Math.max(0, roundSeconds(entry.exchange.elapsedSinceStart() - entry.startedAt))
+    if (event.answers !== undefined) {
+      const asked = entry.notifications.findLast((stored) => stored.answer === undefined && (stored.message as { id?: unknown } | null)?.id === event.answers && serverRequestMethod(stored) !== null)
+      if (asked) asked.answer = { at, message: this.storm.redactor.json(message) }
+      return
+    }
     entry.notifications.push({ when: event.when, at, message: this.storm.redactor.json(message), ...(event.progress ? { progress: true as const } : {}) })
   }
 

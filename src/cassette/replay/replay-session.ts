@@ -311,6 +311,11 @@ export class ReplaySession {
     this.#tally.noteUnrestoredEchoes(request, names)
   }
 
+  /** The answer chosen for request `request` was withheld (`result`, for its row): the verdict fails with `message`. */
+  failServed(request: number, result: string, message: string): void {
+    this.#tally.failServed(request, result, message)
+  }
+
   /** Positions served so far, in the order they were served (repeats included). */
   get servedPositions(): readonly number[] {
     return this.#servedLog

@@ -30,6 +30,10 @@ import { echoLocation, echoPlan, echoRewrite, storedBodyText } from './echoed-va
 import { headerOf } from '../format/store-headers.js'
 import { answerIdOf, isLegacySessionStream, LegacyAnswerGates } from './legacy-answers.js'
 import type { JsonRpcId } from '../../mcp/mcp-request.js'
+import type { JsonValue } from '../../json/canonical-json.js'
+import { clientAnswerDifference } from './client-answers.js'
+import { serverRequestMethod } from '../format/server-request.js'
+import { describeExchange } from './replay-labels.js'
 import type { ReplayOptions } from './replay-options.js'
 import { ReplaySession, type ReplayTicket } from './replay-session.js'
 import { formatMissDiff, type MissDiff } from './miss-diff.js'
@@ -57,10 +61,14 @@ const MAX_FORWARDED_BODY = 256 * 1024 * 1024
 
 const NO_BYTES = Buffer.alloc(0)
 
-/** A request whose front door can send a server's notifications (stdio: `toolstorm mcp --replay`). */
+/** A request whose front door can send a server's own messages (stdio: `toolstorm mcp --replay`). */
 export interface ServerMessagesRequest extends SourceRequest {
-  /** The notifications recorded with the exchange that answers this request. */
-  replayNotifications?(notifications: readonly StoredServerMessage[]): void
+  /**
+   * The server's notifications and requests recorded with the exchange that answers this request.
+   * `answered` is told the client's answer to the request at `index`: null when it matches the
+   * recorded one, else the message the call is answered with instead (the verdict failed).
+   */
+  replayServerMessages?(messages: readonly StoredServerMessage[], answered: (index: number, live: JsonValue) => string | null): void
 }
 
 /** Read a request body: a bounded capture for matching, and every byte when it may be forwarded. */
@@ -253,6 +261,17 @@ function keepsRecordedLength(replayed: { headers: Record<string, string | string
   return sent < Number(length)
 }
 
+/** The client's answer to a replayed server request (client-answers.ts): null when it matches, else the verdict fails and this says why. */
+function clientAnswered(session: ReplaySession, request: number, exchange: CassetteExchange, asked: StoredServerMessage, live: JsonValue): string | null {
+  const diff = clientAnswerDifference(asked, live, session.redactor, session.matchOptions)
+  if (diff === null) return null
+  const method = serverRequestMethod(asked) ?? 'request'
+  const paths = diff.map(({ path, expected, seen }) => `${path}: ${expected} ≠ ${seen}`).join('; ')
+  const message = `Failed to replay ${session.cassette.source} faithfully: request ${request} (${describeExchange(exchange)}): the client answered the server's ${method} otherwise than when recorded (${paths}), so the recorded answer, made from the recorded one, was withheld. Record again, or pass --ignore-body-field for a field that varies.`
+  session.failServed(request, `the client's answer to ${method} differs`, message)
+  return message
+}
+
 class CassetteExchangeHalf implements UpstreamExchange {
   readonly #source: CassetteSource
   readonly #request: SourceRequest
@@ -290,9 +309,10 @@ class CassetteExchangeHalf implements UpstreamExchange {
     const decision = await session.decide(ticket, { method: request.method, url: request.rawUrl, headers: request.headers, body: capture, ...(route === undefined ? {} : { route }) })
     if (decision.type === 'serve') {
       if (source.mode === 'update') source.steps.push({ type: 'replayed', position: decision.position })
-      // A stdio front door sends the server's recorded notifications before the answer.
-      const { notifications } = decision.exchange
-      if (notifications?.length) (request as ServerMessagesRequest).replayNotifications?.(notifications)
+      // A stdio front door sends the server's recorded messages before the answer, and the client's answers come back here.
+      const { exchange: recorded } = decision
+      const messages = recorded.notifications
+      if (messages?.length) (request as ServerMessagesRequest).replayServerMessages?.(messages, (index, live) => clientAnswered(session, ticket.request, recorded, messages[index] as StoredServerMessage, live))
       return served(decision.exchange, request, session, source.closed, source.answers, { number: ticket.request, body: capture })
     }
     if (decision.type === 'refuse') return problem(REPLAY_REFUSAL_STATUS, 'cassette_mismatch', decision.error.code, decision.error.message, decision.diff, REPLAY_REFUSAL_HEADERS)

@@ -90,6 +90,13 @@ export class ReplayTally {
     else this.#unrestored = { count: 1, request, position: row?.position ?? null, names }
   }
 
+  /** The answer served to request `request` was not sent: `result` says why in its row; the first divergence is the verdict's. */
+  failServed(request: number, result: string, message: string): void {
+    const row = this.#rows.findLast((candidate) => candidate.request === request)
+    if (row) row.result = result
+    this.fail('ERR_CASSETTE_MISMATCH', request, result, message)
+  }
+
   /** The verdict so far, with the positions never requested (`unused`): failures unless `allowUnused`. */
   verdict(unused: readonly number[]): ReplayVerdict {
     const unusedRows: ReplayRow[] = unused.map((position) => ({ request: null, position: position + 1, expected: describeExchange(this.cassette.exchanges[position] as CassetteExchange), seen: null, result: 'unused' }))

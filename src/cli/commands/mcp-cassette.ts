@@ -19,6 +19,7 @@ import type { ContinuedRun } from '../../stdio/run-state.js'
 import { printError } from '../output.js'
 import { cassetteWritten } from '../cassette-written.js'
 import type { McpArgs, McpReadyInfo } from './mcp.js'
+import { matchFromArgs } from './match-options.js'
 
 export interface McpCassette {
   /** The replay's source (answers from the cassette), when replaying. */
@@ -44,6 +45,7 @@ export async function mcpCassette(args: McpArgs, storm: Storm, continued: Contin
       allowUnused: args['allow-unused'],
       allowRepeats: args['allow-repeats'],
       live: args.live.map(String),
+      match: matchFromArgs(args),
       redactor: createRedactor({ keys: [...cassette.header.redaction.keys, ...storm.config.redact.keys], secrets: storm.config.redact.secrets }),
     })
     return {
@@ -67,7 +69,7 @@ export async function mcpCassette(args: McpArgs, storm: Storm, continued: Contin
   // Stored as a reverse proxy stores them (origin-form URLs), matched by method, tool and arguments.
   // A cassette there (an earlier launch's, of this run with --state-dir, or a crashed one's) is
   // continued as its next segment, unless --overwrite.
-  const recorder = createCassetteRecorder(storm, { file, source: 'proxy', urlForm: 'origin', overwrite: args.overwrite })
+  const recorder = createCassetteRecorder(storm, { file, source: 'proxy', urlForm: 'origin', overwrite: args.overwrite, match: matchFromArgs(args) })
   if (continued.continued && continued.record !== null) {
     if (continued.record !== recordFile) printError(`the earlier launches of this run recorded into ${continued.record}; this one records into ${recordFile} alone`)
     else if (!existsSync(recordFile)) printError(`the earlier launches of this run recorded into ${recordFile}, which is gone: their exchanges are not in this recording`)

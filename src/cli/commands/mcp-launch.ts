@@ -103,7 +103,7 @@ function sameOptions(a: LaunchOptions, b: LaunchOptions): boolean {
 }
 
 /** The options of `toolstorm mcp` that take a value, and those that do not (the parser's list, mcp.ts). */
-const VALUED = new Set(['rules', 'seed', 'report', 'host', 'admin-port', 'admin-token', 'ready-file', 'clock', 'record', 'order', 'live', 'lost-answer', 'state-dir'])
+const VALUED = new Set(['rules', 'seed', 'report', 'host', 'admin-port', 'admin-token', 'ready-file', 'clock', 'record', 'order', 'live', 'lost-answer', 'state-dir', 'ignore-body-field', 'normalize', 'normalize-pattern', 'normalize-path'])
 const FLAGS = new Set(['exit-with-parent', 'no-exit-with-parent', 'allow-unused', 'no-allow-unused', 'allow-repeats', 'no-allow-repeats', 'print-admin-token', 'no-print-admin-token'])
 
 /**

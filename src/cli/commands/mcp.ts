@@ -15,11 +15,12 @@ import type { Argv, CommandModule } from 'yargs'
 import { ConfigError } from '../../errors.js'
 import { LISTEN_PORT, numberOption } from '../numeric-options.js'
 import { claimLaunch, undoLaunch } from './mcp-launch.js'
+import { bodyMatchOptions, type BodyMatchArgs } from './match-options.js'
 
 /** The seed's bound (`SEED_LIMIT` of the rules schema, not imported: this module stays light). */
 const SEED_LIMIT = Number.MAX_SAFE_INTEGER
 
-export interface McpArgs {
+export interface McpArgs extends BodyMatchArgs {
   host: string
   'admin-port': number
   'admin-token'?: string
@@ -63,27 +64,29 @@ export const mcpCommand: CommandModule<object, McpArgs> = {
   command: 'mcp',
   describe: 'Wrap a stdio MCP server (command after --): relay its JSON-RPC under the rules, record or replay it',
   builder: (yargs: Argv) =>
-    yargs
-      .parserConfiguration({ 'populate--': true, 'parse-positional-numbers': false })
-      .option('rules', { type: 'string', describe: 'Rules file (JSON or YAML)' })
-      .option('seed', { ...numberOption('seed', { min: -SEED_LIMIT, max: SEED_LIMIT, expected: 'an integer within ±(2^53−1)' }), describe: 'Seed (overrides the rules file)' })
-      .option('report', { type: 'string', describe: 'Write the report here when the connection ends (atomically)' })
-      .option('host', { type: 'string', default: '127.0.0.1', describe: 'Interface the admin API listens on (loopback unless you say otherwise)' })
-      .option('admin-port', { ...numberOption('admin-port', LISTEN_PORT), default: 0, describe: 'Admin API port (default 0: a free one, named on stderr and in --ready-file)' })
-      .option('admin-token', { type: 'string', describe: 'Admin bearer token (default: random, named on stderr only when it is a terminal)' })
-      .option('print-admin-token', { type: 'boolean', default: false, describe: 'Name a generated admin token on stderr even when it is not a terminal (a log)' })
-      .option('ready-file', { type: 'string', describe: 'Once running, write the admin URL, token and server pid here as JSON (atomically, owner-only)' })
-      .option('clock', { choices: ['real', 'virtual'] as const, default: 'real' as const, describe: 'virtual: latency faults advance time instead of waiting (tests only)' })
-      .option('exit-with-parent', { type: 'boolean', default: true, describe: 'Stop when the process that started this one exits' })
-      .option('record', { type: 'string', describe: 'Record every call into this cassette (JSON Lines, appended as each call ends; a cassette already there gets a new segment)' })
-      .option('overwrite', { type: 'boolean', default: false, describe: 'Record: replace the file instead of appending to the cassette there' })
-      .option('replay', { type: 'string', describe: 'Answer from this cassette, strict, with no server (the command after -- only serves --live calls)' })
-      .option('order', { choices: ['strict', 'any'] as const, default: 'strict' as const, describe: 'Replay: strict: calls in recorded order; any: each takes the first unused call it matches' })
-      .option('allow-unused', { type: 'boolean', default: false, describe: 'Replay: recorded calls never made do not fail it' })
-      .option('allow-repeats', { type: 'boolean', default: false, describe: 'Replay: a repeated call replays its answer again instead of failing as extra' })
-      .option('live', { type: 'string', array: true, default: [] as string[], describe: 'Replay: route glob (tools/call read_file) sent to the server after -- instead of replayed (repeatable)' })
-      .option('state-dir', { type: 'string', describe: 'Launches with this folder, the same server and the same rules are one run: a reconnecting agent\'s new launch continues it (ordinals, coverage, calls, effects, the recording), and the report covers every launch' })
-      .option('lost-answer', { choices: ['close', 'silent'] as const, default: 'close' as const, describe: 'What a lost answer does (response_lost, reset): close ends the connection as a crashed server\'s; silent drops only the message and the client waits (timeout then sends nothing either)' })
+    bodyMatchOptions(
+      yargs
+        .parserConfiguration({ 'populate--': true, 'parse-positional-numbers': false })
+        .option('rules', { type: 'string', describe: 'Rules file (JSON or YAML)' })
+        .option('seed', { ...numberOption('seed', { min: -SEED_LIMIT, max: SEED_LIMIT, expected: 'an integer within ±(2^53−1)' }), describe: 'Seed (overrides the rules file)' })
+        .option('report', { type: 'string', describe: 'Write the report here when the connection ends (atomically)' })
+        .option('host', { type: 'string', default: '127.0.0.1', describe: 'Interface the admin API listens on (loopback unless you say otherwise)' })
+        .option('admin-port', { ...numberOption('admin-port', LISTEN_PORT), default: 0, describe: 'Admin API port (default 0: a free one, named on stderr and in --ready-file)' })
+        .option('admin-token', { type: 'string', describe: 'Admin bearer token (default: random, named on stderr only when it is a terminal)' })
+        .option('print-admin-token', { type: 'boolean', default: false, describe: 'Name a generated admin token on stderr even when it is not a terminal (a log)' })
+        .option('ready-file', { type: 'string', describe: 'Once running, write the admin URL, token and server pid here as JSON (atomically, owner-only)' })
+        .option('clock', { choices: ['real', 'virtual'] as const, default: 'real' as const, describe: 'virtual: latency faults advance time instead of waiting (tests only)' })
+        .option('exit-with-parent', { type: 'boolean', default: true, describe: 'Stop when the process that started this one exits' })
+        .option('record', { type: 'string', describe: 'Record every call into this cassette (JSON Lines, appended as each call ends; a cassette already there gets a new segment)' })
+        .option('overwrite', { type: 'boolean', default: false, describe: 'Record: replace the file instead of appending to the cassette there' })
+        .option('replay', { type: 'string', describe: 'Answer from this cassette, strict, with no server (the command after -- only serves --live calls)' })
+        .option('order', { choices: ['strict', 'any'] as const, default: 'strict' as const, describe: 'Replay: strict: calls in recorded order; any: each takes the first unused call it matches' })
+        .option('allow-unused', { type: 'boolean', default: false, describe: 'Replay: recorded calls never made do not fail it' })
+        .option('allow-repeats', { type: 'boolean', default: false, describe: 'Replay: a repeated call replays its answer again instead of failing as extra' })
+        .option('live', { type: 'string', array: true, default: [] as string[], describe: 'Replay: route glob (tools/call read_file) sent to the server after -- instead of replayed (repeatable)' })
+        .option('state-dir', { type: 'string', describe: 'Launches with this folder, the same server and the same rules are one run: a reconnecting agent\'s new launch continues it (ordinals, coverage, calls, effects, the recording), and the report covers every launch' })
+        .option('lost-answer', { choices: ['close', 'silent'] as const, default: 'close' as const, describe: 'What a lost answer does (response_lost, reset): close ends the connection as a crashed server\'s; silent drops only the message and the client waits (timeout then sends nothing either)' }),
+    )
       .example('$0 mcp --rules rules.yaml -- npx -y @modelcontextprotocol/server-filesystem /data', 'in the agent\'s MCP config: command "npx", args ["toolstorm", "mcp", "--rules", "rules.yaml", "--", …]')
       .example('$0 mcp --replay session.cassette.jsonl', 'answer a recorded session with no server; exit 1 if the calls differ') as unknown as Argv<McpArgs>,
   async handler(args) {

@@ -1,5 +1,6 @@
 /**
- * Options for recording cassettes, shared by `proxy --record`, `record` and `replay`.
+ * Options for recording cassettes, shared by `proxy --record`, `record` and `replay` (and the
+ * body's matching options by `mcp`).
  */
 import type { Argv } from 'yargs'
 import { createCassetteRecorder, type CassetteRecorder } from '../../cassette/record/cassette-recorder.js'
@@ -7,20 +8,10 @@ import type { RecorderRotation } from '../../cassette/record/recorder-options.js
 import type { IncidentOptions } from '../../incidents/incident-options.js'
 import { ConfigError } from '../../errors.js'
 import type { SharedCassetteBackend } from '../../cassette/record/shared-line-store.js'
-import type { z } from 'zod'
-import { DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT, MAX_USER_NORMALISERS, NORMALISERS, normalisePathSchema, normalisePatternSchema, type MatchOptions, type Normaliser } from '../../cassette/format/cassette-schema.js'
+import { DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT } from '../../cassette/format/cassette-schema.js'
+import { matchFromArgs, matchOptions, type MatchArgs } from './match-options.js'
 import type { Storm } from '../../engine/storm.js'
 import { bytesOption, numberOption, secondsOption } from '../numeric-options.js'
-
-export interface MatchArgs {
-  'match-header': string[]
-  'ignore-query': string[]
-  'ignore-body-field': string[]
-  /** `none`: no normaliser, not even the cassette header's (replay). */
-  normalize: Normaliser[] | 'none'
-  'normalize-pattern': string[]
-  'normalize-path': string[]
-}
 
 export interface IncidentArgs {
   incidents?: string
@@ -42,44 +33,6 @@ export interface RecordArgs extends MatchArgs, IncidentArgs {
   'include-header': string[]
 }
 
-/**
- * `--normalize ids,timestamps`: names, comma-separated or repeated; `none` alone turns them all
- * off (a replay then ignores the header's). A usage error (exit 2) names an unknown one.
- */
-function parseNormalisers(value: unknown): Normaliser[] | 'none' {
-  const names = (Array.isArray(value) ? value : [value]).flatMap((item) => String(item).split(',')).map((name) => name.trim()).filter((name) => name !== '')
-  if (names.includes('none')) {
-    if (names.some((name) => name !== 'none')) throw new Error(`--normalize: "none" turns every normaliser off and takes no other name, got ${JSON.stringify(names.join(','))}`)
-    return 'none'
-  }
-  for (const name of names) if (!(NORMALISERS as readonly string[]).includes(name)) throw new Error(`--normalize: expected ${NORMALISERS.join(', ')} (comma-separated) or none, got ${JSON.stringify(name)}`)
-  return [...new Set(names as Normaliser[])]
-}
-
-/** Each value of a repeatable user-normaliser flag, checked by the header's own schema: a usage error (exit 2) names the flag. */
-function checkedWith(flag: string, schema: z.ZodType<string>) {
-  return (value: unknown): string[] => {
-    const values = (Array.isArray(value) ? value : [value]).map(String)
-    if (values.length > MAX_USER_NORMALISERS) throw new Error(`--${flag}: at most ${MAX_USER_NORMALISERS}, got ${values.length}`)
-    for (const item of values) {
-      const checked = schema.safeParse(item)
-      if (!checked.success) throw new Error(`--${flag}: ${checked.error.issues[0]?.message ?? 'invalid'}`)
-    }
-    return values
-  }
-}
-
-/** `--match-header`, `--ignore-query`, `--ignore-body-field`, `--normalize`, `--normalize-pattern`, `--normalize-path`. */
-export function matchOptions<T>(yargs: Argv<T>): Argv<T & MatchArgs> {
-  return yargs
-    .option('match-header', { type: 'string', array: true, default: [] as string[], describe: 'Request header replay compares too (repeatable)' })
-    .option('ignore-query', { type: 'string', array: true, default: [] as string[], describe: 'Query parameter replay ignores (repeatable)' })
-    .option('ignore-body-field', { type: 'string', array: true, default: [] as string[], describe: 'Body field replay ignores: a JSON key at any depth, or a form field (repeatable)' })
-    .option('normalize', { type: 'string', array: true, default: [] as string[], coerce: parseNormalisers, describe: `Values replay treats as equal in model and MCP tool calls: ${NORMALISERS.join(', ')} (comma-separated; kept in the cassette header), or none (replay: not even the header's, the patterns and paths too)` })
-    .option('normalize-pattern', { type: 'string', array: true, default: [] as string[], coerce: checkedWith('normalize-pattern', normalisePatternSchema), describe: "Regular expression whose matches replay treats as equal anywhere in a request body, as 'SHP-\\d+' (repeatable; kept in the cassette header; on replay, instead of the header's)" })
-    .option('normalize-path', { type: 'string', array: true, default: [] as string[], coerce: checkedWith('normalize-path', normalisePathSchema), describe: "JSON path whose values replay treats as equal in a JSON request body, as '$.messages[*].content' (repeatable; kept in the cassette header; on replay, instead of the header's)" }) as unknown as Argv<T & MatchArgs>
-}
-
 /** `--body-limit`, `--exclude-header` and the matching options. */
 export function recordOptions<T>(yargs: Argv<T>): Argv<T & RecordArgs> {
   return matchOptions(yargs)
@@ -97,18 +50,6 @@ export function recordOptions<T>(yargs: Argv<T>): Argv<T & RecordArgs> {
     .option('exclude-header', { type: 'string', array: true, default: [] as string[], describe: 'Header never stored (repeatable); secret headers are stored as [REDACTED] anyway' })
     .option('url-form', { choices: ['origin', 'absolute'] as const, describe: 'How request URLs are stored: origin (path and query; replay matches whatever host the client names) or absolute (scheme, host and port must match too). Default: origin with --target, absolute in forward mode' })
     .option('include-header', { type: 'string', array: true, default: [] as string[], describe: 'Store only these headers (repeatable allow-list); secret ones are still redacted' }) as unknown as Argv<T & RecordArgs>
-}
-
-/** Matching options given on the command line (empty lists mean "as recorded"). */
-export function matchFromArgs(args: MatchArgs): Partial<MatchOptions> {
-  return {
-    ...(args['match-header'].length ? { headers: args['match-header'].map(String) } : {}),
-    ...(args['ignore-query'].length ? { ignoreQuery: args['ignore-query'].map(String) } : {}),
-    ...(args['ignore-body-field'].length ? { ignoreBodyFields: args['ignore-body-field'].map(String) } : {}),
-    ...(args.normalize === 'none' ? { normalize: [], normalizePatterns: [], normalizePaths: [] } : args.normalize.length ? { normalize: args.normalize } : {}),
-    ...(args['normalize-pattern'].length ? { normalizePatterns: args['normalize-pattern'] } : {}),
-    ...(args['normalize-path'].length ? { normalizePaths: args['normalize-path'] } : {}),
-  }
 }
 
 /** A recorder writing to `file` for a proxy with these targets; with `shared`, every replica's exchanges. */

@@ -24,7 +24,8 @@ import { keepHeapWarm } from '../keep-heap-warm.js'
 import { announceReady, readyInfo } from '../ready.js'
 import { adminTokenLines, adminTokenShown } from '../admin-token.js'
 import { listenOptionsFromArgs, proxyOptions, runProxy, stormFromArgs, type ProxyArgs } from './proxy.js'
-import { matchFromArgs, recordOptions, type RecordArgs } from './record-options.js'
+import { recordOptions, type RecordArgs } from './record-options.js'
+import { matchFromArgs } from './match-options.js'
 import { commandAfterDashes } from './record.js'
 
 interface ReplayArgs extends ProxyArgs, RecordArgs {
