@@ -23,6 +23,11 @@ export function wrappedCommand(server: readonly string[], options: readonly stri
   return [process.execPath, BIN, 'mcp', ...options, ...(server.length ? ['--', ...server] : [])]
 }
 
+/** `command` run by a shell that writes its exit status to `file`: the status a launcher sees. */
+export function statusTo(file: string, command: readonly string[]): string[] {
+  return ['/bin/sh', '-c', `"$@"; echo $? > ${JSON.stringify(file)}`, 'sh', ...command]
+}
+
 export interface SdkConnection {
   readonly client: Client
   readonly transport: StdioClientTransport

@@ -11,7 +11,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import { Cassette } from '../../src/cassette/format/cassette.js'
 import { temporaryFolder } from '../helpers/teardown.js'
-import { connectSdk, MEMORY_SERVER, rawServer, readJson, wrappedCommand } from '../helpers/stdio-mcp.js'
+import { connectSdk, MEMORY_SERVER, rawServer, readJson, statusTo, wrappedCommand } from '../helpers/stdio-mcp.js'
 
 const ADA = { entities: [{ name: 'Ada', entityType: 'person', observations: ['wrote the first program'] }] }
 
@@ -22,11 +22,6 @@ async function session(client: Client, extra = false) {
   answers.push(await client.callTool({ name: 'read_graph', arguments: {} }))
   if (extra) answers.push(await client.callTool({ name: 'read_graph', arguments: {} }).catch((error: unknown) => error))
   return answers
-}
-
-/** `command` run by a shell that writes its exit status to `file`: the status a launcher sees. */
-function statusTo(file: string, command: string[]): string[] {
-  return ['/bin/sh', '-c', `"$@"; echo $? > ${JSON.stringify(file)}`, 'sh', ...command]
 }
 
 describe('toolstorm mcp: record and replay', () => {

@@ -16,7 +16,7 @@ import { Cassette } from '../../src/cassette/format/cassette.js'
 import { ROOT } from '../helpers/cli.js'
 import { fakeSecrets, leaks } from '../helpers/fake-secrets.js'
 import { temporaryFolder } from '../helpers/teardown.js'
-import { connectSdk, wrappedCommand } from '../helpers/stdio-mcp.js'
+import { connectSdk, statusTo, wrappedCommand } from '../helpers/stdio-mcp.js'
 
 const EVERYTHING_SERVER = [path.join(ROOT, 'node_modules/.bin/mcp-server-everything'), 'stdio']
 
@@ -43,9 +43,14 @@ async function session(client: Client): Promise<unknown[]> {
   return [sampled, elicited]
 }
 
-/** `command` run by a shell that writes its exit status to `file`: the status a launcher sees. */
-function statusTo(file: string, command: string[]): string[] {
-  return ['/bin/sh', '-c', `"$@"; echo $? > ${JSON.stringify(file)}`, 'sh', ...command]
+/** A session recorded with a client that answers sampling with "two boxes" and elicitation with Ada: its cassette and answers. */
+async function recordedSession(): Promise<{ folder: string; cassette: string; answers: unknown[] }> {
+  const folder = await temporaryFolder('toolstorm-stdio-')
+  const cassette = path.join(folder, 'session.cassette.jsonl')
+  const recording = await connectSdk(wrappedCommand(EVERYTHING_SERVER, ['--record', cassette]), {}, answering('two boxes', 'Ada', []))
+  const answers = await session(recording.client)
+  await recording.close()
+  return { folder, cassette, answers }
 }
 
 describe('toolstorm mcp: server requests in record and replay', () => {
@@ -82,14 +87,9 @@ describe('toolstorm mcp: server requests in record and replay', () => {
   })
 
   it('fails the replay when the client answers a replayed request otherwise than when recorded: the call gets an error naming what differs, not the recorded answer', async () => {
-    const folder = await temporaryFolder('toolstorm-stdio-')
-    const cassette = path.join(folder, 'session.cassette.jsonl')
-    const recording = await connectSdk(wrappedCommand(EVERYTHING_SERVER, ['--record', cassette]), {}, answering('two boxes', 'Ada', []))
-    const recorded = await session(recording.client)
-    await recording.close()
-
+    const { folder, cassette, answers: recorded } = await recordedSession()
     const status = path.join(folder, 'status')
-    const replaying = await connectSdk(statusTo(status, wrappedCommand([], ['--replay', cassette, '--allow-unused'])), {}, answering('two boxes', 'Grace', []))
+    const replaying = await connectSdk(statusTo(status, wrappedCommand([], ['--replay', cassette])), {}, answering('two boxes', 'Grace', []))
     const [sampled, elicited] = await session(replaying.client)
     expect(sampled).toEqual(recorded[0])
     expect(elicited).toBeInstanceOf(McpError)
@@ -101,12 +101,7 @@ describe('toolstorm mcp: server requests in record and replay', () => {
   })
 
   it('replays a client\'s differing answer when the field is ignored (--ignore-body-field)', async () => {
-    const folder = await temporaryFolder('toolstorm-stdio-')
-    const cassette = path.join(folder, 'session.cassette.jsonl')
-    const recording = await connectSdk(wrappedCommand(EVERYTHING_SERVER, ['--record', cassette]), {}, answering('two boxes', 'Ada', []))
-    const recorded = await session(recording.client)
-    await recording.close()
-
+    const { cassette, answers: recorded } = await recordedSession()
     const replaying = await connectSdk(wrappedCommand([], ['--replay', cassette, '--ignore-body-field', 'name']), {}, answering('two boxes', 'Grace', []))
     expect(await session(replaying.client)).toEqual(recorded)
     await replaying.close()
