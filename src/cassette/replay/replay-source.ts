@@ -29,6 +29,7 @@ import { recordedRequestId, rpcIdRewrite } from './rpc-ids.js'
 import { echoLocation, echoPlan, echoRewrite, storedBodyText } from './echoed-values.js'
 import { headerOf } from '../format/store-headers.js'
 import { answerIdOf, isLegacySessionStream, LegacyAnswerGates } from './legacy-answers.js'
+import { ClientAnswerGates, clientAnswerIdOf, serverRequestIdOf, withheldAnswerEvent } from './client-answer-gates.js'
 import type { JsonRpcId } from '../../mcp/mcp-request.js'
 import type { JsonValue } from '../../json/canonical-json.js'
 import { clientAnswerDifference } from './client-answers.js'
@@ -198,14 +199,33 @@ function answerRewrite(exchange: CassetteExchange, request: SourceRequest, sessi
   }
 }
 
+/**
+ * `events` (a replayed MCP call's stream) held after each server request until the client's
+ * answer POST was replayed; when the cassette refused that answer, the rest gives way to an error
+ * for the live call `id` (client-answer-gates.ts).
+ */
+async function* gatedOnClientAnswers(events: AsyncGenerator<Uint8Array>, gates: ClientAnswerGates, id: JsonRpcId, signal: AbortSignal): AsyncGenerator<Uint8Array> {
+  for await (const event of events) {
+    const asks = serverRequestIdOf(event)
+    // Registered before the request is sent: the answer cannot come first.
+    const answered = asks === null ? null : gates.expect(asks, signal)
+    yield event
+    const refusal = answered && (await answered)
+    if (refusal) {
+      yield withheldAnswerEvent(id, refusal)
+      return
+    }
+  }
+}
+
 /** What answers a request the cassette serves: its recorded response, or the action that stands for how it ended. */
-async function served(exchange: CassetteExchange, request: SourceRequest, session: ReplaySession, closed: AbortSignal, gates: LegacyAnswerGates, live: ServedRequest): Promise<UpstreamResponse | SourceAction> {
+async function served(exchange: CassetteExchange, request: SourceRequest, session: ReplaySession, closed: AbortSignal, gates: { legacy: LegacyAnswerGates; client: ClientAnswerGates }, live: ServedRequest): Promise<UpstreamResponse | SourceAction> {
   const response = exchange.response
   const method = request.method
   const mcp = request.exchange.request.mcp
   const recordedId = mcp ? recordedRequestId(exchange.request.body) : null
   // A legacy MCP message: its answer, recorded on the session's GET stream, may play now, with the live id.
-  if (mcp?.legacySse && mcp.id !== null && recordedId !== null) gates.release(recordedId, mcp.id)
+  if (mcp?.legacySse && mcp.id !== null && recordedId !== null) gates.legacy.release(recordedId, mcp.id)
   if (exchange.outcome === 'reset') return RESET
   if (response === null) {
     if (replayEnding(exchange) !== 'hold') return RESET
@@ -236,8 +256,11 @@ async function served(exchange: CassetteExchange, request: SourceRequest, sessio
   rewrites.done()
   const signal = AbortSignal.any([request.signal, closed])
   // A legacy MCP session's stream: its answers wait for the POSTs that asked (legacy-answers.ts).
-  if (method === 'GET' && isLegacySessionStream(replayed.body)) return { status: replayed.status, headers: replayed.headers, body: legacySessionStream(pieces, gates, signal) }
-  return { status: replayed.status, headers: replayed.headers, body: paced({ ...plan, pieces }, signal), playback: recordedEnding(plan.ending, keepsRecordedLength(replayed, plan, rewrite !== null)) }
+  if (method === 'GET' && isLegacySessionStream(replayed.body)) return { status: replayed.status, headers: replayed.headers, body: legacySessionStream(pieces, gates.legacy, signal) }
+  const events = paced({ ...plan, pieces }, signal)
+  // A call's stream may ask the client (sampling, elicitation): it waits for the answer's POST.
+  const body = mcp && mcp.id !== null && method === 'POST' ? gatedOnClientAnswers(events, gates.client, mcp.id, signal) : events
+  return { status: replayed.status, headers: replayed.headers, body, playback: recordedEnding(plan.ending, keepsRecordedLength(replayed, plan, rewrite !== null)) }
 }
 
 /** `replayed` with its redirect's echoed query values given the live ones. */
@@ -313,8 +336,10 @@ class CassetteExchangeHalf implements UpstreamExchange {
       const { exchange: recorded } = decision
       const messages = recorded.notifications
       if (messages?.length) (request as ServerMessagesRequest).replayServerMessages?.(messages, (index, live) => clientAnswered(session, ticket.request, recorded, messages[index] as StoredServerMessage, live))
-      return served(decision.exchange, request, session, source.closed, source.answers, { number: ticket.request, body: capture })
+      source.clientAnswered(request, capture, null)
+      return served(decision.exchange, request, session, source.closed, { legacy: source.answers, client: source.clientAnswers }, { number: ticket.request, body: capture })
     }
+    source.clientAnswered(request, capture, decision.type === 'refuse' ? decision.error.message : null)
     if (decision.type === 'refuse') return problem(REPLAY_REFUSAL_STATUS, 'cassette_mismatch', decision.error.code, decision.error.message, decision.diff, REPLAY_REFUSAL_HEADERS)
     if (tooLarge) return problem(413, 'replay_error', 'ERR_INPUT_TOO_LARGE', `Failed to forward "${request.method} ${session.redactor.url(request.rawUrl)}": its body exceeds ${MAX_FORWARDED_BODY} bytes.`)
     // Passthrough: the live source sends the bytes read above.
@@ -344,6 +369,8 @@ class CassetteSource implements ReplaySource {
   readonly connectPorts: readonly number[]
   /** Legacy MCP sessions' answers, released as their POSTs are replayed. */
   readonly answers = new LegacyAnswerGates()
+  /** Replayed MCP streams waiting for the client's answer to a server request. */
+  readonly clientAnswers = new ClientAnswerGates()
   readonly #closed = new AbortController()
 
   constructor(cassette: Cassette, options: ReplaySourceOptions) {
@@ -359,6 +386,13 @@ class CassetteSource implements ReplaySource {
 
   begin(request: SourceRequest, live: UpstreamSource): UpstreamExchange {
     return new CassetteExchangeHalf(this, request, live)
+  }
+
+  /** A POST was decided: when it carries the client's answer a replayed stream waits for, that stream goes on (`refusal`: the cassette refused it). */
+  clientAnswered(request: SourceRequest, body: BodyCapture, refusal: string | null): void {
+    if (!this.clientAnswers.pending || request.method !== 'POST' || !body.complete) return
+    const id = clientAnswerIdOf(body.bytes())
+    if (id !== null) this.clientAnswers.arrived(id, refusal)
   }
 
   async close(): Promise<void> {
