@@ -8,21 +8,27 @@
  * and `--allow-unused` such a replay used to pass). The server and the client are the official
  * TypeScript SDK's.
  */
+import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import path from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
-import { CreateMessageRequestSchema, CreateMessageResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
+import { CreateMessageRequestSchema, CreateMessageResultSchema, ElicitRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
 import { describe, expect, it } from 'vitest'
 import type { Cassette } from '../../src/cassette/format/cassette.js'
 import { createCassetteRecorder } from '../../src/cassette/record/cassette-recorder.js'
 import { createStorm } from '../../src/create-storm.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
 import { startReplayServer } from '../../src/proxy/replay/replay-server.js'
-import { closing, closingServer } from '../helpers/teardown.js'
+import { ROOT } from '../helpers/cli.js'
+import { freePort, waitForPort } from '../helpers/redis-server.js'
+import { closing, closingChild, closingServer } from '../helpers/teardown.js'
+
+const EVERYTHING = path.join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js')
 
 /** A stateful SDK server whose `summarize` tool asks the client to sample, and answers with what it got. */
 async function startSamplingServer(): Promise<string> {
@@ -98,5 +104,38 @@ describe('MCP server requests in record and replay (Streamable HTTP)', () => {
     const verdict = replay.session.verdict()
     expect(verdict.passed).toBe(false)
     expect(verdict.code).toBe('ERR_CASSETTE_MISMATCH')
+  })
+
+  it('replays the reference server-everything\'s elicitation: the same answer passes, another fails the call and the replay', async () => {
+    const port = await freePort()
+    closingChild(spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: 'ignore' }))
+    await waitForPort(port, Date.now() + 20_000, 'server-everything')
+    /** Elicit through `url`, the client answering with `name`. */
+    const elicit = async (url: string, name: string) => {
+      const client = new Client({ name: 'agent', version: '1.0.0' }, { capabilities: { elicitation: {} } })
+      client.setRequestHandler(ElicitRequestSchema, () => ({ action: 'accept', content: { name, check: true } }))
+      await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+      const answer = await client.callTool({ name: 'trigger-elicitation-request', arguments: {} }).catch((error: unknown) => error)
+      await client.close()
+      return answer
+    }
+    const storm = createStorm({})
+    const recorder = createCassetteRecorder(storm, { urlForm: 'origin' })
+    const proxy = await startProxy({ targets: [`http://127.0.0.1:${port}`], storm, observer: recorder.observer })
+    const recorded = await elicit(`${proxy.url}/mcp`, 'Ada')
+    await proxy.close()
+    await recorder.close()
+    expect(JSON.stringify(recorded)).toContain('Ada')
+    const cassette = await recorder.cassette()
+
+    const same = closing(await startReplayServer(cassette, { order: 'any', allowUnused: true }))
+    expect(await elicit(`${same.url}/mcp`, 'Ada')).toEqual(recorded)
+    expect(same.session.verdict().passed).toBe(true)
+
+    const other = closing(await startReplayServer(cassette, { order: 'any', allowUnused: true }))
+    const refused = await elicit(`${other.url}/mcp`, 'Grace')
+    expect(refused).toBeInstanceOf(McpError)
+    expect((refused as McpError).message).toMatch(/"Ada" ≠ "Grace"|no recorded exchange/)
+    expect(other.session.verdict().code).toBe('ERR_CASSETTE_MISMATCH')
   })
 })
