@@ -21,11 +21,12 @@ const PYTHON_SERVER = [PYTHON, path.join(ROOT, 'fixtures/python-mcp-server/stdio
 type Step = ['list_tools'] | ['call', string, Record<string, unknown>, number?]
 
 /** Run the Python client's `steps` against `command`; its results, one per step after `initialize`'s. */
-async function pythonSession(command: string[], steps: Step[], env: Record<string, string> = {}): Promise<unknown[]> {
-  const { stdout } = await promisify(execFile)(PYTHON, [CLIENT, JSON.stringify({ command, env, steps })], { cwd: ROOT, timeout: 60_000 })
+async function pythonSession(command: string[], steps: Step[], env: Record<string, string> = {}, sample?: string): Promise<unknown[]> {
+  const { stdout } = await promisify(execFile)(PYTHON, [CLIENT, JSON.stringify({ command, env, steps, ...(sample === undefined ? {} : { sample }) })], { cwd: ROOT, timeout: 60_000 })
   return JSON.parse(stdout) as unknown[]
 }
 
+const EVERYTHING_SERVER = [path.join(ROOT, 'node_modules/.bin/mcp-server-everything'), 'stdio']
 const ADA = { entities: [{ name: 'Ada', entityType: 'person', observations: ['wrote the first program'] }] }
 const MEMORY_STEPS: Step[] = [['list_tools'], ['call', 'create_entities', ADA], ['call', 'read_graph', {}]]
 
@@ -94,6 +95,21 @@ describe.skipIf(!hasPythonModules('mcp'))('toolstorm mcp with the Python SDK\'s 
     expect(extra.slice(0, 4)).toEqual(recorded)
     expect(extra[4]).toMatchObject({ error: 'MCPError', code: -32603 })
     expect((extra[4] as { message: string }).message).toMatch(/toolstorm: HTTP 422/)
+  })
+
+  it('replays a sampling request to the client\'s sampling callback with no server; a callback that answers otherwise gets an error for the call', async () => {
+    const folder = await temporaryFolder('toolstorm-stdio-py-')
+    const cassette = path.join(folder, 'session.cassette.jsonl')
+    const steps: Step[] = [['call', 'trigger-sampling-request', { prompt: 'ship 2 boxes', maxTokens: 20 }]]
+    const recorded = await pythonSession(wrappedCommand(EVERYTHING_SERVER, ['--record', cassette]), steps, {}, 'two boxes')
+    expect(recorded[1]).toMatchObject({ is_error: false })
+    expect(recorded[2]).toEqual({ sampled: ['Resource trigger-sampling-request context: ship 2 boxes'] })
+
+    expect(await pythonSession(wrappedCommand([], ['--replay', cassette]), steps, {}, 'two boxes')).toEqual(recorded)
+    const other = await pythonSession(wrappedCommand([], ['--replay', cassette]), steps, {}, 'three boxes')
+    expect(other[1]).toMatchObject({ error: 'MCPError', code: -32603 })
+    expect((other[1] as { message: string }).message).toContain('the client answered the server\'s sampling/createMessage otherwise than when recorded ($.result.content.text: "two boxes" ≠ "three boxes")')
+    expect(other[2]).toEqual(recorded[2])
   })
 
   it('tool_error, rpc_error and timeout answer per tool; crash ends the session as a dead server does', async () => {
