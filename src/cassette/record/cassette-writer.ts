@@ -56,6 +56,8 @@ export class CassetteWriter {
   #complete = false
   /** In memory: the run of each line of `#memory` (same index), so a run can be forgotten. */
   readonly #memoryRuns: string[] = []
+  /** In memory: the `seq` of each line still held (late effects for any other are dropped, not kept forever). */
+  readonly #memorySeqs = new Set<number>()
   /** A run was forgotten: the lines kept number their exchanges with gaps, renumbered as they are read. */
   #forgot = false
 
@@ -102,6 +104,7 @@ export class CassetteWriter {
       if (this.#options.memory !== false) {
         this.#memory.push(JSON.stringify(stored))
         this.#memoryRuns.push(run)
+        this.#memorySeqs.add(stored.seq)
       }
       return
     }
@@ -113,7 +116,8 @@ export class CassetteWriter {
     if (this.#shared) return
     const opening = this.#open()
     if (!opening) {
-      this.#late.set(seq, [...(this.#late.get(seq) ?? []), ...effects])
+      // Its line is held (not forgotten, and kept at all: a flight recorder keeps none).
+      if (this.#memorySeqs.has(seq)) this.#late.set(seq, [...(this.#late.get(seq) ?? []), ...effects])
       return
     }
     await (await opening).lateEffects(seq, effects)
@@ -226,7 +230,9 @@ export class CassetteWriter {
     let kept = 0
     for (let index = 0; index < this.#memory.length; index++) {
       if (this.#memoryRuns[index] === run) {
-        this.#late.delete((JSON.parse(this.#memory[index] as string) as CassetteExchange).seq)
+        const { seq } = JSON.parse(this.#memory[index] as string) as CassetteExchange
+        this.#late.delete(seq)
+        this.#memorySeqs.delete(seq)
         continue
       }
       this.#memory[kept] = this.#memory[index] as string
