@@ -15,6 +15,7 @@ import path from 'node:path'
 import { ToolstormError } from '../errors.js'
 import { bodiesFolderFor } from '../cassette/format/body-files.js'
 import type { Cassette } from '../cassette/format/cassette.js'
+import { acquirePidLock } from '../io/pid-lock.js'
 import { readJsonLines } from '../io/read-json-lines.js'
 import { writeFileAtomic } from '../io/write-file-atomic.js'
 import { writeLinesAtomic } from '../io/write-lines-atomic.js'
@@ -60,6 +61,9 @@ export interface IncidentStoreOptions {
 export const DEFAULT_MAX_INCIDENTS = 1000
 export const DEFAULT_MAX_INCIDENT_BYTES = 1024 ** 3
 const INDEX = 'index.jsonl'
+/** Held while the folder is read and written (io/pid-lock.ts); skipped as a dotfile. */
+const LOCK = '.lock'
+const LOCK_WAIT_MS = 60_000
 const CASSETTE = /^(.+)\.jsonl$/
 
 async function sizeOf(file: string): Promise<number> {
@@ -103,9 +107,28 @@ export class IncidentStore {
       const code = (error as NodeJS.ErrnoException).code ?? String(error)
       throw new ToolstormError('ERR_FILE_UNWRITABLE', `Failed to keep incidents in ${dir}: ${code}. Give --incidents a folder you can write to.`, { cause: error })
     }
-    await store.#load()
-    await store.#bound()
+    await store.#locked(async () => {
+      await store.#load(true)
+      await store.#bound()
+    })
     return store
+  }
+
+  /**
+   * Run `task` holding the folder's lock, so processes sharing the folder (pytest-xdist workers,
+   * vitest files) keep one index and one bound: each reads what the others wrote first.
+   */
+  async #locked<T>(task: () => Promise<T>): Promise<T> {
+    const release = await acquirePidLock(path.join(this.dir, LOCK), {
+      waitMs: LOCK_WAIT_MS,
+      locked: (owner) => new ToolstormError('ERR_STATE_LOCKED', `Failed to keep an incident in ${this.dir}: another process (pid ${owner}) has held the folder for ${LOCK_WAIT_MS / 1000} s.`),
+      unwritable: (error) => new ToolstormError('ERR_FILE_UNWRITABLE', `Failed to keep incidents in ${this.dir}: ${(error as NodeJS.ErrnoException).code ?? String(error)}. Give --incidents a folder you can write to.`, { cause: error }),
+    })
+    try {
+      return await task()
+    } finally {
+      release()
+    }
   }
 
   /** Kept incidents, oldest first. */
@@ -123,9 +146,17 @@ export class IncidentStore {
     return this.#kept.some((entry) => entry.run === run)
   }
 
-  async #load(): Promise<void> {
+  /**
+   * Read the index (what every process sharing the folder kept and evicted); with `recover`, index
+   * the incidents a kill left unindexed (only at open: under the lock, none is being written).
+   */
+  async #load(recover: boolean): Promise<void> {
     const index = path.join(this.dir, INDEX)
     const kept = new Map<string, IncidentEntry>()
+    this.#kept.length = 0
+    this.#bytes = 0
+    this.#indexLines = 0
+    this.evicted = 0
     try {
       for await (const { text } of readJsonLines(index, { maxBytes: Number.MAX_SAFE_INTEGER, maxLineBytes: () => 1024 * 1024, invalidCode: 'ERR_JSON_INVALID', partialLastLine: () => true })) {
         this.#indexLines++
@@ -146,7 +177,8 @@ export class IncidentStore {
     }
     // Files the index does not name: written before a kill took the index line. Indexed now.
     const names = await fs.readdir(this.dir)
-    for (const name of names.sort()) {
+    const present = new Set(names)
+    for (const name of recover ? names.sort() : []) {
       const match = CASSETTE.exec(name)
       if (!match || name === INDEX || kept.has(name) || name.startsWith('.')) continue
       const entry: IncidentEntry = { incident: name, run: match[1] as string, why: ['recovered'], detail: [], at: new Date().toISOString(), calls: 0, exchanges: 0, routes: [], bytes: await this.#sizeOfIncident(name), dropped: 0, recovered: true }
@@ -155,7 +187,7 @@ export class IncidentStore {
     }
     for (const entry of kept.values()) {
       // An indexed incident whose files are gone (deleted by hand) no longer counts.
-      if (!names.includes(entry.incident)) continue
+      if (!present.has(entry.incident)) continue
       this.#kept.push(entry)
       this.#bytes += entry.bytes
     }
@@ -180,38 +212,42 @@ export class IncidentStore {
    * the bounds (the oldest first). Null when the incident alone is over `maxBytes` (counted).
    */
   keep(run: string, cassette: Cassette, report: unknown, triggers: readonly IncidentTrigger[], dropped: number, label: string = run): Promise<IncidentEntry | null> {
-    const task = this.#tail.then(async () => {
-      const name = this.#nameFor(label)
-      const file = path.join(this.dir, name)
-      try {
-        await cassette.save(file)
-        await writeFileAtomic(reportFileOf(file), JSON.stringify(report, null, 2) + '\n')
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code ?? String(error)
-        throw new ToolstormError('ERR_FILE_UNWRITABLE', `Failed to keep the incident of run "${run}" in ${this.dir}: ${code}.`, { cause: error })
-      }
-      const bytes = await this.#sizeOfIncident(name)
-      if (bytes > this.maxBytes) {
-        await this.#delete(name)
-        this.tooLarge++
-        await this.#appendIndex({ evicted: name, run, at: new Date().toISOString(), reason: `its ${bytes} bytes alone are over --max-bytes ${this.maxBytes}` })
-        return null
-      }
-      const why = [...new Set(triggers.map((trigger) => trigger.why))]
-      const routes = [...new Set(cassette.exchanges.map((exchange) => exchange.route))].slice(0, 100)
-      const calls = cassette.exchanges.filter((exchange) => exchange.call !== null).length
-      const entry: IncidentEntry = { incident: name, run, why, detail: triggers.slice(0, 20).map((trigger) => trigger.detail), at: new Date().toISOString(), calls, exchanges: cassette.exchanges.length, routes, bytes, dropped }
-      await this.#appendIndex(entry)
-      this.#kept.push(entry)
-      this.#bytes += bytes
-      await this.#bound()
-      return entry
-    })
+    const task = this.#tail.then(() => this.#locked(() => this.#keep(run, cassette, report, triggers, dropped, label)))
     this.#tail = task.then(
       () => undefined,
       () => undefined,
     )
     return task
+  }
+
+  async #keep(run: string, cassette: Cassette, report: unknown, triggers: readonly IncidentTrigger[], dropped: number, label: string): Promise<IncidentEntry | null> {
+    // What the other processes sharing the folder kept and evicted since.
+    await this.#load(false)
+    const name = this.#nameFor(label)
+    const file = path.join(this.dir, name)
+    try {
+      await cassette.save(file)
+      await writeFileAtomic(reportFileOf(file), JSON.stringify(report, null, 2) + '\n')
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? String(error)
+      throw new ToolstormError('ERR_FILE_UNWRITABLE', `Failed to keep the incident of run "${run}" in ${this.dir}: ${code}.`, { cause: error })
+    }
+    const bytes = await this.#sizeOfIncident(name)
+    if (bytes > this.maxBytes) {
+      await this.#delete(name)
+      this.tooLarge++
+      await this.#appendIndex({ evicted: name, run, at: new Date().toISOString(), reason: `its ${bytes} bytes alone are over --max-bytes ${this.maxBytes}` })
+      return null
+    }
+    const why = [...new Set(triggers.map((trigger) => trigger.why))]
+    const routes = [...new Set(cassette.exchanges.map((exchange) => exchange.route))].slice(0, 100)
+    const calls = cassette.exchanges.filter((exchange) => exchange.call !== null).length
+    const entry: IncidentEntry = { incident: name, run, why, detail: triggers.slice(0, 20).map((trigger) => trigger.detail), at: new Date().toISOString(), calls, exchanges: cassette.exchanges.length, routes, bytes, dropped }
+    await this.#appendIndex(entry)
+    this.#kept.push(entry)
+    this.#bytes += bytes
+    await this.#bound()
+    return entry
   }
 
   /** Delete the oldest incidents until both bounds hold. */

@@ -4,17 +4,14 @@
  * wrapper while the old one may still be ending (saving the run, stopping its server): the new one
  * waits for it, then reads what it saved.
  *
- * A lock file created exclusively (`O_EXCL`) holding the owner's pid; a lock whose process is gone
- * (killed with SIGKILL) is taken over. Light on purpose (node:fs only): mcp.ts takes it before it
- * binds the admin port or launches the server, both of which the previous launch may still hold.
- *
- * @note Hand-written: `proper-lockfile` and the like lock by mtime and a refresh timer; an owner's
- * pid is what tells a live launch from one that was killed, and it costs no timer.
+ * The lock (io/pid-lock.ts) is taken before mcp.ts binds the admin port or launches the server,
+ * both of which the previous launch may still hold.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { createHash } from 'node:crypto'
 import path from 'node:path'
 import { ToolstormError } from '../errors.js'
+import { acquirePidLock } from '../io/pid-lock.js'
 
 export interface RunLock {
   /** The run's state file (`<folder>/mcp-<digest of the server command>.json`). */
@@ -31,7 +28,6 @@ export interface RunLockOptions {
 }
 
 const DEFAULT_WAIT_MS = 15_000
-const POLL_MS = 20
 
 /**
  * The run of `identity` (the server's command) in `folder`, once no other launch holds it.
@@ -47,79 +43,13 @@ export async function acquireRunLock(folder: string, identity: readonly string[]
   } catch (error) {
     throw unwritable(folder, error)
   }
-  const deadline = Date.now() + (options.waitMs ?? DEFAULT_WAIT_MS)
-  let told = false
-  for (;;) {
-    const owner = tryCreate(lockFile, folder)
-    if (owner === null) break
-    if (owner === 0 || !alive(owner)) {
-      // Its process is gone (killed before it released the run): take it over.
-      removeIfOwnedBy(lockFile, owner)
-      continue
-    }
-    if (Date.now() >= deadline) {
-      throw new ToolstormError('ERR_STATE_LOCKED', `Failed to start toolstorm mcp: another toolstorm mcp (pid ${owner}) holds the run of this server in ${folder} (--state-dir). One launch at a time continues a run: give each concurrent connection its own --state-dir, or end the other one.`)
-    }
-    if (!told) options.onWait?.(owner)
-    told = true
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS))
-  }
-  let released = false
-  const release = () => {
-    if (released) return
-    released = true
-    process.removeListener('exit', release)
-    removeIfOwnedBy(lockFile, process.pid)
-  }
-  // Whatever ends the process (an error, a signal handled by exiting), the run is not left held.
-  process.once('exit', release)
+  const release = await acquirePidLock(lockFile, {
+    waitMs: options.waitMs ?? DEFAULT_WAIT_MS,
+    onWait: options.onWait,
+    locked: (owner) => new ToolstormError('ERR_STATE_LOCKED', `Failed to start toolstorm mcp: another toolstorm mcp (pid ${owner}) holds the run of this server in ${folder} (--state-dir). One launch at a time continues a run: give each concurrent connection its own --state-dir, or end the other one.`),
+    unwritable: (error) => unwritable(folder, error),
+  })
   return { stateFile, release }
-}
-
-/** Create the lock as this process's: null when it is ours now, else the pid holding it (0: unreadable). */
-function tryCreate(lockFile: string, folder: string): number | null {
-  let fd: number
-  try {
-    fd = openSync(lockFile, 'wx', 0o600)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw unwritable(folder, error)
-    return ownerOf(lockFile)
-  }
-  try {
-    writeSync(fd, `${process.pid}\n`)
-  } finally {
-    closeSync(fd)
-  }
-  return null
-}
-
-/** The pid a lock names; -1 when it cannot tell yet (removed meanwhile, or created and not yet written): look again; 0 when it names none. */
-function ownerOf(lockFile: string): number {
-  let text: string
-  try {
-    text = readFileSync(lockFile, 'utf8')
-  } catch {
-    return -1
-  }
-  if (text === '') return -1
-  const pid = Number.parseInt(text, 10)
-  return Number.isSafeInteger(pid) && pid > 0 ? pid : 0
-}
-
-function alive(pid: number): boolean {
-  if (pid === -1) return true
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    // EPERM: it runs, as another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
-
-/** Remove the lock if it still names `pid` (another launch may have taken it over meanwhile). */
-function removeIfOwnedBy(lockFile: string, pid: number): void {
-  if (ownerOf(lockFile) === pid) rmSync(lockFile, { force: true })
 }
 
 function unwritable(folder: string, error: unknown): ToolstormError {
