@@ -90,6 +90,8 @@ export class IncidentStore {
   /** Runs not kept because their incident alone was over `maxBytes`. */
   tooLarge = 0
   #indexLines = 0
+  /** The index as this store left it, when it last released the folder (`#indexStamp`). */
+  #lastStamp: string | null = null
   #tail: Promise<void> = Promise.resolve()
 
   private constructor(dir: string, options: IncidentStoreOptions) {
@@ -125,7 +127,12 @@ export class IncidentStore {
       unwritable: (error) => new ToolstormError('ERR_FILE_UNWRITABLE', `Failed to keep incidents in ${this.dir}: ${(error as NodeJS.ErrnoException).code ?? String(error)}. Give --incidents a folder you can write to.`, { cause: error }),
     })
     try {
-      return await task()
+      const result = await task()
+      this.#lastStamp = await this.#indexStamp()
+      return result
+    } catch (error) {
+      this.#lastStamp = null
+      throw error
     } finally {
       release()
     }
@@ -221,8 +228,8 @@ export class IncidentStore {
   }
 
   async #keep(run: string, cassette: Cassette, report: unknown, triggers: readonly IncidentTrigger[], dropped: number, label: string): Promise<IncidentEntry | null> {
-    // What the other processes sharing the folder kept and evicted since.
-    await this.#load(false)
+    // What the other processes sharing the folder kept and evicted since (if one wrote the index since this one did).
+    if (!(await this.#indexUnchanged())) await this.#load(false)
     const name = this.#nameFor(label)
     const file = path.join(this.dir, name)
     try {
@@ -269,6 +276,21 @@ export class IncidentStore {
     await fs.rm(reportFileOf(file), { force: true })
     await fs.rm(bodiesFolderFor(file), { recursive: true, force: true })
     await fs.rm(file, { force: true })
+  }
+
+  /** Whether the index is as this store last left it (same file, same size): no other process wrote it since. */
+  async #indexUnchanged(): Promise<boolean> {
+    const stamp = await this.#indexStamp()
+    return stamp !== null && stamp === this.#lastStamp
+  }
+
+  async #indexStamp(): Promise<string | null> {
+    try {
+      const { ino, size } = await fs.stat(path.join(this.dir, INDEX))
+      return `${ino}:${size}`
+    } catch {
+      return null
+    }
   }
 
   async #appendIndex(line: IncidentEntry | EvictedEntry): Promise<void> {
