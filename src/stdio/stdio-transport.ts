@@ -80,7 +80,7 @@ export function stdioTransport(exchange: Exchange, request: StdioRequest, link: 
   // (sampling, elicitation) waits for the client's answer before anything else goes, as the server
   // waited; an answer unlike the recorded one withholds the recorded answer (`withheld`: why).
   let messages: readonly StoredServerMessage[] = []
-  let answered: ((index: number, live: JsonValue) => string | null) | null = null
+  let answered: ((index: number, live: JsonValue | null) => string | null) | null = null
   let withheld: string | null = null
   const began = performance.now()
   const sendServerMessages = async () => {
@@ -97,7 +97,15 @@ export function stdioTransport(exchange: Exchange, request: StdioRequest, link: 
         answer.catch(() => undefined)
         continue
       }
-      withheld = answered?.(index, await answer) ?? null
+      let live: JsonValue
+      try {
+        live = await answer
+      } catch (error) {
+        // The call ended first (cancelled, the client left): the verdict hears of it, the call is over anyway.
+        answered?.(index, null)
+        throw error
+      }
+      withheld = answered?.(index, live) ?? null
       if (withheld !== null) return
     }
   }

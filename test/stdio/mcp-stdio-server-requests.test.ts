@@ -16,7 +16,7 @@ import { Cassette } from '../../src/cassette/format/cassette.js'
 import { ROOT } from '../helpers/cli.js'
 import { fakeSecrets, leaks } from '../helpers/fake-secrets.js'
 import { temporaryFolder } from '../helpers/teardown.js'
-import { connectSdk, statusTo, wrappedCommand } from '../helpers/stdio-mcp.js'
+import { connectSdk, rawServer, statusTo, wrappedCommand } from '../helpers/stdio-mcp.js'
 
 const EVERYTHING_SERVER = [path.join(ROOT, 'node_modules/.bin/mcp-server-everything'), 'stdio']
 
@@ -106,5 +106,25 @@ describe('toolstorm mcp: server requests in record and replay', () => {
     expect(await session(replaying.client)).toEqual(recorded)
     await replaying.close()
     expect(replaying.stderr()).toContain(`Replayed 4 of 4 exchange(s) from ${cassette}.`)
+  })
+
+  it.each([
+    ['fails the replay', [], 1],
+    ['passes with --allow-unused', ['--allow-unused'], 0],
+  ])('a client that cancels the call instead of answering the replayed sampling request %s (it answered when recorded)', async (_outcome, options, code) => {
+    const { cassette } = await recordedSession()
+    // A raw client: its initialize differs from the SDK's in what these fields hold, and it makes one call of the two.
+    const ignored = ['clientInfo', 'capabilities', 'protocolVersion'].flatMap((field) => ['--ignore-body-field', field])
+    const client = rawServer(wrappedCommand([], ['--replay', cassette, '--order', 'any', ...ignored, ...options]))
+    client.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: { sampling: {} }, clientInfo: { name: 'raw', version: '1' } } })
+    expect(JSON.parse((await client.lines(1))[0]!)).toMatchObject({ id: 1, result: { serverInfo: { name: 'mcp-servers/everything' } } })
+    client.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'trigger-sampling-request', arguments: { prompt: 'ship 2 boxes', maxTokens: 20 } } })
+    let asked: { method?: string } = {}
+    while (asked.method !== 'sampling/createMessage') asked = JSON.parse((await client.lines(1))[0]!) as { method?: string }
+    client.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2 } })
+    const ended = await client.end()
+    expect(ended.code).toBe(code)
+    if (code === 1) expect(client.stderr()).toContain("the client never answered the server's sampling/createMessage, though it did when recorded")
+    else expect(client.stderr()).not.toContain('never answered')
   })
 })

@@ -316,6 +316,11 @@ export class ReplaySession {
     this.#tally.failServed(request, result, message)
   }
 
+  /** The client never answered a server request replayed to request `request` (`result`, for its row): the verdict fails unless `allowUnused`. */
+  noteUnanswered(request: number, result: string, message: string): void {
+    this.#tally.noteUnanswered(request, result, message)
+  }
+
   /** Positions served so far, in the order they were served (repeats included). */
   get servedPositions(): readonly number[] {
     return this.#servedLog

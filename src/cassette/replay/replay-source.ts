@@ -66,10 +66,11 @@ const NO_BYTES = Buffer.alloc(0)
 export interface ServerMessagesRequest extends SourceRequest {
   /**
    * The server's notifications and requests recorded with the exchange that answers this request.
-   * `answered` is told the client's answer to the request at `index`: null when it matches the
-   * recorded one, else the message the call is answered with instead (the verdict failed).
+   * `answered` is told the client's answer to the request at `index` (null: it never came, the
+   * call ended first): null when it matches the recorded one, else the message the call is
+   * answered with instead (the verdict failed).
    */
-  replayServerMessages?(messages: readonly StoredServerMessage[], answered: (index: number, live: JsonValue) => string | null): void
+  replayServerMessages?(messages: readonly StoredServerMessage[], answered: (index: number, live: JsonValue | null) => string | null): void
 }
 
 /** Read a request body: a bounded capture for matching, and every byte when it may be forwarded. */
@@ -285,10 +286,15 @@ function keepsRecordedLength(replayed: { headers: Record<string, string | string
 }
 
 /** The client's answer to a replayed server request (client-answers.ts): null when it matches, else the verdict fails and this says why. */
-function clientAnswered(session: ReplaySession, request: number, exchange: CassetteExchange, asked: StoredServerMessage, live: JsonValue): string | null {
+function clientAnswered(session: ReplaySession, request: number, exchange: CassetteExchange, asked: StoredServerMessage, live: JsonValue | null): string | null {
+  const method = serverRequestMethod(asked) ?? 'request'
+  if (live === null) {
+    const message = `Failed to replay ${session.cassette.source} faithfully: request ${request} (${describeExchange(exchange)}): the client never answered the server's ${method}, though it did when recorded (the call was cancelled, or the client left). Pass --allow-unused if that is expected.`
+    session.noteUnanswered(request, `the client never answered ${method}`, message)
+    return message
+  }
   const diff = clientAnswerDifference(asked, live, session.redactor, session.matchOptions)
   if (diff === null) return null
-  const method = serverRequestMethod(asked) ?? 'request'
   const paths = diff.map(({ path, expected, seen }) => `${path}: ${expected} ≠ ${seen}`).join('; ')
   const message = `Failed to replay ${session.cassette.source} faithfully: request ${request} (${describeExchange(exchange)}): the client answered the server's ${method} otherwise than when recorded (${paths}), so the recorded answer, made from the recorded one, was withheld. Record again, or pass --ignore-body-field for a field that varies.`
   session.failServed(request, `the client's answer to ${method} differs`, message)

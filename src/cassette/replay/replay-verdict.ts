@@ -97,6 +97,16 @@ export class ReplayTally {
     this.fail('ERR_CASSETTE_MISMATCH', request, result, message)
   }
 
+  /**
+   * The client never answered a server request replayed to request `request`, though it had when
+   * recorded (the call was cancelled, the client left): as an unused exchange, a failure unless
+   * `allowUnused`.
+   */
+  noteUnanswered(request: number, result: string, message: string): void {
+    if (this.#options.allowUnused) return
+    this.failServed(request, result, message)
+  }
+
   /** The verdict so far, with the positions never requested (`unused`): failures unless `allowUnused`. */
   verdict(unused: readonly number[]): ReplayVerdict {
     const unusedRows: ReplayRow[] = unused.map((position) => ({ request: null, position: position + 1, expected: describeExchange(this.cassette.exchanges[position] as CassetteExchange), seen: null, result: 'unused' }))
