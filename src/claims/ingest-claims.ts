@@ -1,25 +1,23 @@
 /**
  * Claims into runs: the spans of an OTLP export, or one claim posted directly. Each is redacted
- * and kept in its run through the run ledger (`addClaim`, whatever store keeps the run; spans and
- * their links in memory only) with the call window the join needs.
+ * and kept in its run through the run ledger (`addClaim`, `addSpans`: whatever store keeps the
+ * run, the spans' parent links too), which gives it the calls it may speak for.
  *
  * A span names its run with the attribute `toolstorm.run` (on the span, or on its resource:
  * `OTEL_RESOURCE_ATTRIBUTES=toolstorm.run=<id>`); without one it goes to the run whose requests
- * carried its trace id, else to the active run (`PUT /active-run`), else `default`. A named run
+ * carried its trace id (in one process: a shared store does not know which replica served a
+ * trace), else to the active run (`PUT /active-run`), else `default`. A named run
  * this storm does not know (no call, no rules of its own, not the active run) is not created: the
  * claim goes where an unnamed one would, so a stray or mistyped id cannot hide claims in a run
  * nobody reports.
  */
 import type { RunLedger } from '../engine/ledger/run-ledger.js'
-import { RUN_ID, type Run } from '../engine/run.js'
+import { RUN_ID } from '../engine/run.js'
 import type { Storm } from '../engine/storm.js'
 import type { ClaimStatus } from '../engine/schema/claim-schema.js'
 import type { OtlpSpan } from './otlp-span.js'
-import type { StoredClaim } from '../engine/run-claims.js'
+import type { SpanClaimInput, StoredClaim } from '../engine/run-claims.js'
 import { spanClaim } from './span-claim.js'
-
-/** Seconds of slack between the agent's span times and toolstorm's call times (one machine, two clocks). */
-const CLOCK_SLACK_SECONDS = 0.05
 
 export interface SpanIngest {
   /** Spans that became claims. */
@@ -30,29 +28,35 @@ export interface SpanIngest {
   readonly rejected: number
 }
 
-/** Keep the claims among `spans`, and every span's parent link, in their runs. */
-export function ingestSpans(storm: Storm, spans: readonly OtlpSpan[]): SpanIngest {
+/**
+ * Keep the claims among `spans`, and every span's parent link, in their runs (`ledger`: the
+ * storm's, or a shared store's). Spans go in batches, one per run named and trace.
+ */
+export async function ingestSpans(storm: Storm, ledger: RunLedger, spans: readonly OtlpSpan[]): Promise<SpanIngest> {
+  const { redactor } = storm
+  const batches = new Map<string, { named: string | undefined; traceId: string; received: number; ignored: number; links: Array<[string, string]>; claims: SpanClaimInput[] }>()
   let claims = 0
   let ignored = 0
-  let rejected = 0
   for (const span of spans) {
-    const run = storm.run(runOfSpan(storm, span))
-    const held = run.claims
-    held.spans.received++
-    if (span.parentSpanId !== null) held.link(span.spanId, span.parentSpanId)
+    const named = namedRun(span)
+    const id = `${named ?? ''}\n${span.traceId}`
+    let batch = batches.get(id)
+    if (!batch) batches.set(id, (batch = { named, traceId: span.traceId, received: 0, ignored: 0, links: [], claims: [] }))
+    batch.received++
+    if (span.parentSpanId !== null) batch.links.push([span.spanId, span.parentSpanId])
     const claim = spanClaim(span)
     if (!claim) {
-      held.spans.ignored++
+      batch.ignored++
       ignored++
       continue
     }
-    const window = callWindow(storm, run, span)
-    const { redactor } = storm
-    const stored = storm.ledger.keepClaim(run, { ...claim, tool: redactor.text(claim.tool), toolCallId: claim.toolCallId === null ? null : redactor.text(claim.toolCallId), source: 'otlp', traceId: span.traceId, spanId: span.spanId, ...window })
-    if (stored) {
-      held.spans.claims++
-      claims++
-    } else rejected++
+    batch.claims.push({ ...claim, tool: redactor.text(claim.tool), toolCallId: claim.toolCallId === null ? null : redactor.text(claim.toolCallId), source: 'otlp', traceId: span.traceId, spanId: span.spanId, startMs: span.startMs, endMs: span.endMs })
+  }
+  let rejected = 0
+  for (const { named, traceId, ...batch } of batches.values()) {
+    const kept = await ledger.addSpans(named, traceId, batch)
+    rejected += kept.rejected
+    claims += batch.claims.length - kept.rejected
   }
   return { claims, ignored, rejected }
 }
@@ -81,29 +85,8 @@ export function ingestClaim(storm: Storm, ledger: RunLedger, claim: DirectClaim)
   })
 }
 
-function runOfSpan(storm: Storm, span: OtlpSpan): string {
+/** The run a span names (`toolstorm.run` on it or its resource), if it is a run id. */
+function namedRun(span: OtlpSpan): string | undefined {
   const named = span.attributes.get('toolstorm.run') ?? span.resourceRun
-  // Routed as a claim posted directly is (memory-ledger.ts `claimRun`).
-  return storm.ledger.claimRun(typeof named === 'string' && RUN_ID.test(named) ? named : undefined, span.traceId)
-}
-
-/**
- * The calls a span's claim may speak for, by time: with real time, those that started while the
- * span was open; with a virtual clock (span times are real), every call made before it arrived.
- */
-function callWindow(storm: Storm, run: Run, span: OtlpSpan): { upTo: number; after: number } {
-  if (storm.clock.kind !== 'real' || !(span.endMs > 0) || !(span.startMs > 0)) return { upTo: run.callCount, after: 0 }
-  // RealClock reads performance.now(): seconds since performance.timeOrigin.
-  const toRun = (epochMs: number) => (epochMs - performance.timeOrigin) / 1000 - run.start
-  const start = toRun(span.startMs) - CLOCK_SLACK_SECONDS
-  const end = toRun(span.endMs) + CLOCK_SLACK_SECONDS
-  let upTo = 0
-  let after = 0
-  for (const call of run.calls) {
-    if (call.started <= end) upTo = call.id
-    if (call.started < start) after = call.id
-  }
-  // Calls past the itemized limit are not listed: the span may speak for all of them.
-  if (run.droppedCalls > 0 && upTo === run.calls.length) upTo = run.callCount
-  return { upTo, after }
+  return typeof named === 'string' && RUN_ID.test(named) ? named : undefined
 }

@@ -30,6 +30,21 @@ export interface StoredClaim {
   readonly after: number
 }
 
+/** A claim an OTLP span makes (redacted), with when its span ran (epoch ms; 0 when unknown). */
+export interface SpanClaimInput extends Pick<StoredClaim, 'tool' | 'toolCallId' | 'status' | 'source' | 'traceId' | 'spanId'> {
+  readonly startMs: number
+  readonly endMs: number
+}
+
+/** What one OTLP export brought one run: its spans counted, their parent links, and the claims among them. */
+export interface SpanBatch {
+  readonly received: number
+  /** Spans that are not tool calls. */
+  readonly ignored: number
+  readonly links: ReadonlyArray<readonly [spanId: string, parentSpanId: string]>
+  readonly claims: readonly SpanClaimInput[]
+}
+
 export class RunClaims {
   readonly claims: StoredClaim[] = []
   /** Span id → parent span id, for every span an OTLP export brought (tool calls or not). */

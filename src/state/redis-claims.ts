@@ -2,26 +2,36 @@
  * A run's claims in the shared state store (`--state`), so that every replica's report judges
  * them against the merged calls and effects (docs/claims.md). One Redis list per run, beside its
  * calls and effects (same hash tag, same TTL); an element is a claim as `RunClaims` keeps it,
- * already redacted, without its id (the id is its place in the list). Behind `ClaimLog`, the
- * port a run ledger can take over.
+ * already redacted, without its id (the id is its place in the list). The OTLP spans that brought
+ * claims leave their parent links (which join a claim to the calls made under its span) and their
+ * counts in a hash beside it. Behind `ClaimLog`, the port a run ledger can take over.
  */
-import { MAX_CLAIMS, RunClaims, type StoredClaim } from '../engine/run-claims.js'
+import { MAX_CLAIMS, MAX_SPAN_LINKS, RunClaims, type StoredClaim } from '../engine/run-claims.js'
 
 /** Where a run's claims are kept, whatever keeps them. */
 export interface ClaimLog {
   /** Keep a claim in the run's list; null when the list already holds `MAX_CLAIMS`. */
   add(key: string, claim: Omit<StoredClaim, 'id'>): Promise<StoredClaim | null>
-  /** The run's claims as received, in order. */
-  read(key: string): Promise<RunClaims>
+  /** The run's claims as received, in order (with `spansKey`: the spans' links and counts too). */
+  read(key: string, spansKey?: string): Promise<RunClaims>
+  /** Count an OTLP export's spans and keep their parent links. */
+  addSpans(key: string, counts: { received: number; ignored: number; claims: number }, links: ReadonlyArray<readonly [string, string]>): Promise<void>
 }
 
-/** The few list commands the log needs (node-redis' client has them). */
+/** The few list and hash commands the log needs (node-redis' client has them). */
 export interface ClaimConnection {
   rPush(key: string, element: string): Promise<number>
   rPop(key: string): Promise<unknown>
   pExpire(key: string, ms: number): Promise<unknown>
   lRange(key: string, start: number, stop: number): Promise<string[]>
+  hLen(key: string): Promise<number>
+  hSet(key: string, fields: Record<string, string>): Promise<number>
+  hIncrBy(key: string, field: string, increment: number): Promise<number>
+  hGetAll(key: string): Promise<Record<string, string>>
 }
+
+/** Span counts in a run's spans hash: names no span id takes (those are hex). */
+const COUNTS = { received: '#received', ignored: '#ignored', claims: '#claims' } as const
 
 export class RedisClaimLog implements ClaimLog {
   readonly #connection: ClaimConnection
@@ -46,9 +56,36 @@ export class RedisClaimLog implements ClaimLog {
     return { ...claim, id: length }
   }
 
-  async read(key: string): Promise<RunClaims> {
+  /**
+   * The run's claims as received, in order; with `spansKey`, the OTLP spans' parent links and
+   * counts too (its hash: a field per span id, and the counts).
+   */
+  async read(key: string, spansKey?: string): Promise<RunClaims> {
     const claims = new RunClaims()
     for (const text of await this.#command(() => this.#connection.lRange(key, 0, MAX_CLAIMS - 1))) claims.add(JSON.parse(text) as Omit<StoredClaim, 'id'>)
+    if (spansKey === undefined) return claims
+    const spans = await this.#command(() => this.#connection.hGetAll(spansKey))
+    for (const [field, value] of Object.entries(spans)) {
+      if (field.startsWith('#')) continue
+      claims.link(field, value)
+    }
+    for (const [name, field] of Object.entries(COUNTS)) claims.spans[name as keyof typeof COUNTS] = Number(spans[field] ?? 0)
     return claims
+  }
+
+  /**
+   * Count an export's spans and keep their parent links in the run's spans hash (`MAX_SPAN_LINKS`
+   * at most: past it, the links already kept stay, as one process keeps them).
+   */
+  async addSpans(key: string, counts: { received: number; ignored: number; claims: number }, links: ReadonlyArray<readonly [string, string]>): Promise<void> {
+    for (const [name, field] of Object.entries(COUNTS)) {
+      const count = counts[name as keyof typeof COUNTS]
+      if (count > 0) await this.#command(() => this.#connection.hIncrBy(key, field, count))
+    }
+    if (links.length > 0) {
+      const room = MAX_SPAN_LINKS + Object.keys(COUNTS).length - (await this.#command(() => this.#connection.hLen(key)))
+      if (room > 0) await this.#command(() => this.#connection.hSet(key, Object.fromEntries(links.slice(0, room))))
+    }
+    await this.#command(() => this.#connection.pExpire(key, this.#ttlMs))
   }
 }

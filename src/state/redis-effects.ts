@@ -1,7 +1,8 @@
 /**
  * Effects and claims kept in a run's shared state, whichever replica served the call: an effect
  * is taken by one script against the run's exchange map (EFFECT), a refused report is counted
- * (REFUSED), and a claim goes to the run the one claim router names (call-decider.ts `claimRun`).
+ * (REFUSED), and a claim (posted, or an OTLP span's) goes to the run the one claim router names
+ * (call-decider.ts `claimRun`).
  * @see ../../docs/scale-out.md
  */
 import { ClaimError, EffectError } from '../errors.js'
@@ -9,11 +10,11 @@ import type { CallDecider } from '../engine/call-decider.js'
 import { roundSeconds } from '../engine/clock.js'
 import { checkEffectInput, MAX_EFFECTS, type NewClaim } from '../engine/ledger/run-ledger.js'
 import { identityDigest } from '../engine/run.js'
-import type { StoredClaim } from '../engine/run-claims.js'
+import type { SpanBatch, StoredClaim } from '../engine/run-claims.js'
 import type { EffectRecord } from '../engine/schema/report.js'
 import type { RedisClaimLog } from './redis-claims.js'
 import { EFFECT_SCRIPT, REFUSED_SCRIPT } from './redis-scripts.js'
-import { runOfExchange, type RedisStore } from './redis-store.js'
+import { runOfExchange, type RedisStore, type RunKeys } from './redis-store.js'
 
 export class RedisEffects {
   constructor(
@@ -62,16 +63,38 @@ export class RedisEffects {
    * it: it speaks for the run's calls so far, counted across replicas (docs/claims.md).
    */
   async addClaim(claim: NewClaim): Promise<{ run: string; claim: StoredClaim }> {
-    // Any replica may have served the run: a named run is known; spans (and their traces) are not kept here.
-    const runId = this.decider.claimRun(claim.run, () => true, undefined)
+    const { run: runId, keys, at, upTo } = await this.#claimRun(claim.run)
+    const { tool, toolCallId, status, source, traceId, spanId } = claim
+    const stored = await this.claims.add(keys.claims, { tool, toolCallId, status, source, traceId, spanId, at, upTo, after: 0 })
+    if (!stored) throw new ClaimError('ERR_CLAIM_LIMIT', `Failed to record a claim: run "${runId}" already holds 10,000 claims.`)
+    return { run: runId, claim: stored }
+  }
+
+  /**
+   * Keep an OTLP export's claims (already redacted) in the run's shared list, and its spans'
+   * parent links and counts beside them, so every replica's report joins the claims to the calls
+   * made under their spans. Each claim speaks for the run's calls so far (span times are not
+   * held against calls here: those are spread over the replicas).
+   */
+  async addSpans(named: string | undefined, _traceId: string, batch: SpanBatch): Promise<{ run: string; rejected: number }> {
+    const { run, keys, at, upTo } = await this.#claimRun(named)
+    let kept = 0
+    for (const { startMs: _start, endMs: _end, ...claim } of batch.claims) if (await this.claims.add(keys.claims, { ...claim, at, upTo, after: 0 })) kept++
+    await this.claims.addSpans(keys.spans, { received: batch.received, ignored: batch.ignored, claims: kept }, batch.links)
+    return { run, rejected: batch.claims.length - kept }
+  }
+
+  /**
+   * Where a claim goes, and when it came: any replica may have served the run, so a named run is
+   * known; a trace's run is one replica's memory (the requests it served), so it is not asked.
+   */
+  async #claimRun(named: string | undefined): Promise<{ run: string; keys: RunKeys; at: number; upTo: number }> {
+    const run = this.decider.claimRun(named, () => true, undefined)
     const { store } = this
-    const keys = store.runKeys(runId)
+    const keys = store.runKeys(run)
     const [calls, start] = await store.command(() => store.client.hmGet(keys.state, ['calls', 'start']))
     const startMs = Number(start ?? NaN)
     const at = Number.isFinite(startMs) ? roundSeconds(Math.max(0, Date.now() - startMs) / 1000) : 0
-    const { tool, toolCallId, status, source, traceId, spanId } = claim
-    const stored = await this.claims.add(keys.claims, { tool, toolCallId, status, source, traceId, spanId, at, upTo: Number(calls ?? 0), after: 0 })
-    if (!stored) throw new ClaimError('ERR_CLAIM_LIMIT', `Failed to record a claim: run "${runId}" already holds 10,000 claims.`)
-    return { run: runId, claim: stored }
+    return { run, keys, at, upTo: Number(calls ?? 0) }
   }
 }

@@ -36,7 +36,7 @@ export class RedisReports {
     )
     // The report shows the rules deciding the run, and their coverage, though another replica set them.
     this.rules.adopt(runId, rules)
-    const claims = await this.claims.read(keys.claims)
+    const claims = await this.claims.read(keys.claims, keys.spans)
     const counter = (field: string) => Number(state[field] ?? 0)
     const calls = (callEntries ?? []).map((entry) => JSON.parse(entry.message.c as string) as CallRecord)
     const finished = new Set(calls.map((call) => call.id))

@@ -20,7 +20,7 @@ import { MemoryLedger } from '../engine/ledger/memory-ledger.js'
 import type { FeedChanges, FeedCursor, FeedSnapshot } from '../engine/ledger/run-feed.js'
 import type { BeginRequest, EffectOptions, NewClaim, RunLedger } from '../engine/ledger/run-ledger.js'
 import { DEFAULT_RUN } from '../engine/run.js'
-import type { StoredClaim } from '../engine/run-claims.js'
+import type { SpanBatch, StoredClaim } from '../engine/run-claims.js'
 import { ITEMIZED_CALLS_LIMIT, type StormConfig } from '../engine/schema/config.js'
 import type { EffectRecord, Report } from '../engine/schema/report.js'
 import type { CassetteExchange, CassetteHeader } from '../cassette/format/cassette-schema.js'
@@ -76,7 +76,6 @@ export class RedisRunState implements RunLedger {
   readonly #local: MemoryLedger
   #subscriber: Client | null = null
   readonly pollMs = FEED_POLL_MS
-  readonly keepsSpans = false
   /** Which replicas record into a cassette of one name (one writes it: redis-recorders.ts). */
   readonly recorders: RedisRecorders
 
@@ -171,6 +170,11 @@ export class RedisRunState implements RunLedger {
     return this.#effects.addClaim(claim)
   }
 
+  /** Keep an OTLP export's claims in the run's shared list, and its spans' parent links and counts beside them. */
+  addSpans(named: string | undefined, traceId: string, batch: SpanBatch): Promise<{ run: string; rejected: number }> {
+    return this.#effects.addSpans(named, traceId, batch)
+  }
+
   /** Whether Redis holds state for `run`. */
   async hasRun(run: string): Promise<boolean> {
     const store = this.#store
@@ -251,7 +255,7 @@ export class RedisRunState implements RunLedger {
     const ids = run === undefined ? await store.command(() => store.client.zRange(store.runsKey, 0, -1)) : [run]
     for (const id of ids) {
       const keys = store.runKeys(id)
-      await store.command(() => store.client.del([keys.state, keys.keys, keys.exchanges, keys.calls, keys.effects, keys.cassette, keys.running, keys.claims, keys.quota]))
+      await store.command(() => store.client.del([keys.state, keys.keys, keys.exchanges, keys.calls, keys.effects, keys.cassette, keys.running, keys.claims, keys.spans, keys.quota]))
       await store.command(() => store.client.zRem(store.runsKey, id))
       this.#calls.unavailable.delete(id)
     }

@@ -77,6 +77,8 @@ export interface RunKeys {
   readonly cassette: string
   readonly running: string
   readonly claims: string
+  /** OTLP spans' parent links, and the spans counted (`#received`, `#ignored`, `#claims`): redis-claims.ts. */
+  readonly spans: string
   /** `token_limit` windows (redis-token-quota.ts). */
   readonly quota: string
   /** The run's own rules (`PUT /rules?run=`): a hash of `token` and `config`, kept across resets as in one process. */
@@ -104,7 +106,7 @@ export class RedisStore {
 
   runKeys(run: string): RunKeys {
     const tag = `{${this.prefix}:${run}}`
-    return { state: `${tag}:s`, keys: `${tag}:k`, exchanges: `${tag}:x`, calls: `${tag}:calls`, effects: `${tag}:effects`, cassette: `${tag}:cassette`, running: `${tag}:r`, claims: `${tag}:claims`, quota: `${tag}:q`, rules: `${tag}:rules` }
+    return { state: `${tag}:s`, keys: `${tag}:k`, exchanges: `${tag}:x`, calls: `${tag}:calls`, effects: `${tag}:effects`, cassette: `${tag}:cassette`, running: `${tag}:r`, claims: `${tag}:claims`, spans: `${tag}:spans`, quota: `${tag}:q`, rules: `${tag}:rules` }
   }
 
   /** The index of runs (a sorted set by start). */

@@ -7,6 +7,11 @@ import net from 'node:net'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import type { AddressInfo } from 'node:net'
+import { ROOT_CONTEXT, SpanStatusCode, defaultTextMapSetter, trace } from '@opentelemetry/api'
+import { W3CTraceContextPropagator } from '@opentelemetry/core'
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
+import { resourceFromAttributes } from '@opentelemetry/resources'
+import { NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node'
 import { fetch as undiciFetch } from 'undici'
 import { describe, expect, it } from 'vitest'
 import { ToolstormEffects } from '../../src/effects/toolstorm-effects.js'
@@ -172,19 +177,38 @@ describe('POST /claims', () => {
 })
 
 describe.skipIf(!hasRedis)('claims with a shared state store (--state)', () => {
-  it('refuses POST /v1/traces with 409 ERR_STATE naming why (spans stay in one replica), and keeps serving', async () => {
+  it('keeps OTLP spans exported to replica B for the call made through replica A: the span\'s claim joins that call by its trace in every replica\'s report', async () => {
     const redis = await startRedis()
     try {
-      const env = closing(await startProxied('reverse', LOST_ACK, { state: { url: redis.url, prefix: 'claims' } }))
-      for (const [route, type, body] of [['/v1/traces', 'application/json', '{}']] as const) {
-        const response = await env.admin(route, { method: 'POST', headers: { 'content-type': type }, body })
-        expect(response.status).toBe(409)
-        const error = ((await response.json()) as { error: { code: string; message: string } }).error
-        expect(error.code).toBe('ERR_STATE')
-        expect(error.message).toContain('another replica')
+      const state = { url: redis.url, prefix: 'claims' }
+      // A: the proxy the agent's calls go through (its upstream reports each commit to A); B: where its spans are exported.
+      const a = closing(await startProxied('reverse', LOST_ACK, { state }))
+      const b = closing(await startProxied('reverse', LOST_ACK, { state }))
+      const exporter = new OTLPTraceExporter({ url: `${b.proxy.adminUrl}/v1/traces`, headers: { Authorization: `Bearer ${b.proxy.token}` } })
+      // With a shared store the spans name their run, on their resource (OTEL_RESOURCE_ATTRIBUTES=toolstorm.run=traced): a trace's run is one replica's memory.
+      const provider = closing(new NodeTracerProvider({ resource: resourceFromAttributes({ 'toolstorm.run': 'traced' }), spanProcessors: [new SimpleSpanProcessor(exporter)] }))
+      const tracer = provider.getTracer('shipping-agent')
+      // One tool call as an instrumented agent makes it: a span, its traceparent on the request, ERROR when it failed.
+      const span = tracer.startSpan('execute_tool create_shipment', { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'create_shipment', 'gen_ai.tool.call.id': 'call_1' } })
+      // Its HTTP client span, a child, sends the request: the join needs the link from it to the tool's span.
+      const request = tracer.startSpan('POST /ship', {}, trace.setSpan(ROOT_CONTEXT, span))
+      const headers: Record<string, string> = { 'x-toolstorm-run': 'traced' }
+      new W3CTraceContextPropagator().inject(trace.setSpan(ROOT_CONTEXT, request), headers, defaultTextMapSetter)
+      const shipped = await ship(a.base, 'o-1', headers)
+      expect(shipped).toBe(false)
+      request.end()
+      span.setStatus({ code: SpanStatusCode.ERROR, message: 'the shipment failed' })
+      span.end()
+      // The next call, untraced: the span's claim speaks for the call under it alone.
+      expect(await ship(a.base, 'o-2', { 'x-toolstorm-run': 'traced' })).toBe(true)
+      await a.effects.flush()
+      await provider.forceFlush()
+      for (const proxy of [a, b]) {
+        const report = await proxy.report('traced')
+        expect(report.claims?.map((claim) => [claim.tool, claim.status, claim.source, claim.verdict, claim.join, claim.calls])).toEqual([['create_shipment', 'failure', 'otlp', 'silent_commit', 'trace', [1]]])
+        expect(report.spans).toEqual({ received: 2, claims: 1, ignored: 1 })
       }
-      expect((await undiciFetch(`${env.base}/items/a`)).status).toBe(200)
-      await env.close()
+      expect((await undiciFetch(`${a.base}/items/a`)).status).toBe(200)
     } finally {
       await redis.close()
     }

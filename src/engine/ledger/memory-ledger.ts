@@ -7,13 +7,13 @@
  * proxy's hot path.
  */
 import { ClaimError, EffectError, ToolstormError } from '../../errors.js'
-import { roundSeconds } from '../clock.js'
+import { roundSeconds, type Clock } from '../clock.js'
 import type { CallDecider } from '../call-decider.js'
 import { channels } from '../evidence/channels.js'
 import type { Exchange, ExchangeEntry } from '../exchange.js'
 import { selectRule } from '../rules/select.js'
 import { DEFAULT_RUN, NO_RUN, Run } from '../run.js'
-import type { StoredClaim } from '../run-claims.js'
+import type { SpanBatch, StoredClaim } from '../run-claims.js'
 import { ITEMIZED_CALLS_LIMIT } from '../schema/config.js'
 import type { CallRecord, EffectRecord, Report } from '../schema/report.js'
 import type { FeedChanges, FeedCursor, FeedSnapshot } from './run-feed.js'
@@ -38,7 +38,6 @@ const FEED_POLL_MS = 1_000
 export class MemoryLedger implements RunLedger {
   readonly #decider: CallDecider
   readonly pollMs = FEED_POLL_MS
-  readonly keepsSpans = true
   readonly #runs = new Map<string, Run>()
   /** Recent calls' exchanges and ids, by sequence number: two stores per call, not a Map's insert and delete (at c=1 0.6 → 0.3 µs). */
   readonly #ring: Array<ExchangeEntry | undefined> = new Array(MAX_REMEMBERED_EXCHANGES)
@@ -259,6 +258,20 @@ export class MemoryLedger implements RunLedger {
     return { run: run.id, claim: stored }
   }
 
+  async addSpans(named: string | undefined, traceId: string, batch: SpanBatch) {
+    const run = this.run(this.claimRun(named, traceId))
+    const held = run.claims
+    held.spans.received += batch.received
+    held.spans.ignored += batch.ignored
+    for (const [span, parent] of batch.links) held.link(span, parent)
+    let rejected = 0
+    for (const { startMs, endMs, ...claim } of batch.claims) {
+      if (this.keepClaim(run, { ...claim, ...spanWindow(run, this.#decider.clock, startMs, endMs) })) held.spans.claims++
+      else rejected++
+    }
+    return { run: run.id, rejected }
+  }
+
   async publishRules() {}
 
   // The feed port (the dashboard) -------------------------------------------------------------
@@ -303,4 +316,28 @@ export class MemoryLedger implements RunLedger {
     if (mark === undefined) this.#marks.set(run, (mark = String(++this.#marked)))
     return mark
   }
+}
+
+/** Seconds of slack between the agent's span times and toolstorm's call times (one machine, two clocks). */
+const CLOCK_SLACK_SECONDS = 0.05
+
+/**
+ * The calls a span's claim may speak for, by time: with real time, those that started while the
+ * span was open; with a virtual clock (span times are real), every call made before it arrived.
+ */
+function spanWindow(run: Run, clock: Clock, startMs: number, endMs: number): { upTo: number; after: number } {
+  if (clock.kind !== 'real' || !(endMs > 0) || !(startMs > 0)) return { upTo: run.callCount, after: 0 }
+  // RealClock reads performance.now(): seconds since performance.timeOrigin.
+  const toRun = (epochMs: number) => (epochMs - performance.timeOrigin) / 1000 - run.start
+  const start = toRun(startMs) - CLOCK_SLACK_SECONDS
+  const end = toRun(endMs) + CLOCK_SLACK_SECONDS
+  let upTo = 0
+  let after = 0
+  for (const call of run.calls) {
+    if (call.started <= end) upTo = call.id
+    if (call.started < start) after = call.id
+  }
+  // Calls past the itemized limit are not listed: the span may speak for all of them.
+  if (run.droppedCalls > 0 && upTo === run.calls.length) upTo = run.callCount
+  return { upTo, after }
 }

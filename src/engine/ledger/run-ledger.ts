@@ -15,7 +15,7 @@ import type { StormConfig } from '../schema/config.js'
 import type { EffectRecord, Report } from '../schema/report.js'
 import type { HeaderMap } from '../http.js'
 import type { RequestReading } from '../request-reading.js'
-import type { StoredClaim } from '../run-claims.js'
+import type { SpanBatch, StoredClaim } from '../run-claims.js'
 import type { RunFeed } from './run-feed.js'
 
 /** Effects a run holds at most. */
@@ -72,8 +72,12 @@ export interface RunLedger extends RunFeed {
   refuseEffect(reason: string, call?: string): Promise<void>
   /** Keep a claim in its run: the one it names, else its trace's, else the active run. Throws `ERR_CLAIM_LIMIT` when the run is full. */
   addClaim(claim: NewClaim): Promise<{ run: string; claim: StoredClaim }>
-  /** Whether OTLP spans (their parent links) can be kept: in memory only, a shared store keeps claims posted directly. */
-  readonly keepsSpans: boolean
+  /**
+   * Keep what an OTLP export brought the run its spans name (`named`, else their trace's, else
+   * the active run): the spans' counts and parent links, and their claims; how many claims were
+   * refused (the run already held 10,000).
+   */
+  addSpans(named: string | undefined, traceId: string, batch: SpanBatch): Promise<{ run: string; rejected: number }>
   /** Give every replica `config` before this one serves it (nothing to do in memory). */
   publishRules(config: StormConfig): Promise<void>
 }

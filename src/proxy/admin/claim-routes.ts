@@ -8,8 +8,8 @@
  *
  * Both need the admin token (`OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer%20<token>`). A
  * malformed export is refused whole (400, or 413 past 8 MiB) with the JSON error body and nothing
- * stored. With a shared state store (`--state`) a claim posted to `/claims` is kept in the store
- * (every replica's report judges it); OTLP spans are refused, as they live in one replica's memory.
+ * stored. With a shared state store (`--state`) claims, posted or from spans, and the spans' parent
+ * links are kept in the store: every replica's report judges them.
  */
 import type http from 'node:http'
 import { gunzip } from 'node:zlib'
@@ -47,9 +47,6 @@ export function claimRoutes(storm: Storm, ledger: RunLedger = storm.ledger): Rou
     const route = `${req.method} ${url.pathname}`
     if (route !== 'POST /v1/traces' && route !== 'POST /claims') return false
     try {
-      if (!ledger.keepsSpans && route === 'POST /v1/traces') {
-        throw new AdminApiError('ERR_STATE', `Failed to use ${route}: spans are kept in one proxy's memory, and with a shared state store (--state) another replica's report would not hold them. Send claims with POST /claims (reportClaim / report_claim), which the store shares, or run one proxy without --state. See ${docsUrl('claims.md')}.`)
-      }
       if (route === 'POST /claims') {
         const body = parseJsonBody(await readBody(req, 16 * 1024), 'POST /claims')
         const parsed = claimBodySchema.safeParse(body)
@@ -72,7 +69,7 @@ export function claimRoutes(storm: Storm, ledger: RunLedger = storm.ledger): Rou
       // protobufjs is loaded with the first protobuf export: every command's start would pay for it (~35 ms of a wrapper's start under load).
       const otlp = protobuf ? await import('../../claims/otlp-protobuf.js') : null
       const spans = otlp ? otlp.decodeOtlpProtobuf(body) : decodeOtlpJson(parseJsonBody(body.toString('utf8'), 'POST /v1/traces'))
-      const result = ingestSpans(storm, spans)
+      const result = await ingestSpans(storm, ledger, spans)
       const message = result.rejected > 0 ? `${result.rejected} span(s) refused: their run already holds 10,000 claims` : ''
       if (otlp) {
         const answer = otlp.encodeOtlpProtobufResponse(result.rejected, message)
