@@ -4,7 +4,8 @@
  * run, the spans' parent links too), which gives it the calls it may speak for.
  *
  * A span names its run with the attribute `toolstorm.run` (on the span, or on its resource:
- * `OTEL_RESOURCE_ATTRIBUTES=toolstorm.run=<id>`); without one it goes to the run whose requests
+ * `OTEL_RESOURCE_ATTRIBUTES=toolstorm.run=<id>`, or on another span of its trace in the same
+ * export); without one it goes to the run whose requests
  * carried its trace id (in one process: a shared store does not know which replica served a
  * trace), else to the active run (`PUT /active-run`), else `default`. A named run
  * this storm does not know (no call, no rules of its own, not the active run) is not created: the
@@ -34,11 +35,17 @@ export interface SpanIngest {
  */
 export async function ingestSpans(storm: Storm, ledger: RunLedger, spans: readonly OtlpSpan[]): Promise<SpanIngest> {
   const { redactor } = storm
+  // A span that names no run takes the run another span of its trace in this export names (the tool's span, say, and not its HTTP child).
+  const traceRuns = new Map<string, string>()
+  for (const span of spans) {
+    const named = namedRun(span)
+    if (named !== undefined && !traceRuns.has(span.traceId)) traceRuns.set(span.traceId, named)
+  }
   const batches = new Map<string, { named: string | undefined; traceId: string; received: number; ignored: number; links: Array<[string, string]>; claims: SpanClaimInput[] }>()
   let claims = 0
   let ignored = 0
   for (const span of spans) {
-    const named = namedRun(span)
+    const named = namedRun(span) ?? traceRuns.get(span.traceId)
     const id = `${named ?? ''}\n${span.traceId}`
     let batch = batches.get(id)
     if (!batch) batches.set(id, (batch = { named, traceId: span.traceId, received: 0, ignored: 0, links: [], claims: [] }))

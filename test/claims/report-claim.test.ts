@@ -11,7 +11,7 @@ import { ROOT_CONTEXT, SpanStatusCode, defaultTextMapSetter, trace } from '@open
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { resourceFromAttributes } from '@opentelemetry/resources'
-import { NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node'
+import { BatchSpanProcessor, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node'
 import { fetch as undiciFetch } from 'undici'
 import { describe, expect, it } from 'vitest'
 import { ToolstormEffects } from '../../src/effects/toolstorm-effects.js'
@@ -177,19 +177,29 @@ describe('POST /claims', () => {
 })
 
 describe.skipIf(!hasRedis)('claims with a shared state store (--state)', () => {
-  it('keeps OTLP spans exported to replica B for the call made through replica A: the span\'s claim joins that call by its trace in every replica\'s report', async () => {
+  it.each([
+    ['on their resource', { resource: true, batch: false }],
+    ['on the tool\'s span, its HTTP child in the same export', { resource: false, batch: true }],
+  ])('keeps OTLP spans exported to replica B for the call made through replica A, the run named %s: the span\'s claim joins that call by its trace in every replica\'s report', async (_named, how) => {
     const redis = await startRedis()
+    // Closed before Redis, last: a replica closing without its store waits for it.
+    const closers: Array<() => Promise<unknown>> = []
     try {
       const state = { url: redis.url, prefix: 'claims' }
       // A: the proxy the agent's calls go through (its upstream reports each commit to A); B: where its spans are exported.
-      const a = closing(await startProxied('reverse', LOST_ACK, { state }))
-      const b = closing(await startProxied('reverse', LOST_ACK, { state }))
+      const a = await startProxied('reverse', LOST_ACK, { state })
+      closers.push(() => a.close())
+      const b = await startProxied('reverse', LOST_ACK, { state })
+      closers.push(() => b.close())
       const exporter = new OTLPTraceExporter({ url: `${b.proxy.adminUrl}/v1/traces`, headers: { Authorization: `Bearer ${b.proxy.token}` } })
-      // With a shared store the spans name their run, on their resource (OTEL_RESOURCE_ATTRIBUTES=toolstorm.run=traced): a trace's run is one replica's memory.
-      const provider = closing(new NodeTracerProvider({ resource: resourceFromAttributes({ 'toolstorm.run': 'traced' }), spanProcessors: [new SimpleSpanProcessor(exporter)] }))
+      // With a shared store the spans name their run (a trace's run is one replica's memory): on their resource
+      // (OTEL_RESOURCE_ATTRIBUTES=toolstorm.run=traced), or on the tool's span, which its child takes in the same export.
+      const processor = how.batch ? new BatchSpanProcessor(exporter) : new SimpleSpanProcessor(exporter)
+      const provider = new NodeTracerProvider({ ...(how.resource ? { resource: resourceFromAttributes({ 'toolstorm.run': 'traced' }) } : {}), spanProcessors: [processor] })
+      closers.unshift(() => provider.shutdown())
       const tracer = provider.getTracer('shipping-agent')
       // One tool call as an instrumented agent makes it: a span, its traceparent on the request, ERROR when it failed.
-      const span = tracer.startSpan('execute_tool create_shipment', { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'create_shipment', 'gen_ai.tool.call.id': 'call_1' } })
+      const span = tracer.startSpan('execute_tool create_shipment', { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'create_shipment', 'gen_ai.tool.call.id': 'call_1', ...(how.resource ? {} : { 'toolstorm.run': 'traced' }) } })
       // Its HTTP client span, a child, sends the request: the join needs the link from it to the tool's span.
       const request = tracer.startSpan('POST /ship', {}, trace.setSpan(ROOT_CONTEXT, span))
       const headers: Record<string, string> = { 'x-toolstorm-run': 'traced' }
@@ -210,6 +220,7 @@ describe.skipIf(!hasRedis)('claims with a shared state store (--state)', () => {
       }
       expect((await undiciFetch(`${a.base}/items/a`)).status).toBe(200)
     } finally {
+      for (const close of closers) await close()
       await redis.close()
     }
   })
