@@ -5,12 +5,11 @@
  *
  * A span names its run with the attribute `toolstorm.run` (on the span, or on its resource:
  * `OTEL_RESOURCE_ATTRIBUTES=toolstorm.run=<id>`, or on another span of its trace in the same
- * export); without one it goes to the run whose requests
- * carried its trace id (in one process: a shared store does not know which replica served a
- * trace), else to the active run (`PUT /active-run`), else `default`. A named run
- * this storm does not know (no call, no rules of its own, not the active run) is not created: the
- * claim goes where an unnamed one would, so a stray or mistyped id cannot hide claims in a run
- * nobody reports.
+ * export); without one it goes to the run whose requests carried its trace id (in one process: a
+ * shared store does not know which replica served a trace), else to the active run
+ * (`PUT /active-run`), else `default`. A named run this storm does not know (no call, no rules of
+ * its own, not the active run) is not created: the claim goes where an unnamed one would, so a
+ * stray or mistyped id cannot hide claims in a run nobody reports.
  */
 import type { RunLedger } from '../engine/ledger/run-ledger.js'
 import { RUN_ID } from '../engine/run.js'

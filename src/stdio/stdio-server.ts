@@ -26,6 +26,7 @@ import { guardObserver, printExchangeFailure } from '../proxy/exchange-failure.j
 import type { JsonRpcId } from '../mcp/mcp-request.js'
 import type { JsonValue } from '../json/canonical-json.js'
 import { noteParsedBody } from '../mcp/parse-mcp-request.js'
+import { AnswerWaiters } from '../mcp/answer-waiters.js'
 import { ChildServer, describeExit, type ChildExit } from './child-server.js'
 import { childSource } from './child-source.js'
 import { answerLine, readStdioLine, type StdioMessage } from './json-rpc-line.js'
@@ -151,21 +152,7 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
     : null
 
   // The client's answers a replay waits for (to the server requests it sent in the recorded server's place).
-  const awaited = new Map<JsonRpcId, (answer: JsonValue) => void>()
-  const expectAnswer = (id: JsonRpcId, signal: AbortSignal) =>
-    new Promise<JsonValue>((resolve, reject) => {
-      if (signal.aborted) return reject(signal.reason as Error)
-      const aborted = () => {
-        if (awaited.get(id) === take) awaited.delete(id)
-        reject(signal.reason as Error)
-      }
-      const take = (answer: JsonValue) => {
-        signal.removeEventListener('abort', aborted)
-        resolve(answer)
-      }
-      signal.addEventListener('abort', aborted, { once: true })
-      awaited.set(id, take)
-    })
+  const awaited = new AnswerWaiters<JsonValue>()
 
   const live: UpstreamSource = child ? childSource(child) : noServer()
   const source = options.source ?? live
@@ -173,7 +160,7 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
     write,
     lostAnswer: options.lostAnswer ?? 'close',
     child,
-    expectAnswer,
+    expectAnswer: (id, signal) => awaited.expect(id, signal),
     crash(exchange: Exchange) {
       if (ending) return
       ending = 'fault'
@@ -232,11 +219,7 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
     if (message.kind === 'request') return serveRequest(line, message.id, message.message)
     if (message.kind === 'response' && message.id !== null) {
       // The answer to a request a replay sent goes back to it, not to the server; another is recorded with the server's request.
-      const take = awaited.get(message.id)
-      if (take) {
-        awaited.delete(message.id)
-        return take(message.message as JsonValue)
-      }
+      if (awaited.pending && awaited.arrived(message.id, message.message as JsonValue)) return
       if (tracker.wanted) tracker.answer(line, message.id)
     }
     if (message.kind === 'notification' && message.method === 'notifications/cancelled') {

@@ -1,36 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { ClientAnswerGates, clientAnswerIdOf, serverRequestIdOf, withheldAnswerEvent } from './client-answer-gates.js'
+import { clientAnswerIdOf, serverRequestIdOf, withheldAnswerEvent } from './client-answer-gates.js'
 
 const event = (message: unknown) => Buffer.from(`event: message\nid: 7\ndata: ${JSON.stringify(message)}\n\n`)
 const body = (message: unknown) => Buffer.from(JSON.stringify(message))
-
-describe('ClientAnswerGates', () => {
-  it('releases the earliest stream waiting for an id, with the outcome of the answer, and none for another id', async () => {
-    const gates = new ClientAnswerGates()
-    const signal = new AbortController().signal
-    const first = gates.expect(0, signal)
-    const second = gates.expect(0, signal)
-    const other = gates.expect('a', signal)
-    expect(gates.pending).toBe(true)
-    gates.arrived(0, null)
-    gates.arrived(0, 'refused: body differs')
-    gates.arrived(1, null)
-    await expect(first).resolves.toBeNull()
-    await expect(second).resolves.toBe('refused: body differs')
-    gates.arrived('a', null)
-    await expect(other).resolves.toBeNull()
-    expect(gates.pending).toBe(false)
-  })
-
-  it('stops waiting when the client leaves: the wait rejects and the id is no longer pending', async () => {
-    const gates = new ClientAnswerGates()
-    const left = new AbortController()
-    const waiting = gates.expect(3, left.signal)
-    left.abort(new Error('the client left'))
-    await expect(waiting).rejects.toThrow('the client left')
-    expect(gates.pending).toBe(false)
-  })
-})
 
 describe('the messages a replayed MCP stream waits on', () => {
   it('reads a server request\'s id from an event, and a client answer\'s id from a POST body; nothing else has one', () => {

@@ -10,57 +10,14 @@
  * stdio-transport.ts), and the verdict already failed on the POST.
  *
  * Keyed by the request's JSON-RPC id, which the replay sends as recorded, so the client answers
- * with it: with several sessions waiting on one id, the earliest stream is released first.
+ * with it: with several sessions waiting on one id, the earliest stream is released first
+ * (mcp/answer-waiters.ts).
  */
 import { blockData } from '../../mcp/legacy-sse-stream.js'
 import type { JsonRpcId } from '../../mcp/mcp-request.js'
 
-/** What released a gate: null when the client's answer was replayed, else why it was refused. */
+/** What released a stream waiting for the client's answer (`AnswerWaiters`): null when the answer was replayed, else why it was refused. */
 export type ClientAnswerOutcome = string | null
-
-export class ClientAnswerGates {
-  readonly #waiting = new Map<JsonRpcId, Array<(outcome: ClientAnswerOutcome) => void>>()
-
-  /** Whether a stream waits for a client's answer (a POST is read for its id only then). */
-  get pending(): boolean {
-    return this.#waiting.size > 0
-  }
-
-  /** Wait for the client's answer to the request `id` (register before sending the request); rejects when `signal` aborts. */
-  expect(id: JsonRpcId, signal: AbortSignal): Promise<ClientAnswerOutcome> {
-    return new Promise((resolve, reject) => {
-      if (signal.aborted) return reject(signal.reason as Error)
-      const queue = this.#waiting.get(id) ?? []
-      const aborted = () => {
-        this.#remove(id, release)
-        reject(signal.reason as Error)
-      }
-      const release = (outcome: ClientAnswerOutcome) => {
-        signal.removeEventListener('abort', aborted)
-        resolve(outcome)
-      }
-      signal.addEventListener('abort', aborted, { once: true })
-      queue.push(release)
-      this.#waiting.set(id, queue)
-    })
-  }
-
-  /** The client's answer to `id` was replayed (`outcome` null) or refused: the earliest stream waiting for it goes on. */
-  arrived(id: JsonRpcId, outcome: ClientAnswerOutcome): void {
-    const queue = this.#waiting.get(id)
-    const release = queue?.shift()
-    if (queue?.length === 0) this.#waiting.delete(id)
-    release?.(outcome)
-  }
-
-  #remove(id: JsonRpcId, release: (outcome: ClientAnswerOutcome) => void): void {
-    const queue = this.#waiting.get(id)
-    if (!queue) return
-    const at = queue.indexOf(release)
-    if (at !== -1) queue.splice(at, 1)
-    if (queue.length === 0) this.#waiting.delete(id)
-  }
-}
 
 /** The id of the server's request (a `method` and an `id`) an event carries, or null for any other event. */
 export function serverRequestIdOf(event: Uint8Array): JsonRpcId | null {

@@ -29,7 +29,8 @@ import { recordedRequestId, rpcIdRewrite } from './rpc-ids.js'
 import { echoLocation, echoPlan, echoRewrite, storedBodyText } from './echoed-values.js'
 import { headerOf } from '../format/store-headers.js'
 import { answerIdOf, isLegacySessionStream, LegacyAnswerGates } from './legacy-answers.js'
-import { ClientAnswerGates, clientAnswerIdOf, serverRequestIdOf, withheldAnswerEvent } from './client-answer-gates.js'
+import { clientAnswerIdOf, serverRequestIdOf, withheldAnswerEvent, type ClientAnswerOutcome } from './client-answer-gates.js'
+import { AnswerWaiters } from '../../mcp/answer-waiters.js'
 import type { JsonRpcId } from '../../mcp/mcp-request.js'
 import type { JsonValue } from '../../json/canonical-json.js'
 import { clientAnswerDifference } from './client-answers.js'
@@ -205,7 +206,7 @@ function answerRewrite(exchange: CassetteExchange, request: SourceRequest, sessi
  * answer POST was replayed; when the cassette refused that answer, the rest gives way to an error
  * for the live call `id` (client-answer-gates.ts).
  */
-async function* gatedOnClientAnswers(events: AsyncGenerator<Uint8Array>, gates: ClientAnswerGates, id: JsonRpcId, signal: AbortSignal): AsyncGenerator<Uint8Array> {
+async function* gatedOnClientAnswers(events: AsyncGenerator<Uint8Array>, gates: AnswerWaiters<ClientAnswerOutcome>, id: JsonRpcId, signal: AbortSignal): AsyncGenerator<Uint8Array> {
   for await (const event of events) {
     const asks = serverRequestIdOf(event)
     // Registered before the request is sent: the answer cannot come first.
@@ -220,7 +221,7 @@ async function* gatedOnClientAnswers(events: AsyncGenerator<Uint8Array>, gates: 
 }
 
 /** What answers a request the cassette serves: its recorded response, or the action that stands for how it ended. */
-async function served(exchange: CassetteExchange, request: SourceRequest, session: ReplaySession, closed: AbortSignal, gates: { legacy: LegacyAnswerGates; client: ClientAnswerGates }, live: ServedRequest): Promise<UpstreamResponse | SourceAction> {
+async function served(exchange: CassetteExchange, request: SourceRequest, session: ReplaySession, closed: AbortSignal, gates: { legacy: LegacyAnswerGates; client: AnswerWaiters<ClientAnswerOutcome> }, live: ServedRequest): Promise<UpstreamResponse | SourceAction> {
   const response = exchange.response
   const method = request.method
   const mcp = request.exchange.request.mcp
@@ -376,7 +377,7 @@ class CassetteSource implements ReplaySource {
   /** Legacy MCP sessions' answers, released as their POSTs are replayed. */
   readonly answers = new LegacyAnswerGates()
   /** Replayed MCP streams waiting for the client's answer to a server request. */
-  readonly clientAnswers = new ClientAnswerGates()
+  readonly clientAnswers = new AnswerWaiters<ClientAnswerOutcome>()
   readonly #closed = new AbortController()
 
   constructor(cassette: Cassette, options: ReplaySourceOptions) {
