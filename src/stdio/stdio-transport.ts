@@ -89,9 +89,10 @@ export function stdioTransport(exchange: Exchange, request: StdioRequest, link: 
     for (const { at, line, index, asks } of replayedMessages(recorded, message)) {
       const wait = began + at * 1000 - performance.now()
       if (wait > 0) await delay(wait, undefined, { signal: cancel.signal })
+      // Waited for before it is sent: the answer cannot come first.
+      const answer = asks === undefined ? null : link.expectAnswer(asks, cancel.signal)
       link.write(line)
-      if (asks === undefined) continue
-      const answer = link.expectAnswer(asks, cancel.signal)
+      if (answer === null) continue
       // Not answered while the call ran when recorded: the call's answer does not wait for it.
       if (recorded[index]?.answer === undefined) {
         answer.catch(() => undefined)
