@@ -12,6 +12,8 @@ import { MAX_CLAIMS, MAX_SPAN_LINKS, RunClaims, type StoredClaim } from '../engi
 export interface ClaimLog {
   /** Keep a claim in the run's list; null when the list already holds `MAX_CLAIMS`. */
   add(key: string, claim: Omit<StoredClaim, 'id'>): Promise<StoredClaim | null>
+  /** Keep several claims (an OTLP export's) in one push: how many fit under `MAX_CLAIMS`, the first ones. */
+  addAll(key: string, claims: ReadonlyArray<Omit<StoredClaim, 'id'>>): Promise<number>
   /** The run's claims as received, in order (with `spansKey`: the spans' links and counts too). */
   read(key: string, spansKey?: string): Promise<RunClaims>
   /** Count an OTLP export's spans and keep their parent links. */
@@ -20,7 +22,8 @@ export interface ClaimLog {
 
 /** The few list and hash commands the log needs (node-redis' client has them). */
 export interface ClaimConnection {
-  rPush(key: string, element: string): Promise<number>
+  rPush(key: string, element: string | string[]): Promise<number>
+  lTrim(key: string, start: number, stop: number): Promise<unknown>
   rPop(key: string): Promise<unknown>
   pExpire(key: string, ms: number): Promise<unknown>
   lRange(key: string, start: number, stop: number): Promise<string[]>
@@ -54,6 +57,16 @@ export class RedisClaimLog implements ClaimLog {
     }
     await this.#command(() => this.#connection.pExpire(key, this.#ttlMs))
     return { ...claim, id: length }
+  }
+
+  async addAll(key: string, claims: ReadonlyArray<Omit<StoredClaim, 'id'>>): Promise<number> {
+    if (claims.length === 0) return 0
+    const length = await this.#command(() => this.#connection.rPush(key, claims.map((claim) => JSON.stringify(claim))))
+    // Over the bound: the ones just added past it go again (a race past it only refuses more).
+    const over = Math.min(claims.length, Math.max(0, length - MAX_CLAIMS))
+    if (over > 0) await this.#command(() => this.#connection.lTrim(key, 0, MAX_CLAIMS - 1))
+    await this.#command(() => this.#connection.pExpire(key, this.#ttlMs))
+    return claims.length - over
   }
 
   /**

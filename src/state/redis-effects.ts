@@ -78,8 +78,10 @@ export class RedisEffects {
    */
   async addSpans(named: string | undefined, _traceId: string, batch: SpanBatch): Promise<{ run: string; rejected: number }> {
     const { run, keys, at, upTo } = await this.#claimRun(named)
-    let kept = 0
-    for (const { startMs: _start, endMs: _end, ...claim } of batch.claims) if (await this.claims.add(keys.claims, { ...claim, at, upTo, after: 0 })) kept++
+    const kept = await this.claims.addAll(
+      keys.claims,
+      batch.claims.map(({ startMs: _start, endMs: _end, ...claim }) => ({ ...claim, at, upTo, after: 0 })),
+    )
     await this.claims.addSpans(keys.spans, { received: batch.received, ignored: batch.ignored, claims: kept }, batch.links)
     return { run, rejected: batch.claims.length - kept }
   }

@@ -219,7 +219,7 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
     if (message.kind === 'request') return serveRequest(line, message.id, message.message)
     if (message.kind === 'response' && message.id !== null) {
       // The answer to a request a replay sent goes back to it, not to the server; another is recorded with the server's request.
-      if (awaited.pending && awaited.arrived(message.id, message.message as JsonValue)) return
+      if (awaited.arrived(message.id, message.message as JsonValue)) return
       if (tracker.wanted) tracker.answer(line, message.id)
     }
     if (message.kind === 'notification' && message.method === 'notifications/cancelled') {
