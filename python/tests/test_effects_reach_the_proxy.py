@@ -118,3 +118,51 @@ def test_an_effect_report_that_reached_no_proxy_fails_the_test(suite):
             "*FAILED test_lost.py::test_two_commits_reported_nowhere*",
         ]
     )
+
+
+def test_a_tool_server_that_reports_no_commits_fails_the_contracts_after_a_lost_answer(suite):
+    # The tool server never calls report_effect: the agent's retry after the lost answer ships
+    # twice, and no report was refused or lost on its way. The contract on effects must not pass.
+    suite.makepyfile(
+        test_silent="""
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        import requests
+
+        class Silent(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
+            commits = 0
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("content-length", 0)))
+                Silent.commits += 1
+                self.send_response(201)
+                self.send_header("content-length", "2")
+                self.end_headers()
+                self.wfile.write(b"{}")
+
+            def log_message(self, *args):
+                pass
+
+        def test_a_lost_answer_retried_against_a_silent_tool_server(toolstorm):
+            server = ThreadingHTTPServer(("127.0.0.1", 0), Silent)
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+            try:
+                toolstorm.rules([{"name": "lost-ack", "route": "POST /ship", "kind": "response_lost", "calls": [1]}])
+                url = toolstorm.url("http://127.0.0.1:%d" % server.server_address[1]) + "/ship"
+                for attempt in range(2):
+                    try:
+                        requests.post(url, json={"order": "o-1"}, timeout=10)
+                        break
+                    except requests.ConnectionError:
+                        pass
+                assert Silent.commits == 2
+                toolstorm.contract().require_triggered().no_duplicate_effects().assert_valid()
+            finally:
+                server.shutdown()
+        """
+    )
+    result = suite.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*No duplicate side effects: 0 duplicate effect(s) across 0 commits, but no effect was reported in this run, yet call 1 (POST /ship) lost its answer after its upstream answered it (lost-ack)*"])

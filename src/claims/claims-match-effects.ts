@@ -1,4 +1,4 @@
-import { defineContractUnit, withRefusedEffects } from '../engine/contracts/check.js'
+import { defineContractUnit, withEffectEvidence } from '../engine/contracts/check.js'
 import { contradicted, rejudgeClaims } from './claim-verdict.js'
 
 /**
@@ -17,7 +17,7 @@ export const claimsMatchEffects = defineContractUnit<Record<string, never>>({
     const wrong = claims.filter((claim) => contradicted(claim.verdict)).map((claim) => `#${claim.id} ${claim.tool} ${claim.status}: ${claim.verdict}`)
     const shown = wrong.slice(0, 5).join('; ') + (wrong.length > 5 ? `; and ${wrong.length - 5} more` : '')
     return [
-      withRefusedEffects(report, {
+      withEffectEvidence(report, {
         name: 'Claims match effects',
         passed: wrong.length === 0,
         detail: wrong.length === 0 ? `${claims.length} claim(s), none contradicted by the effects` : `${wrong.length} of ${claims.length} claim(s) contradicted by the effects (${shown})`,

@@ -67,6 +67,16 @@ describe('contracts', () => {
     ])
   })
 
+  it('fail a route budget the calls past the listed 10,000 could exceed: their routes are unknown', () => {
+    const report = { ...stormWithCalls().report(), droppedCalls: 5 }
+    expect(contract(report).atMostCalls(3, { route: 'POST /ship' }).checks[0]).toEqual({
+      name: 'Call budget: POST /ship',
+      passed: false,
+      detail: '3 / 3 calls, but 5 call(s) past the 10,000 a report lists were not itemized, so the route\'s count is unknown',
+    })
+    expect(contract(report).atMostCalls(8, { route: 'POST /ship' }).passed).toBe(true)
+  })
+
   it('fail closed on effect budgets when any effect was redacted', () => {
     const storm = createStorm({ redact: { keys: [], secrets: ['s3cret-key-value'] } })
     const a = storm.begin({ method: 'POST', url: new URL('http://t.test/ship'), headers: {} })

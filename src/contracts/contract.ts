@@ -10,6 +10,7 @@ import type { Check } from '../engine/contracts/check.js'
 import { CONTRACT_UNITS } from './registry.js'
 import { TOKEN_KINDS, type TokenKind } from '../model-calls/contracts/at-most-tokens.js'
 import { duplicateEffects, formatDuplicateEffects } from '../engine/contracts/duplicate-effects.js'
+import { callsOnRoute } from '../engine/contracts/calls-on-route.js'
 import { formatUnapprovedEffects, unapprovedEffects } from '../engine/contracts/effects-require-approval.js'
 
 /** Calls listed under a failed budget, at most; the rest are counted. */
@@ -59,7 +60,7 @@ export class Contract {
   atMostCalls(count: number, options: { route?: string } = {}): this {
     assertCount(count, 'Call limit')
     const checks = CONTRACT_UNITS.atMostCalls.check(this.#report, { count, route: options.route })
-    const calls = options.route === undefined ? this.#report.calls : this.#report.calls.filter((call) => call.route === options.route)
+    const calls = options.route === undefined ? this.#report.calls : callsOnRoute(this.#report, options.route)
     for (const check of checks) if (!check.passed) this.#naming.set(check, formatCalls(calls))
     return this.#add(checks)
   }

@@ -51,7 +51,7 @@ describe('effectsRequireApproval', () => {
   })
 
   it('passes when nothing of that name committed (a fail-closed guard that did not ship)', () => {
-    expect(contract(run([{ approve: 503 }])).effectsRequireApproval(APPROVAL).checks[0]).toMatchObject({ passed: true, detail: '0 "shipment" effect(s), each after a 2xx answer from "POST /approve"' })
+    expect(contract(run([{ approve: 503 }])).effectsRequireApproval(APPROVAL).checks[0]).toMatchObject({ passed: true, detail: '0 "shipment" effect(s), each after a 2xx answer from "POST /approve"; no effect was reported in this run' })
   })
 
   it('runs the same as data (POST /contract) and refuses a check without its route', () => {

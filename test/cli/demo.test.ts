@@ -88,7 +88,7 @@ describe('toolstorm demo', () => {
     const failClosed = runs.at(-1) as unknown as { contract: { checks: Array<{ name: string; detail: string }> }; report: { calls: Array<{ route: string }>; claims: Array<{ tool: string; status: string; verdict: string }> } }
     expect(failClosed.report.calls.filter((call) => call.route === 'tools/call request_approval')).toHaveLength(3)
     expect(failClosed.report.claims.map(({ tool, status, verdict }) => ({ tool, status, verdict }))).toEqual([{ tool: 'create_shipment', status: 'failure', verdict: 'confirmed' }])
-    expect(failClosed.contract.checks.find((check) => check.name === 'Approval required: shipment')?.detail).toBe('0 "shipment" effect(s), each after a 2xx answer from "tools/call request_approval"')
+    expect(failClosed.contract.checks.find((check) => check.name === 'Approval required: shipment')?.detail).toBe('0 "shipment" effect(s), each after a 2xx answer from "tools/call request_approval"; no effect was reported in this run')
   })
 
   it('fails every run at probability 0 because nothing was injected', async () => {

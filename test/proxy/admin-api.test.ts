@@ -4,7 +4,7 @@ import { contract } from '../../src/contracts/contract.js'
 import { startProxied } from '../helpers/proxied.js'
 import { closing } from '../helpers/teardown.js'
 
-function rawAdmin(url: string, headers: Record<string, string>, method = 'GET'): Promise<{ status: number; body: string }> {
+function rawAdmin(url: string, headers: Record<string, string>, method = 'GET', body?: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method, headers }, (res) => {
       let body = ''
@@ -12,7 +12,7 @@ function rawAdmin(url: string, headers: Record<string, string>, method = 'GET'):
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
     })
     req.on('error', reject)
-    req.end()
+    req.end(body)
   })
 }
 
@@ -125,6 +125,23 @@ describe('admin API', () => {
       '0 duplicate effect(s) across 1 commits, but 2 effect report(s) were refused while the run was kept, so its effects may be incomplete (first: Failed to record an effect: the call id names no live exchange. Pass the x-toolstorm-call header of the request being served.)',
     )
     expect(contract(await env.report('c')).noDuplicateEffects().passed).toBe(true)
+  })
+
+  it('counts an effect report refused for its Host or its query, so the contracts on effects fail, but not a web page\'s', async () => {
+    // A tool server in a container reports to the proxy by a name it was not told to allow: 403, and the commit is missing.
+    const env = closing(await startProxied('reverse'))
+    const callIn = async (run: string) => ((await (await fetch(`${env.base}/echo`, { method: 'POST', body: 'x', headers: { 'x-toolstorm-run': run } })).json()) as { headers: Record<string, string> }).headers['x-toolstorm-call'] as string
+    const [a, b] = [await callIn('a'), await callIn('b')]
+    const report = (call: string) => JSON.stringify({ name: 'shipment', key: 'o-1', call })
+    const foreign = await rawAdmin(`${env.proxy.adminUrl}/effects`, { host: 'toolstorm.internal:8788' }, 'POST', report(a))
+    expect(foreign.status).toBe(403)
+    // A browser sends Origin with every POST: a page that posts reports is refused without counting, so it cannot fail a run's contracts.
+    const page = await rawAdmin(`${env.proxy.adminUrl}/effects`, { origin: 'https://attacker.example' }, 'POST', report(b))
+    expect(page.status).toBe(403)
+    expect((await fetch(`${env.proxy.adminUrl}/effects?run=b`, { method: 'POST', body: report(b) })).status).toBe(400)
+    expect((await env.report('a')).refusedEffects).toEqual({ count: 1, first: expect.stringContaining('the Host or Origin header names another site') })
+    expect((await env.report('b')).refusedEffects).toEqual({ count: 1, first: expect.stringContaining('unknown query parameter "run"') })
+    expect(contract(await env.report('a')).noDuplicateEffects().passed).toBe(false)
   })
 })
 

@@ -3,7 +3,7 @@
  * A unit reads only the report, so contracts run the same on a live run, a saved report or a
  * cassette.
  */
-import type { Report } from '../schema/report.js'
+import type { CallRecord, Report } from '../schema/report.js'
 
 export interface Check {
   readonly name: string
@@ -21,12 +21,30 @@ export function defineContractUnit<P>(unit: ContractUnit<P>): ContractUnit<P> {
   return unit
 }
 
+/** Methods that commit nothing by definition (RFC 9110 §9.2.1). */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+
 /**
- * A check on effects cannot pass when effect reports were refused while the run was kept (a commit
- * may be missing from its effects): failed then, its detail saying so.
+ * A write whose answer a fault lost after its upstream answered it in full (`response_lost`): the
+ * commit a retry would duplicate. Not a model call, a safe method or an MCP message other than a
+ * tool call: those commit nothing.
  */
-export function withRefusedEffects(report: Pick<Report, 'refusedEffects'>, check: Check): Check {
+function lostWrite(call: CallRecord): boolean {
+  return call.phase === 'after-commit' && call.injected && call.executed && !call.model && !SAFE_METHODS.has(call.method.toUpperCase()) && (!call.mcp || call.mcp.method === 'tools/call')
+}
+
+/**
+ * A check on effects cannot pass on a run whose effects may be incomplete: effect reports were
+ * refused while the run was kept (a commit may be missing), or none was reported at all although a
+ * write lost its answer after its upstream committed it (the tool side reports nothing: a duplicate
+ * could not be seen). Failed then, its detail saying so; a run with no effect says so in passing.
+ */
+export function withEffectEvidence(report: Pick<Report, 'refusedEffects' | 'effects' | 'calls'>, check: Check): Check {
   const refused = report.refusedEffects
-  if (!refused) return check
-  return { ...check, passed: false, detail: `${check.detail}, but ${refused.count} effect report(s) were refused while the run was kept, so its effects may be incomplete (first: ${refused.first})` }
+  if (refused) return { ...check, passed: false, detail: `${check.detail}, but ${refused.count} effect report(s) were refused while the run was kept, so its effects may be incomplete (first: ${refused.first})` }
+  if (report.effects.length > 0) return check
+  const lost = report.calls.find(lostWrite)
+  if (!lost) return { ...check, detail: `${check.detail}; no effect was reported in this run` }
+  const evidence = `no effect was reported in this run, yet call ${lost.id} (${lost.route}) lost its answer after its upstream answered it (${lost.fault ?? lost.kind ?? 'after-commit'})`
+  return { ...check, passed: false, detail: `${check.detail}, but ${evidence}: the tool side reports no commits, so none could be judged. Report each commit (reportEffect, docs/contracts.md#reporting-effects)` }
 }

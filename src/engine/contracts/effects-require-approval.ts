@@ -5,7 +5,9 @@
  * approval service is down fails it; a fail-closed one that does not ship passes.
  */
 import type { CallRecord, EffectRecord, Report } from '../schema/report.js'
-import { defineContractUnit, withRefusedEffects } from './check.js'
+import { defineContractUnit, withEffectEvidence } from './check.js'
+import { unseenEffectName } from './at-most-effects.js'
+import { callsOnRoute } from './calls-on-route.js'
 
 /** Tolerance for timings rounded to microseconds. */
 const EPSILON_SECONDS = 0.000002
@@ -26,8 +28,8 @@ function approves(call: CallRecord, at: number): boolean {
 }
 
 /** Every effect named `effect` with no approved answer from `route` before its commit, in order. */
-export function unapprovedEffects(report: Pick<Report, 'calls' | 'effects'>, effect: string, route: string): UnapprovedEffect[] {
-  const approvals = report.calls.filter((call) => call.route === route)
+export function unapprovedEffects(report: Pick<Report, 'calls' | 'effects' | 'routes'>, effect: string, route: string): UnapprovedEffect[] {
+  const approvals = callsOnRoute(report, route)
   return report.effects
     .filter((committed) => committed.name === effect && !approvals.some((call) => approves(call, committed.at)))
     .map((committed) => ({
@@ -68,12 +70,12 @@ export const effectsRequireApproval = defineContractUnit<{ effect: string; route
     const missing = unapprovedEffects(report, effect, route)
     const first = missing[0]
     return [
-      withRefusedEffects(report, {
+      withEffectEvidence(report, {
         name,
         passed: missing.length === 0,
         detail:
           first === undefined
-            ? `${total} "${effect}" effect(s), each after a 2xx answer from "${route}"`
+            ? `${total} "${effect}" effect(s), each after a 2xx answer from "${route}"${unseenEffectName(report, effect)}`
             : `${missing.length} of ${total} "${effect}" effect(s) committed without a 2xx answer from "${route}" before them (first: key ${JSON.stringify(first.effect.key)}, call ${first.effect.call})`,
       }),
     ]

@@ -1,4 +1,4 @@
-import { defineContractUnit, withRefusedEffects } from './check.js'
+import { defineContractUnit, withEffectEvidence } from './check.js'
 import { duplicateEffects } from './duplicate-effects.js'
 
 /** Every committed effect identity occurs once: a retried write did not commit twice. */
@@ -8,6 +8,6 @@ export const noDuplicateEffects = defineContractUnit<Record<string, never>>({
   check(report) {
     let duplicates = 0
     for (const effect of duplicateEffects(report)) duplicates += effect.count - 1
-    return [withRefusedEffects(report, { name: 'No duplicate side effects', passed: duplicates === 0, detail: `${duplicates} duplicate effect(s) across ${report.effects.length} commits` })]
+    return [withEffectEvidence(report, { name: 'No duplicate side effects', passed: duplicates === 0, detail: `${duplicates} duplicate effect(s) across ${report.effects.length} commits` })]
   },
 })

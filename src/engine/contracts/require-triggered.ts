@@ -1,11 +1,8 @@
-import { closestName } from '../closest-name.js'
 import { callPathName, ruleMatches } from '../rules/select.js'
 import type { Report } from '../schema/report.js'
 import type { Rule } from '../schema/rule.js'
 import { defineContractUnit } from './check.js'
-
-/** Route names listed when a rule was never eligible, at most. */
-const LISTED_ROUTES = 8
+import { noCallOnRoute } from './calls-on-route.js'
 
 /**
  * Every named rule (every rule of the run when none is named: those in force, and those earlier
@@ -46,16 +43,8 @@ function whyNeverEligible(report: Report, name: string): string {
   const rules = rulesOfRun(report)
   const rule = rules.get(name)
   if (!rule) return `no rule is named "${name}" (rules: ${[...rules.keys()].join(', ') || 'none'})`
-  const seen = new Map<string, number>()
   let matching = 0
-  for (const call of report.calls) {
-    seen.set(call.route, (seen.get(call.route) ?? 0) + 1)
-    if (ruleMatches(rule, call.route, callPathName(call, report.routes))) matching++
-  }
+  for (const call of report.calls) if (ruleMatches(rule, call.route, callPathName(call, report.routes))) matching++
   if (matching > 0) return `never eligible: ${matching} call(s) on routes matching "${rule.route}", none at the ordinals in its "calls" (${rule.calls.join(', ')})`
-  const routes = [...seen].slice(0, LISTED_ROUTES).map(([route, count]) => `${route} ×${count}`)
-  if (seen.size > LISTED_ROUTES) routes.push(`… (${seen.size} routes in all)`)
-  // A misspelled route is the usual cause: name the route seen that is a typo away from it.
-  const closest = closestName(rule.route, seen.keys())
-  return `never eligible: no call was on a route matching "${rule.route}" (${routes.length ? `routes seen: ${routes.join(', ')}` : 'no calls'})${closest ? `; the closest route seen is "${closest}"` : ''}`
+  return `never eligible: ${noCallOnRoute(report, rule.route)}`
 }

@@ -116,19 +116,40 @@ export function parseJsonBody(text: string, what: string): unknown {
 export function createAdminHandler(context: AdminContext): http.RequestListener {
   const { storm } = context
   const ledger = context.ledger ?? storm.ledger
+  /**
+   * A commit that could not be recorded: contracts on effects must not pass without it. Counted in
+   * the run of `call` (else in every run kept); the reason goes into reports, redacted as everything there is.
+   */
+  const refuseEffect = (error: unknown, call: string | undefined) => ledger.refuseEffect(storm.redactor.text(error instanceof ToolstormError ? error.message : String(error)), call).catch(() => {})
+  /** `refuseEffect` for a report refused before its body was read: the call it names, if it can be read, says whose run. */
+  const refuseEffectReport = async (req: http.IncomingMessage, error: unknown) => {
+    const body = await readBody(req, 16 * 1024)
+      .then((text) => parseStrictJson(text) as { call?: unknown } | null)
+      .catch(() => undefined)
+    await refuseEffect(error, typeof body?.call === 'string' ? body.call : undefined)
+  }
   return (req, res) => {
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://admin')
       // Before the Host check: a health probe (a kubelet's Host is the pod IP) must get through,
       // and /healthz holds nothing a DNS-rebinding page could use (no data, no action).
       if (req.method === 'GET' && url.pathname === '/healthz') return sendJson(res, 200, { ok: true, version: VERSION })
-      if (!isAllowedHost(req, context.allowedHosts)) {
-        throw new AdminApiError('ERR_ADMIN_FORBIDDEN', 'Failed to use the admin API: the Host or Origin header names another site. Address the admin server by its loopback address, or allow the name with --admin-allow-host (TOOLSTORM_ADMIN_HOSTS).')
+      const isEffect = req.method === 'POST' && url.pathname === '/effects'
+      try {
+        if (!isAllowedHost(req, context.allowedHosts)) {
+          throw new AdminApiError('ERR_ADMIN_FORBIDDEN', 'Failed to use the admin API: the Host or Origin header names another site. Address the admin server by its loopback address, or allow the name with --admin-allow-host (TOOLSTORM_ADMIN_HOSTS).')
+        }
+        if (isEffect) checkAdminQuery(req.method, url)
+      } catch (error) {
+        // A tool server's effect report refused before it was read (a Host not allowed, a query) is
+        // a commit missing from the evidence: counted as the refusals below are. Not a browser's
+        // (it sends Origin with every POST): a web page must not be able to fail the contracts.
+        if (isEffect && req.headers.origin === undefined) await refuseEffectReport(req, error)
+        throw error
       }
       for (const route of context.publicRoutes ?? []) if (await route(req, res, url)) return
       // An effect report is allowed without the token when it names a live exchange: the
       // exchange id is an unguessable capability that only the forwarded request carried.
-      const isEffect = req.method === 'POST' && url.pathname === '/effects'
       if (!isEffect && !hasValidToken(req, url, context.token)) {
         throw new AdminApiError('ERR_ADMIN_UNAUTHORIZED', 'Failed to use the admin API: send the token printed at start as "Authorization: Bearer <token>".')
       }
@@ -174,9 +195,7 @@ export function createAdminHandler(context: AdminContext): http.RequestListener 
             const effect = await ledger.effect(body.name, body.key, call, { trusted: hasValidToken(req, url, context.token) })
             return sendJson(res, 201, { ok: true, effect })
           } catch (error) {
-            // A commit that could not be recorded: contracts on effects must not pass without it. The
-            // reason goes into reports, redacted as everything there is.
-            await ledger.refuseEffect(storm.redactor.text(error instanceof ToolstormError ? error.message : String(error)), call).catch(() => {})
+            await refuseEffect(error, call)
             throw error
           }
         }
