@@ -47,6 +47,7 @@ export const ERROR_CODES = {
   ERR_PORT_IN_USE: { exit: 2, status: 500, summary: 'A server could not listen: another process holds its port.' },
   ERR_EXPLORE_BASELINE: { exit: 2, status: 409, summary: '`toolstorm explore`: the command failed, hung or broke a contract with no fault injected, so no fault can be blamed.' },
   ERR_EXPLORE_NO_TRAFFIC: { exit: 2, status: 409, summary: '`toolstorm explore`: the command sent nothing through the proxy, so there was nothing to break.' },
+  ERR_EXPLORE_NOTHING_TO_TRY: { exit: 2, status: 409, summary: '`toolstorm explore`: no fault of the table applies to a call the baseline made on the routes left in (`--route`, `--faults`, the config), so nothing would be tested.' },
   ERR_EXPLORE_UNKNOWN_VARIATION: { exit: 2, status: 404, summary: '`toolstorm explore --only`: no variation of that id in this agent\'s fault space.' },
   ERR_COMMAND_NOT_FOUND: { exit: 127, status: 500, summary: 'The command to run could not be started (not found, not executable).' },
   ERR_INTERNAL: { exit: 3, status: 500, summary: 'A bug in toolstorm. Please report it.' },

@@ -33,18 +33,30 @@ function commandLine(words: readonly string[]): string {
   return words.map(shellWord).join(' ')
 }
 
+/** The explore flags that are the proxy's (where it forwards, how it reaches HTTPS upstreams): the proxy command repeats them. */
+const PROXY_FLAGS = new Set(['--target', '--host', '--ca-dir', '--connect-port', '--upstream-ca'])
+
+function proxyFlags(flags: readonly string[]): string[] {
+  return flags.flatMap((flag, index) => (PROXY_FLAGS.has(flag) && index + 1 < flags.length ? [flag, flags[index + 1]!] : []))
+}
+
+/** The checks a replay cannot judge again: on the commits alone, which the cassette keeps as they were (claims are the agent's, made again). */
+const COMMIT_CHECKS = new Set(['No duplicate side effects'])
+
 /** The commands that reproduce one failure. */
 export function reproduceCommands(variation: ExploreVariationResult, folder: string, options: Pick<CounterexampleOptions, 'command' | 'rerunFlags'>): { live: string; proxy: string; offline: string; check: string } {
   const command = options.command ?? ['<your agent command>']
   return {
     live: commandLine(['toolstorm', 'explore', '--only', variation.id, ...options.rerunFlags, '--', ...command]),
-    proxy: commandLine(['toolstorm', 'proxy', '--rules', path.join(folder, 'rules.json')]),
+    proxy: commandLine(['toolstorm', 'proxy', ...proxyFlags(options.rerunFlags), '--rules', path.join(folder, 'rules.json')]),
     offline: commandLine(['toolstorm', 'replay', path.join(folder, 'cassette.jsonl'), '--', ...command]),
     check: commandLine(['toolstorm', 'check', path.join(folder, 'cassette.jsonl')]),
   }
 }
 
-function readme(variation: ExploreVariationResult, described: string, commands: ReturnType<typeof reproduceCommands>, hasCassette: boolean): string {
+/** The counterexample's README.md: what failed, and the commands that reproduce it. */
+export function counterexampleReadme(variation: ExploreVariationResult, described: string, commands: ReturnType<typeof reproduceCommands>, hasCassette: boolean): string {
+  const onCommits = variation.failed.some((failure) => COMMIT_CHECKS.has(failure.check))
   return [
     `# Counterexample ${variation.id}`,
     '',
@@ -71,6 +83,7 @@ function readme(variation: ExploreVariationResult, described: string, commands: 
           commands.check + '   # the contracts on what the run committed (duplicate effects, budgets)',
           '```',
           '',
+          ...(onCommits ? ['The cassette holds the commits the tool servers made in that run: its replay fails on them whatever the agent does now. Check a fix live, with the command above.', ''] : []),
         ]
       : ['The run recorded no exchange: there is no cassette to replay.', '']),
   ].join('\n')
@@ -109,7 +122,7 @@ export async function writeCounterexamples(result: ExploreResult, options: Count
     await writeFileAtomic(path.join(folder, 'rules.json'), JSON.stringify(rules, null, 2) + '\n')
     const row = { ...variation, counterexample: folder }
     await writeFileAtomic(path.join(folder, 'variation.json'), JSON.stringify({ ...row, reproduce: commands }, null, 2) + '\n')
-    await writeFileAtomic(path.join(folder, 'README.md'), readme(variation, describeVariation(found), commands, options.cassettes.has(variation.id)))
+    await writeFileAtomic(path.join(folder, 'README.md'), counterexampleReadme(variation, describeVariation(found), commands, options.cassettes.has(variation.id)))
     variations.push(row)
   }
   return { ...result, variations }

@@ -90,7 +90,7 @@ export const exploreVariationSchema = z.strictObject({
 })
 
 export const exploreSkipSchema = z.strictObject({
-  reason: z.enum(['cannot-fire', 'max-ordinal', 'config', 'route-filter', 'equivalent', 'implied', 'max-runs', 'time-budget', 'stopped']),
+  reason: z.enum(['cannot-fire', 'no-fault', 'max-ordinal', 'config', 'route-filter', 'equivalent', 'implied', 'max-runs', 'time-budget', 'stopped']),
   what: z.string(),
   detail: z.string(),
   variations: counter,
@@ -121,7 +121,7 @@ export const exploreResultSchema = z.strictObject({
     /** Failures `--baseline` / `--allow` did not know: the ones that decide the exit code. */
     newFailures: counter,
   }),
-  /** 0 every exercised variation passed (or every failure is known), 1 a new failure. */
+  /** 0 every exercised variation passed (or every failure is known), 1 a new failure, or no variation was exercised (no fault fired: nothing was tested). */
   exitCode: z.union([z.literal(0), z.literal(1)]),
   timing: z.strictObject({ seconds, runs: counter, jobs: z.int().min(1) }),
 })
@@ -130,3 +130,8 @@ export type ExploreResult = z.infer<typeof exploreResultSchema>
 export type ExploreVariationResult = z.infer<typeof exploreVariationSchema>
 export type ExploreSkip = z.infer<typeof exploreSkipSchema>
 export type ExploreSite = z.infer<typeof exploreSiteSchema>
+
+/** The exit code of a result: 1 on a new failure, and when no fault fired at all (a search that tested nothing is no pass). */
+export function exitCodeOf(summary: Pick<ExploreResult['summary'], 'passed' | 'failed' | 'newFailures'>): 0 | 1 {
+  return summary.newFailures > 0 || summary.passed + summary.failed === 0 ? 1 : 0
+}

@@ -16,16 +16,17 @@ import { createRedactor } from '../redact/index.js'
 import type { StormConfig, StormConfigInput } from '../engine/schema/config.js'
 import type { DeltaReader } from '../engine/streams/deltas.js'
 import { VERSION } from '../version.js'
+import { docsUrl } from '../docs-url.js'
 import { fn, object, optionsSchema, checkOptions, type OptionsShape } from '../options/check-options.js'
-import { callSitesOf, type CallSite } from './call-sites.js'
+import { callSitesOf, callsPerRoute, describeKind, type CallSite } from './call-sites.js'
 import { DEFAULT_EXPLORE_CONFIG, loadExploreConfig, parseExploreConfig, type ExploreConfig, type ExploreConfigInput } from './explore-config.js'
-import { EXPLORE_KIND, type ExploreResult, type ExploreSite, type ExploreVariationResult } from './explore-result.js'
+import { EXPLORE_KIND, exitCodeOf, type ExploreResult, type ExploreSite, type ExploreVariationResult } from './explore-result.js'
 import { faultsNamed } from './fault-catalogue.js'
 import { startCommandRunner, type ExploreProxyOptions } from './command-runner.js'
 import { startInProcessRunner, type ExploreRunContext, type InProcessOptions } from './in-process-runner.js'
 import type { RunOutcome, VariationRunner } from './runner.js'
 import { Scheduler, type Executed, type Progress } from './scheduler.js'
-import { FaultSpace } from './space.js'
+import { FaultSpace, type Skip } from './space.js'
 import { contractOf, exitCheck, type ExploreChecks } from './verdict.js'
 import { applyKnown, type KnownFailures } from './known-failures.js'
 import { shellWord, writeCounterexampleCassette, writeCounterexamples } from './counterexamples.js'
@@ -159,6 +160,7 @@ export async function explore(options: ExploreOptions): Promise<ExploreOutcome> 
     await runner.forget(BASELINE_RUN)
     const space = new FaultSpace({ config, maxOrdinal, routes: options.routes ?? [] })
     const { variations: singles, skips } = space.singles(baselineSites)
+    if (!options.only?.length && singles.length === 0) throw nothingToTry(runner.label, baselineSites, skips)
     const scheduler = new Scheduler({
       space,
       runner,
@@ -180,6 +182,7 @@ export async function explore(options: ExploreOptions): Promise<ExploreOutcome> 
     const variations = scheduler.executed.map((executed) => variationResult(executed))
     const allSkips: ExploreResult['skipped'] = [...skips, ...scheduler.skips].map(({ ids, names, ...skip }) => ({ ...skip, ...(ids ? { ids: [...ids] } : {}), ...(names ? { names: [...names] } : {}) }))
     const failed = variations.filter((variation) => variation.status === 'fail').length
+    const passed = variations.filter((variation) => variation.status === 'pass').length
     let result: ExploreResult = {
       version: 1,
       kind: EXPLORE_KIND,
@@ -195,13 +198,13 @@ export async function explore(options: ExploreOptions): Promise<ExploreOutcome> 
       skipped: allSkips,
       summary: {
         variations: variations.length,
-        passed: variations.filter((variation) => variation.status === 'pass').length,
+        passed,
         failed,
         notExercised: variations.filter((variation) => variation.status === 'not-exercised').length,
         skipped: allSkips.reduce((sum, skip) => sum + skip.variations, 0),
         newFailures: failed,
       },
-      exitCode: failed ? 1 : 0,
+      exitCode: exitCodeOf({ passed, failed, newFailures: failed }),
       timing: { seconds: round((performance.now() - began) / 1000), runs: scheduler.executed.length + 1, jobs },
     }
     if (options.known) result = applyKnown(result, options.known)
@@ -227,6 +230,13 @@ function checkBaseline(baseline: RunOutcome, runner: VariationRunner, checks: Ex
   const contract = contractOf(baseline.report, checks)
   const failing = contract.checks.filter((check) => !check.passed)
   if (failing.length) throw new ToolstormError('ERR_EXPLORE_BASELINE', `Failed to explore ${runner.label}: with no fault injected, the run broke its contract: ${failing.map((check) => `${check.name}: ${check.detail}`).join('; ')}. Fix that (or the limits given) first.${tail}`)
+}
+
+/** No variation in the space: a PASS would say the agent survived what was never tried, so say what left it empty. */
+function nothingToTry(label: string, sites: readonly CallSite[], skips: readonly Skip[]): ToolstormError {
+  const called = [...callsPerRoute(sites).keys()].map((route) => `${route} (${describeKind(sites.find((site) => site.route === route)!.kind)})`)
+  const why = skips.filter((skip) => skip.reason !== 'cannot-fire' && skip.reason !== 'max-ordinal').map((skip) => `  - ${skip.what}: ${skip.detail}`)
+  return new ToolstormError('ERR_EXPLORE_NOTHING_TO_TRY', `Failed to explore ${label}: there is no fault to try. The baseline called ${called.join(', ')}, and:\n${why.join('\n')}\nWiden --route, --faults or the config (${docsUrl('explore.md#the-fault-space')}).`)
 }
 
 function discoveredSites(scheduler: Scheduler): ExploreSite[] {

@@ -13,6 +13,7 @@ const STATUS: Record<ExploreVariationResult['status'], string> = { pass: 'PASS',
 
 const SKIP_WORDS: Record<ExploreResult['skipped'][number]['reason'], string> = {
   'cannot-fire': 'cannot fire',
+  'no-fault': 'no fault',
   'max-ordinal': 'max ordinal',
   config: 'config',
   'route-filter': '--route',
@@ -76,7 +77,7 @@ export function formatExplore(result: ExploreResult): string[] {
   const { summary } = result
   const known = summary.failed - summary.newFailures
   lines.push('', `${summary.variations} variation(s): ${summary.passed} pass, ${summary.failed} FAIL${known ? ` (${known} known)` : ''}, ${summary.notExercised} not exercised · ${summary.skipped} skipped · ${result.timing.seconds.toFixed(1)} s, ${result.timing.runs} runs, --jobs ${result.timing.jobs}`)
-  lines.push(result.exitCode === 0 ? (summary.failed ? 'PASS: every failure is known' : 'PASS: every exercised variation passed') : `FAIL: ${summary.newFailures} new failure(s)`)
+  lines.push(result.exitCode === 0 ? (summary.failed ? 'PASS: every failure is known' : 'PASS: every exercised variation passed') : summary.newFailures ? `FAIL: ${summary.newFailures} new failure(s)` : `FAIL: no fault fired in ${summary.notExercised} variation(s): nothing was tested`)
   return lines
 }
 

@@ -8,7 +8,7 @@ import { ConfigError } from '../errors.js'
 import { docsUrl } from '../docs-url.js'
 import { formatIssues } from '../engine/schema/format-issues.js'
 import { readInputDocument } from '../io/read-input-file.js'
-import { exploreResultSchema, type ExploreResult } from './explore-result.js'
+import { exitCodeOf, exploreResultSchema, type ExploreResult } from './explore-result.js'
 
 export const allowListSchema = z.strictObject({
   version: z.literal(1, { error: 'expected allow list version 1' }).default(1),
@@ -55,5 +55,5 @@ export function applyKnown(result: ExploreResult, known: KnownFailures): Explore
     return variation
   })
   const newFailures = variations.filter((variation) => variation.status === 'fail' && variation.known === undefined).length
-  return { ...result, variations, summary: { ...result.summary, newFailures }, exitCode: newFailures ? 1 : 0 }
+  return { ...result, variations, summary: { ...result.summary, newFailures }, exitCode: exitCodeOf({ ...result.summary, newFailures }) }
 }

@@ -5,14 +5,15 @@
  * config), never dropped silently. Variations are ordered most informative first: writes before
  * reads, first ordinals first, then the order the routes were first reached and the table's order.
  */
+import { closestName } from '../engine/closest-name.js'
 import { globMatches } from '../engine/glob.js'
-import { callsPerRoute, siteName, type CallKind, type CallSite } from './call-sites.js'
+import { callsPerRoute, describeKind, siteName, type CallKind, type CallSite } from './call-sites.js'
 import { faultsForRoute, type ExploreConfig } from './explore-config.js'
 import { faultsFor, type FaultChoice } from './fault-catalogue.js'
 import { makeVariation, type FaultStep, type Variation, type VariationOrigin } from './variation.js'
 
 /** Why variations were not run. */
-export type SkipReason = 'cannot-fire' | 'max-ordinal' | 'config' | 'route-filter' | 'equivalent' | 'implied' | 'max-runs' | 'time-budget' | 'stopped'
+export type SkipReason = 'cannot-fire' | 'no-fault' | 'max-ordinal' | 'config' | 'route-filter' | 'equivalent' | 'implied' | 'max-runs' | 'time-budget' | 'stopped'
 
 export interface Skip {
   readonly reason: SkipReason
@@ -85,6 +86,7 @@ export class FaultSpace {
         skips.push({ reason: excluded.reason, what: route, detail: excluded.detail, variations: faults.length * Math.min(calls, this.#options.maxOrdinal) })
         continue
       }
+      if (!faults.length) skips.push({ reason: 'no-fault', what: route, detail: `no fault of the table applies to this call (${describeKind(kind)})`, variations: 0 })
       if (calls < this.#options.maxOrdinal && faults.length) {
         const first = calls + 1
         skips.push({ reason: 'cannot-fire', what: `${route} #${first}${first < this.#options.maxOrdinal ? `–#${this.#options.maxOrdinal}` : ''}`, detail: `cannot fire: the baseline called this route ${calls} time(s)`, variations: faults.length * (this.#options.maxOrdinal - calls) })
@@ -97,7 +99,20 @@ export class FaultSpace {
       if (site.ordinal > this.#options.maxOrdinal || this.#routeExcluded(site.route)) continue
       for (const fault of this.faultsAt(site)) variations.push(makeVariation([{ site, fault }], 'single'))
     }
-    return { variations: this.sort(variations), skips }
+    return { variations: this.sort(variations), skips: [...skips, ...this.#unmatched([...counts.keys()])] }
+  }
+
+  /** `--route` and config globs no route of the baseline matches: a misspelled route must not silently narrow (or widen) the search. */
+  #unmatched(routes: readonly string[]): Skip[] {
+    const said = (glob: string): string => {
+      const near = closestName(glob, routes)
+      return `matches no route the baseline called${near ? ` (did you mean ${JSON.stringify(near)}?)` : ''}`
+    }
+    const unmatched = (glob: string) => !routes.some((route) => globMatches(glob, route))
+    return [
+      ...this.#options.routes.filter(unmatched).map((glob): Skip => ({ reason: 'route-filter', what: `--route ${JSON.stringify(glob)}`, detail: said(glob), variations: 0 })),
+      ...this.#options.config.routes.filter((entry) => unmatched(entry.glob)).map((entry): Skip => ({ reason: 'config', what: `routes[${JSON.stringify(entry.glob)}]`, detail: said(entry.glob), variations: 0 })),
+    ]
   }
 
   /**

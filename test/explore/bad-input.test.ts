@@ -71,6 +71,22 @@ describe('explore: bad input', () => {
     expect(stderr).toContain('the rules (--rules) hold 1 rule(s); explore makes its own')
   })
 
+  it.skipIf(!hasPythonModules('json'))('exits 2 naming what left nothing to try (a misspelled --route, a fault no call can have), never a PASS of nothing', async () => {
+    const agent = [PYTHON, path.join(ROOT, 'fixtures/explore/hanging-agent.py')]
+    const misspelled = await exploreCli(['--route', 'GET /stauts'], agent)
+    expect(misspelled.code, misspelled.stdout).toBe(2)
+    expect(misspelled.stderr).toContain('there is no fault to try')
+    expect(misspelled.stderr).toContain('--route "GET /stauts": matches no route the baseline called (did you mean "GET /status"?)')
+    expect(misspelled.stderr).toContain('(ERR_EXPLORE_NOTHING_TO_TRY)')
+    expect(misspelled.stdout).not.toContain('PASS')
+    expect(misspelled.result).toBeNull()
+    // tool_error is an MCP tool's fault: no HTTP call of this agent can have it.
+    const inapplicable = await exploreCli(['--faults', 'tool_error'], agent)
+    expect(inapplicable.code, inapplicable.stdout).toBe(2)
+    expect(inapplicable.stderr).toContain('GET /status: no fault of the table applies to this call (read, JSON)')
+    expect(inapplicable.stderr).toContain('(ERR_EXPLORE_NOTHING_TO_TRY)')
+  })
+
   it.skipIf(!hasPythonModules('json'))('kills a variation that hangs at --run-timeout, fails it as a hang, and keeps its partial cassette', async () => {
     const out = await temporaryFolder('toolstorm-hang-')
     const agent = [PYTHON, path.join(ROOT, 'fixtures/explore/hanging-agent.py')]

@@ -5,11 +5,13 @@
  * (equivalent pairs run once, pairs with a failing single are implied), and the checks explore
  * is given: claims against effects, a call budget the baseline itself breaks.
  */
+import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { describeOf } from '../../src/explore/format-matrix.js'
 import { ROOT } from '../helpers/cli.js'
 import { PYTHON, hasPythonModules } from '../helpers/python.js'
+import { temporaryFolder } from '../helpers/teardown.js'
 import { exploreCli } from './explore-cli.js'
 
 const AGENT = [PYTHON, path.join(ROOT, 'fixtures/explore/agent.py')]
@@ -27,6 +29,30 @@ describe.skipIf(!hasPythonModules('json'))('explore: the search', { timeout: 240
     expect(explored.stdout).toMatch(/--max-runs +2 variation\(s\): not run: --max-runs 2 reached/)
     const again = await exploreCli(['--faults', 'timeout', '--max-runs', '2', '--jobs', '2'], AGENT)
     expect(again.result!.variations.map((variation) => variation.id)).toEqual(result.variations.map((variation) => variation.id))
+  })
+
+  it('fails an explore in which no fault fired: not exercised proves nothing, so it is no PASS (exit 1)', async () => {
+    // schema_drift on POST /events, answered with the JSON string "ok": nothing to drift, the one variation never fires.
+    const explored = await exploreCli(['--faults', 'schema_drift', '--route', 'POST /events'], AGENT)
+    expect(explored.result!.summary).toMatchObject({ variations: 1, passed: 0, failed: 0, notExercised: 1 })
+    expect(explored.code, explored.stdout).toBe(1)
+    expect(explored.result!.exitCode).toBe(1)
+    expect(explored.stdout).toContain('FAIL: no fault fired in 1 variation(s): nothing was tested')
+    expect(explored.stdout).not.toContain('PASS: every exercised variation passed')
+  })
+
+  it('says in not run: a --route or a config route that matches no route of the baseline, with the route it was likely meant to be', async () => {
+    const dir = await temporaryFolder('toolstorm-config-route-')
+    const config = path.join(dir, 'explore.yaml')
+    await writeFile(config, 'version: 1\nroutes:\n  "POST /shipment": { faults: [response_lost] }\n')
+    const explored = await exploreCli(['--faults', 'timeout', '--config', config, '--route', 'POST /shipments', '--route', 'POST /event'], AGENT)
+    const said = explored.result!.skipped.filter((skip) => skip.variations === 0).map((skip) => [skip.reason, skip.what, skip.detail])
+    expect(said).toEqual([
+      ['route-filter', '--route "POST /event"', 'matches no route the baseline called (did you mean "POST /events"?)'],
+      ['config', 'routes["POST /shipment"]', 'matches no route the baseline called (did you mean "POST /shipments"?)'],
+    ])
+    expect(explored.stdout).toMatch(/--route +--route "POST \/event": matches no route the baseline called \(did you mean "POST \/events"\?\)/)
+    expect(explored.result!.variations.map(describeOf)).toEqual(['timeout on POST /shipments #1'])
   })
 
   it('--time-budget starts no run once it is spent, and says what it left', async () => {
