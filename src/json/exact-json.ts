@@ -19,8 +19,8 @@ import { parseStrictJson } from './strict-json.js'
 /** Numbers `JSON.parse` may round: 16 significant digits or more, or an exponent of 3 digits. */
 const MAYBE_INEXACT = /\d[\d.]{15}|[eE][+-]?\d{3}/
 
-/** What a number a double cannot hold exactly is read as; a client never sends a string starting with a NUL and this word. */
-const MARKER = '\u0000number:'
+/** What a number a double cannot hold exactly is read as: a noncharacter and a word no client's string starts with. */
+const MARKER = '\uffffnumber:'
 
 /** Nesting the strict reader follows at most; deeper text is compared as bytes by the callers. */
 const MAX_DEPTH = 1000

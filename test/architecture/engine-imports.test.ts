@@ -95,8 +95,10 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * OTLP spans with a shared store: every run ledger keeps an export's spans (`addSpans`, the
  * `SpanBatch` it takes), and the memory ledger gives a span's claim the calls made while it ran
  * (moved in from claims/ingest-claims.ts, which now only groups the spans): +56, 5,281.
+ * A route named after its path takes the path of the call's redacted URL (a credential in a path
+ * segment reached the report's and the cassette's `route`): the decider's #redactedPathName, +5, 5,286.
  */
-const ENGINE_LINES = 5_281
+const ENGINE_LINES = 5_286
 
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']
