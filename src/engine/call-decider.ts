@@ -35,6 +35,8 @@ import type { Rule } from './schema/rule.js'
 /** Runs with rules of their own kept at most, as runs are (the ledger keeps 1,000). */
 const MAX_RUNS = 1000
 const REDACTED_URL_CACHE = 4096
+/** An absolute URL's path, as text (`new URL` would percent-encode a `[REDACTED]` in it). */
+const URL_PATH = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*([^?#]*)/
 
 /** The kernel's own faults, for storms made without a registry (the engine's tests, a bare kernel). */
 export const kernelFaults = new FaultRegistry(KERNEL_FAULTS)
@@ -149,7 +151,8 @@ export class CallDecider {
   /** The route name for a request: the one a plug-in `named` it by (MCP: `tools/call create_shipment`); else by the routes of `run`'s rules. */
   routeOf(method: string, url: URL, named?: string | undefined, run?: string): string {
     if (named !== undefined) return named
-    return (run === undefined ? this.#routes : (this.#runRules.get(run)?.routes ?? this.#routes)).resolve(method, url)
+    // Named after its path, the route holds no credential a path segment carries (a webhook's secret): its path is the call's redacted URL's.
+    return (run === undefined ? this.#routes : (this.#runRules.get(run)?.routes ?? this.#routes)).resolve(method, url, this.#redactedPathName)
   }
 
   /**
@@ -243,6 +246,8 @@ export class CallDecider {
       error: null,
     }
   }
+
+  readonly #redactedPathName = (method: string, url: URL): string => `${method.toUpperCase()} ${URL_PATH.exec(this.redactedUrl(url.href))?.[1] || '/'}`
 
   /** A URL as reports show it (redacted; cached, as the same URLs come again and again). */
   redactedUrl(raw: string): string {

@@ -16,12 +16,12 @@ export class RouteTable {
     })
   }
 
-  /** The route name for a request. */
-  resolve(method: string, url: URL): string {
+  /** The route name for a request: the first declared route it matches, else `named` (its path name). */
+  resolve(method: string, url: URL, named: (method: string, url: URL) => string = pathName): string {
     for (const { name, pattern } of this.#routes) {
       if (routePatternMatches(pattern, method, url.origin, url.pathname)) return name
     }
-    return pathName(method, url)
+    return named(method, url)
   }
 }
 

@@ -10,6 +10,8 @@ import type { JsonValue } from './canonical-json.js'
 export interface StrictJsonOptions {
   /** Maximum nesting depth of arrays and objects. */
   maxDepth?: number
+  /** How a number token is read (default: `Number`, refusing one out of the double range). */
+  number?: (raw: string) => JsonValue
 }
 
 export class StrictJsonError extends Error {
@@ -92,11 +94,15 @@ export function parseStrictJson(text: string, options: StrictJsonOptions = {}): 
   }
 
   const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y
-  const parseNumber = (): number => {
+  const parseNumber = (): JsonValue => {
     NUMBER.lastIndex = pos
     const m = NUMBER.exec(text)
     if (!m || m[0].length === 0 || m[0] === '-') fail('invalid number')
     const raw = (m as RegExpExecArray)[0]
+    if (options.number) {
+      pos += raw.length
+      return options.number(raw)
+    }
     const value = Number(raw)
     if (!Number.isFinite(value)) fail('number out of range')
     pos += raw.length

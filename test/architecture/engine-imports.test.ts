@@ -99,8 +99,10 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * answer after committing (check.ts's withEffectEvidence); a route in a check counts as a rule's
  * (contracts/calls-on-route.ts, with the "routes seen" note moved out of require-triggered.ts); a
  * route budget fails closed past the listed calls; an unseen effect name says so: +60, 5,341.
+ * A route named after its path takes the path of the call's redacted URL (a credential in a path
+ * segment reached the report's and the cassette's `route`): the decider's #redactedPathName, +5, 5,346.
  */
-const ENGINE_LINES = 5_341
+const ENGINE_LINES = 5_346
 
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']

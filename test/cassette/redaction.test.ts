@@ -109,6 +109,26 @@ describe('secrets never reach a cassette', () => {
     expect((await replay.close()).served).toBe(1)
   })
 
+  it('keeps a credential in a URL path out of the route a call is named by (cassette, report), and replays it for another one', async ({ dir }) => {
+    const secrets = fakeSecrets()
+    const upstream = await startLeakyUpstream(secrets)
+    const storm = createStorm({})
+    const file = path.join(dir, 'path-token.cassette.jsonl')
+    const recorder = createCassetteRecorder(storm, { file, source: 'proxy', urlForm: 'origin', targets: [upstream.url] })
+    const proxy = await startProxy({ targets: [upstream.url], storm, observer: recorder.observer })
+    expect((await undiciFetch(`${proxy.url}/hooks/${secrets.github}/deliver`, { method: 'POST' })).status).toBe(404)
+    const report = storm.report()
+    await proxy.close()
+    await recorder.close()
+    await upstream.close()
+    expect(report.calls.map((call) => call.route)).toEqual(['POST /hooks/[REDACTED]/deliver'])
+    expect(leaks(JSON.stringify(report), secrets)).toEqual([])
+    expect(leaks(await readFile(file, 'utf8'), secrets)).toEqual([])
+    const replay = await startReplayServer(await Cassette.load(file))
+    expect((await undiciFetch(`${replay.url}/hooks/${fakeSecrets().github}/deliver`, { method: 'POST' })).status).toBe(404)
+    expect(await replay.close()).toMatchObject({ passed: true, served: 1 })
+  })
+
   it('leaves near misses alone: ordinary ids, digests and counters stay as they were', async () => {
     const upstream = await startLeakyUpstream(fakeSecrets())
     const storm = createStorm({})

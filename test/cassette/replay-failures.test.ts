@@ -96,6 +96,28 @@ describe('strict replay failures', () => {
     expect((await shippingTraffic(client)).map((o) => o.status ?? o.error)).toEqual([429, 200, 'ECONNRESET', 201, 422])
     expect(await replay.close()).toMatchObject({ passed: false, code: 'ERR_CASSETTE_EXTRA' })
   })
+
+  it('refuses a JSON body whose number differs past what a double holds (a 64-bit id, a long decimal, an overflow), and serves the same value written otherwise', async () => {
+    const json = { 'content-type': 'application/json' }
+    const recorded = '{"payment":12345678901234567890,"amount":1.00000000000000001,"limit":1e400}'
+    const { cassette } = await recordThroughProxy('reverse', (client) => client.request('/echo', { method: 'POST', headers: json, body: recorded }), { config: {} })
+    const differing: Array<[body: string, path: string, expected: string, seen: string]> = [
+      ['{"payment":12345678901234567891,"amount":1.00000000000000001,"limit":1e400}', '$.payment', '12345678901234567890', '12345678901234567891'],
+      ['{"payment":12345678901234567890,"amount":1,"limit":1e400}', '$.amount', '1.00000000000000001', '1'],
+      ['{"payment":12345678901234567890,"amount":1.00000000000000001,"limit":null}', '$.limit', '1e400', 'null'],
+    ]
+    for (const [body, path, expected, seen] of differing) {
+      const replay = closing(await startReplayServer(cassette))
+      const answer = await clientFor('reverse', replay.url, '').request('/echo', { method: 'POST', headers: json, body })
+      expect(answer.status).toBe(422)
+      expect(JSON.parse(answer.body!).error.diff.paths).toEqual([{ path, expected, seen }])
+      expect(await replay.close()).toMatchObject({ passed: false, code: 'ERR_CASSETTE_MISMATCH' })
+    }
+    const replay = closing(await startReplayServer(cassette))
+    const same = await clientFor('reverse', replay.url, '').request('/echo', { method: 'POST', headers: json, body: '{"limit":10e399,"amount":1.000000000000000010,"payment":1.2345678901234567890e19}' })
+    expect(same.status).toBe(200)
+    expect(await replay.close()).toMatchObject({ passed: true, served: 1 })
+  })
 })
 
 describe('replay modes', () => {

@@ -185,6 +185,23 @@ describe('record and replay a streamed chat with a cut in the middle', () => {
     expect((await replay.close()).passed).toBe(true)
   })
 
+  it('fails the replay of a stream the client leaves before its recorded end, though it read every event when recorded, unless unused answers are allowed', async () => {
+    const recorded = await recordThroughProxy([])
+    expect(recorded.seen).toMatchObject({ chunks: ['', ...WORDS, '', 'usage'], error: null })
+    const leaving = () => AbortSignal.timeout(GAP_MS * 2.5)
+    const { seen, replay } = await replayThroughServer(recorded.cassette, recorded.upstreamUrl, 'recorded', leaving)
+    expect(seen.chunks.length).toBeLessThan(recorded.seen.chunks.length)
+    const verdict = await replay.close()
+    expect(verdict).toMatchObject({ passed: false, code: 'ERR_CASSETTE_MISMATCH' })
+    expect(verdict.rows[0]!.result).toMatch(/^answer left after [1-4] of 8 events$/)
+    expect(verdict.message).toContain('(the client left, or the replay stopped first), though the client read it to its recorded end when recorded. Pass --allow-unused if that is expected.')
+    const allowing = closing(await startReplayServer(recorded.cassette, { speed: 'recorded', allowUnused: true }))
+    const agent = new ProxyAgent({ uri: allowing.url, proxyTunnel: false })
+    onTestFinished(() => agent.close())
+    await streamChat(sdk(`${recorded.upstreamUrl}/v1`, agent), leaving())
+    expect(await allowing.close()).toMatchObject({ passed: true })
+  })
+
   it('holds a stalled stream after the same events until the client gives up', async () => {
     const stall: RuleInput = { name: 'stall', route: CHAT, kind: 'stream_stall', after: 2 }
     const recorded = await recordThroughProxy([stall], () => AbortSignal.timeout(700))

@@ -25,6 +25,15 @@ describe('match keys', () => {
     expect(bodyDigest(json('{"a":1}'), 'text/plain')).not.toBe(bodyDigest(json('{ "a": 1 }'), 'text/plain'))
   })
 
+  it('compares numbers by their decimal value, past what a double holds, in JSON text inside a normalised tool result too', () => {
+    const digest = (data: string) => bodyDigest(json(data), 'application/json')
+    expect(digest('{"id":12345678901234567890}')).not.toBe(digest('{"id":12345678901234567891}'))
+    expect(digest('{"id":12345678901234567890}')).toBe(digest('{"id":1.2345678901234567890e19}'))
+    expect(digest('{"x":1.5}')).toBe(digest('{"x":1.50000000000000000000}'))
+    const toolResult = (id: string) => bodyDigest(json(JSON.stringify({ messages: [{ role: 'tool', content: `{"order":${id}}` }] })), 'application/json', [], ['ids'])
+    expect(toolResult('12345678901234567890')).not.toBe(toolResult('12345678901234567891'))
+  })
+
   it('matches a body cut at the body limit only when its size and its stored prefix both match', () => {
     const cut = (data: string, size: number) => ({ method: 'POST', url: '/upload', headers: {}, body: { encoding: 'utf8' as const, data, size, truncated: true } })
     const recorded = matchView(cut('x'.repeat(100), 5000), OPTIONS)

@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto'
 import type { JsonValue } from '../../json/canonical-json.js'
+import { parseJsonExact } from '../../json/exact-json.js'
 import { mediaType } from '../../redact/redact-body.js'
 import type { MatchOptions, Normaliser, StoredBody, StoredHeaders } from './cassette-schema.js'
 import { normaliseJson, normaliseText, type UserNormalisers } from './normalisers.js'
@@ -129,13 +130,13 @@ function isJson(contentType: string | undefined): boolean {
 }
 
 /**
- * A JSON body as replay compares it (without a JSON-RPC request's id, normalised), or undefined when it is
- * not whole JSON text (then its bytes are compared).
+ * A JSON body as replay compares it (without a JSON-RPC request's id, normalised, its numbers exact:
+ * exact-json.ts), or undefined when it is not whole JSON text (then its bytes are compared).
  */
 export function comparableJson(body: StoredBody | null, contentType: string | undefined, normalize: readonly Normaliser[] = [], user: UserNormalisers = {}): JsonValue | undefined {
   if (body === null || body.encoding !== 'utf8' || body.truncated || !isJson(contentType)) return undefined
   try {
-    return normaliseJson(withoutRpcId(JSON.parse(body.data) as JsonValue), normalize, user)
+    return normaliseJson(withoutRpcId(parseJsonExact(body.data)), normalize, user)
   } catch {
     // Not JSON after all: compare the text.
     return undefined

@@ -20,6 +20,7 @@
  * as ids are (last); a text body that is not JSON gets the patterns too.
  */
 import type { JsonValue } from '../../json/canonical-json.js'
+import { isExactNumber, parseJsonExact } from '../../json/exact-json.js'
 import type { MatchOptions, Normaliser } from './cassette-schema.js'
 import { parseJsonPath, replaceAtPath, type PathSegment } from './json-path.js'
 
@@ -78,11 +79,13 @@ class Renamer {
   }
 
   string(text: string): string {
+    // A number a double cannot hold (exact-json.ts) is no text to rename.
+    if (isExactNumber(text)) return text
     // A tool result is often JSON text in a string: normalised as JSON, so its numeric times count too.
     const first = text.charCodeAt(0)
     if (first === 0x7b || first === 0x5b) {
       try {
-        return JSON.stringify(this.value(JSON.parse(text) as JsonValue, null))
+        return JSON.stringify(this.value(parseJsonExact(text), null))
       } catch {
         // Not JSON: normalised as text.
       }

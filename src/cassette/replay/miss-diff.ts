@@ -7,6 +7,7 @@
 import { z } from 'zod'
 import type { JsonValue } from '../../json/canonical-json.js'
 import { formatJsonPath } from '../../json/strict-json.js'
+import { exactNumberText, isExactNumber } from '../../json/exact-json.js'
 import type { StoredBody } from '../format/cassette-schema.js'
 
 /** Paths a diff lists at most. */
@@ -52,6 +53,7 @@ function shortValue(value: Side, other: Side): string {
   if (Array.isArray(value)) return `[${value.length} item${value.length === 1 ? '' : 's'}]`
   if (value !== null && typeof value === 'object') return `{${Object.keys(value).length} key${Object.keys(value).length === 1 ? '' : 's'}}`
   if (typeof value !== 'string') return JSON.stringify(value)
+  if (isExactNumber(value)) return exactNumberText(value)
   if (value.length <= VALUE_WIDTH) return JSON.stringify(value)
   let at = 0
   if (typeof other === 'string') while (at < value.length && at < other.length && value[at] === other[at]) at++

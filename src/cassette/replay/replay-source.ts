@@ -119,12 +119,20 @@ function untilAborted(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })))
 }
 
-/** The recorded pieces at their recorded times; a recorded wait never ends (until `signal` aborts: it then throws). */
-async function* paced(plan: ReplayPlan, signal: AbortSignal): AsyncGenerator<Uint8Array> {
+/**
+ * The recorded pieces at their recorded times; a recorded wait never ends (until `signal` aborts: it
+ * then throws). `left(sent)`: `signal` aborted while the client waited for more than it had been
+ * sent (a recorded wait for nothing apart).
+ */
+async function* paced(plan: ReplayPlan, signal: AbortSignal, left: (sent: number) => void): AsyncGenerator<Uint8Array> {
   const due = pacer()
-  for (const piece of plan.pieces) {
+  const abort = (sent: number): never => {
+    left(sent)
+    throw signal.reason
+  }
+  for (const [sent, piece] of plan.pieces.entries()) {
     await due(piece.at, signal)
-    if (signal.aborted) throw signal.reason
+    if (signal.aborted) abort(sent)
     yield piece.bytes
   }
   if (plan.ending === 'hold') {
@@ -133,7 +141,18 @@ async function* paced(plan: ReplayPlan, signal: AbortSignal): AsyncGenerator<Uin
   }
   // A stall that ended in a cut, or the gap before a dropped final event, lasts as long as it did.
   await due(plan.end, signal)
-  if (signal.aborted) throw signal.reason
+  if (signal.aborted) abort(plan.pieces.length)
+}
+
+/**
+ * Request `request`'s answer, which its client read to the recorded end when recorded, ended after
+ * `sent` of its pieces (the client left, or the replay stopped first): the verdict fails unless
+ * `allowUnused`, as for an exchange never requested.
+ */
+function clientLeft(session: ReplaySession, request: number, exchange: CassetteExchange, sent: number, pieces: number): void {
+  const had = `${sent} of ${pieces} ${exchange.response?.stream ? 'events' : 'parts'}`
+  const message = `Failed to replay ${session.cassette.source} faithfully: request ${request} (${describeExchange(exchange)}): its answer ended after ${had} (the client left, or the replay stopped first), though the client read it to its recorded end when recorded. Pass --allow-unused if that is expected.`
+  session.noteUnanswered(request, `answer left after ${had}`, message)
 }
 
 /** A legacy session's GET stream: its other events at once, then each answer once its POST is replayed, until the client leaves. */
@@ -259,7 +278,8 @@ async function served(exchange: CassetteExchange, request: SourceRequest, sessio
   const signal = AbortSignal.any([request.signal, closed])
   // A legacy MCP session's stream: its answers wait for the POSTs that asked (legacy-answers.ts).
   if (method === 'GET' && isLegacySessionStream(replayed.body)) return { status: replayed.status, headers: replayed.headers, body: legacySessionStream(pieces, gates.legacy, signal) }
-  const events = paced({ ...plan, pieces }, signal)
+  // An answer the recorded client read to its end and the live one did not is a divergence.
+  const events = paced({ ...plan, pieces }, signal, (sent) => clientLeft(session, live.number, exchange, sent, pieces.length))
   // A call's stream may ask the client (sampling, elicitation): it waits for the answer's POST.
   const body = mcp && mcp.id !== null && method === 'POST' ? gatedOnClientAnswers(events, gates.client, mcp.id, signal) : events
   return { status: replayed.status, headers: replayed.headers, body, playback: recordedEnding(plan.ending, keepsRecordedLength(replayed, plan, rewrite !== null)) }
