@@ -127,6 +127,17 @@ def test_a_test_whose_baseline_fails_is_one_failing_case_with_its_output(suite):
     result.stdout.fnmatch_lines(["*toolstorm explore of test_broken.py::test_broken did not run: it could not start (a failing baseline*", "*with no fault injected, command exit: exited 1*", "*the agent's own assertion, with no fault*", "FAILED test_broken.py::test_broken[[]explore[]]*"])
 
 
+def test_an_explore_in_which_no_fault_fired_fails_the_test_instead_of_skipping_every_case(suite, tmp_path, monkeypatch):
+    monkeypatch.setenv("RUNS_LOG", str(tmp_path / "runs.log"))
+    # POST /events answers the JSON string "ok": schema_drift has nothing to drift, so its one variation never fires.
+    tests = TESTS.replace('"faults": ["timeout", "response_lost"], "routes": ["POST /*"]', '"faults": ["schema_drift"], "routes": ["POST /events"]')
+    assert tests != TESTS
+    suite.makepyfile(test_agent=tests.replace("def test_ships_fixed", "def _not_collected"))
+    result = suite.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*toolstorm explore of test_agent.py::test_ships tested nothing: no fault fired in 1 variation(s)*"])
+
+
 def test_explore_mistakes_fail_the_test_instead_of_exploring_something_else(suite):
     suite.makepyfile(
         test_mistakes="""

@@ -8,6 +8,7 @@ import type { ExploreResult, ExploreVariationResult } from './explore-result.js'
 import type { Progress } from './scheduler.js'
 import { describeVariation } from './variation.js'
 import { describeKind } from './call-sites.js'
+import { docsUrl } from '../docs-url.js'
 
 const STATUS: Record<ExploreVariationResult['status'], string> = { pass: 'PASS', fail: 'FAIL', 'not-exercised': 'not exercised' }
 
@@ -49,9 +50,15 @@ function verdictText(variation: ExploreVariationResult): string {
   return `FAIL${known}  ${variation.failed.map((failure) => `${failure.check}: ${failure.detail}`).join(' · ')}`
 }
 
+/** A note when the baseline wrote but reported no commit: a duplicate cannot be seen, so a lost answer on a write fails unjudged. */
+function unreportedWrites(result: ExploreResult): string {
+  if (result.baseline.effects > 0 || !result.sites.some((site) => site.found === 'baseline' && site.kind.write)) return ''
+  return ` (it wrote, and no commit was reported: a write whose answer is lost fails, unjudged; ${docsUrl('explore.md#the-tool-sides-commits')})`
+}
+
 /** The matrix, the skips and the totals, as lines. */
 export function formatExplore(result: ExploreResult): string[] {
-  const lines = [`toolstorm explore · ${result.command} · seed ${result.seed}${result.depth > 1 ? ' · depth 2' : ''}`, `baseline: ${result.baseline.calls} call(s), ${result.baseline.effects} effect(s), ${result.baseline.seconds.toFixed(2)} s: PASS`, '']
+  const lines = [`toolstorm explore · ${result.command} · seed ${result.seed}${result.depth > 1 ? ' · depth 2' : ''}`, `baseline: ${result.baseline.calls} call(s), ${result.baseline.effects} effect(s), ${result.baseline.seconds.toFixed(2)} s: PASS${unreportedWrites(result)}`, '']
   const bySite = new Map<string, ExploreVariationResult[]>()
   for (const variation of result.variations) bySite.set(siteOf(variation), [...(bySite.get(siteOf(variation)) ?? []), variation])
   const width = Math.min(48, Math.max(8, ...result.variations.map((variation) => faultLabel(variation).length)))

@@ -300,6 +300,10 @@ def cases_of(found: Mapping[str, Any]) -> Iterator[Tuple[str, str, str]]:
         why = {2: "it could not start (a failing baseline, a bad option, or no traffic through the proxy)", 127: "the command was not found", 130: "it was stopped"}.get(found["code"], f"it exited {found['code']}")
         yield ("explore", "failed", f"toolstorm explore of {found['nodeid']} did not run: {why}.\n{found['output']}")
         return
+    summary = result.get("summary") or {}
+    if found["code"] == 1 and summary.get("passed", 0) + summary.get("failed", 0) == 0:
+        # Every variation was not exercised: skipped cases alone would let the session pass on nothing tested.
+        yield ("explore", "failed", f"toolstorm explore of {found['nodeid']} tested nothing: no fault fired in {summary.get('notExercised', 0)} variation(s), so none shows the test survives a fault. Widen faults= or routes=, or make the calls those faults need.")
     for variation in result["variations"]:
         status = variation["status"]
         if status == "not-exercised":

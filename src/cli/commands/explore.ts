@@ -18,7 +18,7 @@ import { writeFileAtomic } from '../../io/write-file-atomic.js'
 import { SEED_LIMIT } from '../../engine/schema/config.js'
 import { LOOPBACK } from '../../proxy/server-pair.js'
 import { httpsOptionsFromArgs, type HttpsArgs } from '../https-args.js'
-import { numberOption } from '../numeric-options.js'
+import { LISTEN_PORT, numberOption } from '../numeric-options.js'
 import { printError, printLine } from '../output.js'
 import { onStopRequest } from '../stop-request.js'
 import { commandAfterDashes } from './record.js'
@@ -30,6 +30,8 @@ const COUNT = { min: 0, max: Number.MAX_SAFE_INTEGER, expected: 'a nonnegative i
 interface ExploreArgs extends HttpsArgs {
   target: string[]
   host: string
+  port: number
+  'admin-port': number
   rules?: string
   seed?: number
   faults: string[]
@@ -66,6 +68,9 @@ function splitList(values: unknown): string[] {
 function rerunFlags(args: ExploreArgs): string[] {
   const flags: string[] = []
   for (const target of args.target) flags.push('--target', target)
+  // A tool server started outside the command reports to a fixed admin port; an agent may be told a fixed proxy port.
+  if (args.port !== 0) flags.push('--port', String(args.port))
+  if (args['admin-port'] !== 0) flags.push('--admin-port', String(args['admin-port']))
   if (args.rules) flags.push('--rules', args.rules)
   if (args.seed !== undefined) flags.push('--seed', String(args.seed))
   if (args.faults.length) flags.push('--faults', args.faults.join(','))
@@ -91,6 +96,8 @@ export const exploreCommand: CommandModule<object, ExploreArgs> = {
         .usage('$0 explore [options] -- <command>\n\nRun the command once with no fault (it must pass), then once per call site × fault that call can have.')
         .option('target', { type: 'string', array: true, default: [] as string[], describe: 'Reverse mode: upstream URL, or name=URL mounted at /name/ (repeatable); the command gets the base URL in TOOLSTORM_PROXY_URL. Without it: forward mode (HTTP_PROXY)' })
         .option('host', { type: 'string', default: '127.0.0.1', describe: 'Interface the proxy listens on (loopback unless you say otherwise)' })
+        .option('port', { ...numberOption('port', LISTEN_PORT), default: 0, describe: 'Proxy port (default 0: a free one, given to the command in TOOLSTORM_PROXY_URL or HTTP_PROXY)' })
+        .option('admin-port', { ...numberOption('admin-port', LISTEN_PORT), default: 0, describe: 'Admin API port (default 0: a free one, given to the command in TOOLSTORM_SIDECAR). Set it for a tool server started outside the command: it reports its commits to http://127.0.0.1:PORT' })
         .option('rules', { type: 'string', describe: 'Rules file with named routes, redaction and MCP endpoints (no rules: explore makes them)' })
         .option('seed', { ...numberOption('seed', { min: -SEED_LIMIT, max: SEED_LIMIT, expected: 'an integer within ±(2^53−1)' }), describe: 'Seed of every run (default: the rules file\'s, else 0)' })
         .option('faults', { type: 'string', array: true, default: [] as string[], coerce: splitList, describe: 'Only these faults (names of the table or fault kinds, comma-separated or repeated)' })
@@ -144,7 +151,7 @@ export const exploreCommand: CommandModule<object, ExploreArgs> = {
     try {
       const { result } = await explore({
         command,
-        proxy: { targets: args.target, host: args.host, ...https.options },
+        proxy: { targets: args.target, host: args.host, port: args.port, adminPort: args['admin-port'], ...https.options },
         ...(base ? { rules: base } : {}),
         ...(args.config ? { config: args.config } : {}),
         ...(args.faults.length ? { faults: args.faults } : {}),
