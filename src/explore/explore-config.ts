@@ -76,7 +76,7 @@ export function parseExploreConfig(input: unknown, source: string): ExploreConfi
 
 /** Read and validate a config file. */
 export async function loadExploreConfig(file: string): Promise<ExploreConfig> {
-  return parseExploreConfig(await readInputDocument(file, { yaml: true, maxBytes: 1024 * 1024 }), file)
+  return parseExploreConfig(await readInputDocument(file, { yaml: true, maxBytes: 1024 * 1024, what: 'the explore config' }), file)
 }
 
 /** The default config: the default table, every route. */

@@ -30,7 +30,7 @@ function invalid(file: string, what: string, error: z.ZodError, input: unknown):
 
 /** An earlier `toolstorm explore --json` file. */
 export async function loadExploreBaseline(file: string): Promise<ExploreResult> {
-  const document = await readInputDocument(file)
+  const document = await readInputDocument(file, { what: 'the explore baseline (--baseline)' })
   const parsed = exploreResultSchema.safeParse(document)
   if (!parsed.success) throw invalid(file, 'the explore baseline (an earlier --json)', parsed.error, document)
   return parsed.data
@@ -38,7 +38,7 @@ export async function loadExploreBaseline(file: string): Promise<ExploreResult> 
 
 /** An allow list (JSON or YAML): `{ version: 1, allow: ["<id>", { id, reason }] }`. */
 export async function loadAllowList(file: string): Promise<string[]> {
-  const document = await readInputDocument(file, { yaml: true })
+  const document = await readInputDocument(file, { yaml: true, what: 'the allow list (--allow)' })
   const parsed = allowListSchema.safeParse(document)
   if (!parsed.success) throw invalid(file, 'the allow list', parsed.error, document)
   return parsed.data.allow.map((entry) => (typeof entry === 'string' ? entry : entry.id))

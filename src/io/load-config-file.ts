@@ -7,6 +7,6 @@ import { readInputDocument } from './read-input-file.js'
 export const MAX_CONFIG_BYTES = 1024 * 1024
 
 export async function loadConfigFile(file: string): Promise<StormConfig> {
-  const document = await readInputDocument(file, { yaml: true, maxBytes: MAX_CONFIG_BYTES })
+  const document = await readInputDocument(file, { yaml: true, maxBytes: MAX_CONFIG_BYTES, what: 'the rules file' })
   return parseConfig(document, file)
 }

@@ -19,10 +19,18 @@ export interface ReadInputOptions {
   /** Force the format instead of guessing from the file name. */
   format?: 'json' | 'yaml'
   maxDepth?: number
+  /** What the file is, for messages: `the rules file` gives "Failed to read the rules file nope.yaml: no such file." */
+  what?: string
+}
+
+/** `the rules file nope.yaml`, or the file alone. */
+function named(file: string, options: ReadInputOptions): string {
+  return options.what ? `${options.what} ${file}` : file
 }
 
 /** Read raw UTF-8 text with a size bound. */
 export async function readInputText(file: string, options: ReadInputOptions = {}): Promise<string> {
+  const name = named(file, options)
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_INPUT_BYTES
   let handle: fs.FileHandle
   try {
@@ -30,24 +38,24 @@ export async function readInputText(file: string, options: ReadInputOptions = {}
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     const reason = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a directory' : String(code ?? error)
-    throw new ToolstormError('ERR_FILE_UNREADABLE', `Failed to read ${file}: ${reason}.`, { cause: error })
+    throw new ToolstormError('ERR_FILE_UNREADABLE', `Failed to read ${name}: ${reason}.`, { cause: error })
   }
   try {
     const stat = await handle.stat()
-    if (stat.isDirectory()) throw new ToolstormError('ERR_FILE_UNREADABLE', `Failed to read ${file}: it is a directory.`)
-    if (stat.size > maxBytes) throw new ToolstormError('ERR_INPUT_TOO_LARGE', `Failed to read ${file}: it is ${stat.size} bytes, over the limit of ${maxBytes} bytes.`)
+    if (stat.isDirectory()) throw new ToolstormError('ERR_FILE_UNREADABLE', `Failed to read ${name}: it is a directory.`)
+    if (stat.size > maxBytes) throw new ToolstormError('ERR_INPUT_TOO_LARGE', `Failed to read ${name}: it is ${stat.size} bytes, over the limit of ${maxBytes} bytes.`)
     const buffer = Buffer.alloc(Math.min(stat.size, maxBytes) + 1)
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0)
-    if (bytesRead > maxBytes) throw new ToolstormError('ERR_INPUT_TOO_LARGE', `Failed to read ${file}: it exceeds the limit of ${maxBytes} bytes.`)
+    if (bytesRead > maxBytes) throw new ToolstormError('ERR_INPUT_TOO_LARGE', `Failed to read ${name}: it exceeds the limit of ${maxBytes} bytes.`)
     try {
       return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(buffer.subarray(0, bytesRead))
     } catch {
-      throw new ToolstormError('ERR_JSON_INVALID', `Failed to read ${file}: it is not valid UTF-8.`)
+      throw new ToolstormError('ERR_JSON_INVALID', `Failed to read ${name}: it is not valid UTF-8.`)
     }
   } catch (error) {
     if (error instanceof ToolstormError) throw error
     const code = (error as NodeJS.ErrnoException).code
-    throw new ToolstormError('ERR_FILE_UNREADABLE', `Failed to read ${file}: ${code === 'EISDIR' ? 'it is a directory' : String(code ?? error)}.`, { cause: error })
+    throw new ToolstormError('ERR_FILE_UNREADABLE', `Failed to read ${name}: ${code === 'EISDIR' ? 'it is a directory' : String(code ?? error)}.`, { cause: error })
   } finally {
     await handle.close()
   }
@@ -78,14 +86,14 @@ export function parseDocument(text: string, file: string, options: ReadInputOpti
       return parse(text, { uniqueKeys: true, maxAliasCount: 100, prettyErrors: true }) as JsonValue
     } catch (error) {
       const detail = error instanceof YAMLParseError ? `line ${error.linePos?.[0]?.line ?? '?'}, column ${error.linePos?.[0]?.col ?? '?'}: ${error.message.split('\n')[0]}` : String(error)
-      throw new ToolstormError('ERR_JSON_INVALID', `Failed to parse ${file} as YAML: ${detail}.`, { cause: error })
+      throw new ToolstormError('ERR_JSON_INVALID', `Failed to parse ${named(file, options)} as YAML: ${detail}.`, { cause: error })
     }
   }
   try {
     return parseStrictJson(text, { maxDepth: options.maxDepth ?? 64 })
   } catch (error) {
     if (error instanceof StrictJsonError) {
-      throw new ToolstormError('ERR_JSON_INVALID', `Failed to parse ${file} as JSON: line ${error.line}, column ${error.column} (at ${error.path}): ${error.message}.`, { cause: error })
+      throw new ToolstormError('ERR_JSON_INVALID', `Failed to parse ${named(file, options)} as JSON: line ${error.line}, column ${error.column} (at ${error.path}): ${error.message}.`, { cause: error })
     }
     throw error
   }

@@ -62,6 +62,18 @@ describe('explore: bad input', () => {
     expect(existsSync(marker)).toBe(false)
   })
 
+  it.each([
+    ['--rules', 'the rules file'],
+    ['--config', 'the explore config'],
+    ['--baseline', 'the explore baseline (--baseline)'],
+    ['--allow', 'the allow list (--allow)'],
+  ])('exits 2 on a missing %s file, saying which file it was', async (flag, what) => {
+    const missing = path.join(await temporaryFolder('toolstorm-missing-'), 'nope.yaml')
+    const { code, stderr } = await runCli(['explore', flag, missing, '--', process.execPath, '-e', '0'])
+    expect(code).toBe(2)
+    expect(stderr).toContain(`Failed to read ${what} ${missing}: no such file.`)
+  })
+
   it('refuses a rules file that holds rules: explore makes its own', async () => {
     const dir = await temporaryFolder('toolstorm-bad-rules-')
     const rules = path.join(dir, 'rules.json')

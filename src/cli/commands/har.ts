@@ -46,7 +46,7 @@ export const harCommand: CommandModule<object, HarArgs> = {
       if (cut) printError(`${cut === 1 ? '1 body was' : `${cut} bodies were`} cut at the body limit when recorded: the HAR holds the stored prefix, with a comment saying so and the recorded size.`)
       return
     }
-    const document = await readInputDocument(args.from, { maxBytes: MAX_HAR_BYTES, format: 'json' })
+    const document = await readInputDocument(args.from, { maxBytes: MAX_HAR_BYTES, format: 'json', what: 'the HAR file' })
     const storm = await stormFromArgs({ rules: args.rules, clock: 'real' } as Parameters<typeof stormFromArgs>[0])
     const cassette = await importHar(document, { source: args.from, storm, bodyLimit: args['body-limit'] })
     await cassette.save(args.to)
