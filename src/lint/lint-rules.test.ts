@@ -19,6 +19,15 @@ describe('lintRules', () => {
     expect(lint('post /shipments')[0]).toContain('Did you mean "create_shipment"?')
   })
 
+  it('says route names carry no query string, where "?" would stand for one character', () => {
+    expect(lint('POST /orders?dry_run=1', 'GET /inventory/*?sku=1&x=2')).toEqual([
+      'rule "r0": route "POST /orders?dry_run=1" can never match: route names carry no query string, and "?" in a glob stands for one character. Did you mean "POST /orders"?',
+      'rule "r1": route "GET /inventory/*?sku=1&x=2" can never match: route names carry no query string, and "?" in a glob stands for one character. Did you mean "GET /inventory/*"?',
+    ])
+    // A "?" wildcard with no query after it is a glob like any other.
+    expect(lint('GET /item?', 'GET /v?/items')).toEqual([])
+  })
+
   it('points a path without a method at the declared route that serves it, else at the METHOD /path shape', () => {
     expect(lint('/shipments', '/orders')).toEqual([
       'rule "r0": route "/shipments" can never match: a route name is a declared route or "METHOD /path", with the method. Did you mean "create_shipment" (POST /shipments)?',

@@ -58,6 +58,12 @@ export function lintRules(config: Pick<StormConfig, 'routes' | 'rules'>, plugins
       if (judged !== null) warnings.push({ rule: rule.name, route, message: judged })
       continue
     }
+    // `POST /ship?x=1` reads as a query, but `?` is a one-character wildcard and names carry none.
+    const query = /^(\S+ \/[^?]*)\?[^?*[]*=/.exec(route)
+    if (query) {
+      warnings.push({ rule: rule.name, route, message: `route "${route}" can never match: route names carry no query string, and "?" in a glob stands for one character. Did you mean "${query[1]}"?` })
+      continue
+    }
     // A `METHOD /path` glob can fire: on undeclared requests, and on declared ones by their path.
     if (namesUnnamedRoute(route)) continue
     warnings.push({ rule: rule.name, route, message: whyNoMatch(route, declared, patterns, table) })
