@@ -12,8 +12,12 @@
  * @note Fast path: `JSON.parse`, unless the text holds a run of 16 digits or points, or an
  * exponent of 3 digits (the only ways to write a number a double rounds). Node 20 has no
  * `JSON.parse` source access (V8 11.4+), so the rest goes through the strict reader with a hook.
+ * @note Text that names one member twice (`{"a":1,"a":2}`) is refused on both paths, as the strict
+ * reader always did: `JSON.parse` keeps the last, so it read the same as `{"a":2}`, which a server
+ * that takes the first reads otherwise (duplicate-keys.ts).
  */
 import type { JsonValue } from './canonical-json.js'
+import { hasDuplicateKeys } from './duplicate-keys.js'
 import { parseStrictJson } from './strict-json.js'
 
 /** Numbers `JSON.parse` may round: 16 significant digits or more, or an exponent of 3 digits. */
@@ -28,9 +32,13 @@ const MAX_DEPTH = 1000
 /** Strings (skipped), and the number tokens `MAYBE_INEXACT` flags (group 1). */
 const SUSPECT_NUMBERS = /"(?:[^"\\]|\\.)*"|(-?\d[\d.]{15,}(?:[eE][+-]?\d+)?|-?\d[\d.]*[eE][+-]?\d{3,})/g
 
-/** `text` parsed as JSON, its numbers exact (see the file's comment). Throws on text that is not JSON. */
+/** `text` parsed as JSON, its numbers exact (see the file's comment). Throws on text that is not JSON, or that names a member of one object twice. */
 export function parseJsonExact(text: string): JsonValue {
-  if (!MAYBE_INEXACT.test(text) || everyNumberExact(text)) return JSON.parse(text) as JsonValue
+  if (!MAYBE_INEXACT.test(text) || everyNumberExact(text)) {
+    const value = JSON.parse(text) as JsonValue
+    if (!hasDuplicateKeys(text, value)) return value
+  }
+  // The strict reader refuses a duplicate key, naming it and where it is.
   return parseStrictJson(text, { maxDepth: MAX_DEPTH, number: exactNumber })
 }
 

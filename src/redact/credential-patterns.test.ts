@@ -98,6 +98,26 @@ describe('credential patterns', () => {
     expect(redactCredentialShapes(`x ${text} y`)).toBe(`x ${text} y`)
   })
 
+  it.each([
+    ['an AWS key id followed by a letter', 'AK' + 'IA' + 'IOSFODNN7EXAMPL2', 'x', 'key '],
+    ['an AWS key id after a lowercase word', 'AK' + 'IA' + 'IOSFODNN7EXAMPL2', '', 'keyid'],
+    ['a GitHub token after a word', 'gh' + 'p_' + body(36), '', 'token'],
+    ['a GitHub fine-grained PAT after a word', 'github' + '_pat_' + body(40), '', 'pat'],
+    ['a Slack token after a word', 'xo' + 'xb-' + '1234567890-' + body(20), '', 'slack'],
+    ['a JWT after a word', 'eyJ' + 'hbGciOiJIUzI1NiJ9.eyJ' + 'zdWIiOiIxIn0.' + body(43), '', 'jwt'],
+    ['a Twilio key followed by a non-hex letter', 'S' + 'K' + 'a1'.repeat(16), 'xyz', 'key '],
+  ])('replaces %s, glued to the text around it', (_, token, after, before) => {
+    expect(redactCredentialShapes(`${before}${token}${after} end`)).toBe(`${before}[REDACTED]${after} end`)
+  })
+
+  it.each([
+    ['an AKIA run inside a longer upper-case id', 'X7' + 'AK' + 'IA' + 'IOSFODNN7EXAMPL2'],
+    ['ordinary words ending like prefixes', 'a highp_float, the xoxo-hugs, risk-proj, task-management-overview-2024 and ask_test_runner12345'],
+    ['eyJ without a second part', 'theyJumped eyJ' + body(30)],
+  ])('still leaves %s alone', (_, text) => {
+    expect(redactCredentialShapes(`x ${text} y`)).toBe(`x ${text} y`)
+  })
+
   it('is idempotent', () => {
     const text = `token ghp_${body(36)} and postgres://u:${body(10)}@h/db and Bearer ${body(20)}`
     const once = redactCredentialShapes(text)

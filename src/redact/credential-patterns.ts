@@ -23,8 +23,15 @@ export interface CredentialPattern {
   readonly accept?: (secret: string) => boolean
 }
 
-// Left boundary for prefixed tokens: not inside a longer identifier such as `task-…` or `xghp_…`.
+// Left boundary for prefixed tokens whose prefix ends ordinary identifiers (`task-…` for `sk-`,
+// `ask_test_…` for Stripe's `sk_test_`): not inside a longer identifier.
 const B = '(?<![A-Za-z0-9_-])'
+
+// No left boundary for prefixes no identifier ends with (`ghp_`, `github_pat_`, `xoxb-`, `eyJ…
+// .eyJ`): a token glued to the word before it (`tokenghp_…`, `idxeyJ…`) is still one. Right
+// boundaries are the token's own alphabet (an AWS key id is 20 characters of A-Z and 2-7, so a
+// lowercase letter after it ends it), never "not a letter".
+const GLUED = ''
 
 const pattern = (id: string, description: string, source: string, flags = '', accept?: (secret: string) => boolean): CredentialPattern =>
   accept === undefined
@@ -52,12 +59,12 @@ export const CREDENTIAL_PATTERNS: readonly CredentialPattern[] = [
   pattern(
     'jwt',
     'JSON Web Token (header.payload.signature, or unsigned with a trailing dot)',
-    `${B}eyJ[A-Za-z0-9_-]{10,8192}\\.eyJ[A-Za-z0-9_-]{2,65536}\\.[A-Za-z0-9_-]{0,8192}`,
+    `${GLUED}eyJ[A-Za-z0-9_-]{10,8192}\\.eyJ[A-Za-z0-9_-]{2,65536}\\.[A-Za-z0-9_-]{0,8192}`,
   ),
-  pattern('aws-access-key-id', 'AWS access key id (AKIA, ASIA, ABIA, ACCA, A3T…)', '(?<![A-Za-z0-9])(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}(?![A-Za-z0-9])'),
+  pattern('aws-access-key-id', 'AWS access key id (AKIA, ASIA, ABIA, ACCA, A3T…), also glued to lowercase text', '(?<![A-Z0-9])(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}'),
   pattern('aws-bedrock-api-key', 'AWS Bedrock long-lived API key (ABSK…)', '(?<![A-Za-z0-9])ABSK[A-Za-z0-9+/]{109,269}={0,2}'),
-  pattern('github-token', 'GitHub token (ghp_, gho_, ghu_, ghs_, ghr_)', `${B}gh[pousr]_[A-Za-z0-9]{36,251}`),
-  pattern('github-fine-grained-pat', 'GitHub fine-grained PAT (github_pat_…)', `${B}github_pat_[A-Za-z0-9_]{22,255}`),
+  pattern('github-token', 'GitHub token (ghp_, gho_, ghu_, ghs_, ghr_)', `${GLUED}gh[pousr]_[A-Za-z0-9]{36,251}`),
+  pattern('github-fine-grained-pat', 'GitHub fine-grained PAT (github_pat_…)', `${GLUED}github_pat_[A-Za-z0-9_]{22,255}`),
   pattern('anthropic-api-key', 'Anthropic key (sk-ant-api03-, sk-ant-admin01-, sk-ant-oat01-, …)', `${B}sk-ant-[a-z0-9]{2,20}-[A-Za-z0-9_-]{20,400}`),
   pattern(
     'openai-api-key',
@@ -69,8 +76,8 @@ export const CREDENTIAL_PATTERNS: readonly CredentialPattern[] = [
     'other sk- provider keys (legacy OpenAI, OpenRouter sk-or-v1-, DeepSeek, …): 20+ characters with a digit or capital',
     `${B}sk-(?:[a-z0-9]{2,12}-){0,2}(?=[A-Za-z0-9_-]{0,400}[0-9A-Z])[A-Za-z0-9_-]{20,400}`,
   ),
-  pattern('slack-token', 'Slack token (xoxb-, xoxp-, xoxa-, xoxo-, xoxs-, xoxr-, xoxe-)', `${B}xox[abposre]-[A-Za-z0-9-]{10,250}`),
-  pattern('slack-app-token', 'Slack app-level token (xapp-…)', `${B}xapp-[0-9]-[A-Za-z0-9-]{10,250}`, 'i'),
+  pattern('slack-token', 'Slack token (xoxb-, xoxp-, xoxa-, xoxo-, xoxs-, xoxr-, xoxe-)', `${GLUED}xox[abposre]-[A-Za-z0-9-]{10,250}`),
+  pattern('slack-app-token', 'Slack app-level token (xapp-…)', `${GLUED}xapp-[0-9]-[A-Za-z0-9-]{10,250}`, 'i'),
   pattern(
     'slack-webhook-url',
     'Slack webhook URL path (hooks.slack.com/services/…), also with JSON-escaped slashes',
@@ -92,7 +99,7 @@ export const CREDENTIAL_PATTERNS: readonly CredentialPattern[] = [
   pattern('npm-access-token', 'npm access token (npm_…)', `${B}npm_[A-Za-z0-9]{36,64}`),
   pattern('huggingface-token', 'Hugging Face token (hf_…, api_org_…)', `${B}(?:hf|api_org)_[A-Za-z0-9]{30,40}`),
   pattern('sendgrid-api-key', 'SendGrid API key (SG.<id>.<secret>)', '(?<![A-Za-z0-9])SG\\.[A-Za-z0-9_-]{16,32}\\.[A-Za-z0-9_-]{16,64}'),
-  pattern('twilio-api-key', 'Twilio API key (SK + 32 hex, as a whole word)', '(?<![A-Za-z0-9])SK[0-9a-fA-F]{32}(?![A-Za-z0-9])'),
+  pattern('twilio-api-key', 'Twilio API key (SK + 32 hex, not after a letter or digit, not before more hex)', '(?<![A-Za-z0-9])SK[0-9a-fA-F]{32}(?![0-9a-fA-F])'),
   pattern('groq-api-key', 'Groq API key (gsk_…)', `${B}gsk_[A-Za-z0-9]{40,64}`),
   pattern('perplexity-api-key', 'Perplexity API key (pplx-…)', `${B}pplx-[A-Za-z0-9]{40,64}`),
   pattern('xai-api-key', 'xAI API key (xai-…)', `${B}xai-[A-Za-z0-9]{60,100}`),

@@ -39,4 +39,20 @@ describe('encoded secrets', () => {
     const binary = Buffer.concat([Buffer.from([0, 1, 2, 250, 251, 252, 3, 4, 5, 6, 7, 8]), Buffer.from('hunter2')]).toString('base64')
     expect(redactBase64Runs(binary, scrub)).toBe(binary)
   })
+
+  it('decodes a base64 run glued to base64-alphabet text before it, at any offset', () => {
+    const encoded = Buffer.from('user=agent password hunter2 end').toString('base64')
+    for (const glue of ['a', 'ab', 'abc', 'abcd', 'session_', 'v1-x']) {
+      expect(redactBase64Runs(`blob=${glue}${encoded} done`, scrub)).toBe(`blob=${REDACTED} done`)
+    }
+  })
+
+  it('leaves glued base64 of random bytes and of clean text alone', () => {
+    for (const glue of ['', 'a', 'ab', 'abc']) {
+      const clean = `${glue}${Buffer.from('an ordinary sentence of plain text').toString('base64')}`
+      expect(redactBase64Runs(clean, scrub)).toBe(clean)
+      const random = `${glue}${Buffer.from(Array.from({ length: 96 }, (_, i) => (i * 73 + 41) % 256)).toString('base64')}`
+      expect(redactBase64Runs(random, scrub)).toBe(random)
+    }
+  })
 })

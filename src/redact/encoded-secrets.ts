@@ -20,6 +20,9 @@ const BASE64_RUN = /[A-Za-z0-9+/_-]{16,}={0,2}/g
 // scores about 38%, so this keeps the rescan to base64 that really encodes text.
 const MIN_PRINTABLE_SHARE = 0.85
 
+// Characters of a long run whose decoded bytes are checked first (a multiple of 4).
+const PREFIX_CHECK = 1024
+
 /** Decode percent-escapes, leaving malformed ones (`%zz`, a stray `%`) as they are. */
 export function safePercentDecode(value: string): string {
   if (!value.includes('%')) return value
@@ -62,17 +65,35 @@ export function redactPercentEncodedRuns(text: string, scrub: (decoded: string) 
   })
 }
 
+/** Whether base64 `encoded` decodes to text (mostly printable ASCII); its bytes as UTF-8 text, else undefined. */
+function decodedText(encoded: string): string | undefined {
+  // Random binary fails within its first bytes: check a prefix before decoding a long run whole
+  // (a base64 image in a model request is megabytes, and tried at four offsets below).
+  if (encoded.length > PREFIX_CHECK && !mostlyPrintable(Buffer.from(encoded.slice(0, PREFIX_CHECK), 'base64'))) return undefined
+  const bytes = Buffer.from(encoded, 'base64')
+  if (bytes.length < 12 || !mostlyPrintable(bytes)) return undefined
+  return bytes.toString('utf8')
+}
+
+function mostlyPrintable(bytes: Buffer): boolean {
+  let printable = 0
+  for (const byte of bytes) {
+    if ((byte >= 0x20 && byte < 0x7f) || byte === 0x09 || byte === 0x0a || byte === 0x0d) printable++
+  }
+  return printable >= bytes.length * MIN_PRINTABLE_SHARE
+}
+
 /** Rewrite base64 runs of `text` that decode to text which `scrub` would change (by `mask(run)`, default `[REDACTED]`). */
 export function redactBase64Runs(text: string, scrub: (decoded: string) => string, mask: (run: string) => string = () => REDACTED): string {
   return text.replace(BASE64_RUN, (run) => {
-    const bytes = Buffer.from(run, 'base64')
-    if (bytes.length < 12) return run
-    let printable = 0
-    for (const byte of bytes) {
-      if ((byte >= 0x20 && byte < 0x7f) || byte === 0x09 || byte === 0x0a || byte === 0x0d) printable++
+    // A run glued to base64-alphabet text before it (`session_QXV0…`, `abQXV0…`) starts the
+    // encoded part 1 to 3 characters after a multiple of 4 from the run's start: decoded from the
+    // run's start, every byte is shifted and none is text. Each offset is tried; a text prefix of
+    // a multiple of 4 costs only a few garbage bytes, which the printable share absorbs.
+    for (let offset = 0; offset < 4 && run.length - offset >= 16; offset++) {
+      const decoded = decodedText(run.slice(offset))
+      if (decoded !== undefined && scrub(decoded) !== decoded) return mask(run)
     }
-    if (printable < bytes.length * MIN_PRINTABLE_SHARE) return run
-    const decoded = bytes.toString('utf8')
-    return scrub(decoded) === decoded ? run : mask(run)
+    return run
   })
 }

@@ -22,6 +22,25 @@ describe('body redaction', () => {
     expect(body(`{"password":"hunter2", broken ${token()}`, 'application/json')).toBe(`{"password":"${REDACTED}", broken ${REDACTED}`)
   })
 
+  it('reads JSON text in strings as JSON, up to 8 strings deep', () => {
+    // A model request whose tool result holds a tool's answer that echoes the body it sent.
+    let text = JSON.stringify({ password: 'hunter2', credentials: { user: 'u', pass: 'p' } })
+    for (let depth = 0; depth < 8; depth++) text = JSON.stringify({ [`level${depth}`]: text })
+    const out = body(text, 'application/json')
+    expect(out).not.toContain('hunter2')
+    expect(out).not.toMatch(/"pass\W+p\W/)
+    let inner: unknown = JSON.parse(out)
+    for (let depth = 7; depth >= 0; depth--) inner = JSON.parse((inner as Record<string, string>)[`level${depth}`] as string)
+    expect(inner).toEqual({ password: REDACTED, credentials: REDACTED })
+  })
+
+  it('scans a JSON body that names a member twice as text, keeping both members', () => {
+    const text = `{"a":1,"a":2,"token":"t-1","note":"${token()}"}`
+    expect(body(text, 'application/json')).toBe(`{"a":1,"a":2,"token":"${REDACTED}","note":"${REDACTED}"}`)
+    // In a string, the same: the first member's value is scanned too.
+    expect(body(JSON.stringify({ raw: `{"note":"${token()}","note":"x"}` }), 'application/json')).not.toContain(token())
+  })
+
   it('falls back to text when JSON nests deeper than the stack', () => {
     const deep = '['.repeat(200_000) + `"${token()}"` + ']'.repeat(200_000)
     const out = body(deep, 'application/json')

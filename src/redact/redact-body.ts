@@ -7,6 +7,7 @@
  * unchanged. Only a JSON body that held a secret is re-serialised (compactly).
  */
 import type { JsonValue } from '../json/canonical-json.js'
+import { hasDuplicateKeys } from '../json/duplicate-keys.js'
 import { redactJson, type JsonScrubber } from './redact-json.js'
 import { redactQueryPairs } from './redact-url.js'
 import { REDACTED } from './redacted-marker.js'
@@ -27,7 +28,7 @@ function isNdjsonType(type: string): boolean {
   return type === 'application/x-ndjson' || type === 'application/jsonl' || type === 'application/jsonlines' || type === 'application/json-seq'
 }
 
-/** Redact a JSON text; `undefined` when it does not parse. */
+/** Redact a JSON text; `undefined` when it does not parse, or names a member twice. */
 function redactJsonText(text: string, scrubber: BodyScrubber): string | undefined {
   let parsed: JsonValue
   try {
@@ -35,6 +36,10 @@ function redactJsonText(text: string, scrubber: BodyScrubber): string | undefine
   } catch {
     return undefined
   }
+  // `JSON.parse` kept the last of two duplicate members: re-serialised, the body would lose the
+  // first (and compare equal to a body without it), and a value only the first held would go
+  // unscanned. The text scan keeps every byte it does not redact.
+  if (hasDuplicateKeys(text, parsed)) return undefined
   try {
     const { value, changed } = redactJson(parsed, scrubber)
     return changed ? JSON.stringify(value) : text

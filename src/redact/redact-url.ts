@@ -6,6 +6,7 @@
  * host lowercasing, no added `/`, no re-encoding), which keeps cassette match keys stable.
  */
 import { encodeAroundMarkers, safePercentDecode } from './encoded-secrets.js'
+import { isAuthorizationCode } from './oauth-code.js'
 import { REDACTED } from './redacted-marker.js'
 
 /** What URL redaction needs from a redactor. */
@@ -30,18 +31,24 @@ function redactComponent(raw: string, scrubber: UrlScrubber, plusIsSpace: boolea
   return scrubbedLiteral === literal ? raw : encodeAroundMarkers(scrubbedLiteral)
 }
 
-/** Redact `name=value&…` pairs: secret names lose their values, other values are scanned. */
+/** Redact `name=value&…` pairs: secret names lose their values, and so does an OAuth authorization `code` (oauth-code.ts); other values are scanned. */
 export function redactQueryPairs(query: string, scrubber: UrlScrubber): string {
-  return query
-    .split('&')
-    .map((pair) => {
-      const eq = pair.indexOf('=')
-      if (eq < 0) return redactComponent(pair, scrubber, true)
-      const rawName = pair.slice(0, eq)
+  const pairs = query.split('&').map((pair) => {
+    const eq = pair.indexOf('=')
+    return eq < 0 ? { pair, rawName: pair, plainName: '' } : { pair, rawName: pair.slice(0, eq), plainName: safePercentDecode(pair.slice(0, eq).replace(/\+/g, ' ')) }
+  })
+  let names: string[] | undefined
+  return pairs
+    .map(({ pair, rawName, plainName }) => {
+      if (rawName === pair) return redactComponent(pair, scrubber, true)
       const name = redactComponent(rawName, scrubber, true)
-      const plainName = safePercentDecode(rawName.replace(/\+/g, ' '))
       if (scrubber.isSecretName(plainName)) return `${name}=${REDACTED}`
-      return `${name}=${redactComponent(pair.slice(eq + 1), scrubber, true)}`
+      const rawValue = pair.slice(rawName.length + 1)
+      if (plainName.toLowerCase() === 'code') {
+        names ??= pairs.map((other) => other.plainName.toLowerCase())
+        if (isAuthorizationCode(safePercentDecode(rawValue), names, 'pairs')) return `${name}=${REDACTED}`
+      }
+      return `${name}=${redactComponent(rawValue, scrubber, true)}`
     })
     .join('&')
 }

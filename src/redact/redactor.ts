@@ -30,6 +30,7 @@ import { createLiteralScrubber } from './literal-secrets.js'
 import { redactBody } from './redact-body.js'
 import { CHALLENGE_HEADERS, redactChallenge } from './redact-challenge.js'
 import { redactJson } from './redact-json.js'
+import { redactAuthorizationCodes } from './oauth-code.js'
 import { redactUrl } from './redact-url.js'
 import { REDACTED, sameLengthMask } from './redacted-marker.js'
 import { createSecretNameMatcher } from './secret-names.js'
@@ -109,6 +110,7 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
     let out = scrubLiterals(value)
     if (!MAY_HOLD_CREDENTIAL.test(out)) return out
     out = redactSecretAssignments(out, isSecretName)
+    out = redactAuthorizationCodes(out)
     out = redactCredentialShapes(out)
     if (depth < MAX_DECODE_DEPTH) {
       const deeper = (decoded: string): string => scrub(decoded, depth + 1)

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createSecretNameMatcher } from './secret-names.js'
 import { redactSecretAssignments } from './secret-assignments.js'
+import { REDACTED } from './redacted-marker.js'
 
 const redact = (text: string): string => redactSecretAssignments(text, createSecretNameMatcher())
 
@@ -67,5 +68,26 @@ describe('secret assignments', () => {
   it('is idempotent', () => {
     const once = redact('password=hunter2 "token":"abc" Cookie: a=1')
     expect(redact(once)).toBe(once)
+  })
+})
+
+describe('form and multipart text inside other text', () => {
+  it('redacts form names with brackets (user[password]=, password[]=)', () => {
+    expect(redact('user=a&user[password]=hunter2&x=1')).toBe('user=a&user[password]=[REDACTED]&x=1')
+    expect(redact('password[]=hunter2&password[]=hunter3')).toBe('password[]=[REDACTED]&password[]=[REDACTED]')
+  })
+
+  it('redacts a secret-named multipart part, with real or JSON-escaped line breaks, and keeps the others', () => {
+    const part = (name: string, value: string, eol: string): string => `--b${eol}Content-Disposition: form-data; name="${name}"${eol}Content-Type: text/plain${eol}${eol}${value}${eol}`
+    const form = (eol: string): string => `${part('user', 'agent', eol)}${part('password', 'hunter2 with "quotes"', eol)}--b--${eol}`
+    expect(redact(form('\r\n'))).toBe(form('\r\n').replace('hunter2 with "quotes"', REDACTED))
+    const escaped = JSON.stringify({ raw: form('\r\n') })
+    expect(redact(escaped)).toBe(escaped.replace('hunter2 with \\"quotes\\"', REDACTED))
+    expect(redact(escaped)).toContain('agent')
+  })
+
+  it('redacts a value in JSON-escaped JSON text (a JSON body that did not parse)', () => {
+    expect(redact('{"raw":"{\\"password\\":\\"hunter2\\",\\"user\\":\\"bob\\"}"')).toBe('{"raw":"{\\"password\\":\\"[REDACTED]\\",\\"user\\":\\"bob\\"}"')
+    expect(redact('{"raw":"a=1&password=\\"hunter2\\""}')).toBe('{"raw":"a=1&password=\\"[REDACTED]\\""}')
   })
 })

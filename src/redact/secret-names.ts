@@ -1,8 +1,8 @@
 /**
  * Which field, header and query-parameter names hold secrets.
  *
- * A name is normalised first (camelCase split to snake_case, lowercase, `-`, `.` and spaces
- * turned into `_`), then it is secret when it:
+ * A name is normalised first (camelCase split to snake_case, lowercase, `-`, `.`, spaces and the
+ * brackets of form names such as `user[password]` turned into `_`), then it is secret when it:
  * 1. equals one of ToolStorm's default keys or a user key (normalised the same way);
  * 2. contains `private_key`, or has a word containing `password`, `passwd`, `passphrase`,
  *    `secret`, `credential`, `cookie`, `authorization`, `privatekey` or `signature` (but not
@@ -46,7 +46,14 @@ export const DEFAULT_SECRET_KEYS: readonly string[] = [
   'session_token',
 ]
 
-const DEFAULT_KEYS: ReadonlySet<string> = new Set(DEFAULT_SECRET_KEYS)
+/**
+ * OAuth's other secrets by name (RFC 7636, RFC 8628): PKCE's verifier, which redeems a code, and
+ * a device flow's `device_code`, which the client polls the token endpoint with. (Its tokens, `id_token`
+ * included, are secret by the word `token`; an authorization `code` by where it stands: oauth-code.ts.)
+ */
+const OAUTH_SECRET_KEYS = ['code_verifier', 'device_code']
+
+const DEFAULT_KEYS: ReadonlySet<string> = new Set([...DEFAULT_SECRET_KEYS, ...OAUTH_SECRET_KEYS])
 
 // Substrings that make any name secret, wherever they appear.
 const SECRET_SUBSTRINGS = [
@@ -126,7 +133,7 @@ export function normaliseSecretName(name: string): string {
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
     .replace(/([A-Z])(?=[A-Z][a-z])/g, '$1_')
     .toLowerCase()
-    .replace(/[\s.-]+/g, '_')
+    .replace(/[\s.[\]-]+/g, '_')
     .replace(/_+/g, '_')
     .replace(/^_|_$/g, '')
 }

@@ -1,7 +1,8 @@
 /**
- * Form bodies in replay matching (#37, item 3): an OAuth token request is form-encoded, and PKCE's
- * `code_verifier` in it is new every run. `ignoreBodyFields` (`--ignore-body-field`) leaves the
- * field out of a form body as of a JSON one, in-process as in the replay server; a miss names it.
+ * Form bodies in replay matching (#37, item 3): an OAuth token request is form-encoded, and a field
+ * in it may be new every run (here a `nonce`; PKCE's `code_verifier` is redacted, so it matches
+ * anyway). `ignoreBodyFields` (`--ignore-body-field`) leaves the field out of a form body as of a
+ * JSON one, in-process as in the replay server; a miss names it.
  */
 import { describe, expect, it } from 'vitest'
 import { createCassetteRecorder } from '../../src/cassette/record/cassette-recorder.js'
@@ -11,23 +12,23 @@ import { intercept } from '../../src/interceptors/intercept.js'
 import { closing } from '../helpers/teardown.js'
 import { startUpstream } from '../helpers/upstream.js'
 
-const tokenRequest = (verifier: string, order: 'as sent' | 'reordered' = 'as sent') => ({
+const tokenRequest = (nonce: string, order: 'as sent' | 'reordered' = 'as sent') => ({
   method: 'POST',
   headers: { 'content-type': 'application/x-www-form-urlencoded' },
-  body: order === 'as sent' ? `grant_type=authorization_code&code=c-1&code_verifier=${verifier}&redirect_uri=http%3A%2F%2F127.0.0.1%3A1%2Fcb` : `redirect_uri=http://127.0.0.1:1/cb&code_verifier=${verifier}&code=c-1&grant_type=authorization_code`,
+  body: order === 'as sent' ? `grant_type=authorization_code&code=c-1&nonce=${nonce}&redirect_uri=http%3A%2F%2F127.0.0.1%3A1%2Fcb` : `redirect_uri=http://127.0.0.1:1/cb&nonce=${nonce}&code=c-1&grant_type=authorization_code`,
 })
 
 describe('form bodies in replay matching', () => {
-  it('in-process: a token request matches its recording whatever its code_verifier, its fields in any order; without the option the miss names the field', async () => {
+  it('in-process: a token request matches its recording whatever its nonce, its fields in any order; without the option the miss names the field', async () => {
     const upstream = closing(await startUpstream())
     const storm = createStorm({})
-    const recorder = createCassetteRecorder(storm, { match: { ignoreBodyFields: ['code_verifier'] } })
+    const recorder = createCassetteRecorder(storm, { match: { ignoreBodyFields: ['nonce'] } })
     const interception = intercept(storm, { filter: (url) => url.origin === upstream.url, observer: recorder.observer })
     const recorded = (await (await fetch(`${upstream.url}/echo`, tokenRequest('v-recorded'))).json()) as { body: string }
     interception.dispose()
     await recorder.close()
     const cassette = await recorder.cassette()
-    expect(cassette.header.match.ignoreBodyFields).toEqual(['code_verifier'])
+    expect(cassette.header.match.ignoreBodyFields).toEqual(['nonce'])
 
     const replay = replayCassette(cassette)
     try {
@@ -45,6 +46,6 @@ describe('form bodies in replay matching', () => {
     } finally {
       strict.dispose()
     }
-    expect(strict.verdict().message).toContain('body differs at $.code_verifier: "v-recorded" ≠ "v-live"')
+    expect(strict.verdict().message).toContain('body differs at $.nonce: "v-recorded" ≠ "v-live"')
   })
 })

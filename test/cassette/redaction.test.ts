@@ -14,6 +14,7 @@ import { createStorm } from '../../src/create-storm.js'
 import { startProxy } from '../../src/proxy/proxy-server.js'
 import { fakeSecrets, leaks, type FakeSecrets } from '../helpers/fake-secrets.js'
 import { test as it } from '../helpers/file-fixtures.js'
+import { closing } from '../helpers/teardown.js'
 
 /** An upstream that hands secrets back in every way a response can: headers, cookies, JSON, SSE, gzip, base64. */
 async function startLeakyUpstream(secrets: FakeSecrets): Promise<{ url: string; close(): Promise<void> }> {
@@ -35,6 +36,10 @@ async function startLeakyUpstream(secrets: FakeSecrets): Promise<{ url: string; 
         const gz = zlib.gzipSync(JSON.stringify({ token: secrets.jwt, note: `aws ${secrets.aws}` }))
         res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': gz.length })
         return res.end(gz)
+      }
+      if (url.pathname === '/authorize') {
+        res.writeHead(302, { location: `https://app.example/cb?code=${secrets.session}&state=${url.searchParams.get('state')}` })
+        return res.end()
       }
       if (url.pathname === '/blob') {
         res.writeHead(200, { 'content-type': 'application/json' })
@@ -127,6 +132,59 @@ describe('secrets never reach a cassette', () => {
     const replay = await startReplayServer(await Cassette.load(file))
     expect((await undiciFetch(`${replay.url}/hooks/${fakeSecrets().github}/deliver`, { method: 'POST' })).status).toBe(404)
     expect(await replay.close()).toMatchObject({ passed: true, served: 1 })
+  })
+
+  it('keeps OAuth codes and verifiers, nested JSON text, forms in JSON strings, glued key ids and glued base64 out of the cassette and the report, and replays them for other secrets only', async ({ dir }) => {
+    const secrets = fakeSecrets()
+    const more = { code: secrets.session, verifier: fakeSecrets().session + fakeSecrets().session.slice(0, 11), nested: fakeSecrets().password, form: fakeSecrets().password, part: fakeSecrets().password }
+    const upstream = await startLeakyUpstream(secrets)
+    const storm = createStorm({})
+    const file = path.join(dir, 'oauth.cassette.jsonl')
+    const recorder = createCassetteRecorder(storm, { file, source: 'proxy', urlForm: 'origin', targets: [upstream.url] })
+    const proxy = await startProxy({ targets: [upstream.url], storm, observer: recorder.observer })
+    const send = (pathname: string, init: Parameters<typeof undiciFetch>[1] = {}) => undiciFetch(proxy.url + pathname, { redirect: 'manual', ...init }).then(async (r) => ({ status: r.status, location: r.headers.get('location'), body: await r.text() }))
+    const redirect = await send('/authorize?state=s-1')
+    expect(redirect.location).toBe(`https://app.example/cb?code=${more.code}&state=s-1`)
+    await send(`/echo?code=${more.code}&state=s-1`)
+    await send(`/echo?code=${more.code}`)
+    await send('/echo?code=US&state=CA')
+    const form = { 'content-type': 'application/x-www-form-urlencoded' }
+    await send('/echo', { method: 'POST', headers: form, body: `grant_type=authorization_code&code=${more.code}&redirect_uri=https%3A%2F%2Fapp.example%2Fcb&code_verifier=${more.verifier}` })
+    let nested = JSON.stringify({ password: more.nested })
+    for (let depth = 0; depth < 3; depth++) nested = JSON.stringify({ text: nested })
+    const json = { 'content-type': 'application/json' }
+    const base64 = Buffer.from(`Authorization: Bearer ${secrets.github}`).toString('base64')
+    const multipart = `--b\r\nContent-Disposition: form-data; name="password"\r\n\r\n${more.part}\r\n--b--`
+    await send('/echo', { method: 'POST', headers: json, body: JSON.stringify({ nested, raw: `user=a&user[password]=${more.form}`, multipart, key: `id${secrets.aws}x`, blob: `ab${base64}` }) })
+    await send('/echo', { method: 'POST', headers: json, body: '{"a":2}' })
+    const report = storm.report()
+    await proxy.close()
+    await recorder.close()
+    await upstream.close()
+    const raw = await readFile(file, 'utf8')
+    expect(leaks(raw, { ...secrets, ...more })).toEqual([])
+    expect(leaks(JSON.stringify(report), { ...secrets, ...more })).toEqual([])
+    expect(raw).not.toContain(base64.slice(0, 24))
+    const cassette = await Cassette.load(file)
+    expect(cassette.exchanges[0]!.response!.headers.location).toBe('https://app.example/cb?code=[REDACTED]&state=s-1')
+    expect(cassette.exchanges[3]!.request.url).toBe('/echo?code=US&state=CA')
+
+    // A different code (a secret) still matches; a different state, or another country code (no secrets), does not.
+    const replayWith = async (pathname: string, init: Parameters<typeof undiciFetch>[1] = {}) => {
+      const replay = closing(await startReplayServer(cassette, { order: 'any', allowUnused: true }))
+      const answer = await undiciFetch(replay.url + pathname, { redirect: 'manual', ...init })
+      await answer.text()
+      return { status: answer.status, verdict: await replay.close() }
+    }
+    const otherCode = fakeSecrets().session
+    expect(await replayWith(`/echo?code=${otherCode}&state=s-1`)).toMatchObject({ status: 200, verdict: { passed: true, served: 1 } })
+    expect(await replayWith(`/echo?code=${otherCode}`)).toMatchObject({ status: 200, verdict: { passed: true, served: 1 } })
+    expect(await replayWith('/echo', { method: 'POST', headers: form, body: `grant_type=authorization_code&code=${otherCode}&redirect_uri=https%3A%2F%2Fapp.example%2Fcb&code_verifier=${fakeSecrets().session}` })).toMatchObject({ status: 200, verdict: { passed: true } })
+    expect(await replayWith(`/echo?code=${otherCode}&state=s-2`)).toMatchObject({ verdict: { passed: false, code: 'ERR_CASSETTE_MISMATCH' } })
+    expect(await replayWith('/echo?code=FR&state=CA')).toMatchObject({ verdict: { passed: false, code: 'ERR_CASSETTE_MISMATCH' } })
+    // A body naming a member twice is not the body JSON.parse reads of it.
+    expect(await replayWith('/echo', { method: 'POST', headers: json, body: '{"a":1,"a":2}' })).toMatchObject({ verdict: { passed: false, code: 'ERR_CASSETTE_MISMATCH' } })
+    expect(await replayWith('/echo', { method: 'POST', headers: json, body: '{ "a": 2 }' })).toMatchObject({ status: 200, verdict: { passed: true } })
   })
 
   it('leaves near misses alone: ordinary ids, digests and counters stay as they were', async () => {
