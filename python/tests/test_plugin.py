@@ -162,6 +162,43 @@ def test_a_cassette_keeps_its_large_bodies_beside_it_through_record_replay_updat
     assert sorted(path.name for path in cassettes.iterdir()) == ["chat.jsonl"]
 
 
+BLOCKED = """
+import urllib.request
+from pathlib import Path
+import pytest
+
+@pytest.mark.toolstorm_cassette("cassettes/ship.jsonl", record_mode="all")
+def test_ship(toolstorm, shipping_server):
+    base = toolstorm.url(shipping_server.url)
+    urllib.request.urlopen(base + "/shipments", timeout=10).read()
+    if BLOCK:
+        # A file where the recording's body files go: the large body below cannot be stored, as on a full disk.
+        work = next((Path(__file__).parent / "cassettes").glob(".ship.jsonl.*.recording"))
+        work.with_name(work.name + ".bodies").write_text("in the way")
+    note = "x" * 100_000
+    urllib.request.urlopen(urllib.request.Request(base + "/ship", data=('{"order": "o-1", "note": "' + note + '"}').encode(), method="POST"), timeout=10).read()
+    urllib.request.urlopen(base + "/shipments", timeout=10).read()
+"""
+
+
+def test_a_recording_toolstorm_could_not_write_errors_the_test_and_leaves_the_cassette_as_it_was(suite):
+    suite.makepyfile(test_ship="BLOCK = False\n" + BLOCKED)
+    suite.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    cassette = suite.path / "cassettes" / "ship.jsonl"
+    recorded = cassette.read_text()
+    assert recorded.count('"seq":') == 3
+
+    suite.makepyfile(test_ship="BLOCK = True\n" + BLOCKED)
+    result = suite.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*toolstorm: the recording of *ship.jsonl failed (toolstorm exited 2), so *ship.jsonl is unchanged.*", "*Failed to write the body file *.bodies/sha256-*"])
+    # The cassette of 3 exchanges was not replaced by the 1 that could be written.
+    assert cassette.read_text() == recorded
+    for leftover in (suite.path / "cassettes").glob(".ship.jsonl.*"):
+        leftover.unlink()
+    assert sorted(path.name for path in (suite.path / "cassettes").iterdir()) == ["ship.bodies", "ship.jsonl"]
+
+
 LOOP = """
 import json, secrets, urllib.request, uuid
 import openai, pytest

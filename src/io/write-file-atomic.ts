@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
+import { ToolstormError } from '../errors.js'
 
 export interface AtomicWriteOptions {
   /** File mode of the new file. Default 0o600 (owner read/write). */
@@ -19,6 +20,20 @@ export interface AtomicWriteOptions {
 
 export async function writeFileAtomic(target: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
   await replaceFileAtomic(target, options, (handle) => handle.writeFile(data))
+}
+
+/**
+ * `writeFileAtomic` for a file the user named (`--report FILE`): a failure (no space, no
+ * permission, a file where a folder should be) is `ERR_FILE_UNWRITABLE` naming `what` and the file.
+ */
+export async function writeUserFile(what: string, target: string, data: string | Uint8Array): Promise<void> {
+  try {
+    await writeFileAtomic(target, data)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === undefined) throw error
+    throw new ToolstormError('ERR_FILE_UNWRITABLE', `Failed to write the ${what} ${target}: ${code}. Give a path in a folder you can write to.`, { cause: error })
+  }
 }
 
 /**

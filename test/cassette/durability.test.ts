@@ -55,6 +55,34 @@ describe('recording durability', { timeout: 120_000 }, () => {
     expect((await readdir(dir)).filter((name) => name.includes('stopped') && name !== 'stopped.cassette.jsonl')).toEqual([])
   })
 
+  it('exits 2 at SIGTERM naming the file it could not write, and leaves a cassette of the exchanges before it that still loads', async ({ dir, upstream }) => {
+    const file = path.join(dir, 'blocked.cassette.jsonl')
+    // A file where the body files' folder goes: the large body cannot be stored, as on a full disk.
+    await writeFile(path.join(dir, 'blocked.cassette.bodies'), 'in the way')
+    const recorder = await startRecorder(upstream.url, file)
+    for (const url of ['/items/a', '/bytes/200000', '/items/b']) await (await fetch(`${recorder.url}${url}`)).arrayBuffer()
+    recorder.child.kill('SIGTERM')
+    expect(await recorder.exited).toBe(2)
+    // The typed error, not a crash with a stack trace.
+    expect(recorder.stderr()).toContain(`[toolstorm] Failed to write the body file ${path.join(dir, 'blocked.cassette.bodies')}/sha256-`)
+    expect(recorder.stderr()).toContain('(ERR_FILE_UNWRITABLE)')
+    expect(recorder.stderr()).not.toMatch(/^\s+at /m)
+    // No later exchange was appended after the one that failed: no hole, so the cassette loads.
+    expect((await Cassette.load(file)).exchanges.map((exchange) => exchange.request.url)).toEqual(['/items/a'])
+  })
+
+  it('exits 2 at SIGTERM naming the report it could not write', async ({ dir, upstream }) => {
+    await writeFile(path.join(dir, 'not-a-folder'), '')
+    const report = path.join(dir, 'not-a-folder', 'report.json')
+    const proxy = await startCliProxy(['--target', upstream.url, '--report', report])
+    await (await fetch(`${proxy.url}/items/a`)).text()
+    proxy.child.kill('SIGTERM')
+    expect(await proxy.exited).toBe(2)
+    expect(proxy.stderr()).toContain(`[toolstorm] Failed to write the report ${report}: `)
+    expect(proxy.stderr()).toContain('(ERR_FILE_UNWRITABLE)')
+    expect(proxy.stderr()).not.toMatch(/^\s+at /m)
+  })
+
   it('appends a restarted recorder to the cassette a kill -9 left, as its next segment, losing nothing written before the kill', async ({ dir, upstream }) => {
     const file = path.join(dir, 'restarted.cassette.jsonl')
     const first = await startRecorder(upstream.url, file)

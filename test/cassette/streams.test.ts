@@ -240,6 +240,35 @@ describe('record and replay a streamed chat in-process', () => {
   })
 })
 
+describe('an in-process replay of a stream the client leaves', () => {
+  it('fails the replay, at instant speed too, when the openai SDK stops reading before the recorded end, unless unused answers are allowed', async () => {
+    const recorded = await recordThroughProxy([])
+    expect(recorded.seen).toMatchObject({ chunks: ['', ...WORDS, '', 'usage'], error: null })
+    /** Stream the chat in-process from the cassette, leaving the loop after 2 chunks (the SDK aborts its fetch). */
+    const leaveAfterTwo = async (allowUnused: boolean) => {
+      const replay = replayCassette(recorded.cassette, allowUnused ? { allowUnused } : {})
+      try {
+        const stream = await sdk(`${recorded.upstreamUrl}/v1`).chat.completions.create({ model: 'gpt-x', messages, stream: true, stream_options: { include_usage: true } })
+        let chunks = 0
+        for await (const _chunk of stream) if (++chunks === 2) break
+        expect(chunks).toBe(2)
+      } finally {
+        replay.dispose()
+      }
+      // The relay notices the client left as it hands the next event over (allowed: the row stays ok).
+      if (allowUnused) await new Promise((resolve) => setTimeout(resolve, 200))
+      else await expect.poll(() => replay.verdict().rows[0]?.result).not.toBe('ok')
+      return replay.verdict()
+    }
+    // In-process the body is pulled at the client's pace, so even an instant replay still had events to send when it left.
+    const verdict = await leaveAfterTwo(false)
+    expect(verdict).toMatchObject({ passed: false, code: 'ERR_CASSETTE_MISMATCH' })
+    expect(verdict.rows[0]!.result).toMatch(/^answer left after [2-4] of 8 events$/)
+    expect(verdict.message).toContain('(the client left, or the replay stopped first), though the client read it to its recorded end when recorded.')
+    expect(await leaveAfterTwo(true)).toMatchObject({ passed: true })
+  })
+})
+
 describe('an in-process recorder after a stream cut (#29)', () => {
   it('resolves cassette() and save() without close(), as docs/streams.md uses it', async () => {
     const upstream = await startModelUpstream({ gapMs: 5 })

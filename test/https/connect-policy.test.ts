@@ -109,6 +109,23 @@ describe('tunnelUnmatched', () => {
     expect(report.calls.map((c) => [c.url, c.outcome])).toEqual([[`https://localhost:${port}/ship`, 'reset']])
   })
 
+  it('intercepts every host under a call budget, so the calls past it are refused and the report counts every call', async () => {
+    // No rule names a host: without the budget every CONNECT would be tunnelled, its calls never counted.
+    const env = closing(await startHttpsProxied({ rules: [], maxCalls: 2 }, { tunnelUnmatched: true }))
+    const statuses: number[] = []
+    for (const order of ['o-1', 'o-1', 'o-2']) {
+      const response = await request(`${env.base}/ship`, { dispatcher: env.dispatcher, method: 'POST', body: JSON.stringify({ order }) })
+      statuses.push(response.statusCode)
+      await response.body.dump()
+    }
+    expect(statuses).toEqual([201, 201, 503])
+    expect(env.upstream.commits).toEqual(['o-1', 'o-1'])
+    const report = await env.report()
+    expect([report.calls.length, report.budgetRejections, report.maxCalls]).toEqual([2, 1, 2])
+    // The tool server's commits reached the run through the calls' header: the duplicate is seen.
+    expect(report.effects.map((e) => [e.key, e.call])).toEqual([['o-1', 1], ['o-1', 2]])
+  })
+
   it('answers 502 when the host of an untouched tunnel cannot be reached', async () => {
     const closed = net.createServer()
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))

@@ -126,11 +126,18 @@ class CassetteSession:
         return f"toolstorm: the replay of {self.path} failed: {verdict.get('message')}\n{table}\n  ({verdict.get('code')})"
 
     def finish(self, passed: bool) -> str:
-        """Stop the process; keep a recording only when the test passed. What happened, in one line."""
-        if self.proxy is not None:
-            self.proxy.close()
+        """Stop the process; keep a recording only when the test passed and toolstorm wrote all of it.
+        What happened, in one line; raises CassetteError when the recording could not be written."""
+        code = self.proxy.close() if self.proxy is not None else None
         if self._work is None:
             return f"replayed {self.path}"
+        if code:
+            # It could not write every exchange (a full disk): what it wrote must not replace the cassette.
+            output = self.proxy.output if self.proxy is not None else ""
+            said = "\n".join(line for line in output.splitlines() if line.startswith("[toolstorm] Failed") or line.strip().startswith("(ERR_"))
+            self._discard()
+            action = "update" if self.action == "update" else "recording"
+            raise CassetteError(f"toolstorm: the {action} of {self.path} failed (toolstorm exited {code}), so {self.path} is unchanged." + (f"\n{said}" if said else ""))
         if passed and self._work.exists():
             self._replace_cassette()
             return f"{'updated' if self.action == 'update' else 'recorded'} {self.path}"

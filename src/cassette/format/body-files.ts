@@ -22,7 +22,7 @@ import { promises as fs } from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import zlib from 'node:zlib'
-import { CassetteError } from '../../errors.js'
+import { CassetteError, ToolstormError } from '../../errors.js'
 import { BODY_FILE_NAME, type CassetteExchange, type CassetteFileExchange, type StoredBody, type StoredBodyFile } from './cassette-schema.js'
 import { docsUrl } from '../../docs-url.js'
 
@@ -118,20 +118,22 @@ export class BodyFileWriter {
   }
 
   async #write(file: string, content: Buffer): Promise<void> {
-    await fs.mkdir(this.folder, { recursive: true, mode: 0o700 })
     const temp = path.join(this.folder, `.toolstorm-${randomBytes(6).toString('hex')}.tmp`)
-    const handle = await fs.open(temp, 'wx', 0o600)
     try {
-      await handle.writeFile(content)
-      await handle.sync()
-    } finally {
-      await handle.close()
-    }
-    try {
+      await fs.mkdir(this.folder, { recursive: true, mode: 0o700 })
+      const handle = await fs.open(temp, 'wx', 0o600)
+      try {
+        await handle.writeFile(content)
+        await handle.sync()
+      } finally {
+        await handle.close()
+      }
       await fs.rename(temp, path.join(this.folder, file))
     } catch (error) {
-      await fs.rm(temp, { force: true })
-      throw error
+      await fs.rm(temp, { force: true }).catch(() => undefined)
+      // A full disk, or a file where the folder should be: the line that needs this file cannot be written.
+      const code = (error as NodeJS.ErrnoException).code ?? String(error)
+      throw new ToolstormError('ERR_FILE_UNWRITABLE', `Failed to write the body file ${path.join(this.folder, file)}: ${code}. The exchanges before it are in the cassette.`, { cause: error })
     }
     this.#wrote = true
   }

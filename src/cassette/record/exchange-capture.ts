@@ -179,7 +179,9 @@ export class ExchangeCapture {
         this.#chain = this.#chain.then(async () => {
           await entry.finished
           const line = await this.#line(entry)
-          if (!entry.forgotten) await this.#options.write(line, exchange.run.id)
+          // After a line failed (a full disk), no later one is written: the file stays the valid
+          // cassette of the exchanges before it, never one with a hole no reader accepts.
+          if (!entry.forgotten && this.#failure === null) await this.#options.write(line, exchange.run.id)
           this.#active.delete(exchange.id)
           this.#written.set(exchange.id, entry.seq)
           if (this.#written.size > LATE_EFFECT_WINDOW) this.#written.delete(this.#written.keys().next().value as string)

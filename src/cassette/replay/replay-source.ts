@@ -126,22 +126,31 @@ function untilAborted(signal: AbortSignal): Promise<void> {
  */
 async function* paced(plan: ReplayPlan, signal: AbortSignal, left: (sent: number) => void): AsyncGenerator<Uint8Array> {
   const due = pacer()
-  const abort = (sent: number): never => {
-    left(sent)
-    throw signal.reason
+  let sent = 0
+  let played = false
+  try {
+    for (const piece of plan.pieces) {
+      await due(piece.at, signal)
+      if (signal.aborted) throw signal.reason
+      yield piece.bytes
+      sent++
+    }
+    if (plan.ending === 'hold') {
+      played = true
+      await untilAborted(signal)
+      throw signal.reason
+    }
+    // A stall that ended in a cut, or the gap before a dropped final event, lasts as long as it did.
+    await due(plan.end, signal)
+    if (signal.aborted) throw signal.reason
+    played = true
+  } finally {
+    // Left while waiting for a piece, or while one was being written: in-process the body is
+    // pulled at the client's pace, so even an instant replay sees a client that stops reading
+    // (the relay then returns this generator at a yield). A fault's cut also returns it, with the
+    // client still there: that is not leaving.
+    if (!played && signal.aborted) left(sent)
   }
-  for (const [sent, piece] of plan.pieces.entries()) {
-    await due(piece.at, signal)
-    if (signal.aborted) abort(sent)
-    yield piece.bytes
-  }
-  if (plan.ending === 'hold') {
-    await untilAborted(signal)
-    throw signal.reason
-  }
-  // A stall that ended in a cut, or the gap before a dropped final event, lasts as long as it did.
-  await due(plan.end, signal)
-  if (signal.aborted) abort(plan.pieces.length)
 }
 
 /**

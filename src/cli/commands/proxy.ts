@@ -1,7 +1,7 @@
 import type { Argv, CommandModule } from 'yargs'
 import { ConfigError } from '../../errors.js'
 import { SEED_LIMIT } from '../../engine/schema/config.js'
-import { writeFileAtomic } from '../../io/write-file-atomic.js'
+import { writeUserFile } from '../../io/write-file-atomic.js'
 import { startProxy, type ProxyOptions, type ProxyServer } from '../../proxy/proxy-server.js'
 import { LOOPBACK } from '../../proxy/server-pair.js'
 import { parseAllowedHosts, splitAllowedHosts } from '../../proxy/allowed-hosts.js'
@@ -123,9 +123,13 @@ export function describeProxy(proxy: ProxyServer, caDir: string | null, args: Ad
   ]
 }
 
-/** Stop on SIGINT/SIGTERM or the parent's exit (stop-request.ts): close the proxy, then run `onStop` (write files), then exit. */
+/**
+ * Stop on SIGINT/SIGTERM or the parent's exit (stop-request.ts): close the proxy, then run `onStop`
+ * (write files), then exit. Rejects with what `onStop` failed with (a cassette or report it could
+ * not write), so the command exits with that error's code and message.
+ */
 export function stopOnSignals(proxy: ProxyServer, onStop: () => Promise<void>, options: StopOptions = {}): Promise<void> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     let stopping = false
     const dispose = onStopRequest(() => {
       if (stopping) return
@@ -133,9 +137,7 @@ export function stopOnSignals(proxy: ProxyServer, onStop: () => Promise<void>, o
       void (async () => {
         await proxy.close()
         await onStop()
-        dispose()
-        resolve()
-      })()
+      })().then(resolve, reject).finally(dispose)
     }, options)
   })
 }
@@ -202,7 +204,7 @@ export async function runProxy(args: ProxyArgs & RecordArgs & Partial<StateArgs>
       if (args.report) {
         // With --state: the run as every replica saw it.
         const document = await reportDocument(shared ?? storm.ledger)
-        await writeFileAtomic(args.report, JSON.stringify(document, null, 2) + '\n')
+        await writeUserFile('report', args.report, JSON.stringify(document, null, 2) + '\n')
         printError(`report written to ${args.report}`)
         const omitted = describeOmitted(document)
         if (omitted) printError(omitted)

@@ -14,7 +14,7 @@ import type { ReplayServerMode } from '../../proxy/replay/replay-server-options.
 import { REPLAY_SPEEDS, type ReplaySpeed } from '../../cassette/replay/replay-stream.js'
 import { ERROR_CODES } from '../../errors.js'
 import { createRedactor } from '../../redact/index.js'
-import { writeFileAtomic } from '../../io/write-file-atomic.js'
+import { writeUserFile } from '../../io/write-file-atomic.js'
 import { LOOPBACK } from '../../proxy/server-pair.js'
 import { httpsOptionsFromArgs, interceptionLine } from '../https-args.js'
 import { printError, printLine } from '../output.js'
@@ -118,7 +118,7 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
     const report = replayReport(replay.session, replay.mode, { contracts: args.contracts })
     const verdict = { ...replayed, passed: report.passed, code: report.code, message: report.message }
     if (args.report) {
-      await writeFileAtomic(args.report, JSON.stringify(report, null, 2) + '\n')
+      await writeUserFile('replay report', args.report, JSON.stringify(report, null, 2) + '\n')
       printError(`replay report written to ${args.report}`)
     }
     if (args.json) printLine(JSON.stringify(report, null, 2))

@@ -38,6 +38,11 @@ describe('interceptScope', () => {
     expect(scope([{ route: 'no_such_route' }])).toEqual({ everyHost: false, hosts: new Set() })
   })
 
+  it('intercepts every host under a call budget, whatever the rules name (a tunnelled call is never counted)', () => {
+    expect(interceptScope(parseConfig({ routes, maxCalls: 5 }))).toEqual({ everyHost: true })
+    expect(interceptScope(parseConfig({ routes, maxCalls: 5, rules: [{ name: 'a', route: 'openai_chat', kind: 'unavailable' }] }))).toEqual({ everyHost: true })
+  })
+
   it("intercepts every host for a route one of the storm's plug-ins names, and only with that plug-in", () => {
     const rpc: RouteChecker = (route) => (route.startsWith('rpc ') ? null : undefined)
     expect(scope([{ route: 'rpc shipping.Ship/Create' }], rpc)).toEqual({ everyHost: true })

@@ -8,6 +8,9 @@
  * nothing but declared routes with an origin (`"GET https://api.openai.com/v1/*"`) is tied to
  * those hosts. When in doubt the answer is "every host": intercepting too much is visible and
  * harmless, tunnelling a host a rule targets would silently skip the fault.
+ *
+ * A call budget (`maxCalls`) counts every call to every host: with one set, every host is
+ * intercepted (tunnelled calls are neither counted nor refused, and a budget over none passes).
  */
 import { globMatches, isGlob } from '../../engine/glob.js'
 import { parseRoutePattern } from '../../engine/route-pattern.js'
@@ -21,7 +24,8 @@ const DEFAULT_NAME = /^[!#$%&'*+.^_`|~0-9A-Z-]+ \/[\s\S]*$/
 const DEFAULT_NAME_PREFIX = /^(?:[!#$%&'*+.^_`|~0-9A-Z-]*|[!#$%&'*+.^_`|~0-9A-Z-]+ (?:\/[\s\S]*)?)$/
 
 /** The hosts (`host:port`) the rules can apply to, or every host; `checkRoute`: the storm's plug-ins' (`storm.protocol.checkRoute`). */
-export function interceptScope(config: Pick<StormConfig, 'rules' | 'routes'>, checkRoute?: RouteChecker): InterceptScope {
+export function interceptScope(config: Pick<StormConfig, 'rules' | 'routes' | 'maxCalls'>, checkRoute?: RouteChecker): InterceptScope {
+  if (config.maxCalls !== null) return { everyHost: true }
   const hosts = new Set<string>()
   for (const rule of config.rules) {
     // The names plug-ins give (MCP's `tools/call create_shipment`) carry no host either.
@@ -37,7 +41,7 @@ export function interceptScope(config: Pick<StormConfig, 'rules' | 'routes'>, ch
 }
 
 /** A predicate over CONNECT targets that follows live rule changes (recomputed when the config object changes). */
-export function createInterceptPredicate(currentConfig: () => Pick<StormConfig, 'rules' | 'routes'>, checkRoute?: RouteChecker): (host: string, port: number) => boolean {
+export function createInterceptPredicate(currentConfig: () => Pick<StormConfig, 'rules' | 'routes' | 'maxCalls'>, checkRoute?: RouteChecker): (host: string, port: number) => boolean {
   let config: unknown = null
   let scope: InterceptScope = { everyHost: true }
   return (host, port) => {
