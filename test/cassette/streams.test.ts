@@ -9,7 +9,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import OpenAI from 'openai'
-import { ProxyAgent } from 'undici'
+import { ProxyAgent, fetch as undiciFetch } from 'undici'
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { createCassetteRecorder } from '../../src/cassette/record/cassette-recorder.js'
 import { Cassette } from '../../src/cassette/format/cassette.js'
@@ -76,8 +76,8 @@ function sdk(baseURL: string, dispatcher?: ProxyAgent): OpenAI {
 }
 
 /** Record one streamed chat through a forward proxy (as `toolstorm proxy --record`) under `rules`. */
-async function recordThroughProxy(rules: RuleInput[], signal?: () => AbortSignal): Promise<{ cassette: Cassette; seen: Seen; upstreamUrl: string }> {
-  const upstream = await startModelUpstream({ gapMs: GAP_MS })
+async function recordThroughProxy(rules: RuleInput[], signal?: () => AbortSignal, upstreamOptions: { tailMs?: number } = {}): Promise<{ cassette: Cassette; seen: Seen; upstreamUrl: string }> {
+  const upstream = await startModelUpstream({ gapMs: GAP_MS, ...upstreamOptions })
   const storm = createStorm({ rules })
   const recorder = createCassetteRecorder(storm, { source: 'proxy' })
   const proxy = await startProxy({ storm, observer: recorder.observer })
@@ -200,6 +200,30 @@ describe('record and replay a streamed chat with a cut in the middle', () => {
     onTestFinished(() => agent.close())
     await streamChat(sdk(`${recorded.upstreamUrl}/v1`, agent), leaving())
     expect(await allowing.close()).toMatchObject({ passed: true })
+  })
+
+  it('passes a client that closes on the last event while the replay waits out the recorded end of the stream', async () => {
+    // The upstream ended its stream 400 ms after [DONE]; a client that closes on [DONE] got every event.
+    const recorded = await recordThroughProxy([], undefined, { tailMs: 400 })
+    const replay = closing(await startReplayServer(recorded.cassette, { speed: 'recorded' }))
+    const agent = new ProxyAgent({ uri: replay.url, proxyTunnel: false })
+    onTestFinished(() => agent.close())
+    const response = await undiciFetch(`${recorded.upstreamUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test' },
+      body: JSON.stringify({ model: 'gpt-x', messages, stream: true, stream_options: { include_usage: true } }),
+      dispatcher: agent,
+    })
+    const reader = response.body!.getReader()
+    let text = ''
+    while (!text.includes('data: [DONE]')) {
+      const { value, done } = await reader.read()
+      if (done) break
+      text += Buffer.from(value).toString('utf8')
+    }
+    await reader.cancel()
+    expect(text).toContain('data: [DONE]')
+    expect(await replay.close()).toMatchObject({ passed: true })
   })
 
   it('holds a stalled stream after the same events until the client gives up', async () => {

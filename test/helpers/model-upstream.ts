@@ -39,6 +39,8 @@ export interface ModelUpstream {
 export interface ModelUpstreamOptions {
   /** Milliseconds between events. Default 20. */
   gapMs?: number
+  /** Milliseconds between the last event and the end of the stream. Default 0. */
+  tailMs?: number
 }
 
 type Event = { event?: string; data: unknown }
@@ -60,6 +62,8 @@ export async function startModelUpstream(options: ModelUpstreamOptions = {}): Pr
       res.write(`${event.event ? `event: ${event.event}\n` : ''}data: ${data}\n\n`)
       sent.events.push(performance.now())
     }
+    if (options.tailMs) await new Promise((resolve) => setTimeout(resolve, options.tailMs))
+    if (res.destroyed) return
     res.end()
     sent.end = performance.now()
   }

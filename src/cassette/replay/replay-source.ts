@@ -148,8 +148,9 @@ async function* paced(plan: ReplayPlan, signal: AbortSignal, left: (sent: number
     // Left while waiting for a piece, or while one was being written: in-process the body is
     // pulled at the client's pace, so even an instant replay sees a client that stops reading
     // (the relay then returns this generator at a yield). A fault's cut also returns it, with the
-    // client still there: that is not leaving.
-    if (!played && signal.aborted) left(sent)
+    // client still there: that is not leaving. Nor is closing once every piece arrived, while the
+    // replay waits out the recorded end (a client that closes on its last event).
+    if (!played && signal.aborted && sent < plan.pieces.length) left(sent)
   }
 }
 
