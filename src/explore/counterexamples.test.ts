@@ -19,9 +19,9 @@ const lost: ExploreVariationResult = {
 
 describe('a counterexample', () => {
   it('names the proxy flags of the explore (its --target, HTTPS) in the proxy command that reruns it, not the search flags', () => {
-    const commands = reproduceCommands(lost, 'out/e3c56cbe', { command: ['node', 'agent.js'], rerunFlags: ['--target', 'http://127.0.0.1:4000', '--faults', 'response_lost', '--route', 'POST *', '--upstream-ca', 'ca.pem', '--no-claims'] })
-    expect(commands.proxy).toBe('toolstorm proxy --target http://127.0.0.1:4000 --upstream-ca ca.pem --rules out/e3c56cbe/rules.json')
-    expect(commands.live).toBe("toolstorm explore --only e3c56cbe --target http://127.0.0.1:4000 --faults response_lost --route 'POST *' --upstream-ca ca.pem --no-claims -- node agent.js")
+    const commands = reproduceCommands(lost, 'out/e3c56cbe', { command: ['node', 'agent.js'], rerunFlags: ['--target', 'http://127.0.0.1:4000', '--admin-port', '9788', '--faults', 'response_lost', '--route', 'POST *', '--upstream-ca', 'ca.pem', '--no-claims'] })
+    expect(commands.proxy).toBe('toolstorm proxy --target http://127.0.0.1:4000 --admin-port 9788 --upstream-ca ca.pem --rules out/e3c56cbe/rules.json')
+    expect(commands.live).toBe("toolstorm explore --only e3c56cbe --target http://127.0.0.1:4000 --admin-port 9788 --faults response_lost --route 'POST *' --upstream-ca ca.pem --no-claims -- node agent.js")
   })
 
   it('says that the replay of a duplicate effect fails whatever the agent does now, and that a fix is checked live', () => {

@@ -33,8 +33,8 @@ function commandLine(words: readonly string[]): string {
   return words.map(shellWord).join(' ')
 }
 
-/** The explore flags that are the proxy's (where it forwards, how it reaches HTTPS upstreams): the proxy command repeats them. */
-const PROXY_FLAGS = new Set(['--target', '--host', '--ca-dir', '--connect-port', '--upstream-ca'])
+/** The explore flags that are the proxy's (where it forwards and listens, how it reaches HTTPS upstreams): the proxy command repeats them. */
+const PROXY_FLAGS = new Set(['--target', '--host', '--port', '--admin-port', '--ca-dir', '--connect-port', '--upstream-ca'])
 
 function proxyFlags(flags: readonly string[]): string[] {
   return flags.flatMap((flag, index) => (PROXY_FLAGS.has(flag) && index + 1 < flags.length ? [flag, flags[index + 1]!] : []))
