@@ -11,9 +11,10 @@ export const TOKEN_KINDS: readonly TokenKind[] = ['input', 'output', 'total']
  *
  * Calls the upstream never answered with a 2xx cost nothing. **Fails closed** when a model call
  * was answered in full without usage (an OpenAI chat stream without
- * `stream_options.include_usage`): the budget cannot be checked then. A call that broke off
- * before its usage arrived (a cut or stalled stream) is counted as far as known and named in the
- * detail.
+ * `stream_options.include_usage`), to the client or only to toolstorm (`usageMissing`: a stream
+ * a fault cut and toolstorm read on, an answer `response_lost` kept from the client): the budget
+ * cannot be checked then. A call whose answer broke off before its usage arrived (the client
+ * left, the upstream broke off) is counted as far as known and named in the detail.
  */
 export const atMostTokens = defineContractUnit<{ count: number; kind: TokenKind }>({
   type: 'atMostTokens',
@@ -29,7 +30,7 @@ export const atMostTokens = defineContractUnit<{ count: number; kind: TokenKind 
       const parts = kind === 'input' ? [model.inputTokens] : kind === 'output' ? [model.outputTokens] : [model.inputTokens, model.outputTokens]
       for (const part of parts) actual += part ?? 0
       if (parts.every((part) => part !== null) || !answered(call)) continue
-      if (call.outcome === 'response' && call.status !== null && call.status >= 200 && call.status <= 299) unmeasured++
+      if (model.usageMissing || (call.outcome === 'response' && call.status !== null && call.status >= 200 && call.status <= 299)) unmeasured++
       else broken++
     }
     if (unmeasured > 0) return [{ name, passed: false, detail: `Cannot count tokens: ${unmeasured} model call(s) answered without usage` }]
