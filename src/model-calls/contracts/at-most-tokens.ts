@@ -1,5 +1,5 @@
 import type { CallRecord } from '../../engine/schema/report.js'
-import { defineContractUnit } from '../../engine/contracts/check.js'
+import { defineContractUnit, unlistedCalls } from '../../engine/contracts/check.js'
 
 export type TokenKind = 'input' | 'output' | 'total'
 
@@ -14,7 +14,8 @@ export const TOKEN_KINDS: readonly TokenKind[] = ['input', 'output', 'total']
  * `stream_options.include_usage`), to the client or only to toolstorm (`usageMissing`: a stream
  * a fault cut and toolstorm read on, an answer `response_lost` kept from the client): the budget
  * cannot be checked then. A call whose answer broke off before its usage arrived (the client
- * left, the upstream broke off) is counted as far as known and named in the detail.
+ * left, the upstream broke off) is counted as far as known and named in the detail. Calls past
+ * the 10,000 a report lists have unknown tokens: it fails closed on them too.
  */
 export const atMostTokens = defineContractUnit<{ count: number; kind: TokenKind }>({
   type: 'atMostTokens',
@@ -34,7 +35,9 @@ export const atMostTokens = defineContractUnit<{ count: number; kind: TokenKind 
       else broken++
     }
     if (unmeasured > 0) return [{ name, passed: false, detail: `Cannot count tokens: ${unmeasured} model call(s) answered without usage` }]
-    return [{ name, passed: actual <= count, detail: `${actual} / ${count} tokens${broken ? `; ${broken} model call(s) broke off before reporting usage` : ''}` }]
+    const detail = `${actual} / ${count} tokens${broken ? `; ${broken} model call(s) broke off before reporting usage` : ''}`
+    if (actual <= count && report.droppedCalls > 0) return [{ name, passed: false, detail: `${detail}, but ${unlistedCalls(report)}, so their tokens are unknown` }]
+    return [{ name, passed: actual <= count, detail }]
   },
 })
 
