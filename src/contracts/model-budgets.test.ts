@@ -53,6 +53,14 @@ describe('model-call and token budgets', () => {
     expect(contract(report).atMostTokens(100).checks[0]).toEqual({ name: 'Token budget', passed: true, detail: '39 / 100 tokens; 1 model call(s) broke off before reporting usage' })
   })
 
+  it('say so when no model call was recorded: an upper bound on none is no evidence of a frugal agent', () => {
+    const none = 'no call was recorded as a model call (OpenAI chat completions, Responses, Anthropic messages; none when the storm records none, modelCalls: false)'
+    expect(contract(reportWith()).atMostModelCalls(3).atMostTokens(1000).checks).toEqual([
+      { name: 'Model-call budget', passed: true, detail: `0 / 3 model calls; ${none}` },
+      { name: 'Token budget', passed: true, detail: `0 / 1000 tokens; ${none}` },
+    ])
+  })
+
   it('fail closed when calls past the 10,000 a report lists may be model calls over the limit', () => {
     const listed = Array.from({ length: 10_000 }, () => ({ status: 200, tokens: [1, 1] as [number, number] }))
     // An ordinary call and 10,000 model calls: the last model call is past the list.

@@ -1,5 +1,6 @@
 import type { CallRecord } from '../../engine/schema/report.js'
 import { defineContractUnit, unlistedCalls } from '../../engine/contracts/check.js'
+import { NO_MODEL_CALL } from './at-most-model-calls.js'
 
 export type TokenKind = 'input' | 'output' | 'total'
 
@@ -25,9 +26,11 @@ export const atMostTokens = defineContractUnit<{ count: number; kind: TokenKind 
     let actual = 0
     let unmeasured = 0
     let broken = 0
+    let models = 0
     for (const call of report.calls) {
       const model = call.model
       if (!model) continue
+      models++
       const parts = kind === 'input' ? [model.inputTokens] : kind === 'output' ? [model.outputTokens] : [model.inputTokens, model.outputTokens]
       for (const part of parts) actual += part ?? 0
       if (parts.every((part) => part !== null) || !answered(call)) continue
@@ -35,7 +38,7 @@ export const atMostTokens = defineContractUnit<{ count: number; kind: TokenKind 
       else broken++
     }
     if (unmeasured > 0) return [{ name, passed: false, detail: `Cannot count tokens: ${unmeasured} model call(s) answered without usage` }]
-    const detail = `${actual} / ${count} tokens${broken ? `; ${broken} model call(s) broke off before reporting usage` : ''}`
+    const detail = `${actual} / ${count} tokens${broken ? `; ${broken} model call(s) broke off before reporting usage` : ''}${models === 0 ? `; ${NO_MODEL_CALL}` : ''}`
     if (actual <= count && report.droppedCalls > 0) return [{ name, passed: false, detail: `${detail}, but ${unlistedCalls(report)}, so their tokens are unknown` }]
     return [{ name, passed: actual <= count, detail }]
   },
