@@ -7,6 +7,8 @@
  * - The Vercel AI SDK's `ai.toolCall` spans (`ai.toolCall.name`, `ai.toolCall.id`).
  *
  * A claim is a failure when the span's status is ERROR or it sets `error.type`; else a success.
+ * A tool-call span that names no tool is a claim on `(unnamed tool)`: it joins only the calls made
+ * under it (no route has that name), so a failure it reports over a commit is still a silent commit.
  * Every other span is counted and ignored.
  */
 import type { ClaimStatus } from '../engine/schema/claim-schema.js'
@@ -17,6 +19,9 @@ export interface SpanClaim {
   readonly toolCallId: string | null
   readonly status: ClaimStatus
 }
+
+/** The tool of a tool-call span that names none. */
+export const UNNAMED_TOOL = '(unnamed tool)'
 
 /** The claim a span makes, or null when it is not a tool call. */
 export function spanClaim(span: OtlpSpan): SpanClaim | null {
@@ -35,10 +40,11 @@ export function spanClaim(span: OtlpSpan): SpanClaim | null {
   } else {
     return null
   }
-  if (typeof tool !== 'string' || tool.trim() === '') return null
+  // A tool-call span without its tool's name still speaks for the calls made under it (the trace join).
+  const name = typeof tool === 'string' && tool.trim() !== '' ? tool.trim().slice(0, 200) : UNNAMED_TOOL
   const failed = span.status === 'error' || (attr.get('error.type') !== undefined && attr.get('error.type') !== '')
   return {
-    tool: tool.trim().slice(0, 200),
+    tool: name,
     toolCallId: typeof callId === 'string' && callId !== '' ? callId.slice(0, 200) : typeof callId === 'number' ? String(callId) : null,
     status: failed ? 'failure' : 'success',
   }

@@ -53,6 +53,31 @@ describe('model-call and token budgets', () => {
     expect(contract(report).atMostTokens(100).checks[0]).toEqual({ name: 'Token budget', passed: true, detail: '39 / 100 tokens; 1 model call(s) broke off before reporting usage' })
   })
 
+  it('say so when no model call was recorded: an upper bound on none is no evidence of a frugal agent', () => {
+    const none = 'no call was recorded as a model call (OpenAI chat completions, Responses, Anthropic messages; none when the storm records none, modelCalls: false)'
+    expect(contract(reportWith()).atMostModelCalls(3).atMostTokens(1000).checks).toEqual([
+      { name: 'Model-call budget', passed: true, detail: `0 / 3 model calls; ${none}` },
+      { name: 'Token budget', passed: true, detail: `0 / 1000 tokens; ${none}` },
+    ])
+  })
+
+  it('fail closed when calls past the 10,000 a report lists may be model calls over the limit', () => {
+    const listed = Array.from({ length: 10_000 }, () => ({ status: 200, tokens: [1, 1] as [number, number] }))
+    // An ordinary call and 10,000 model calls: the last model call is past the list.
+    const report = reportWith(...listed)
+    expect([report.calls.length, report.droppedCalls]).toEqual([10_000, 1])
+    const unknown = '1 call(s) past the 10,000 a report lists were not itemized'
+    expect(contract(report).atMostModelCalls(9_998).atMostModelCalls(9_999).atMostModelCalls(10_000).checks).toEqual([
+      { name: 'Model-call budget', passed: false, detail: '9999 / 9998 model calls' },
+      { name: 'Model-call budget', passed: false, detail: `9999 / 9999 model calls, but ${unknown}, so the count of model calls is unknown` },
+      { name: 'Model-call budget', passed: true, detail: '9999 / 10000 model calls' },
+    ])
+    expect(contract(report).atMostTokens(100_000).maxRecoveryTokens(100_000).checks).toEqual([
+      { name: 'Token budget', passed: false, detail: `19998 / 100000 tokens, but ${unknown}, so their tokens are unknown` },
+      { name: 'Recovery token budget', passed: false, detail: `No fault triggered: nothing to recover from (limit 100000), but ${unknown}, so their faults and recoveries are unknown` },
+    ])
+  })
+
   it('reject negative limits and unknown token kinds with ERR_CONFIG_INVALID', () => {
     const c = contract(reportWith())
     const invalid = (message: string) => expect.objectContaining({ name: 'ConfigError', code: 'ERR_CONFIG_INVALID', message })

@@ -136,7 +136,7 @@ export class Exchange {
     if (channels.faultApplied.hasSubscribers) channels.faultApplied.publish({ run: this.run.id, exchangeId: this.id, call: record })
   }
 
-  /** Note an advertised retry delay from the real upstream (a 429 or 503 with Retry-After). */
+  /** Note an advertised retry delay from the real upstream (a 429 or 5xx with Retry-After). */
   noteRetryAfter(seconds: number): void {
     if (this.record && this.record.retryAfter === null) this.record.retryAfter = seconds
   }

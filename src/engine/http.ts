@@ -67,9 +67,12 @@ export function headerValue(headers: HeaderMap, name: string): string | undefine
   return value
 }
 
-/** The retry delay an upstream advertised on a 429 or 503, in seconds. */
+/** A 429 or any 5xx (Anthropic's 529 among them): the statuses the SDKs retry, after the delay its `Retry-After` gives. */
+export const retryableStatus = (status: number | null): boolean => status === 429 || (status !== null && status >= 500 && status <= 599)
+
+/** The retry delay an upstream advertised on a retryable status (429, 5xx), in seconds. */
 export function retryAfterSeconds(status: number, headers: HeaderMap): number | null {
-  if (status !== 429 && status !== 503) return null
+  if (!retryableStatus(status)) return null
   const ms = headerValue(headers, 'retry-after-ms')
   if (ms !== undefined && /^\d+(\.\d+)?$/.test(ms.trim())) return Number(ms) / 1000
   const value = headerValue(headers, 'retry-after')

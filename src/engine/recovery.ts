@@ -29,7 +29,7 @@ export function recoveryOf(calls: readonly CallRecord[]): RecoveryRecord[] {
         modelCalls++
         inputTokens += call.model.inputTokens ?? 0
         outputTokens += call.model.outputTokens ?? 0
-        if ((call.model.inputTokens === null || call.model.outputTokens === null) && succeeded(call)) unmeasured++
+        if ((call.model.inputTokens === null || call.model.outputTokens === null) && (succeeded(call) || call.model.usageMissing)) unmeasured++
       }
       if (call.route === faulted.route && succeeded(call)) {
         success = call

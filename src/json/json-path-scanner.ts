@@ -38,6 +38,7 @@ export class JsonPathScanner {
   #capture: number[] | null = null
   #literal = ''
   #stopped = false
+  #closed = false
 
   constructor(wanted: Iterable<string>, onValue: (path: string, value: JsonScalar) => void) {
     this.#wanted = new Set(wanted)
@@ -71,7 +72,7 @@ export class JsonPathScanner {
         case 0x7d: // }
         case 0x5d: // ]
           this.#flushLiteral()
-          this.#stack.pop()
+          if (this.#stack.pop() && this.#stack.length === 0) this.#closed = true
           break
         case 0x3a: {
           // :
@@ -100,6 +101,11 @@ export class JsonPathScanner {
           if (this.#literal.length < 64) this.#literal += String.fromCharCode(byte)
       }
     }
+  }
+
+  /** Whether the top-level object or array was closed: the document arrived whole. */
+  get complete(): boolean {
+    return this.#closed
   }
 
   /** The text ended: a bare top-level number or literal completes here. */

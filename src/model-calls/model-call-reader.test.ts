@@ -56,6 +56,22 @@ describe('ModelCallReader', () => {
     expect(read(CHAT, { model: 'gpt-x', stream: true }, SSE, chatStream(false))).toMatchObject({ inputTokens: null, outputTokens: null, streamed: true })
   })
 
+  it('says usage is missing from an answer that reached its end without it, and only then, at every chunk size', () => {
+    const noUsage = chatStream(false)
+    const json = JSON.stringify({ id: 'c', model: 'gpt-x-1', choices: [{ message: { content: '{"usage": 1}' } }] })
+    for (let size = 1; size <= noUsage.length; size += 7) expect(read(CHAT, { model: 'gpt-x', stream: true }, SSE, noUsage, size).usageMissing).toBe(true)
+    for (let size = 1; size <= json.length; size += 7) expect(read(CHAT, { model: 'gpt-x' }, JSON_TYPE, json, size).usageMissing).toBe(true)
+    expect(read(CHAT, { model: 'gpt-x' }, { ...JSON_TYPE, 'content-encoding': 'gzip' }, zlib.gzipSync(json)).usageMissing).toBe(true)
+    // Broken off before the end (before [DONE], inside the JSON body): unknown how it would have ended.
+    expect(read(CHAT, { model: 'gpt-x', stream: true }, SSE, noUsage.slice(0, noUsage.indexOf('data: [DONE]'))).usageMissing).toBeUndefined()
+    expect(read(CHAT, { model: 'gpt-x' }, JSON_TYPE, json.slice(0, -1)).usageMissing).toBeUndefined()
+    // An Anthropic stream cut after message_start has its counts; one whose message_stop came without usage has none.
+    expect(read(MESSAGES, { model: 'claude-x', stream: true }, SSE, anthropicStream).usageMissing).toBeUndefined()
+    const bare = sse([{ event: 'message_stop', data: { type: 'message_stop' } }])
+    expect(read(MESSAGES, { model: 'claude-x', stream: true }, SSE, bare)).toMatchObject({ inputTokens: null, usageMissing: true })
+    expect(read(CHAT, { model: 'gpt-x', stream: true }, SSE, chatStream(true)).usageMissing).toBeUndefined()
+  })
+
   it('adds cache reads and writes to Anthropic input tokens and takes the output from message_delta', () => {
     for (let size = 1; size <= anthropicStream.length; size += 5) {
       expect(read(MESSAGES, { model: 'claude-x', stream: true }, SSE, anthropicStream, size)).toEqual({ provider: 'anthropic', api: 'messages', model: 'claude-x-1', inputTokens: 33, outputTokens: 9, streamed: true })

@@ -13,6 +13,10 @@
  * - Anthropic messages: input = `input_tokens` + `cache_creation_input_tokens` +
  *   `cache_read_input_tokens`, output = `output_tokens`; streamed, from `message_start`, then
  *   overwritten by the cumulative counts of `message_delta`.
+ *
+ * An answer that reached its end (its final event, or its whole JSON body) with a count still
+ * unknown sets `usageMissing`: its tokens are unknown, not zero, whatever the client got of it
+ * (a token budget fails closed then), unlike an answer that broke off before its usage.
  */
 import zlib from 'node:zlib'
 import type { HeaderMap } from '../engine/http.js'
@@ -20,6 +24,7 @@ import type { ModelCall } from '../engine/schema/report.js'
 import { SseDecoder } from '../engine/streams/sse-decoder.js'
 import { JsonPathScanner, type JsonScalar } from '../json/json-path-scanner.js'
 import type { ModelEndpoint } from './recognize-model-call.js'
+import { isTerminalEvent } from './terminal-event.js'
 
 /** A compressed (non-streamed) body is decoded once it ended; larger ones are not read. */
 const MAX_COMPRESSED_BYTES = 4 * 1024 * 1024
@@ -61,7 +66,9 @@ export class ModelCallReader {
   #answered: string | null = null
   readonly #tokens: Partial<Record<Exclude<Slot, 'model'>, number>> = {}
   #request: JsonPathScanner | null
-  #body: { push(chunk: Uint8Array): void; end(): void } | null = null
+  #body: BodyReader | null = null
+  /** The answer reached its end: its final event, or the close of its JSON body. */
+  #ended = false
 
   constructor(endpoint: ModelEndpoint) {
     this.call = { provider: endpoint.provider, api: endpoint.api, model: null, inputTokens: null, outputTokens: null, streamed: false }
@@ -107,6 +114,10 @@ export class ModelCallReader {
       body.end()
       this.#body = null
     }
+    if (!this.#ended && body.complete) {
+      this.#ended = true
+      this.#update()
+    }
   }
 
   #take(slot: Slot | undefined, value: JsonScalar): void {
@@ -125,6 +136,8 @@ export class ModelCallReader {
     const { input, cacheWrite, cacheRead, output } = this.#tokens
     call.inputTokens = input === undefined ? null : input + (cacheWrite ?? 0) + (cacheRead ?? 0)
     call.outputTokens = output ?? null
+    if (this.#ended && (call.inputTokens === null || call.outputTokens === null)) call.usageMissing = true
+    else delete call.usageMissing
   }
 }
 
@@ -132,27 +145,53 @@ function text(value: string | string[] | undefined): string {
   return (Array.isArray(value) ? value.join(', ') : value ?? '').trim().toLowerCase()
 }
 
-/** Scan the data of each SSE event with a fresh scanner. */
-function eventReader(paths: string[], onValue: (path: string, value: JsonScalar) => void): { push(chunk: Uint8Array): void; end(): void } {
+/** A response body's reader: fed its chunks, and whether the answer reached its end. */
+interface BodyReader {
+  push(chunk: Uint8Array): void
+  end(): void
+  readonly complete: boolean
+}
+
+/** Bytes of an event's data kept to tell whether it ends the stream (`[DONE]`, a leading `"type"`). */
+const DATA_HEAD = 96
+
+/** Scan the data of each SSE event with a fresh scanner; complete once the stream's final event ended. */
+function eventReader(paths: string[], onValue: (path: string, value: JsonScalar) => void): BodyReader {
   let event: JsonPathScanner | null = null
+  let name: string | null = null
+  let head = ''
+  let final = false
   const decoder = new SseDecoder({
+    event(value) {
+      name = value
+    },
     data(fragment) {
       event ??= new JsonPathScanner(paths, onValue)
       event.push(fragment)
+      if (head.length < DATA_HEAD) head += Buffer.from(fragment.subarray(0, DATA_HEAD - head.length)).toString('latin1')
     },
     blockEnd() {
       event?.end()
+      if (event && isTerminalEvent(name, head)) final = true
       event = null
+      name = null
+      head = ''
     },
   })
-  return { push: (chunk) => decoder.push(chunk), end: () => event?.end() }
+  return {
+    push: (chunk) => decoder.push(chunk),
+    end: () => event?.end(),
+    get complete() {
+      return final
+    },
+  }
 }
 
 /**
  * A compressed JSON body: the compressed bytes are held (up to 4 MiB) and decoded when the body
  * ended, so the values are known when the exchange finishes.
  */
-function compressedReader(encoding: string, json: JsonPathScanner): { push(chunk: Uint8Array): void; end(): void } {
+function compressedReader(encoding: string, json: JsonPathScanner): BodyReader {
   const chunks: Uint8Array[] = []
   let size = 0
   return {
@@ -180,6 +219,9 @@ function compressedReader(encoding: string, json: JsonPathScanner): { push(chunk
       } catch {
         // Not decodable: the values stay unknown.
       }
+    },
+    get complete() {
+      return json.complete
     },
   }
 }

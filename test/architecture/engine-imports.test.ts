@@ -101,8 +101,13 @@ const PROXY_SERVER_ENGINE_IMPORTS = 4
  * route budget fails closed past the listed calls; an unseen effect name says so: +60, 5,341.
  * A route named after its path takes the path of the call's redacted URL (a credential in a path
  * segment reached the report's and the cassette's `route`): the decider's #redactedPathName, +5, 5,346.
+ * Model audit: retryAfterRespected and the recorded upstream hint take every status the SDKs retry
+ * (http.ts's retryableStatus: a 529's Retry-After went unjudged): +4, 5,350. A model call's
+ * `usageMissing` (an answer that ended without usage, which token budgets fail closed on): +2, 5,352.
+ * The model-call and token budgets fail closed past the listed calls as the route budget does, one
+ * phrase for all (check.ts's unlistedCalls): +3, 5,355.
  */
-const ENGINE_LINES = 5_346
+const ENGINE_LINES = 5_355
 
 /** The guests: plug-ins and adapters over the engine, which the engine never names. */
 const GUESTS = ['mcp', 'model-calls', 'state', 'claims']

@@ -12,6 +12,7 @@ import { CompressionAlgorithm } from '@opentelemetry/otlp-exporter-base'
 import { NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node'
 import { fetch as undiciFetch } from 'undici'
 import { describe, expect, it } from 'vitest'
+import { contract } from '../../src/contracts/contract.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import { startProxied, type Proxied } from '../helpers/proxied.js'
 import { closing } from '../helpers/teardown.js'
@@ -111,6 +112,24 @@ describe('claims from OTLP, joined through the span tree', () => {
     expect(report.claims?.map((c) => [c.tool, c.verdict, c.join, c.calls, c.spanId])).toEqual([['create_shipment', 'silent_commit', 'trace', [1], tool.spanContext().spanId]])
     expect(report.spans).toEqual({ received: 2, claims: 1, ignored: 1 })
     expect((await env.report()).claims).toBeUndefined()
+  })
+
+  it('holds a tool span that names no tool against the calls under it: its failure over a commit is a silent commit', async () => {
+    const env = closing(await startProxied('reverse', RULES))
+    const { tracer, provider } = tracerFor(env, 'http/protobuf')
+    // An instrumentation that marks the span a tool call but leaves out gen_ai.tool.name (and the name from the span's).
+    const span = tracer.startSpan('execute_tool', { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.call.id': 'call_1' } })
+    const headers: Record<string, string> = {}
+    propagator.inject(trace.setSpan(ROOT_CONTEXT, span), headers, defaultTextMapSetter)
+    await expect(undiciFetch(`${env.base}/ship`, { method: 'POST', headers, body: '{"order":"o-1"}' })).rejects.toThrow('fetch failed')
+    span.setStatus({ code: SpanStatusCode.ERROR })
+    span.end()
+    await provider.forceFlush()
+    expect(env.upstream.commits).toEqual(['o-1'])
+    const report = await env.report()
+    expect(report.claims?.map((c) => [c.tool, c.toolCallId, c.status, c.verdict, c.join, c.calls])).toEqual([['(unnamed tool)', 'call_1', 'failure', 'silent_commit', 'trace', [1]]])
+    expect(report.spans).toEqual({ received: 1, claims: 1, ignored: 0 })
+    expect(contract(report).claimsMatchEffects().checks[0]).toMatchObject({ passed: false, detail: '1 of 1 claim(s) contradicted by the effects (#1 (unnamed tool) failure: silent_commit)' })
   })
 
   it('sends a span naming a run toolstorm never saw to the default run', async () => {

@@ -1,6 +1,7 @@
-import { writeFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect } from 'vitest'
+import type { Report } from '../../src/engine/schema/report.js'
 import { runCli } from '../helpers/cli.js'
 import { test } from '../helpers/file-fixtures.js'
 import { startModelScenario } from '../helpers/model-scenario.js'
@@ -29,13 +30,17 @@ describe('toolstorm check and inspect with model calls', () => {
     expect(result.stdout).toContain('✗ Model-call budget: 3 / 2 model calls')
   })
 
-  it('checks the token budget with --max-tokens, naming the call that broke off before its usage', async ({ file }) => {
-    const passing = await runCli(['check', file, '--max-model-calls', '3', '--max-tokens', '36'])
-    expect(passing.stdout).toContain('✓ Token budget: 36 / 36 tokens; 1 model call(s) broke off before reporting usage')
-    expect(passing.code).toBe(0)
-    const failing = await runCli(['check', file, '--max-tokens', '35', '--json'])
-    expect(failing.code).toBe(1)
-    expect(JSON.parse(failing.stdout).checks).toContainEqual({ name: 'Token budget', passed: false, detail: '36 / 35 tokens; 1 model call(s) broke off before reporting usage' })
+  it('fails the token budget closed with --max-tokens: the cut stream was answered in full without usage', async ({ file }) => {
+    // The proxy read the cut stream on to its [DONE]: the provider finished an answer that carried no usage.
+    const report = JSON.parse(await readFile(file, 'utf8')) as Report
+    expect(report.calls[2]).toMatchObject({ outcome: 'error', error: 'STREAM_CUT', model: { inputTokens: null, outputTokens: null, usageMissing: true } })
+    const result = await runCli(['check', file, '--max-model-calls', '3', '--max-tokens', '1000'])
+    expect(result.stdout).toContain('✓ Model-call budget: 3 / 3 model calls')
+    expect(result.stdout).toContain('✗ Token budget: Cannot count tokens: 1 model call(s) answered without usage')
+    expect(result.code).toBe(1)
+    const json = await runCli(['check', file, '--max-tokens', '35', '--json'])
+    expect(json.code).toBe(1)
+    expect(JSON.parse(json.stdout).checks).toContainEqual({ name: 'Token budget', passed: false, detail: 'Cannot count tokens: 1 model call(s) answered without usage' })
   })
 
   it('refuses a negative or fractional budget with exit code 2', async ({ file }) => {

@@ -4,13 +4,18 @@
  * headers, and where they retry, wait the advertised delay and succeed on the next call, which
  * the report counts. A route that is not a model call keeps the generic answers.
  */
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import { describe, expect, it } from 'vitest'
+import { createStorm } from '../../src/create-storm.js'
+import { contract } from '../../src/contracts/contract.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import type { CallRecord } from '../../src/engine/schema/report.js'
 import { modelScenarios, MESSAGES, RESPONSES, CHAT, type ModelScenario } from '../helpers/model-scenario.js'
-import { TRANSPORTS, type Transport } from '../helpers/transports.js'
+import { closing, closingServer } from '../helpers/teardown.js'
+import { openTransport, TRANSPORTS, type Transport } from '../helpers/transports.js'
 import { WORDS } from '../helpers/model-upstream.js'
 
 const scenarios = modelScenarios()
@@ -146,3 +151,55 @@ for (const transport of TRANSPORTS) {
     })
   })
 }
+
+describe('retryAfterRespected on an overloaded provider (529)', () => {
+  /** An agent that catches the SDK's error and calls again at once: it ignores the advertised delay. */
+  async function impatient(client: Anthropic): Promise<void> {
+    await client.messages.create(claude).catch((error: unknown) => expect(error).toBeInstanceOf(Anthropic.OverloadedError))
+    await client.messages.create(claude)
+  }
+
+  it("fails an agent that retries an injected 529 before its retry-after-ms, and passes the SDK's own retry", async () => {
+    let client = await anthropic('reverse', { rules: [{ name: 'busy', route: MESSAGES, kind: 'overloaded', calls: [1], delay: 1 }] })
+    await impatient(client)
+    let report = await scenario!.settled()
+    expect(report.calls.map((call) => [call.status, call.retryAfter])).toEqual([
+      [529, 1],
+      [200, null],
+    ])
+    expect(contract(report).retryAfterRespected().checks[0]).toEqual({ name: 'Retry-after respected', passed: false, detail: '1 retry(s) occurred before the advertised delay' })
+
+    client = await anthropic('reverse', { rules: [{ name: 'busy', route: MESSAGES, kind: 'overloaded', calls: [1], delay: 0.3 }] }, 2)
+    await client.messages.create(claude)
+    report = await scenario!.settled()
+    expect(contract(report).retryAfterRespected().checks[0]).toMatchObject({ passed: true, detail: '0 retry(s) occurred before the advertised delay' })
+  })
+
+  it("records the retry-after of a real upstream's 529 and fails a retry made before it", async () => {
+    // Anthropic's overloaded answer, once, with the delay it asks for; then the answer.
+    let calls = 0
+    const server = closingServer(
+      http.createServer((req, res) => {
+        req.resume()
+        req.on('end', () => {
+          if (++calls === 1) {
+            res.writeHead(529, { 'content-type': 'application/json', 'retry-after': '2', 'retry-after-ms': '1500' })
+            return void res.end(JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }))
+          }
+          res.writeHead(200, { 'content-type': 'application/json' })
+          res.end(JSON.stringify({ id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-x', content: [{ type: 'text', text: 'Hi' }], stop_reason: 'end_turn', usage: { input_tokens: 3, output_tokens: 1 } }))
+        })
+      }),
+    )
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const storm = createStorm({})
+    const opened = closing(await openTransport('reverse', storm, `http://127.0.0.1:${(server.address() as AddressInfo).port}`))
+    await impatient(new Anthropic({ apiKey: 'sk-ant-test', baseURL: opened.base, maxRetries: 0, timeout: 5_000 }))
+    const report = storm.report()
+    expect(report.calls.map((call) => [call.status, call.injected, call.retryAfter])).toEqual([
+      [529, false, 1.5],
+      [200, false, null],
+    ])
+    expect(contract(report).retryAfterRespected().checks[0]).toMatchObject({ passed: false, detail: '1 retry(s) occurred before the advertised delay' })
+  })
+})

@@ -1,5 +1,5 @@
 import { callsOnRoute, noCallOnRoute } from './calls-on-route.js'
-import { defineContractUnit } from './check.js'
+import { defineContractUnit, unlistedCalls } from './check.js'
 
 /**
  * At most `count` calls, on one route or overall. The overall count includes calls the budget
@@ -18,7 +18,7 @@ export const atMostCalls = defineContractUnit<{ count: number; route?: string | 
     const actual = callsOnRoute(report, route).length
     const detail = `${actual} / ${count} calls${actual === 0 ? `; ${noCallOnRoute(report, route)}` : ''}`
     if (actual <= count && actual + report.droppedCalls > count) {
-      return [{ name: `Call budget: ${route}`, passed: false, detail: `${detail}, but ${report.droppedCalls} call(s) past the 10,000 a report lists were not itemized, so the route's count is unknown` }]
+      return [{ name: `Call budget: ${route}`, passed: false, detail: `${detail}, but ${unlistedCalls(report)}, so the route's count is unknown` }]
     }
     return [{ name: `Call budget: ${route}`, passed: actual <= count, detail }]
   },

@@ -21,6 +21,9 @@ export function defineContractUnit<P>(unit: ContractUnit<P>): ContractUnit<P> {
   return unit
 }
 
+/** Why a count over the report's calls may be short: calls past the 10,000 it lists (`droppedCalls`). */
+export const unlistedCalls = (report: Pick<Report, 'droppedCalls'>): string => `${report.droppedCalls} call(s) past the 10,000 a report lists were not itemized`
+
 /** Methods that commit nothing by definition (RFC 9110 §9.2.1). */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 

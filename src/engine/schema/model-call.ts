@@ -4,7 +4,7 @@ import { z } from 'zod'
 /**
  * A model call recognised on the wire. Metadata only: prompts and outputs are never stored.
  * Tokens are null when the provider reported no usage (an OpenAI chat stream without
- * `stream_options.include_usage`, a stream cut before its usage event).
+ * `stream_options.include_usage`: then `usageMissing`), or the answer broke off before it.
  */
 export const modelCallSchema = z.strictObject({
   /** The wire format: `openai` (and OpenAI-compatible servers) or `anthropic`. */
@@ -17,6 +17,8 @@ export const modelCallSchema = z.strictObject({
   outputTokens: z.int().min(0).nullable(),
   /** Whether the response was an event stream. */
   streamed: z.boolean(),
+  /** The provider's answer reached its end (final event, whole JSON body) without usage, whatever the client got: tokens unknown, not zero. */
+  usageMissing: z.literal(true).optional(),
 })
 
 export type ModelCall = z.infer<typeof modelCallSchema>
