@@ -12,10 +12,10 @@
  */
 import { contract, type Contract } from '../contracts/contract.js'
 import type { Report } from '../engine/schema/report.js'
-import type { Storm } from '../engine/storm.js'
+import { DEFAULT_RUN, type Storm } from '../engine/storm.js'
 import { ConfigError } from '../errors.js'
 
-/** What the matchers take: a storm (its default run's report), an interception, or a report. */
+/** What the matchers take: a storm (its default run's report; refused when only named runs saw calls), an interception, or a report. */
 export type StormLike = Pick<Storm, 'report'> | { readonly storm: Pick<Storm, 'report'> } | Report
 
 interface MatcherResult {
@@ -23,9 +23,25 @@ interface MatcherResult {
   message: () => string
 }
 
+/**
+ * A storm's default run's report. When that run saw nothing and the storm's calls went to named
+ * runs (`x-toolstorm-run`, a proxy's active run), judging it would pass every check on no evidence
+ * (`no duplicate effects` over no commit): refused, naming the runs to ask for instead.
+ */
+function stormReport(storm: Pick<Storm, 'report'> & Partial<Pick<Storm, 'runIds'>>, matcher: string): Report {
+  const report = storm.report()
+  const seen = (run: Report) => run.calls.length + run.droppedCalls + run.budgetRejections > 0
+  if (seen(report) || typeof storm.runIds !== 'function') return report
+  const runs = storm.runIds().filter((run) => run !== DEFAULT_RUN && seen(storm.report(run)))
+  if (runs.length === 0) return report
+  throw new ConfigError(
+    `Failed to run expect(…).${matcher}(): the storm's default run has no call, and its calls went to the run(s) ${runs.map((run) => `"${run}"`).join(', ')} (x-toolstorm-run, or a proxy's active run): pass the run's report, expect(storm.report('${runs[0]}')).`,
+  )
+}
+
 function reportOf(received: unknown, matcher: string): Report {
   if (typeof received === 'object' && received !== null) {
-    if ('report' in received && typeof received.report === 'function') return (received as Pick<Storm, 'report'>).report()
+    if ('report' in received && typeof received.report === 'function') return stormReport(received as Pick<Storm, 'report'>, matcher)
     if ('storm' in received && typeof received.storm === 'object' && received.storm !== null) return reportOf(received.storm, matcher)
     if ('calls' in received && 'effects' in received && Array.isArray(received.calls) && Array.isArray(received.effects)) return received as Report
   }

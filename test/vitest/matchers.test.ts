@@ -31,7 +31,7 @@ beforeAll(async () => {
 })
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())))
 
-const ship = (order: string) => fetch(`${base}/ship`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ order }) })
+const ship = (order: string, headers: Record<string, string> = {}) => fetch(`${base}/ship`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ order }) })
 
 describe('expect(storm) matchers', () => {
   test('toHaveNoDuplicateEffects fails naming the key committed twice and its calls', async ({ storm }) => {
@@ -44,6 +44,23 @@ describe('expect(storm) matchers', () => {
       'expected no effect to be committed twice\nNo duplicate side effects: 1 duplicate effect(s) across 3 commits\n    create_shipment key "order-7" committed 2 times (calls 1, 3)',
     )
     expect(current).not.toHaveAtMostCalls(2)
+  })
+
+  test("a storm whose calls went to a named run is refused naming the run, not judged on its empty default run", async ({ storm }) => {
+    current = storm({ rules: [] })
+    // An agent that names its run (x-toolstorm-run, as the pytest plugin's and parallel workers do): the default run stays empty.
+    expect((await ship('order-7', { 'x-toolstorm-run': 'agent-1' })).status).toBe(201)
+    expect((await ship('order-7', { 'x-toolstorm-run': 'agent-1' })).status).toBe(201)
+    const refused = 'Failed to run expect(…).toHaveNoDuplicateEffects(): the storm\'s default run has no call, and its calls went to the run(s) "agent-1" (x-toolstorm-run, or a proxy\'s active run): pass the run\'s report, expect(storm.report(\'agent-1\'))'
+    expect(() => expect(current).toHaveNoDuplicateEffects()).toThrow(refused)
+    expect(() => expect(current).not.toHaveNoDuplicateEffects()).toThrow(refused)
+    expect(() => expect(current).toHaveAtMostCalls(1)).toThrow(ConfigError)
+    expect(() => expect(current).not.toHaveTriggered()).toThrow(ConfigError)
+    // The run's own report is judged: the duplicate it holds fails.
+    expect(() => expect(current!.report('agent-1')).toHaveNoDuplicateEffects()).toThrow('create_shipment key "order-7" committed 2 times (calls 1, 2)')
+    // Once the default run has calls, the storm is its default run's report again.
+    expect((await ship('order-8')).status).toBe(201)
+    expect(current).toHaveNoDuplicateEffects()
   })
 
   test('toHaveTriggered passes for a rule that fired, and says why a misspelled one never did', async ({ storm }) => {
