@@ -110,3 +110,4 @@ def test_markers_on_a_class_and_its_test_merge_the_closest_keyword_winning(suite
             "FAILED test_merged.py::TestExplored::test_its_own_rules_under_an_explored_class*",
         ]
     )
+    assert "test_keeps_the_class_rules" not in result.stdout.str()  # it passed: it got the class's rules
