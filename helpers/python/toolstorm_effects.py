@@ -29,7 +29,9 @@ enough to report for that call).
 
 An effect that could not be recorded (no sidecar answered, or it refused the report) is a commit
 the contracts will not see: every helper in the process counts them, ``undelivered()`` says how
-many and why the last one failed, and the pytest plugin fails a test during which one was lost.
+many and why the last one failed, and the pytest plugin fails a test during which one was lost. It
+counts as well the claims that were not recorded, and the effects reported for a request with no
+call id (``untracked``: a call that did not come through toolstorm).
 
 The agent's side reports claims the same way, ``report_claim(tool, "success" | "failure")``: what
 it concluded about a tool call, held against the commits under it (docs/claims.md). Claims need
@@ -64,16 +66,33 @@ def registry():
         candidate = types.ModuleType(_REGISTRY)
         candidate.lock = threading.Lock()
         candidate.sidecars = []  # (admin URL, token), newest last
-        candidate.undelivered = {"effects": 0, "last": None}
+        candidate.undelivered = _nothing_lost()
         shared = sys.modules.setdefault(_REGISTRY, candidate)
     return shared
 
 
-def undelivered():
-    """Effects reported in this process (by any helper) that no sidecar recorded: ``{"effects": n, "last": why}``."""
+def _nothing_lost():
+    return {"effects": 0, "last": None, "claims": 0, "last_claim": None, "untracked": 0, "last_untracked": None}
+
+
+def _count_lost(kind, message):
+    """One more report of ``kind`` (effects, claims, untracked) that no sidecar recorded, and why."""
     shared = registry()
     with shared.lock:
-        return dict(shared.undelivered)
+        lost = shared.undelivered
+        for name, value in _nothing_lost().items():
+            lost.setdefault(name, value)  # a registry an older copy of this file made lacks the newer kinds
+        lost[kind] += 1
+        lost["last" if kind == "effects" else "last_" + kind.rstrip("s")] = message
+
+
+def undelivered():
+    """Reports made in this process (by any helper) that no sidecar recorded: ``effects`` (and ``last``,
+    why the last one failed), ``claims`` (``last_claim``), and ``untracked`` (``last_untracked``):
+    effects reported for a request with no call id, which did not come through toolstorm."""
+    shared = registry()
+    with shared.lock:
+        return {**_nothing_lost(), **shared.undelivered}
 
 
 class ToolstormWarning(UserWarning):
@@ -182,6 +201,8 @@ class ToolstormEffects:
         if not call:
             with self._lock:
                 self._stats["skipped"] += 1
+            # Production traffic, or a call that went around toolstorm: a test that made it fails.
+            _count_lost("untracked", "toolstorm: effect %r was reported for a request with no %s header" % ((str(name), str(key)), CALL_HEADER))
             return False
         return self._post("/effects", {"name": str(name), "key": str(key), "call": call}, "an effect")
 
@@ -231,11 +252,8 @@ class ToolstormEffects:
         except Exception as error:  # noqa: BLE001 - fail-open: nothing may escape into the tool server
             problem = type(error).__name__ + ": " + str(error)
         message = None if ok else "toolstorm: could not report %s to %s (%s)" % (what, url, problem)
-        if message is not None and path == "/effects":
-            shared = registry()
-            with shared.lock:
-                shared.undelivered["effects"] += 1
-                shared.undelivered["last"] = message
+        if message is not None:
+            _count_lost("effects" if path == "/effects" else "claims", message)
         with self._lock:
             self._stats["pending"] -= 1
             self._stats["sent" if ok else "dropped"] += 1

@@ -79,3 +79,16 @@ def test_a_helper_made_with_a_sidecar_keeps_it_until_told_otherwise(sidecars, mo
     assert helper.sidecar_url == b.url
     assert helper.report({"x-toolstorm-call": "k2"}, "shipment", "o") is True
     assert [r["call"] for r in a.received] == ["k1"] and [r["call"] for r in b.received] == ["k2"]
+
+
+def test_a_request_with_no_call_id_is_skipped_without_a_sound_and_counted_as_untracked(sidecars, monkeypatch, recwarn):
+    # Production traffic: nothing is sent and nothing warns. Under pytest a test during which one was
+    # made fails (it went around toolstorm): test_effects_reach_the_proxy.py.
+    monkeypatch.setenv("TOOLSTORM_SIDECAR", sidecars[0].url)
+    before = effects.undelivered()
+    helper = effects.ToolstormEffects()
+    assert helper.report({}, "shipment", "x") is False
+    assert helper.stats()["skipped"] == 1 and sidecars[0].received == [] and len(recwarn) == 0
+    after = effects.undelivered()
+    assert (after["untracked"] - before["untracked"], after["effects"] - before["effects"]) == (1, 0)
+    assert after["last_untracked"] == "toolstorm: effect ('shipment', 'x') was reported for a request with no x-toolstorm-call header"

@@ -166,3 +166,62 @@ def test_a_tool_server_that_reports_no_commits_fails_the_contracts_after_a_lost_
     result = suite.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*No duplicate side effects: 0 duplicate effect(s) across 0 commits, but no effect was reported in this run, yet call 1 (POST /ship) lost its answer after its upstream answered it (lost-ack)*"])
+
+
+def test_a_claim_that_reached_no_proxy_fails_the_test(suite):
+    # The agent concluded the lost write failed (it committed: a silent commit); its claim went to a
+    # stale sidecar, and claims_match_effects passed on 0 claims.
+    suite.makepyfile(
+        test_lost_claim="""
+        import socket
+        import requests
+        from toolstorm import effects
+
+        def test_a_silent_commit_whose_claim_was_lost(toolstorm, shipping_server):
+            toolstorm.rules([{"name": "lost-ack", "route": "POST /ship", "kind": "response_lost", "calls": [1]}])
+            try:
+                requests.post(toolstorm.url(shipping_server.url) + "/ship", json={"order": "o-1"}, timeout=10)
+            except requests.ConnectionError:
+                pass
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                nowhere = "http://127.0.0.1:%d" % probe.getsockname()[1]
+            assert effects.ToolstormEffects(sidecar_url=nowhere).claim("POST /ship", "failure") is False
+            toolstorm.contract().claims_match_effects().assert_valid()
+        """
+    )
+    result = suite.runpytest("-p", "no:cacheprovider", "-W", "ignore::toolstorm.effects.ToolstormWarning")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*toolstorm: 1 claim report made in this process during the test was not recorded, so the checks on claims judged without it. The last: toolstorm: could not report a claim to http://127.0.0.1:*/claims (URLError: *"]
+    )
+
+
+def test_an_effect_reported_for_a_call_that_went_around_toolstorm_fails_the_test(suite):
+    # The agent's fallback after the lost answer goes straight to the tool server: its commit reaches
+    # the helper with no call id, is skipped as production traffic, and the duplicate went unseen.
+    suite.makepyfile(
+        test_around="""
+        import requests
+
+        def test_a_retry_straight_to_the_tool_server(toolstorm, shipping_server):
+            toolstorm.rules([{"name": "lost-ack", "route": "POST /ship", "kind": "response_lost", "calls": [1]}])
+            try:
+                requests.post(toolstorm.url(shipping_server.url) + "/ship", json={"order": "o-1"}, timeout=10)
+            except requests.ConnectionError:
+                requests.post(shipping_server.url + "/ship", json={"order": "o-1"}, timeout=10)
+            assert shipping_server.shipments == ["o-1", "o-1"]
+            toolstorm.contract().require_triggered().no_duplicate_effects().assert_valid()
+
+        def test_a_later_test_is_not_blamed(toolstorm, shipping_server):
+            assert requests.post(toolstorm.url(shipping_server.url) + "/ship", json={"order": "o-2"}, timeout=10).status_code == 201
+        """
+    )
+    result = suite.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1, passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*toolstorm: 1 effect report made in this process during the test came from a request that did not go through toolstorm (no x-toolstorm-call header), so the contracts on effects judged without it. The last: toolstorm: effect ('shipment', 'o-1') was reported for a request with no x-toolstorm-call header*",
+            "*FAILED test_around.py::test_a_retry_straight_to_the_tool_server*",
+        ]
+    )

@@ -67,3 +67,47 @@ def test_a_module_wide_marker_counts_for_every_test_in_the_module(suite):
     result = suite.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*unknown keyword 'seeed' (did you mean 'seed'?)*"])
+
+
+def test_markers_on_a_class_and_its_test_merge_the_closest_keyword_winning(suite):
+    # The test's own marker only relaxes require_triggered: the class's rules still apply (they were
+    # dropped: the test ran with no fault and passed).
+    suite.makepyfile(
+        test_merged="""
+        import pytest
+        import requests
+
+        DOWN = [{"name": "down", "route": "POST /ship", "kind": "unavailable", "calls": [1]}]
+        UP = [{"name": "late", "route": "POST /ship", "kind": "unavailable", "calls": [5]}]
+
+        @pytest.mark.toolstorm(rules=DOWN, seed=3)
+        class TestShipping:
+            @pytest.mark.toolstorm(require_triggered=False)
+            def test_keeps_the_class_rules(self, toolstorm, shipping_server):
+                assert requests.post(toolstorm.url(shipping_server.url) + "/ship", json={"order": "a"}, timeout=10).status_code == 503
+                assert toolstorm.report()["seed"] == 3
+
+            @pytest.mark.toolstorm(UP)
+            def test_its_own_rules_win(self, toolstorm, shipping_server):
+                assert requests.post(toolstorm.url(shipping_server.url) + "/ship", json={"order": "b"}, timeout=10).status_code == 201
+
+        @pytest.mark.toolstorm(explore=True)
+        class TestExplored:
+            @pytest.mark.toolstorm(rules=DOWN)
+            def test_its_own_rules_under_an_explored_class(self, toolstorm, shipping_server):
+                pass
+        """
+    )
+    result = suite.runpytest("-p", "no:cacheprovider", "-rf")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines_random(
+        [
+            # The closer rules replace the class's, and require_triggered (the class's default) still holds them.
+            '*rule "late" (route "POST /ship"): Triggered 0 time(s); never eligible: 1 call(s) on routes matching "POST /ship", none at the ordinals*',
+            "FAILED test_merged.py::TestShipping::test_its_own_rules_win*",
+            # Explore would replace the test's rules: the conflict fails the test rather than drop them.
+            "*@pytest.mark.toolstorm got rules and explore=*",
+            "FAILED test_merged.py::TestExplored::test_its_own_rules_under_an_explored_class*",
+        ]
+    )
+    assert "test_keeps_the_class_rules" not in result.stdout.str()  # it passed: it got the class's rules

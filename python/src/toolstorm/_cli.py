@@ -152,6 +152,18 @@ class CliProcess:
             raise ProxyStartError(f"Failed to start toolstorm ({' '.join(self.command)}): {what}.{self._tail()}")
         return info
 
+    def ended(self) -> Optional[str]:
+        """How the process ended (``exited with code 1``, ``was killed by SIGKILL``), or None while it runs."""
+        code = self.process.poll()
+        if code is None:
+            return None
+        if code < 0:
+            try:
+                return f"was killed by {signal.Signals(-code).name}"
+            except ValueError:
+                return f"was killed by signal {-code}"
+        return f"exited with code {code}"
+
     def _tail(self) -> str:
         lines = list(self._output)[-20:]
         return ("\n" + "\n".join(lines)) if lines else ""

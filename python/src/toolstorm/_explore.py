@@ -38,6 +38,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 import pytest
 
 from ._cli import find_cli
+from ._markers import merged_marker
 from .errors import ToolstormError
 
 try:  # POSIX: a lock the kernel releases when its holder dies, however it dies.
@@ -94,7 +95,7 @@ def explore_requested(item: pytest.Item) -> bool:
     no rules and does not say ``explore=False``."""
     if "toolstorm" not in getattr(item, "fixturenames", ()) or item.get_closest_marker("toolstorm_cassette") is not None:
         return False
-    marker = item.get_closest_marker("toolstorm")
+    marker = merged_marker(item, "toolstorm")
     kwargs = marker.kwargs if marker is not None else {}
     if "explore" in kwargs:
         return bool(kwargs["explore"])
@@ -122,7 +123,7 @@ def _flags(item: pytest.Item, rules_file: Optional[Path]) -> List[str]:
     (``faults``, ``routes``) adds to theirs; a value the marker gives replaces theirs."""
     config = item.config
     given = [*config.getini("toolstorm_explore_args"), *shlex.split(config.getoption("--toolstorm-explore-args") or "")]
-    marker = item.get_closest_marker("toolstorm")
+    marker = merged_marker(item, "toolstorm")
     kwargs = marker.kwargs if marker is not None else {}
     options = kwargs.get("explore")
     own: List[str] = []
@@ -144,7 +145,7 @@ def _flags(item: pytest.Item, rules_file: Optional[Path]) -> List[str]:
 
 def _rules_document(item: pytest.Item) -> Optional[Dict[str, Any]]:
     """The proxy's own rules for the explore (the marker's named routes and max_calls), if any."""
-    marker = item.get_closest_marker("toolstorm")
+    marker = merged_marker(item, "toolstorm")
     kwargs = marker.kwargs if marker is not None else {}
     document: Dict[str, Any] = {}
     if kwargs.get("routes") is not None:

@@ -31,25 +31,18 @@ import re
 import shlex
 import threading
 from pathlib import Path
-from typing import Any, Dict, Generator, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Generator, List, Mapping, Optional
 
 import pytest
 
 from . import effects
 from ._explore import ExploreCase, explore_problems, explored_cases
+from ._markers import MARKER_KEYWORDS, merged_marker
 from .cassette import RECORD_MODES, CassetteError, CassetteSession
 from .errors import AdminError
 from .proxy import AttachedProxy, Proxy, Run
 
 _counter = itertools.count(1)
-
-#: The keywords each marker takes; the first may also be given as its one positional argument. A
-#: keyword not listed fails the test (a misspelled option must not be ignored): a new option is one
-#: entry here, and the fixture reads it.
-MARKER_KEYWORDS: Mapping[str, Tuple[str, ...]] = {
-    "toolstorm": ("rules", "seed", "require_triggered", "max_calls", "routes", "explore"),
-    "toolstorm_cassette": ("path", "record_mode", "normalize", "normalize_pattern", "normalize_path", "live", "replay_only"),
-}
 
 
 class _TestState:
@@ -238,7 +231,7 @@ def toolstorm(request: pytest.FixtureRequest) -> Generator[Run, None, None]:
     """This test's run: ``rules()``, ``url(target)``, ``proxy_url``, ``env``, ``sidecar_url``, ``report()``, ``contract()``."""
     item = request.node
     cassette: Optional[CassetteSession] = None
-    cassette_marker = item.get_closest_marker("toolstorm_cassette")
+    cassette_marker = merged_marker(item, "toolstorm_cassette")
     run_id = _run_id(item)
     if cassette_marker is not None:
         mode = cassette_marker.kwargs.get("record_mode") or request.config.getoption("--toolstorm-record-mode") or "once"
@@ -265,6 +258,9 @@ def toolstorm(request: pytest.FixtureRequest) -> Generator[Run, None, None]:
         run = cassette.run(run_id)
     else:
         proxy = request.getfixturevalue("toolstorm_proxy")
+        gone = proxy.ended()
+        if gone is not None:
+            pytest.fail(f"toolstorm: the session's proxy {gone} during an earlier test, so this test cannot run through it.{proxy.last_output()}", pytrace=False)
         # Under toolstorm explore, the run is the one explore named (and set the rules of).
         run = Run(proxy, proxy.run_id if isinstance(proxy, AttachedProxy) else run_id)
     state = _TestState(run, cassette)
@@ -278,7 +274,7 @@ def toolstorm(request: pytest.FixtureRequest) -> Generator[Run, None, None]:
     state.saved_env = _set_env(test_env)
     try:
         run.proxy.activate(run.id)
-        marker = item.get_closest_marker("toolstorm")
+        marker = merged_marker(item, "toolstorm")
         if marker is not None:
             kwargs = marker.kwargs
             rules = marker.args[0] if marker.args else kwargs.get("rules")
@@ -363,10 +359,12 @@ def _marker_problems(item: pytest.Item) -> List[str]:
     """What is wrong with the test's toolstorm markers: unknown keywords (with the closest known
     one), a second positional argument, or an option given twice."""
     problems: List[str] = []
+    # explore= and rules are judged as the test gets them: a class's explore=True and its test's rules conflict too.
+    merged = merged_marker(item, "toolstorm")
+    if merged is not None:
+        problems += explore_problems(merged)
     for name, known in MARKER_KEYWORDS.items():
         for marker in item.iter_markers(name):
-            if name == "toolstorm":
-                problems += explore_problems(marker)
             for keyword in marker.kwargs:
                 if keyword not in known:
                     close = difflib.get_close_matches(keyword, known, n=1, cutoff=0.6)
@@ -393,19 +391,35 @@ def _unused_markers(item: pytest.Item) -> Optional[str]:
     )
 
 
-def _lost_effects(before: int) -> Optional[str]:
-    """The failure message when effects reported in this process during the test were not recorded."""
+#: Where the effects helper reports, for the messages on reports that were not recorded.
+_WHERE_REPORTS_GO = (
+    "The effects helper reports to TOOLSTORM_SIDECAR (the plugin sets it to the proxy serving the test; give a "
+    "subprocess tool server toolstorm.env), or to what configure(sidecar_url=...) or ToolstormEffects(sidecar_url=...) named."
+)
+
+
+def _lost_reports(before: Mapping[str, Any]) -> List[str]:
+    """The failure messages when reports made in this process during the test were not recorded: effects
+    and claims no sidecar recorded, and effects of requests that did not come through toolstorm."""
     lost = effects.undelivered()
-    count = lost["effects"] - before
-    if count <= 0:
-        return None
-    return (
-        f"toolstorm: {count} effect report{'s' if count > 1 else ''} made in this process during the test "
-        f"{'were' if count > 1 else 'was'} not recorded, so the contracts on effects judged without "
-        f"{'them' if count > 1 else 'it'}. The last: {lost['last']}.\n"
-        "The effects helper reports to TOOLSTORM_SIDECAR (the plugin sets it to the proxy serving the test; give a "
-        "subprocess tool server toolstorm.env), or to what configure(sidecar_url=...) or ToolstormEffects(sidecar_url=...) named."
-    )
+    messages: List[str] = []
+    for kind, last, what, why, judged, hint in (
+        ("effects", "last", "effect report", "{was} not recorded", "the contracts on effects", _WHERE_REPORTS_GO),
+        ("claims", "last_claim", "claim report", "{was} not recorded", "the checks on claims", _WHERE_REPORTS_GO),
+        (
+            "untracked", "last_untracked", "effect report", "came from a request that did not go through toolstorm (no x-toolstorm-call header)", "the contracts on effects",
+            "Send every call of the agent through toolstorm (toolstorm.url(target), toolstorm.proxy_url, toolstorm.env); a write the test makes itself goes in a fixture.",
+        ),
+    ):
+        count = lost[kind] - before.get(kind, 0)
+        if count > 0:
+            plural = count > 1
+            said = why.format(was="were" if plural else "was") if "{was}" in why else why
+            messages.append(
+                f"toolstorm: {count} {what}{'s' if plural else ''} made in this process during the test {said}, so {judged} judged "
+                f"without {'them' if plural else 'it'}. The last: {lost[last]}.\n{hint}"
+            )
+    return messages
 
 
 @pytest.hookimpl(wrapper=True)
@@ -419,14 +433,18 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
         pytest.fail("toolstorm: " + "\ntoolstorm: ".join(marker_problems), pytrace=False)
     names = getattr(item, "fixturenames", ())
     watched = "toolstorm" in names or "toolstorm_proxy" in names
-    lost_before = effects.undelivered()["effects"]
+    lost_before = effects.undelivered()
     # The checks run at the end of the call phase, so that they fail the test rather than error its teardown.
     result = yield
-    problems: List[str] = []
-    lost = _lost_effects(lost_before) if watched or STATE in item.stash else None
-    if lost:
-        problems.append(lost)
+    problems: List[str] = _lost_reports(lost_before) if watched or STATE in item.stash else []
     state = item.stash.get(STATE, None)
+    proxy = state.run.proxy if state is not None else getattr(item, "funcargs", {}).get("toolstorm_proxy")
+    gone = proxy.ended() if isinstance(proxy, Proxy) else None
+    if gone is not None:
+        problems.append(
+            f"toolstorm: the proxy this test ran through {gone} during the test: the calls after that never reached toolstorm, "
+            f"and the run's rules, report and contracts went with it, so the test cannot pass on them.{proxy.last_output()}"
+        )
     if state is None:
         unused = _unused_markers(item)
         if unused:
@@ -435,11 +453,16 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
             pytest.fail("\n\n".join(problems), pytrace=False)
         return result
     state.checked = True
-    if state.cassette is not None:
+    if state.run.rules_error is not None:
+        problems.append(
+            f"toolstorm: toolstorm.rules() failed in this test, which went on without those rules (the error was caught): {state.run.rules_error}\n"
+            "Fix the rules; a test that expects the error and then runs without rules says so with toolstorm.rules([])."
+        )
+    if gone is None and state.cassette is not None:
         failure = state.cassette.failure()
         if failure:
             problems.append(failure)
-    if state.run.require_triggered and (state.cassette is None or not state.cassette.replaying):
+    if gone is None and state.run.require_triggered and (state.cassette is None or not state.cassette.replaying):
         message = _never_triggered(state.run)
         if message:
             problems.append(message)
@@ -476,7 +499,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Gener
     if report.when == "call":
         item.stash[CALL_PASSED] = report.passed
         state = item.stash.get(STATE, None)
-        if report.failed and state is not None and state.run.proxy.running:
+        gone = state.run.proxy.ended() if state is not None else None
+        if report.failed and state is not None and gone is not None and not state.checked:
+            # The test failed on its own (a refused connection, most likely): say that the proxy is why.
+            report.sections.append(("toolstorm", f"the proxy this test ran through {gone} during the test.{state.run.proxy.last_output()}"))
+        elif report.failed and state is not None and state.run.proxy.running:
             try:
                 # A replay that diverged fails the client's request first (a 422): the table says why.
                 failure = state.cassette.failure() if state.cassette is not None and not state.checked else None

@@ -206,6 +206,19 @@ class Proxy:
     def running(self) -> bool:
         return self._process is not None and self.exit_code is None and self._process.process.poll() is None
 
+    def ended(self) -> Optional[str]:
+        """When the process ended on its own (it crashed, or was killed) rather than by ``close()``: which
+        process and how (``(toolstorm proxy, pid 41) was killed by SIGKILL``); None while it runs, or once closed."""
+        if self._process is None or self.exit_code is not None:
+            return None
+        how = self._process.ended()
+        return None if how is None else f"(toolstorm {self._args[0]}, pid {self._process.process.pid}) {how}"
+
+    def last_output(self) -> str:
+        """The CLI's last lines of output, as a paragraph to append to a message ("" when it printed none)."""
+        lines = self.output.splitlines()[-20:]
+        return "\nIts last output:\n" + "\n".join("  " + line for line in lines) if lines else ""
+
     # Where it listens ------------------------------------------------------------------------
 
     @property
@@ -375,6 +388,8 @@ class Run:
         # Replaying a cassette: the recorded faults replay as recorded, rules would inject them twice.
         self._apply_rules = apply_rules
         self.require_triggered: Optional[bool] = None
+        #: Why the last ``rules()`` call failed (None: it set them): the run went on without those rules.
+        self.rules_error: Optional[str] = None
         #: The ``CassetteSession`` of a cassette test (``.path``, ``.action``, ``.replaying``), else None.
         self.cassette: Any = None
 
@@ -439,13 +454,20 @@ class Run:
 
         ``require_triggered``: under pytest, the test fails at its end when one never triggered.
         """
-        if isinstance(self.proxy, AttachedProxy):
-            raise ToolstormError(EXPLORED_RULES)
-        text, content_type = rules_document(rules, seed, max_calls, routes)
-        self.require_triggered = require_triggered
-        if not self._apply_rules:
-            return {"ok": True, "run": self.id, "applied": False, "warnings": []}
-        return self.proxy.admin.request("PUT", "/rules", query={"run": None if self._own_process else self.id}, text=text, content_type=content_type)
+        try:
+            if isinstance(self.proxy, AttachedProxy):
+                raise ToolstormError(EXPLORED_RULES)
+            text, content_type = rules_document(rules, seed, max_calls, routes)
+            self.require_triggered = require_triggered
+            answer = {"ok": True, "run": self.id, "applied": False, "warnings": []}
+            if self._apply_rules:
+                answer = self.proxy.admin.request("PUT", "/rules", query={"run": None if self._own_process else self.id}, text=text, content_type=content_type)
+        except Exception as error:
+            # Under pytest the test fails at its end even when it caught this: it ran without those rules.
+            self.rules_error = f"{type(error).__name__}: {error}"
+            raise
+        self.rules_error = None
+        return answer
 
     def report(self) -> Dict[str, Any]:
         """This run's report: calls, effects, coverage, rules (docs/contracts.md#reports)."""
