@@ -148,7 +148,11 @@ export class FlightRecorder {
 
   #lateEffects(position: number, effects: readonly StoredEffect[]): void {
     const exchange = this.#positions.get(position)
-    if (exchange) (exchange.effects as StoredEffect[]).push(...effects)
+    if (!exchange) return
+    (exchange.effects as StoredEffect[]).push(...effects)
+    // A commit reported after its run was decided (and not kept) may be the one that went wrong: decide again.
+    const ended = this.#ended.get(exchange.run)
+    if (ended) this.#decideAgain(ended)
   }
 
   /** Drop what is past the window's bounds from its front. */
@@ -250,10 +254,13 @@ export class FlightRecorder {
     const window = this.#open.get(run) ?? this.#ended.get(run)
     if (!window) return
     window.triggers.push({ why: 'contract_failed', detail })
-    if (this.#ended.has(run)) {
-      this.#ended.delete(run)
-      void this.#decide(window, [])
-    }
+    if (this.#ended.has(run)) this.#decideAgain(window)
+  }
+
+  /** A lingering run (ended, not kept) decided again on evidence that came after its end. */
+  #decideAgain(window: RunWindow): void {
+    this.#ended.delete(window.run)
+    void this.#decide(window, [])
   }
 
   #decide(window: RunWindow, extra: IncidentTrigger[]): Promise<IncidentEntry | null> {
@@ -265,7 +272,15 @@ export class FlightRecorder {
       } catch {
         // the report is evidence; the exchanges' own triggers still decide
       }
-      const triggers = [...extra, ...window.triggers, ...(report ? reportTriggers(report) : [])]
+      // A run the ledger no longer has (evicted by --max-runs, a store that failed) is judged on
+      // the effects and claims its held exchanges carry, as its cassette reports them.
+      const cassette = () => {
+        const exchanges = cutExchanges(window.held.map((held) => held.exchange))
+        return Cassette.from(this.#recorder.headerFor([window.run], exchanges.length), exchanges, `the incident of run ${window.run}`)
+      }
+      const held = report === null && window.held.length ? cassette() : null
+      const evidence = report ?? held?.toReports()[0] ?? null
+      const triggers = [...extra, ...window.triggers, ...(evidence ? reportTriggers(evidence) : [])]
       if (triggers.length === 0 || window.held.length === 0) {
         window.endedAt = Date.now()
         this.#ended.set(window.run, window)
@@ -277,10 +292,9 @@ export class FlightRecorder {
         this.#forget(window, this.#ended)
         return null
       }
-      const exchanges = cutExchanges(window.held.map((held) => held.exchange))
-      const cassette = Cassette.from(this.#recorder.headerFor([window.run], exchanges.length), exchanges, `the incident of run ${window.run}`)
+      const kept = held ?? cassette()
       // The run's report as the ledger holds it (every call, the window's or not); else as the cassette shows it.
-      const entry = await this.store.keep(window.run, cassette, report ?? cassette.toReports()[0], triggers, window.dropped, this.#options.label?.(window.run))
+      const entry = await this.store.keep(window.run, kept, evidence ?? kept.toReports()[0], triggers, window.dropped, this.#options.label?.(window.run))
       this.#forget(window, this.#ended)
       if (entry) {
         this.counts.kept++

@@ -11,6 +11,8 @@ export interface CliProxy {
   readonly child: ChildProcess
   /** The data plane's URL. */
   readonly url: string
+  /** The admin API's URL, from the same banner line (where tool servers report their effects). */
+  readonly adminUrl: string
   /** Resolves with the exit code once it exited. */
   readonly exited: Promise<number | null>
   stderr(): string
@@ -27,11 +29,12 @@ export function startCliProxy(args: readonly string[]): Promise<CliProxy> {
   return new Promise((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => {
       stdout += chunk
-      const url = /^toolstorm proxy (\S+) /m.exec(stdout)?.[1]
-      if (url)
+      const banner = /^toolstorm proxy (\S+) .*· admin (\S+)$/m.exec(stdout)
+      if (banner)
         resolve({
           child,
-          url,
+          url: banner[1]!,
+          adminUrl: banner[2]!,
           exited,
           stderr: () => stderr,
           stop: async () => {
