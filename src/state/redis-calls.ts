@@ -40,6 +40,7 @@ export class RedisCalls {
   readonly #local: MemoryLedger
   /** Exchanges answered without the store, per run, not yet added to its shared count. */
   readonly unavailable = new Map<string, number>()
+  #flushing = false
   /** Calls finished in this event loop turn, per run, written out together. */
   readonly #finishing = new Map<string, { keys: RunKeys; run: string; records: CallRecord[]; ids: string[] }>()
 
@@ -92,8 +93,9 @@ export class RedisCalls {
   /** The exchange of a call BEGIN took (or refused by the budget), its rule selected. */
   async #opened(plan: CallPlan, keys: RunKeys, matching: Rule[], reply: BeginReply, late: (reply: unknown) => void): Promise<Exchange> {
     const store = this.#store
-    // Redis is back: add what was served without it to the run's count (not waited for).
-    if (this.unavailable.size > 0) void this.#flushUnavailable(plan.run, keys.state)
+    // Redis is back: add what was served without it to every run's count (not waited for): a run
+    // that has no call more on this replica would otherwise pass on another's report without them.
+    if (this.unavailable.size > 0) void this.flushUnavailable()
     const [status, startMs, nowMs] = reply
     const run = this.#local.run(plan.run)
     // This replica's clock, aligned with the run's start in Redis: call timings are the run's.
@@ -169,11 +171,25 @@ export class RedisCalls {
     this.unavailable.set(run, (this.unavailable.get(run) ?? 0) + 1)
   }
 
-  async #flushUnavailable(run: string, stateKey: string): Promise<void> {
-    const count = this.unavailable.get(run)
-    if (count === undefined) return
-    this.unavailable.delete(run)
-    await this.#store.command(() => this.#store.client.hIncrBy(stateKey, 'unavailable', count)).catch(() => this.unavailable.set(run, (this.unavailable.get(run) ?? 0) + count))
+  /**
+   * Add the exchanges served without the store to each run's shared count. Taken off here only once
+   * Redis counted them: a report read meanwhile may count them twice, never miss them.
+   */
+  async flushUnavailable(): Promise<void> {
+    if (this.#flushing) return
+    this.#flushing = true
+    try {
+      await Promise.all(
+        [...this.unavailable].map(async ([run, count]) => {
+          await this.#store.command(() => this.#store.client.hIncrBy(this.#store.runKeys(run).state, 'unavailable', count))
+          const left = (this.unavailable.get(run) ?? 0) - count
+          if (left > 0) this.unavailable.set(run, left)
+          else this.unavailable.delete(run)
+        }),
+      ).catch(() => undefined)
+    } finally {
+      this.#flushing = false
+    }
   }
 }
 

@@ -264,6 +264,8 @@ export class RedisRunState implements RunLedger {
 
   async close(): Promise<void> {
     this.#rules.stop()
+    // What this replica served without Redis goes to the runs' shared counts, or every other reader misses it.
+    if (this.#store.client.isOpen) await this.#calls.flushUnavailable()
     const subscriber = this.#subscriber
     this.#subscriber = null
     await subscriber?.close().catch(() => subscriber.destroy())

@@ -9,6 +9,7 @@ import { createClient } from 'redis'
 import { describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/create-storm.js'
 import { decide } from '../../src/engine/decision.js'
+import { contract } from '../../src/contracts/contract.js'
 import type { StormConfigInput } from '../../src/engine/schema/config.js'
 import type { CallRecord, Report } from '../../src/engine/schema/report.js'
 import { ToolstormEffects } from '../../src/effects/toolstorm-effects.js'
@@ -388,5 +389,42 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
     const passed = await fetch(`${proxy.url}/items/b`)
     expect(passed.status).toBe(200)
     expect(setting.upstream!.hits('/items/b')).toBe(1)
+  })
+
+  it("never passes a run's call budget on calls a replica passed through while Redis was silent: every replica's report counts them once Redis answers, and the budget fails", async () => {
+    const config: StormConfigInput = { maxCalls: 3, rules: [] }
+    const [a, b] = [await replica({ stateUnavailable: 'pass' }, config), await replica({ stateUnavailable: 'pass' }, config)]
+    const send = async (proxy: ProxyServer, run: string, path: string) => {
+      const response = await fetch(proxy.url + path, { headers: { 'x-toolstorm-run': run } })
+      await response.arrayBuffer()
+      return response.status
+    }
+    expect([await send(a!, 'lost', '/items/1'), await send(b!, 'lost', '/items/2')]).toEqual([200, 200])
+    // Both calls finished in Redis before it goes silent (a FINISH past its deadline would be counted too).
+    await settledReport(a!, 'lost', 2)
+    const thaw = setting.redis!.freeze()
+    // Passed through untouched on A: the agent's 3rd and 4th calls, over its budget of 3.
+    expect([await send(a!, 'lost', '/items/3'), await send(a!, 'lost', '/items/4')]).toEqual([200, 200])
+    expect(setting.upstream!.hits('/items/4')).toBe(1)
+    await thaw()
+    // Redis answers A again, for another run: the run that lost calls has none more on A.
+    let status = 0
+    for (let attempt = 0; attempt < 100 && status !== 200; attempt++) {
+      status = await send(a!, 'other', '/items/x')
+      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    expect(status).toBe(200)
+    const read = async () => (await (await admin(b!, '/report?run=lost')).json()) as Report
+    await expect.poll(async () => (await read()).stateUnavailable, { timeout: 2000, interval: 50 }).toBe(2)
+    const report = await read()
+    expect(report.calls.length).toBe(2)
+    const verdict = contract(report).atMostCalls(3).atMostCalls(2, { route: 'GET /items/*' }).noDuplicateEffects().toJSON()
+    expect(verdict.passed).toBe(false)
+    expect(verdict.checks.map((check) => [check.name, check.passed])).toEqual([
+      ['Call budget', false],
+      ['Call budget: GET /items/*', false],
+      ['No duplicate side effects', false],
+    ])
+    expect(verdict.checks[0]!.detail).toBe('2 / 3 calls, but 2 exchange(s) were served while the shared state store was unreachable, uncounted, so the count is unknown')
   })
 })

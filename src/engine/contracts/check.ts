@@ -24,6 +24,13 @@ export function defineContractUnit<P>(unit: ContractUnit<P>): ContractUnit<P> {
 /** Why a count over the report's calls may be short: calls past the 10,000 it lists (`droppedCalls`). */
 export const unlistedCalls = (report: Pick<Report, 'droppedCalls'>): string => `${report.droppedCalls} call(s) past the 10,000 a report lists were not itemized`
 
+/**
+ * Why a count over the report's calls may be short with a shared state store: exchanges a replica
+ * served while Redis was unreachable (answered 503 or passed through untouched), in no call list.
+ */
+export const uncountedCalls = (report: Pick<Report, 'stateUnavailable'>): string =>
+  `${report.stateUnavailable} exchange(s) were served while the shared state store was unreachable, uncounted`
+
 /** Methods that commit nothing by definition (RFC 9110 §9.2.1). */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
@@ -38,13 +45,16 @@ function lostWrite(call: CallRecord): boolean {
 
 /**
  * A check on effects cannot pass on a run whose effects may be incomplete: effect reports were
- * refused while the run was kept (a commit may be missing), or none was reported at all although a
+ * refused while the run was kept (a commit may be missing), calls were served while the shared
+ * state store was unreachable, or none was reported at all although a
  * write lost its answer after its upstream committed it (the tool side reports nothing: a duplicate
  * could not be seen). Failed then, its detail saying so; a run with no effect says so in passing.
  */
-export function withEffectEvidence(report: Pick<Report, 'refusedEffects' | 'effects' | 'calls'>, check: Check): Check {
+export function withEffectEvidence(report: Pick<Report, 'refusedEffects' | 'effects' | 'calls' | 'stateUnavailable'>, check: Check): Check {
   const refused = report.refusedEffects
   if (refused) return { ...check, passed: false, detail: `${check.detail}, but ${refused.count} effect report(s) were refused while the run was kept, so its effects may be incomplete (first: ${refused.first})` }
+  // Redis was away: the calls it missed, and the effect reports for them, are not in the report.
+  if (report.stateUnavailable) return { ...check, passed: false, detail: `${check.detail}, but ${uncountedCalls(report)}, so its effects may be incomplete` }
   if (report.effects.length > 0) return check
   const lost = report.calls.find(lostWrite)
   if (!lost) return { ...check, detail: `${check.detail}; no effect was reported in this run` }
