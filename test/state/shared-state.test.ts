@@ -427,4 +427,46 @@ describe.skipIf(!hasRedis)('proxy replicas sharing a run through Redis', () => {
     ])
     expect(verdict.checks[0]!.detail).toBe('2 / 3 calls, but 2 exchange(s) were served while the shared state store was unreachable, uncounted, so the count is unknown')
   })
+
+  it('decides draws, an ordinal and a limit per route the same over 2 replicas as one proxy, with another route interleaved', async () => {
+    const config: StormConfigInput = {
+      seed: 11,
+      maxCalls: 40,
+      rules: [
+        { name: 'second-a', route: 'GET /a', kind: 'unavailable', calls: [2] },
+        { name: 'flaky-a', route: 'GET /a', kind: 'unavailable', probability: 0.5 },
+        { name: 'flaky-b', route: 'POST /b', kind: 'rate_limit', probability: 0.5, limit: 2, delay: 1 },
+        { name: 'after-b', route: 'POST /b', kind: 'unavailable', calls: [3, 5, 6] },
+      ],
+    }
+    const single = closing(await startProxy({ targets: [setting.upstream!.url], config }))
+    const replicas = [await replica({}, config), await replica({}, config)]
+    const steps = ['a', 'other', 'b', 'a', 'b', 'other', 'b', 'a', 'b', 'b', 'a', 'other', 'a', 'b', 'a', 'b', 'a', 'other', 'a', 'b']
+    const drive2 = async (proxies: ProxyServer[], run: string, only = steps) => {
+      const statuses: number[] = []
+      let i = 0
+      for (const step of only) {
+        const proxy = proxies[i++ % proxies.length] as ProxyServer
+        const response = await fetch(`${proxy.url}/${step}`, { method: step === 'b' ? 'POST' : 'GET', headers: { 'x-toolstorm-run': run }, ...(step === 'b' ? { body: '{}' } : {}) })
+        await response.arrayBuffer()
+        statuses.push(response.status)
+      }
+      return statuses
+    }
+    const alone = await drive2([single], 'det')
+    const shared = await drive2(replicas, 'det')
+    expect(shared).toEqual(alone)
+    const expected = (await (await admin(single, '/report?run=det')).json()) as Report
+    const faulted = (report: Report) => report.calls.filter((call) => call.injected).map((call) => `${call.route}#${call.ordinal}:${call.fault}`)
+    expect(faulted(expected).length).toBeGreaterThan(3)
+    for (const proxy of replicas) {
+      const merged = await settledReport(proxy, 'det', expected.calls.length)
+      expect(faulted(merged)).toEqual(faulted(expected))
+      expect(merged.coverage).toEqual(expected.coverage)
+      expect(contract(merged).requireTriggered().atMostCalls(20).toJSON()).toEqual(contract(expected).requireTriggered().atMostCalls(20).toJSON())
+    }
+    // Independent per route: without the interleaved route, the same calls of /a and /b are faulted.
+    await drive2(replicas, 'det-alone', steps.filter((step) => step !== 'other'))
+    expect(faulted(await settledReport(replicas[1]!, 'det-alone', 16))).toEqual(faulted(expected))
+  })
 })
