@@ -1,6 +1,6 @@
 /** A short summary of a report: calls per route, faults, effects, coverage. */
 import { duplicateEffects, type DuplicateEffect } from '../engine/contracts/duplicate-effects.js'
-import type { CoverageCounts, RecoveryRecord, Report } from '../engine/schema/report.js'
+import type { CoverageCounts, RecoveryRecord, RefusedEffects, Report } from '../engine/schema/report.js'
 import { recoveryOf } from '../engine/recovery.js'
 import { contradicted, rejudgeClaims } from '../claims/claim-verdict.js'
 import type { ClaimVerdict } from '../engine/schema/claim-schema.js'
@@ -14,6 +14,8 @@ export interface ReportSummary {
   /** Which effects were committed twice or more (name, key, calls). */
   readonly duplicates: readonly DuplicateEffect[]
   readonly budgetRejections: number
+  /** Effect reports refused while the run was kept (its effects may be incomplete: the checks on effects fail); absent when none. */
+  readonly refusedEffects?: RefusedEffects
   readonly routes: Record<string, number>
   readonly faults: Record<string, number>
   readonly coverage: Record<string, CoverageCounts>
@@ -61,6 +63,7 @@ export function summarizeReport(report: Report): ReportSummary {
     duplicateEffects: duplicates.reduce((sum, effect) => sum + effect.count - 1, 0),
     duplicates,
     budgetRejections: report.budgetRejections,
+    ...(report.refusedEffects ? { refusedEffects: report.refusedEffects } : {}),
     routes,
     faults,
     coverage: report.coverage,

@@ -53,6 +53,7 @@ export const inspectCommand: CommandModule<object, InspectArgs> = {
     if (cassette) for (const line of formatCassetteSummary(cassette)) printLine(line)
     for (const summary of summaries) {
       printLine(`Valid report v1 (run ${summary.run}): ${summary.calls} calls, ${summary.effects} effects`)
+      if (summary.refusedEffects) printLine(`  effect reports refused: ${summary.refusedEffects.count}, so its effects may be incomplete (first: ${summary.refusedEffects.first})`)
       const routes = Object.entries(summary.routes).map(([route, count]) => `${route} ${count}`)
       if (routes.length) printLine(`  calls per route: ${routes.join(', ')}`)
       for (const [name, c] of Object.entries(summary.coverage)) printLine(`  rule ${name}: eligible ${c.eligible}, selected ${c.selected}, triggered ${c.triggered}`)
