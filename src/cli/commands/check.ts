@@ -89,7 +89,9 @@ export const checkCommand: CommandModule<object, CheckArgs> = {
     const many = reports.length > 1
     if (args.json) {
       const documents = results.map((result, index) => ({ run: reports[index]!.run, ...result, duplicates: duplicates[index] ?? [] }))
-      printLine(JSON.stringify(documents.length === 1 ? documents[0] : { runs: documents, ...(omitted ? { omitted } : {}) }, null, 2))
+      // The runs the file lacks are said in JSON too, also beside a single run: a pass on what is left is not a pass on them.
+      const left = omitted ? { omitted } : {}
+      printLine(JSON.stringify(documents.length === 1 ? { ...documents[0], ...left } : { runs: documents, ...left }, null, 2))
     } else {
       results.forEach((result, index) => {
         // Several runs: each names its run, and only a failing run lists its checks (those that failed).

@@ -46,7 +46,7 @@ export const inspectCommand: CommandModule<object, InspectArgs> = {
     if (omitted) printError(`warning: ${omitted.runs} runs are not in ${args.file} (${omitted.reason})`)
     const summaries = reports.map(summarizeReport)
     if (args.json) {
-      const summary = summaries.length === 1 ? summaries[0] : { runs: summaries }
+      const summary = { ...(summaries.length === 1 ? summaries[0] : { runs: summaries }), ...(omitted ? { omitted } : {}) }
       printLine(JSON.stringify(cassette ? { cassette, ...summary } : summary, null, 2))
       return
     }
