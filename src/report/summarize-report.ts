@@ -8,7 +8,10 @@ import type { ClaimVerdict } from '../engine/schema/claim-schema.js'
 export interface ReportSummary {
   readonly version: 1
   readonly run: string
+  /** Every call of the run, those past the 10,000 a report lists included. */
   readonly calls: number
+  /** Calls past the 10,000 a report lists: counted, not itemized (the per-route, fault and model counts cover the listed ones). */
+  readonly droppedCalls: number
   readonly effects: number
   readonly duplicateEffects: number
   /** Which effects were committed twice or more (name, key, calls). */
@@ -58,7 +61,8 @@ export function summarizeReport(report: Report): ReportSummary {
   return {
     version: 1,
     run: report.run,
-    calls: report.calls.length,
+    calls: report.calls.length + report.droppedCalls,
+    droppedCalls: report.droppedCalls,
     effects: report.effects.length,
     duplicateEffects: duplicates.reduce((sum, effect) => sum + effect.count - 1, 0),
     duplicates,

@@ -7,6 +7,7 @@ import { printError, printLine } from '../output.js'
 import { formatRunLine, runLine, runLinesOfCassette } from '../../report/run-lines.js'
 import { Cassette } from '../../cassette/format/cassette.js'
 import { ConfigError } from '../../errors.js'
+import { unlistedCalls } from '../../engine/contracts/check.js'
 
 interface InspectArgs {
   file: string
@@ -53,6 +54,7 @@ export const inspectCommand: CommandModule<object, InspectArgs> = {
     if (cassette) for (const line of formatCassetteSummary(cassette)) printLine(line)
     for (const summary of summaries) {
       printLine(`Valid report v1 (run ${summary.run}): ${summary.calls} calls, ${summary.effects} effects`)
+      if (summary.droppedCalls) printLine(`  ${unlistedCalls(summary)}: the counts below cover the ${summary.calls - summary.droppedCalls} listed`)
       if (summary.refusedEffects) printLine(`  effect reports refused: ${summary.refusedEffects.count}, so its effects may be incomplete (first: ${summary.refusedEffects.first})`)
       const routes = Object.entries(summary.routes).map(([route, count]) => `${route} ${count}`)
       if (routes.length) printLine(`  calls per route: ${routes.join(', ')}`)
