@@ -36,7 +36,6 @@ export interface FeedChanges {
   /** Effects reported to any replica since the cursor. */
   readonly effects: readonly EffectRecord[]
   readonly coverage: Readonly<Record<string, CoverageCounts>>
-  /** The run's counters; `refusedEffects` once an effect report was refused (the checks on effects fail then). */
   readonly stats: { readonly calls: number; readonly droppedCalls: number; readonly budgetRejections: number; readonly refusedEffects?: RefusedEffects }
   /** How many runs the store holds (a change: the run list changed). */
   readonly runCount: number
