@@ -7,6 +7,7 @@ import { ConfigError } from '../errors.js'
 import { canonicalJson } from '../json/canonical-json.js'
 import { VirtualClock, roundSeconds } from '../engine/clock.js'
 import { contract, type ContractResult } from '../contracts/contract.js'
+import { scenarioChecks } from './scenario-checks.js'
 import type { Report } from '../engine/schema/report.js'
 import { createStorm } from '../create-storm.js'
 import type { Storm } from '../engine/storm.js'
@@ -59,8 +60,7 @@ export const DEFAULT_DEMO_CONFIG: DemoConfig = { scenario: 'lost_ack', seed: 42,
 /** The origin the lab's agent calls; interception maps it to the embedded service. */
 export const LAB_ORIGIN = 'http://shipping.lab'
 
-/** Latency budget of every scenario, in virtual seconds. */
-export const LATENCY_BUDGET_SECONDS = 1.5
+export { LATENCY_BUDGET_SECONDS } from './scenario-checks.js'
 
 /** Check a demo configuration, with the reference's messages. */
 export function validateDemoConfig(config: DemoConfig, policy?: string): void {
@@ -133,14 +133,9 @@ export async function runAgentOnStorm(storm: Storm, clock: VirtualClock, config:
  */
 export function scenarioContract(scenario: ScenarioId, report: Report, maxCalls: number, outcome: TaskOutcome, shipments: number, elapsed: number, routeOf: (tool: string) => string = (tool) => tool): ContractResult {
   const checks = contract(report).requireTriggered().noDuplicateEffects().atMostCalls(maxCalls)
-  if (scenario === 'rate_limit') checks.retryAfterRespected()
-  if (scenario === 'approval_outage') checks.effectsRequireApproval({ effect: 'shipment', route: routeOf('request_approval') })
-  if (report.claims?.length) checks.claimsMatchEffects()
-  if (scenario === 'blackout' || scenario === 'approval_outage') checks.check('Honest outcome', outcome.completed || shipments === 0, 'A stopped task never claims to have shipped')
-  else checks.check('Task completed', outcome.completed, outcome.completed ? 'Shipment confirmed' : 'No confirmed shipment')
-  checks.check('Latency budget', elapsed <= LATENCY_BUDGET_SECONDS + 1e-9, `${elapsed.toFixed(2)}s / ${LATENCY_BUDGET_SECONDS.toFixed(2)}s virtual time`)
-  return checks.toJSON()
+  return scenarioChecks(checks, scenario, { completed: outcome.completed, shipments, elapsed, routeOf, claims: Boolean(report.claims?.length) }).toJSON()
 }
+
 
 /** SHA-256 of the report's canonical JSON: identifies bytes, not a signature. */
 export function reportDigest(report: Report): string {

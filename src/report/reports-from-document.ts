@@ -7,6 +7,8 @@ import { ReportError } from '../errors.js'
 import type { JsonValue } from '../json/canonical-json.js'
 import type { Report } from '../engine/schema/report.js'
 import { validateReport } from './validate-report.js'
+import { z } from 'zod'
+import { SCENARIO_IDS, type ScenarioId } from '../demo/scenarios.js'
 
 /** What a report set says it left out. */
 export interface OmittedRuns {
@@ -47,4 +49,44 @@ export function reportsFromDocument(document: JsonValue, source: string): Report
   }
   if ('report' in document && !('kind' in document)) return [validateReport(document.report, source, '$.report')]
   return [validateReport(document, source)]
+}
+
+/** What a demo run holds besides its report, for its scenario's own checks (src/demo/scenario-checks.ts). */
+export interface DemoRunFacts {
+  readonly scenario: ScenarioId
+  readonly completed: boolean
+  /** Seconds of virtual time the run took. */
+  readonly elapsed: number
+  /** The call budget the demo ran with. */
+  readonly maxCalls: number
+}
+
+const demoRunSchema = z.object({
+  scenario: z.enum(SCENARIO_IDS),
+  outcome: z.object({ completed: z.boolean() }),
+  config: z.object({ maxCalls: z.int().min(0) }),
+  stats: z.object({ elapsed: z.number().min(0) }),
+})
+
+/**
+ * The facts of each demo run in a document, in the order of `reportsFromDocument` (null for a run
+ * that is not a demo's: a report, a report set's run); an empty list for any other document. A
+ * run that names a scenario must hold the rest: a demo run cut short is refused, not checked
+ * without its scenario's checks.
+ */
+export function demoRunsOf(document: JsonValue, source: string): Array<DemoRunFacts | null> {
+  if (document === null || typeof document !== 'object' || Array.isArray(document) || document.kind === 'toolstorm.replay') return []
+  const facts = (run: JsonValue, at: string): DemoRunFacts | null => {
+    if (run === null || typeof run !== 'object' || Array.isArray(run) || !('scenario' in run)) return null
+    const parsed = demoRunSchema.safeParse(run)
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!
+      throw new ReportError(`Failed to read ${source}: ${[at, ...issue.path].join('.')}: ${issue.message} (a demo run holds its scenario, outcome.completed, config.maxCalls and stats.elapsed).`)
+    }
+    const { scenario, outcome, config, stats } = parsed.data
+    return { scenario, completed: outcome.completed, elapsed: stats.elapsed, maxCalls: config.maxCalls }
+  }
+  if ('runs' in document) return Array.isArray(document.runs) ? document.runs.map((run, index) => facts(run, `$.runs[${index}]`)) : []
+  if ('report' in document && !('kind' in document)) return [facts(document, '$')]
+  return []
 }

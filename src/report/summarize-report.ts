@@ -1,6 +1,6 @@
 /** A short summary of a report: calls per route, faults, effects, coverage. */
 import { duplicateEffects, type DuplicateEffect } from '../engine/contracts/duplicate-effects.js'
-import type { CoverageCounts, RecoveryRecord, Report } from '../engine/schema/report.js'
+import type { CoverageCounts, RecoveryRecord, RefusedEffects, Report } from '../engine/schema/report.js'
 import { recoveryOf } from '../engine/recovery.js'
 import { contradicted, rejudgeClaims } from '../claims/claim-verdict.js'
 import type { ClaimVerdict } from '../engine/schema/claim-schema.js'
@@ -8,12 +8,17 @@ import type { ClaimVerdict } from '../engine/schema/claim-schema.js'
 export interface ReportSummary {
   readonly version: 1
   readonly run: string
+  /** Every call of the run, those past the 10,000 a report lists included. */
   readonly calls: number
+  /** Calls past the 10,000 a report lists: counted, not itemized (the per-route, fault and model counts cover the listed ones). */
+  readonly droppedCalls: number
   readonly effects: number
   readonly duplicateEffects: number
   /** Which effects were committed twice or more (name, key, calls). */
   readonly duplicates: readonly DuplicateEffect[]
   readonly budgetRejections: number
+  /** Effect reports refused while the run was kept (its effects may be incomplete: the checks on effects fail); absent when none. */
+  readonly refusedEffects?: RefusedEffects
   readonly routes: Record<string, number>
   readonly faults: Record<string, number>
   readonly coverage: Record<string, CoverageCounts>
@@ -56,11 +61,13 @@ export function summarizeReport(report: Report): ReportSummary {
   return {
     version: 1,
     run: report.run,
-    calls: report.calls.length,
+    calls: report.calls.length + report.droppedCalls,
+    droppedCalls: report.droppedCalls,
     effects: report.effects.length,
     duplicateEffects: duplicates.reduce((sum, effect) => sum + effect.count - 1, 0),
     duplicates,
     budgetRejections: report.budgetRejections,
+    ...(report.refusedEffects ? { refusedEffects: report.refusedEffects } : {}),
     routes,
     faults,
     coverage: report.coverage,

@@ -3,13 +3,14 @@
  * keeps a run on (src/incidents), `inspect --runs` gives a verdict by, and `--failed` filters on.
  * A fault that fired, an upstream 5xx, an upstream reset or timeout (the proxy's status for an
  * upstream it could not reach counts as that failure, not as the upstream's answer), an effect
- * committed twice, a claim its effects contradict.
+ * committed twice, effect reports refused (the run's effects may be incomplete: the contracts on
+ * effects fail it), a claim its effects contradict.
  */
 import { duplicateEffects } from '../engine/contracts/duplicate-effects.js'
 import type { CallRecord, Report } from '../engine/schema/report.js'
 import { contradicted, rejudgeClaims } from '../claims/claim-verdict.js'
 
-export const WRONG_REASONS = ['upstream_error', 'upstream_failure', 'fault', 'duplicate_effect', 'claim_contradicted', 'contract_failed', 'marked'] as const
+export const WRONG_REASONS = ['upstream_error', 'upstream_failure', 'fault', 'duplicate_effect', 'effects_refused', 'claim_contradicted', 'contract_failed', 'marked'] as const
 export type WrongReason = (typeof WRONG_REASONS)[number]
 
 /** One reason with what shows it (a call and a status, an effect key). */
@@ -36,12 +37,15 @@ export function callWentWrong(call: CallView): WhatWentWrong[] {
   return wrong
 }
 
-/** What the report shows went wrong beyond single calls: effects committed twice, contradicted claims. */
-export function reportWentWrong(report: Pick<Report, 'effects' | 'claims'>): WhatWentWrong[] {
+/** What the report shows went wrong beyond single calls: effects committed twice, effect reports refused, contradicted claims. */
+export function reportWentWrong(report: Pick<Report, 'effects' | 'claims'> & Partial<Pick<Report, 'refusedEffects'>>): WhatWentWrong[] {
   const wrong: WhatWentWrong[] = []
   for (const duplicate of duplicateEffects(report).slice(0, 10)) {
     wrong.push({ why: 'duplicate_effect', detail: `${duplicate.name} key ${JSON.stringify(duplicate.key)} committed ${duplicate.count} times (calls ${duplicate.calls.join(', ')})` })
   }
+  // A commit may be missing, so toolstorm check fails the run (withEffectEvidence): a run that looks healthy is not.
+  const refused = report.refusedEffects
+  if (refused) wrong.push({ why: 'effects_refused', detail: `${refused.count} effect report(s) refused, its effects may be incomplete (first: ${refused.first})` })
   // Judged again from the trace: a verdict stored in a file is never taken on trust.
   for (const claim of rejudgeClaims(report)) {
     if (contradicted(claim.verdict)) wrong.push({ why: 'claim_contradicted', detail: `claim ${claim.id} (${claim.tool}, ${claim.status}): ${claim.verdict}` })

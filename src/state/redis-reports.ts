@@ -93,7 +93,7 @@ export class RedisReports {
       running: (running ?? []).map((text) => this.#runningCall(runId, text)),
       effects: (effectEntries ?? []).map((entry) => JSON.parse(entry.message.e as string) as EffectRecord),
       coverage: Object.fromEntries(this.#coverageOf(runId, counter)),
-      stats: { calls: counter('calls'), droppedCalls: Math.max(0, counter('calls') - ITEMIZED_CALLS_LIMIT), budgetRejections: counter('budget') },
+      stats: { calls: counter('calls'), droppedCalls: Math.max(0, counter('calls') - ITEMIZED_CALLS_LIMIT), budgetRejections: counter('budget'), ...(state.refused ? { refusedEffects: { count: counter('refused'), first: state.refusedFirst ?? '' } } : {}) },
       runCount: Number(runCount),
       more: (callEntries?.length ?? 0) >= FEED_BATCH || (effectEntries?.length ?? 0) >= FEED_BATCH,
     }

@@ -55,6 +55,18 @@ describe('runs at scale', { timeout: 120_000 }, () => {
     expect(checked.stdout).toContain('3 runs: 0 failed, 3 passed')
   })
 
+  it('check --json and inspect --json say which runs a one-run report set lacks, as their text does', async ({ dir, upstream }) => {
+    const report = path.join(dir, 'one-left.report.json')
+    const proxy = await startCliProxy(['--target', upstream.url, '--max-runs', '1', '--report', report])
+    for (let i = 0; i < 3; i++) await get(proxy.url, '/items/1', `run-${i}`)
+    await proxy.stop()
+    const omitted = { runs: 2, reason: 'evicted: this proxy kept the last 1 runs (--max-runs)' }
+    const checked = await runCli(['check', report, '--json'])
+    expect(JSON.parse(checked.stdout)).toMatchObject({ run: 'run-2', passed: true, omitted })
+    expect(checked.stderr).toContain('warning: 2 runs are not in')
+    expect(JSON.parse((await runCli(['inspect', report, '--json'])).stdout)).toMatchObject({ run: 'run-2', calls: 1, omitted })
+  })
+
   it('check and inspect read a report set of 150 runs; check names the run of each finding; inspect --runs --failed lists the runs that went wrong', async ({ dir }) => {
     const flaky = await startFlaky()
     const report = path.join(dir, 'many.report.json')

@@ -116,6 +116,18 @@ describe.skipIf(!hasRedis)("every replica's dashboard shows the whole run", () =
     expect(lastBatch(events)!.effects).toEqual([{ name: 'shipment', key: 'o-1', call: 1, at: expect.any(Number), identity: 1, redacted: false }])
   })
 
+  it("carries an effect report another replica refused in the counters, so the dashboard's checks on effects fail live", async () => {
+    const [a, b] = [await replica(), await replica()]
+    const headers = { 'x-toolstorm-run': 'refused' }
+    expect((await fetch(`${a.url}/items/x`, { headers })).status).toBe(200)
+    const stream = openEvents(a, 'refused', (events) => lastBatch(events)?.stats.refusedEffects !== undefined)
+    await stream.opened
+    // A report naming a call no exchange of B has: counted in every run the store keeps.
+    expect((await fetch(`${b.adminUrl}/effects`, { method: 'POST', body: JSON.stringify({ name: 'shipment', key: 'o-1', call: 'made-up' }) })).status).toBe(400)
+    const batch = lastBatch(await stream.events)!
+    expect(batch.stats.refusedEffects).toEqual({ count: 1, first: 'Failed to record an effect: no exchange "made-up" in this run\'s shared state. Was the run reset, or did the request bypass toolstorm?' })
+  })
+
   it('sends a fresh snapshot when another replica resets the run', async () => {
     const [a, b] = [await replica(), await replica()]
     await (await fetch(`${b.url}/items/1`, { headers: { 'x-toolstorm-run': 'gone' } })).arrayBuffer()

@@ -149,6 +149,8 @@ describe.skipIf(!hasChromium)('the browser lab', () => {
     expect(check.stderr).toBe('')
     const verdicts = (JSON.parse(check.stdout) as { runs: Array<{ passed: boolean }> }).runs.map((run) => run.passed)
     expect(check.code).toBe(verdicts.every(Boolean) ? 0 : 1)
+    // toolstorm check fails the runs the lab failed, the scenario's own checks included (Retry-after respected).
+    expect(verdicts).toEqual(exported.runs.map((run: { contract: { passed: boolean } }) => run.contract.passed))
 
     const [single] = await Promise.all([page.waitForEvent('download'), page.click('button:has-text("Export selected run")')])
     expect(single.suggestedFilename()).toBe('toolstorm-rate_limit-resilient-seed1729.json')

@@ -68,7 +68,7 @@ export class RunStore {
     this.#addCalls(calls)
     this.#addEffects(effects)
     this.coverage = coverage
-    this.stats = { calls: calls.length + meta.droppedCalls, droppedCalls: meta.droppedCalls, budgetRejections: meta.budgetRejections }
+    this.stats = { calls: calls.length + meta.droppedCalls, droppedCalls: meta.droppedCalls, budgetRejections: meta.budgetRejections, ...(meta.refusedEffects ? { refusedEffects: meta.refusedEffects } : {}) }
     this.#changed()
   }
 
@@ -106,6 +106,8 @@ export class RunStore {
       coverage: this.coverage,
       droppedCalls: Math.max(0, this.stats.calls - calls.length),
       budgetRejections: this.stats.budgetRejections,
+      // Refusals come with the counters: one after the snapshot fails the checks on effects live.
+      ...(this.stats.refusedEffects ? { refusedEffects: this.stats.refusedEffects } : {}),
       ...(this.claims.length ? { claims: [...this.claims] } : {}),
     }
   }

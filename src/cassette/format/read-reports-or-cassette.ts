@@ -3,7 +3,7 @@
  * report document (a report, a demo run or a comparison).
  */
 import { promises as fs } from 'node:fs'
-import { omittedRuns, replayVerdictOf, reportsFromDocument, type OmittedRuns } from '../../report/reports-from-document.js'
+import { demoRunsOf, omittedRuns, replayVerdictOf, reportsFromDocument, type DemoRunFacts, type OmittedRuns } from '../../report/reports-from-document.js'
 import { CASSETTE_KIND } from './cassette-schema.js'
 import type { Report } from '../../engine/schema/report.js'
 import { readInputDocument } from '../../io/read-input-file.js'
@@ -37,12 +37,12 @@ export async function looksLikeCassette(file: string): Promise<boolean> {
   }
 }
 
-export async function readReportsOrCassette(file: string): Promise<{ reports: Report[]; cassette: CassetteSummary | null; omitted: OmittedRuns | null; replay: ReturnType<typeof replayVerdictOf> }> {
+export async function readReportsOrCassette(file: string): Promise<{ reports: Report[]; cassette: CassetteSummary | null; omitted: OmittedRuns | null; replay: ReturnType<typeof replayVerdictOf>; demo: Array<DemoRunFacts | null> }> {
   if (await looksLikeCassette(file)) {
     const cassette = await Cassette.load(file)
-    return { reports: cassette.toReports(), cassette: summarizeCassette(cassette), omitted: null, replay: null }
+    return { reports: cassette.toReports(), cassette: summarizeCassette(cassette), omitted: null, replay: null, demo: [] }
   }
   // A report set of every run of a long proxy session can be large: 256 MiB, not the 64 MiB of a rules file.
   const document = await readInputDocument(file, { maxBytes: MAX_REPORT_BYTES })
-  return { reports: reportsFromDocument(document, file), cassette: null, omitted: omittedRuns(document), replay: replayVerdictOf(document) }
+  return { reports: reportsFromDocument(document, file), cassette: null, omitted: omittedRuns(document), replay: replayVerdictOf(document), demo: demoRunsOf(document, file) }
 }

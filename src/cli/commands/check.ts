@@ -7,6 +7,7 @@ import { printError, printLine } from '../output.js'
 import { formatContradictedClaims } from '../../claims/contradicted-claims.js'
 import { numberOption } from '../numeric-options.js'
 import { formatUnapprovedEffects, unapprovedEffects } from '../../engine/contracts/effects-require-approval.js'
+import { scenarioChecks } from '../../demo/scenario-checks.js'
 
 const COUNT = { min: 0, max: Number.MAX_SAFE_INTEGER, expected: 'a nonnegative integer' }
 
@@ -56,20 +57,29 @@ export const checkCommand: CommandModule<object, CheckArgs> = {
     const maxModelCalls = args['max-model-calls']
     const maxTokens = args['max-tokens']
     const maxRecovery = args['max-recovery-tokens']
-    const { reports, omitted, replay } = await readReportsOrCassette(args.file)
+    const { reports, omitted, replay, demo } = await readReportsOrCassette(args.file)
     if (omitted) printError(`warning: ${omitted.runs} runs are not in ${args.file} (${omitted.reason}): the contract runs on the others`)
     // The contract is rebuilt from the trace, never taken from a verdict stored in the file.
-    const results = reports.map((report) => {
+    const results = reports.map((report, index) => {
       const checks = contract(report).requireTriggered().noDuplicateEffects()
-      // A budget applies only when someone set one: the flag, else the run's rules (`maxCalls`). None by default.
-      const budget = maxCalls ?? report.maxCalls
+      const run = demo[index] ?? null
+      // A budget applies only when someone set one: the flag, else the run's rules (`maxCalls`), else the demo's. None by default.
+      const budget = maxCalls ?? report.maxCalls ?? run?.maxCalls ?? null
       if (budget !== null) checks.atMostCalls(budget)
       if (maxModelCalls !== undefined) checks.atMostModelCalls(maxModelCalls)
       if (maxTokens !== undefined) checks.atMostTokens(maxTokens)
       if (maxRecovery !== undefined) checks.maxRecoveryTokens(maxRecovery)
       // On by default once the agent reported claims: a silent commit or a phantom success fails the run.
-      if (report.claims?.length && args.claims) checks.claimsMatchEffects()
-      for (const approval of args['require-approval']) checks.effectsRequireApproval(approval)
+      const claims = Boolean(report.claims?.length) && args.claims
+      // A demo run (the lab's export): its scenario's own checks, as the demo judged it; shipments counted from the trace.
+      const routeOf = (tool: string) => (report.calls.some((call) => call.route === `tools/call ${tool}`) ? `tools/call ${tool}` : tool)
+      if (run) {
+        const shipments = report.effects.filter((effect) => effect.name === 'shipment').length
+        scenarioChecks(checks, run.scenario, { completed: run.completed, shipments, elapsed: run.elapsed, routeOf, claims })
+      } else if (claims) checks.claimsMatchEffects()
+      // The approval outage already requires the shipment's approval: the same flag is not a second check.
+      const scenarioApproval = run?.scenario === 'approval_outage' ? `shipment=${routeOf('request_approval')}` : null
+      for (const approval of args['require-approval']) if (`${approval.effect}=${approval.route}` !== scenarioApproval) checks.effectsRequireApproval(approval)
       // A replay's report: the replay itself must have matched its cassette (its contracts are run again above).
       if (replay && replay.code !== 'ERR_CONTRACT_FAILED') checks.check('Replay matched its cassette', replay.passed, replay.message)
       return checks.toJSON()
@@ -79,7 +89,9 @@ export const checkCommand: CommandModule<object, CheckArgs> = {
     const many = reports.length > 1
     if (args.json) {
       const documents = results.map((result, index) => ({ run: reports[index]!.run, ...result, duplicates: duplicates[index] ?? [] }))
-      printLine(JSON.stringify(documents.length === 1 ? documents[0] : { runs: documents, ...(omitted ? { omitted } : {}) }, null, 2))
+      // The runs the file lacks are said in JSON too, also beside a single run: a pass on what is left is not a pass on them.
+      const left = omitted ? { omitted } : {}
+      printLine(JSON.stringify(documents.length === 1 ? { ...documents[0], ...left } : { runs: documents, ...left }, null, 2))
     } else {
       results.forEach((result, index) => {
         // Several runs: each names its run, and only a failing run lists its checks (those that failed).

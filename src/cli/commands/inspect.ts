@@ -7,6 +7,7 @@ import { printError, printLine } from '../output.js'
 import { formatRunLine, runLine, runLinesOfCassette } from '../../report/run-lines.js'
 import { Cassette } from '../../cassette/format/cassette.js'
 import { ConfigError } from '../../errors.js'
+import { unlistedCalls } from '../../engine/contracts/check.js'
 
 interface InspectArgs {
   file: string
@@ -46,13 +47,15 @@ export const inspectCommand: CommandModule<object, InspectArgs> = {
     if (omitted) printError(`warning: ${omitted.runs} runs are not in ${args.file} (${omitted.reason})`)
     const summaries = reports.map(summarizeReport)
     if (args.json) {
-      const summary = summaries.length === 1 ? summaries[0] : { runs: summaries }
+      const summary = { ...(summaries.length === 1 ? summaries[0] : { runs: summaries }), ...(omitted ? { omitted } : {}) }
       printLine(JSON.stringify(cassette ? { cassette, ...summary } : summary, null, 2))
       return
     }
     if (cassette) for (const line of formatCassetteSummary(cassette)) printLine(line)
     for (const summary of summaries) {
       printLine(`Valid report v1 (run ${summary.run}): ${summary.calls} calls, ${summary.effects} effects`)
+      if (summary.droppedCalls) printLine(`  ${unlistedCalls(summary)}: the counts below cover the ${summary.calls - summary.droppedCalls} listed`)
+      if (summary.refusedEffects) printLine(`  effect reports refused: ${summary.refusedEffects.count}, so its effects may be incomplete (first: ${summary.refusedEffects.first})`)
       const routes = Object.entries(summary.routes).map(([route, count]) => `${route} ${count}`)
       if (routes.length) printLine(`  calls per route: ${routes.join(', ')}`)
       for (const [name, c] of Object.entries(summary.coverage)) printLine(`  rule ${name}: eligible ${c.eligible}, selected ${c.selected}, triggered ${c.triggered}`)

@@ -304,7 +304,7 @@ export class MemoryLedger implements RunLedger {
       running: [],
       effects,
       coverage: run ? Object.fromEntries(run.coverage) : {},
-      stats: run ? { calls: run.callCount, droppedCalls: run.droppedCalls, budgetRejections: run.budgetRejections } : { calls: 0, droppedCalls: 0, budgetRejections: 0 },
+      stats: run ? { calls: run.callCount, droppedCalls: run.droppedCalls, budgetRejections: run.budgetRejections, ...(run.refusedEffects ? { refusedEffects: { ...run.refusedEffects } } : {}) } : { calls: 0, droppedCalls: 0, budgetRejections: 0 },
       runCount: this.#runs.size,
       more: false,
       claims: this.claimsOf(id) ?? [],

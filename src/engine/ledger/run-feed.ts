@@ -6,7 +6,7 @@
  * Calls this process serves reach the stream live from the evidence channels, either way.
  * @see ../../../docs/dashboard.md#the-event-stream
  */
-import type { CallRecord, CoverageCounts, EffectRecord, Report } from '../schema/report.js'
+import type { CallRecord, CoverageCounts, EffectRecord, RefusedEffects, Report } from '../schema/report.js'
 
 /** Where a follower of a run has read up to. */
 export interface FeedCursor {
@@ -36,7 +36,7 @@ export interface FeedChanges {
   /** Effects reported to any replica since the cursor. */
   readonly effects: readonly EffectRecord[]
   readonly coverage: Readonly<Record<string, CoverageCounts>>
-  readonly stats: { readonly calls: number; readonly droppedCalls: number; readonly budgetRejections: number }
+  readonly stats: { readonly calls: number; readonly droppedCalls: number; readonly budgetRejections: number; readonly refusedEffects?: RefusedEffects }
   /** How many runs the store holds (a change: the run list changed). */
   readonly runCount: number
   /** More entries are waiting than one read returns. */

@@ -16,7 +16,7 @@ import diagnostics from 'node:diagnostics_channel'
 import type http from 'node:http'
 import { AdminApiError } from '../../errors.js'
 import { channels, type EffectEvent, type ExchangeEvent, type RunEvent } from '../../engine/evidence/channels.js'
-import type { CallRecord, CoverageCounts, EffectRecord, Report } from '../../engine/schema/report.js'
+import type { CallRecord, CoverageCounts, EffectRecord, RefusedEffects, Report } from '../../engine/schema/report.js'
 import { DEFAULT_RUN, type Storm } from '../../engine/storm.js'
 import type { FeedCursor, RunFeed } from '../../engine/ledger/run-feed.js'
 
@@ -27,11 +27,13 @@ export interface RunSummary {
   readonly calls: number
 }
 
-/** A run's counters that change without an exchange event (refusals by the budget). */
+/** A run's counters that change without an exchange event (refusals by the budget, effect reports refused). */
 export interface RunStats {
   readonly calls: number
   readonly droppedCalls: number
   readonly budgetRejections: number
+  /** Effect reports refused while the run was kept: its effects may be incomplete, so the checks on effects fail. */
+  readonly refusedEffects?: RefusedEffects
 }
 
 /** `event: snapshot`: everything the dashboard shows for the run, replacing what it had. */
