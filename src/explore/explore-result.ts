@@ -121,7 +121,7 @@ export const exploreResultSchema = z.strictObject({
     /** Failures `--baseline` / `--allow` did not know: the ones that decide the exit code. */
     newFailures: counter,
   }),
-  /** 0 every exercised variation passed (or every failure is known), 1 a new failure, or no variation was exercised (no fault fired: nothing was tested). */
+  /** 0 every exercised variation passed (or every failure is known), 1 a new failure, no variation was exercised (no fault fired: nothing was tested), or the search was stopped. */
   exitCode: z.union([z.literal(0), z.literal(1)]),
   timing: z.strictObject({ seconds, runs: counter, jobs: z.int().min(1) }),
 })
@@ -131,7 +131,12 @@ export type ExploreVariationResult = z.infer<typeof exploreVariationSchema>
 export type ExploreSkip = z.infer<typeof exploreSkipSchema>
 export type ExploreSite = z.infer<typeof exploreSiteSchema>
 
-/** The exit code of a result: 1 on a new failure, and when no fault fired at all (a search that tested nothing is no pass). */
-export function exitCodeOf(summary: Pick<ExploreResult['summary'], 'passed' | 'failed' | 'newFailures'>): 0 | 1 {
-  return summary.newFailures > 0 || summary.passed + summary.failed === 0 ? 1 : 0
+/** Variations a stop left unrun (Ctrl-C, SIGTERM): a search cut short is no pass, whatever ran before. */
+export function stoppedVariations(result: Pick<ExploreResult, 'skipped'>): number {
+  return result.skipped.reduce((sum, skip) => sum + (skip.reason === 'stopped' ? skip.variations : 0), 0)
+}
+
+/** The exit code of a result: 1 on a new failure, when no fault fired at all (a search that tested nothing is no pass), and when it was stopped. */
+export function exitCodeOf(summary: Pick<ExploreResult['summary'], 'passed' | 'failed' | 'newFailures'>, skipped: ExploreResult['skipped']): 0 | 1 {
+  return summary.newFailures > 0 || summary.passed + summary.failed === 0 || stoppedVariations({ skipped }) > 0 ? 1 : 0
 }

@@ -204,7 +204,7 @@ export async function explore(options: ExploreOptions): Promise<ExploreOutcome> 
         skipped: allSkips.reduce((sum, skip) => sum + skip.variations, 0),
         newFailures: failed,
       },
-      exitCode: exitCodeOf({ passed, failed, newFailures: failed }),
+      exitCode: exitCodeOf({ passed, failed, newFailures: failed }, allSkips),
       timing: { seconds: round((performance.now() - began) / 1000), runs: scheduler.executed.length + 1, jobs },
     }
     if (options.known) result = applyKnown(result, options.known)

@@ -4,7 +4,7 @@
  * run and why, and the totals. A fault on a fallback path shows under its route, with the fault
  * that led there; a pair under its second fault's call site.
  */
-import type { ExploreResult, ExploreVariationResult } from './explore-result.js'
+import { stoppedVariations, type ExploreResult, type ExploreVariationResult } from './explore-result.js'
 import type { Progress } from './scheduler.js'
 import { describeVariation } from './variation.js'
 import { describeKind } from './call-sites.js'
@@ -56,6 +56,15 @@ function unreportedWrites(result: ExploreResult): string {
   return ` (it wrote, and no commit was reported: a write whose answer is lost fails, unjudged; ${docsUrl('explore.md#the-tool-sides-commits')})`
 }
 
+/** The last line: PASS, FAIL, or STOPPED (a search cut short, whatever ran before it). */
+export function verdictLine(result: ExploreResult): string {
+  const { summary } = result
+  const stopped = stoppedVariations(result)
+  if (stopped > 0) return `STOPPED: ${stopped} variation(s) not run${summary.newFailures ? `, ${summary.newFailures} new failure(s) before the stop` : ''}: no verdict on the search`
+  if (result.exitCode === 0) return summary.failed ? 'PASS: every failure is known' : 'PASS: every exercised variation passed'
+  return summary.newFailures ? `FAIL: ${summary.newFailures} new failure(s)` : `FAIL: no fault fired in ${summary.notExercised} variation(s): nothing was tested`
+}
+
 /** The matrix, the skips and the totals, as lines. */
 export function formatExplore(result: ExploreResult): string[] {
   const lines = [`toolstorm explore · ${result.command} · seed ${result.seed}${result.depth > 1 ? ' · depth 2' : ''}`, `baseline: ${result.baseline.calls} call(s), ${result.baseline.effects} effect(s), ${result.baseline.seconds.toFixed(2)} s: PASS${unreportedWrites(result)}`, '']
@@ -84,7 +93,7 @@ export function formatExplore(result: ExploreResult): string[] {
   const { summary } = result
   const known = summary.failed - summary.newFailures
   lines.push('', `${summary.variations} variation(s): ${summary.passed} pass, ${summary.failed} FAIL${known ? ` (${known} known)` : ''}, ${summary.notExercised} not exercised · ${summary.skipped} skipped · ${result.timing.seconds.toFixed(1)} s, ${result.timing.runs} runs, --jobs ${result.timing.jobs}`)
-  lines.push(result.exitCode === 0 ? (summary.failed ? 'PASS: every failure is known' : 'PASS: every exercised variation passed') : summary.newFailures ? `FAIL: ${summary.newFailures} new failure(s)` : `FAIL: no fault fired in ${summary.notExercised} variation(s): nothing was tested`)
+  lines.push(verdictLine(result))
   return lines
 }
 

@@ -4,7 +4,7 @@
  * failed, the command's last lines and the commands that reproduce it. Everything shown comes
  * from the result, which holds only redacted evidence.
  */
-import type { ExploreResult, ExploreVariationResult } from './explore-result.js'
+import { stoppedVariations, type ExploreResult, type ExploreVariationResult } from './explore-result.js'
 import { describeOf, formatRecovery } from './format-matrix.js'
 
 function html(text: string | number): string {
@@ -88,7 +88,7 @@ export function formatHtml(result: ExploreResult): string {
 <title>toolstorm explore: ${html(result.command)}</title><style>${STYLE}</style></head>
 <body>
 <h1>toolstorm explore: <code>${html(result.command)}</code></h1>
-<p class="summary">${summary.variations} variations: ${summary.passed} pass, <strong>${summary.failed} fail</strong>${summary.failed !== summary.newFailures ? ` (${summary.failed - summary.newFailures} known)` : ''}, ${summary.notExercised} not exercised, ${summary.skipped} skipped · seed ${result.seed} · depth ${result.depth} · baseline ${result.baseline.calls} calls, ${result.baseline.effects} effects · ${result.timing.seconds.toFixed(1)} s · toolstorm ${html(result.toolstorm)} · <strong>${result.exitCode === 0 ? 'PASS' : 'FAIL'}</strong></p>
+<p class="summary">${summary.variations} variations: ${summary.passed} pass, <strong>${summary.failed} fail</strong>${summary.failed !== summary.newFailures ? ` (${summary.failed - summary.newFailures} known)` : ''}, ${summary.notExercised} not exercised, ${summary.skipped} skipped · seed ${result.seed} · depth ${result.depth} · baseline ${result.baseline.calls} calls, ${result.baseline.effects} effects · ${result.timing.seconds.toFixed(1)} s · toolstorm ${html(result.toolstorm)} · <strong>${stoppedVariations(result) > 0 ? 'STOPPED' : result.exitCode === 0 ? 'PASS' : 'FAIL'}</strong></p>
 <h2>Matrix</h2>
 ${matrix(result)}
 ${pairs(result)}

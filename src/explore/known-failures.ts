@@ -55,5 +55,5 @@ export function applyKnown(result: ExploreResult, known: KnownFailures): Explore
     return variation
   })
   const newFailures = variations.filter((variation) => variation.status === 'fail' && variation.known === undefined).length
-  return { ...result, variations, summary: { ...result.summary, newFailures }, exitCode: exitCodeOf({ ...result.summary, newFailures }) }
+  return { ...result, variations, summary: { ...result.summary, newFailures }, exitCode: exitCodeOf({ ...result.summary, newFailures }, result.skipped) }
 }

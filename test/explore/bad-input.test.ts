@@ -131,6 +131,28 @@ describe('explore: bad input', () => {
     expect(result.skipped.find((skip) => skip.reason === 'stopped')?.variations).toBeGreaterThan(0)
   })
 
+  it.skipIf(!hasPythonModules('json'))('never says PASS for a search stopped after a variation passed: STOPPED in the text and the HTML, exit code 1 in the JSON', async () => {
+    const dir = await temporaryFolder('toolstorm-stopped-')
+    const json = path.join(dir, 'result.json')
+    const page = path.join(dir, 'result.html')
+    // latency passes (the status comes, late); then unavailable hangs the agent, and explore is stopped.
+    const child = closingChild(spawn(process.execPath, [BIN, 'explore', '--verbose', '--json', json, '--html', page, '--faults', 'latency,unavailable', '--route', 'GET /status', '--', PYTHON, path.join(ROOT, 'fixtures/explore/hanging-agent.py')], { stdio: ['ignore', 'pipe', 'pipe'] }))
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    await vi.waitFor(() => expect(stderr).toMatch(/\[explore-[0-9a-f]{8}\] waiting for the status to come back/), { timeout: 60_000, interval: 100 })
+    child.kill('SIGINT')
+    const [code] = (await once(child, 'exit')) as [number | null]
+    expect(code, stderr).toBe(130)
+    const result = JSON.parse(await readFile(json, 'utf8')) as ExploreResult
+    expect(result.summary).toMatchObject({ passed: 1, failed: 0 })
+    expect(result.exitCode).toBe(1)
+    expect(stdout).toContain('STOPPED: 1 variation(s) not run: no verdict on the search')
+    expect(stdout).not.toMatch(/^PASS/m)
+    expect(await readFile(page, 'utf8')).toContain('<strong>STOPPED</strong></p>')
+  })
+
   it('prints the JSON Schema of its --json output', async () => {
     const { code, stdout } = await runCli(['schema', 'explore'])
     expect(code).toBe(0)
