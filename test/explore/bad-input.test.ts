@@ -16,6 +16,25 @@ import { PYTHON, hasPythonModules } from '../helpers/python.js'
 import { closingChild, temporaryFolder } from '../helpers/teardown.js'
 import { exploreCli } from './explore-cli.js'
 
+/**
+ * `toolstorm explore FLAGS` on the agent that hangs when GET /status fails, stopped with SIGINT once
+ * a variation hangs (--verbose shows its output as it comes); its JSON and HTML outputs are in `json`, `page`.
+ */
+async function stoppedWhileHanging(flags: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string; json: string; page: string }> {
+  const dir = await temporaryFolder('toolstorm-stop-')
+  const json = path.join(dir, 'result.json')
+  const page = path.join(dir, 'result.html')
+  const child = closingChild(spawn(process.execPath, [BIN, 'explore', '--verbose', '--json', json, '--html', page, ...flags, '--route', 'GET /status', '--', PYTHON, path.join(ROOT, 'fixtures/explore/hanging-agent.py')], { stdio: ['ignore', 'pipe', 'pipe'] }))
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  await vi.waitFor(() => expect(stderr).toMatch(/\[explore-[0-9a-f]{8}\] waiting for the status to come back/), { timeout: 60_000, interval: 100 })
+  child.kill('SIGINT')
+  const [code] = (await once(child, 'exit')) as [number | null]
+  return { code, stdout, stderr, json, page }
+}
+
 describe('explore: bad input', () => {
   it('exits 127 naming a command that does not exist', async () => {
     const { code, stderr } = await runCli(['explore', '--', 'toolstorm-no-such-agent', '--x'])
@@ -116,15 +135,8 @@ describe('explore: bad input', () => {
   })
 
   it.skipIf(!hasPythonModules('json'))('on SIGINT kills the runs under way, counts them as stopped (not failed), and still writes its outputs (exit 130)', async () => {
-    const dir = await temporaryFolder('toolstorm-stop-')
-    const json = path.join(dir, 'result.json')
-    // The one variation hangs once its fault fires; --verbose shows its output as it comes.
-    const child = closingChild(spawn(process.execPath, [BIN, 'explore', '--verbose', '--json', json, '--faults', 'unavailable', '--route', 'GET /status', '--', PYTHON, path.join(ROOT, 'fixtures/explore/hanging-agent.py')], { stdio: ['ignore', 'pipe', 'pipe'] }))
-    let stderr = ''
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-    await vi.waitFor(() => expect(stderr).toMatch(/\[explore-[0-9a-f]{8}\] waiting for the status to come back/), { timeout: 30_000, interval: 100 })
-    child.kill('SIGINT')
-    const [code] = (await once(child, 'exit')) as [number | null]
+    // The one variation hangs once its fault fires.
+    const { code, stderr, json } = await stoppedWhileHanging(['--faults', 'unavailable'])
     expect(code, stderr).toBe(130)
     const result = JSON.parse(await readFile(json, 'utf8')) as ExploreResult
     expect(result.variations.filter((variation) => variation.status === 'fail')).toEqual([])
@@ -132,18 +144,8 @@ describe('explore: bad input', () => {
   })
 
   it.skipIf(!hasPythonModules('json'))('never says PASS for a search stopped after a variation passed: STOPPED in the text and the HTML, exit code 1 in the JSON', async () => {
-    const dir = await temporaryFolder('toolstorm-stopped-')
-    const json = path.join(dir, 'result.json')
-    const page = path.join(dir, 'result.html')
     // latency passes (the status comes, late); then unavailable hangs the agent, and explore is stopped.
-    const child = closingChild(spawn(process.execPath, [BIN, 'explore', '--verbose', '--json', json, '--html', page, '--faults', 'latency,unavailable', '--route', 'GET /status', '--', PYTHON, path.join(ROOT, 'fixtures/explore/hanging-agent.py')], { stdio: ['ignore', 'pipe', 'pipe'] }))
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-    await vi.waitFor(() => expect(stderr).toMatch(/\[explore-[0-9a-f]{8}\] waiting for the status to come back/), { timeout: 60_000, interval: 100 })
-    child.kill('SIGINT')
-    const [code] = (await once(child, 'exit')) as [number | null]
+    const { code, stdout, stderr, json, page } = await stoppedWhileHanging(['--faults', 'latency,unavailable'])
     expect(code, stderr).toBe(130)
     const result = JSON.parse(await readFile(json, 'utf8')) as ExploreResult
     expect(result.summary).toMatchObject({ passed: 1, failed: 0 })
