@@ -57,7 +57,7 @@ function unreportedWrites(result: ExploreResult): string {
 }
 
 /** The last line: PASS, FAIL, or STOPPED (a search cut short, whatever ran before it). */
-export function verdictLine(result: ExploreResult): string {
+function verdictLine(result: ExploreResult): string {
   const { summary } = result
   const stopped = stoppedVariations(result)
   if (stopped > 0) return `STOPPED: ${stopped} variation(s) not run${summary.newFailures ? `, ${summary.newFailures} new failure(s) before the stop` : ''}: no verdict on the search`
